@@ -1,0 +1,115 @@
+package types
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestTextRoundTrip(t *testing.T) {
+	cases := []struct {
+		typ      T
+		in, want string
+	}{
+		{TBool, "yes", "t"},
+		{TBool, "f", "f"},
+		{TInt32, " 42 ", "42"},
+		{TInt64, "-9223372036854775808", "-9223372036854775808"},
+		{TFloat64, "3.5", "3.5"},
+		{TFloat64, "1e15", "1e+15"},
+		{TFloat64, "100000000000000", "100000000000000"},
+		{TFloat64, "0.0001", "0.0001"},
+		{TFloat64, "0.00001", "1e-05"},
+		{TFloat32, "1e6", "1e+06"},
+		{TFloat32, "123456", "123456"},
+		{TFloat64, "nan", "NaN"},
+		{TNumeric, "1.50", "1.50"},
+		{T{ID: Numeric, Width: 10, Scale: 2}, "3.14159", "3.14"},
+		{TNumeric, "1e3", "1000"},
+		{TVarchar, "héllo", "héllo"},
+		{TBytea, `\x0aff`, `\x0aff`},
+		{TBytea, `ab\\`, `\x61625c`},
+		{TDate, "2024-02-29", "2024-02-29"},
+		{TDate, "1969-12-31", "1969-12-31"},
+		{TTime, "10:20:30.5", "10:20:30.5"},
+		{TTimestamp, "2024-01-02 03:04:05.123456", "2024-01-02 03:04:05.123456"},
+		{TTimestamp, "2024-01-02T03:04:05Z", "2024-01-02 03:04:05"},
+		{TTimestamptz, "2024-01-02 03:04:05+02", "2024-01-02 01:04:05+00"},
+		{TTimestamptz, "2024-01-02 03:04:05-05:30", "2024-01-02 08:34:05+00"},
+		{TTimestamp, "1960-01-01 00:00:01", "1960-01-01 00:00:01"},
+		{TInterval, "1 hour", "01:00:00"},
+		{TInterval, "1 year 2 mons 3 days 04:05:06", "1 year 2 mons 3 days 04:05:06"},
+		{TInterval, "-1 day", "-1 days"},
+		{TInterval, "1.5 hours", "01:30:00"},
+		{TInterval, "2 weeks", "14 days"},
+		{TInterval, "0", "00:00:00"},
+		{TInterval, "P1DT2H", "1 day 02:00:00"},
+		{TInterval, "1 mon", "1 mon"},
+		{TInterval, "1 day -01:00:00", "1 day -01:00:00"},
+		{TJsonb, `{"b": 1, "a": [1, 2.50, "x\n"], "aa": null}`, `{"a": [1, 2.50, "x\n"], "b": 1, "aa": null}`},
+	}
+	for _, c := range cases {
+		d, err := ParseText(c.typ, c.in)
+		if err != nil {
+			t.Errorf("ParseText(%s, %q): %v", c.typ, c.in, err)
+			continue
+		}
+		if got := FormatText(c.typ, &d); got != c.want {
+			t.Errorf("ParseText(%s, %q) prints %q, want %q", c.typ, c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		typ  T
+		in   string
+		kind error
+	}{
+		{TInt32, "abc", ErrInvalidText},
+		{TInt16, "40000", ErrNumericOutOfRange},
+		{TInt32, "2147483648", ErrNumericOutOfRange},
+		{TBool, "maybe", ErrInvalidText},
+		{TDate, "2024-02-30", ErrInvalidDatetime},
+		{T{ID: Numeric, Width: 3, Scale: 1}, "123.4", ErrNumericOutOfRange},
+		{T{ID: Varchar, Width: 2}, "abc", ErrStringTruncation},
+		{TJsonb, "{", ErrInvalidText},
+		{TInterval, "1 fortnight", ErrInvalidDatetime},
+	}
+	for _, c := range cases {
+		_, err := ParseText(c.typ, c.in)
+		if !errors.Is(err, c.kind) {
+			t.Errorf("ParseText(%s, %q) = %v, want kind %v", c.typ, c.in, err, c.kind)
+		}
+	}
+}
+
+func TestCompareAndHash(t *testing.T) {
+	a, _ := ParseText(TNumeric, "1.0")
+	b, _ := ParseText(TNumeric, "1.00")
+	if Compare(TNumeric, &a, &b) != 0 || Hash(TNumeric, &a) != Hash(TNumeric, &b) {
+		t.Fatal("1.0 and 1.00 must compare and hash equal")
+	}
+	z, nz := DFloat(0), DFloat(math.Copysign(0, -1))
+	if Hash(TFloat64, &z) != Hash(TFloat64, &nz) {
+		t.Fatal("-0 and 0 must hash equal")
+	}
+	n := NullDatum
+	one := DInt(1)
+	if Compare(TInt64, &n, &one) <= 0 {
+		t.Fatal("NULL sorts last")
+	}
+}
+
+func TestChunkAppend(t *testing.T) {
+	c := NewChunk([]T{TInt64, TVarchar}, 4)
+	c.AppendRow([]Datum{DInt(1), DString("a")})
+	c.AppendRowOp(OpDelete, []Datum{DInt(2), NullDatum})
+	if c.Len() != 2 || c.Op(0) != OpInsert || c.Op(1) != OpDelete || !c.Cols[1].IsNull(1) {
+		t.Fatalf("unexpected chunk state: len %d ops %v", c.Len(), c.Ops)
+	}
+	row := c.Row(0, nil)
+	if row[0].I != 1 || row[1].S != "a" {
+		t.Fatalf("row 0 = %+v", row)
+	}
+}
