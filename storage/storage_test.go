@@ -1,0 +1,123 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestBatchNormalize(t *testing.T) {
+	var b Batch
+	b.Put([]byte("b"), []byte("1"))
+	b.Delete([]byte("a"))
+	b.Put([]byte("b"), []byte("2"))
+	b.Put([]byte("a"), nil)
+	b.Put([]byte("c"), []byte("3"))
+	b.Delete([]byte("c"))
+	b.Normalize()
+	var got []string
+	for i := 0; i < b.Len(); i++ {
+		k, v, del := b.Entry(i)
+		got = append(got, fmt.Sprintf("%s=%q/%v", k, v, del))
+	}
+	want := `[a=""/false b="2"/false c=""/true]`
+	if fmt.Sprint(got) != want {
+		t.Fatalf("normalised batch %v, want %v", got, want)
+	}
+	if b.Size() == 0 {
+		t.Fatal("size 0")
+	}
+	b.Reset()
+	if b.Len() != 0 || b.Size() != 0 {
+		t.Fatalf("after reset len %d size %d", b.Len(), b.Size())
+	}
+}
+
+func TestCheckKey(t *testing.T) {
+	for _, k := range [][]byte{nil, {0xff, 0xff, 0xff, 0xff}, {0xff, 0xff, 0xff, 0xff, 0}, make([]byte, MaxKeySize+1)} {
+		if err := CheckKey(k); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("key %.8x: %v", k, err)
+		}
+	}
+	for _, k := range [][]byte{{0}, {0xff, 0xff, 0xff, 0xfe, 0xff}, make([]byte, MaxKeySize)} {
+		if err := CheckKey(k); err != nil {
+			t.Errorf("key %.8x: %v", k, err)
+		}
+	}
+}
+
+func TestNextEpoch(t *testing.T) {
+	e := NextEpoch(0)
+	if e == 0 || EpochTime(e).IsZero() {
+		t.Fatalf("first epoch %d", e)
+	}
+	prev := e
+	for range 10000 {
+		n := NextEpoch(prev)
+		if n <= prev {
+			t.Fatalf("NextEpoch(%d) = %d", prev, n)
+		}
+		prev = n
+	}
+	far := uint64(math.MaxUint64 - 10)
+	if n := NextEpoch(far); n != far+1 {
+		t.Fatalf("NextEpoch above the clock = %d, want %d", n, far+1)
+	}
+}
+
+func TestDiscardTracker(t *testing.T) {
+	var d DiscardTracker
+	d.Init(5)
+	if err := d.Set(20, 10); !errors.Is(err, ErrEpochNotCommitted) {
+		t.Fatalf("set above committed: %v", err)
+	}
+	r1, err := d.Pin(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := d.Pin(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Set(10, 10); err != nil {
+		t.Fatal(err)
+	}
+	if d.Effective() != 6 {
+		t.Fatalf("effective %d, want 6", d.Effective())
+	}
+	r1()
+	r1()
+	if d.Effective() != 8 {
+		t.Fatalf("effective %d, want 8", d.Effective())
+	}
+	if _, err := d.Pin(7); !errors.Is(err, ErrEpochDiscarded) {
+		t.Fatalf("pin below: %v", err)
+	}
+	r2()
+	if d.Effective() != 10 {
+		t.Fatalf("effective %d, want 10", d.Effective())
+	}
+	if err := d.CheckRead(9, 10); !errors.Is(err, ErrEpochDiscarded) {
+		t.Fatalf("read below: %v", err)
+	}
+	if err := d.CheckRead(11, 10); !errors.Is(err, ErrEpochNotCommitted) {
+		t.Fatalf("read above: %v", err)
+	}
+	if err := d.CheckRead(10, 10); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckFreeSpace(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckFreeSpace(dir, 1); err != nil {
+		t.Fatalf("1 byte minimum: %v", err)
+	}
+	if err := CheckFreeSpace(dir, math.MaxUint64); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("huge minimum: %v", err)
+	}
+	if _, err := FreeBytes(dir + "/missing"); err == nil {
+		t.Fatal("free bytes of a missing dir succeeded")
+	}
+}
