@@ -1,0 +1,301 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Well-known names.
+const (
+	Database      = "dev"
+	DefaultSchema = "public"
+	Owner         = "root"
+	// RowIDColumn is the hidden primary key of a table declared without one.
+	RowIDColumn = "_row_id"
+	// FirstUserID is the first relation id handed out (PostgreSQL's first user oid).
+	FirstUserID = 16384
+)
+
+// Schemas that always exist. pg_catalog, information_schema and rw_catalog hold system tables.
+var builtinSchemas = []string{"public", "pg_catalog", "information_schema", "rw_catalog"}
+
+// Kind is a relation's kind.
+type Kind uint8
+
+// Relation kinds.
+const (
+	KindTable Kind = iota + 1
+	KindMaterializedView
+	KindView
+	KindSink
+	KindSource
+	KindSystem
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindTable:
+		return "table"
+	case KindMaterializedView:
+		return "materialized view"
+	case KindView:
+		return "view"
+	case KindSink:
+		return "sink"
+	case KindSource:
+		return "source"
+	case KindSystem:
+		return "system table"
+	}
+	return "unknown"
+}
+
+// Column describes one column of a relation.
+type Column struct {
+	Name    string  `json:"name"`
+	Type    types.T `json:"type"`
+	NotNull bool    `json:"not_null,omitempty"`
+	// Default is the SQL text of the DEFAULT expression ("" when none).
+	Default string `json:"default,omitempty"`
+	// Hidden columns (the row id) are not expanded by * and not listed by \d.
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// Relation is a table, view, materialized view, sink, source or system table.
+// Descriptors are immutable once published: changes replace the whole value.
+type Relation struct {
+	ID      uint32   `json:"id"`
+	Schema  string   `json:"schema"`
+	Name    string   `json:"name"`
+	Kind    Kind     `json:"kind"`
+	Columns []Column `json:"columns"`
+	// PK lists the primary key's column indices (the hidden row id when none was declared).
+	PK []int `json:"pk,omitempty"`
+	// Definition is the CREATE statement's text (the query for views and MVs).
+	Definition string            `json:"definition,omitempty"`
+	AppendOnly bool              `json:"append_only,omitempty"`
+	DependsOn  []uint32          `json:"depends_on,omitempty"`
+	Options    map[string]string `json:"options,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+}
+
+// QualifiedName returns schema.name.
+func (r *Relation) QualifiedName() string { return r.Schema + "." + r.Name }
+
+// ColumnIndex returns the index of the named column, or -1.
+func (r *Relation) ColumnIndex(name string) int {
+	for i := range r.Columns {
+		if r.Columns[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ColumnTypes returns every column's type.
+func (r *Relation) ColumnTypes() []types.T {
+	ts := make([]types.T, len(r.Columns))
+	for i := range r.Columns {
+		ts[i] = r.Columns[i].Type
+	}
+	return ts
+}
+
+// HasRowID reports whether the relation's key is the hidden row id.
+func (r *Relation) HasRowID() bool {
+	return len(r.PK) == 1 && r.Columns[r.PK[0]].Hidden && r.Columns[r.PK[0]].Name == RowIDColumn
+}
+
+// Reader is the read-only view of the catalog the planner uses.
+type Reader interface {
+	// Lookup resolves a relation; schema "" searches the search path (public, then pg_catalog,
+	// rw_catalog, information_schema). Missing → *types.Error of kind ErrUndefinedTable.
+	Lookup(schema, name string) (*Relation, error)
+	ByID(id uint32) (*Relation, bool)
+	// Relations returns every relation, ordered by id.
+	Relations() []*Relation
+	// Dependents returns the relations that depend on id.
+	Dependents(id uint32) []*Relation
+	Schemas() []string
+}
+
+// Catalog is the in-memory registry. Mutations validate and publish new
+// descriptors; persisting them is the caller's job (see catalog/persist), done
+// under the same DDL lock so order matches.
+type Catalog struct {
+	mu struct {
+		sync.RWMutex
+		byID   map[uint32]*Relation
+		byName map[string]*Relation // "schema.name"
+		nextID uint32
+	}
+	system []*Relation // fixed system tables (ids below FirstUserID)
+}
+
+// New returns a catalog holding only the system tables.
+func New(system []*Relation) *Catalog {
+	c := &Catalog{system: system}
+	c.mu.byID = map[uint32]*Relation{}
+	c.mu.byName = map[string]*Relation{}
+	c.mu.nextID = FirstUserID
+	for _, r := range system {
+		c.mu.byID[r.ID] = r
+		c.mu.byName[r.QualifiedName()] = r
+	}
+	return c
+}
+
+// Load installs persisted descriptors (at start-up).
+func (c *Catalog) Load(rels []*Relation, nextID uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range rels {
+		c.mu.byID[r.ID] = r
+		c.mu.byName[r.QualifiedName()] = r
+		if r.ID >= c.mu.nextID {
+			c.mu.nextID = r.ID + 1
+		}
+	}
+	if nextID > c.mu.nextID {
+		c.mu.nextID = nextID
+	}
+}
+
+// NextID reserves a new relation id.
+func (c *Catalog) NextID() uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.mu.nextID
+	c.mu.nextID++
+	return id
+}
+
+// PeekNextID returns the id NextID would hand out (for persisting the counter).
+func (c *Catalog) PeekNextID() uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.mu.nextID
+}
+
+// Lookup implements Reader.
+func (c *Catalog) Lookup(schema, name string) (*Relation, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if schema != "" {
+		if r, ok := c.mu.byName[schema+"."+name]; ok {
+			return r, nil
+		}
+		if !slices.Contains(builtinSchemas, schema) {
+			return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
+		}
+		return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
+	}
+	for _, s := range []string{"public", "pg_catalog", "rw_catalog", "information_schema"} {
+		if r, ok := c.mu.byName[s+"."+name]; ok {
+			return r, nil
+		}
+	}
+	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
+}
+
+// ByID implements Reader.
+func (c *Catalog) ByID(id uint32) (*Relation, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.mu.byID[id]
+	return r, ok
+}
+
+// Relations implements Reader.
+func (c *Catalog) Relations() []*Relation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*Relation, 0, len(c.mu.byID))
+	for _, r := range c.mu.byID {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Dependents implements Reader.
+func (c *Catalog) Dependents(id uint32) []*Relation {
+	var out []*Relation
+	for _, r := range c.Relations() {
+		if slices.Contains(r.DependsOn, id) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Schemas implements Reader.
+func (c *Catalog) Schemas() []string { return slices.Clone(builtinSchemas) }
+
+// Add publishes a new relation. A name clash gives ErrDuplicateTable.
+func (c *Catalog) Add(r *Relation) error {
+	if err := validate(r); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.mu.byName[r.QualifiedName()]; ok {
+		return types.Errorf(types.ErrDuplicateTable, "%s \"%s\" already exists", old.Kind, r.Name)
+	}
+	if _, ok := c.mu.byID[r.ID]; ok {
+		return fmt.Errorf("catalog: relation id %d already used", r.ID)
+	}
+	c.mu.byID[r.ID] = r
+	c.mu.byName[r.QualifiedName()] = r
+	return nil
+}
+
+// Replace swaps in a new descriptor for an existing relation (same id and name).
+func (c *Catalog) Replace(r *Relation) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.mu.byID[r.ID]
+	if !ok || old.QualifiedName() != r.QualifiedName() {
+		return fmt.Errorf("catalog: replace of unknown relation %d", r.ID)
+	}
+	c.mu.byID[r.ID] = r
+	c.mu.byName[r.QualifiedName()] = r
+	return nil
+}
+
+// Remove unpublishes a relation.
+func (c *Catalog) Remove(id uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.mu.byID[id]; ok {
+		delete(c.mu.byID, id)
+		delete(c.mu.byName, r.QualifiedName())
+	}
+}
+
+func validate(r *Relation) error {
+	if r.Name == "" {
+		return types.Errorf(types.ErrInvalidName, "zero-length delimited identifier")
+	}
+	if r.Schema != "public" {
+		return types.Errorf(types.ErrUnsupported, "schema %q: only schema public holds user objects", r.Schema)
+	}
+	seen := map[string]bool{}
+	for _, col := range r.Columns {
+		if seen[col.Name] {
+			return types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", col.Name)
+		}
+		seen[col.Name] = true
+	}
+	for _, k := range r.PK {
+		if k < 0 || k >= len(r.Columns) {
+			return fmt.Errorf("catalog: pk column %d out of range", k)
+		}
+	}
+	return nil
+}

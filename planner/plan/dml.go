@@ -1,0 +1,78 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/expr"
+)
+
+// Query is a bound query: its root node and the init plans it needs first.
+// InitPlans run before Root, each producing one value (a scalar subquery or
+// EXISTS) stored in the evaluation context's Params at index ParamBase+i.
+type Query struct {
+	Root      Node
+	InitPlans []InitPlan
+	// ParamBase is the number of user parameters ($1..$n).
+	ParamBase int
+}
+
+// InitPlanKind is what an init plan computes.
+type InitPlanKind uint8
+
+// Init plan kinds.
+const (
+	ScalarSubquery InitPlanKind = iota // first column of the single row (NULL for none; >1 row is an error)
+	ExistsSubquery                     // whether any row exists
+)
+
+// InitPlan is an uncorrelated subquery evaluated once.
+type InitPlan struct {
+	Kind InitPlanKind
+	Plan Node
+}
+
+// Insert writes Input's rows (already in the table's full column order, cast
+// to column types, defaults filled) into Table. Returning, when set, is
+// evaluated over each written row.
+type Insert struct {
+	Table     *catalog.Relation
+	Input     Node
+	Returning []expr.Expr
+	RetOut    []Field
+}
+
+// Update rewrites the rows of Input (which yields the old row, full table
+// columns) with Set[i] = new value of column Cols[i], evaluated over the old row.
+type Update struct {
+	Table     *catalog.Relation
+	Input     Node
+	Cols      []int
+	Set       []expr.Expr
+	Returning []expr.Expr
+	RetOut    []Field
+}
+
+// Delete removes Input's rows (full table columns) from Table.
+type Delete struct {
+	Table     *catalog.Relation
+	Input     Node
+	Returning []expr.Expr
+	RetOut    []Field
+}
+
+// ExplainDML prints a DML plan.
+func ExplainDML(op string, table *catalog.Relation, input Node) string {
+	return fmt.Sprintf("%s %s\n%s", op, table.QualifiedName(), indent(Explain(input)))
+}
+
+func indent(s string) string {
+	out := "  └─"
+	for _, c := range s {
+		out += string(c)
+		if c == '\n' {
+			out += "  "
+		}
+	}
+	return out
+}

@@ -1,0 +1,339 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Field is one output column of a node.
+type Field struct {
+	Name  string
+	Table string // qualifier the column can be referenced by ("" when none)
+	Type  types.T
+	// Hidden fields (the row id) are not expanded by *.
+	Hidden bool
+	// Rel and Col locate the column in a catalog relation when it is a plain column reference
+	// (for RowDescription's table oid / attnum); 0 when computed.
+	Rel uint32
+	Col int16
+}
+
+// Node is a query plan node.
+type Node interface {
+	Schema() []Field
+	Children() []Node
+	// Describe returns the one-line EXPLAIN text of the node itself.
+	Describe() string
+}
+
+// Types returns a schema's column types.
+func Types(s []Field) []types.T {
+	ts := make([]types.T, len(s))
+	for i := range s {
+		ts[i] = s[i].Type
+	}
+	return ts
+}
+
+// Scan reads a relation's rows (every column, in order) at the statement's snapshot.
+type Scan struct {
+	Table *catalog.Relation
+	Alias string
+	// Lookup, when set, restricts the scan to rows whose primary key equals these
+	// expressions (constant or parameter): a point or prefix lookup.
+	Lookup []expr.Expr
+	Out    []Field
+}
+
+// Values produces constant rows.
+type Values struct {
+	Rows [][]expr.Expr
+	Out  []Field
+}
+
+// Filter keeps rows where Cond is true.
+type Filter struct {
+	Input Node
+	Cond  expr.Expr
+}
+
+// Project computes Exprs over each input row.
+type Project struct {
+	Input Node
+	Exprs []expr.Expr
+	Out   []Field
+}
+
+// JoinKind is a join's kind.
+type JoinKind uint8
+
+// Join kinds. Semi and Anti output only the left side.
+const (
+	InnerJoin JoinKind = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+	SemiJoin
+	AntiJoin
+)
+
+func (k JoinKind) String() string {
+	return [...]string{"Inner", "Left", "Right", "Full", "Semi", "Anti"}[k]
+}
+
+// Join combines Left and Right. EqLeft[i] = EqRight[i] are equi-join keys
+// (column indices into each side); Cond is an extra condition over the
+// concatenated row (left columns then right columns). No keys means a nested
+// loop. NullAware marks a NOT IN anti join (a NULL key on the right side
+// rejects everything; a NULL left key is never kept).
+type Join struct {
+	Kind            JoinKind
+	Left, Right     Node
+	EqLeft, EqRight []int
+	Cond            expr.Expr
+	NullAware       bool
+}
+
+// AggCall is one aggregate: its function, argument columns of the input, an
+// optional filter column (bool) and DISTINCT.
+type AggCall struct {
+	Agg    *expr.Agg
+	Args   []int
+	Filter int // -1 when none
+	Name   string
+}
+
+// Agg groups its input by the GroupBy columns and computes Aggs per group.
+// Output: group columns, then one column per AggCall. No GroupBy means one
+// output row even for empty input.
+type Agg struct {
+	Input   Node
+	GroupBy []int
+	Aggs    []AggCall
+	Out     []Field
+}
+
+// SortKey orders by one input column.
+type SortKey struct {
+	Col        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Sort orders its input.
+type Sort struct {
+	Input Node
+	Keys  []SortKey
+}
+
+// Limit skips Offset rows then passes at most Count (-1 = unlimited). Count and
+// Offset are expressions (constants or parameters) evaluated at start.
+type Limit struct {
+	Input  Node
+	Count  expr.Expr // nil = no limit
+	Offset expr.Expr // nil = 0
+}
+
+// Distinct removes duplicate rows (all columns); with On set, keeps the first
+// row per distinct On-columns value (DISTINCT ON), in input order.
+type Distinct struct {
+	Input Node
+	On    []int
+}
+
+// SetOpKind is UNION, INTERSECT or EXCEPT.
+type SetOpKind uint8
+
+// Set operations.
+const (
+	Union SetOpKind = iota
+	Intersect
+	Except
+)
+
+// SetOp combines inputs with the same column count and types.
+type SetOp struct {
+	Kind   SetOpKind
+	All    bool
+	Inputs []Node
+	Out    []Field
+}
+
+// WindowFunc is one window function: row_number, rank, dense_rank, or an
+// aggregate over the partition (Agg set; frame: whole partition when no ORDER
+// BY, running (RANGE UNBOUNDED PRECEDING .. CURRENT ROW) with one).
+type WindowFunc struct {
+	Name        string
+	Agg         *expr.Agg
+	Args        []int
+	PartitionBy []int
+	OrderBy     []SortKey
+	Type        types.T
+}
+
+// Window appends one column per function to each input row.
+type Window struct {
+	Input Node
+	Funcs []WindowFunc
+	Out   []Field
+}
+
+// Schema implementations.
+func (n *Scan) Schema() []Field     { return n.Out }
+func (n *Values) Schema() []Field   { return n.Out }
+func (n *Filter) Schema() []Field   { return n.Input.Schema() }
+func (n *Project) Schema() []Field  { return n.Out }
+func (n *Agg) Schema() []Field      { return n.Out }
+func (n *Sort) Schema() []Field     { return n.Input.Schema() }
+func (n *Limit) Schema() []Field    { return n.Input.Schema() }
+func (n *Distinct) Schema() []Field { return n.Input.Schema() }
+func (n *SetOp) Schema() []Field    { return n.Out }
+func (n *Window) Schema() []Field   { return n.Out }
+func (n *Join) Schema() []Field {
+	l := n.Left.Schema()
+	if n.Kind == SemiJoin || n.Kind == AntiJoin {
+		return l
+	}
+	r := n.Right.Schema()
+	out := make([]Field, 0, len(l)+len(r))
+	return append(append(out, l...), r...)
+}
+
+// Children implementations.
+func (n *Scan) Children() []Node     { return nil }
+func (n *Values) Children() []Node   { return nil }
+func (n *Filter) Children() []Node   { return []Node{n.Input} }
+func (n *Project) Children() []Node  { return []Node{n.Input} }
+func (n *Agg) Children() []Node      { return []Node{n.Input} }
+func (n *Sort) Children() []Node     { return []Node{n.Input} }
+func (n *Limit) Children() []Node    { return []Node{n.Input} }
+func (n *Distinct) Children() []Node { return []Node{n.Input} }
+func (n *SetOp) Children() []Node    { return n.Inputs }
+func (n *Window) Children() []Node   { return []Node{n.Input} }
+func (n *Join) Children() []Node     { return []Node{n.Left, n.Right} }
+
+// Describe implementations.
+func (n *Scan) Describe() string {
+	s := "Scan " + n.Table.QualifiedName()
+	if len(n.Lookup) > 0 {
+		s += " lookup pk = (" + exprList(n.Lookup) + ")"
+	}
+	return s
+}
+func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", len(n.Rows)) }
+func (n *Filter) Describe() string { return "Filter " + n.Cond.String() }
+func (n *Project) Describe() string {
+	return "Project " + exprList(n.Exprs)
+}
+func (n *Agg) Describe() string {
+	parts := make([]string, 0, len(n.Aggs))
+	for _, a := range n.Aggs {
+		parts = append(parts, a.Name)
+	}
+	return fmt.Sprintf("HashAgg group by %v aggs [%s]", colList(n.GroupBy), strings.Join(parts, ", "))
+}
+func (n *Sort) Describe() string { return "Sort " + keyList(n.Keys) }
+func (n *Limit) Describe() string {
+	s := "Limit"
+	if n.Count != nil {
+		s += " " + n.Count.String()
+	}
+	if n.Offset != nil {
+		s += " offset " + n.Offset.String()
+	}
+	return s
+}
+func (n *Distinct) Describe() string {
+	if len(n.On) > 0 {
+		return "Distinct on " + colList(n.On)
+	}
+	return "Distinct"
+}
+func (n *SetOp) Describe() string {
+	s := [...]string{"Union", "Intersect", "Except"}[n.Kind]
+	if n.All {
+		s += " All"
+	}
+	return s
+}
+func (n *Window) Describe() string {
+	parts := make([]string, 0, len(n.Funcs))
+	for _, f := range n.Funcs {
+		parts = append(parts, fmt.Sprintf("%s partition by %s order by %s", f.Name, colList(f.PartitionBy), keyList(f.OrderBy)))
+	}
+	return "Window " + strings.Join(parts, "; ")
+}
+func (n *Join) Describe() string {
+	s := n.Kind.String() + "Join"
+	if len(n.EqLeft) > 0 {
+		s = "Hash" + s
+		pairs := make([]string, len(n.EqLeft))
+		for i := range n.EqLeft {
+			pairs[i] = fmt.Sprintf("$%d = $%d", n.EqLeft[i], len(n.Left.Schema())+n.EqRight[i])
+		}
+		s += " on " + strings.Join(pairs, " and ")
+	} else {
+		s = "NestedLoop" + s
+	}
+	if n.Cond != nil {
+		s += " cond " + n.Cond.String()
+	}
+	return s
+}
+
+func exprList(es []expr.Expr) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func colList(cols []int) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("$%d", c)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func keyList(keys []SortKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("$%d", k.Col)
+		if k.Desc {
+			parts[i] += " desc"
+		}
+		if k.NullsFirst != k.Desc {
+			if k.NullsFirst {
+				parts[i] += " nulls first"
+			} else {
+				parts[i] += " nulls last"
+			}
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Explain prints a node tree, one node per line, children indented.
+func Explain(n Node) string {
+	var b strings.Builder
+	var walk func(n Node, depth int)
+	walk = func(n Node, depth int) {
+		b.WriteString(strings.Repeat("  ", depth))
+		if depth > 0 {
+			b.WriteString("└─")
+		}
+		b.WriteString(n.Describe())
+		b.WriteByte('\n')
+		for _, c := range n.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return strings.TrimRight(b.String(), "\n")
+}
