@@ -162,7 +162,30 @@ func (r *Runner) exec(ctx context.Context, rec *Record) ([]*pgconn.Result, error
 	if err != nil {
 		return nil, err
 	}
-	return c.PgConn().Exec(ctx, rec.SQL).ReadAll()
+	return readAll(c.PgConn().Exec(ctx, rec.SQL))
+}
+
+// readAll is MultiResultReader.ReadAll, except that a result's columns are kept even when it
+// has no rows (ReadAll only records them with the first row).
+func readAll(mrr *pgconn.MultiResultReader) ([]*pgconn.Result, error) {
+	var results []*pgconn.Result
+	for mrr.NextResult() {
+		rr := mrr.ResultReader()
+		res := &pgconn.Result{FieldDescriptions: append([]pgconn.FieldDescription(nil), rr.FieldDescriptions()...)}
+		for rr.NextRow() {
+			values := rr.Values()
+			row := make([][]byte, len(values))
+			for i, v := range values {
+				if v != nil {
+					row[i] = append(make([]byte, 0, len(v)), v...) // non-nil even when empty
+				}
+			}
+			res.Rows = append(res.Rows, row)
+		}
+		res.CommandTag, res.Err = rr.Close()
+		results = append(results, res)
+	}
+	return results, mrr.Close()
 }
 
 // checkError accepts err when it is a server error matching the record's expectation.

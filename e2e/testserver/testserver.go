@@ -1,0 +1,275 @@
+package testserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// BinEnv names an environment variable that, when set, is the server binary Build returns
+// instead of compiling ./cmd/server (handy to run the e2e suite against a prebuilt binary).
+const BinEnv = "TRIBUTARY_BIN"
+
+const (
+	readyTimeout = 20 * time.Second // how long a start may take to accept connections
+	stopTimeout  = 30 * time.Second // how long a clean shutdown may take before SIGKILL
+	logTailLines = 60
+)
+
+// ModuleRoot returns the directory holding the repository's go.mod, searching up from the
+// working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("getwd: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Build compiles ./cmd/server into a temporary directory of t and returns the binary's path
+// (or returns $TRIBUTARY_BIN when set). It fails the test with the compiler's output when the
+// server does not build.
+func Build(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv(BinEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("$%s: %v", BinEnv, err)
+		}
+		return bin
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatalf("build server: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "server")); err != nil {
+		t.Fatalf("build server: ./cmd/server does not exist yet (%v); it is written by another engineer", err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("build server: go tool not found: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "tributary")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./cmd/server")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("build server: ./cmd/server does not build (%v):\n%s", err, out)
+	}
+	return bin
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	return addr, nil
+}
+
+// Tail returns the last n lines of the file at path (or why it cannot).
+func Tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WaitReady polls until dsn accepts a connection, the process behind exited (exited is closed),
+// or timeout passes.
+func WaitReady(ctx context.Context, dsn string, exited <-chan struct{}, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	for {
+		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
+		c, err := pgconn.Connect(attempt, dsn)
+		cancelAttempt()
+		if err == nil {
+			closeCtx, cancelClose := context.WithTimeout(ctx, 2*time.Second)
+			_ = c.Close(closeCtx) // only a probe
+			cancelClose()
+			return nil
+		}
+		lastErr = err
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-exited:
+			t.Stop()
+			return fmt.Errorf("process exited before accepting connections (last attempt: %v)", lastErr)
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("not accepting connections after %v: %v", timeout, lastErr)
+		case <-t.C:
+		}
+	}
+}
+
+// Server is one running (or stopped) server process with a fixed address and data directory.
+// Its methods are for one goroutine at a time.
+type Server struct {
+	Addr    string // 127.0.0.1:port, kept across restarts
+	Bin     string
+	DataDir string
+	LogPath string // the process's stdout and stderr, appended across restarts
+
+	t       testing.TB
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd has been waited for
+	waitErr error
+	starts  int
+}
+
+// Start runs bin with --listen on a free loopback port and --data-dir dataDir, and returns once
+// the server accepts connections. t.Cleanup stops it and, when t failed, logs its output's tail.
+func Start(t testing.TB, bin, dataDir string) *Server {
+	t.Helper()
+	addr, err := FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: addr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), t: t}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("stop server at %s: %v", s.Addr, err)
+		}
+		if t.Failed() {
+			t.Logf("last lines of the server log %s:\n%s", s.LogPath, Tail(s.LogPath, logTailLines))
+		}
+	})
+	if err := s.start(); err != nil {
+		t.Fatalf("start server: %v\nlast lines of %s:\n%s", err, s.LogPath, Tail(s.LogPath, logTailLines))
+	}
+	return s
+}
+
+// DSN is a connection string for database dev on this server.
+func (s *Server) DSN() string {
+	return fmt.Sprintf("postgres://tributary@%s/dev?sslmode=disable&connect_timeout=10", s.Addr)
+}
+
+// Running reports whether the process is up.
+func (s *Server) Running() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *Server) start() error {
+	if s.Running() {
+		return errors.New("already running")
+	}
+	s.starts++
+	log, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open server log: %w", err)
+	}
+	defer log.Close() // the child has its own copy of the descriptor
+	fmt.Fprintf(log, "=== testserver: start #%d: %s --listen %s --data-dir %s\n", s.starts, s.Bin, s.Addr, s.DataDir)
+	cmd := exec.Command(s.Bin, "--listen", s.Addr, "--data-dir", s.DataDir)
+	cmd.Stdout, cmd.Stderr = log, log
+	// Die with the test binary (e.g. on a test timeout) instead of lingering.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("exec %s: %w", s.Bin, err)
+	}
+	s.cmd, s.exited, s.waitErr = cmd, make(chan struct{}), nil
+	go func(exited chan struct{}) {
+		s.waitErr = cmd.Wait()
+		close(exited)
+	}(s.exited)
+	if err := WaitReady(context.Background(), s.DSN(), s.exited, readyTimeout); err != nil {
+		_ = s.signalAndWait(syscall.SIGKILL, stopTimeout) // do not leave a half-started process
+		return fmt.Errorf("server at %s: %w", s.Addr, err)
+	}
+	return nil
+}
+
+// signalAndWait sends sig and waits up to timeout for the exit, then SIGKILLs.
+func (s *Server) signalAndWait(sig syscall.Signal, timeout time.Duration) error {
+	if !s.Running() {
+		return nil
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal %v: %w", sig, err)
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-s.exited:
+		return nil
+	case <-t.C:
+		_ = s.cmd.Process.Kill() // it ignored sig; the error is reported below
+		<-s.exited
+		return fmt.Errorf("no exit within %v of %v; killed", timeout, sig)
+	}
+}
+
+// Stop shuts the server down with SIGTERM and waits for it (SIGKILL after 30 s). It fails
+// unless the process exits with status 0. Stopping a stopped server does nothing.
+func (s *Server) Stop() error {
+	if !s.Running() {
+		return nil
+	}
+	if err := s.signalAndWait(syscall.SIGTERM, stopTimeout); err != nil {
+		return err
+	}
+	if s.waitErr != nil {
+		return fmt.Errorf("unclean shutdown on SIGTERM: %w", s.waitErr)
+	}
+	return nil
+}
+
+// Kill crashes the server with SIGKILL and waits for the process to be gone.
+func (s *Server) Kill() error {
+	return s.signalAndWait(syscall.SIGKILL, stopTimeout)
+}
+
+// Restart stops the server (SIGTERM) when it still runs, starts it again on the same address
+// and data directory, and waits until it accepts connections. Call Kill first for a crash
+// restart.
+func (s *Server) Restart() error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	if err := s.start(); err != nil {
+		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, s.LogPath, Tail(s.LogPath, logTailLines))
+	}
+	return nil
+}
