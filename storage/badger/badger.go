@@ -1,0 +1,656 @@
+package badger
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/tributary/tributary/storage"
+)
+
+// ErrInUse is returned by Open when another process holds the data directory.
+var ErrInUse = errors.New("data dir is in use by another process")
+
+// metaKey holds the committed-epoch watermark and the discard epoch, 8 bytes each, big endian. Its
+// version is the epoch it was written at.
+var metaKey = append(bytes.Clone(storage.ReservedPrefix), "meta/committed"...)
+
+// badgerPrefix starts Badger's internal keys, which its iterators hide; Commit refuses such keys.
+var badgerPrefix = []byte("!badger!")
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory; it is created if missing.
+	Dir string
+	// MinFreeBytes is the free space under which Open and Commit fail with storage.ErrDiskFull.
+	// 0 means storage.DefaultMinFreeBytes.
+	MinFreeBytes uint64
+	// MemTableSize is Badger's memtable size in bytes (0: Badger's default, 64 MiB). One Badger
+	// transaction holds at most about 15% of it, so smaller values split batches more.
+	MemTableSize int64
+	// BlockCacheSize is Badger's block cache in bytes (0: Badger's default, 256 MiB).
+	BlockCacheSize int64
+	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Store is a storage.KV on a Badger database. Create it with Open.
+type Store struct {
+	db      *bdg.DB
+	dir     string
+	minFree atomic.Uint64
+
+	committed  atomic.Uint64
+	maxVersion atomic.Uint64
+	discard    storage.DiscardTracker
+
+	// commitMu serialises Commit and guards failed.
+	commitMu sync.Mutex
+	failed   error // set when a Commit failed after writing; further commits refuse
+
+	// closeMu is held shared by every operation touching db and exclusively by Close.
+	closeMu struct {
+		sync.RWMutex
+		closed bool
+	}
+	iters struct {
+		sync.Mutex
+		open map[*iter]struct{}
+	}
+}
+
+var _ storage.KV = (*Store)(nil)
+
+// Open opens (or creates) the store in opts.Dir and rolls back any versions above the persisted
+// committed epoch (left by a crash during a commit), so the store reads exactly its last committed
+// epoch.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("open badger store: no data dir")
+	}
+	minFree := opts.MinFreeBytes
+	if minFree == 0 {
+		minFree = storage.DefaultMinFreeBytes
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	bo := bdg.DefaultOptions(opts.Dir).
+		WithLogger(slogLogger{logger.With("component", "badger", "dir", opts.Dir)}).
+		WithSyncWrites(false).
+		WithNumVersionsToKeep(1).
+		WithMetricsEnabled(false)
+	if opts.MemTableSize > 0 {
+		bo = bo.WithMemTableSize(opts.MemTableSize)
+	}
+	if opts.BlockCacheSize > 0 {
+		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
+	}
+	if err := ensureDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	if err := storage.CheckFreeSpace(opts.Dir, minFree); err != nil {
+		return nil, fmt.Errorf("open badger store: %w", err)
+	}
+	db, err := bdg.OpenManaged(bo)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, fmt.Errorf("data dir %s is in use by another process: %w (%v)", opts.Dir, ErrInUse, err)
+		}
+		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, err)
+	}
+	s := &Store{db: db, dir: opts.Dir}
+	s.minFree.Store(minFree)
+	s.iters.open = make(map[*iter]struct{})
+	if err := s.recover(); err != nil {
+		return nil, errors.Join(fmt.Errorf("recover badger store at %s: %w", opts.Dir, err), db.Close())
+	}
+	return s, nil
+}
+
+func encodeMeta(committed, discard uint64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], committed)
+	binary.BigEndian.PutUint64(b[8:], discard)
+	return b[:]
+}
+
+// readMeta returns the persisted committed and discard epochs (zeros for a new database).
+func (s *Store) readMeta() (committed, discard uint64, err error) {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	item, err := txn.Get(metaKey)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("read meta key: %w", err)
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read meta value: %w", err)
+	}
+	if len(v) != 16 {
+		return 0, 0, fmt.Errorf("meta value has %d bytes, want 16", len(v))
+	}
+	return binary.BigEndian.Uint64(v[:8]), binary.BigEndian.Uint64(v[8:]), nil
+}
+
+// recover loads the watermark and rolls back versions above it: at a new epoch R above every stored
+// version it writes each such key's value as of the watermark (or a delete where it had none), then
+// publishes R. A crash during recovery is itself rolled back by the next Open.
+func (s *Store) recover() error {
+	committed, discard, err := s.readMeta()
+	if err != nil {
+		return err
+	}
+	keys, err := s.keysAbove(committed)
+	if err != nil {
+		return err
+	}
+	maxV := max(s.db.MaxVersion(), committed)
+	s.discard.Init(discard)
+	s.db.SetDiscardTs(discard)
+	if len(keys) == 0 {
+		s.committed.Store(committed)
+		s.maxVersion.Store(maxV)
+		return nil
+	}
+	r := maxV + 1
+	rtxn := s.db.NewTransactionAt(committed, false)
+	defer rtxn.Discard()
+	wb := s.db.NewWriteBatchAt(r)
+	defer wb.Cancel()
+	for _, k := range keys {
+		item, err := rtxn.Get(k)
+		switch {
+		case errors.Is(err, bdg.ErrKeyNotFound):
+			err = wb.Delete(k)
+		case err != nil:
+			return fmt.Errorf("read %x at %d: %w", k, committed, err)
+		default:
+			var v []byte
+			if v, err = item.ValueCopy(nil); err != nil {
+				return fmt.Errorf("read value of %x at %d: %w", k, committed, err)
+			}
+			err = wb.Set(k, v)
+		}
+		if err != nil {
+			return fmt.Errorf("roll back %x: %w", k, err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("flush roll-back at %d: %w", r, err)
+	}
+	if err := s.writeMeta(r, discard); err != nil {
+		return err
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("sync roll-back: %w", err)
+	}
+	slog.Default().Debug("rolled back uncommitted versions", "dir", s.dir, "keys", len(keys),
+		"committed", committed, "published", r)
+	s.committed.Store(r)
+	s.maxVersion.Store(r)
+	return nil
+}
+
+// keysAbove lists the user keys having a version above epoch, each once.
+func (s *Store) keysAbove(epoch uint64) ([][]byte, error) {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	opts := bdg.IteratorOptions{AllVersions: true, SinceTs: epoch}
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	var keys [][]byte
+	for it.Rewind(); it.Valid(); it.Next() {
+		k := it.Item().Key()
+		if bytes.HasPrefix(k, storage.ReservedPrefix) {
+			continue
+		}
+		if n := len(keys); n > 0 && bytes.Equal(keys[n-1], k) {
+			continue
+		}
+		keys = append(keys, it.Item().KeyCopy(nil))
+	}
+	return keys, nil
+}
+
+func (s *Store) writeMeta(epoch, discard uint64) error {
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := txn.Set(metaKey, encodeMeta(epoch, discard)); err != nil {
+		return fmt.Errorf("set meta at %d: %w", epoch, err)
+	}
+	if err := txn.CommitAt(epoch, nil); err != nil {
+		return fmt.Errorf("commit meta at %d: %w", epoch, err)
+	}
+	return nil
+}
+
+// Commit implements storage.KV. A batch that fits one Badger transaction is written with the
+// watermark in that transaction; a bigger one goes through a WriteBatch and the watermark follows in
+// its own transaction once every piece is written.
+func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closeMu.closed {
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, storage.ErrClosed)
+	}
+	if s.failed != nil {
+		return fmt.Errorf("badger commit epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
+	}
+	if c := s.committed.Load(); epoch <= c {
+		return fmt.Errorf("badger commit epoch %d, committed %d: %w", epoch, c, storage.ErrStaleEpoch)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
+	if b == nil {
+		b = &storage.Batch{}
+	}
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
+	for i := 0; i < b.Len(); i++ {
+		if k, _, _ := b.Entry(i); bytes.HasPrefix(k, badgerPrefix) {
+			return fmt.Errorf("badger commit epoch %d: %w: key %q is in Badger's internal range", epoch, storage.ErrInvalidKey, k)
+		}
+	}
+	if err := storage.CheckFreeSpace(s.dir, s.minFree.Load()+2*uint64(b.Size())); err != nil {
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
+	b.Normalize()
+	discard := s.discard.Effective()
+	if s.maxVersion.Load() < epoch {
+		s.maxVersion.Store(epoch)
+	}
+	if err := s.write(epoch, discard, b); err != nil {
+		s.failed = err
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
+	s.committed.Store(epoch)
+	s.db.SetDiscardTs(discard)
+	return nil
+}
+
+func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
+	meta := encodeMeta(epoch, discard)
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	fits := true
+	for i := 0; i < b.Len() && fits; i++ {
+		if err := setEntry(txn, b, i); err != nil {
+			if !errors.Is(err, bdg.ErrTxnTooBig) {
+				txn.Discard()
+				return err
+			}
+			fits = false
+		}
+	}
+	if fits {
+		if err := txn.Set(metaKey, meta); err != nil {
+			if !errors.Is(err, bdg.ErrTxnTooBig) {
+				txn.Discard()
+				return fmt.Errorf("set meta: %w", err)
+			}
+			fits = false
+		}
+	}
+	if fits {
+		defer txn.Discard()
+		if err := txn.CommitAt(epoch, nil); err != nil {
+			return fmt.Errorf("commit transaction: %w", err)
+		}
+		return nil
+	}
+	txn.Discard()
+
+	wb := s.db.NewWriteBatchAt(epoch)
+	defer wb.Cancel()
+	for i := 0; i < b.Len(); i++ {
+		key, value, del := b.Entry(i)
+		var err error
+		if del {
+			err = wb.Delete(key)
+		} else {
+			err = wb.Set(key, value)
+		}
+		if err != nil {
+			return fmt.Errorf("write batch entry %d: %w", i, err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("flush write batch of %d entries: %w", b.Len(), err)
+	}
+	return s.writeMeta(epoch, discard)
+}
+
+func setEntry(txn *bdg.Txn, b *storage.Batch, i int) error {
+	key, value, del := b.Entry(i)
+	if del {
+		return txn.Delete(key)
+	}
+	return txn.Set(key, value)
+}
+
+// SetMinFreeBytes changes the free space under which Commit fails with storage.ErrDiskFull.
+func (s *Store) SetMinFreeBytes(n uint64) { s.minFree.Store(n) }
+
+// CommittedEpoch implements storage.KV.
+func (s *Store) CommittedEpoch() uint64 { return s.committed.Load() }
+
+// MaxVersion implements storage.KV.
+func (s *Store) MaxVersion() uint64 { return max(s.maxVersion.Load(), s.committed.Load()) }
+
+// SetDiscardEpoch implements storage.KV. Badger applies it at the next Commit, after persisting it, so
+// a restart never allows reads below what compaction may already have dropped.
+func (s *Store) SetDiscardEpoch(epoch uint64) error {
+	if s.isClosed() {
+		return fmt.Errorf("badger set discard epoch: %w", storage.ErrClosed)
+	}
+	if err := s.discard.Set(epoch, s.committed.Load()); err != nil {
+		return fmt.Errorf("badger: %w", err)
+	}
+	return nil
+}
+
+// DiscardEpoch implements storage.KV.
+func (s *Store) DiscardEpoch() uint64 { return s.discard.Effective() }
+
+// Pin implements storage.KV.
+func (s *Store) Pin(epoch uint64) (func(), error) {
+	if s.isClosed() {
+		return nil, fmt.Errorf("badger pin: %w", storage.ErrClosed)
+	}
+	release, err := s.discard.Pin(epoch)
+	if err != nil {
+		return nil, fmt.Errorf("badger: %w", err)
+	}
+	return release, nil
+}
+
+// Sync implements storage.KV.
+func (s *Store) Sync() error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closeMu.closed {
+		return fmt.Errorf("badger sync: %w", storage.ErrClosed)
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("badger sync %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Close implements storage.KV.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closeMu.closed {
+		return nil
+	}
+	s.closeMu.closed = true
+	s.iters.Lock()
+	for it := range s.iters.open {
+		it.release()
+	}
+	clear(s.iters.open)
+	s.iters.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close badger at %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+func (s *Store) isClosed() bool {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	return s.closeMu.closed
+}
+
+// checkReadLocked checks an epoch for reading; the caller holds closeMu shared.
+func (s *Store) checkReadLocked(epoch uint64) error {
+	if s.closeMu.closed {
+		return storage.ErrClosed
+	}
+	return s.discard.CheckRead(epoch, s.committed.Load())
+}
+
+// Get implements storage.KV.
+func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if err := s.checkReadLocked(epoch); err != nil {
+		return dst, false, fmt.Errorf("badger get: %w", err)
+	}
+	txn := s.db.NewTransactionAt(epoch, false)
+	defer txn.Discard()
+	item, err := txn.Get(key)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return dst, false, nil
+	}
+	if err != nil {
+		return dst, false, fmt.Errorf("badger get %x at %d: %w", key, epoch, err)
+	}
+	tail := dst[len(dst):]
+	v, err := item.ValueCopy(tail)
+	if err != nil {
+		return dst, false, fmt.Errorf("badger get value of %x at %d: %w", key, epoch, err)
+	}
+	if len(v) <= cap(tail) {
+		return dst[:len(dst)+len(v)], true, nil // copied in place
+	}
+	return append(dst, v...), true, nil
+}
+
+// Scan implements storage.KV.
+func (s *Store) Scan(_ context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	return s.newIter(lower, upper, epoch, false, false, 0)
+}
+
+// ReverseScan implements storage.KV.
+func (s *Store) ReverseScan(_ context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	return s.newIter(lower, upper, epoch, true, false, 0)
+}
+
+// ChangedKeys implements storage.KV with an AllVersions iterator reading at until with SinceTs since.
+func (s *Store) ChangedKeys(_ context.Context, lower, upper []byte, since, until uint64) (storage.ChangeIterator, error) {
+	if since > until {
+		return nil, fmt.Errorf("badger changed keys: since %d above until %d", since, until)
+	}
+	it, err := s.newIter(lower, upper, until, false, true, since)
+	if err != nil {
+		return nil, err
+	}
+	return &changeIter{iter: it}, nil
+}
+
+func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool, since uint64) (*iter, error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if err := s.checkReadLocked(epoch); err != nil {
+		return nil, fmt.Errorf("badger scan: %w", err)
+	}
+	if changes {
+		if err := s.checkReadLocked(since); err != nil {
+			return nil, fmt.Errorf("badger changed keys: %w", err)
+		}
+	}
+	upper = storage.ClampUpper(upper)
+	it := &iter{
+		s:       s,
+		lower:   bytes.Clone(lower),
+		upper:   bytes.Clone(upper),
+		reverse: reverse,
+		changes: changes,
+	}
+	it.txn = s.db.NewTransactionAt(epoch, false)
+	opts := bdg.IteratorOptions{
+		Reverse:     reverse,
+		AllVersions: it.changes,
+		SinceTs:     since,
+		Prefix:      commonPrefix(lower, upper),
+	}
+	it.it = it.txn.NewIterator(opts)
+	s.iters.Lock()
+	s.iters.open[it] = struct{}{}
+	s.iters.Unlock()
+	return it, nil
+}
+
+func commonPrefix(a, b []byte) []byte {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return bytes.Clone(a[:n])
+}
+
+// iter is a Badger iterator bounded to [lower, upper).
+type iter struct {
+	s            *Store
+	txn          *bdg.Txn
+	it           *bdg.Iterator
+	lower, upper []byte
+	reverse      bool
+	changes      bool // AllVersions listing for ChangedKeys
+
+	started  bool
+	key      []byte
+	value    []byte
+	verEpoch uint64
+	deleted  bool
+	err      error
+	closed   bool
+}
+
+// release closes the Badger iterator and transaction; the caller holds closeMu.
+func (it *iter) release() {
+	if it.it != nil {
+		it.it.Close()
+		it.txn.Discard()
+		it.it, it.txn = nil, nil
+	}
+}
+
+// position moves the Badger iterator to the first candidate, or past the current key.
+func (it *iter) position() {
+	if !it.started {
+		it.started = true
+		switch {
+		case it.reverse:
+			it.it.Seek(it.upper)
+			if it.it.Valid() && bytes.Compare(it.it.Item().Key(), it.upper) >= 0 {
+				it.it.Next()
+			}
+		case it.lower != nil:
+			it.it.Seek(it.lower)
+		default:
+			it.it.Rewind()
+		}
+		return
+	}
+	it.it.Next()
+	if it.changes {
+		// Skip older versions of the current key.
+		for it.it.Valid() && bytes.Equal(it.it.Item().Key(), it.key) {
+			it.it.Next()
+		}
+	}
+}
+
+func (it *iter) Next() error {
+	if it.err != nil {
+		return it.err
+	}
+	it.s.closeMu.RLock()
+	defer it.s.closeMu.RUnlock()
+	if it.s.closeMu.closed {
+		it.err = fmt.Errorf("badger iterator: %w", storage.ErrClosed)
+		return it.err
+	}
+	it.position()
+	if !it.it.Valid() {
+		it.err = io.EOF
+		return it.err
+	}
+	item := it.it.Item()
+	k := item.Key()
+	if it.reverse {
+		if it.lower != nil && bytes.Compare(k, it.lower) < 0 {
+			it.err = io.EOF
+			return it.err
+		}
+	} else if bytes.Compare(k, it.upper) >= 0 {
+		it.err = io.EOF
+		return it.err
+	}
+	it.key = append(it.key[:0], k...)
+	if it.changes {
+		it.verEpoch, it.deleted = item.Version(), item.IsDeletedOrExpired()
+		return nil
+	}
+	v, err := item.ValueCopy(it.value[:0])
+	if err != nil {
+		it.err = fmt.Errorf("badger read value of %x: %w", k, err)
+		return it.err
+	}
+	it.value = v
+	return nil
+}
+
+func (it *iter) Key() []byte   { return it.key }
+func (it *iter) Value() []byte { return it.value }
+
+func (it *iter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	it.s.closeMu.RLock()
+	if !it.s.closeMu.closed {
+		it.s.iters.Lock()
+		delete(it.s.iters.open, it)
+		it.s.iters.Unlock()
+		it.release()
+	}
+	it.s.closeMu.RUnlock()
+	err := it.err
+	it.err = fmt.Errorf("badger iterator: %w", storage.ErrClosed)
+	if err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+type changeIter struct{ *iter }
+
+func (it *changeIter) Epoch() uint64 { return it.verEpoch }
+func (it *changeIter) Deleted() bool { return it.deleted }
+
+// slogLogger routes Badger's warnings and errors to slog at Warn and drops the rest.
+type slogLogger struct{ l *slog.Logger }
+
+func (l slogLogger) Errorf(f string, args ...any) {
+	l.l.Warn(strings.TrimSpace(fmt.Sprintf(f, args...)))
+}
+
+func (l slogLogger) Warningf(f string, args ...any) {
+	l.l.Warn(strings.TrimSpace(fmt.Sprintf(f, args...)))
+}
+
+func (slogLogger) Infof(string, ...any)  {}
+func (slogLogger) Debugf(string, ...any) {}

@@ -1,0 +1,72 @@
+package badger_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/badger"
+	"github.com/tributary/tributary/storage/storagetest"
+)
+
+func openAt(t testing.TB, dir string) *badger.Store {
+	t.Helper()
+	s, err := badger.Open(badger.Options{Dir: dir, MemTableSize: 8 << 20, BlockCacheSize: 16 << 20})
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.KV { return openAt(t, t.TempDir()) })
+}
+
+func TestReopen(t *testing.T) {
+	storagetest.RunReopen(t, func(t *testing.T, dir string) storage.KV { return openAt(t, dir) })
+}
+
+func TestDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir)
+	defer s.Close()
+	_, err := badger.Open(badger.Options{Dir: dir})
+	if !errors.Is(err, badger.ErrInUse) {
+		t.Fatalf("second open: %v, want ErrInUse", err)
+	}
+}
+
+func TestDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir)
+	defer s.Close()
+	if _, err := badger.Open(badger.Options{Dir: t.TempDir(), MinFreeBytes: math.MaxUint64}); !errors.Is(err, storage.ErrDiskFull) {
+		t.Fatalf("open with huge minimum: %v, want ErrDiskFull", err)
+	}
+	ctx := context.Background()
+	var b storage.Batch
+	b.Put([]byte("k"), []byte("v"))
+	s.SetMinFreeBytes(math.MaxUint64 / 2)
+	if err := s.Commit(ctx, 1, &b); !errors.Is(err, storage.ErrDiskFull) {
+		t.Fatalf("commit with huge minimum: %v, want ErrDiskFull", err)
+	}
+	if s.CommittedEpoch() != 0 || s.MaxVersion() != 0 {
+		t.Fatalf("refused commit moved epochs: committed %d max %d", s.CommittedEpoch(), s.MaxVersion())
+	}
+	s.SetMinFreeBytes(1)
+	if err := s.Commit(ctx, 1, &b); err != nil {
+		t.Fatalf("commit after lowering the minimum: %v", err)
+	}
+}
+
+func TestBadgerInternalKeyRefused(t *testing.T) {
+	s := openAt(t, t.TempDir())
+	defer s.Close()
+	var b storage.Batch
+	b.Put([]byte("!badger!x"), []byte("v"))
+	if err := s.Commit(context.Background(), 1, &b); !errors.Is(err, storage.ErrInvalidKey) {
+		t.Fatalf("commit of a Badger-internal key: %v", err)
+	}
+}
