@@ -143,22 +143,34 @@ type Server struct {
 	DataDir string
 	LogPath string // the process's stdout and stderr, appended across restarts
 
-	t       testing.TB
+	opts    Options
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has been waited for
 	waitErr error
 	starts  int
 }
 
+// Options are extra settings for StartWith.
+type Options struct {
+	Args []string // appended after --listen and --data-dir, on every start
+	Env  []string // KEY=value pairs added to the test's environment
+}
+
 // Start runs bin with --listen on a free loopback port and --data-dir dataDir, and returns once
 // the server accepts connections. t.Cleanup stops it and, when t failed, logs its output's tail.
 func Start(t testing.TB, bin, dataDir string) *Server {
+	t.Helper()
+	return StartWith(t, bin, dataDir, Options{})
+}
+
+// StartWith is Start with extra command-line arguments and environment.
+func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 	t.Helper()
 	addr, err := FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: addr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), t: t}
+	s := &Server{Addr: addr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("stop server at %s: %v", s.Addr, err)
@@ -201,8 +213,10 @@ func (s *Server) start() error {
 		return fmt.Errorf("open server log: %w", err)
 	}
 	defer log.Close() // the child has its own copy of the descriptor
-	fmt.Fprintf(log, "=== testserver: start #%d: %s --listen %s --data-dir %s\n", s.starts, s.Bin, s.Addr, s.DataDir)
-	cmd := exec.Command(s.Bin, "--listen", s.Addr, "--data-dir", s.DataDir)
+	args := append([]string{"--listen", s.Addr, "--data-dir", s.DataDir}, s.opts.Args...)
+	fmt.Fprintf(log, "=== testserver: start #%d: %s %s\n", s.starts, s.Bin, strings.Join(args, " "))
+	cmd := exec.Command(s.Bin, args...)
+	cmd.Env = append(os.Environ(), s.opts.Env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Die with the test binary (e.g. on a test timeout) instead of lingering.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
