@@ -1,0 +1,298 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Statement is one parsed SQL statement.
+type Statement interface {
+	// Text is the statement's original source text (trimmed, without ';').
+	Text() string
+}
+
+// Source carries a statement's original text; every statement embeds it.
+type Source struct {
+	text string
+}
+
+// Text returns the statement's original source text.
+func (s *Source) Text() string { return s.text }
+
+func (s *Source) setText(t string) { s.text = t }
+
+// ObjectName is a possibly schema-qualified object name (Schema "" when not
+// given).
+type ObjectName struct {
+	Schema string
+	Name   string
+}
+
+func (n ObjectName) String() string {
+	if n.Schema == "" {
+		return n.Name
+	}
+	return n.Schema + "." + n.Name
+}
+
+// ObjectKind names the kind of catalog object a DROP or ALTER is about.
+type ObjectKind uint8
+
+// Object kinds.
+const (
+	KindTable ObjectKind = iota + 1
+	KindMaterializedView
+	KindView
+	KindSink
+	KindSource
+	KindIndex
+	KindSystem // ALTER SYSTEM SET
+)
+
+func (k ObjectKind) String() string {
+	switch k {
+	case KindTable:
+		return "TABLE"
+	case KindMaterializedView:
+		return "MATERIALIZED VIEW"
+	case KindView:
+		return "VIEW"
+	case KindSink:
+		return "SINK"
+	case KindSource:
+		return "SOURCE"
+	case KindIndex:
+		return "INDEX"
+	case KindSystem:
+		return "SYSTEM"
+	}
+	return "ObjectKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// TypeName is a column or cast type with its name canonicalised to
+// PostgreSQL's (integer, double precision, varchar, timestamptz, ...).
+type TypeName struct {
+	Name string
+	Args []int
+}
+
+// String prints the type back, e.g. numeric(10,2), varchar(20), text.
+func (t TypeName) String() string {
+	if len(t.Args) == 0 {
+		return t.Name
+	}
+	var b strings.Builder
+	b.WriteString(t.Name)
+	b.WriteByte('(')
+	for i, a := range t.Args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(a))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// Option is one key = value pair of a WITH (...) or FORMAT ... ENCODE ... (...)
+// list. Key is lower case with dotted keys kept whole; Value is the unquoted
+// string, number or identifier text.
+type Option struct {
+	Key   string
+	Value string
+}
+
+// FormatEncode is a FORMAT x ENCODE y [(options)] clause.
+type FormatEncode struct {
+	Format  string
+	Encode  string
+	Options []Option
+}
+
+// TableFunc is a function call that appeared in FROM; the query refers to it
+// by a placeholder table name (the key in Query.TableFuncs).
+type TableFunc struct {
+	Name          string // lower case, without a pg_catalog. qualifier
+	Args          []ast.ExprNode
+	ColumnAliases []string // from "AS g(a, b)"; nil when not given
+}
+
+// Query is a SELECT, set operation, VALUES, TABLE t, INSERT, UPDATE or DELETE,
+// parsed by TiDB after the PostgreSQL compatibility rewrite.
+type Query struct {
+	Source
+	Node       ast.StmtNode
+	Returning  []*ast.SelectField    // a DML's RETURNING list; nil when absent
+	TableFuncs map[string]*TableFunc // placeholder table name -> function
+}
+
+// Explain is EXPLAIN [VERBOSE] <statement>.
+type Explain struct {
+	Source
+	Stmt    Statement
+	Verbose bool
+}
+
+// ColumnDef is one column of CREATE TABLE or CREATE SOURCE.
+type ColumnDef struct {
+	Name        string
+	Type        TypeName
+	NotNull     bool
+	PrimaryKey  bool
+	Default     ast.ExprNode // nil if none
+	DefaultText string       // the default expression's original text
+}
+
+// CreateTable is CREATE TABLE, parsed by our own grammar.
+type CreateTable struct {
+	Source
+	Name        ObjectName
+	IfNotExists bool
+	Columns     []*ColumnDef
+	PrimaryKey  []string
+	AppendOnly  bool
+	With        []Option
+	Format      *FormatEncode
+}
+
+// CreateMaterializedView is CREATE MATERIALIZED VIEW [IF NOT EXISTS] n
+// [WITH (...)] AS query.
+type CreateMaterializedView struct {
+	Source
+	Name        ObjectName
+	IfNotExists bool
+	Query       *Query
+	With        []Option
+}
+
+// CreateView is CREATE [OR REPLACE] VIEW [IF NOT EXISTS] n [(cols)] AS query.
+type CreateView struct {
+	Source
+	Name        ObjectName
+	IfNotExists bool
+	OrReplace   bool
+	Columns     []string
+	Query       *Query
+}
+
+// CreateSink is CREATE SINK [IF NOT EXISTS] n [INTO t [(cols)]] {FROM rel | AS
+// query} [WITH (...)] [FORMAT x ENCODE y [(...)]]. Exactly one of From and
+// Query is set.
+type CreateSink struct {
+	Source
+	Name        ObjectName
+	IfNotExists bool
+	Into        *ObjectName
+	IntoColumns []string
+	From        *ObjectName
+	Query       *Query
+	With        []Option
+	Format      *FormatEncode
+}
+
+// CreateSource is CREATE SOURCE [IF NOT EXISTS] n [(cols)] WITH (...)
+// [FORMAT x ENCODE y [(...)]].
+type CreateSource struct {
+	Source
+	Name        ObjectName
+	IfNotExists bool
+	Columns     []*ColumnDef
+	PrimaryKey  []string
+	With        []Option
+	Format      *FormatEncode
+}
+
+// Drop is DROP <kind> [IF EXISTS] n [, ...] [CASCADE | RESTRICT].
+type Drop struct {
+	Source
+	Kind     ObjectKind
+	Names    []ObjectName
+	IfExists bool
+	Cascade  bool
+}
+
+// Set is SET [SESSION | LOCAL] name {= | TO} value [, ...], SET ... DEFAULT and
+// RESET name (Default set). Name is lower case ("timezone" for SET TIME ZONE).
+type Set struct {
+	Source
+	Name    string
+	Value   []string
+	Default bool
+	Local   bool
+}
+
+// Show is a SHOW command. Kind is one of "tables", "materialized_views",
+// "views", "sinks", "sources", "jobs", "databases", "schemas", "columns",
+// "all", "parameters", "create_table", "create_materialized_view",
+// "create_view", "create_sink", "create_source", "indexes" or "variable"
+// (then Name is the variable, e.g. "timezone"). Object is the relation for
+// SHOW COLUMNS/CREATE/INDEXES, or carries the schema (Object.Schema) for
+// SHOW TABLES FROM s and the like.
+type Show struct {
+	Source
+	Kind   string
+	Name   string
+	Object *ObjectName
+}
+
+// Describe is DESCRIBE t (same as SHOW COLUMNS FROM t).
+type Describe struct {
+	Source
+	Name ObjectName
+}
+
+// Flush is FLUSH.
+type Flush struct{ Source }
+
+// Wait is WAIT.
+type Wait struct{ Source }
+
+// Recover is RECOVER.
+type Recover struct{ Source }
+
+// CancelJobs is CANCEL JOB[S] id [, ...].
+type CancelJobs struct {
+	Source
+	IDs []int64
+}
+
+// Begin is BEGIN / START TRANSACTION with its modes. Isolation is lower case
+// ("serializable", "repeatable read", ...) or "" when not given.
+type Begin struct {
+	Source
+	ReadOnly  bool
+	Isolation string
+}
+
+// Commit is COMMIT or END.
+type Commit struct{ Source }
+
+// Rollback is ROLLBACK or ABORT.
+type Rollback struct{ Source }
+
+// Alter is ALTER {MATERIALIZED VIEW | SINK | TABLE | SOURCE | SYSTEM} [n] SET
+// key {= | TO} {value | DEFAULT}. Action is "set"; Key is lower case.
+type Alter struct {
+	Source
+	Kind    ObjectKind
+	Name    ObjectName
+	Action  string
+	Key     string
+	Value   string
+	Default bool
+}
+
+// Discard is DISCARD {ALL | PLANS | SEQUENCES | TEMP}; What is lower case.
+type Discard struct {
+	Source
+	What string
+}
+
+// Deallocate is DEALLOCATE [PREPARE] {name | ALL}.
+type Deallocate struct {
+	Source
+	Name string
+	All  bool
+}

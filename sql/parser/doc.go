@@ -1,0 +1,11 @@
+// Package parser turns SQL text into Tributary's statement AST. It owns a
+// PostgreSQL-aware tokenizer, an ordered list of named rewrite rules that turn
+// PostgreSQL-only expression forms into text TiDB's parser accepts (queries and
+// DML are parsed by TiDB, github.com/pingcap/tidb/pkg/parser), and its own small
+// grammar for the streaming DDL and session commands TiDB lacks.
+//
+// Parse is the entry point; it returns Statement values such as *Query,
+// *CreateTable, *CreateMaterializedView, *CreateSink, *Set and *Show. Errors are
+// *types.Error of kind types.ErrSyntax (with a position in the original text) or
+// types.ErrUnsupported.
+package parser

@@ -1,0 +1,185 @@
+package parser
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Parse splits sql into statements and parses each. An empty, whitespace-only
+// or comment-only string gives no statements and no error. Errors are
+// *types.Error of kind types.ErrSyntax (Pos: 1-based character offset into
+// sql) or types.ErrUnsupported.
+func Parse(sql string) (stmts []Statement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts = nil
+			err = types.ErrorAt(types.ErrSyntax, 1, "syntax error: %v", r)
+		}
+	}()
+	toks, err := lex(sql)
+	if err != nil {
+		return nil, err
+	}
+	start := 0
+	for i := 0; i <= len(toks); i++ {
+		if i < len(toks) && !(toks[i].kind == tkPunct && toks[i].val == ";") {
+			continue
+		}
+		if i > start {
+			st, err := parseStatement(sql, toks[start:i])
+			if err != nil {
+				return nil, err
+			}
+			stmts = append(stmts, st)
+		}
+		start = i + 1
+	}
+	return stmts, nil
+}
+
+// textSetter is implemented by every statement through its embedded Source.
+type textSetter interface{ setText(string) }
+
+func parseStatement(src string, toks []token) (Statement, error) {
+	seq, err := buildTree(src, toks)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseSeq(src, seq)
+	if err != nil {
+		return nil, err
+	}
+	st.(textSetter).setText(src[toks[0].pos:toks[len(toks)-1].end])
+	return st, nil
+}
+
+// queryStarts are the words that begin a query or DML statement.
+var queryStarts = map[string]bool{
+	"select": true, "with": true, "values": true, "insert": true, "update": true, "delete": true, "table": true,
+}
+
+// parseSeq parses one statement's node list.
+func parseSeq(src string, seq []*node) (Statement, error) {
+	first := seq[0]
+	if first.isParen() || (first.tok.kind == tkIdent && queryStarts[first.tok.val]) {
+		return parseQuery(src, seq)
+	}
+	if first.tok.kind != tkIdent {
+		return nil, syntaxErrAt(src, first.tok)
+	}
+	p := &ddlParser{src: src, seq: seq}
+	st, err := p.statement()
+	if err != nil {
+		return nil, err
+	}
+	if st.(textSetter) != nil {
+		st.(textSetter).setText(srcText(src, seq))
+	}
+	return st, nil
+}
+
+// parseQuery rewrites a query or DML statement and parses it with TiDB.
+func parseQuery(src string, seq []*node) (*Query, error) {
+	c := &rewriteCtx{src: src}
+	seq, err := c.rewrite(seq)
+	if err != nil {
+		return nil, err
+	}
+	q := &Query{}
+	q.setText(srcText(src, seq))
+	// Split off a DML's RETURNING list.
+	var ret []*node
+	if seq[0].kwIn("insert", "update", "delete", "with") {
+		for i, n := range seq {
+			if n.kw("returning") {
+				ret = seq[i+1:]
+				if len(ret) == 0 {
+					return nil, syntaxErrEnd(src)
+				}
+				seq = seq[:i]
+				break
+			}
+		}
+	}
+	stmt, err := parseTiDB(src, seq)
+	if err != nil {
+		return nil, err
+	}
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		if ret != nil {
+			return nil, syntaxErrAt(src, ret[0].tok)
+		}
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+	default:
+		return nil, types.ErrorAt(types.ErrSyntax, charPos(src, seq[0].tok.pos), "syntax error at or near %q", src[seq[0].tok.pos:seq[0].tok.end])
+	}
+	q.Node = stmt
+	if ret != nil {
+		if q.Returning, err = parseSelectList(src, ret); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.funcs) > 0 {
+		q.TableFuncs = make(map[string]*TableFunc, len(c.funcs))
+		for _, pf := range c.funcs {
+			tf := &TableFunc{Name: pf.name, ColumnAliases: pf.aliases}
+			if len(pf.args) > 0 {
+				fields, err := parseSelectList(src, joinCommas(pf.args, pf.args[0][0].tok))
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range fields {
+					if f.Expr == nil {
+						return nil, types.ErrorAt(types.ErrSyntax, 1, "syntax error: * is not a function argument")
+					}
+					tf.Args = append(tf.Args, f.Expr)
+				}
+			}
+			q.TableFuncs[pf.placeholder] = tf
+		}
+	}
+	return q, nil
+}
+
+// parseSelectList parses an already rewritten expression list by asking TiDB
+// for "SELECT <list>".
+func parseSelectList(src string, list []*node) ([]*ast.SelectField, error) {
+	if len(list) == 0 {
+		return nil, syntaxErrEnd(src)
+	}
+	at := list[0].tok
+	sel := rawNode("SELECT", at, false)
+	list = clone(list)
+	stmt, err := parseTiDB(src, cat(one(sel), list))
+	if err != nil {
+		return nil, err
+	}
+	s, ok := stmt.(*ast.SelectStmt)
+	if !ok || s.Fields == nil || s.From != nil || s.Where != nil {
+		return nil, syntaxErrAt(src, at)
+	}
+	return s.Fields.Fields, nil
+}
+
+// parseExpr parses one expression (already tokenised) with the rewrite
+// rules and TiDB.
+func parseExpr(src string, seq []*node) (ast.ExprNode, error) {
+	c := &rewriteCtx{src: src, depth: 1}
+	seq, err := c.rewrite(clone(seq))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.funcs) > 0 {
+		return nil, types.ErrorAt(types.ErrSyntax, charPos(src, seq[0].tok.pos), "syntax error: table function in expression")
+	}
+	fields, err := parseSelectList(src, seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) != 1 || fields[0].Expr == nil {
+		return nil, types.ErrorAt(types.ErrSyntax, charPos(src, seq[0].tok.pos), "syntax error: expected one expression")
+	}
+	return fields[0].Expr, nil
+}

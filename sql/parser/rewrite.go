@@ -1,0 +1,116 @@
+package parser
+
+import (
+	"fmt"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// rewriteCtx is the state one statement's rewrite shares between rules.
+type rewriteCtx struct {
+	src   string
+	depth int            // 0 while a rule runs on the statement's top-level list
+	funcs []*pendingFunc // table functions found in FROM, in order
+}
+
+// pendingFunc is a table function whose arguments TiDB parses after the
+// rewrite.
+type pendingFunc struct {
+	placeholder string
+	name        string
+	args        [][]*node
+	aliases     []string
+}
+
+// rule is one named rewrite over a node list. The driver applies each rule to
+// every nested group first, then to the enclosing list.
+type rule struct {
+	name string
+	fn   func(c *rewriteCtx, seq []*node) ([]*node, error)
+}
+
+// rules is the ordered PostgreSQL-compatibility pass.
+var rules = []rule{
+	{"rejectUnsupported", rejectUnsupported},
+	{"dollarParams", dollarParams},
+	{"typedLiterals", typedLiterals},
+	{"castCalls", castCalls},
+	{"operatorKeyword", operatorKeyword},
+	{"castOperators", castOperators},
+	{"dropCollate", dropCollate},
+	{"regexOperators", regexOperators},
+	{"distinctFrom", distinctFrom},
+	{"filterClause", filterClause},
+	{"stringAgg", stringAgg},
+	{"nullsOrdering", nullsOrdering},
+	{"limitOffset", limitOffset},
+	{"distinctOn", distinctOn},
+	{"defaultValues", defaultValues},
+	{"quoteReserved", quoteReserved},
+	{"valuesLists", valuesLists},
+	{"fromFunctions", fromFunctions},
+}
+
+func ruleByName(name string) (rule, bool) {
+	for _, r := range rules {
+		if r.name == name {
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+// rewrite runs every rule in order over seq.
+func (c *rewriteCtx) rewrite(seq []*node) ([]*node, error) {
+	var err error
+	for _, r := range rules {
+		if seq, err = c.applyRule(r, seq); err != nil {
+			return nil, err
+		}
+	}
+	return seq, nil
+}
+
+func (c *rewriteCtx) applyRule(r rule, seq []*node) ([]*node, error) {
+	for _, n := range seq {
+		if n.group {
+			c.depth++
+			kids, err := c.applyRule(r, n.kids)
+			c.depth--
+			if err != nil {
+				return nil, err
+			}
+			n.kids = kids
+		}
+	}
+	return r.fn(c, seq)
+}
+
+func (c *rewriteCtx) unsupported(at token, format string, args ...any) error {
+	return types.ErrorAt(types.ErrUnsupported, charPos(c.src, at.pos), format, args...)
+}
+
+func (c *rewriteCtx) syntax(n *node) error { return syntaxErrAtNode(c.src, n) }
+
+// splice returns seq with seq[lo:hi] replaced by repl.
+func splice(seq []*node, lo, hi int, repl ...*node) []*node {
+	out := make([]*node, 0, len(seq)-(hi-lo)+len(repl))
+	out = append(out, seq[:lo]...)
+	out = append(out, repl...)
+	return append(out, seq[hi:]...)
+}
+
+func cat(parts ...[]*node) []*node {
+	var out []*node
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func one(n *node) []*node { return []*node{n} }
+
+// clone copies a node list shallowly so the original may be reused.
+func clone(seq []*node) []*node { return append([]*node(nil), seq...) }
+
+func placeholderName(n int) string { return fmt.Sprintf("__pg_tablefunc_%d", n) }

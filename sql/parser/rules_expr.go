@@ -1,0 +1,369 @@
+package parser
+
+import "strings"
+
+// rejectUnsupported reports forms we recognise but do not support: arrays,
+// SELECT ... FOR UPDATE, INSERT ... ON CONFLICT and UPDATE ... FROM.
+func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
+	sawSet := false
+	for i, n := range seq {
+		next := func(k int) *node {
+			if i+k < len(seq) {
+				return seq[i+k]
+			}
+			return nil
+		}
+		switch {
+		case n.group && n.tok.val == "[":
+			return nil, c.unsupported(n.tok, "arrays are not supported")
+		case n.kw("array") && next(1) != nil && next(1).group:
+			return nil, c.unsupported(n.tok, "arrays are not supported")
+		case n.kwIn("any", "some", "all") && next(1) != nil && next(1).isParen() && i > 0 && binaryPrec(seq[i-1]) == precCompare &&
+			!(len(next(1).kids) > 0 && next(1).kids[0].kwIn("select", "with", "values", "table")):
+			return nil, c.unsupported(n.tok, "arrays are not supported")
+		case n.kw("for") && next(1) != nil && next(1).kwIn("update", "share", "no", "key"):
+			return nil, c.unsupported(n.tok, "SELECT ... FOR UPDATE is not supported")
+		case n.kw("on") && next(1) != nil && next(1).kw("conflict"):
+			return nil, c.unsupported(n.tok, "INSERT ... ON CONFLICT is not supported")
+		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
+			sawSet = true
+		case n.kw("from") && sawSet:
+			return nil, c.unsupported(n.tok, "UPDATE ... FROM is not supported")
+		case n.kw("with") && next(1) != nil && next(1).kw("ordinality"):
+			return nil, c.unsupported(n.tok, "WITH ORDINALITY is not supported")
+		}
+	}
+	return seq, nil
+}
+
+// dollarParams turns $n into __pg_param(n).
+func dollarParams(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if n.group || n.tok.kind != tkParam {
+			continue
+		}
+		num := synth(tkNumber, strings.TrimLeft(n.tok.val, "0"), n.tok, false)
+		if num.tok.val == "" {
+			num.tok.val = "0"
+		}
+		call := callNode("__pg_param", n.tok, n.tok.sp, one(num))
+		seq = splice(seq, i, i+1, call...)
+		i++
+	}
+	return seq, nil
+}
+
+var intervalUnits = map[string]string{
+	"year": "year", "years": "year", "month": "month", "months": "month", "week": "week", "weeks": "week",
+	"day": "day", "days": "day", "hour": "hour", "hours": "hour", "minute": "minute", "minutes": "minute",
+	"second": "second", "seconds": "second", "millisecond": "millisecond", "microsecond": "microsecond",
+}
+
+// typeLiteralWords start a "type 'literal'" form.
+var typeLiteralWords = map[string]bool{"double": true, "national": true, "bit": true}
+
+// typedLiterals turns INTERVAL '1 hour', INTERVAL '1' HOUR and INTERVAL 1 HOUR
+// into __pg_interval('1 hour'), and T 'text' (TIMESTAMP '...', DATE '...')
+// into __pg_cast('text', 'T').
+func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if n.group || n.tok.kind != tkIdent || n.tok.synth || (i > 0 && (seq[i-1].isPunct(".") || seq[i-1].isOp("::"))) {
+			continue
+		}
+		if n.tok.val == "interval" && i+1 < len(seq) && !seq[i+1].group &&
+			(seq[i+1].tok.kind == tkString || seq[i+1].tok.kind == tkNumber) {
+			val := seq[i+1].tok.val
+			j := i + 2
+			if j < len(seq) && !seq[j].group && seq[j].tok.kind == tkIdent {
+				if u, ok := intervalUnits[seq[j].tok.val]; ok {
+					val += " " + u
+					j++
+					// A "X TO Y" field restriction keeps the literal as written.
+					if j+1 < len(seq) && seq[j].kw("to") && intervalUnits[seq[j+1].tok.val] != "" {
+						val = seq[i+1].tok.val
+						j += 2
+					}
+				}
+			}
+			call := callNode("__pg_interval", n.tok, n.tok.sp, one(strNode(val, seq[i+1].tok)))
+			seq = splice(seq, i, j, call...)
+			i++
+			continue
+		}
+		if _, ok := typeAliases[n.tok.val]; !ok && !typeLiteralWords[n.tok.val] {
+			continue
+		}
+		t, j, err := parseTypeName(c.src, seq, i)
+		if err != nil || j >= len(seq) || seq[j].group || seq[j].tok.kind != tkString {
+			continue
+		}
+		call := callNode("__pg_cast", n.tok, n.tok.sp, one(seq[j]), one(strNode(t.String(), n.tok)))
+		seq[j].tok.sp = false
+		seq = splice(seq, i, j+1, call...)
+		i++
+	}
+	return seq, nil
+}
+
+// castCalls turns CAST(x AS T) into __pg_cast(x, 'T').
+func castCalls(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		n := seq[i]
+		if !n.kw("cast") || !seq[i+1].isParen() {
+			continue
+		}
+		g := seq[i+1]
+		as := -1
+		for k, kid := range g.kids {
+			if kid.kw("as") {
+				as = k
+				break
+			}
+		}
+		if as <= 0 {
+			return nil, c.syntax(g.close.node())
+		}
+		t, end, err := parseTypeName(c.src, g.kids, as+1)
+		if err != nil {
+			return nil, err
+		}
+		if end != len(g.kids) {
+			return nil, c.syntax(g.kids[end])
+		}
+		call := callNode("__pg_cast", n.tok, n.tok.sp, g.kids[:as], one(strNode(t.String(), g.kids[as+1].tok)))
+		seq = splice(seq, i, i+2, call...)
+		i++
+	}
+	return seq, nil
+}
+
+func (t token) node() *node { return &node{tok: t} }
+
+// operatorKeyword turns OPERATOR(pg_catalog.~) into the bare operator.
+func operatorKeyword(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("operator") || !seq[i+1].isParen() {
+			continue
+		}
+		kids := seq[i+1].kids
+		if len(kids) == 3 && kids[0].isIdent() && kids[1].isPunct(".") {
+			kids = kids[2:]
+		}
+		if len(kids) != 1 || kids[0].group || kids[0].tok.kind != tkOp {
+			return nil, c.syntax(seq[i+1])
+		}
+		op := kids[0].tok
+		op.sp = true
+		seq = splice(seq, i, i+2, op.node())
+	}
+	return seq, nil
+}
+
+// castOperators turns x::T into __pg_cast(x, 'T'); :: binds tighter than
+// any other operator, so x is the primary expression just before it.
+func castOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		if !seq[i].isOp("::") {
+			continue
+		}
+		start := primaryStart(seq, i)
+		if start == i {
+			return nil, c.syntax(seq[i])
+		}
+		t, end, err := parseTypeName(c.src, seq, i+1)
+		if err != nil {
+			return nil, err
+		}
+		first := seq[start].tok
+		call := callNode("__pg_cast", first, first.sp, clone(seq[start:i]), one(strNode(t.String(), seq[i+1].tok)))
+		seq[start].tok.sp = false
+		seq = splice(seq, start, end, call...)
+		i = start
+	}
+	return seq, nil
+}
+
+// dropCollate removes COLLATE name clauses (pg_catalog.default, "C", ...).
+func dropCollate(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		if !seq[i].kw("collate") {
+			continue
+		}
+		j := i + 1
+		if j >= len(seq) || !(seq[j].isIdent() || (!seq[j].group && seq[j].tok.kind == tkString)) {
+			return nil, c.syntax(nodeAt(seq, j))
+		}
+		j++
+		for j+1 < len(seq) && seq[j].isPunct(".") && seq[j+1].isIdent() {
+			j += 2
+		}
+		seq = splice(seq, i, j)
+		i--
+	}
+	return seq, nil
+}
+
+func nodeAt(seq []*node, i int) *node {
+	if i >= 0 && i < len(seq) {
+		return seq[i]
+	}
+	return nil
+}
+
+// regexOperators turns a ~ b into a REGEXP b, a !~ b into a NOT REGEXP b,
+// and the case-insensitive ~* and !~* into [NOT] __pg_regexp_i(a, b).
+func regexOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if n.group || n.tok.kind != tkOp || !endsOperand(seq, i-1) {
+			continue
+		}
+		switch n.tok.val {
+		case "~":
+			seq = splice(seq, i, i+1, rawNode("REGEXP", n.tok, true))
+		case "!~":
+			seq = splice(seq, i, i+1, rawNode("NOT", n.tok, true), rawNode("REGEXP", n.tok, true))
+			i++
+		case "~*", "!~*":
+			lo := operandStart(seq, i, precOther)
+			hi := operandEnd(seq, i+1, precOther)
+			if lo == i || hi == i+1 {
+				return nil, c.syntax(n)
+			}
+			first := seq[lo].tok
+			call := callNode("__pg_regexp_i", first, false, clone(seq[lo:i]), clone(seq[i+1:hi]))
+			if n.tok.val == "!~*" {
+				call = cat(one(rawNode("NOT", n.tok, false)), call)
+			}
+			seq[lo].tok.sp = false
+			seq = splice(seq, lo, hi, parenNode(call, first, first.sp))
+			i = lo
+		}
+	}
+	return seq, nil
+}
+
+// distinctFrom turns a IS [NOT] DISTINCT FROM b into (NOT (a <=> b)) or
+// ((a) <=> (b)).
+func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		if !seq[i].kw("is") {
+			continue
+		}
+		k := i + 1
+		not := k < len(seq) && seq[k].kw("not")
+		if not {
+			k++
+		}
+		if k+1 >= len(seq) || !seq[k].kw("distinct") || !seq[k+1].kw("from") {
+			continue
+		}
+		lo := operandStart(seq, i, precIs)
+		hi := operandEnd(seq, k+2, precIs)
+		if lo == i {
+			return nil, c.syntax(seq[i])
+		}
+		if hi == k+2 {
+			return nil, c.syntax(nodeAt(seq, hi))
+		}
+		first := seq[lo].tok
+		seq[lo].tok.sp = false
+		seq[k+2].tok.sp = false
+		cmp := []*node{parenNode(clone(seq[lo:i]), first, false), rawNode("<=>", seq[i].tok, true), parenNode(clone(seq[k+2:hi]), seq[k+2].tok, true)}
+		var repl *node
+		if not {
+			repl = parenNode(cmp, first, first.sp)
+		} else {
+			repl = parenNode([]*node{rawNode("NOT", seq[i].tok, false), parenNode(cmp, first, true)}, first, first.sp)
+		}
+		seq = splice(seq, lo, hi, repl)
+		i = lo
+	}
+	return seq, nil
+}
+
+// filterClause turns agg(...) FILTER (WHERE c) into __pg_filter(agg(...), c).
+func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 2; i+1 < len(seq); i++ {
+		if !seq[i].kw("filter") || !seq[i+1].isParen() || !seq[i-1].isParen() || !seq[i-2].isIdent() {
+			continue
+		}
+		g := seq[i+1]
+		if len(g.kids) < 2 || !g.kids[0].kw("where") {
+			return nil, c.syntax(nodeAt(g.kids, 0))
+		}
+		start := nameChainStart(seq, i-2)
+		first := seq[start].tok
+		seq[start].tok.sp = false
+		g.kids[1].tok.sp = true
+		call := callNode("__pg_filter", first, first.sp, clone(seq[start:i]), g.kids[1:])
+		seq = splice(seq, start, i+2, call...)
+		i = start
+	}
+	return seq, nil
+}
+
+// stringAgg turns string_agg(a, 'sep' [ORDER BY ...]) into
+// GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep').
+func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("string_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		g := seq[i+1]
+		body := g.kids
+		var order []*node
+		for k := 0; k+1 < len(body); k++ {
+			if body[k].kw("order") && body[k+1].kw("by") {
+				order = body[k:]
+				body = body[:k]
+				break
+			}
+		}
+		args := splitCommas(body)
+		if len(args) != 2 || len(args[1]) != 1 || args[1][0].group || args[1][0].tok.kind != tkString {
+			continue
+		}
+		sep := args[1][0]
+		sep.tok.sp = true
+		g.kids = cat(args[0], order, one(rawNode("SEPARATOR", sep.tok, true)), one(sep))
+		seq[i] = rawNode("GROUP_CONCAT", seq[i].tok, seq[i].tok.sp)
+	}
+	return seq, nil
+}
+
+// nullsOrdering turns "e [ASC|DESC] NULLS FIRST|LAST" in ORDER BY into
+// "__pg_nulls_first(e) [ASC|DESC]" / "__pg_nulls_last(e) [ASC|DESC]".
+func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("nulls") || !seq[i+1].kwIn("first", "last") {
+			continue
+		}
+		s := i - 1
+		for s >= 0 && !seq[s].isPunct(",") && !(seq[s].kw("by") && s > 0 && seq[s-1].kw("order")) {
+			s--
+		}
+		s++
+		end := i
+		var dir []*node
+		if end > s && seq[end-1].kwIn("asc", "desc") {
+			dir = one(seq[end-1])
+			end--
+		}
+		if end == s {
+			return nil, c.syntax(seq[i])
+		}
+		name := "__pg_nulls_first"
+		if seq[i+1].kw("last") {
+			name = "__pg_nulls_last"
+		}
+		first := seq[s].tok
+		seq[s].tok.sp = false
+		call := callNode(name, first, first.sp, clone(seq[s:end]))
+		seq = splice(seq, s, i+2, cat(call, dir)...)
+		i = s
+	}
+	return seq, nil
+}

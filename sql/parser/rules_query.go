@@ -1,0 +1,324 @@
+package parser
+
+import "strconv"
+
+// maxLimit stands in for "no limit" when only OFFSET is given.
+const maxLimit = "18446744073709551615"
+
+// limitOffset normalises the row-limiting tail: LIMIT ALL is dropped,
+// OFFSET n [ROW|ROWS] and FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY become
+// TiDB's LIMIT n OFFSET m (with an unbounded LIMIT when only OFFSET is given).
+func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
+	start := -1
+	for i, n := range seq {
+		if n.kwIn("limit", "offset", "fetch") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return seq, nil
+	}
+	var limit, offset []*node
+	changed := false
+	i := start
+	for i < len(seq) {
+		n := seq[i]
+		switch {
+		case n.kw("limit"):
+			if i+1 < len(seq) && seq[i+1].kw("all") {
+				changed = true
+				i += 2
+				continue
+			}
+			end := operandEnd(seq, i+1, precLowest)
+			if end == i+1 {
+				return nil, c.syntax(nodeAt(seq, i+1))
+			}
+			if end < len(seq) && seq[end].isPunct(",") { // MySQL's LIMIT m, n: leave as is
+				return seq, nil
+			}
+			limit = seq[i+1 : end]
+			i = end
+		case n.kw("offset"):
+			end := operandEnd(seq, i+1, precLowest)
+			if end == i+1 {
+				return nil, c.syntax(nodeAt(seq, i+1))
+			}
+			offset = seq[i+1 : end]
+			i = end
+			if i < len(seq) && seq[i].kwIn("row", "rows") {
+				i++
+			}
+			changed = true
+		case n.kw("fetch"):
+			if i+1 >= len(seq) || !seq[i+1].kwIn("first", "next") {
+				return nil, c.syntax(nodeAt(seq, i+1))
+			}
+			end := i + 2
+			if end < len(seq) && !seq[end].kwIn("row", "rows") {
+				end = operandEnd(seq, i+2, precLowest)
+				limit = seq[i+2 : end]
+			} else {
+				limit = one(synth(tkNumber, "1", n.tok, true))
+			}
+			if end >= len(seq) || !seq[end].kwIn("row", "rows") {
+				return nil, c.syntax(nodeAt(seq, end))
+			}
+			end++
+			if end < len(seq) && seq[end].kw("only") {
+				end++
+			} else if end+1 < len(seq) && seq[end].kw("with") && seq[end+1].kw("ties") {
+				return nil, c.unsupported(seq[end].tok, "FETCH ... WITH TIES is not supported")
+			} else {
+				return nil, c.syntax(nodeAt(seq, end))
+			}
+			i = end
+			changed = true
+		default:
+			goto done
+		}
+	}
+done:
+	if !changed {
+		return seq, nil
+	}
+	at := seq[start].tok
+	var tail []*node
+	if limit == nil && offset != nil {
+		limit = one(synth(tkNumber, maxLimit, at, true))
+	}
+	if limit != nil {
+		limit[0].tok.sp = true
+		tail = cat(one(rawNode("LIMIT", at, true)), limit)
+	}
+	if offset != nil {
+		offset[0].tok.sp = true
+		tail = cat(tail, one(rawNode("OFFSET", at, true)), offset)
+	}
+	return splice(seq, start, i, tail...), nil
+}
+
+// distinctOn turns SELECT DISTINCT ON (a, b) items into
+// SELECT __pg_distinct_on(a, b), items.
+func distinctOn(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+2 < len(seq); i++ {
+		if !seq[i].kw("distinct") || !seq[i+1].kw("on") || !seq[i+2].isParen() {
+			continue
+		}
+		g := seq[i+2]
+		if len(g.kids) == 0 {
+			return nil, c.syntax(g.close.node())
+		}
+		call := callNode("__pg_distinct_on", seq[i].tok, seq[i].tok.sp, g.kids)
+		seq = splice(seq, i, i+3, append(call, synth(tkPunct, ",", g.close, false))...)
+	}
+	return seq, nil
+}
+
+// defaultValues turns INSERT ... DEFAULT VALUES into INSERT ... () VALUES ().
+func defaultValues(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if seq[i].kw("default") && seq[i+1].kw("values") {
+			at := seq[i].tok
+			seq = splice(seq, i, i+2, parenNode(nil, at, true), rawNode("VALUES", at, true), parenNode(nil, at, true))
+		}
+	}
+	return seq, nil
+}
+
+// quoteWords are reserved in TiDB (MySQL) but plain column names in
+// PostgreSQL; used as identifiers (not followed by "(") they are quoted.
+var quoteWords = map[string]bool{}
+
+func init() {
+	for _, w := range []string{
+		"add", "alter", "call", "cascade", "change", "continue", "cursor", "database", "databases",
+		"day_hour", "day_microsecond", "day_minute", "day_second", "delayed", "describe", "distinctrow",
+		"div", "drop", "dual", "elseif", "enclosed", "escaped", "exit", "explain", "force", "fulltext",
+		"generated", "high_priority", "hour_microsecond", "hour_minute", "hour_second", "if", "ignore",
+		"index", "infile", "inout", "iterate", "key", "keys", "kill", "leave", "linear", "lines", "load",
+		"lock", "long", "low_priority", "match", "maxvalue", "minute_microsecond", "minute_second",
+		"mod", "no_write_to_binlog", "optimize", "option", "optionally", "out", "outfile", "procedure",
+		"rank", "dense_rank", "row_number", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+		"first_value", "last_value", "nth_value", "read", "release", "rename", "repeat", "replace",
+		"require", "restrict", "revoke", "rlike", "regexp", "second_microsecond", "show", "spatial",
+		"sql", "sqlexception", "sqlstate", "sqlwarning", "ssl", "starting", "stored", "straight_join",
+		"terminated", "trigger", "unlock", "unsigned", "until", "usage", "use", "utc_date", "utc_time",
+		"utc_timestamp", "virtual", "while", "write", "xor", "year_month", "zerofill", "tidb_current_tso",
+		"blob", "tinyblob", "mediumblob", "longblob", "tinytext", "mediumtext", "longtext", "middleint",
+		"mediumint", "tinyint", "int1", "int2", "int3", "int4", "int8", "float4", "float8", "varbinary",
+		"varcharacter", "sql_big_result", "sql_calc_found_rows", "sql_small_result",
+	} {
+		quoteWords[w] = true
+	}
+}
+
+// quoteReserved quotes TiDB-reserved words used as identifiers.
+func quoteReserved(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i, n := range seq {
+		if n.group || n.tok.kind != tkIdent || n.tok.synth || !quoteWords[n.tok.val] {
+			continue
+		}
+		if i+1 < len(seq) && seq[i+1].isParen() && !(i > 0 && seq[i-1].kwIn("as", "into", "table", "update")) {
+			continue // a function call
+		}
+		n.tok.quote = true
+	}
+	return seq, nil
+}
+
+// valuesLists turns a VALUES list used as a query (a top-level statement or
+// a parenthesised subquery, optionally aliased "AS v(a, b)") into
+// SELECT ... AS a, ... UNION ALL SELECT ...; INSERT's VALUES is left alone.
+func valuesLists(c *rewriteCtx, seq []*node) ([]*node, error) {
+	var err error
+	if c.depth == 0 && len(seq) > 0 && seq[0].kw("values") {
+		if seq, err = valuesToSelect(c, seq, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < len(seq); i++ {
+		g := seq[i]
+		if !g.isParen() || len(g.kids) == 0 || !g.kids[0].kw("values") || (i > 0 && seq[i-1].isIdent()) {
+			continue
+		}
+		if i > 0 && (seq[i-1].isParen() || seq[i-1].kwIn("into", "table")) {
+			continue // INSERT INTO t (cols) (VALUES ...) is not ours to touch
+		}
+		var cols []string
+		j := i + 1
+		if j < len(seq) && seq[j].kw("as") {
+			j++
+		}
+		if j+1 < len(seq) && seq[j].isIdent() && seq[j+1].isParen() {
+			for _, part := range splitCommas(seq[j+1].kids) {
+				if len(part) != 1 || !part[0].isIdent() {
+					return nil, c.syntax(nodeAt(part, 0))
+				}
+				cols = append(cols, part[0].tok.val)
+			}
+			seq = splice(seq, j+1, j+2)
+		}
+		if g.kids, err = valuesToSelect(c, g.kids, cols); err != nil {
+			return nil, err
+		}
+	}
+	return seq, nil
+}
+
+func valuesToSelect(c *rewriteCtx, seq []*node, cols []string) ([]*node, error) {
+	at := seq[0].tok
+	var rows [][][]*node
+	i := 1
+	for i < len(seq) {
+		if !seq[i].isParen() {
+			return nil, c.syntax(seq[i])
+		}
+		rows = append(rows, splitCommas(seq[i].kids))
+		i++
+		if i < len(seq) && seq[i].isPunct(",") {
+			i++
+			continue
+		}
+		break
+	}
+	if len(rows) == 0 {
+		return nil, c.syntax(nodeAt(seq, 1))
+	}
+	width := len(rows[0])
+	var out []*node
+	for r, row := range rows {
+		if len(row) != width {
+			return nil, syntaxErrMsg(c.src, seq[1+2*r].tok, "VALUES lists must all be the same length")
+		}
+		if r > 0 {
+			out = append(out, rawNode("UNION", at, true), rawNode("ALL", at, true))
+		}
+		out = append(out, rawNode("SELECT", at, r > 0 || at.sp))
+		for k, item := range row {
+			if len(item) == 0 {
+				return nil, c.syntax(seq[1+2*r])
+			}
+			if k > 0 {
+				out = append(out, synth(tkPunct, ",", item[0].tok, false))
+			}
+			item[0].tok.sp = true
+			out = append(out, item...)
+			if r == 0 {
+				name := "column" + strconv.Itoa(k+1)
+				if k < len(cols) {
+					name = cols[k]
+				}
+				out = append(out, rawNode("AS", item[0].tok, true), synth(tkQIdent, name, item[0].tok, true))
+			}
+		}
+	}
+	return append(out, seq[i:]...), nil
+}
+
+// fromFunctions replaces a function call in FROM (generate_series, tumble,
+// hop, unnest, ...) with a placeholder table __pg_tablefunc_<n> keeping the
+// alias; the call is recorded for Query.TableFuncs.
+func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
+	inFrom := false
+	itemStart := false
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		switch {
+		case n.kw("from"):
+			inFrom, itemStart = true, true
+			continue
+		case n.kwIn("where", "group", "having", "order", "limit", "offset", "window", "union", "intersect",
+			"except", "on", "using", "returning", "set", "fetch", "for", "select", "values"):
+			inFrom, itemStart = false, false
+			continue
+		case inFrom && (n.isPunct(",") || n.kwIn("join", "lateral")):
+			itemStart = true
+			continue
+		}
+		if !inFrom || !itemStart {
+			continue
+		}
+		itemStart = false
+		if !n.isIdent() {
+			continue
+		}
+		j := i
+		for j+2 < len(seq) && seq[j+1].isPunct(".") && seq[j+2].isIdent() {
+			j += 2
+		}
+		if j+1 >= len(seq) || !seq[j+1].isParen() {
+			continue
+		}
+		g := seq[j+1]
+		pf := &pendingFunc{placeholder: placeholderName(len(c.funcs) + 1), name: seq[j].tok.val}
+		if len(g.kids) > 0 {
+			pf.args = splitCommas(g.kids)
+		}
+		c.funcs = append(c.funcs, pf)
+		repl := []*node{rawNode(pf.placeholder, n.tok, n.tok.sp)}
+		k := j + 2
+		hasAs := k < len(seq) && seq[k].kw("as")
+		if hasAs {
+			k++
+		}
+		if k < len(seq) && seq[k].isIdent() && (hasAs || !clauseWords[seq[k].tok.val] || seq[k].tok.kind == tkQIdent) {
+			if k+1 < len(seq) && seq[k+1].isParen() {
+				for _, part := range splitCommas(seq[k+1].kids) {
+					if len(part) != 1 || !part[0].isIdent() {
+						return nil, c.syntax(nodeAt(part, 0))
+					}
+					pf.aliases = append(pf.aliases, part[0].tok.val)
+				}
+				seq = splice(seq, k+1, k+2)
+			}
+		} else if hasAs {
+			return nil, c.syntax(nodeAt(seq, k))
+		} else {
+			repl = append(repl, rawNode("AS", n.tok, true), synth(tkQIdent, pf.name, n.tok, true))
+		}
+		seq = splice(seq, i, j+2, repl...)
+	}
+	return seq, nil
+}
