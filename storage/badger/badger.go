@@ -92,7 +92,8 @@ func Open(opts Options) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false)
 	if opts.MemTableSize > 0 {
-		bo = bo.WithMemTableSize(opts.MemTableSize)
+		// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
+		bo = bo.WithMemTableSize(opts.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, opts.MemTableSize/10))
 	}
 	if opts.BlockCacheSize > 0 {
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)

@@ -1,0 +1,41 @@
+package badger_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/badger"
+)
+
+// BenchmarkBadgerCommit commits epochs of 100k single-row keys (16-byte keys, 16-byte values) and
+// reports rows/s.
+func BenchmarkBadgerCommit(b *testing.B) {
+	const rows = 100_000
+	s, err := badger.Open(badger.Options{Dir: b.TempDir()}) // Badger's default memtable
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var batch storage.Batch
+	key := make([]byte, 16)
+	val := make([]byte, 16)
+	ctx := context.Background()
+	next := uint64(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch.Reset()
+		for r := range rows {
+			binary.BigEndian.PutUint64(key, uint64(i%4))
+			binary.BigEndian.PutUint64(key[8:], uint64(r)*2654435761%rows)
+			binary.BigEndian.PutUint64(val, uint64(i))
+			batch.Put(key, val)
+		}
+		next++
+		if err := s.Commit(ctx, next, &batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
