@@ -1,0 +1,602 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// conn is one client connection. Everything but mu is owned by the handler goroutine.
+type conn struct {
+	srv         *Server
+	nc          net.Conn
+	log         *slog.Logger
+	pid, secret uint32
+	w           *wire
+	be          *pgproto3.Backend
+	sess        Session
+	enc         rowEncoder
+
+	stmts   map[string]*prepared
+	portals map[string]*portal
+	// skipTillSync is set by an error in an extended-protocol message: every
+	// message but Sync and Terminate is then discarded, as PostgreSQL does.
+	skipTillSync bool
+
+	mu struct {
+		sync.Mutex
+		cancel context.CancelFunc // cancels the running statement; nil when idle
+	}
+}
+
+// prepared is a statement created by a Parse message.
+type prepared struct {
+	name   string
+	st     Statement // nil for an empty query
+	params []types.T
+	cols   []Column
+}
+
+// portal is a bound statement created by a Bind message.
+type portal struct {
+	name    string
+	stmt    *prepared
+	params  []types.Datum
+	formats []int16 // per result column; nil = all text
+	ctx     context.Context
+	cancel  context.CancelFunc
+	res     Result // nil until the first Execute and after completion
+	cols    []Column
+	cur     cursor
+	started bool
+	done    bool
+	// suspended is set once an Execute stopped at its row limit.
+	suspended bool
+}
+
+// cursor is the position in a result's current chunk.
+type cursor struct {
+	ch  *types.Chunk
+	row int
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		srv:     s,
+		nc:      nc,
+		log:     s.log,
+		w:       newWire(nc),
+		stmts:   make(map[string]*prepared),
+		portals: make(map[string]*portal),
+	}
+}
+
+// serve runs the connection until the client leaves, a protocol error, or Close.
+func (c *conn) serve() {
+	c.log = c.log.With("pid", c.pid, "remote", c.nc.RemoteAddr().String())
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("pgwire: panic in connection handler", "panic", r, "stack", string(debug.Stack()))
+			c.fatal(pgError{Code: codeInternal, Message: fmt.Sprintf("internal error: %v", r)})
+		}
+		c.cleanup()
+		_ = c.nc.Close()
+	}()
+	if err := c.nc.SetDeadline(time.Now().Add(c.srv.cfg.StartupTimeout)); err != nil {
+		return
+	}
+	if !c.startup() {
+		return
+	}
+	if err := c.nc.SetDeadline(time.Time{}); err != nil {
+		return
+	}
+	c.be = pgproto3.NewBackend(c.nc, io.Discard) // output goes through c.w
+	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	c.loop()
+}
+
+// cleanup closes portals and the session; it tolerates panics from session code.
+func (c *conn) cleanup() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("pgwire: panic while closing a session", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	for name := range c.portals {
+		c.closePortal(name)
+	}
+	if c.sess != nil {
+		c.sess.Close()
+		c.sess = nil
+	}
+}
+
+// fatal sends a FATAL error and flushes; the caller then closes the connection.
+func (c *conn) fatal(pe pgError) {
+	c.w.sendError("FATAL", pe)
+	_ = c.w.flush()
+}
+
+func (c *conn) loop() {
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			c.receiveFailed(err)
+			return
+		}
+		if c.skipTillSync {
+			switch msg.(type) {
+			case *pgproto3.Sync, *pgproto3.Terminate:
+			default:
+				continue
+			}
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			c.simpleQuery(m.String)
+		case *pgproto3.Parse:
+			c.extended(c.handleParse(m))
+		case *pgproto3.Bind:
+			c.extended(c.handleBind(m))
+		case *pgproto3.Describe:
+			c.extended(c.handleDescribe(m))
+		case *pgproto3.Execute:
+			c.extended(c.handleExecute(m))
+		case *pgproto3.Close:
+			c.extended(c.handleClose(m))
+		case *pgproto3.Sync:
+			c.skipTillSync = false
+			c.endOfTransaction()
+			_ = c.w.sendReady(c.sess.TxStatus())
+		case *pgproto3.Flush:
+			_ = c.w.flush()
+		case *pgproto3.Terminate:
+			return
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// Accepted and ignored, as PostgreSQL does: a COPY failed and the client
+			// is still sending its data.
+		case *pgproto3.FunctionCall:
+			c.w.sendError("ERROR", pgError{Code: codeFeatureNotSupported, Message: "function call protocol is not supported"})
+			_ = c.w.sendReady(c.sess.TxStatus())
+		default:
+			c.fatal(pgError{Code: codeProtocolViolation, Message: fmt.Sprintf("invalid frontend message type %T", msg)})
+			return
+		}
+		if err := c.w.failed(); err != nil {
+			c.log.Debug("pgwire: connection write failed", "err", err)
+			return
+		}
+	}
+}
+
+// receiveFailed ends the connection after a failed read: quietly when the client
+// went away, with FATAL 08P01 when it sent something malformed.
+func (c *conn) receiveFailed(err error) {
+	var ne net.Error
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.As(err, &ne) {
+		c.log.Debug("pgwire: connection closed", "err", err)
+		return
+	}
+	c.log.Info("pgwire: protocol violation, closing connection", "err", err)
+	c.fatal(pgError{Code: codeProtocolViolation, Message: "invalid frontend message: " + err.Error()})
+}
+
+// extended finishes an extended-protocol message: an error is reported and the
+// following messages are skipped until Sync.
+func (c *conn) extended(err error) {
+	if err == nil {
+		return
+	}
+	c.w.sendError("ERROR", toPgError(err))
+	c.skipTillSync = true
+}
+
+// setRunning makes cancel the target of cancel requests (nil: nothing runs).
+func (c *conn) setRunning(cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.cancel = cancel
+}
+
+// cancelRunning cancels the running statement, if any (from a CancelRequest).
+func (c *conn) cancelRunning() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.cancel != nil {
+		c.mu.cancel()
+	}
+}
+
+// endOfTransaction drops every portal once the session is idle: portals live no
+// longer than their transaction.
+func (c *conn) endOfTransaction() {
+	if c.sess.TxStatus() != 'I' {
+		return
+	}
+	for name := range c.portals {
+		c.closePortal(name)
+	}
+}
+
+func errCanceled() error {
+	return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+}
+
+// simpleQuery runs a Query message: each statement in turn with text results; the
+// first error stops the rest; one ReadyForQuery at the end.
+func (c *conn) simpleQuery(sql string) {
+	c.closePortal("")
+	delete(c.stmts, "")
+	ctx, cancel := context.WithCancel(c.srv.ctx)
+	c.setRunning(cancel)
+	err := c.runSimple(ctx, sql)
+	c.setRunning(nil)
+	cancel()
+	if err != nil {
+		c.w.sendError("ERROR", toPgError(err))
+	}
+	c.endOfTransaction()
+	_ = c.w.sendReady(c.sess.TxStatus())
+}
+
+func (c *conn) runSimple(ctx context.Context, sql string) error {
+	stmts, err := c.sess.Parse(ctx, sql, nil)
+	if err != nil {
+		return err
+	}
+	if len(stmts) == 0 {
+		c.w.sendEmpty('I') // EmptyQueryResponse
+		return nil
+	}
+	for _, st := range stmts {
+		params, _, err := st.Describe(ctx)
+		if err != nil {
+			return err
+		}
+		if len(params) > 0 {
+			return types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+		}
+		if err := c.runToEnd(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runToEnd runs st without parameters and sends its rows in text format.
+func (c *conn) runToEnd(ctx context.Context, st Statement) error {
+	res, err := st.Run(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	cols := res.Columns()
+	if cols != nil {
+		c.w.send(rowDescription(cols, nil))
+	}
+	var cur cursor
+	if _, _, err := c.sendRows(ctx, res, &cur, cols, nil, 0); err != nil {
+		return err
+	}
+	c.w.sendCommandComplete(res.Tag())
+	return nil
+}
+
+// sendRows sends DataRows from res, resuming at cur, until the end of the result
+// (eof) or max rows (0 = no limit). It never calls Next once max rows are sent.
+func (c *conn) sendRows(ctx context.Context, res Result, cur *cursor, cols []Column, formats []int16, max int) (sent int, eof bool, err error) {
+	for {
+		if max > 0 && sent >= max {
+			return sent, false, nil
+		}
+		if cur.ch == nil || cur.row >= cur.ch.Len() {
+			if ctx.Err() != nil {
+				return sent, false, errCanceled()
+			}
+			ch, err := res.Next(ctx)
+			if err == io.EOF {
+				*cur = cursor{}
+				return sent, true, nil
+			}
+			if err != nil {
+				return sent, false, err
+			}
+			if err := checkChunk(ch, cols); err != nil {
+				return sent, false, err
+			}
+			*cur = cursor{ch: ch}
+			continue
+		}
+		limit := 0
+		if max > 0 {
+			limit = max - sent
+		}
+		n, err := c.encodeRows(cur, cols, formats, limit)
+		sent += n
+		if err != nil {
+			return sent, false, err
+		}
+	}
+}
+
+// encodeRows appends up to limit (0 = all) visible rows of the current chunk,
+// holding the output lock for the whole batch.
+func (c *conn) encodeRows(cur *cursor, cols []Column, formats []int16, limit int) (int, error) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch := cur.ch
+	n := 0
+	for cur.row < ch.Len() && (limit == 0 || n < limit) {
+		i := cur.row
+		cur.row++
+		if !ch.Visible(i) {
+			continue
+		}
+		buf, err := c.enc.appendDataRow(w.mu.buf, ch, i, cols, formats)
+		w.mu.buf = buf
+		if err != nil {
+			return n, err
+		}
+		n++
+		if len(w.mu.buf) >= flushThreshold {
+			if err := w.flushLocked(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *conn) handleParse(m *pgproto3.Parse) error {
+	if m.Name == "" {
+		delete(c.stmts, "")
+	} else if _, ok := c.stmts[m.Name]; ok {
+		return wireErrorf(codeDuplicateStatement, "prepared statement %q already exists", m.Name)
+	}
+	declared := make([]types.T, len(m.ParameterOIDs))
+	for i, oid := range m.ParameterOIDs {
+		t, ok := types.FromOID(oid)
+		if !ok {
+			return types.Errorf(types.ErrUndefinedObject, "type with OID %d does not exist", oid)
+		}
+		declared[i] = t
+	}
+	ctx, cancel := context.WithCancel(c.srv.ctx)
+	c.setRunning(cancel)
+	defer func() {
+		c.setRunning(nil)
+		cancel()
+	}()
+	stmts, err := c.sess.Parse(ctx, m.Query, declared)
+	if err != nil {
+		return err
+	}
+	p := &prepared{name: m.Name}
+	switch len(stmts) {
+	case 0:
+		p.params = declared
+	case 1:
+		params, cols, err := stmts[0].Describe(ctx)
+		if err != nil {
+			return err
+		}
+		for len(params) < len(declared) { // declared but unused parameters still count
+			params = append(params, declared[len(params)])
+		}
+		p.st, p.params, p.cols = stmts[0], params, cols
+	default:
+		return wireErrorf(codeSyntax, "cannot insert multiple commands into a prepared statement")
+	}
+	c.stmts[m.Name] = p
+	c.w.sendEmpty('1') // ParseComplete
+	return nil
+}
+
+func (c *conn) handleBind(m *pgproto3.Bind) error {
+	if m.DestinationPortal == "" {
+		c.closePortal("")
+	} else if _, ok := c.portals[m.DestinationPortal]; ok {
+		return wireErrorf(codeDuplicatePortal, "portal %q already exists", m.DestinationPortal)
+	}
+	p, ok := c.stmts[m.PreparedStatement]
+	if !ok {
+		return wireErrorf(codeUndefinedStatement, "prepared statement %q does not exist", m.PreparedStatement)
+	}
+	n := len(p.params)
+	if len(m.Parameters) != n {
+		return wireErrorf(codeProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d",
+			len(m.Parameters), m.PreparedStatement, n)
+	}
+	pf := m.ParameterFormatCodes
+	if len(pf) > 1 && len(pf) != n {
+		return wireErrorf(codeProtocolViolation, "bind message has %d parameter formats but %d parameters", len(pf), n)
+	}
+	var params []types.Datum
+	if n > 0 {
+		params = make([]types.Datum, n)
+	}
+	for i := range params {
+		f := formatText
+		switch len(pf) {
+		case 1:
+			f = pf[0]
+		case n:
+			f = pf[i]
+		}
+		d, err := decodeParam(p.params[i], f, m.Parameters[i], i)
+		if err != nil {
+			return err
+		}
+		params[i] = d
+	}
+	formats, err := resultFormats(m.ResultFormatCodes, len(p.cols))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.srv.ctx)
+	c.portals[m.DestinationPortal] = &portal{
+		name: m.DestinationPortal, stmt: p, params: params, formats: formats, ctx: ctx, cancel: cancel,
+	}
+	c.w.sendEmpty('2') // BindComplete
+	return nil
+}
+
+// resultFormats expands Bind's result format codes to one per column (nil = all text).
+func resultFormats(codes []int16, ncols int) ([]int16, error) {
+	for _, f := range codes {
+		if f != formatText && f != formatBinary {
+			return nil, types.Errorf(types.ErrInvalidParameter, "unsupported format code: %d", f)
+		}
+	}
+	switch {
+	case len(codes) == 0 || ncols == 0:
+		if len(codes) > 1 {
+			return nil, wireErrorf(codeProtocolViolation, "bind message has %d result formats but query has %d columns", len(codes), ncols)
+		}
+		return nil, nil
+	case len(codes) == 1:
+		if codes[0] == formatText {
+			return nil, nil
+		}
+		out := make([]int16, ncols)
+		for i := range out {
+			out[i] = codes[0]
+		}
+		return out, nil
+	case len(codes) == ncols:
+		return append([]int16(nil), codes...), nil
+	}
+	return nil, wireErrorf(codeProtocolViolation, "bind message has %d result formats but query has %d columns", len(codes), ncols)
+}
+
+func (c *conn) handleDescribe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		p, ok := c.stmts[m.Name]
+		if !ok {
+			return wireErrorf(codeUndefinedStatement, "prepared statement %q does not exist", m.Name)
+		}
+		oids := make([]uint32, len(p.params))
+		for i, t := range p.params {
+			oids[i] = t.OID()
+		}
+		c.w.send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+		c.describeRows(p.cols, nil)
+	case 'P':
+		pt, ok := c.portals[m.Name]
+		if !ok {
+			return wireErrorf(codeUndefinedPortal, "portal %q does not exist", m.Name)
+		}
+		c.describeRows(pt.stmt.cols, pt.formats)
+	default:
+		return wireErrorf(codeProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType)
+	}
+	return nil
+}
+
+func (c *conn) describeRows(cols []Column, formats []int16) {
+	if cols == nil {
+		c.w.sendEmpty('n') // NoData
+		return
+	}
+	c.w.send(rowDescription(cols, formats))
+}
+
+func (c *conn) handleClose(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		delete(c.stmts, m.Name)
+	case 'P':
+		c.closePortal(m.Name)
+	default:
+		return wireErrorf(codeProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType)
+	}
+	c.w.sendEmpty('3') // CloseComplete
+	return nil
+}
+
+// closePortal closes and forgets a portal (nothing when it does not exist).
+func (c *conn) closePortal(name string) {
+	p, ok := c.portals[name]
+	if !ok {
+		return
+	}
+	delete(c.portals, name)
+	if p.res != nil {
+		p.res.Close()
+		p.res = nil
+	}
+	p.cancel()
+}
+
+func (c *conn) handleExecute(m *pgproto3.Execute) error {
+	p, ok := c.portals[m.Portal]
+	if !ok {
+		return wireErrorf(codeUndefinedPortal, "portal %q does not exist", m.Portal)
+	}
+	if p.stmt.st == nil {
+		c.w.sendEmpty('I') // EmptyQueryResponse
+		return nil
+	}
+	err := c.execute(p, int(min(m.MaxRows, 1<<30)))
+	if err != nil {
+		c.closePortal(m.Portal) // the failed statement's portal does not survive
+	}
+	return err
+}
+
+func (c *conn) execute(p *portal, maxRows int) error {
+	if p.done {
+		if p.cols == nil {
+			return types.Errorf(types.ErrFeatureNotReady, "portal %q cannot be run", p.name)
+		}
+		c.w.sendCommandComplete("SELECT 0")
+		return nil
+	}
+	c.setRunning(p.cancel)
+	defer c.setRunning(nil)
+	if !p.started {
+		if err := p.ctx.Err(); err != nil {
+			return errCanceled()
+		}
+		res, err := p.stmt.st.Run(p.ctx, p.params)
+		if err != nil {
+			return err
+		}
+		p.res, p.started = res, true
+		p.cols = res.Columns()
+		if len(p.cols) != len(p.stmt.cols) || (p.cols == nil) != (p.stmt.cols == nil) {
+			return types.Errorf(types.ErrInternal, "statement returned %d columns but was described with %d", len(p.cols), len(p.stmt.cols))
+		}
+	}
+	sent, eof, err := c.sendRows(p.ctx, p.res, &p.cur, p.cols, p.formats, maxRows)
+	if err != nil {
+		return err
+	}
+	if !eof {
+		p.suspended = true
+		c.w.sendEmpty('s') // PortalSuspended
+		return nil
+	}
+	tag := p.res.Tag()
+	if p.suspended && strings.HasPrefix(tag, "SELECT ") {
+		tag = "SELECT " + strconv.Itoa(sent) // rows of this Execute, as PostgreSQL reports
+	}
+	p.res.Close()
+	p.res, p.done = nil, true
+	c.w.sendCommandComplete(tag)
+	return nil
+}

@@ -1,0 +1,177 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/tributary/tributary/sql/types"
+)
+
+const codeCharacterNotInRepertoire = "22021"
+
+// decodeParam decodes bind parameter idx (0-based), sent in format, as a value of
+// type t. A nil raw value is NULL. Parameters of unknown type are taken as text.
+func decodeParam(t types.T, format int16, raw []byte, idx int) (types.Datum, error) {
+	if raw == nil {
+		return types.NullDatum, nil
+	}
+	if t.ID == types.Unknown {
+		t = types.TVarchar
+	}
+	switch format {
+	case formatText:
+		if !utf8.Valid(raw) {
+			return types.Datum{}, wireErrorf(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\" in bind parameter %d", idx+1)
+		}
+		return types.ParseText(t, string(raw))
+	case formatBinary:
+		return decodeBinary(t, raw, idx)
+	}
+	return types.Datum{}, wireErrorf(codeProtocolViolation, "unsupported format code: %d", format)
+}
+
+func decodeBinary(t types.T, raw []byte, idx int) (types.Datum, error) {
+	var d types.Datum
+	want := func(n int) error {
+		if len(raw) != n {
+			return errBadBinary(idx)
+		}
+		return nil
+	}
+	switch t.ID {
+	case types.Bool:
+		if err := want(1); err != nil {
+			return d, err
+		}
+		d = types.DBool(raw[0] != 0)
+	case types.Int16:
+		if err := want(2); err != nil {
+			return d, err
+		}
+		d.I = int64(int16(binary.BigEndian.Uint16(raw)))
+	case types.Int32:
+		if err := want(4); err != nil {
+			return d, err
+		}
+		d.I = int64(int32(binary.BigEndian.Uint32(raw)))
+	case types.Int64:
+		if err := want(8); err != nil {
+			return d, err
+		}
+		d.I = int64(binary.BigEndian.Uint64(raw))
+	case types.Float32:
+		if err := want(4); err != nil {
+			return d, err
+		}
+		d.F = float64(math.Float32frombits(binary.BigEndian.Uint32(raw)))
+	case types.Float64:
+		if err := want(8); err != nil {
+			return d, err
+		}
+		d.F = math.Float64frombits(binary.BigEndian.Uint64(raw))
+	case types.Numeric:
+		if err := decodeNumeric(raw, &d.Dec, idx); err != nil {
+			return d, err
+		}
+		if err := types.FitNumeric(t, &d.Dec); err != nil {
+			return d, err
+		}
+	case types.Varchar:
+		if !utf8.Valid(raw) {
+			return d, wireErrorf(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\" in bind parameter %d", idx+1)
+		}
+		return types.ParseText(t, string(raw)) // applies varchar(n)
+	case types.Bytea:
+		d.S = string(raw)
+	case types.Jsonb:
+		if len(raw) < 1 || raw[0] != 1 {
+			return d, errBadBinary(idx)
+		}
+		return types.ParseText(t, string(raw[1:]))
+	case types.Date:
+		if err := want(4); err != nil {
+			return d, err
+		}
+		d.I = dateFromPG(int32(binary.BigEndian.Uint32(raw)))
+	case types.Time:
+		if err := want(8); err != nil {
+			return d, err
+		}
+		d.I = int64(binary.BigEndian.Uint64(raw))
+		if d.I < 0 || d.I > 86400000000 {
+			return d, types.Errorf(types.ErrDatetimeOverflow, "time out of range")
+		}
+	case types.Timestamp, types.Timestamptz:
+		if err := want(8); err != nil {
+			return d, err
+		}
+		d.I = timestampFromPG(int64(binary.BigEndian.Uint64(raw)))
+	case types.Interval:
+		if err := want(16); err != nil {
+			return d, err
+		}
+		d.Iv = types.IntervalValue{
+			Micros: int64(binary.BigEndian.Uint64(raw)),
+			Days:   int32(binary.BigEndian.Uint32(raw[8:])),
+			Months: int32(binary.BigEndian.Uint32(raw[12:])),
+		}
+	default:
+		return d, types.Errorf(types.ErrUnsupported, "no binary input for type %s", t)
+	}
+	return d, nil
+}
+
+// decodeNumeric reads PostgreSQL's binary numeric into out, keeping its display
+// scale (1.50 stays 1.50).
+func decodeNumeric(raw []byte, out *apd.Decimal, idx int) error {
+	if len(raw) < 8 {
+		return errBadBinary(idx)
+	}
+	ndigits := int(binary.BigEndian.Uint16(raw))
+	weight := int(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	dscale := int(binary.BigEndian.Uint16(raw[6:]))
+	if len(raw) != 8+2*ndigits || dscale > numericMaxLen {
+		return errBadBinary(idx)
+	}
+	switch sign {
+	case numericNaN:
+		out.Form = apd.NaN
+		return nil
+	case numericPInf, numericNInf:
+		out.Form = apd.Infinite
+		out.Negative = sign == numericNInf
+		return nil
+	case numericPos, numericNeg:
+	default:
+		return errBadBinary(idx)
+	}
+	// Coefficient = the digits in base 10000, exponent = 4*(weight-ndigits+1).
+	text := make([]byte, 0, 4*ndigits+8)
+	for i := 0; i < ndigits; i++ {
+		g := binary.BigEndian.Uint16(raw[8+2*i:])
+		if g > 9999 {
+			return errBadBinary(idx)
+		}
+		text = append(text, byte('0'+g/1000), byte('0'+g/100%10), byte('0'+g/10%10), byte('0'+g%10))
+	}
+	if ndigits == 0 {
+		text = append(text, '0')
+		weight = ndigits - 1
+	}
+	exp := 4 * (weight - ndigits + 1)
+	text = append(text, 'E')
+	text = strconv.AppendInt(text, int64(exp), 10)
+	if _, _, err := out.SetString(string(text)); err != nil {
+		return errBadBinary(idx)
+	}
+	out.Negative = sign == numericNeg && !out.IsZero()
+	// Rescale to the display scale: drop the trailing zeros below it, or add zeros up to it.
+	if _, err := types.DecimalContext.Quantize(out, out, -int32(dscale)); err != nil {
+		return types.Errorf(types.ErrNumericOutOfRange, "numeric value in bind parameter %d out of range", idx+1)
+	}
+	return nil
+}

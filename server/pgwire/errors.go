@@ -1,0 +1,133 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// SQLSTATE codes pgwire raises itself (protocol-level conditions with no types kind).
+const (
+	codeProtocolViolation   = "08P01"
+	codeFeatureNotSupported = "0A000"
+	codeInternal            = "XX000"
+	codeQueryCanceled       = "57014"
+	codeInvalidBinaryFormat = "22P03"
+	codeUndefinedStatement  = "26000" // invalid_sql_statement_name
+	codeUndefinedPortal     = "34000" // invalid_cursor_name
+	codeDuplicateStatement  = "42P05" // duplicate_prepared_statement
+	codeDuplicatePortal     = "42P03" // duplicate_cursor
+	codeInvalidAuthSpec     = "28000"
+	codeSyntax              = "42601"
+	codeUndefinedParameter  = "42P02"
+)
+
+// sqlStates maps each types.Err* kind to its SQLSTATE; the first match (errors.Is)
+// wins. This is the only SQLSTATE table in the code base.
+var sqlStates = []struct {
+	kind error
+	code string
+}{
+	{types.ErrSyntax, "42601"},
+	{types.ErrUndefinedTable, "42P01"},
+	{types.ErrUndefinedColumn, "42703"},
+	{types.ErrUndefinedFunction, "42883"},
+	{types.ErrUndefinedObject, "42704"},
+	{types.ErrUndefinedParameter, "42P02"},
+	{types.ErrAmbiguousColumn, "42702"},
+	{types.ErrDuplicateTable, "42P07"},
+	{types.ErrDuplicateColumn, "42701"},
+	{types.ErrDuplicateObject, "42710"},
+	{types.ErrDatatypeMismatch, "42804"},
+	{types.ErrGrouping, "42803"},
+	{types.ErrWrongObjectType, "42809"},
+	{types.ErrInvalidColumnRef, "42P10"},
+	{types.ErrUnsupported, "0A000"},
+	{types.ErrNumericOutOfRange, "22003"},
+	{types.ErrDivisionByZero, "22012"},
+	{types.ErrInvalidText, "22P02"},
+	{types.ErrInvalidDatetime, "22007"},
+	{types.ErrDatetimeOverflow, "22008"},
+	{types.ErrStringTruncation, "22001"},
+	{types.ErrInvalidParameter, "22023"},
+	{types.ErrInvalidRegex, "2201B"},
+	{types.ErrDataException, "22000"},
+	{types.ErrNotNullViolation, "23502"},
+	{types.ErrUniqueViolation, "23505"},
+	{types.ErrCardinality, "21000"},
+	{types.ErrDependentObjects, "2BP01"},
+	{types.ErrInvalidTxState, "25000"},
+	{types.ErrInFailedTx, "25P02"},
+	{types.ErrQueryCanceled, "57014"},
+	{types.ErrInvalidCatalogName, "3D000"},
+	{types.ErrProtocolViolation, "08P01"},
+	{types.ErrDiskFull, "53100"},
+	{types.ErrInternal, "XX000"},
+	{types.ErrObjectInUse, "55006"},
+	{types.ErrInsufficientRes, "53000"},
+	{types.ErrInvalidName, "42602"},
+	{types.ErrInvalidDefinition, "42P17"},
+	{types.ErrFeatureNotReady, "55000"},
+	{context.Canceled, codeQueryCanceled},
+}
+
+// wireError is an error pgwire raises itself with an explicit SQLSTATE.
+type wireError struct {
+	code string
+	msg  string
+}
+
+func (e *wireError) Error() string { return e.msg }
+
+func wireErrorf(code, format string, args ...any) error {
+	return &wireError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// pgError is the content of an ErrorResponse.
+type pgError struct {
+	Code, Message, Detail, Hint string
+	Position                    int32
+}
+
+// SQLState returns the SQLSTATE for err: a pgwire protocol code, the code of its
+// types.Err* kind, or XX000.
+func SQLState(err error) string {
+	var we *wireError
+	if errors.As(err, &we) {
+		return we.code
+	}
+	for _, s := range sqlStates {
+		if errors.Is(err, s.kind) {
+			return s.code
+		}
+	}
+	return codeInternal
+}
+
+// toPgError extracts what an ErrorResponse carries from err: the message of the
+// innermost *types.Error (or err.Error()), its position, detail and hint.
+func toPgError(err error) pgError {
+	pe := pgError{Code: SQLState(err), Message: err.Error()}
+	var te *types.Error
+	if errors.As(err, &te) {
+		for {
+			var inner *types.Error
+			if te.Kind == nil || !errors.As(te.Kind, &inner) {
+				break
+			}
+			te = inner
+		}
+		pe.Message = te.Msg
+		pe.Detail = te.Detail
+		pe.Hint = te.Hint
+		if te.Pos > 0 {
+			pe.Position = int32(te.Pos)
+		}
+	}
+	if errors.Is(err, context.Canceled) && pe.Code == codeQueryCanceled && te == nil {
+		pe.Message = "canceling statement due to user request"
+	}
+	return pe
+}
