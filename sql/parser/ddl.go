@@ -1,13 +1,908 @@
 package parser
 
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
 // ddlParser is our own recursive-descent grammar for the statements TiDB's
-// parser does not cover.
+// parser does not cover (streaming DDL, CREATE TABLE with PostgreSQL types,
+// session and transaction commands).
 type ddlParser struct {
 	src string
 	seq []*node
 	i   int
 }
 
+func (p *ddlParser) peek() *node { return nodeAt(p.seq, p.i) }
+
+func (p *ddlParser) peekAt(k int) *node { return nodeAt(p.seq, p.i+k) }
+
+// kw consumes the words ws if they come next.
+func (p *ddlParser) kw(ws ...string) bool {
+	for k, w := range ws {
+		n := p.peekAt(k)
+		if n == nil || !n.kw(w) {
+			return false
+		}
+	}
+	p.i += len(ws)
+	return true
+}
+
+func (p *ddlParser) expect(ws ...string) error {
+	if !p.kw(ws...) {
+		return p.errHere()
+	}
+	return nil
+}
+
+func (p *ddlParser) errHere() error { return syntaxErrAtNode(p.src, p.peek()) }
+
+func (p *ddlParser) unsupported(n *node, format string, args ...any) error {
+	pos := len(p.src)
+	if n != nil {
+		pos = n.tok.pos
+	}
+	return types.ErrorAt(types.ErrUnsupported, charPos(p.src, pos), format, args...)
+}
+
+func (p *ddlParser) done() error {
+	if p.i < len(p.seq) {
+		return p.errHere()
+	}
+	return nil
+}
+
+func (p *ddlParser) ident() (string, error) {
+	n := p.peek()
+	if n == nil || !n.isIdent() {
+		return "", p.errHere()
+	}
+	p.i++
+	return n.tok.val, nil
+}
+
+func (p *ddlParser) objectName() (ObjectName, error) {
+	a, err := p.ident()
+	if err != nil {
+		return ObjectName{}, err
+	}
+	if n := p.peek(); n != nil && n.isPunct(".") {
+		p.i++
+		b, err := p.ident()
+		if err != nil {
+			return ObjectName{}, err
+		}
+		if n := p.peek(); n != nil && n.isPunct(".") { // database.schema.name: drop the database
+			p.i++
+			c, err := p.ident()
+			if err != nil {
+				return ObjectName{}, err
+			}
+			return ObjectName{Schema: b, Name: c}, nil
+		}
+		return ObjectName{Schema: a, Name: b}, nil
+	}
+	return ObjectName{Name: a}, nil
+}
+
+func (p *ddlParser) ifNotExists() bool { return p.kw("if", "not", "exists") }
+
+// identList parses "(a, b, ...)" at the current position.
+func (p *ddlParser) identList() ([]string, error) {
+	g := p.peek()
+	if g == nil || !g.isParen() {
+		return nil, p.errHere()
+	}
+	p.i++
+	var out []string
+	for _, part := range splitCommas(g.kids) {
+		if len(part) != 1 || !part[0].isIdent() {
+			if len(part) == 0 {
+				return nil, syntaxErrAt(p.src, g.close)
+			}
+			return nil, syntaxErrAtNode(p.src, part[0])
+		}
+		out = append(out, part[0].tok.val)
+	}
+	return out, nil
+}
+
+// unsupportedCommands are recognised statements we do not implement.
+var unsupportedCommands = map[string]string{
+	"grant": "GRANT", "revoke": "REVOKE", "copy": "COPY", "prepare": "PREPARE", "execute": "EXECUTE",
+	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
+	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
+	"savepoint": "SAVEPOINT", "release": "RELEASE", "checkpoint": "CHECKPOINT", "reindex": "REINDEX",
+	"cluster": "CLUSTER", "refresh": "REFRESH", "import": "IMPORT", "load": "LOAD", "fetch": "FETCH",
+	"move": "MOVE", "close": "CLOSE", "declare": "DECLARE", "security": "SECURITY LABEL",
+	"reassign": "REASSIGN", "use": "USE", "merge": "MERGE",
+}
+
 func (p *ddlParser) statement() (Statement, error) {
-	return nil, syntaxErrAt(p.src, p.seq[0].tok)
+	first := p.peek()
+	w := first.tok.val
+	if first.tok.kind == tkIdent {
+		if name, ok := unsupportedCommands[w]; ok {
+			return nil, p.unsupported(first, "%s is not supported", name)
+		}
+	}
+	p.i++
+	var st Statement
+	var err error
+	switch {
+	case first.kw("create"):
+		st, err = p.create()
+	case first.kw("drop"):
+		st, err = p.drop()
+	case first.kw("alter"):
+		st, err = p.alter()
+	case first.kw("set"):
+		st, err = p.set()
+	case first.kw("reset"):
+		st, err = p.reset()
+	case first.kw("show"):
+		st, err = p.show()
+	case first.kwIn("describe", "desc"):
+		var name ObjectName
+		if name, err = p.objectName(); err == nil {
+			st = &Describe{Name: name}
+		}
+	case first.kw("flush"):
+		st = &Flush{}
+	case first.kw("wait"):
+		st = &Wait{}
+	case first.kw("recover"):
+		st = &Recover{}
+	case first.kw("cancel"):
+		st, err = p.cancel()
+	case first.kw("begin"):
+		p.kw("work")
+		p.kw("transaction")
+		st, err = p.txnModes()
+	case first.kw("start"):
+		if err = p.expect("transaction"); err == nil {
+			st, err = p.txnModes()
+		}
+	case first.kwIn("commit", "end"):
+		if p.kw("prepared") {
+			return nil, p.unsupported(first, "COMMIT PREPARED is not supported")
+		}
+		p.kwOneOf("work", "transaction")
+		if p.kw("and") {
+			p.kw("no")
+			err = p.expect("chain")
+		}
+		st = &Commit{}
+	case first.kwIn("rollback", "abort"):
+		if n := p.peek(); n != nil && n.kwIn("to", "prepared") {
+			return nil, p.unsupported(first, "ROLLBACK %s is not supported", strings.ToUpper(n.tok.val))
+		}
+		p.kwOneOf("work", "transaction")
+		if p.kw("and") {
+			p.kw("no")
+			err = p.expect("chain")
+		}
+		st = &Rollback{}
+	case first.kw("explain"):
+		return p.explain()
+	case first.kw("discard"):
+		n := p.peek()
+		if n == nil || !n.kwIn("all", "plans", "sequences", "temp", "temporary") {
+			return nil, p.errHere()
+		}
+		p.i++
+		st = &Discard{What: n.tok.val}
+	case first.kw("deallocate"):
+		p.kw("prepare")
+		if p.kw("all") {
+			st = &Deallocate{All: true}
+		} else {
+			var name string
+			if name, err = p.ident(); err == nil {
+				st = &Deallocate{Name: name}
+			}
+		}
+	default:
+		return nil, syntaxErrAt(p.src, first.tok)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (p *ddlParser) kwOneOf(ws ...string) bool {
+	for _, w := range ws {
+		if p.kw(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *ddlParser) create() (Statement, error) {
+	orReplace := p.kw("or", "replace")
+	n := p.peek()
+	switch {
+	case p.kw("table"):
+		if orReplace {
+			return nil, syntaxErrAt(p.src, n.tok)
+		}
+		return p.createTable()
+	case p.kw("materialized", "view"):
+		return p.createMV(n)
+	case p.kw("view"):
+		return p.createView(orReplace)
+	case p.kw("sink"):
+		return p.createSink()
+	case p.kw("source"):
+		return p.createSource()
+	case n == nil:
+		return nil, p.errHere()
+	case n.kwIn("temp", "temporary", "unlogged", "global", "local"):
+		return nil, p.unsupported(n, "CREATE %s TABLE is not supported", strings.ToUpper(n.tok.val))
+	case n.kw("unique"):
+		return nil, p.unsupported(n, "CREATE INDEX is not supported")
+	case n.isIdent() && n.tok.kind == tkIdent:
+		return nil, p.unsupported(n, "CREATE %s is not supported", strings.ToUpper(n.tok.val))
+	}
+	return nil, p.errHere()
+}
+
+func (p *ddlParser) createTable() (Statement, error) {
+	st := &CreateTable{IfNotExists: p.ifNotExists()}
+	var err error
+	if st.Name, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if p.peek() != nil && p.peek().kw("as") {
+		return nil, p.unsupported(p.peek(), "CREATE TABLE AS is not supported")
+	}
+	g := p.peek()
+	if g == nil || !g.isParen() {
+		return nil, p.errHere()
+	}
+	p.i++
+	if st.Columns, st.PrimaryKey, err = p.columnDefs(g, st.Name.Name); err != nil {
+		return nil, err
+	}
+	for p.i < len(p.seq) {
+		n := p.peek()
+		switch {
+		case p.kw("append", "only"):
+			st.AppendOnly = true
+		case n.kw("with"):
+			p.i++
+			if st.With, err = p.options(); err != nil {
+				return nil, err
+			}
+		case n.kw("format"):
+			if st.Format, err = p.formatEncode(); err != nil {
+				return nil, err
+			}
+		case n.kwIn("on", "include", "as", "engine"):
+			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
+		default:
+			return nil, p.errHere()
+		}
+	}
+	return st, nil
+}
+
+// columnStop ends a DEFAULT expression.
+var columnStop = map[string]bool{
+	"not": true, "null": true, "primary": true, "constraint": true, "unique": true, "check": true,
+	"references": true, "default": true, "generated": true, "collate": true,
+}
+
+// columnDefs parses the parenthesised column and constraint list of CREATE
+// TABLE / CREATE SOURCE.
+func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, error) {
+	var cols []*ColumnDef
+	var pk []string
+	pkSet := false
+	setPK := func(at *node, names []string) error {
+		if pkSet {
+			return types.ErrorAt(types.ErrInvalidDefinition, charPos(p.src, at.tok.pos), "multiple primary keys for table %q are not allowed", table)
+		}
+		pkSet = true
+		pk = names
+		return nil
+	}
+	if len(g.kids) == 0 {
+		return nil, nil, nil
+	}
+	for _, part := range splitCommas(g.kids) {
+		if len(part) == 0 {
+			return nil, nil, syntaxErrAt(p.src, g.close)
+		}
+		sub := &ddlParser{src: p.src, seq: part}
+		first := part[0]
+		if sub.kw("constraint") {
+			if _, err := sub.ident(); err != nil {
+				return nil, nil, err
+			}
+		}
+		switch {
+		case sub.kw("primary", "key"):
+			names, err := sub.identList()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := setPK(first, names); err != nil {
+				return nil, nil, err
+			}
+			if err := sub.done(); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case sub.peek() != nil && sub.peek().kwIn("unique", "check", "foreign", "exclude", "watermark", "like", "index", "key"):
+			n := sub.peek()
+			return nil, nil, sub.unsupported(n, "%s constraints are not supported", strings.ToUpper(n.tok.val))
+		}
+		if first.kw("constraint") {
+			return nil, nil, sub.errHere()
+		}
+		col, err := sub.columnDef()
+		if err != nil {
+			return nil, nil, err
+		}
+		if col.PrimaryKey {
+			if err := setPK(first, []string{col.Name}); err != nil {
+				return nil, nil, err
+			}
+		}
+		cols = append(cols, col)
+	}
+	for _, name := range pk {
+		found := false
+		for _, c := range cols {
+			if c.Name == name {
+				found = true
+				c.NotNull = true
+				c.PrimaryKey = true
+			}
+		}
+		if !found {
+			return nil, nil, types.ErrorAt(types.ErrUndefinedColumn, charPos(p.src, g.tok.pos), "column %q named in key does not exist", name)
+		}
+	}
+	return cols, pk, nil
+}
+
+func (p *ddlParser) columnDef() (*ColumnDef, error) {
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	col := &ColumnDef{Name: name}
+	if p.peek() == nil {
+		return nil, p.errHere()
+	}
+	t, next, err := parseTypeName(p.src, p.seq, p.i)
+	if err != nil {
+		return nil, err
+	}
+	col.Type = t
+	p.i = next
+	for p.i < len(p.seq) {
+		n := p.peek()
+		switch {
+		case p.kw("not", "null"):
+			col.NotNull = true
+		case p.kw("null"):
+		case p.kw("primary", "key"):
+			col.PrimaryKey = true
+			col.NotNull = true
+		case p.kw("constraint"):
+			if _, err := p.ident(); err != nil {
+				return nil, err
+			}
+		case p.kw("default"):
+			if col.Default != nil {
+				return nil, syntaxErrAt(p.src, n.tok)
+			}
+			start := p.i
+			p.i++ // the first token always belongs to the expression
+			for p.i < len(p.seq) && !(p.peek().tok.kind == tkIdent && columnStop[p.peek().tok.val] && !p.peek().group) {
+				p.i++
+			}
+			if start >= len(p.seq) {
+				return nil, p.errHere()
+			}
+			expr := p.seq[start:p.i]
+			col.DefaultText = srcText(p.src, expr)
+			if col.Default, err = parseExpr(p.src, expr); err != nil {
+				return nil, err
+			}
+		case n.kw("collate"):
+			p.i++
+			if _, err := p.ident(); err != nil {
+				return nil, err
+			}
+		case n.kwIn("unique", "check", "references", "generated", "as"):
+			return nil, p.unsupported(n, "column constraint %s is not supported", strings.ToUpper(n.tok.val))
+		default:
+			return nil, p.errHere()
+		}
+	}
+	return col, nil
+}
+
+// options parses "(key = value, ...)" after WITH.
+func (p *ddlParser) options() ([]Option, error) {
+	g := p.peek()
+	if g == nil || !g.isParen() {
+		return nil, p.errHere()
+	}
+	p.i++
+	return parseOptions(p.src, g)
+}
+
+func parseOptions(src string, g *node) ([]Option, error) {
+	opts := []Option{}
+	if len(g.kids) == 0 {
+		return opts, nil
+	}
+	for _, part := range splitCommas(g.kids) {
+		if len(part) == 0 {
+			return nil, syntaxErrAt(src, g.close)
+		}
+		sub := &ddlParser{src: src, seq: part}
+		var key strings.Builder
+		if n := sub.peek(); !n.group && n.tok.kind == tkString {
+			key.WriteString(strings.ToLower(n.tok.val))
+			sub.i++
+		} else {
+			for {
+				w, err := sub.ident()
+				if err != nil {
+					return nil, err
+				}
+				key.WriteString(strings.ToLower(w))
+				if n := sub.peek(); n != nil && n.isPunct(".") {
+					sub.i++
+					key.WriteByte('.')
+					continue
+				}
+				break
+			}
+		}
+		if n := sub.peek(); n == nil || !n.isOp("=") {
+			return nil, sub.errHere()
+		}
+		sub.i++
+		val, err := sub.value()
+		if err != nil {
+			return nil, err
+		}
+		if err := sub.done(); err != nil {
+			return nil, err
+		}
+		opts = append(opts, Option{Key: key.String(), Value: val})
+	}
+	return opts, nil
+}
+
+// value reads one option or SET value: a string, a (signed) number, or a
+// word; quoted identifiers give their content.
+func (p *ddlParser) value() (string, error) {
+	n := p.peek()
+	if n == nil || n.group {
+		return "", p.errHere()
+	}
+	sign := ""
+	if n.isOp("-") || n.isOp("+") {
+		if n.tok.val == "-" {
+			sign = "-"
+		}
+		p.i++
+		n = p.peek()
+		if n == nil || n.group || n.tok.kind != tkNumber {
+			return "", p.errHere()
+		}
+	}
+	switch n.tok.kind {
+	case tkString, tkNumber, tkIdent, tkQIdent:
+		p.i++
+		return sign + n.tok.val, nil
+	}
+	return "", p.errHere()
+}
+
+// formatEncode parses FORMAT x ENCODE y [(options)]; names are upper case.
+func (p *ddlParser) formatEncode() (*FormatEncode, error) {
+	if err := p.expect("format"); err != nil {
+		return nil, err
+	}
+	f, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	fe := &FormatEncode{Format: strings.ToUpper(f)}
+	if err := p.expect("encode"); err != nil {
+		return nil, err
+	}
+	e, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	fe.Encode = strings.ToUpper(e)
+	if n := p.peek(); n != nil && n.isParen() {
+		if fe.Options, err = p.options(); err != nil {
+			return nil, err
+		}
+	}
+	return fe, nil
+}
+
+// query parses seq[from:to] as a query (not DML).
+func (p *ddlParser) query(lo, hi int) (*Query, error) {
+	if lo >= hi {
+		return nil, syntaxErrAtNode(p.src, nodeAt(p.seq, lo))
+	}
+	q, err := parseQuery(p.src, clone(p.seq[lo:hi]))
+	if err != nil {
+		return nil, err
+	}
+	if !isSelect(q) {
+		return nil, syntaxErrAt(p.src, p.seq[lo].tok)
+	}
+	return q, nil
+}
+
+func (p *ddlParser) createMV(at *node) (Statement, error) {
+	st := &CreateMaterializedView{IfNotExists: p.ifNotExists()}
+	var err error
+	if st.Name, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if p.kw("with") {
+		if st.With, err = p.options(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	if st.Query, err = p.query(p.i, len(p.seq)); err != nil {
+		return nil, err
+	}
+	p.i = len(p.seq)
+	return st, nil
+}
+
+func (p *ddlParser) createView(orReplace bool) (Statement, error) {
+	st := &CreateView{OrReplace: orReplace, IfNotExists: p.ifNotExists()}
+	var err error
+	if st.Name, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if n := p.peek(); n != nil && n.isParen() {
+		if st.Columns, err = p.identList(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	if st.Query, err = p.query(p.i, len(p.seq)); err != nil {
+		return nil, err
+	}
+	p.i = len(p.seq)
+	return st, nil
+}
+
+// sinkTail finds where a sink's query ends: at a top-level "WITH (" or
+// "FORMAT x ENCODE".
+func (p *ddlParser) sinkTail(from int) int {
+	for k := from + 1; k < len(p.seq); k++ {
+		if p.seq[k].kw("with") && k+1 < len(p.seq) && p.seq[k+1].isParen() {
+			return k
+		}
+		if p.seq[k].kw("format") && k+2 < len(p.seq) && p.seq[k+1].isIdent() && p.seq[k+2].kw("encode") {
+			return k
+		}
+	}
+	return len(p.seq)
+}
+
+func (p *ddlParser) createSink() (Statement, error) {
+	st := &CreateSink{IfNotExists: p.ifNotExists()}
+	var err error
+	if st.Name, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if p.kw("into") {
+		into, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		st.Into = &into
+		if n := p.peek(); n != nil && n.isParen() {
+			if st.IntoColumns, err = p.identList(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.kw("with") {
+		if st.With, err = p.options(); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case p.kw("from"):
+		from, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		st.From = &from
+	case p.kw("as"):
+		end := p.sinkTail(p.i)
+		if st.Query, err = p.query(p.i, end); err != nil {
+			return nil, err
+		}
+		p.i = end
+	default:
+		return nil, p.errHere()
+	}
+	for p.i < len(p.seq) {
+		n := p.peek()
+		switch {
+		case n.kw("with") && st.With == nil:
+			p.i++
+			if st.With, err = p.options(); err != nil {
+				return nil, err
+			}
+		case n.kw("format") && st.Format == nil:
+			if st.Format, err = p.formatEncode(); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, p.errHere()
+		}
+	}
+	return st, nil
+}
+
+func (p *ddlParser) createSource() (Statement, error) {
+	st := &CreateSource{IfNotExists: p.ifNotExists()}
+	var err error
+	if st.Name, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if g := p.peek(); g != nil && g.isParen() {
+		p.i++
+		if st.Columns, st.PrimaryKey, err = p.columnDefs(g, st.Name.Name); err != nil {
+			return nil, err
+		}
+	}
+	for p.i < len(p.seq) {
+		n := p.peek()
+		switch {
+		case n.kw("with") && st.With == nil:
+			p.i++
+			if st.With, err = p.options(); err != nil {
+				return nil, err
+			}
+		case n.kw("format") && st.Format == nil:
+			if st.Format, err = p.formatEncode(); err != nil {
+				return nil, err
+			}
+		case n.kw("include"):
+			return nil, p.unsupported(n, "INCLUDE is not supported")
+		default:
+			return nil, p.errHere()
+		}
+	}
+	return st, nil
+}
+
+// objectKind reads TABLE, MATERIALIZED VIEW, VIEW, SINK, SOURCE or INDEX.
+func (p *ddlParser) objectKind() (ObjectKind, bool) {
+	switch {
+	case p.kw("table"):
+		return KindTable, true
+	case p.kw("materialized", "view"):
+		return KindMaterializedView, true
+	case p.kw("view"):
+		return KindView, true
+	case p.kw("sink"):
+		return KindSink, true
+	case p.kw("source"):
+		return KindSource, true
+	case p.kw("index"):
+		return KindIndex, true
+	}
+	return 0, false
+}
+
+func (p *ddlParser) drop() (Statement, error) {
+	kind, ok := p.objectKind()
+	if !ok {
+		if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
+			return nil, p.unsupported(n, "DROP %s is not supported", strings.ToUpper(n.tok.val))
+		}
+		return nil, p.errHere()
+	}
+	st := &Drop{Kind: kind, IfExists: p.kw("if", "exists")}
+	for {
+		name, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		st.Names = append(st.Names, name)
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+			continue
+		}
+		break
+	}
+	if p.kw("cascade") {
+		st.Cascade = true
+	} else {
+		p.kw("restrict")
+	}
+	return st, nil
+}
+
+func (p *ddlParser) alter() (Statement, error) {
+	st := &Alter{Action: "set"}
+	if p.kw("system") {
+		st.Kind = KindSystem
+	} else {
+		kind, ok := p.objectKind()
+		if !ok {
+			if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
+				return nil, p.unsupported(n, "ALTER %s is not supported", strings.ToUpper(n.tok.val))
+			}
+			return nil, p.errHere()
+		}
+		st.Kind = kind
+		var err error
+		if st.Name, err = p.objectName(); err != nil {
+			return nil, err
+		}
+	}
+	n := p.peek()
+	if n == nil {
+		return nil, p.errHere()
+	}
+	if !p.kw("set") {
+		if n.tok.kind == tkIdent {
+			return nil, p.unsupported(n, "ALTER %s ... %s is not supported", st.Kind, strings.ToUpper(n.tok.val))
+		}
+		return nil, p.errHere()
+	}
+	key, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	st.Key = key
+	if m := p.peek(); m != nil && (m.isOp("=") || m.kw("to")) {
+		p.i++
+	} else {
+		return nil, p.unsupported(n, "ALTER %s ... SET %s is not supported", st.Kind, strings.ToUpper(key))
+	}
+	if p.kw("default") {
+		st.Default = true
+		return st, nil
+	}
+	if st.Value, err = p.value(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+var isolationLevels = [][]string{
+	{"serializable"}, {"repeatable", "read"}, {"read", "committed"}, {"read", "uncommitted"},
+}
+
+// isolation reads an isolation level name after ISOLATION LEVEL.
+func (p *ddlParser) isolation() (string, error) {
+	for _, lvl := range isolationLevels {
+		if p.kw(lvl...) {
+			return strings.Join(lvl, " "), nil
+		}
+	}
+	return "", p.errHere()
+}
+
+// txnModes parses BEGIN/START TRANSACTION modes.
+func (p *ddlParser) txnModes() (Statement, error) {
+	st := &Begin{}
+	for p.i < len(p.seq) {
+		switch {
+		case p.kw("isolation", "level"):
+			lvl, err := p.isolation()
+			if err != nil {
+				return nil, err
+			}
+			st.Isolation = lvl
+		case p.kw("read", "only"):
+			st.ReadOnly = true
+		case p.kw("read", "write"):
+			st.ReadOnly = false
+		case p.kw("not", "deferrable"), p.kw("deferrable"):
+		default:
+			return nil, p.errHere()
+		}
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+		}
+	}
+	return st, nil
+}
+
+func (p *ddlParser) cancel() (Statement, error) {
+	if !p.kw("jobs") && !p.kw("job") {
+		return nil, p.errHere()
+	}
+	st := &CancelJobs{}
+	for {
+		n := p.peek()
+		if n == nil || n.group || n.tok.kind != tkNumber {
+			return nil, p.errHere()
+		}
+		id, err := strconv.ParseInt(n.tok.val, 10, 64)
+		if err != nil {
+			return nil, syntaxErrAt(p.src, n.tok)
+		}
+		st.IDs = append(st.IDs, id)
+		p.i++
+		if m := p.peek(); m != nil && m.isPunct(",") {
+			p.i++
+			continue
+		}
+		return st, nil
+	}
+}
+
+func (p *ddlParser) explain() (Statement, error) {
+	st := &Explain{}
+	if n := p.peek(); n != nil && n.isParen() {
+		p.i++
+		for _, part := range splitCommas(n.kids) {
+			if len(part) == 0 || !part[0].isIdent() {
+				return nil, syntaxErrAtNode(p.src, nodeAt(part, 0))
+			}
+			on := len(part) == 1 || part[1].kwIn("true", "on") || (part[1].tok.kind == tkNumber && part[1].tok.val != "0")
+			switch part[0].tok.val {
+			case "verbose":
+				st.Verbose = on
+			case "analyze":
+				if on {
+					return nil, p.unsupported(part[0], "EXPLAIN ANALYZE is not supported")
+				}
+			}
+		}
+	}
+	if n := p.peek(); n != nil && n.kw("analyze") {
+		return nil, p.unsupported(n, "EXPLAIN ANALYZE is not supported")
+	}
+	if p.kw("verbose") {
+		st.Verbose = true
+	}
+	if p.i >= len(p.seq) {
+		return nil, p.errHere()
+	}
+	inner := p.seq[p.i:]
+	sub, err := parseSeq(p.src, inner)
+	if err != nil {
+		return nil, err
+	}
+	switch sub.(type) {
+	case *Query, *CreateMaterializedView, *CreateSink, *CreateTable, *CreateView, *CreateSource:
+	default:
+		return nil, syntaxErrAt(p.src, inner[0].tok)
+	}
+	st.Stmt = sub
+	return st, nil
 }

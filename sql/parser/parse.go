@@ -73,21 +73,19 @@ func parseSeq(src string, seq []*node) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.(textSetter) != nil {
-		st.(textSetter).setText(srcText(src, seq))
-	}
+	st.(textSetter).setText(srcText(src, seq))
 	return st, nil
 }
 
 // parseQuery rewrites a query or DML statement and parses it with TiDB.
 func parseQuery(src string, seq []*node) (*Query, error) {
+	q := &Query{}
+	q.setText(srcText(src, seq))
 	c := &rewriteCtx{src: src}
 	seq, err := c.rewrite(seq)
 	if err != nil {
 		return nil, err
 	}
-	q := &Query{}
-	q.setText(srcText(src, seq))
 	// Split off a DML's RETURNING list.
 	var ret []*node
 	if seq[0].kwIn("insert", "update", "delete", "with") {
@@ -152,6 +150,7 @@ func parseSelectList(src string, list []*node) ([]*ast.SelectField, error) {
 	at := list[0].tok
 	sel := rawNode("SELECT", at, false)
 	list = clone(list)
+	list[0] = withSpace(list[0])
 	stmt, err := parseTiDB(src, cat(one(sel), list))
 	if err != nil {
 		return nil, err
@@ -182,4 +181,11 @@ func parseExpr(src string, seq []*node) (ast.ExprNode, error) {
 		return nil, types.ErrorAt(types.ErrSyntax, charPos(src, seq[0].tok.pos), "syntax error: expected one expression")
 	}
 	return fields[0].Expr, nil
+}
+
+// withSpace returns a shallow copy of n rendered with a space before it.
+func withSpace(n *node) *node {
+	c := *n
+	c.tok.sp = true
+	return &c
 }

@@ -180,7 +180,7 @@ func valuesLists(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	for i := 0; i < len(seq); i++ {
 		g := seq[i]
-		if !g.isParen() || len(g.kids) == 0 || !g.kids[0].kw("values") || (i > 0 && seq[i-1].isIdent()) {
+		if !g.isParen() || len(g.kids) == 0 || !g.kids[0].kw("values") || (i > 0 && isAtom(seq[i-1])) {
 			continue
 		}
 		if i > 0 && (seq[i-1].isParen() || seq[i-1].kwIn("into", "table")) {
