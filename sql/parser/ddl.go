@@ -343,7 +343,8 @@ func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, e
 				return nil, nil, err
 			}
 			continue
-		case sub.peek() != nil && sub.peek().kwIn("unique", "check", "foreign", "exclude", "watermark", "like", "index", "key"):
+		case sub.peek() != nil && (sub.peek().kwIn("unique", "check", "foreign", "exclude", "like") ||
+			sub.peek().kw("watermark") && sub.peekAt(1) != nil && sub.peekAt(1).kw("for")):
 			n := sub.peek()
 			return nil, nil, sub.unsupported(n, "%s constraints are not supported", strings.ToUpper(n.tok.val))
 		}

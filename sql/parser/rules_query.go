@@ -263,10 +263,14 @@ func valuesToSelect(c *rewriteCtx, seq []*node, cols []string) ([]*node, error) 
 func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
 	inFrom := false
 	itemStart := false
+	query := false // FROM inside a call's arguments (EXTRACT, TRIM) is no FROM clause
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
+		if n.kwIn("select", "delete") {
+			query = true
+		}
 		switch {
-		case n.kw("from"):
+		case n.kw("from") && query:
 			inFrom, itemStart = true, true
 			continue
 		case n.kwIn("where", "group", "having", "order", "limit", "offset", "window", "union", "intersect",
