@@ -235,6 +235,7 @@ func regexOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 			first := seq[lo].tok
 			call := callNode("__pg_regexp_i", first, false, clone(seq[lo:i]), clone(seq[i+1:hi]))
 			if n.tok.val == "!~*" {
+				call[0].tok.sp = true
 				call = cat(one(rawNode("NOT", n.tok, false)), call)
 			}
 			seq[lo].tok.sp = false

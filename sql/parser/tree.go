@@ -81,6 +81,9 @@ func callNode(name string, at token, sp bool, args ...[]*node) []*node {
 		if i > 0 {
 			g.kids = append(g.kids, synth(tkPunct, ",", at, false))
 		}
+		if len(a) > 0 {
+			a[0].tok.sp = i > 0
+		}
 		g.kids = append(g.kids, a...)
 	}
 	return []*node{rawNode(name, at, sp), g}

@@ -1,0 +1,100 @@
+package parser
+
+import (
+	"testing"
+)
+
+// applyOne runs a single named rule over sql and renders the result.
+func applyOne(t *testing.T, name, sql string) string {
+	t.Helper()
+	r, ok := ruleByName(name)
+	if !ok {
+		t.Fatalf("no rule %q", name)
+	}
+	toks, err := lex(sql)
+	if err != nil {
+		t.Fatalf("lex %q: %v", sql, err)
+	}
+	seq, err := buildTree(sql, toks)
+	if err != nil {
+		t.Fatalf("tree %q: %v", sql, err)
+	}
+	c := &rewriteCtx{src: sql}
+	out, err := c.applyRule(r, seq)
+	if err != nil {
+		return "error: " + errString(sql, err)
+	}
+	return renderString(out)
+}
+
+func TestRules(t *testing.T) {
+	cases := []struct{ rule, in, want string }{
+		{"rejectUnsupported", "SELECT ARRAY[1]", "error: error 0A000 pos=8: arrays are not supported (at \"ARRAY[1]\")"},
+		{"rejectUnsupported", "SELECT a[1] FROM t", "error: error 0A000 pos=9: arrays are not supported (at \"[1] FROM t\")"},
+		{"rejectUnsupported", "SELECT 1 FROM t FOR UPDATE", "error: error 0A000 pos=17: SELECT ... FOR UPDATE is not supported (at \"FOR UPDATE\")"},
+		{"rejectUnsupported", "SELECT a = ANY($1)", "error: error 0A000 pos=12: arrays are not supported (at \"ANY($1)\")"},
+		{"rejectUnsupported", "SELECT a = ANY(SELECT b FROM u)", "select a = any(select b from u)"},
+		{"dollarParams", "SELECT $1 + $02, $1", "select __pg_param(1) + __pg_param(2), __pg_param(1)"},
+		{"typedLiterals", "SELECT INTERVAL '1 hour'", "select __pg_interval('1 hour')"},
+		{"typedLiterals", "SELECT INTERVAL '2' DAY + INTERVAL '3' HOURS", "select __pg_interval('2 day') + __pg_interval('3 hour')"},
+		{"typedLiterals", "SELECT INTERVAL '1:30' HOUR TO MINUTE", "select __pg_interval('1:30')"},
+		{"typedLiterals", "SELECT DATE '2024-01-01', t.date, date FROM t", "select __pg_cast('2024-01-01', 'date'), t.date, date from t"},
+		{"typedLiterals", "SELECT double precision '1.5', timestamp without time zone 'x'", "select __pg_cast('1.5', 'double precision'), __pg_cast('x', 'timestamp')"},
+		{"castCalls", "SELECT CAST(a + 1 AS numeric(10, 2))", "select __pg_cast(a + 1, 'numeric(10,2)')"},
+		{"castCalls", "SELECT CAST(CAST(a AS int) AS text)", "select __pg_cast(__pg_cast(a, 'integer'), 'text')"},
+		{"castCalls", "SELECT CAST(a AS int[])", "error: error 0A000 pos=21: arrays are not supported (at \"[])\")"},
+		{"operatorKeyword", "SELECT a OPERATOR(pg_catalog.~) 'x'", "select a ~ 'x'"},
+		{"castOperators", "SELECT a::int + b::bigint", "select __pg_cast(a, 'integer') + __pg_cast(b, 'bigint')"},
+		{"castOperators", "SELECT -1::int, (a+b)::int, 'x'::text || y", "select -__pg_cast(1, 'integer'), __pg_cast((a+b), 'integer'), __pg_cast('x', 'text') || y"},
+		{"castOperators", "SELECT x::pg_catalog.text, c.oid::regclass::text", "select __pg_cast(x, 'text'), __pg_cast(__pg_cast(c.oid, 'regclass'), 'text')"},
+		{"castOperators", "SELECT f(a, b)::float8, pg_catalog.f(x)::int2", "select __pg_cast(f(a, b), 'double precision'), __pg_cast(pg_catalog.f(x), 'smallint')"},
+		{"castOperators", "SELECT CASE WHEN a THEN 1 END::text", "select __pg_cast(case when a then 1 end, 'text')"},
+		{"castOperators", "SELECT ::int", "error: error 42601 pos=8: syntax error at or near \"::\" (at \"::int\")"},
+		{"castOperators", "SELECT a::", "error: error 42601 pos=11: syntax error at end of input (at \"\")"},
+		{"castOperators", "SELECT a::timestamp(3) with time zone, b::character varying(5)", "select __pg_cast(a, 'timestamptz(3)'), __pg_cast(b, 'varchar(5)')"},
+		{"dropCollate", "SELECT a COLLATE pg_catalog.default, b COLLATE \"C\" FROM t", "select a, b from t"},
+		{"regexOperators", "SELECT a ~ 'x', b !~ 'y', ~5", "select a REGEXP 'x', b NOT REGEXP 'y', ~5"},
+		{"regexOperators", "SELECT a || b ~* 'x' AND c !~* 'y' || z", "select (__pg_regexp_i(a || b, 'x')) and (NOT __pg_regexp_i(c, 'y')) || z"},
+		{"distinctFrom", "SELECT a IS DISTINCT FROM b", "select (NOT ((a) <=> (b)))"},
+		{"distinctFrom", "WHERE x AND a = 1 IS NOT DISTINCT FROM b + 1 OR c", "where x and ((a = 1) <=> (b + 1)) or c"},
+		{"distinctFrom", "SELECT CASE WHEN a THEN 1 END IS DISTINCT FROM f(x)", "select (NOT ((case when a then 1 end) <=> (f(x))))"},
+		{"distinctFrom", "SELECT IS DISTINCT FROM b", "error: error 42601 pos=8: syntax error at or near \"IS\" (at \"IS DISTINC\")"},
+		{"filterClause", "SELECT count(*) FILTER (WHERE a > 1)", "select __pg_filter(count(*), a > 1)"},
+		{"filterClause", "SELECT count(*) FILTER (a)", "error: error 42601 pos=25: syntax error at or near \"a\" (at \"a)\")"},
+		{"stringAgg", "SELECT string_agg(a, ',' ORDER BY b DESC)", "select GROUP_CONCAT(a order by b desc SEPARATOR ',')"},
+		{"stringAgg", "SELECT string_agg(a, sep)", "select string_agg(a, sep)"},
+		{"nullsOrdering", "SELECT a FROM t ORDER BY a + 1 DESC NULLS FIRST, b NULLS LAST", "select a from t order by __pg_nulls_first(a + 1) desc, __pg_nulls_last(b)"},
+		{"limitOffset", "SELECT a FROM t LIMIT ALL", "select a from t"},
+		{"limitOffset", "SELECT a FROM t LIMIT ALL OFFSET 2", "select a from t LIMIT 18446744073709551615 OFFSET 2"},
+		{"limitOffset", "SELECT a FROM t OFFSET 2 ROWS FETCH FIRST ROW ONLY", "select a from t LIMIT 1 OFFSET 2"},
+		{"limitOffset", "SELECT a FROM t LIMIT 5", "select a from t limit 5"},
+		{"limitOffset", "SELECT a FROM t FETCH FIRST 2 ROWS WITH TIES", "error: error 0A000 pos=36: FETCH ... WITH TIES is not supported (at \"WITH TIES\")"},
+		{"distinctOn", "SELECT DISTINCT ON (a, b) a, b, c FROM t", "select __pg_distinct_on(a, b), a, b, c from t"},
+		{"defaultValues", "INSERT INTO t DEFAULT VALUES", "insert into t () VALUES ()"},
+		{"quoteReserved", "SELECT key, t.key, rank, rank() OVER () FROM t WHERE status = 1", `select "key", t."key", "rank", rank() over () from t where status = 1`},
+		{"quoteReserved", "INSERT INTO index (key) VALUES (1)", `insert into "index" ("key") values (1)`},
+		{"valuesLists", "VALUES (1, 'a'), (2, 'b')", `SELECT 1 AS "column1", 'a' AS "column2" UNION ALL SELECT 2, 'b'`},
+		{"valuesLists", "SELECT * FROM (VALUES (1), (2)) v(n)", `select * from (SELECT 1 AS "n" UNION ALL SELECT 2) v`},
+		{"valuesLists", "INSERT INTO t VALUES (1), (2)", "insert into t values (1), (2)"},
+		{"valuesLists", "VALUES (1), (2, 3)", "error: error 42601 pos=13: VALUES lists must all be the same length (at \"(2, 3)\")"},
+		{"fromFunctions", "SELECT * FROM generate_series(1, 3) AS g(x), t", `select * from __pg_tablefunc_1 as g, t`},
+		{"fromFunctions", "SELECT * FROM t JOIN pg_catalog.unnest(a) ON true", `select * from t join __pg_tablefunc_1 AS "unnest" on true`},
+		{"fromFunctions", "SELECT extract(year FROM ts), trim(both 'x' FROM f(y)) FROM t", `select extract(year from ts), trim(both 'x' from f(y)) from t`},
+	}
+	for _, c := range cases {
+		if got := applyOne(t, c.rule, c.in); got != c.want {
+			t.Errorf("%s(%q):\n got  %s\n want %s", c.rule, c.in, got, c.want)
+		}
+	}
+}
+
+// TestRuleOrder checks every rule is registered once and tested.
+func TestRuleOrder(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if seen[r.name] {
+			t.Errorf("rule %s listed twice", r.name)
+		}
+		seen[r.name] = true
+	}
+}
