@@ -1,0 +1,82 @@
+package persist
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/storage"
+)
+
+// TableID is the reserved state-table id holding the catalog.
+const TableID = 1
+
+var (
+	relPrefix = []byte{0, 0, 0, TableID, 0, 0, 'r'}
+	metaKey   = []byte{0, 0, 0, TableID, 0, 0, 'm'}
+)
+
+func relKey(id uint32) []byte {
+	k := append([]byte(nil), relPrefix...)
+	return binary.BigEndian.AppendUint32(k, id)
+}
+
+type meta struct {
+	NextID uint32 `json:"next_id"`
+}
+
+// Save records a relation descriptor and the id counter in b.
+func Save(b *storage.Batch, r *catalog.Relation, nextID uint32) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("persist relation %s: %w", r.Name, err)
+	}
+	b.Put(relKey(r.ID), v)
+	m, _ := json.Marshal(meta{NextID: nextID})
+	b.Put(metaKey, m)
+	return nil
+}
+
+// Delete removes a relation descriptor in b.
+func Delete(b *storage.Batch, id uint32) { b.Delete(relKey(id)) }
+
+// Load reads every descriptor at the committed epoch.
+func Load(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32, error) {
+	epoch := kv.CommittedEpoch()
+	var nextID uint32
+	if v, ok, err := kv.Get(ctx, metaKey, epoch, nil); err != nil {
+		return nil, 0, fmt.Errorf("load catalog meta: %w", err)
+	} else if ok {
+		var m meta
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, 0, fmt.Errorf("load catalog meta: %w", err)
+		}
+		nextID = m.NextID
+	}
+	upper := append([]byte(nil), relPrefix...)
+	upper[len(upper)-1]++
+	it, err := kv.Scan(ctx, relPrefix, upper, epoch)
+	if err != nil {
+		return nil, 0, fmt.Errorf("load catalog: %w", err)
+	}
+	defer it.Close()
+	var rels []*catalog.Relation
+	for {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, 0, fmt.Errorf("load catalog: %w", err)
+		}
+		r := new(catalog.Relation)
+		if err := json.Unmarshal(it.Value(), r); err != nil {
+			return nil, 0, fmt.Errorf("load catalog relation %x: %w", it.Key(), err)
+		}
+		rels = append(rels, r)
+	}
+	return rels, nextID, it.Close()
+}

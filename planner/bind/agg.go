@@ -1,0 +1,451 @@
+package bind
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// aggBinding maps expressions above an aggregation to the Agg node's columns.
+// Group keys come first (groupStrs holds their bound text in the input
+// scope), then one column per aggregate call (registered while binding).
+type aggBinding struct {
+	inScope   *scope      // the aggregation's input scope
+	pre       []expr.Expr // expressions the pre-projection computes (group keys, then agg args)
+	groupStrs []string
+	groupN    int
+	calls     []plan.AggCall
+	callStrs  []string
+	scope     *scope // the aggregation output scope (set after planning)
+	node      *plan.Agg
+}
+
+// match resolves n if it is a group key; ok=false lets the caller recurse.
+func (a *aggBinding) match(b *Binder, c *exprCtx, n ast.ExprNode) (expr.Expr, bool, error) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr, *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return nil, false, nil
+	}
+	inner := &exprCtx{scope: a.inScope, clause: c.clause}
+	e, err := b.bindExpr(inner, n)
+	if err != nil {
+		return nil, false, nil // not bindable below the aggregation: recurse
+	}
+	s := e.String()
+	for i, g := range a.groupStrs {
+		if g == s {
+			return expr.Column(i, e.Type()), true, nil
+		}
+	}
+	if expr.IsConst(e) {
+		return e, true, nil
+	}
+	return nil, false, nil
+}
+
+func (a *aggBinding) ungrouped(n *ast.ColumnNameExpr) error {
+	name := n.Name.Name.O
+	if n.Name.Table.O != "" {
+		name = n.Name.Table.O + "." + name
+	} else if idx, err := a.inScope.resolve("", n.Name.Name.O); err == nil && a.inScope.fields[idx].Table != "" {
+		name = a.inScope.fields[idx].Table + "." + name
+	} else if err != nil {
+		return err
+	}
+	return types.Errorf(types.ErrGrouping, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", name)
+}
+
+// aggregate registers an aggregate call and returns its output column.
+func (a *aggBinding) aggregate(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr) (expr.Expr, error) {
+	return a.aggregateWithFilter(b, c, n, nil)
+}
+
+func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr, filter ast.ExprNode) (expr.Expr, error) {
+	inner := &exprCtx{scope: a.inScope, clause: "aggregate function calls"}
+	name := strings.ToLower(n.F)
+	var args []expr.Expr
+	argNodes := n.Args
+	if name == "count" && len(argNodes) == 1 && isCountStar(argNodes[0]) {
+		argNodes = nil
+	}
+	if name == "group_concat" {
+		name = "string_agg"
+	}
+	for _, an := range argNodes {
+		e, err := b.bindExpr(inner, an)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	if name == "string_agg" {
+		for i := range args {
+			args[i] = b.coerceParam(args[i], types.TVarchar)
+			if args[i].Type().ID == types.Unknown {
+				args[i], _ = expr.Cast(args[i], types.TVarchar)
+			}
+		}
+		if n.Order != nil {
+			return nil, types.Errorf(types.ErrUnsupported, "ORDER BY inside string_agg is not supported yet")
+		}
+	}
+	for i := range args {
+		if args[i].Type().ID == types.Unknown {
+			args[i], _ = expr.Cast(b.coerceParam(args[i], types.TVarchar), types.TVarchar)
+		}
+	}
+	argTypes := make([]types.T, len(args))
+	for i, e := range args {
+		argTypes[i] = e.Type()
+	}
+	agg, err := expr.LookupAgg(name, argTypes, n.Distinct)
+	if err != nil {
+		return nil, err
+	}
+	call := plan.AggCall{Agg: agg, Filter: -1, Name: deriveName(n)}
+	key := name + "|" + boolStr(n.Distinct)
+	for _, e := range args {
+		call.Args = append(call.Args, a.pre_(e))
+		key += "|" + e.String()
+	}
+	if filter != nil {
+		f, err := b.bindExpr(inner, filter)
+		if err != nil {
+			return nil, err
+		}
+		if f, err = b.boolCond(f, "FILTER"); err != nil {
+			return nil, err
+		}
+		call.Filter = a.pre_(f)
+		key += "|filter " + f.String()
+	}
+	for i, s := range a.callStrs {
+		if s == key {
+			return expr.Column(a.groupN+i, a.calls[i].Agg.Result), nil
+		}
+	}
+	a.calls = append(a.calls, call)
+	a.callStrs = append(a.callStrs, key)
+	return expr.Column(a.groupN+len(a.calls)-1, agg.Result), nil
+}
+
+// pre_ adds e to the pre-projection (reusing an identical one) and returns its column.
+func (a *aggBinding) pre_(e expr.Expr) int {
+	s := e.String()
+	for i, p := range a.pre {
+		if p.String() == s {
+			return i
+		}
+	}
+	a.pre = append(a.pre, e)
+	return len(a.pre) - 1
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "distinct"
+	}
+	return ""
+}
+
+func isCountStar(n ast.ExprNode) bool {
+	// TiDB parses count(*) as count(1) with a literal at offset 0.
+	_, ok := intArg(n)
+	return ok
+}
+
+// hasAggregate reports whether any select item, HAVING or ORDER BY contains an aggregate.
+func hasAggregate(fields []*ast.SelectField, having *ast.HavingClause, order *ast.OrderByClause) bool {
+	found := false
+	v := &aggFinder{found: &found}
+	for _, f := range fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if having != nil {
+		having.Expr.Accept(v)
+	}
+	if order != nil {
+		for _, it := range order.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return found
+}
+
+type aggFinder struct{ found *bool }
+
+func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr:
+		*v.found = true
+		return n, true
+	case *ast.SubqueryExpr, *ast.WindowFuncExpr:
+		return n, true
+	}
+	return n, false
+}
+func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// planAggregate builds Project(group keys, agg args) → Agg. Aggregate calls
+// are discovered by binding the select list, HAVING and ORDER BY in a dry
+// run, so that the pre-projection knows every argument.
+func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fields []*ast.SelectField) (plan.Node, *aggBinding, error) {
+	a := &aggBinding{inScope: sc}
+	gc := &exprCtx{scope: sc, clause: "GROUP BY"}
+	if s.GroupBy != nil {
+		if s.GroupBy.Rollup {
+			return nil, nil, types.Errorf(types.ErrUnsupported, "ROLLUP is not supported")
+		}
+		for _, it := range s.GroupBy.Items {
+			var e expr.Expr
+			var err error
+			// GROUP BY may name an output column or position.
+			if v, ok := intArg(it.Expr); ok {
+				if v < 1 || v > len(fields) || fields[v-1].Expr == nil {
+					return nil, nil, types.Errorf(types.ErrInvalidColumnRef, "GROUP BY position %d is not in select list", v)
+				}
+				e, err = b.bindExpr(gc, fields[v-1].Expr)
+			} else {
+				e, err = b.bindExpr(gc, it.Expr)
+				if err != nil {
+					if col, ok := it.Expr.(*ast.ColumnNameExpr); ok && col.Name.Table.O == "" {
+						for _, f := range fields {
+							if f.AsName.O == col.Name.Name.O && f.Expr != nil {
+								e, err = b.bindExpr(gc, f.Expr)
+								break
+							}
+						}
+					}
+				}
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			s := e.String()
+			dup := false
+			for _, g := range a.groupStrs {
+				if g == s {
+					dup = true
+				}
+			}
+			if dup {
+				continue
+			}
+			a.pre = append(a.pre, e)
+			a.groupStrs = append(a.groupStrs, s)
+		}
+	}
+	a.groupN = len(a.groupStrs)
+	// Dry run: register aggregates by binding everything above the aggregation.
+	dry := &exprCtx{scope: &scope{}, agg: a, win: &winBinding{dry: true}, clause: "SELECT"}
+	for _, f := range fields {
+		if f.Expr != nil {
+			if _, err := b.bindExpr(dry, f.Expr); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if s.Having != nil {
+		dry.clause = "HAVING"
+		if _, err := b.bindExpr(dry, s.Having.Expr); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			e, _, _ := unwrapNulls(it.Expr)
+			if _, ok := intArg(e); ok {
+				continue
+			}
+			if col, ok := e.(*ast.ColumnNameExpr); ok && col.Name.Table.O == "" && isOutputName(fields, col.Name.Name.O) {
+				continue
+			}
+			if _, err := b.bindExpr(dry, e); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	// Pre-projection and the Agg node.
+	preOut := make([]plan.Field, len(a.pre))
+	for i, e := range a.pre {
+		preOut[i] = fieldFor("?pre?", e, sc.fields)
+	}
+	pre := &plan.Project{Input: input, Exprs: a.pre, Out: preOut}
+	groupBy := make([]int, a.groupN)
+	out := make([]plan.Field, 0, a.groupN+len(a.calls))
+	for i := 0; i < a.groupN; i++ {
+		groupBy[i] = i
+		f := fieldFor("?group?", a.pre[i], sc.fields)
+		if col, ok := a.pre[i].(*expr.ColumnRef); ok {
+			f.Name, f.Table = sc.fields[col.Index].Name, sc.fields[col.Index].Table
+		}
+		out = append(out, f)
+	}
+	for _, c := range a.calls {
+		out = append(out, plan.Field{Name: c.Name, Type: c.Agg.Result})
+	}
+	a.node = &plan.Agg{Input: pre, GroupBy: groupBy, Aggs: a.calls, Out: out}
+	return a.node, a, nil
+}
+
+func isOutputName(fields []*ast.SelectField, name string) bool {
+	for _, f := range fields {
+		if f.AsName.O == name {
+			return true
+		}
+	}
+	return false
+}
+
+// winBinding collects window functions while the select list is bound and
+// builds the Window node over the current input.
+type winBinding struct {
+	dry   bool
+	input plan.Node
+	pre   []expr.Expr // extra columns (partition/order keys, args) appended to the input
+	funcs []plan.WindowFunc
+	strs  []string
+}
+
+func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.Expr, error) {
+	if w.dry {
+		return expr.Literal(types.NullDatum, types.TInt64), nil
+	}
+	if n.Spec.Name.O != "" || n.Spec.Ref.O != "" {
+		return nil, types.Errorf(types.ErrUnsupported, "named windows are not supported")
+	}
+	if n.Spec.Frame != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "window frames are not supported")
+	}
+	inner := &exprCtx{scope: c.scope, agg: c.agg, clause: "window definitions"}
+	base := len(w.input.Schema())
+	col := func(e expr.Expr) int {
+		if cr, ok := e.(*expr.ColumnRef); ok {
+			return cr.Index
+		}
+		s := e.String()
+		for i, p := range w.pre {
+			if p.String() == s {
+				return base + i
+			}
+		}
+		w.pre = append(w.pre, e)
+		return base + len(w.pre) - 1
+	}
+	f := plan.WindowFunc{Name: strings.ToLower(n.Name)}
+	key := f.Name
+	if n.Spec.PartitionBy != nil {
+		for _, it := range n.Spec.PartitionBy.Items {
+			e, err := b.bindExpr(inner, it.Expr)
+			if err != nil {
+				return nil, err
+			}
+			f.PartitionBy = append(f.PartitionBy, col(e))
+			key += "|p" + e.String()
+		}
+	}
+	if n.Spec.OrderBy != nil {
+		for _, it := range n.Spec.OrderBy.Items {
+			ex, nullsFirst, hasNulls := unwrapNulls(it.Expr)
+			e, err := b.bindExpr(inner, ex)
+			if err != nil {
+				return nil, err
+			}
+			k := plan.SortKey{Col: col(e), Desc: it.Desc, NullsFirst: it.Desc}
+			if hasNulls {
+				k.NullsFirst = nullsFirst
+			}
+			f.OrderBy = append(f.OrderBy, k)
+			key += "|o" + e.String() + boolStr(it.Desc)
+		}
+	}
+	switch f.Name {
+	case "row_number", "rank", "dense_rank":
+		if len(n.Args) != 0 {
+			return nil, types.Errorf(types.ErrUndefinedFunction, "function %s takes no arguments", f.Name)
+		}
+		f.Type = types.TInt64
+	default:
+		var argTypes []types.T
+		args := n.Args
+		if f.Name == "count" && len(args) == 1 && isCountStar(args[0]) {
+			args = nil
+		}
+		for _, an := range args {
+			e, err := b.bindExpr(inner, an)
+			if err != nil {
+				return nil, err
+			}
+			f.Args = append(f.Args, col(e))
+			argTypes = append(argTypes, e.Type())
+			key += "|a" + e.String()
+		}
+		agg, err := expr.LookupAgg(f.Name, argTypes, n.Distinct)
+		if err != nil {
+			return nil, types.Errorf(types.ErrUnsupported, "window function %s is not supported", f.Name)
+		}
+		f.Agg = agg
+		f.Type = agg.Result
+	}
+	for i, s := range w.strs {
+		if s == key {
+			return expr.Column(base+len(w.pre)+i, w.funcs[i].Type), nil
+		}
+	}
+	w.funcs = append(w.funcs, f)
+	w.strs = append(w.strs, key)
+	// The Window node's output: input, pre columns, then functions. Pre columns may
+	// still grow, so column numbers are fixed up in finish.
+	return &winRef{w: w, i: len(w.funcs) - 1}, nil
+}
+
+// winRef is a placeholder for a window function's output column until the
+// number of pre-computed columns is known.
+type winRef struct {
+	w *winBinding
+	i int
+}
+
+func (r *winRef) col() expr.Expr {
+	return expr.Column(len(r.w.input.Schema())+len(r.w.pre)+r.i, r.w.funcs[r.i].Type)
+}
+func (r *winRef) Type() types.T  { return r.w.funcs[r.i].Type }
+func (r *winRef) String() string { return r.col().String() }
+func (r *winRef) Eval(ctx *expr.Ctx, in *types.Chunk, out *types.Vector) error {
+	return r.col().Eval(ctx, in, out)
+}
+func (r *winRef) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error) {
+	return r.col().EvalRow(ctx, row)
+}
+
+// finish returns the input with the Window node applied (or unchanged).
+func (w *winBinding) finish() plan.Node {
+	if len(w.funcs) == 0 {
+		return w.input
+	}
+	in := w.input.Schema()
+	node := w.input
+	if len(w.pre) > 0 {
+		exprs := make([]expr.Expr, 0, len(in)+len(w.pre))
+		out := make([]plan.Field, 0, len(in)+len(w.pre))
+		for i, f := range in {
+			exprs = append(exprs, expr.Column(i, f.Type))
+			out = append(out, f)
+		}
+		for _, e := range w.pre {
+			exprs = append(exprs, e)
+			out = append(out, plan.Field{Name: "?window?", Type: e.Type(), Hidden: true})
+		}
+		node = &plan.Project{Input: node, Exprs: exprs, Out: out}
+	}
+	out := append([]plan.Field(nil), node.Schema()...)
+	for _, f := range w.funcs {
+		out = append(out, plan.Field{Name: f.Name, Type: f.Type})
+	}
+	return &plan.Window{Input: node, Funcs: w.funcs, Out: out}
+}

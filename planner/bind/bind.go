@@ -1,0 +1,137 @@
+package bind
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Binder binds one statement. It is not reused across statements.
+type Binder struct {
+	cat        catalog.Reader
+	params     []types.T
+	initPlans  []plan.InitPlan
+	tableFuncs map[string]*parser.TableFunc
+	ctes       []map[string]*cte
+	systemRows SystemRows
+	deps       []uint32
+}
+
+type cte struct {
+	query   ast.ResultSetNode
+	columns []string
+}
+
+// New returns a binder over cat. paramTypes are the client's declared
+// parameter types (TUnknown where undeclared); more are added as $n appear.
+func New(cat catalog.Reader, paramTypes []types.T) *Binder {
+	return &Binder{cat: cat, params: append([]types.T(nil), paramTypes...)}
+}
+
+// ParamTypes returns the parameter types after binding; parameters whose type
+// could not be inferred are text.
+func (b *Binder) ParamTypes() []types.T {
+	out := make([]types.T, len(b.params))
+	for i, t := range b.params {
+		if t.ID == types.Unknown {
+			t = types.TVarchar
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// Query binds a SELECT / set operation / VALUES.
+func (b *Binder) Query(q *parser.Query) (*plan.Query, error) {
+	b.tableFuncs = q.TableFuncs
+	rs, ok := q.Node.(ast.ResultSetNode)
+	if !ok {
+		return nil, fmt.Errorf("bind: %T is not a query", q.Node)
+	}
+	root, err := b.bindResultSet(rs)
+	if err != nil {
+		return nil, err
+	}
+	root = finalizeOutput(root)
+	return b.finish(root), nil
+}
+
+func (b *Binder) finish(root plan.Node) *plan.Query {
+	return &plan.Query{Root: root, InitPlans: b.initPlans, ParamBase: len(b.params)}
+}
+
+// Dependencies returns the ids of the user relations the statement read.
+func (b *Binder) Dependencies() []uint32 { return b.deps }
+
+// NumParams returns how many parameters the statement uses (the highest $n).
+func (b *Binder) NumParams() int { return len(b.params) }
+
+// finalizeOutput turns columns of unknown type (bare string literals) into text.
+func finalizeOutput(n plan.Node) plan.Node {
+	fields := n.Schema()
+	need := false
+	for _, f := range fields {
+		if f.Type.ID == types.Unknown {
+			need = true
+		}
+	}
+	if !need {
+		return n
+	}
+	exprs := make([]expr.Expr, len(fields))
+	out := make([]plan.Field, len(fields))
+	for i, f := range fields {
+		exprs[i] = expr.Column(i, f.Type)
+		out[i] = f
+		if f.Type.ID == types.Unknown {
+			e, err := expr.Cast(exprs[i], types.TVarchar)
+			if err == nil {
+				exprs[i] = e
+			}
+			out[i].Type = types.TVarchar
+		}
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: out}
+}
+
+// rowIDs hands out hidden row ids: microseconds since 1970 shifted left by 10,
+// bumped to stay unique and increasing within the process. Restarts move to
+// a later clock, so ids never repeat.
+var lastRowID atomic.Int64
+
+// NextRowID returns a new unique row id.
+func NextRowID() int64 {
+	for {
+		prev := lastRowID.Load()
+		next := time.Now().UnixMicro() << 10
+		if next <= prev {
+			next = prev + 1
+		}
+		if lastRowID.CompareAndSwap(prev, next) {
+			return next
+		}
+	}
+}
+
+// rowIDExpr generates a fresh row id per row.
+type rowIDExpr struct{}
+
+func (rowIDExpr) Type() types.T  { return types.TInt64 }
+func (rowIDExpr) String() string { return "_row_id()" }
+func (rowIDExpr) Eval(ctx *expr.Ctx, in *types.Chunk, out *types.Vector) error {
+	for i := 0; i < in.Len(); i++ {
+		out.I64 = append(out.I64, NextRowID())
+		out.Nulls = append(out.Nulls, false)
+	}
+	return nil
+}
+func (rowIDExpr) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error) {
+	return types.DInt(NextRowID()), nil
+}

@@ -1,0 +1,302 @@
+package bind
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// DefaultExpr binds a column's DEFAULT text (or NULL when none) as a constant
+// expression of the column's type.
+func (b *Binder) DefaultExpr(col *catalog.Column) (expr.Expr, error) {
+	if col.Default == "" {
+		return expr.Literal(types.NullDatum, col.Type), nil
+	}
+	stmts, err := parser.Parse("SELECT " + col.Default)
+	if err != nil || len(stmts) != 1 {
+		return nil, fmt.Errorf("default of column %s: %w", col.Name, err)
+	}
+	q, ok := stmts[0].(*parser.Query)
+	if !ok {
+		return nil, fmt.Errorf("default of column %s: not an expression", col.Name)
+	}
+	sel, ok := q.Node.(*ast.SelectStmt)
+	if !ok || len(sel.Fields.Fields) != 1 {
+		return nil, fmt.Errorf("default of column %s: not an expression", col.Name)
+	}
+	e, err := b.bindExpr(&exprCtx{scope: &scope{}, clause: "DEFAULT expressions"}, sel.Fields.Fields[0].Expr)
+	if err != nil {
+		return nil, err
+	}
+	return assignCast(e, col)
+}
+
+// assignCast coerces a value to a column's type with assignment rules.
+func assignCast(e expr.Expr, col *catalog.Column) (expr.Expr, error) {
+	if e.Type() == col.Type {
+		return e, nil
+	}
+	c, err := expr.ImplicitCast(e, col.Type)
+	if err != nil {
+		return nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col.Name, col.Type, e.Type())
+	}
+	return c, nil
+}
+
+func (b *Binder) dmlTable(refs *ast.TableRefsClause) (*catalog.Relation, string, error) {
+	if refs == nil {
+		return nil, "", types.Errorf(types.ErrSyntax, "missing table")
+	}
+	j := refs.TableRefs
+	var ts *ast.TableSource
+	if j != nil && j.Right == nil {
+		ts, _ = j.Left.(*ast.TableSource)
+	}
+	if ts == nil {
+		return nil, "", types.Errorf(types.ErrUnsupported, "DML on joins is not supported")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, "", types.Errorf(types.ErrUnsupported, "DML target must be a table")
+	}
+	rel, err := b.cat.Lookup(tn.Schema.O, tn.Name.O)
+	if err != nil {
+		return nil, "", err
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, "", types.Errorf(types.ErrWrongObjectType, "cannot change %s \"%s\"", rel.Kind, rel.Name)
+	}
+	alias := ts.AsName.O
+	if alias == "" {
+		alias = rel.Name
+	}
+	return rel, alias, nil
+}
+
+// Insert binds INSERT.
+func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
+	b.tableFuncs = q.TableFuncs
+	n := q.Node.(*ast.InsertStmt)
+	if n.IsReplace || len(n.OnDuplicate) > 0 {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "INSERT ... ON CONFLICT / REPLACE is not supported")
+	}
+	rel, alias, err := b.dmlTable(n.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Target columns.
+	var target []int
+	if len(n.Columns) > 0 {
+		seen := map[int]bool{}
+		for _, c := range n.Columns {
+			idx := rel.ColumnIndex(c.Name.O)
+			if idx < 0 || rel.Columns[idx].Hidden {
+				return nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", c.Name.O, rel.Name)
+			}
+			if seen[idx] {
+				return nil, nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", c.Name.O)
+			}
+			seen[idx] = true
+			target = append(target, idx)
+		}
+	} else {
+		for i, c := range rel.Columns {
+			if !c.Hidden {
+				target = append(target, i)
+			}
+		}
+	}
+	defaults := make([]expr.Expr, len(rel.Columns))
+	for i := range rel.Columns {
+		col := &rel.Columns[i]
+		if col.Hidden && col.Name == catalog.RowIDColumn {
+			defaults[i] = rowIDExpr{}
+			continue
+		}
+		if defaults[i], err = b.DefaultExpr(col); err != nil {
+			return nil, nil, err
+		}
+	}
+	var input plan.Node
+	out := relFields(rel, alias)
+	switch {
+	case n.Select != nil:
+		src, err := b.bindResultSet(n.Select)
+		if err != nil {
+			return nil, nil, err
+		}
+		sf := visible(src.Schema())
+		if len(sf) > len(target) {
+			return nil, nil, types.Errorf(types.ErrSyntax, "INSERT has more expressions than target columns")
+		}
+		exprs := append([]expr.Expr(nil), defaults...)
+		all := src.Schema()
+		k := 0
+		for i, f := range all {
+			if f.Hidden {
+				continue
+			}
+			col := &rel.Columns[target[k]]
+			e, err := assignCast(expr.Column(i, f.Type), col)
+			if err != nil {
+				return nil, nil, err
+			}
+			exprs[target[k]] = e
+			k++
+		}
+		input = &plan.Project{Input: src, Exprs: exprs, Out: out}
+	default:
+		rows := n.Lists
+		if len(rows) == 0 {
+			rows = [][]ast.ExprNode{{}} // DEFAULT VALUES
+		}
+		c := &exprCtx{scope: &scope{}, clause: "VALUES"}
+		vals := make([][]expr.Expr, len(rows))
+		for r, row := range rows {
+			if len(row) > len(target) {
+				return nil, nil, types.Errorf(types.ErrSyntax, "INSERT has more expressions than target columns")
+			}
+			if len(n.Lists) > 0 && len(row) < len(target) && len(n.Columns) > 0 {
+				return nil, nil, types.Errorf(types.ErrSyntax, "INSERT has more target columns than expressions")
+			}
+			vals[r] = append([]expr.Expr(nil), defaults...)
+			for k, en := range row {
+				col := &rel.Columns[target[k]]
+				if _, isDefault := en.(*ast.DefaultExpr); isDefault {
+					continue
+				}
+				e, err := b.bindExpr(c, en)
+				if err != nil {
+					return nil, nil, err
+				}
+				e = b.coerceParam(e, col.Type)
+				if e, err = assignCast(e, col); err != nil {
+					return nil, nil, err
+				}
+				vals[r][target[k]] = e
+			}
+		}
+		input = &plan.Values{Rows: vals, Out: out}
+	}
+	ins := &plan.Insert{Table: rel, Input: input}
+	if ins.Returning, ins.RetOut, err = b.returning(q.Returning, out); err != nil {
+		return nil, nil, err
+	}
+	return ins, b.finish(input), nil
+}
+
+func (b *Binder) returning(fields []*ast.SelectField, in []plan.Field) ([]expr.Expr, []plan.Field, error) {
+	if len(fields) == 0 {
+		return nil, nil, nil
+	}
+	sc := &scope{fields: in}
+	c := &exprCtx{scope: sc, clause: "RETURNING"}
+	var exprs []expr.Expr
+	var out []plan.Field
+	for _, f := range fields {
+		if f.WildCard != nil {
+			items, err := expandWildcard(sc, f.WildCard)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, it := range items {
+				exprs = append(exprs, it.e)
+				out = append(out, fieldFor(it.name, it.e, in))
+			}
+			continue
+		}
+		e, err := b.bindExpr(c, f.Expr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.Type().ID == types.Unknown {
+			e, _ = expr.Cast(e, types.TVarchar)
+		}
+		exprs = append(exprs, e)
+		out = append(out, fieldFor(columnName(f), e, in))
+	}
+	return exprs, out, nil
+}
+
+// Update binds UPDATE.
+func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
+	b.tableFuncs = q.TableFuncs
+	n := q.Node.(*ast.UpdateStmt)
+	if n.Order != nil || n.Limit != nil {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "UPDATE with ORDER BY/LIMIT is not supported")
+	}
+	rel, alias, err := b.dmlTable(n.TableRefs)
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := relFields(rel, alias)
+	var input plan.Node = &plan.Scan{Table: rel, Alias: alias, Out: fields}
+	sc := &scope{fields: fields}
+	if n.Where != nil {
+		if input, err = b.bindWhere(input, sc, n.Where); err != nil {
+			return nil, nil, err
+		}
+	}
+	up := &plan.Update{Table: rel, Input: input}
+	c := &exprCtx{scope: sc, clause: "UPDATE"}
+	seen := map[int]bool{}
+	for _, a := range n.List {
+		idx := rel.ColumnIndex(a.Column.Name.O)
+		if idx < 0 || rel.Columns[idx].Hidden {
+			return nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", a.Column.Name.O, rel.Name)
+		}
+		if seen[idx] {
+			return nil, nil, types.Errorf(types.ErrSyntax, "multiple assignments to same column \"%s\"", a.Column.Name.O)
+		}
+		seen[idx] = true
+		col := &rel.Columns[idx]
+		var e expr.Expr
+		if _, isDefault := a.Expr.(*ast.DefaultExpr); isDefault {
+			e, err = b.DefaultExpr(col)
+		} else {
+			e, err = b.bindExpr(c, a.Expr)
+			if err == nil {
+				e, err = assignCast(b.coerceParam(e, col.Type), col)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		up.Cols = append(up.Cols, idx)
+		up.Set = append(up.Set, e)
+	}
+	if up.Returning, up.RetOut, err = b.returning(q.Returning, fields); err != nil {
+		return nil, nil, err
+	}
+	return up, b.finish(input), nil
+}
+
+// Delete binds DELETE.
+func (b *Binder) Delete(q *parser.Query) (*plan.Delete, *plan.Query, error) {
+	b.tableFuncs = q.TableFuncs
+	n := q.Node.(*ast.DeleteStmt)
+	if n.IsMultiTable || n.Order != nil || n.Limit != nil {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "this DELETE form is not supported")
+	}
+	rel, alias, err := b.dmlTable(n.TableRefs)
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := relFields(rel, alias)
+	var input plan.Node = &plan.Scan{Table: rel, Alias: alias, Out: fields}
+	if n.Where != nil {
+		if input, err = b.bindWhere(input, &scope{fields: fields}, n.Where); err != nil {
+			return nil, nil, err
+		}
+	}
+	del := &plan.Delete{Table: rel, Input: input}
+	if del.Returning, del.RetOut, err = b.returning(q.Returning, fields); err != nil {
+		return nil, nil, err
+	}
+	return del, b.finish(input), nil
+}

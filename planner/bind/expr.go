@@ -1,0 +1,636 @@
+package bind
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// exprCtx is where an expression is bound: the columns in scope and, after
+// aggregation, how group keys and aggregates map to columns.
+type exprCtx struct {
+	scope  *scope
+	agg    *aggBinding // non-nil when binding above an aggregation
+	win    *winBinding // non-nil when window functions are allowed
+	clause string      // for errors: "WHERE", "JOIN conditions", ...
+}
+
+func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
+	if c.agg != nil {
+		if e, ok, err := c.agg.match(b, c, n); ok || err != nil {
+			return e, err
+		}
+	}
+	switch n := n.(type) {
+	case *ast.ParenthesesExpr:
+		return b.bindExpr(c, n.Expr)
+	case *test_driver.ValueExpr:
+		return literal(n)
+	case *ast.ColumnNameExpr:
+		if c.agg != nil {
+			return nil, c.agg.ungrouped(n)
+		}
+		idx, err := c.scope.resolve(n.Name.Table.O, n.Name.Name.O)
+		if err != nil {
+			return nil, err
+		}
+		return expr.Column(idx, c.scope.fields[idx].Type), nil
+	case *ast.BinaryOperationExpr:
+		return b.bindBinary(c, n)
+	case *ast.UnaryOperationExpr:
+		arg, err := b.bindExpr(c, n.V)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case opcode.Minus:
+			if k, ok := arg.(*expr.Const); ok && k.Typ.IsNumeric() {
+				return negateConst(k)
+			}
+			return expr.Call("neg", []expr.Expr{arg})
+		case opcode.Plus:
+			return arg, nil
+		case opcode.Not, opcode.Not2:
+			return expr.Call("not", []expr.Expr{b.coerceParam(arg, types.TBool)})
+		}
+		return nil, types.Errorf(types.ErrUnsupported, "unary operator %s is not supported", n.Op)
+	case *ast.IsNullExpr:
+		arg, err := b.bindExpr(c, n.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if n.Not {
+			return expr.Call("is_not_null", []expr.Expr{arg})
+		}
+		return expr.Call("is_null", []expr.Expr{arg})
+	case *ast.IsTruthExpr:
+		arg, err := b.bindExpr(c, n.Expr)
+		if err != nil {
+			return nil, err
+		}
+		name := map[[2]bool]string{{true, false}: "is_true", {true, true}: "is_not_true", {false, false}: "is_false", {false, true}: "is_not_false"}[[2]bool{n.True != 0, n.Not}]
+		return expr.Call(name, []expr.Expr{b.coerceParam(arg, types.TBool)})
+	case *ast.BetweenExpr:
+		args, err := b.bindExprs(c, []ast.ExprNode{n.Expr, n.Left, n.Right})
+		if err != nil {
+			return nil, err
+		}
+		b.inferParams(args)
+		e, err := expr.Call("between", args)
+		if err != nil || !n.Not {
+			return e, err
+		}
+		return expr.Call("not", []expr.Expr{e})
+	case *ast.PatternLikeOrIlikeExpr:
+		args, err := b.bindExprs(c, []ast.ExprNode{n.Expr, n.Pattern})
+		if err != nil {
+			return nil, err
+		}
+		for i := range args {
+			args[i] = b.coerceParam(args[i], types.TVarchar)
+		}
+		name := "like"
+		if !n.IsLike {
+			name = "ilike"
+		}
+		if n.Escape != '\\' && n.Escape != 0 {
+			args = append(args, expr.Literal(types.DString(string(n.Escape)), types.TVarchar))
+		}
+		e, err := expr.Call(name, args)
+		if err != nil || !n.Not {
+			return e, err
+		}
+		return expr.Call("not", []expr.Expr{e})
+	case *ast.PatternRegexpExpr:
+		args, err := b.bindExprs(c, []ast.ExprNode{n.Expr, n.Pattern})
+		if err != nil {
+			return nil, err
+		}
+		e, err := expr.Call("regexp", args)
+		if err != nil || !n.Not {
+			return e, err
+		}
+		return expr.Call("not", []expr.Expr{e})
+	case *ast.PatternInExpr:
+		if n.Sel != nil {
+			return b.bindInSubqueryExpr(c, n)
+		}
+		args, err := b.bindExprs(c, append([]ast.ExprNode{n.Expr}, n.List...))
+		if err != nil {
+			return nil, err
+		}
+		b.inferParams(args)
+		e, err := expr.Call("in", args)
+		if err != nil || !n.Not {
+			return e, err
+		}
+		return expr.Call("not", []expr.Expr{e})
+	case *ast.CaseExpr:
+		return b.bindCase(c, n)
+	case *ast.FuncCallExpr:
+		return b.bindFunc(c, n)
+	case *ast.AggregateFuncExpr:
+		if c.agg == nil {
+			return nil, types.Errorf(types.ErrGrouping, "aggregate functions are not allowed in %s", c.clauseName())
+		}
+		return c.agg.aggregate(b, c, n)
+	case *ast.WindowFuncExpr:
+		if c.win == nil {
+			return nil, types.Errorf(types.ErrGrouping, "window functions are not allowed in %s", c.clauseName())
+		}
+		return c.win.window(b, c, n)
+	case *ast.SubqueryExpr:
+		return b.bindScalarSubquery(n)
+	case *ast.ExistsSubqueryExpr:
+		sub, ok := n.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			return nil, types.Errorf(types.ErrUnsupported, "unsupported EXISTS form")
+		}
+		e, err := b.bindExistsSubquery(sub)
+		if err != nil || !n.Not {
+			return e, err
+		}
+		return expr.Call("not", []expr.Expr{e})
+	case *ast.CompareSubqueryExpr:
+		return nil, types.Errorf(types.ErrUnsupported, "ANY/ALL subqueries are not supported")
+	case *ast.DefaultExpr:
+		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
+	case *ast.RowExpr:
+		return nil, types.Errorf(types.ErrUnsupported, "row constructors are not supported")
+	case *ast.VariableExpr:
+		return nil, types.Errorf(types.ErrSyntax, "syntax error at or near \"@\"")
+	case *ast.FuncCastExpr:
+		arg, err := b.bindExpr(c, n.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return b.cast(arg, mysqlCastType(n))
+	case *ast.TimeUnitExpr:
+		return expr.Literal(types.DString(strings.ToLower(n.Unit.String())), types.TVarchar), nil
+	case *ast.TrimDirectionExpr:
+		return nil, types.Errorf(types.ErrInternal, "unexpected trim direction")
+	case *ast.SetCollationExpr:
+		return b.bindExpr(c, n.Expr)
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "expression %T is not supported", n)
+}
+
+func (c *exprCtx) clauseName() string {
+	if c.clause == "" {
+		return "this context"
+	}
+	return c.clause
+}
+
+func (b *Binder) bindExprs(c *exprCtx, ns []ast.ExprNode) ([]expr.Expr, error) {
+	out := make([]expr.Expr, len(ns))
+	for i, n := range ns {
+		e, err := b.bindExpr(c, n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// literal types a TiDB literal the way PostgreSQL types the same text.
+func literal(v *test_driver.ValueExpr) (expr.Expr, error) {
+	d := v.Datum
+	switch d.Kind() {
+	case test_driver.KindNull:
+		return expr.Literal(types.NullDatum, types.TUnknown), nil
+	case test_driver.KindInt64:
+		i := d.GetInt64()
+		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
+			return expr.Literal(types.DBool(i != 0), types.TBool), nil
+		}
+		if i >= -1<<31 && i < 1<<31 {
+			return expr.Literal(types.DInt(i), types.TInt32), nil
+		}
+		return expr.Literal(types.DInt(i), types.TInt64), nil
+	case test_driver.KindUint64:
+		u := d.GetUint64()
+		if u <= 1<<63-1 {
+			return expr.Literal(types.DInt(int64(u)), types.TInt64), nil
+		}
+		var out types.Datum
+		out.Dec.SetString(strconv.FormatUint(u, 10))
+		return expr.Literal(out, types.TNumeric), nil
+	case test_driver.KindMysqlDecimal:
+		var out types.Datum
+		if _, _, err := out.Dec.SetString(d.GetMysqlDecimal().String()); err != nil {
+			return nil, types.Errorf(types.ErrInvalidText, "invalid numeric literal")
+		}
+		return expr.Literal(out, types.TNumeric), nil
+	case test_driver.KindFloat64, test_driver.KindFloat32:
+		var out types.Datum
+		if _, err := out.Dec.SetFloat64(d.GetFloat64()); err != nil {
+			return nil, types.Errorf(types.ErrNumericOutOfRange, "numeric literal out of range")
+		}
+		return expr.Literal(out, types.TNumeric), nil
+	case test_driver.KindString:
+		return expr.Literal(types.DString(d.GetString()), types.TUnknown), nil
+	case test_driver.KindBytes:
+		return expr.Literal(types.DString(string(d.GetBytes())), types.TUnknown), nil
+	case test_driver.KindBinaryLiteral:
+		return expr.Literal(types.DString(string(d.GetBytes())), types.TBytea), nil
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "literal of kind %d is not supported", d.Kind())
+}
+
+func negateConst(k *expr.Const) (expr.Expr, error) {
+	d := k.Value.Copy()
+	if d.Null {
+		return k, nil
+	}
+	t := k.Typ
+	switch t.Physical() {
+	case types.PhysI64:
+		d.I = -d.I
+	case types.PhysF64:
+		d.F = -d.F
+	case types.PhysDec:
+		d.Dec.Neg(&d.Dec)
+	}
+	return expr.Literal(d, t), nil
+}
+
+var binaryOps = map[opcode.Op]string{
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.Mod: "%",
+	opcode.IntDiv: "/", opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=",
+	opcode.GT: ">", opcode.GE: ">=", opcode.LogicAnd: "and", opcode.LogicOr: "or",
+	opcode.NullEQ: "<=>", opcode.Xor: "#", opcode.And: "&", opcode.Or: "|",
+	opcode.LeftShift: "<<", opcode.RightShift: ">>",
+}
+
+func (b *Binder) bindBinary(c *exprCtx, n *ast.BinaryOperationExpr) (expr.Expr, error) {
+	name, ok := binaryOps[n.Op]
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "operator %s is not supported", n.Op)
+	}
+	// Concatenation arrives as a function (PIPES_AS_CONCAT); everything else here.
+	l, err := b.bindExpr(c, n.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(c, n.R)
+	if err != nil {
+		return nil, err
+	}
+	args := []expr.Expr{l, r}
+	if name == "and" || name == "or" {
+		args[0], args[1] = b.coerceParam(l, types.TBool), b.coerceParam(r, types.TBool)
+	} else {
+		b.inferParams(args)
+	}
+	return expr.Call(name, args)
+}
+
+// coerceParam gives an untyped parameter the type its context requires.
+func (b *Binder) coerceParam(e expr.Expr, t types.T) expr.Expr {
+	p, ok := e.(*expr.ParamRef)
+	if !ok || p.Typ.ID != types.Unknown {
+		return e
+	}
+	if b.params[p.Index].ID == types.Unknown {
+		b.params[p.Index] = t
+	}
+	return expr.Param(p.Index, b.params[p.Index])
+}
+
+// inferParams types untyped parameters in an operator's arguments from the
+// first argument whose type is known.
+func (b *Binder) inferParams(args []expr.Expr) {
+	var known types.T
+	for _, a := range args {
+		if t := a.Type(); t.ID != types.Unknown {
+			known = t.Base()
+			break
+		}
+	}
+	if known.ID == types.Unknown {
+		return
+	}
+	for i := range args {
+		args[i] = b.coerceParam(args[i], known)
+	}
+}
+
+func (b *Binder) bindCase(c *exprCtx, n *ast.CaseExpr) (expr.Expr, error) {
+	var operand expr.Expr
+	var err error
+	if n.Value != nil {
+		if operand, err = b.bindExpr(c, n.Value); err != nil {
+			return nil, err
+		}
+	}
+	whens := make([]expr.Expr, len(n.WhenClauses))
+	thens := make([]expr.Expr, len(n.WhenClauses))
+	for i, w := range n.WhenClauses {
+		if whens[i], err = b.bindExpr(c, w.Expr); err != nil {
+			return nil, err
+		}
+		if thens[i], err = b.bindExpr(c, w.Result); err != nil {
+			return nil, err
+		}
+	}
+	var els expr.Expr
+	if n.ElseClause != nil {
+		if els, err = b.bindExpr(c, n.ElseClause); err != nil {
+			return nil, err
+		}
+	}
+	return expr.Case(operand, whens, thens, els)
+}
+
+func (b *Binder) cast(e expr.Expr, t types.T) (expr.Expr, error) {
+	if p, ok := e.(*expr.ParamRef); ok && p.Typ.ID == types.Unknown {
+		return b.coerceParam(e, t), nil
+	}
+	return expr.Cast(e, t)
+}
+
+func mysqlCastType(n *ast.FuncCastExpr) types.T {
+	switch n.Tp.GetType() {
+	case mysql.TypeLonglong:
+		return types.TInt64
+	case mysql.TypeDouble, mysql.TypeFloat:
+		return types.TFloat64
+	case mysql.TypeNewDecimal:
+		return types.TNumeric
+	case mysql.TypeDate:
+		return types.TDate
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		return types.TTimestamp
+	case mysql.TypeDuration:
+		return types.TTime
+	case mysql.TypeJSON:
+		return types.TJsonb
+	}
+	return types.TVarchar
+}
+
+// stringArg extracts a constant string argument (a type name, an interval).
+func stringArg(n ast.ExprNode) (string, bool) {
+	v, ok := n.(*test_driver.ValueExpr)
+	if !ok || v.Datum.Kind() != test_driver.KindString {
+		return "", false
+	}
+	return v.Datum.GetString(), true
+}
+
+func intArg(n ast.ExprNode) (int, bool) {
+	v, ok := n.(*test_driver.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	switch v.Datum.Kind() {
+	case test_driver.KindInt64:
+		return int(v.Datum.GetInt64()), true
+	case test_driver.KindUint64:
+		return int(v.Datum.GetUint64()), true
+	}
+	return 0, false
+}
+
+// parseTypeString resolves a canonical type string like "numeric(10,2)".
+func parseTypeString(s string) (types.T, error) {
+	name, args := s, []int(nil)
+	if i := strings.IndexByte(s, '('); i >= 0 && strings.HasSuffix(s, ")") {
+		name = s[:i]
+		for _, a := range strings.Split(s[i+1:len(s)-1], ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(a))
+			if err != nil {
+				return types.TUnknown, types.Errorf(types.ErrSyntax, "invalid type modifier in %q", s)
+			}
+			args = append(args, v)
+		}
+	}
+	return types.FromName(name, args)
+}
+
+func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
+	name := n.FnName.L
+	switch name {
+	case "__pg_param":
+		k, ok := intArg(n.Args[0])
+		if !ok || k < 1 {
+			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
+		}
+		for len(b.params) < k {
+			b.params = append(b.params, types.TUnknown)
+		}
+		return expr.Param(k-1, b.params[k-1]), nil
+	case "__pg_cast":
+		ts, ok := stringArg(n.Args[1])
+		if !ok {
+			return nil, types.Errorf(types.ErrInternal, "malformed cast")
+		}
+		t, err := parseTypeString(ts)
+		if err != nil {
+			return nil, err
+		}
+		arg, err := b.bindExpr(c, n.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		return b.cast(arg, t)
+	case "__pg_interval":
+		s, ok := stringArg(n.Args[0])
+		if !ok {
+			return nil, types.Errorf(types.ErrSyntax, "interval literal must be a string")
+		}
+		iv, err := types.ParseInterval(s)
+		if err != nil {
+			return nil, err
+		}
+		return expr.Literal(types.DInterval(iv), types.TInterval), nil
+	case "__pg_filter":
+		if agg, ok := n.Args[0].(*ast.AggregateFuncExpr); ok && c.agg != nil {
+			return c.agg.aggregateWithFilter(b, c, agg, n.Args[1])
+		}
+		return nil, types.Errorf(types.ErrGrouping, "FILTER specified, but %s is not an aggregate function", funcName(n.Args[0]))
+	case "__pg_nulls_first", "__pg_nulls_last", "__pg_distinct_on":
+		return nil, types.Errorf(types.ErrSyntax, "NULLS FIRST/LAST and DISTINCT ON are only allowed in their clauses")
+	case "__pg_regexp_i":
+		name = "regexp_i"
+	case "concat":
+		if n.FnName.O == "concat" && len(n.Args) == 2 && isPipesConcat(n) {
+			name = "||"
+		}
+	case "json_extract":
+		name = "jsonb_get"
+	case "json_unquote":
+		if inner, ok := n.Args[0].(*ast.FuncCallExpr); ok && inner.FnName.L == "json_extract" {
+			args, err := b.bindExprs(c, inner.Args)
+			if err != nil {
+				return nil, err
+			}
+			return expr.Call("jsonb_get_text", args)
+		}
+	case "trim":
+		return b.bindTrim(c, n)
+	case "extract", "date_part":
+		if len(n.Args) == 2 {
+			unit, err := b.bindExpr(c, n.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			arg, err := b.bindExpr(c, n.Args[1])
+			if err != nil {
+				return nil, err
+			}
+			return expr.Call(name, []expr.Expr{unit, arg})
+		}
+	case "current_timestamp", "now", "localtimestamp", "current_date", "current_time", "current_user", "session_user", "user":
+		if name == "user" {
+			name = "current_user"
+		}
+		return expr.Call(name, nil)
+	case "ifnull":
+		name = "coalesce"
+	}
+	args, err := b.bindExprs(c, n.Args)
+	if err != nil {
+		return nil, err
+	}
+	return expr.Call(name, args)
+}
+
+// isPipesConcat: TiDB parses a || b in PIPES_AS_CONCAT mode as concat(a, b).
+func isPipesConcat(n *ast.FuncCallExpr) bool { return true }
+
+func funcName(n ast.ExprNode) string {
+	switch f := n.(type) {
+	case *ast.FuncCallExpr:
+		return f.FnName.L
+	case *ast.AggregateFuncExpr:
+		return f.F
+	}
+	return "expression"
+}
+
+func (b *Binder) bindTrim(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
+	name := "btrim"
+	var args []expr.Expr
+	for _, a := range n.Args {
+		if d, ok := a.(*ast.TrimDirectionExpr); ok {
+			switch d.Direction {
+			case ast.TrimLeading:
+				name = "ltrim"
+			case ast.TrimTrailing:
+				name = "rtrim"
+			}
+			continue
+		}
+		e, err := b.bindExpr(c, a)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	return expr.Call(name, args)
+}
+
+// projectFields names computed output columns the way PostgreSQL does.
+func columnName(f *ast.SelectField) string {
+	if f.AsName.O != "" {
+		return f.AsName.O
+	}
+	return deriveName(f.Expr)
+}
+
+func deriveName(n ast.ExprNode) string {
+	switch e := n.(type) {
+	case *ast.ColumnNameExpr:
+		return e.Name.Name.O
+	case *ast.ParenthesesExpr:
+		return deriveName(e.Expr)
+	case *ast.FuncCallExpr:
+		switch e.FnName.L {
+		case "__pg_cast":
+			if inner := deriveName(e.Args[0]); inner != "?column?" {
+				return inner
+			}
+			if ts, ok := stringArg(e.Args[1]); ok {
+				t, err := parseTypeString(ts)
+				if err == nil {
+					return pgTypeColumnName(t)
+				}
+			}
+			return "?column?"
+		case "__pg_interval":
+			return "interval"
+		case "__pg_param":
+			return "?column?"
+		case "json_extract", "json_unquote":
+			return "?column?"
+		case "current_timestamp":
+			return "current_timestamp"
+		case "concat":
+			return "?column?"
+		}
+		return e.FnName.L
+	case *ast.AggregateFuncExpr:
+		if e.F == "group_concat" {
+			return "string_agg"
+		}
+		return strings.ToLower(e.F)
+	case *ast.WindowFuncExpr:
+		return strings.ToLower(e.Name)
+	case *ast.CaseExpr:
+		return "case"
+	case *ast.ExistsSubqueryExpr:
+		return "exists"
+	case *ast.SubqueryExpr:
+		if s, ok := e.Query.(*ast.SelectStmt); ok && s.Fields != nil && len(s.Fields.Fields) == 1 && s.Fields.Fields[0].WildCard == nil {
+			return columnName(s.Fields.Fields[0])
+		}
+	}
+	return "?column?"
+}
+
+func pgTypeColumnName(t types.T) string {
+	switch t.ID {
+	case types.Int16:
+		return "int2"
+	case types.Int32:
+		return "int4"
+	case types.Int64:
+		return "int8"
+	case types.Float32:
+		return "float4"
+	case types.Float64:
+		return "float8"
+	case types.Bool:
+		return "bool"
+	case types.Varchar:
+		if t.Width > 0 {
+			return "varchar"
+		}
+		return "text"
+	case types.Timestamptz:
+		return "timestamptz"
+	case types.Timestamp:
+		return "timestamp"
+	}
+	return t.SQLName()
+}
+
+// fieldFor returns the output field for an expression bound over in.
+func fieldFor(name string, e expr.Expr, in []plan.Field) plan.Field {
+	f := plan.Field{Name: name, Type: e.Type()}
+	if col, ok := e.(*expr.ColumnRef); ok {
+		src := in[col.Index]
+		f.Rel, f.Col, f.Hidden = src.Rel, src.Col, false
+	}
+	return f
+}

@@ -1,0 +1,419 @@
+package bind
+
+import (
+	"slices"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// SystemRows produces a system table's rows from the catalog at bind time.
+// The session installs it (catalog/system.go provides the default).
+type SystemRows func(rel *catalog.Relation) ([][]types.Datum, error)
+
+// WithSystemRows sets the provider of system-table rows.
+func (b *Binder) WithSystemRows(f SystemRows) *Binder {
+	b.systemRows = f
+	return b
+}
+
+func (b *Binder) bindFrom(n ast.ResultSetNode) (plan.Node, error) {
+	switch n := n.(type) {
+	case *ast.Join:
+		return b.bindJoin(n)
+	case *ast.TableSource:
+		return b.bindTableSource(n)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		node, err := b.bindResultSet(n)
+		if err != nil {
+			return nil, err
+		}
+		return node, nil
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "FROM item %T is not supported", n)
+}
+
+func (b *Binder) bindTableSource(ts *ast.TableSource) (plan.Node, error) {
+	alias := ts.AsName.O
+	var node plan.Node
+	var err error
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		node, err = b.bindTableName(src, alias)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		node, err = b.bindResultSet(src.(ast.ResultSetNode))
+		if err == nil {
+			if alias == "" {
+				return nil, types.Errorf(types.ErrSyntax, "subquery in FROM must have an alias")
+			}
+			node = renamed(node, alias, nil)
+		}
+	default:
+		return nil, types.Errorf(types.ErrUnsupported, "FROM item %T is not supported", src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(ts.ColumnNames) > 0 {
+		names := make([]string, len(ts.ColumnNames))
+		for i, c := range ts.ColumnNames {
+			names[i] = c.O
+		}
+		if len(names) > len(visible(node.Schema())) {
+			return nil, types.Errorf(types.ErrInvalidColumnRef, "table \"%s\" has %d columns available but %d columns specified", alias, len(visible(node.Schema())), len(names))
+		}
+		node = renamed(node, alias, names)
+	}
+	return node, nil
+}
+
+func visible(fs []plan.Field) []plan.Field {
+	var out []plan.Field
+	for _, f := range fs {
+		if !f.Hidden {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// renamed re-labels a node's output: table qualifier and optionally column names.
+func renamed(n plan.Node, table string, names []string) plan.Node {
+	fields := n.Schema()
+	out := requalify(fields, table)
+	k := 0
+	for i := range out {
+		if out[i].Hidden {
+			continue
+		}
+		if k < len(names) {
+			out[i].Name = names[k]
+		}
+		k++
+	}
+	exprs := make([]expr.Expr, len(fields))
+	for i, f := range fields {
+		exprs[i] = expr.Column(i, f.Type)
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: out}
+}
+
+func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, error) {
+	name := tn.Name.O
+	if tf, ok := b.tableFuncs[name]; ok {
+		return b.bindTableFunc(tf, alias)
+	}
+	if tn.Schema.O == "" {
+		if c := b.lookupCTE(name); c != nil {
+			node, err := b.bindResultSet(c.query)
+			if err != nil {
+				return nil, err
+			}
+			if alias == "" {
+				alias = name
+			}
+			return renamed(node, alias, c.columns), nil
+		}
+	}
+	rel, err := b.cat.Lookup(tn.Schema.O, name)
+	if err != nil {
+		return nil, err
+	}
+	if alias == "" {
+		alias = rel.Name
+	}
+	if rel.Kind != catalog.KindSystem && !slices.Contains(b.deps, rel.ID) {
+		b.deps = append(b.deps, rel.ID)
+	}
+	switch rel.Kind {
+	case catalog.KindView:
+		stmts, err := parser.Parse(rel.Definition)
+		if err != nil || len(stmts) != 1 {
+			return nil, types.Errorf(types.ErrInternal, "view %s has a broken definition", rel.Name)
+		}
+		q, ok := stmts[0].(*parser.Query)
+		if !ok {
+			return nil, types.Errorf(types.ErrInternal, "view %s has a broken definition", rel.Name)
+		}
+		saved := b.tableFuncs
+		b.tableFuncs = q.TableFuncs
+		node, err := b.bindResultSet(q.Node.(ast.ResultSetNode))
+		b.tableFuncs = saved
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(rel.Columns))
+		for _, c := range rel.Columns {
+			names = append(names, c.Name)
+		}
+		return renamed(node, alias, names), nil
+	case catalog.KindSystem:
+		if b.systemRows == nil {
+			return nil, types.Errorf(types.ErrUnsupported, "system table %s is not available here", rel.Name)
+		}
+		rows, err := b.systemRows(rel)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([][]expr.Expr, len(rows))
+		for i, r := range rows {
+			vals[i] = make([]expr.Expr, len(rel.Columns))
+			for j := range rel.Columns {
+				vals[i][j] = expr.Literal(r[j], rel.Columns[j].Type)
+			}
+		}
+		return &plan.Values{Rows: vals, Out: relFields(rel, alias)}, nil
+	case catalog.KindSink:
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is a sink and cannot be queried", rel.Name)
+	}
+	return &plan.Scan{Table: rel, Alias: alias, Out: relFields(rel, alias)}, nil
+}
+
+func relFields(rel *catalog.Relation, alias string) []plan.Field {
+	out := make([]plan.Field, len(rel.Columns))
+	for i, c := range rel.Columns {
+		out[i] = plan.Field{Name: c.Name, Table: alias, Type: c.Type, Hidden: c.Hidden, Rel: rel.ID, Col: int16(i + 1)}
+	}
+	return out
+}
+
+func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	switch tf.Name {
+	case "generate_series":
+		c := &exprCtx{scope: &scope{}, clause: "FROM"}
+		args, err := b.bindExprs(c, tf.Args)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) < 2 || len(args) > 3 {
+			return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series with %d arguments does not exist", len(args))
+		}
+		vals := make([]int64, len(args))
+		for i, a := range args {
+			a, err = b.cast(b.coerceParam(a, types.TInt64), types.TInt64)
+			if err != nil {
+				return nil, err
+			}
+			if !expr.IsConst(a) {
+				return nil, types.Errorf(types.ErrUnsupported, "generate_series arguments must be constants")
+			}
+			d, err := a.EvalRow(nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = d.I
+		}
+		step := int64(1)
+		if len(vals) == 3 {
+			step = vals[2]
+		}
+		if step == 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
+		}
+		var rows [][]expr.Expr
+		for v := vals[0]; (step > 0 && v <= vals[1]) || (step < 0 && v >= vals[1]); v += step {
+			rows = append(rows, []expr.Expr{expr.Literal(types.DInt(v), types.TInt64)})
+			if len(rows) > 10_000_000 {
+				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
+			}
+		}
+		name := "generate_series"
+		if alias != "" {
+			name = alias
+		}
+		if len(tf.ColumnAliases) > 0 {
+			name = tf.ColumnAliases[0]
+		}
+		if alias == "" {
+			alias = "generate_series"
+		}
+		return &plan.Values{Rows: rows, Out: []plan.Field{{Name: name, Table: alias, Type: types.TInt64}}}, nil
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "table function %s is not supported in batch queries", tf.Name)
+}
+
+func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
+	left, err := b.bindFrom(j.Left)
+	if err != nil {
+		return nil, err
+	}
+	if j.Right == nil {
+		return left, nil
+	}
+	right, err := b.bindFrom(j.Right)
+	if err != nil {
+		return nil, err
+	}
+	kind := plan.InnerJoin
+	switch j.Tp {
+	case ast.LeftJoin:
+		kind = plan.LeftJoin
+	case ast.RightJoin:
+		kind = plan.RightJoin
+	}
+	var onExpr ast.ExprNode
+	if j.On != nil {
+		onExpr = j.On.Expr
+		// FULL JOIN arrives as JOIN ... ON __pg_full_join(cond) from the parser's rewrite.
+		if fc, ok := onExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == "__pg_full_join" {
+			kind = plan.FullJoin
+			onExpr = fc.Args[0]
+		}
+	}
+	join := &plan.Join{Kind: kind, Left: left, Right: right}
+	lf, rf := left.Schema(), right.Schema()
+	all := join.Schema()
+	sc := &scope{fields: all}
+	var conds []expr.Expr
+	if j.NaturalJoin || len(j.Using) > 0 {
+		var names []string
+		if j.NaturalJoin {
+			for _, f := range lf {
+				if f.Hidden {
+					continue
+				}
+				for _, g := range rf {
+					if !g.Hidden && g.Name == f.Name {
+						names = append(names, f.Name)
+					}
+				}
+			}
+		}
+		for _, u := range j.Using {
+			names = append(names, u.Name.O)
+		}
+		for _, name := range names {
+			li, err := (&scope{fields: lf}).resolve("", name)
+			if err != nil {
+				return nil, err
+			}
+			ri, err := (&scope{fields: rf}).resolve("", name)
+			if err != nil {
+				return nil, err
+			}
+			eq, err := expr.Call("=", []expr.Expr{expr.Column(li, lf[li].Type), expr.Column(len(lf)+ri, rf[ri].Type)})
+			if err != nil {
+				return nil, err
+			}
+			conds = append(conds, eq)
+		}
+		// USING columns appear once: hide the right side's copies (for inner/left joins).
+		node, err := b.finishJoin(join, conds)
+		if err != nil {
+			return nil, err
+		}
+		return hideUsing(node, len(lf), names, kind), nil
+	}
+	if onExpr != nil {
+		c := &exprCtx{scope: sc, clause: "JOIN conditions"}
+		e, err := b.bindExpr(c, onExpr)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.boolCond(e, "JOIN/ON"); err != nil {
+			return nil, err
+		}
+		conds = splitAnd(e)
+	}
+	return b.finishJoin(join, conds)
+}
+
+// finishJoin splits conjuncts into equi-keys (left col = right col) and the rest.
+func (b *Binder) finishJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) {
+	nl := len(j.Left.Schema())
+	var rest []expr.Expr
+	for _, c := range conds {
+		if l, r, ok := equiKey(c, nl); ok {
+			lt, rt := j.Left.Schema()[l].Type, j.Right.Schema()[r].Type
+			if lt.Base() == rt.Base() {
+				j.EqLeft = append(j.EqLeft, l)
+				j.EqRight = append(j.EqRight, r)
+				continue
+			}
+		}
+		rest = append(rest, c)
+	}
+	j.Cond = andAll(rest)
+	return j, nil
+}
+
+// equiKey recognises "$l = $r" with l on the left side and r on the right.
+func equiKey(e expr.Expr, nl int) (int, int, bool) {
+	call, ok := e.(*expr.FuncExpr)
+	if !ok || call.Name != "=" || len(call.Args) != 2 {
+		return 0, 0, false
+	}
+	a, ok1 := call.Args[0].(*expr.ColumnRef)
+	c, ok2 := call.Args[1].(*expr.ColumnRef)
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	switch {
+	case a.Index < nl && c.Index >= nl:
+		return a.Index, c.Index - nl, true
+	case c.Index < nl && a.Index >= nl:
+		return c.Index, a.Index - nl, true
+	}
+	return 0, 0, false
+}
+
+// hideUsing marks the duplicate USING columns hidden (right side for inner/left
+// joins; for right/full joins the visible column is coalesce(left, right)).
+func hideUsing(n plan.Node, nl int, names []string, kind plan.JoinKind) plan.Node {
+	fields := n.Schema()
+	out := append([]plan.Field(nil), fields...)
+	exprs := make([]expr.Expr, len(fields))
+	for i, f := range fields {
+		exprs[i] = expr.Column(i, f.Type)
+	}
+	for _, name := range names {
+		li, ri := -1, -1
+		for i := 0; i < nl; i++ {
+			if fields[i].Name == name && !fields[i].Hidden {
+				li = i
+			}
+		}
+		for i := nl; i < len(fields); i++ {
+			if fields[i].Name == name && !fields[i].Hidden {
+				ri = i
+			}
+		}
+		if li < 0 || ri < 0 {
+			continue
+		}
+		if kind == plan.RightJoin || kind == plan.FullJoin {
+			if e, err := expr.Call("coalesce", []expr.Expr{exprs[li], exprs[ri]}); err == nil {
+				exprs[li] = e
+				out[li].Rel, out[li].Col = 0, 0
+			}
+		}
+		out[ri].Hidden = true
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: out}
+}
+
+func splitAnd(e expr.Expr) []expr.Expr {
+	if call, ok := e.(*expr.FuncExpr); ok && call.Name == "and" && len(call.Args) == 2 {
+		return append(splitAnd(call.Args[0]), splitAnd(call.Args[1])...)
+	}
+	return []expr.Expr{e}
+}
+
+func andAll(es []expr.Expr) expr.Expr {
+	if len(es) == 0 {
+		return nil
+	}
+	out := es[0]
+	for _, e := range es[1:] {
+		c, err := expr.Call("and", []expr.Expr{out, e})
+		if err != nil {
+			return out
+		}
+		out = c
+	}
+	return out
+}

@@ -1,0 +1,520 @@
+package bind
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// bindResultSet binds anything that yields rows.
+func (b *Binder) bindResultSet(n ast.ResultSetNode) (plan.Node, error) {
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		return b.bindSelect(n)
+	case *ast.SetOprStmt:
+		return b.bindSetOpr(n)
+	case *ast.SubqueryExpr:
+		return b.bindResultSet(n.Query)
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "query form %T is not supported", n)
+}
+
+func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
+	if w == nil {
+		return func() {}, nil
+	}
+	if w.IsRecursive {
+		return nil, types.Errorf(types.ErrUnsupported, "WITH RECURSIVE is not supported")
+	}
+	m := map[string]*cte{}
+	b.ctes = append(b.ctes, m)
+	for _, c := range w.CTEs {
+		cols := make([]string, len(c.ColNameList))
+		for i, n := range c.ColNameList {
+			cols[i] = n.O
+		}
+		if _, dup := m[c.Name.O]; dup {
+			return nil, types.Errorf(types.ErrDuplicateTable, "WITH query name \"%s\" specified more than once", c.Name.O)
+		}
+		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols}
+	}
+	return func() { b.ctes = b.ctes[:len(b.ctes)-1] }, nil
+}
+
+func (b *Binder) lookupCTE(name string) *cte {
+	for i := len(b.ctes) - 1; i >= 0; i-- {
+		if c, ok := b.ctes[i][name]; ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// selectItem is one output expression before projection.
+type selectItem struct {
+	name string
+	ast  ast.ExprNode // nil for expanded wildcards
+	e    expr.Expr
+}
+
+func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
+	pop, err := b.pushCTEs(s.With)
+	if err != nil {
+		return nil, err
+	}
+	defer pop()
+	if s.Kind == ast.SelectStmtKindValues || len(s.Lists) > 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "VALUES in this position is not supported")
+	}
+	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
+		return nil, types.Errorf(types.ErrUnsupported, "SELECT ... FOR UPDATE is not supported")
+	}
+	if s.SelectIntoOpt != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "SELECT INTO is not supported")
+	}
+	// FROM
+	var input plan.Node
+	if s.From != nil {
+		if input, err = b.bindFrom(s.From.TableRefs); err != nil {
+			return nil, err
+		}
+	} else {
+		input = &plan.Values{Rows: [][]expr.Expr{{}}, Out: nil}
+	}
+	sc := &scope{fields: input.Schema()}
+	// WHERE
+	if s.Where != nil {
+		if input, err = b.bindWhere(input, sc, s.Where); err != nil {
+			return nil, err
+		}
+	}
+	fields := s.Fields.Fields
+	// DISTINCT ON marker
+	var distinctOn []ast.ExprNode
+	if len(fields) > 0 && fields[0].Expr != nil {
+		if fc, ok := fields[0].Expr.(*ast.FuncCallExpr); ok && fc.FnName.L == "__pg_distinct_on" {
+			distinctOn = fc.Args
+			fields = fields[1:]
+		}
+	}
+	// Aggregation
+	needAgg := s.GroupBy != nil || s.Having != nil || hasAggregate(fields, s.Having, s.OrderBy)
+	var ab *aggBinding
+	if needAgg {
+		if input, ab, err = b.planAggregate(input, sc, s, fields); err != nil {
+			return nil, err
+		}
+		sc = &scope{fields: input.Schema()}
+	}
+	c := &exprCtx{scope: sc, agg: ab, clause: "SELECT"}
+	if ab != nil {
+		ab.scope = sc
+	}
+	// HAVING
+	if s.Having != nil {
+		hc := &exprCtx{scope: sc, agg: ab, clause: "HAVING"}
+		cond, err := b.bindExpr(hc, s.Having.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if cond, err = b.boolCond(cond, "HAVING"); err != nil {
+			return nil, err
+		}
+		input = &plan.Filter{Input: input, Cond: cond}
+	}
+	// Window functions
+	wb := &winBinding{input: input}
+	c.win = wb
+	// SELECT list
+	var items []selectItem
+	for _, f := range fields {
+		if f.WildCard != nil {
+			if ab != nil {
+				return nil, types.Errorf(types.ErrGrouping, "SELECT * with GROUP BY is not supported")
+			}
+			exp, err := expandWildcard(sc, f.WildCard)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, exp...)
+			continue
+		}
+		e, err := b.bindExpr(c, f.Expr)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, selectItem{name: columnName(f), ast: f.Expr, e: e})
+	}
+	// ORDER BY keys: resolve against output names, ordinals, or input expressions.
+	var orderExprs []expr.Expr
+	var orderKeys []plan.SortKey
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			e, nullsFirst, hasNulls := unwrapNulls(it.Expr)
+			idx, bound, err := b.bindOrderItem(c, items, e)
+			if err != nil {
+				return nil, err
+			}
+			key := plan.SortKey{Desc: it.Desc, NullsFirst: it.Desc}
+			if hasNulls {
+				key.NullsFirst = nullsFirst
+			}
+			if idx >= 0 {
+				key.Col = idx
+			} else {
+				key.Col = len(items) + len(orderExprs)
+				orderExprs = append(orderExprs, bound)
+			}
+			orderKeys = append(orderKeys, key)
+		}
+	}
+	var distinctExprs []expr.Expr
+	for _, d := range distinctOn {
+		_, bound, err := b.bindOrderItem(c, items, d)
+		if err != nil {
+			return nil, err
+		}
+		distinctExprs = append(distinctExprs, bound)
+	}
+	input = wb.finish()
+	// Project: items, then hidden order-by columns, then DISTINCT ON keys.
+	in := input.Schema()
+	exprs := make([]expr.Expr, 0, len(items)+len(orderExprs)+len(distinctExprs))
+	out := make([]plan.Field, 0, cap(exprs))
+	for _, it := range items {
+		exprs = append(exprs, it.e)
+		out = append(out, fieldFor(it.name, it.e, in))
+	}
+	for _, e := range orderExprs {
+		exprs = append(exprs, e)
+		out = append(out, plan.Field{Name: "?order?", Type: e.Type(), Hidden: true})
+	}
+	for _, e := range distinctExprs {
+		exprs = append(exprs, e)
+		out = append(out, plan.Field{Name: "?distinct?", Type: e.Type(), Hidden: true})
+	}
+	var node plan.Node = &plan.Project{Input: input, Exprs: exprs, Out: out}
+	if s.Distinct {
+		if len(orderExprs) > 0 && len(distinctOn) == 0 {
+			return nil, types.Errorf(types.ErrInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+		}
+		if len(distinctOn) > 0 {
+			on := make([]int, len(distinctExprs))
+			for i := range on {
+				on[i] = len(items) + len(orderExprs) + i
+			}
+			// DISTINCT ON keeps the first row per key in ORDER BY order: sort first.
+			if len(orderKeys) > 0 {
+				node = &plan.Sort{Input: node, Keys: orderKeys}
+			}
+			node = &plan.Distinct{Input: node, On: on}
+		} else {
+			node = &plan.Distinct{Input: node}
+		}
+	}
+	if len(orderKeys) > 0 {
+		node = &plan.Sort{Input: node, Keys: orderKeys}
+	}
+	if s.Limit != nil {
+		if node, err = b.bindLimit(node, s.Limit); err != nil {
+			return nil, err
+		}
+	}
+	if len(exprs) > len(items) {
+		node = trimColumns(node, len(items))
+	}
+	return node, nil
+}
+
+// trimColumns projects away hidden trailing columns.
+func trimColumns(n plan.Node, keep int) plan.Node {
+	fields := n.Schema()
+	exprs := make([]expr.Expr, keep)
+	for i := 0; i < keep; i++ {
+		exprs[i] = expr.Column(i, fields[i].Type)
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: append([]plan.Field(nil), fields[:keep]...)}
+}
+
+func unwrapNulls(e ast.ExprNode) (ast.ExprNode, bool, bool) {
+	if fc, ok := e.(*ast.FuncCallExpr); ok {
+		switch fc.FnName.L {
+		case "__pg_nulls_first":
+			return fc.Args[0], true, true
+		case "__pg_nulls_last":
+			return fc.Args[0], false, true
+		}
+	}
+	return e, false, false
+}
+
+// bindOrderItem resolves an ORDER BY item: an output column name, an ordinal,
+// or an expression over the input. It returns the output index or a bound expression.
+func (b *Binder) bindOrderItem(c *exprCtx, items []selectItem, n ast.ExprNode) (int, expr.Expr, error) {
+	if v, ok := intArg(n); ok {
+		if v < 1 || v > len(items) {
+			return -1, nil, types.Errorf(types.ErrInvalidColumnRef, "ORDER BY position %d is not in select list", v)
+		}
+		return v - 1, nil, nil
+	}
+	if col, ok := n.(*ast.ColumnNameExpr); ok && col.Name.Table.O == "" {
+		match := -1
+		for i, it := range items {
+			if it.name == col.Name.Name.O {
+				if match >= 0 && it.e.String() != items[match].e.String() {
+					return -1, nil, types.Errorf(types.ErrAmbiguousColumn, "ORDER BY \"%s\" is ambiguous", col.Name.Name.O)
+				}
+				if match < 0 {
+					match = i
+				}
+			}
+		}
+		if match >= 0 {
+			return match, nil, nil
+		}
+	}
+	e, err := b.bindExpr(c, n)
+	if err != nil {
+		return -1, nil, err
+	}
+	for i, it := range items {
+		if it.e.String() == e.String() {
+			return i, nil, nil
+		}
+	}
+	return -1, e, nil
+}
+
+func expandWildcard(sc *scope, w *ast.WildCardField) ([]selectItem, error) {
+	var out []selectItem
+	table := w.Table.O
+	for i, f := range sc.fields {
+		if f.Hidden || (table != "" && f.Table != table) {
+			continue
+		}
+		out = append(out, selectItem{name: f.Name, e: expr.Column(i, f.Type)})
+	}
+	if table != "" && len(out) == 0 && !sc.hasTable(table) {
+		return nil, types.Errorf(types.ErrUndefinedTable, "missing FROM-clause entry for table \"%s\"", table)
+	}
+	return out, nil
+}
+
+func (b *Binder) boolCond(e expr.Expr, clause string) (expr.Expr, error) {
+	e = b.coerceParam(e, types.TBool)
+	switch e.Type().ID {
+	case types.Bool:
+		return e, nil
+	case types.Unknown:
+		return expr.Cast(e, types.TBool)
+	}
+	return nil, types.Errorf(types.ErrDatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, e.Type())
+}
+
+func (b *Binder) bindLimit(n plan.Node, l *ast.Limit) (plan.Node, error) {
+	c := &exprCtx{scope: &scope{}, clause: "LIMIT"}
+	lim := &plan.Limit{Input: n}
+	if l.Count != nil {
+		e, err := b.bindExpr(c, l.Count)
+		if err != nil {
+			return nil, err
+		}
+		if lim.Count, err = b.cast(b.coerceParam(e, types.TInt64), types.TInt64); err != nil {
+			return nil, err
+		}
+	}
+	if l.Offset != nil {
+		e, err := b.bindExpr(c, l.Offset)
+		if err != nil {
+			return nil, err
+		}
+		if lim.Offset, err = b.cast(b.coerceParam(e, types.TInt64), types.TInt64); err != nil {
+			return nil, err
+		}
+	}
+	return lim, nil
+}
+
+func (b *Binder) bindSetOpr(s *ast.SetOprStmt) (plan.Node, error) {
+	pop, err := b.pushCTEs(s.With)
+	if err != nil {
+		return nil, err
+	}
+	defer pop()
+	node, err := b.bindSetOprList(s.SelectList)
+	if err != nil {
+		return nil, err
+	}
+	if s.OrderBy != nil {
+		fields := node.Schema()
+		items := make([]selectItem, len(fields))
+		for i, f := range fields {
+			items[i] = selectItem{name: f.Name, e: expr.Column(i, f.Type)}
+		}
+		c := &exprCtx{scope: &scope{fields: fields}, clause: "ORDER BY"}
+		var keys []plan.SortKey
+		for _, it := range s.OrderBy.Items {
+			e, nullsFirst, hasNulls := unwrapNulls(it.Expr)
+			idx, _, err := b.bindOrderItem(c, items, e)
+			if err != nil {
+				return nil, err
+			}
+			if idx < 0 {
+				return nil, types.Errorf(types.ErrInvalidColumnRef, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause")
+			}
+			key := plan.SortKey{Col: idx, Desc: it.Desc, NullsFirst: it.Desc}
+			if hasNulls {
+				key.NullsFirst = nullsFirst
+			}
+			keys = append(keys, key)
+		}
+		node = &plan.Sort{Input: node, Keys: keys}
+	}
+	if s.Limit != nil {
+		return b.bindLimit(node, s.Limit)
+	}
+	return node, nil
+}
+
+func (b *Binder) bindSetOprList(l *ast.SetOprSelectList) (plan.Node, error) {
+	// PostgreSQL gives INTERSECT higher precedence than UNION/EXCEPT: fold
+	// INTERSECT runs first, then combine left to right.
+	type part struct {
+		node plan.Node
+		op   *ast.SetOprType
+	}
+	var parts []part
+	for _, sel := range l.Selects {
+		var n plan.Node
+		var op *ast.SetOprType
+		var err error
+		switch s := sel.(type) {
+		case *ast.SelectStmt:
+			op = s.AfterSetOperator
+			n, err = b.bindSelect(s)
+		case *ast.SetOprSelectList:
+			op = s.AfterSetOperator
+			n, err = b.bindSetOprList(s)
+		default:
+			err = types.Errorf(types.ErrUnsupported, "set operation input %T", sel)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) > 0 && op != nil && (*op == ast.Intersect || *op == ast.IntersectAll) {
+			prev := &parts[len(parts)-1]
+			combined, err := combineSetOp(prev.node, n, *op)
+			if err != nil {
+				return nil, err
+			}
+			prev.node = combined
+			continue
+		}
+		parts = append(parts, part{node: n, op: op})
+	}
+	node := parts[0].node
+	for _, p := range parts[1:] {
+		var err error
+		if node, err = combineSetOp(node, p.node, *p.op); err != nil {
+			return nil, err
+		}
+	}
+	if l.OrderBy != nil || l.Limit != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "ORDER BY/LIMIT inside a parenthesised set operation is not supported")
+	}
+	return node, nil
+}
+
+func combineSetOp(l, r plan.Node, op ast.SetOprType) (plan.Node, error) {
+	lf, rf := l.Schema(), r.Schema()
+	if len(lf) != len(rf) {
+		return nil, types.Errorf(types.ErrSyntax, "each %s query must have the same number of columns", setOpName(op))
+	}
+	ts := make([]types.T, len(lf))
+	for i := range lf {
+		t, err := expr.CommonType([]types.T{lf[i].Type, rf[i].Type})
+		if err != nil {
+			return nil, types.Errorf(types.ErrDatatypeMismatch, "%s types %s and %s cannot be matched", setOpName(op), lf[i].Type, rf[i].Type)
+		}
+		if t.ID == types.Unknown {
+			t = types.TVarchar
+		}
+		ts[i] = t
+	}
+	l, err := castColumns(l, ts)
+	if err != nil {
+		return nil, err
+	}
+	r, err = castColumns(r, ts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]plan.Field, len(lf))
+	for i := range lf {
+		out[i] = plan.Field{Name: lf[i].Name, Type: ts[i]}
+	}
+	n := &plan.SetOp{Inputs: []plan.Node{l, r}, Out: out}
+	switch op {
+	case ast.Union:
+	case ast.UnionAll:
+		n.All = true
+	case ast.Intersect:
+		n.Kind = plan.Intersect
+	case ast.IntersectAll:
+		n.Kind, n.All = plan.Intersect, true
+	case ast.Except:
+		n.Kind = plan.Except
+	case ast.ExceptAll:
+		n.Kind, n.All = plan.Except, true
+	}
+	// Flatten UNION ALL chains.
+	if n.Kind == plan.Union {
+		if inner, ok := l.(*plan.SetOp); ok && inner.Kind == plan.Union && inner.All == n.All {
+			n.Inputs = append(append([]plan.Node(nil), inner.Inputs...), r)
+		}
+	}
+	return n, nil
+}
+
+func setOpName(op ast.SetOprType) string {
+	switch op {
+	case ast.Intersect, ast.IntersectAll:
+		return "INTERSECT"
+	case ast.Except, ast.ExceptAll:
+		return "EXCEPT"
+	}
+	return "UNION"
+}
+
+// castColumns projects n's columns to the given types where they differ.
+func castColumns(n plan.Node, ts []types.T) (plan.Node, error) {
+	fields := n.Schema()
+	same := true
+	for i := range fields {
+		if fields[i].Type != ts[i] {
+			same = false
+		}
+	}
+	if same {
+		return n, nil
+	}
+	exprs := make([]expr.Expr, len(fields))
+	out := make([]plan.Field, len(fields))
+	for i, f := range fields {
+		var e expr.Expr = expr.Column(i, f.Type)
+		if f.Type != ts[i] {
+			var err error
+			if e, err = expr.ImplicitCast(e, ts[i]); err != nil {
+				return nil, err
+			}
+		}
+		exprs[i] = e
+		out[i] = plan.Field{Name: f.Name, Table: f.Table, Type: ts[i]}
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: out}, nil
+}
+
+var _ = fmt.Sprintf
