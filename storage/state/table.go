@@ -1,0 +1,524 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+)
+
+// Schema is the fixed layout of a state table.
+type Schema struct {
+	// TableID is the key prefix of every row; it must not be 0xFFFFFFFF (storage.ReservedPrefix).
+	TableID uint32
+	// Types are the column types of a row.
+	Types []types.T
+	// PK are the primary-key column indices, in key order.
+	PK []int
+	// PKDesc optionally marks key columns (parallel to PK) as descending.
+	PKDesc []bool
+	// DistKey are the distribution-key column indices, a subset of PK; a row's vnode is
+	// codec.VnodeOf(codec.HashRow(Types, row, DistKey)). Empty puts every row on vnode 0.
+	DistKey []int
+}
+
+// ErrSchema is returned by New for an invalid schema.
+var ErrSchema = errors.New("state: invalid schema")
+
+// Table is one state table as seen by the actor that owns it. It is not safe for concurrent use.
+type Table struct {
+	kv     storage.KV
+	schema Schema
+	// distInPK[i] is the position in PK of DistKey[i], so a vnode can be computed from a pk alone.
+	distInPK []int
+	pkTypes  []types.T
+	pkCols   []int // 0..len(PK)-1, to encode a pk given as its own datums
+
+	cur    buffer   // writes of the current epoch
+	layers []*layer // flushed epochs not yet known committed, oldest first
+
+	keyBuf []byte
+	valBuf []byte
+	pkBuf  []types.Datum
+}
+
+// buffer holds one epoch's writes: the latest write per key.
+type buffer struct {
+	index   map[string]int // key -> position in entries
+	entries []entry
+	arena   []byte // values; append-only, so slices into it stay valid
+}
+
+type entry struct {
+	key   string
+	value []byte // encoded row; nil for a delete
+	del   bool
+}
+
+// layer is a flushed epoch's writes, sorted by key.
+type layer struct {
+	epoch   uint64
+	entries []entry
+}
+
+// New returns a table over kv with the given schema.
+func New(kv storage.KV, s Schema) (*Table, error) {
+	if s.TableID == 0xFFFFFFFF {
+		return nil, fmt.Errorf("%w: table id 0xFFFFFFFF is reserved", ErrSchema)
+	}
+	if len(s.PK) == 0 {
+		return nil, fmt.Errorf("%w: table %d has no primary key", ErrSchema, s.TableID)
+	}
+	if s.PKDesc != nil && len(s.PKDesc) != len(s.PK) {
+		return nil, fmt.Errorf("%w: %d descending flags for %d key columns", ErrSchema, len(s.PKDesc), len(s.PK))
+	}
+	t := &Table{kv: kv, schema: s}
+	for _, c := range s.PK {
+		if c < 0 || c >= len(s.Types) {
+			return nil, fmt.Errorf("%w: key column %d out of %d columns", ErrSchema, c, len(s.Types))
+		}
+		t.pkTypes = append(t.pkTypes, s.Types[c])
+		t.pkCols = append(t.pkCols, len(t.pkCols))
+	}
+	for _, c := range s.DistKey {
+		i := slices.Index(s.PK, c)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: distribution column %d is not in the primary key", ErrSchema, c)
+		}
+		t.distInPK = append(t.distInPK, i)
+	}
+	t.cur.index = make(map[string]int)
+	return t, nil
+}
+
+// Schema returns the table's schema.
+func (t *Table) Schema() Schema { return t.schema }
+
+// VnodeOfRow returns the vnode a row belongs to.
+func (t *Table) VnodeOfRow(row []types.Datum) uint16 {
+	return codec.VnodeOf(codec.HashRow(t.schema.Types, row, t.schema.DistKey))
+}
+
+// VnodeOfPK returns the vnode of the row with primary key pk (values in PK order).
+func (t *Table) VnodeOfPK(pk []types.Datum) uint16 {
+	return codec.VnodeOf(codec.HashRow(t.pkTypes, pk, t.distInPK))
+}
+
+// EncodePK appends the memcomparable encoding of pk (values in PK order) to buf: the form of
+// KeyRange bounds and of RowIterator.PK.
+func (t *Table) EncodePK(buf []byte, pk []types.Datum) []byte {
+	return codec.AppendKey(buf, t.pkTypes, pk, t.pkCols, t.schema.PKDesc)
+}
+
+func (t *Table) rowKey(buf []byte, row []types.Datum) []byte {
+	buf = codec.AppendTablePrefix(buf, t.schema.TableID, t.VnodeOfRow(row))
+	return codec.AppendKey(buf, t.schema.Types, row, t.schema.PK, t.schema.PKDesc)
+}
+
+func (t *Table) checkRow(row []types.Datum) error {
+	if len(row) != len(t.schema.Types) {
+		return fmt.Errorf("state table %d: row has %d columns, schema %d", t.schema.TableID, len(row), len(t.schema.Types))
+	}
+	return nil
+}
+
+// Insert writes row (replacing any row with the same primary key).
+func (t *Table) Insert(row []types.Datum) error {
+	if err := t.checkRow(row); err != nil {
+		return err
+	}
+	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
+	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
+	t.cur.put(t.keyBuf, t.valBuf, false)
+	return nil
+}
+
+// Delete removes the row with row's primary key.
+func (t *Table) Delete(row []types.Datum) error {
+	if err := t.checkRow(row); err != nil {
+		return err
+	}
+	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
+	t.cur.put(t.keyBuf, nil, true)
+	return nil
+}
+
+// Update replaces old by new; when the primary key changes, old's row is deleted.
+func (t *Table) Update(old, new []types.Datum) error {
+	if err := t.checkRow(old); err != nil {
+		return err
+	}
+	if err := t.checkRow(new); err != nil {
+		return err
+	}
+	oldKey := t.rowKey(nil, old)
+	t.keyBuf = t.rowKey(t.keyBuf[:0], new)
+	if !bytes.Equal(oldKey, t.keyBuf) {
+		t.cur.put(oldKey, nil, true)
+	}
+	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, new)
+	t.cur.put(t.keyBuf, t.valBuf, false)
+	return nil
+}
+
+func (b *buffer) put(key, value []byte, del bool) {
+	e := entry{del: del}
+	if !del {
+		off := len(b.arena)
+		b.arena = append(b.arena, value...)
+		e.value = b.arena[off:len(b.arena):len(b.arena)]
+	}
+	if i, ok := b.index[string(key)]; ok {
+		e.key = b.entries[i].key
+		b.entries[i] = e
+		return
+	}
+	e.key = string(key)
+	b.index[e.key] = len(b.entries)
+	b.entries = append(b.entries, e)
+}
+
+// PendingRows returns the number of keys written in the current epoch.
+func (t *Table) PendingRows() int { return len(t.cur.entries) }
+
+// Flush adds the current epoch's writes to b, which the coordinator commits at epoch, and starts a
+// new epoch. The writes stay visible to this table's reads until the store's committed epoch
+// reaches epoch.
+func (t *Table) Flush(epoch uint64, b *storage.Batch) {
+	t.dropCommittedLayers(t.kv.CommittedEpoch())
+	if len(t.cur.entries) == 0 {
+		return
+	}
+	for _, e := range t.cur.entries {
+		if e.del {
+			b.Delete([]byte(e.key))
+		} else {
+			b.Put([]byte(e.key), e.value)
+		}
+	}
+	entries := t.cur.entries
+	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
+	t.cur = buffer{index: make(map[string]int, len(t.cur.index))}
+}
+
+func (t *Table) dropCommittedLayers(committed uint64) {
+	n := 0
+	for n < len(t.layers) && t.layers[n].epoch <= committed {
+		n++
+	}
+	if n > 0 {
+		clear(t.layers[:n])
+		t.layers = t.layers[n:]
+	}
+}
+
+// Get reads the row with primary key pk (values in PK order) at the latest committed epoch merged
+// with the pending writes, decoding it into dst.
+func (t *Table) Get(ctx context.Context, pk []types.Datum, dst []types.Datum) ([]types.Datum, bool, error) {
+	return t.GetAt(ctx, t.kv.CommittedEpoch(), pk, dst)
+}
+
+// GetAt is Get reading committed data at epoch (pending writes of later epochs still apply).
+func (t *Table) GetAt(ctx context.Context, epoch uint64, pk []types.Datum, dst []types.Datum) ([]types.Datum, bool, error) {
+	if len(pk) != len(t.schema.PK) {
+		return dst, false, fmt.Errorf("state table %d: get with %d key values, want %d", t.schema.TableID, len(pk), len(t.schema.PK))
+	}
+	t.keyBuf = codec.AppendTablePrefix(t.keyBuf[:0], t.schema.TableID, t.VnodeOfPK(pk))
+	t.keyBuf = t.EncodePK(t.keyBuf, pk)
+	value, found, err := t.lookup(ctx, epoch, t.keyBuf)
+	if err != nil || !found {
+		return dst, false, err
+	}
+	dst, err = codec.DecodeRow(t.schema.Types, value, dst)
+	if err != nil {
+		return dst, false, fmt.Errorf("state table %d: decode row %x: %w", t.schema.TableID, t.keyBuf, err)
+	}
+	return dst, true, nil
+}
+
+func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, bool, error) {
+	if i, ok := t.cur.index[string(key)]; ok {
+		e := t.cur.entries[i]
+		return e.value, !e.del, nil
+	}
+	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
+		l := t.layers[i]
+		j := sort.Search(len(l.entries), func(j int) bool { return l.entries[j].key >= string(key) })
+		if j < len(l.entries) && l.entries[j].key == string(key) {
+			return l.entries[j].value, !l.entries[j].del, nil
+		}
+	}
+	v, found, err := t.kv.Get(ctx, key, epoch, t.valBuf[:0])
+	if err != nil {
+		return nil, false, fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
+	}
+	t.valBuf = v
+	return v, found, nil
+}
+
+// AllVnodes asks Iter for every vnode.
+const AllVnodes = -1
+
+// KeyRange bounds an iteration by encoded primary key (see EncodePK): Start inclusive, End
+// exclusive, nil for unbounded. For "after pk p", use Start = append(EncodePK(nil, p), 0).
+type KeyRange struct {
+	Start, End []byte
+}
+
+// IterOptions choose what Iter reads.
+type IterOptions struct {
+	// Vnode is the vnode to read, or AllVnodes.
+	Vnode int
+	// Range bounds the primary keys, within each vnode.
+	Range KeyRange
+	// Epoch is the committed epoch to read (0: the latest committed epoch).
+	Epoch uint64
+}
+
+// RowIterator walks rows in key order: vnode by vnode, and by primary key within a vnode.
+//
+// Next returns nil at a row, io.EOF after the last, or an error; after io.EOF or an error it keeps
+// returning it. Row, PK and Vnode are valid after Next returned nil and only until the next call to
+// Next or Close (copy what you keep). Close must always be called; it is idempotent.
+type RowIterator interface {
+	Next() error
+	// Row returns the decoded row.
+	Row() []types.Datum
+	// PK returns the row's encoded primary key (the form of KeyRange bounds).
+	PK() []byte
+	// Vnode returns the row's vnode.
+	Vnode() uint16
+	Close() error
+}
+
+// Iter returns an iterator over the rows selected by opts: committed data at the chosen epoch merged
+// with this table's pending writes (flushed or not) of later epochs. Writes made after Iter returns
+// are not seen.
+func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error) {
+	if opts.Vnode != AllVnodes && (opts.Vnode < 0 || opts.Vnode >= codec.VnodeCount) {
+		return nil, fmt.Errorf("state table %d: vnode %d out of range", t.schema.TableID, opts.Vnode)
+	}
+	epoch := opts.Epoch
+	var release func()
+	var err error
+	for range 3 {
+		if opts.Epoch == 0 {
+			epoch = t.kv.CommittedEpoch()
+		}
+		// Hold the versions of epoch for the iterator's lifetime.
+		if release, err = t.kv.Pin(epoch); err == nil || opts.Epoch != 0 || !errors.Is(err, storage.ErrEpochDiscarded) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
+	}
+	lower, upper := t.span(opts)
+	kvIt, err := t.kv.Scan(ctx, lower, upper, epoch)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
+	}
+	it := &rowIter{t: t, kv: kvIt, release: release, opts: opts}
+	it.sources = append(it.sources, source{entries: t.cur.inRange(lower, upper, opts)})
+	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
+		it.sources = append(it.sources, source{entries: filterRange(t.layers[i].entries, lower, upper, opts)})
+	}
+	return it, nil
+}
+
+// span returns the key range covering opts.
+func (t *Table) span(opts IterOptions) (lower, upper []byte) {
+	if opts.Vnode == AllVnodes {
+		lower, upper = codec.TableSpan(t.schema.TableID)
+		return lower, upper
+	}
+	prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(opts.Vnode))
+	lower = append(slices.Clone(prefix), opts.Range.Start...)
+	if opts.Range.End != nil {
+		upper = append(slices.Clone(prefix), opts.Range.End...)
+	} else {
+		upper = codec.PrefixEnd(prefix)
+	}
+	return lower, upper
+}
+
+// inKeyRange reports whether a full key lies in [lower, upper) and, for AllVnodes, its pk part in
+// opts.Range.
+func inKeyRange(key string, lower, upper []byte, opts IterOptions) bool {
+	if key < string(lower) || (upper != nil && key >= string(upper)) {
+		return false
+	}
+	if opts.Vnode == AllVnodes {
+		pk := key[codec.TablePrefixLen:]
+		if pk < string(opts.Range.Start) || (opts.Range.End != nil && pk >= string(opts.Range.End)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *buffer) inRange(lower, upper []byte, opts IterOptions) []entry {
+	var out []entry
+	for _, e := range b.entries {
+		if inKeyRange(e.key, lower, upper, opts) {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func filterRange(sorted []entry, lower, upper []byte, opts IterOptions) []entry {
+	i := sort.Search(len(sorted), func(i int) bool { return sorted[i].key >= string(lower) })
+	j := len(sorted)
+	if upper != nil {
+		j = sort.Search(len(sorted), func(i int) bool { return sorted[i].key >= string(upper) })
+	}
+	if opts.Vnode != AllVnodes || (opts.Range.Start == nil && opts.Range.End == nil) {
+		return sorted[i:j:j]
+	}
+	var out []entry
+	for _, e := range sorted[i:j] {
+		if inKeyRange(e.key, lower, upper, opts) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// source is a sorted list of pending writes; sources[0] is the newest.
+type source struct {
+	entries []entry
+	pos     int
+}
+
+type rowIter struct {
+	t       *Table
+	kv      storage.Iterator
+	release func()
+	opts    IterOptions
+	sources []source
+
+	kvValid bool // kv is positioned at an unconsumed entry
+	kvDone  bool
+	key     []byte
+	value   []byte
+	row     []types.Datum
+	err     error
+	closed  bool
+}
+
+// advanceKV moves the store iterator to its next entry the pk range accepts.
+func (it *rowIter) advanceKV() error {
+	for {
+		err := it.kv.Next()
+		if err == io.EOF {
+			it.kvDone, it.kvValid = true, false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if it.opts.Vnode != AllVnodes || (it.opts.Range.Start == nil && it.opts.Range.End == nil) ||
+			inKeyRange(string(it.kv.Key()), nil, nil, it.opts) {
+			it.kvValid = true
+			return nil
+		}
+	}
+}
+
+func (it *rowIter) Next() error {
+	if it.err != nil {
+		return it.err
+	}
+	for {
+		if !it.kvValid && !it.kvDone {
+			if err := it.advanceKV(); err != nil {
+				it.err = fmt.Errorf("state table %d: scan: %w", it.t.schema.TableID, err)
+				return it.err
+			}
+		}
+		// Find the smallest key among the store and the pending sources (compared without
+		// allocating: string(bytes) in a comparison does not copy).
+		have, kvIsMin := it.kvValid, it.kvValid
+		var minS string
+		for i := range it.sources {
+			s := &it.sources[i]
+			if s.pos == len(s.entries) {
+				continue
+			}
+			k := s.entries[s.pos].key
+			if !have || (kvIsMin && k < string(it.kv.Key())) || (!kvIsMin && k < minS) {
+				have, kvIsMin, minS = true, false, k
+			}
+		}
+		if !have {
+			it.err = io.EOF
+			return it.err
+		}
+		if kvIsMin {
+			it.key = append(it.key[:0], it.kv.Key()...)
+		} else {
+			it.key = append(it.key[:0], minS...)
+		}
+		// The newest source holding the key wins; every source holding it advances.
+		var win *entry
+		for i := range it.sources {
+			s := &it.sources[i]
+			if s.pos < len(s.entries) && s.entries[s.pos].key == string(it.key) {
+				if win == nil {
+					win = &s.entries[s.pos]
+				}
+				s.pos++
+			}
+		}
+		if win != nil {
+			if it.kvValid && bytes.Equal(it.kv.Key(), it.key) {
+				it.kvValid = false
+			}
+			if win.del {
+				continue
+			}
+			it.value = win.value
+		} else {
+			it.value = it.kv.Value() // decoded below, before the store iterator moves
+			it.kvValid = false
+		}
+		var err error
+		if it.row, err = codec.DecodeRow(it.t.schema.Types, it.value, it.row); err != nil {
+			it.err = fmt.Errorf("state table %d: decode row %x: %w", it.t.schema.TableID, it.key, err)
+			return it.err
+		}
+		return nil
+	}
+}
+
+func (it *rowIter) Row() []types.Datum { return it.row }
+func (it *rowIter) PK() []byte         { return it.key[codec.TablePrefixLen:] }
+func (it *rowIter) Vnode() uint16 {
+	_, v, _ := codec.SplitTablePrefix(it.key)
+	return v
+}
+
+func (it *rowIter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	err := it.kv.Close()
+	it.release()
+	if it.err != nil && it.err != io.EOF {
+		err = errors.Join(it.err, err)
+	}
+	it.err = fmt.Errorf("state iterator: %w", storage.ErrClosed)
+	return err
+}
