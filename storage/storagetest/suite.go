@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := open(t)
 			t.Cleanup(func() {
+				checkInvariants(t, kv)
 				if err := kv.Close(); err != nil {
 					t.Errorf("close: %v", err)
 				}
@@ -724,5 +725,53 @@ func testClosed(t *testing.T, kv storage.KV) {
 	}
 	if err := kv.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+// checkInvariants runs after every subtest: at the committed epoch a forward scan is strictly
+// ascending, holds only writable keys, and equals the reverse scan reversed.
+func checkInvariants(t *testing.T, kv storage.KV) {
+	ctx := context.Background()
+	e := kv.CommittedEpoch()
+	it, err := kv.Scan(ctx, nil, nil, e)
+	if errors.Is(err, storage.ErrClosed) {
+		return
+	}
+	if err != nil {
+		t.Errorf("invariants: scan at %d: %v", e, err)
+		return
+	}
+	var fwd [][]byte
+	for it.Next() == nil {
+		k := bytes.Clone(it.Key())
+		if err := storage.CheckKey(k); err != nil {
+			t.Errorf("invariants: scan returned key %x: %v", k, err)
+		}
+		if n := len(fwd); n > 0 && bytes.Compare(fwd[n-1], k) >= 0 {
+			t.Errorf("invariants: scan not ascending: %x then %x", fwd[n-1], k)
+		}
+		fwd = append(fwd, k)
+	}
+	if err := it.Close(); err != nil {
+		t.Errorf("invariants: close: %v", err)
+	}
+	rit, err := kv.ReverseScan(ctx, nil, nil, e)
+	if err != nil {
+		t.Errorf("invariants: reverse scan at %d: %v", e, err)
+		return
+	}
+	i := len(fwd) - 1
+	for rit.Next() == nil {
+		if i < 0 || !bytes.Equal(rit.Key(), fwd[i]) {
+			t.Errorf("invariants: reverse scan differs from the forward scan at %x", rit.Key())
+			break
+		}
+		i--
+	}
+	if err := rit.Close(); err != nil {
+		t.Errorf("invariants: close reverse: %v", err)
+	}
+	if i != -1 {
+		t.Errorf("invariants: reverse scan ended %d keys early", i+1)
 	}
 }
