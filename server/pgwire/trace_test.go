@@ -70,7 +70,16 @@ func TestPgxWireTrace(t *testing.T) {
 
 	const path = "testdata/pgx_trace.txt"
 	if *rewrite {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+		var header []byte
+		if old, err := os.ReadFile(path); err == nil {
+			for _, l := range strings.SplitAfter(string(old), "\n") {
+				if !strings.HasPrefix(l, "#") {
+					break
+				}
+				header = append(header, l...)
+			}
+		}
+		if err := os.WriteFile(path, append(header, got.Bytes()...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
