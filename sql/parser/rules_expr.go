@@ -27,7 +27,9 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.unsupported(n.tok, "INSERT ... ON CONFLICT is not supported")
 		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
 			sawSet = true
-		case n.kw("from") && sawSet:
+		case n.kw("where"):
+			sawSet = false
+		case n.kw("from") && sawSet && !(i > 0 && seq[i-1].kw("distinct")):
 			return nil, c.unsupported(n.tok, "UPDATE ... FROM is not supported")
 		case n.kw("with") && next(1) != nil && next(1).kw("ordinality"):
 			return nil, c.unsupported(n.tok, "WITH ORDINALITY is not supported")
@@ -365,6 +367,69 @@ func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
 		call := callNode(name, first, first.sp, clone(seq[s:end]))
 		seq = splice(seq, s, i+2, cat(call, dir)...)
 		i = s
+	}
+	return seq, nil
+}
+
+// powerOperator turns a ^ b (PostgreSQL's exponentiation; MySQL's XOR) into
+// power(a, b).
+func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if !n.isOp("^") {
+			continue
+		}
+		lo := operandStart(seq, i, precPow+1)
+		hi := operandEnd(seq, i+1, precPow)
+		if lo == i || hi == i+1 {
+			return nil, c.syntax(n)
+		}
+		first := seq[lo].tok
+		call := callNode("power", first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
+		seq = splice(seq, lo, hi, call...)
+		i = lo
+	}
+	return seq, nil
+}
+
+// atTimeZone turns x AT TIME ZONE z into PostgreSQL's equivalent call
+// timezone(z, x).
+func atTimeZone(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+2 < len(seq); i++ {
+		if !seq[i].kw("at") || !seq[i+1].kw("time") || !seq[i+2].kw("zone") {
+			continue
+		}
+		lo := primaryStart(seq, i)
+		hi := operandEnd(seq, i+3, precUnary)
+		if lo == i {
+			return nil, c.syntax(seq[i])
+		}
+		if hi == i+3 {
+			return nil, c.syntax(nodeAt(seq, hi))
+		}
+		first := seq[lo].tok
+		call := callNode("timezone", first, first.sp, clone(seq[i+3:hi]), clone(seq[lo:i]))
+		seq = splice(seq, lo, hi, call...)
+		i = lo
+	}
+	return seq, nil
+}
+
+// extractField turns EXTRACT(field FROM x) into date_part('field', x), which
+// also covers the fields MySQL lacks (epoch, dow, doy, ...).
+func extractField(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("extract") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		kids := seq[i+1].kids
+		if len(kids) < 3 || !kids[1].kw("from") || !(kids[0].isIdent() || (!kids[0].group && kids[0].tok.kind == tkString)) {
+			return nil, c.syntax(nodeAt(kids, 0))
+		}
+		field := strNode(strings.ToLower(kids[0].tok.val), kids[0].tok)
+		call := callNode("date_part", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
+		seq = splice(seq, i, i+2, call...)
+		i++
 	}
 	return seq, nil
 }

@@ -322,7 +322,12 @@ func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
 		} else {
 			repl = append(repl, rawNode("AS", n.tok, true), synth(tkQIdent, pf.name, n.tok, true))
 		}
-		seq = splice(seq, i, j+2, repl...)
+		lo := i
+		if i > 0 && seq[i-1].kw("lateral") { // calls in FROM are implicitly LATERAL
+			lo = i - 1
+		}
+		seq = splice(seq, lo, j+2, repl...)
+		i = lo
 	}
 	return seq, nil
 }
