@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestKillDuringInserts kills the server with SIGKILL while a client streams
+// single-row INSERTs, restarts it, and checks every acknowledged row is there.
+func TestKillDuringInserts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := newRand(seed)
+
+	setup := connect(t, ctx, srv)
+	if _, err := setup.Exec(ctx, `CREATE TABLE acks (id bigint PRIMARY KEY, round int, note text)`); err != nil {
+		t.Fatal(err)
+	}
+	setup.Close(ctx)
+
+	acked := map[int64]bool{}
+	next := int64(0)
+	const rounds = 5
+	for round := 0; round < rounds; round++ {
+		conn, err := pgx.Connect(ctx, srv.DSN())
+		if err != nil {
+			t.Fatalf("round %d connect: %v", round, err)
+		}
+		var mu sync.Mutex
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				id := next
+				next++
+				mu.Unlock()
+				_, err := conn.Exec(ctx, `INSERT INTO acks VALUES ($1, $2, 'x')`, id, round)
+				if err != nil {
+					return // the server died under us
+				}
+				mu.Lock()
+				acked[id] = true
+				mu.Unlock()
+			}
+		}()
+		// Let some inserts land, then crash at a random moment.
+		time.Sleep(time.Duration(50+rng.Intn(400)) * time.Millisecond)
+		if err := srv.Kill(); err != nil {
+			t.Fatalf("kill: %v", err)
+		}
+		close(stop)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			t.Fatal("writer did not stop")
+		}
+		conn.Close(context.Background())
+		if err := srv.Restart(); err != nil {
+			t.Fatalf("restart after kill %d: %v", round, err)
+		}
+		check, err := pgx.Connect(ctx, srv.DSN())
+		if err != nil {
+			t.Fatalf("reconnect: %v", err)
+		}
+		rows, err := check.Query(ctx, `SELECT id FROM acks`)
+		if err != nil {
+			t.Fatalf("select: %v", err)
+		}
+		present := map[int64]bool{}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			present[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		check.Close(ctx)
+		missing := 0
+		for id := range acked {
+			if !present[id] {
+				missing++
+			}
+		}
+		if missing > 0 {
+			t.Fatalf("round %d: %d of %d acknowledged inserts lost", round, missing, len(acked))
+		}
+		t.Logf("round %d: %d acknowledged, %d present", round, len(acked), len(present))
+	}
+	if len(acked) < rounds {
+		t.Fatalf("only %d inserts acknowledged: the writer did not run", len(acked))
+	}
+}
