@@ -1,0 +1,62 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// TestSQLStateTableMatchesTypes checks the SQLSTATE table against the codes written
+// next to each kind in sql/types/errors.go, so a new kind cannot be forgotten.
+func TestSQLStateTableMatchesTypes(t *testing.T) {
+	src, err := os.ReadFile("../../sql/types/errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\s*Err\w+\s*=\s*errors\.New\("([^"]*)"\)\s*//\s*([0-9A-Z]{5})`)
+	kinds := re.FindAllStringSubmatch(string(src), -1)
+	if len(kinds) == 0 {
+		t.Fatal("no kinds found in sql/types/errors.go")
+	}
+	byText := map[string]string{}
+	for _, s := range sqlStates {
+		byText[s.kind.Error()] = s.code
+	}
+	for _, k := range kinds {
+		code, ok := byText[k[1]]
+		if !ok {
+			t.Errorf("kind %q (%s) missing from the SQLSTATE table", k[1], k[2])
+		} else if code != k[2] {
+			t.Errorf("kind %q maps to %s, errors.go says %s", k[1], code, k[2])
+		}
+	}
+	if len(kinds) != len(sqlStates)-1 { // + context.Canceled
+		t.Errorf("errors.go has %d kinds, the table %d entries", len(kinds), len(sqlStates))
+	}
+}
+
+func TestToPgError(t *testing.T) {
+	inner := &types.Error{Kind: types.ErrNumericOutOfRange, Msg: "numeric field overflow", Pos: 7,
+		Detail: "A field with precision 3", Hint: "use a wider type"}
+	for _, tc := range []struct {
+		err  error
+		want pgError
+	}{
+		{fmt.Errorf("insert into t: %w", inner),
+			pgError{Code: "22003", Message: "numeric field overflow", Detail: "A field with precision 3", Hint: "use a wider type", Position: 7}},
+		{&types.Error{Kind: &types.Error{Kind: types.ErrSyntax, Msg: "inner"}, Msg: "outer"},
+			pgError{Code: "42601", Message: "inner"}},
+		{errors.New("disk on fire"), pgError{Code: "XX000", Message: "disk on fire"}},
+		{fmt.Errorf("scan: %w", context.Canceled), pgError{Code: "57014", Message: "canceling statement due to user request"}},
+		{wireErrorf(codeUndefinedPortal, "portal %q does not exist", "p"), pgError{Code: "34000", Message: `portal "p" does not exist`}},
+	} {
+		if got := toPgError(tc.err); got != tc.want {
+			t.Errorf("%v: got %+v, want %+v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package expr
+
+import (
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Version is what version() reports; PostgreSQL clients parse the leading
+// "PostgreSQL <major>.<minor>".
+const Version = "PostgreSQL 15.0-Tributary on x86_64-pc-linux-gnu, compiled by Go"
+
+func init() {
+	str := func(s string) rowFn {
+		return func(*Ctx, []types.Datum) (types.Datum, error) { return types.DString(s), nil }
+	}
+	def("version", tS).r(str(Version))
+	def("current_schema", tS).r(str("public")).vol_(Stable)
+	def("current_database current_catalog", tS).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		if ctx.Database == "" {
+			return types.DString("dev"), nil
+		}
+		return types.DString(ctx.Database), nil
+	}).vol_(Stable)
+	def("current_user session_user user current_role", tS).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		if ctx.User == "" {
+			return types.DString("root"), nil
+		}
+		return types.DString(ctx.User), nil
+	}).vol_(Stable)
+	def("pg_backend_pid", tI4).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		return types.DInt(int64(ctx.BackendPID)), nil
+	}).vol_(Stable)
+	specials["pg_typeof"] = func(name string, args []Expr) (Expr, error) {
+		if len(args) != 1 {
+			return nil, noFunction(name, exprTypes(args))
+		}
+		s := args[0].Type().String()
+		return &FuncExpr{Name: name, Args: args, Ret: tS, row: str(s)}, nil
+	}
+}
