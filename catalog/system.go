@@ -1,0 +1,749 @@
+package catalog
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// System catalog conventions, shared with server/psqlcat so that psql's \d
+// answers and the pg_catalog tables agree.
+//
+// pg_class lists tables (relkind 'r'), materialized views ('m'), views ('v')
+// and the system tables themselves ('r', as PostgreSQL's own catalogs are).
+// Sources and sinks are not relations in PostgreSQL's sense and are absent from
+// pg_class, pg_attribute and information_schema (as in RisingWave); they are
+// listed by rw_catalog.rw_sources and rw_catalog.rw_sinks. Hidden columns (the
+// row id) appear nowhere; attnum and ordinal_position count visible columns.
+const (
+	// OwnerOID is the oid of the only user, "root" (PostgreSQL's bootstrap superuser oid).
+	OwnerOID = 10
+	// DatabaseOID is the oid of database "dev".
+	DatabaseOID = 1
+	// HeapAMOID and BtreeAMOID are pg_am's access methods (PostgreSQL's oids).
+	HeapAMOID  = 2
+	BtreeAMOID = 403
+	// firstSystemID is the id of the first system table; they run up to FirstUserID.
+	firstSystemID = 14001
+	// collationDefault is pg_collation's "default" (the collation of text types).
+	collationDefault = 100
+)
+
+// SchemaOID returns the pg_namespace oid of a schema (PostgreSQL's oids for
+// pg_catalog and public), or 0 for an unknown schema.
+func SchemaOID(schema string) uint32 {
+	switch schema {
+	case "pg_catalog":
+		return 11
+	case "public":
+		return 2200
+	case "information_schema":
+		return 13000
+	case "rw_catalog":
+		return 13001
+	}
+	return 0
+}
+
+// RelKind returns the relation's pg_class.relkind, or 0 when it is not listed
+// in pg_class (sinks and sources).
+func RelKind(r *Relation) byte {
+	switch r.Kind {
+	case KindTable, KindSystem:
+		return 'r'
+	case KindMaterializedView:
+		return 'm'
+	case KindView:
+		return 'v'
+	}
+	return 0
+}
+
+// HasPrimaryIndex reports whether the relation shows a primary-key index
+// ("<name>_pkey"): a table whose key was declared (not the hidden row id).
+func HasPrimaryIndex(r *Relation) bool {
+	return r.Kind == KindTable && len(r.PK) > 0 && !r.HasRowID()
+}
+
+// PrimaryIndexName is the name of the primary-key index, PostgreSQL style.
+func PrimaryIndexName(r *Relation) string { return r.Name + "_pkey" }
+
+// VisibleColumns returns the relation's columns without the hidden ones, in order.
+func VisibleColumns(r *Relation) []Column {
+	out := make([]Column, 0, len(r.Columns))
+	for _, c := range r.Columns {
+		if !c.Hidden {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ColumnNotNull reports pg_attribute.attnotnull for column i: declared NOT
+// NULL, or part of a declared primary key.
+func ColumnNotNull(r *Relation, i int) bool {
+	if r.Columns[i].NotNull {
+		return true
+	}
+	if !HasPrimaryIndex(r) {
+		return false
+	}
+	for _, k := range r.PK {
+		if k == i {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultText returns a column default as PostgreSQL's pg_get_expr prints it:
+// a quoted literal gets the column's type as a cast ('x'::character varying),
+// except for numbers and booleans, which print bare. "" when there is no default.
+func DefaultText(c Column) string {
+	d := strings.TrimSpace(c.Default)
+	if d == "" {
+		return ""
+	}
+	lit, ok := quotedLiteral(d)
+	if !ok {
+		return d
+	}
+	switch {
+	case c.Type.IsNumeric():
+		if _, err := types.ParseText(c.Type, lit); err == nil && !strings.ContainsAny(lit, " \t\n") {
+			return lit
+		}
+	case c.Type.ID == types.Bool:
+		if v, err := types.ParseText(c.Type, lit); err == nil {
+			if v.Bool() {
+				return "true"
+			}
+			return "false"
+		}
+	}
+	return d + "::" + c.Type.Base().String()
+}
+
+// quotedLiteral reports whether s is exactly one single-quoted SQL string and returns its value.
+func quotedLiteral(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s)-1; i++ {
+		if s[i] == '\'' {
+			if i+1 < len(s)-1 && s[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			return "", false
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), true
+}
+
+// PGType describes one pg_type row.
+type PGType struct {
+	OID      uint32
+	Name     string // typname, e.g. "int4"
+	Len      int16
+	ByVal    bool
+	Type     byte // typtype: 'b' base, 'p' pseudo
+	Category byte // typcategory
+	Storage  byte // typstorage: 'p' plain, 'm' main, 'x' extended
+	Align    byte
+}
+
+// PGTypes lists the types pg_type holds: every type Tributary supports plus
+// the few PostgreSQL names clients ask about (text, name, oid, ...).
+var PGTypes = []PGType{
+	{types.OIDBool, "bool", 1, true, 'b', 'B', 'p', 'c'},
+	{types.OIDBytea, "bytea", -1, false, 'b', 'U', 'x', 'i'},
+	{types.OIDName, "name", 64, false, 'b', 'S', 'p', 'c'},
+	{types.OIDInt8, "int8", 8, true, 'b', 'N', 'p', 'd'},
+	{types.OIDInt2, "int2", 2, true, 'b', 'N', 'p', 's'},
+	{types.OIDInt4, "int4", 4, true, 'b', 'N', 'p', 'i'},
+	{types.OIDText, "text", -1, false, 'b', 'S', 'x', 'i'},
+	{types.OIDOid, "oid", 4, true, 'b', 'N', 'p', 'i'},
+	{types.OIDJSON, "json", -1, false, 'b', 'U', 'x', 'i'},
+	{types.OIDFloat4, "float4", 4, true, 'b', 'N', 'p', 'i'},
+	{types.OIDFloat8, "float8", 8, true, 'b', 'N', 'p', 'd'},
+	{types.OIDUnknown, "unknown", -2, false, 'p', 'X', 'p', 'c'},
+	{types.OIDBpchar, "bpchar", -1, false, 'b', 'S', 'x', 'i'},
+	{types.OIDVarchar, "varchar", -1, false, 'b', 'S', 'x', 'i'},
+	{types.OIDDate, "date", 4, true, 'b', 'D', 'p', 'i'},
+	{types.OIDTime, "time", 8, true, 'b', 'D', 'p', 'd'},
+	{types.OIDTimestamp, "timestamp", 8, true, 'b', 'D', 'p', 'd'},
+	{types.OIDTimestamptz, "timestamptz", 8, true, 'b', 'D', 'p', 'd'},
+	{types.OIDInterval, "interval", 16, false, 'b', 'T', 'p', 'd'},
+	{types.OIDNumeric, "numeric", -1, false, 'b', 'N', 'm', 'i'},
+	{types.OIDRegclass, "regclass", 4, true, 'b', 'N', 'p', 'i'},
+	{types.OIDJsonb, "jsonb", -1, false, 'b', 'U', 'x', 'i'},
+}
+
+// PGTypeOf returns the pg_type row of t.
+func PGTypeOf(t types.T) PGType {
+	oid := t.OID()
+	for _, p := range PGTypes {
+		if p.OID == oid {
+			return p
+		}
+	}
+	return PGTypes[6] // text
+}
+
+// systemTable is one system table: its columns and how its rows are made.
+type systemTable struct {
+	schema, name string
+	cols         []Column
+	rows         func(r Reader) [][]types.Datum
+}
+
+// Column type shorthands, named after the PostgreSQL type each stands for.
+var (
+	tOID  = types.TInt32
+	tName = types.TVarchar
+	tText = types.TVarchar
+	tChar = types.TVarchar // PostgreSQL's one-byte "char"
+	tBool = types.TBool
+	tI2   = types.TInt16
+	tI4   = types.TInt32
+	tI8   = types.TInt64
+	tF4   = types.TFloat32
+	tTSTZ = types.TTimestamptz
+)
+
+func col(name string, t types.T) Column { return Column{Name: name, Type: t} }
+
+// systemTables is the fixed list; ids follow its order, so append only.
+var systemTables = []systemTable{
+	{"pg_catalog", "pg_namespace", []Column{
+		col("oid", tOID), col("nspname", tName), col("nspowner", tOID), col("nspacl", tText),
+	}, pgNamespaceRows},
+	{"pg_catalog", "pg_class", []Column{
+		col("oid", tOID), col("relname", tName), col("relnamespace", tOID), col("reltype", tOID),
+		col("reloftype", tOID), col("relowner", tOID), col("relam", tOID), col("relfilenode", tOID),
+		col("reltablespace", tOID), col("relpages", tI4), col("reltuples", tF4), col("relallvisible", tI4),
+		col("reltoastrelid", tOID), col("relhasindex", tBool), col("relisshared", tBool),
+		col("relpersistence", tChar), col("relkind", tChar), col("relnatts", tI2), col("relchecks", tI2),
+		col("relhasrules", tBool), col("relhastriggers", tBool), col("relhassubclass", tBool),
+		col("relrowsecurity", tBool), col("relforcerowsecurity", tBool), col("relispopulated", tBool),
+		col("relreplident", tChar), col("relispartition", tBool), col("relrewrite", tOID),
+		col("reloptions", tText), col("relpartbound", tText),
+	}, pgClassRows},
+	{"pg_catalog", "pg_attribute", []Column{
+		col("attrelid", tOID), col("attname", tName), col("atttypid", tOID), col("attstattarget", tI4),
+		col("attlen", tI2), col("attnum", tI2), col("attndims", tI4), col("attcacheoff", tI4),
+		col("atttypmod", tI4), col("attbyval", tBool), col("attalign", tChar), col("attstorage", tChar),
+		col("attcompression", tChar), col("attnotnull", tBool), col("atthasdef", tBool),
+		col("atthasmissing", tBool), col("attidentity", tChar), col("attgenerated", tChar),
+		col("attisdropped", tBool), col("attislocal", tBool), col("attinhcount", tI4),
+		col("attcollation", tOID), col("attacl", tText), col("attoptions", tText), col("attfdwoptions", tText),
+	}, pgAttributeRows},
+	{"pg_catalog", "pg_type", []Column{
+		col("oid", tOID), col("typname", tName), col("typnamespace", tOID), col("typowner", tOID),
+		col("typlen", tI2), col("typbyval", tBool), col("typtype", tChar), col("typcategory", tChar),
+		col("typispreferred", tBool), col("typisdefined", tBool), col("typdelim", tChar),
+		col("typrelid", tOID), col("typelem", tOID), col("typarray", tOID), col("typalign", tChar),
+		col("typstorage", tChar), col("typnotnull", tBool), col("typbasetype", tOID),
+		col("typtypmod", tI4), col("typndims", tI4), col("typcollation", tOID),
+	}, pgTypeRows},
+	{"pg_catalog", "pg_database", []Column{
+		col("oid", tOID), col("datname", tName), col("datdba", tOID), col("encoding", tI4),
+		col("datlocprovider", tChar), col("datistemplate", tBool), col("datallowconn", tBool),
+		col("datconnlimit", tI4), col("dattablespace", tOID), col("datcollate", tText),
+		col("datctype", tText), col("daticulocale", tText), col("datacl", tText),
+	}, pgDatabaseRows},
+	{"pg_catalog", "pg_tables", []Column{
+		col("schemaname", tName), col("tablename", tName), col("tableowner", tName), col("tablespace", tName),
+		col("hasindexes", tBool), col("hasrules", tBool), col("hastriggers", tBool), col("rowsecurity", tBool),
+	}, pgTablesRows},
+	{"pg_catalog", "pg_views", []Column{
+		col("schemaname", tName), col("viewname", tName), col("viewowner", tName), col("definition", tText),
+	}, pgViewsRows},
+	{"pg_catalog", "pg_matviews", []Column{
+		col("schemaname", tName), col("matviewname", tName), col("matviewowner", tName),
+		col("tablespace", tName), col("hasindexes", tBool), col("ispopulated", tBool), col("definition", tText),
+	}, pgMatviewsRows},
+	{"pg_catalog", "pg_index", []Column{
+		col("indexrelid", tOID), col("indrelid", tOID), col("indnatts", tI2), col("indnkeyatts", tI2),
+		col("indisunique", tBool), col("indnullsnotdistinct", tBool), col("indisprimary", tBool),
+		col("indisexclusion", tBool), col("indimmediate", tBool), col("indisclustered", tBool),
+		col("indisvalid", tBool), col("indcheckxmin", tBool), col("indisready", tBool),
+		col("indislive", tBool), col("indisreplident", tBool), col("indkey", tText),
+		col("indcollation", tText), col("indclass", tText), col("indoption", tText),
+		col("indexprs", tText), col("indpred", tText),
+	}, noRows},
+	{"pg_catalog", "pg_roles", []Column{
+		col("rolname", tName), col("rolsuper", tBool), col("rolinherit", tBool), col("rolcreaterole", tBool),
+		col("rolcreatedb", tBool), col("rolcanlogin", tBool), col("rolreplication", tBool),
+		col("rolconnlimit", tI4), col("rolpassword", tText), col("rolvaliduntil", tTSTZ),
+		col("rolbypassrls", tBool), col("rolconfig", tText), col("oid", tOID),
+	}, pgRolesRows},
+	{"pg_catalog", "pg_user", []Column{
+		col("usename", tName), col("usesysid", tOID), col("usecreatedb", tBool), col("usesuper", tBool),
+		col("userepl", tBool), col("usebypassrls", tBool), col("passwd", tText), col("valuntil", tTSTZ),
+		col("useconfig", tText),
+	}, pgUserRows},
+	{"pg_catalog", "pg_am", []Column{
+		col("oid", tOID), col("amname", tName), col("amhandler", tText), col("amtype", tChar),
+	}, pgAmRows},
+	{"information_schema", "tables", []Column{
+		col("table_catalog", tName), col("table_schema", tName), col("table_name", tName),
+		col("table_type", tText), col("self_referencing_column_name", tName),
+		col("reference_generation", tText), col("user_defined_type_catalog", tName),
+		col("user_defined_type_schema", tName), col("user_defined_type_name", tName),
+		col("is_insertable_into", tText), col("is_typed", tText), col("commit_action", tText),
+	}, isTablesRows},
+	{"information_schema", "columns", []Column{
+		col("table_catalog", tName), col("table_schema", tName), col("table_name", tName),
+		col("column_name", tName), col("ordinal_position", tI4), col("column_default", tText),
+		col("is_nullable", tText), col("data_type", tText), col("character_maximum_length", tI4),
+		col("character_octet_length", tI4), col("numeric_precision", tI4),
+		col("numeric_precision_radix", tI4), col("numeric_scale", tI4), col("datetime_precision", tI4),
+		col("udt_catalog", tName), col("udt_schema", tName), col("udt_name", tName),
+		col("is_identity", tText), col("is_generated", tText), col("generation_expression", tText),
+		col("is_updatable", tText),
+	}, isColumnsRows},
+	{"information_schema", "schemata", []Column{
+		col("catalog_name", tName), col("schema_name", tName), col("schema_owner", tName),
+		col("default_character_set_catalog", tName), col("default_character_set_schema", tName),
+		col("default_character_set_name", tName), col("sql_path", tText),
+	}, isSchemataRows},
+	{"information_schema", "views", []Column{
+		col("table_catalog", tName), col("table_schema", tName), col("table_name", tName),
+		col("view_definition", tText), col("check_option", tText), col("is_updatable", tText),
+		col("is_insertable_into", tText), col("is_trigger_updatable", tText),
+		col("is_trigger_deletable", tText), col("is_trigger_insertable_into", tText),
+	}, isViewsRows},
+	{"rw_catalog", "rw_tables", []Column{
+		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
+		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
+	}, rwRows(KindTable)},
+	{"rw_catalog", "rw_materialized_views", []Column{
+		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
+		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
+	}, rwRows(KindMaterializedView)},
+	{"rw_catalog", "rw_views", []Column{
+		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
+		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
+	}, rwRows(KindView)},
+	{"rw_catalog", "rw_sources", []Column{
+		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
+		col("connector", tText), col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
+	}, rwConnectorRows(KindSource)},
+	{"rw_catalog", "rw_sinks", []Column{
+		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
+		col("connector", tText), col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
+	}, rwConnectorRows(KindSink)},
+	{"rw_catalog", "rw_relations", []Column{
+		col("id", tI4), col("name", tText), col("relation_type", tText), col("schema_id", tI4), col("owner", tI4),
+	}, rwRelationsRows},
+	{"rw_catalog", "rw_schemas", []Column{
+		col("id", tI4), col("name", tText), col("owner", tI4),
+	}, rwSchemasRows},
+}
+
+// SystemRelations returns the fixed system-table descriptors (kind KindSystem,
+// ids from 14001, below FirstUserID), in pg_catalog, information_schema and
+// rw_catalog. Each call returns fresh descriptors.
+func SystemRelations() []*Relation {
+	out := make([]*Relation, len(systemTables))
+	for i, st := range systemTables {
+		out[i] = &Relation{
+			ID:      uint32(firstSystemID + i),
+			Schema:  st.schema,
+			Name:    st.name,
+			Kind:    KindSystem,
+			Columns: append([]Column(nil), st.cols...),
+		}
+	}
+	return out
+}
+
+// SystemRows produces the rows of system table rel from the catalog's current
+// state, one datum per column of rel.Columns.
+func SystemRows(r Reader, rel *Relation) ([][]types.Datum, error) {
+	if rel.Kind != KindSystem {
+		return nil, fmt.Errorf("system rows: %s is a %s, not a system table", rel.QualifiedName(), rel.Kind)
+	}
+	for _, st := range systemTables {
+		if st.schema == rel.Schema && st.name == rel.Name {
+			rows := st.rows(r)
+			for _, row := range rows {
+				if len(row) != len(st.cols) {
+					return nil, fmt.Errorf("system rows: %s: row of %d values for %d columns", rel.QualifiedName(), len(row), len(st.cols))
+				}
+			}
+			return rows, nil
+		}
+	}
+	return nil, fmt.Errorf("system rows: unknown system table %s", rel.QualifiedName())
+}
+
+// Datum shorthands.
+var null = types.NullDatum
+
+func dS(s string) types.Datum { return types.DString(s) }
+func dI(v int64) types.Datum  { return types.DInt(v) }
+func dB(b bool) types.Datum   { return types.DBool(b) }
+func dC(c byte) types.Datum {
+	if c == 0 {
+		return types.DString("")
+	}
+	return types.DString(string(c))
+}
+
+func noRows(Reader) [][]types.Datum { return nil }
+
+// pgRelations returns the relations pg_class lists, ordered by id.
+func pgRelations(r Reader) []*Relation {
+	var out []*Relation
+	for _, rel := range r.Relations() {
+		if RelKind(rel) != 0 {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// userRelations returns the non-system relations of the given kind, ordered by id.
+func userRelations(r Reader, k Kind) []*Relation {
+	var out []*Relation
+	for _, rel := range r.Relations() {
+		if rel.Kind == k {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+func pgNamespaceRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, s := range r.Schemas() {
+		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID), null})
+	}
+	return rows
+}
+
+func pgClassRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range pgRelations(r) {
+		kind := RelKind(rel)
+		am, replident := int64(HeapAMOID), byte('d')
+		if kind == 'v' {
+			am, replident = 0, 'n'
+		}
+		rows = append(rows, []types.Datum{
+			dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(0),
+			dI(0), dI(OwnerOID), dI(am), dI(int64(rel.ID)),
+			dI(0), dI(0), types.DFloat(-1), dI(0),
+			dI(0), dB(HasPrimaryIndex(rel)), dB(false),
+			dC('p'), dC(kind), dI(int64(len(VisibleColumns(rel)))), dI(0),
+			dB(false), dB(false), dB(false),
+			dB(false), dB(false), dB(true),
+			dC(replident), dB(false), dI(0),
+			null, null,
+		})
+	}
+	return rows
+}
+
+func pgAttributeRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range pgRelations(r) {
+		num := 0
+		for i, c := range rel.Columns {
+			if c.Hidden {
+				continue
+			}
+			num++
+			pt := PGTypeOf(c.Type)
+			coll := int64(0)
+			if c.Type.IsString() {
+				coll = collationDefault
+			}
+			rows = append(rows, []types.Datum{
+				dI(int64(rel.ID)), dS(c.Name), dI(int64(c.Type.OID())), dI(-1),
+				dI(int64(c.Type.Size())), dI(int64(num)), dI(0), dI(-1),
+				dI(int64(c.Type.Typmod())), dB(pt.ByVal), dC(pt.Align), dC(pt.Storage),
+				dC(0), dB(ColumnNotNull(rel, i)), dB(c.Default != ""),
+				dB(false), dC(0), dC(0),
+				dB(false), dB(true), dI(0),
+				dI(coll), null, null, null,
+			})
+		}
+	}
+	return rows
+}
+
+func pgTypeRows(Reader) [][]types.Datum {
+	rows := make([][]types.Datum, 0, len(PGTypes))
+	for _, p := range PGTypes {
+		coll := int64(0)
+		switch p.OID {
+		case types.OIDText, types.OIDVarchar, types.OIDBpchar:
+			coll = collationDefault
+		case types.OIDName:
+			coll = 950 // "C"
+		}
+		rows = append(rows, []types.Datum{
+			dI(int64(p.OID)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
+			dI(int64(p.Len)), dB(p.ByVal), dC(p.Type), dC(p.Category),
+			dB(false), dB(true), dC(','),
+			dI(0), dI(0), dI(0), dC(p.Align),
+			dC(p.Storage), dB(false), dI(0),
+			dI(-1), dI(0), dI(coll),
+		})
+	}
+	return rows
+}
+
+func pgDatabaseRows(Reader) [][]types.Datum {
+	return [][]types.Datum{{
+		dI(DatabaseOID), dS(Database), dI(OwnerOID), dI(6), // 6 = UTF8
+		dC('c'), dB(false), dB(true),
+		dI(-1), dI(0), dS("C.UTF-8"),
+		dS("C.UTF-8"), null, null,
+	}}
+}
+
+func pgTablesRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range pgRelations(r) {
+		if RelKind(rel) != 'r' {
+			continue
+		}
+		rows = append(rows, []types.Datum{
+			dS(rel.Schema), dS(rel.Name), dS(Owner), null,
+			dB(HasPrimaryIndex(rel)), dB(false), dB(false), dB(false),
+		})
+	}
+	return rows
+}
+
+func pgViewsRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range userRelations(r, KindView) {
+		rows = append(rows, []types.Datum{dS(rel.Schema), dS(rel.Name), dS(Owner), dS(ViewDefinition(rel))})
+	}
+	return rows
+}
+
+func pgMatviewsRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range userRelations(r, KindMaterializedView) {
+		rows = append(rows, []types.Datum{
+			dS(rel.Schema), dS(rel.Name), dS(Owner), null, dB(false), dB(true), dS(ViewDefinition(rel)),
+		})
+	}
+	return rows
+}
+
+func pgRolesRows(Reader) [][]types.Datum {
+	return [][]types.Datum{{
+		dS(Owner), dB(true), dB(true), dB(true),
+		dB(true), dB(true), dB(true),
+		dI(-1), dS("********"), null,
+		dB(true), null, dI(OwnerOID),
+	}}
+}
+
+func pgUserRows(Reader) [][]types.Datum {
+	return [][]types.Datum{{
+		dS(Owner), dI(OwnerOID), dB(true), dB(true),
+		dB(true), dB(true), dS("********"), null,
+		null,
+	}}
+}
+
+func pgAmRows(Reader) [][]types.Datum {
+	return [][]types.Datum{
+		{dI(HeapAMOID), dS("heap"), dS("heap_tableam_handler"), dC('t')},
+		{dI(BtreeAMOID), dS("btree"), dS("bthandler"), dC('i')},
+	}
+}
+
+func isTablesRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range pgRelations(r) {
+		typ, insertable := "BASE TABLE", "YES"
+		switch rel.Kind {
+		case KindView:
+			typ, insertable = "VIEW", "NO"
+		case KindMaterializedView:
+			typ, insertable = "MATERIALIZED VIEW", "NO"
+		case KindSystem:
+			insertable = "NO"
+		}
+		rows = append(rows, []types.Datum{
+			dS(Database), dS(rel.Schema), dS(rel.Name),
+			dS(typ), null,
+			null, null,
+			null, null,
+			dS(insertable), dS("NO"), null,
+		})
+	}
+	return rows
+}
+
+func isColumnsRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range pgRelations(r) {
+		updatable := "NO"
+		if rel.Kind == KindTable {
+			updatable = "YES"
+		}
+		pos := 0
+		for i, c := range rel.Columns {
+			if c.Hidden {
+				continue
+			}
+			pos++
+			def := null
+			if c.Default != "" {
+				def = dS(DefaultText(c))
+			}
+			nullable := "YES"
+			if ColumnNotNull(rel, i) {
+				nullable = "NO"
+			}
+			charMax, charOctet, prec, radix, scale, dtPrec := null, null, null, null, null, null
+			switch c.Type.ID {
+			case types.Varchar:
+				if c.Type.Width > 0 {
+					charMax, charOctet = dI(int64(c.Type.Width)), dI(int64(c.Type.Width)*4)
+				} else {
+					charOctet = dI(1 << 30)
+				}
+			case types.Int16:
+				prec, radix, scale = dI(16), dI(2), dI(0)
+			case types.Int32:
+				prec, radix, scale = dI(32), dI(2), dI(0)
+			case types.Int64:
+				prec, radix, scale = dI(64), dI(2), dI(0)
+			case types.Float32:
+				prec, radix = dI(24), dI(2)
+			case types.Float64:
+				prec, radix = dI(53), dI(2)
+			case types.Numeric:
+				radix = dI(10)
+				if c.Type.Width > 0 {
+					prec, scale = dI(int64(c.Type.Width)), dI(int64(c.Type.Scale))
+				}
+			case types.Date:
+				dtPrec = dI(0)
+			case types.Time, types.Timestamp, types.Timestamptz, types.Interval:
+				dtPrec = dI(6)
+			}
+			rows = append(rows, []types.Datum{
+				dS(Database), dS(rel.Schema), dS(rel.Name),
+				dS(c.Name), dI(int64(pos)), def,
+				dS(nullable), dS(c.Type.Base().String()), charMax,
+				charOctet, prec,
+				radix, scale, dtPrec,
+				dS(Database), dS("pg_catalog"), dS(PGTypeOf(c.Type).Name),
+				dS("NO"), dS("NEVER"), null,
+				dS(updatable),
+			})
+		}
+	}
+	return rows
+}
+
+func isSchemataRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, s := range r.Schemas() {
+		rows = append(rows, []types.Datum{dS(Database), dS(s), dS(Owner), null, null, null, null})
+	}
+	return rows
+}
+
+func isViewsRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range userRelations(r, KindView) {
+		rows = append(rows, []types.Datum{
+			dS(Database), dS(rel.Schema), dS(rel.Name),
+			dS(ViewDefinition(rel)), dS("NONE"), dS("NO"),
+			dS("NO"), dS("NO"),
+			dS("NO"), dS("NO"),
+		})
+	}
+	return rows
+}
+
+func createdAt(rel *Relation) types.Datum {
+	if rel.CreatedAt.IsZero() {
+		return null
+	}
+	return dI(rel.CreatedAt.UnixMicro())
+}
+
+func rwRows(k Kind) func(Reader) [][]types.Datum {
+	return func(r Reader) [][]types.Datum {
+		var rows [][]types.Datum
+		for _, rel := range userRelations(r, k) {
+			rows = append(rows, []types.Datum{
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				dS(rel.Definition), dB(rel.AppendOnly), createdAt(rel),
+			})
+		}
+		return rows
+	}
+}
+
+func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
+	return func(r Reader) [][]types.Datum {
+		var rows [][]types.Datum
+		for _, rel := range userRelations(r, k) {
+			connector := null
+			if c, ok := rel.Options["connector"]; ok {
+				connector = dS(c)
+			}
+			rows = append(rows, []types.Datum{
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				connector, dS(rel.Definition), dB(rel.AppendOnly), createdAt(rel),
+			})
+		}
+		return rows
+	}
+}
+
+func rwRelationsRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range r.Relations() {
+		rows = append(rows, []types.Datum{
+			dI(int64(rel.ID)), dS(rel.Name), dS(rel.Kind.String()), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+		})
+	}
+	return rows
+}
+
+func rwSchemasRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, s := range r.Schemas() {
+		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID)})
+	}
+	return rows
+}
+
+var createViewPrefix = regexp.MustCompile(`(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?.+?\s+as\s+`)
+
+// ViewDefinition returns a view's or materialized view's query the way
+// pg_get_viewdef does: the SELECT alone (a leading CREATE ... AS is dropped),
+// with a leading space and a trailing semicolon.
+func ViewDefinition(rel *Relation) string {
+	q := strings.TrimSpace(rel.Definition)
+	if m := createViewPrefix.FindStringIndex(q); m != nil {
+		q = strings.TrimSpace(q[m[1]:])
+	}
+	q = strings.TrimSpace(strings.TrimSuffix(q, ";"))
+	if q == "" {
+		return ""
+	}
+	return " " + q + ";"
+}
