@@ -154,10 +154,49 @@ func init() {
 	}
 }
 
+// contextWords are TiDB-reserved words that are keywords in PostgreSQL
+// queries only in some positions; elsewhere they are column names.
+var contextWords = map[string]func(seq []*node, i int) bool{
+	"partition": func(seq []*node, i int) bool { return nodeIs(seq, i+1, "by") },
+	"range":     frameKeyword,
+	"rows":      frameKeyword,
+	"groups":    frameKeyword,
+	"row": func(seq []*node, i int) bool {
+		return nodeIs(seq, i-1, "current") || nodeIs(seq, i+1, "only") || (i+1 < len(seq) && seq[i+1].isParen())
+	},
+	"over": func(seq []*node, i int) bool { return i > 0 && seq[i-1].isParen() },
+	"window": func(seq []*node, i int) bool {
+		return i+2 < len(seq) && seq[i+1].isIdent() && seq[i+2].kw("as")
+	},
+}
+
+func nodeIs(seq []*node, i int, w string) bool { return i >= 0 && i < len(seq) && seq[i].kw(w) }
+
+// frameKeyword reports whether RANGE/ROWS/GROUPS at seq[i] starts a window
+// frame or ends a FETCH clause.
+func frameKeyword(seq []*node, i int) bool {
+	if nodeIs(seq, i+1, "between") || nodeIs(seq, i+1, "unbounded") || nodeIs(seq, i+1, "current") || nodeIs(seq, i+1, "only") {
+		return true
+	}
+	if nodeIs(seq, i+2, "preceding") || nodeIs(seq, i+2, "following") {
+		return true
+	}
+	return i > 0 && !seq[i-1].group && (seq[i-1].tok.kind == tkNumber || seq[i-1].kwIn("first", "next"))
+}
+
 // quoteReserved quotes TiDB-reserved words used as identifiers.
 func quoteReserved(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i, n := range seq {
-		if n.group || n.tok.kind != tkIdent || n.tok.synth || !quoteWords[n.tok.val] {
+		if n.group || n.tok.kind != tkIdent || n.tok.synth {
+			continue
+		}
+		if isKw, ok := contextWords[n.tok.val]; ok {
+			if !isKw(seq, i) && !(i+1 < len(seq) && seq[i+1].isParen()) {
+				n.tok.quote = true
+			}
+			continue
+		}
+		if !quoteWords[n.tok.val] {
 			continue
 		}
 		if i+1 < len(seq) && seq[i+1].isParen() && !(i > 0 && seq[i-1].kwIn("as", "into", "table", "update")) {
