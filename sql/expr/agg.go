@@ -532,15 +532,22 @@ func (s *varState) Result() types.Datum {
 	_, _ = exactCtx.Mul(&sq.Dec, &s.sum, &s.sum)
 	_, _ = exactCtx.Sub(&num.Dec, &num.Dec, &sq.Dec)
 	dd.Dec.SetInt64(den)
-	if err := decDiv(&out.Dec, &num.Dec, &dd.Dec); err != nil {
+	// PostgreSQL divides at select_div_scale and takes the root at the same scale.
+	rs := divScale(&num.Dec, &dd.Dec)
+	if err := decQuoScale(&out.Dec, &num.Dec, &dd.Dec, rs); err != nil {
 		return types.NullDatum
 	}
 	if sqrt {
+		if out.Dec.Negative {
+			out.Dec.SetInt64(0)
+		}
 		var r apd.Decimal
-		if err := decSqrt(&r, &out.Dec); err != nil {
+		if _, err := workCtx(rs+decDWeight(&out.Dec)+10).Sqrt(&r, &out.Dec); err != nil {
 			return types.NullDatum
 		}
-		out.Dec.Set(&r)
+		if _, err := roundCtx.Quantize(&out.Dec, &r, int32(-rs)); err != nil {
+			return types.NullDatum
+		}
 	}
 	return out
 }
