@@ -463,9 +463,12 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	case "__pg_regexp_i":
 		name = "regexp_i"
 	case "concat":
-		if n.FnName.O == "concat" && len(n.Args) == 2 && isPipesConcat(n) {
+		// Only a || b reaches here as concat: the parser renames real concat() calls.
+		if len(n.Args) == 2 {
 			name = "||"
 		}
+	case "__pg_concat_fn":
+		name = "concat"
 	case "json_extract":
 		name = "jsonb_get"
 	case "json_unquote":
@@ -504,9 +507,6 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	}
 	return expr.Call(name, args)
 }
-
-// isPipesConcat: TiDB parses a || b in PIPES_AS_CONCAT mode as concat(a, b).
-func isPipesConcat(n *ast.FuncCallExpr) bool { return true }
 
 func funcName(n ast.ExprNode) string {
 	switch f := n.(type) {
@@ -577,6 +577,8 @@ func deriveName(n ast.ExprNode) string {
 			return "current_timestamp"
 		case "concat":
 			return "?column?"
+		case "__pg_concat_fn":
+			return "concat"
 		}
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:

@@ -52,6 +52,8 @@ var rules = []rule{
 	{"quoteReserved", quoteReserved},
 	{"valuesLists", valuesLists},
 	{"fromFunctions", fromFunctions},
+	{"fullJoin", fullJoin},
+	{"concatFunction", concatFunction},
 }
 
 func ruleByName(name string) (rule, bool) {

@@ -1,0 +1,67 @@
+package parser
+
+// fullJoin rewrites "a FULL [OUTER] JOIN b ON cond" - which TiDB would read as
+// a table aliased "full" - into "a JOIN b ON __pg_full_join(cond)", which the
+// binder plans as a full outer join. FULL JOIN ... USING is refused.
+func fullJoin(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		if !seq[i].kw("full") {
+			continue
+		}
+		j := i + 1
+		if j < len(seq) && seq[j].kw("outer") {
+			j++
+		}
+		if j >= len(seq) || !seq[j].kw("join") {
+			continue
+		}
+		fullTok := seq[i].tok
+		// Drop FULL [OUTER], keep JOIN.
+		seq = splice(seq, i, j)
+		on := -1
+		for k := i + 1; k < len(seq); k++ {
+			if seq[k].kw("on") {
+				on = k
+				break
+			}
+			if seq[k].kwIn("using", "join", "where", "natural") {
+				break
+			}
+		}
+		if on < 0 {
+			return nil, c.unsupported(fullTok, "FULL JOIN is supported only with an ON condition")
+		}
+		end := on + 1
+		for end < len(seq) && !seq[end].kwIn(joinEnders...) && !seq[end].isPunct(";") {
+			end++
+		}
+		if end == on+1 {
+			return nil, c.syntax(nodeAt(seq, end))
+		}
+		first := seq[on+1].tok
+		call := callNode("__pg_full_join", first, true, clone(seq[on+1:end]))
+		seq = splice(seq, on+1, end, call...)
+	}
+	return seq, nil
+}
+
+// joinEnders are the keywords that end a join condition at the same nesting level.
+var joinEnders = []string{"join", "inner", "left", "right", "full", "cross", "natural", "where", "group",
+	"having", "order", "limit", "offset", "fetch", "union", "intersect", "except", "window", "returning", "on"}
+
+// concatFunction renames calls of concat(...) to __pg_concat_fn(...): TiDB
+// parses a || b (PIPES_AS_CONCAT) as concat(a, b), and the two differ on NULL
+// (|| yields NULL, concat() skips it), so the binder must tell them apart.
+func concatFunction(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		n := seq[i]
+		if n.group || n.tok.kind != tkIdent || n.tok.val != "concat" || !seq[i+1].isParen() {
+			continue
+		}
+		if i > 0 && seq[i-1].isPunct(".") {
+			continue
+		}
+		seq[i] = rawNode("__pg_concat_fn", n.tok, n.tok.sp)
+	}
+	return seq, nil
+}
