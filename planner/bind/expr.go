@@ -388,6 +388,9 @@ func stringArg(n ast.ExprNode) (string, bool) {
 }
 
 func intArg(n ast.ExprNode) (int, bool) {
+	if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
+		return p.N, true
+	}
 	v, ok := n.(*test_driver.ValueExpr)
 	if !ok {
 		return 0, false
@@ -571,6 +574,8 @@ func deriveName(n ast.ExprNode) string {
 			return "interval"
 		case "__pg_param":
 			return "?column?"
+		case "__pg_filter":
+			return deriveName(e.Args[0])
 		case "json_extract", "json_unquote":
 			return "?column?"
 		case "current_timestamp":

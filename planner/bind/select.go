@@ -172,12 +172,17 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		}
 	}
 	var distinctExprs []expr.Expr
+	var distinctCols []int
 	for _, d := range distinctOn {
-		_, bound, err := b.bindOrderItem(c, items, d)
+		idx, bound, err := b.bindOrderItem(c, items, d)
 		if err != nil {
 			return nil, err
 		}
-		distinctExprs = append(distinctExprs, bound)
+		if idx < 0 {
+			idx = len(items) + len(orderExprs) + len(distinctExprs)
+			distinctExprs = append(distinctExprs, bound)
+		}
+		distinctCols = append(distinctCols, idx)
 	}
 	input = wb.finish()
 	// Project: items, then hidden order-by columns, then DISTINCT ON keys.
@@ -197,18 +202,16 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		out = append(out, plan.Field{Name: "?distinct?", Type: e.Type(), Hidden: true})
 	}
 	var node plan.Node = &plan.Project{Input: input, Exprs: exprs, Out: out}
-	if s.Distinct {
+	if s.Distinct || len(distinctOn) > 0 {
 		if len(orderExprs) > 0 && len(distinctOn) == 0 {
 			return nil, types.Errorf(types.ErrInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 		}
 		if len(distinctOn) > 0 {
-			on := make([]int, len(distinctExprs))
-			for i := range on {
-				on[i] = len(items) + len(orderExprs) + i
-			}
+			on := distinctCols
 			// DISTINCT ON keeps the first row per key in ORDER BY order: sort first.
 			if len(orderKeys) > 0 {
 				node = &plan.Sort{Input: node, Keys: orderKeys}
+				orderKeys = nil // Distinct keeps the sorted order
 			}
 			node = &plan.Distinct{Input: node, On: on}
 		} else {
