@@ -143,7 +143,7 @@ func splitTop(s, sep string) []string {
 	return append(parts, s[start:])
 }
 
-// unquote returns the value of a single-quoted SQL literal's body (” → ').
+// unquote returns the value of a single-quoted SQL literal's body (a doubled quote is one quote).
 func unquote(body string) string { return strings.ReplaceAll(body, "''", "'") }
 
 // Column type shorthands: PostgreSQL's name, oid, text and "char" all travel as varchar.

@@ -45,7 +45,7 @@ func describeLookup(r catalog.Reader, q string) (*result, bool, error) {
 }
 
 // tableInfoFormat is describeOneTableDetails' general query; %s is the
-// reloptions column (” or, with \d+, an array_to_string expression).
+// reloptions column (an empty string literal or, with \d+, an array_to_string expression).
 const tableInfoFormat = `SELECT c.relchecks, c.relkind, c.relhasindex, c.relhasrules, c.relhastriggers, c.relrowsecurity, c.relforcerowsecurity, false AS relhasoids, c.relispartition, %s, c.reltablespace, CASE WHEN c.reloftype = 0 THEN '' ELSE c.reloftype::pg_catalog.regtype::pg_catalog.text END, c.relpersistence, c.relreplident, am.amname
 FROM pg_catalog.pg_class c
  LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid)

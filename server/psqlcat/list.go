@@ -37,8 +37,15 @@ func pgClass(r catalog.Reader, withIndexes bool) []pgRow {
 	return out
 }
 
-// visible is pg_table_is_visible: the relation is what its bare name resolves to.
+// visible is pg_table_is_visible. PostgreSQL's search path is public plus the
+// implicit pg_catalog, so information_schema is never visible; rw_catalog is
+// treated the same way (our name resolution also searches both, but psql
+// should list their tables only when asked for the schema by name). Within
+// public and pg_catalog, a relation is visible when its bare name resolves to it.
 func visible(r catalog.Reader, rel *catalog.Relation) bool {
+	if rel.Schema != catalog.DefaultSchema && rel.Schema != "pg_catalog" {
+		return false
+	}
 	got, err := r.Lookup("", rel.Name)
 	return err == nil && got.ID == rel.ID
 }
