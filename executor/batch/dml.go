@@ -1,0 +1,197 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// BuildDML returns the executor of an INSERT, UPDATE or DELETE: stmt is a
+// *plan.Insert, *plan.Update or *plan.Delete; inits and paramBase are the
+// statement's init plans, as in plan.Query. On its first Next the executor
+// reads its whole input (so it never sees its own writes), writes through
+// env.Tables, then yields the RETURNING rows, or nothing (io.EOF) without
+// RETURNING. rowsAffected reports the rows written once Next has returned
+// io.EOF. env.Tables must be set; the caller flushes it and commits.
+func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Executor, rowsAffected func() int64, err error) {
+	if env.Ctx == nil {
+		env.Ctx = &expr.Ctx{}
+	}
+	if env.Tables == nil {
+		return nil, nil, errorf("DML needs a TableSet")
+	}
+	var (
+		rel       *catalog.Relation
+		input     plan.Node
+		returning []expr.Expr
+		retOut    []plan.Field
+		w         dmlWriter
+	)
+	switch s := stmt.(type) {
+	case *plan.Insert:
+		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
+		w = &insertWriter{rel: rel}
+	case *plan.Update:
+		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
+		w = newUpdateWriter(env, s)
+	case *plan.Delete:
+		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
+		w = &deleteWriter{}
+	default:
+		return nil, nil, types.Errorf(types.ErrInternal, "batch: %T is not a DML statement", stmt)
+	}
+	in, err := build(env, input)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &dmlExec{env: env, rel: rel, in: in, w: w, returning: returning, ts: plan.Types(retOut)}
+	x, err = withInitPlans(env, e, inits, paramBase)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x, func() int64 { return e.affected }, nil
+}
+
+// dmlWriter applies one statement's rows to its table and returns the rows
+// RETURNING sees (inserted, new or deleted rows).
+type dmlWriter interface {
+	write(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error)
+}
+
+// dmlExec drives a dmlWriter: read all input, write, then yield RETURNING rows.
+type dmlExec struct {
+	env       *Env
+	rel       *catalog.Relation
+	in        Executor
+	w         dmlWriter
+	returning []expr.Expr
+	ts        []types.T
+
+	affected int64
+	started  bool
+	written  *types.Chunk // rows RETURNING is evaluated over
+	pos      int
+	slice    *types.Chunk // written[pos:pos+chunk]
+	out      *types.Chunk
+}
+
+func (e *dmlExec) Schema() []types.T { return e.ts }
+
+func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
+	if !e.started {
+		e.started = true
+		tbl, err := e.env.Tables.Table(e.rel)
+		if err != nil {
+			return nil, err
+		}
+		rows := types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+		if err := drain(ctx, e.in, rows); err != nil {
+			return nil, err
+		}
+		if len(rows.Cols) < len(e.rel.Columns) {
+			return nil, types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(rows.Cols), len(e.rel.Columns))
+		}
+		written, err := e.w.write(ctx, e.env, tbl, e.rel, rows)
+		if err != nil {
+			return nil, err
+		}
+		e.affected = int64(written.Len())
+		e.written = written
+	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if len(e.returning) == 0 || e.pos >= e.written.Len() {
+		return nil, io.EOF
+	}
+	if e.slice == nil {
+		e.slice = types.NewChunk(e.written.Types(), types.DefaultChunkSize)
+		e.out = &types.Chunk{Cols: make([]types.Vector, len(e.returning))}
+	}
+	e.slice.Reset()
+	end := min(e.written.Len(), e.pos+types.DefaultChunkSize)
+	for i := e.pos; i < end; i++ {
+		e.slice.AppendFrom(e.written, i)
+	}
+	e.pos = end
+	for j, x := range e.returning {
+		if err := evalInto(e.env, x, e.slice, &e.out.Cols[j]); err != nil {
+			return nil, err
+		}
+	}
+	e.out.SetLen(e.slice.Len())
+	return e.out, nil
+}
+
+func (e *dmlExec) Close() error { return e.in.Close() }
+
+// checkNotNull rejects a row with NULL in a NOT NULL or primary-key column.
+func checkNotNull(rel *catalog.Relation, row []types.Datum) error {
+	for i := range rel.Columns {
+		if !row[i].Null {
+			continue
+		}
+		if rel.Columns[i].NotNull || isPKCol(rel, i) {
+			err := types.Errorf(types.ErrNotNullViolation, "null value in column %q of relation %q violates not-null constraint", rel.Columns[i].Name, rel.Name).(*types.Error)
+			err.Detail = "Failing row contains (" + rowText(rel, row) + ")."
+			return err
+		}
+	}
+	return nil
+}
+
+func isPKCol(rel *catalog.Relation, c int) bool {
+	for _, k := range rel.PK {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNoConflict fails with a unique violation when a row with row's primary
+// key exists (committed, or written earlier in this statement).
+func checkNoConflict(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, row, pk, scratch []types.Datum) ([]types.Datum, error) {
+	for i, c := range rel.PK {
+		pk[i] = row[c]
+	}
+	scratch, found, err := tbl.GetAt(ctx, env.Epoch, pk, scratch)
+	if err != nil {
+		return scratch, fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
+	}
+	if !found {
+		return scratch, nil
+	}
+	names := make([]string, len(rel.PK))
+	vals := make([]string, len(rel.PK))
+	for i, c := range rel.PK {
+		names[i] = rel.Columns[c].Name
+		vals[i] = types.FormatText(rel.Columns[c].Type, &row[c])
+	}
+	e := types.Errorf(types.ErrUniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").(*types.Error)
+	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
+	return scratch, e
+}
+
+// rowText prints a row's visible columns as PostgreSQL's "Failing row contains" detail does.
+func rowText(rel *catalog.Relation, row []types.Datum) string {
+	var parts []string
+	for i := range rel.Columns {
+		if rel.Columns[i].Hidden {
+			continue
+		}
+		if row[i].Null {
+			parts = append(parts, "null")
+		} else {
+			parts = append(parts, types.FormatText(rel.Columns[i].Type, &row[i]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,172 @@
+package batch
+
+import (
+	"context"
+	"io"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// hashAggExec groups its whole input by the GroupBy columns and yields, per
+// group in order of first appearance, the group columns then one value per
+// aggregate. Without GroupBy it yields exactly one row, even for no input.
+// DISTINCT aggregates dedup inside their expr.AggState.
+type hashAggExec struct {
+	hashAggConfig
+	in    Executor
+	run   hashAggRun
+	built bool
+}
+
+// hashAggConfig is the fixed part of the operator.
+type hashAggConfig struct {
+	env     *Env
+	groupBy []int
+	aggs    []plan.AggCall
+	ts      []types.T // output types
+}
+
+// hashAggRun is the per-run state.
+type hashAggRun struct {
+	groups  *keyTable       // nil without GROUP BY (one group)
+	states  []expr.AggState // group g, aggregate a at g*len(aggs)+a
+	args    [][]types.Datum // per aggregate: argument scratch
+	scratch *types.Chunk    // visible rows of an input chunk
+	out     *types.Chunk
+	next    int // next group to yield
+}
+
+func newHashAgg(env *Env, n *plan.Agg, in Executor) *hashAggExec {
+	e := &hashAggExec{hashAggConfig: hashAggConfig{env: env, groupBy: n.GroupBy, aggs: n.Aggs, ts: plan.Types(n.Out)}, in: in}
+	return e
+}
+
+func (e *hashAggExec) Schema() []types.T { return e.ts }
+
+func (e *hashAggExec) Next(ctx context.Context) (*types.Chunk, error) {
+	if !e.built {
+		e.built = true
+		if err := e.build(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	return e.emit()
+}
+
+func (e *hashAggExec) numGroups() int {
+	if e.run.groups == nil {
+		return 1
+	}
+	return e.run.groups.Len()
+}
+
+func (e *hashAggExec) build(ctx context.Context) error {
+	r := &e.run
+	r.args = make([][]types.Datum, len(e.aggs))
+	for a := range e.aggs {
+		r.args[a] = make([]types.Datum, len(e.aggs[a].Args))
+	}
+	if len(e.groupBy) > 0 {
+		kts := make([]types.T, len(e.groupBy))
+		for i, c := range e.groupBy {
+			kts[i] = e.in.Schema()[c]
+		}
+		r.groups = newKeyTable(kts)
+	} else {
+		e.newGroup()
+	}
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return err
+		}
+		c, err := e.in.Next(ctx)
+		if isEOF(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := e.add(visibleRows(c, &r.scratch)); err != nil {
+			return err
+		}
+	}
+}
+
+func (e *hashAggExec) newGroup() {
+	for a := range e.aggs {
+		e.run.states = append(e.run.states, e.aggs[a].Agg.NewState())
+	}
+}
+
+// add feeds every row of c (all visible) to its group's states.
+func (e *hashAggExec) add(c *types.Chunk) error {
+	r := &e.run
+	if r.groups != nil {
+		r.groups.hash(c, e.groupBy)
+	}
+	na := len(e.aggs)
+	for i := 0; i < c.Len(); i++ {
+		g := 0
+		if r.groups != nil {
+			var inserted bool
+			g, inserted = r.groups.findOrInsert(c, e.groupBy, i)
+			if inserted {
+				e.newGroup()
+			}
+		}
+		for a := range e.aggs {
+			call := &e.aggs[a]
+			if call.Filter >= 0 {
+				f := &c.Cols[call.Filter]
+				if f.Nulls[i] || f.I64[i] == 0 {
+					continue
+				}
+			}
+			args := r.args[a]
+			for k, col := range call.Args {
+				c.Cols[col].GetInto(i, &args[k])
+			}
+			if err := r.states[g*na+a].Add(args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *hashAggExec) emit() (*types.Chunk, error) {
+	r := &e.run
+	n := e.numGroups()
+	if r.next >= n {
+		return nil, io.EOF
+	}
+	if r.out == nil {
+		r.out = types.NewChunk(e.ts, min(n, types.DefaultChunkSize))
+	}
+	out := r.out
+	out.Reset()
+	nk, na := len(e.groupBy), len(e.aggs)
+	end := min(n, r.next+types.DefaultChunkSize)
+	for g := r.next; g < end; g++ {
+		for k := 0; k < nk; k++ {
+			out.Cols[k].AppendFrom(&r.groups.keys.Cols[k], g)
+		}
+		for a := 0; a < na; a++ {
+			d := r.states[g*na+a].Result()
+			out.Cols[nk+a].Append(&d)
+		}
+	}
+	out.SetLen(end - r.next)
+	r.next = end
+	return out, nil
+}
+
+func (e *hashAggExec) Close() error {
+	e.run = hashAggRun{}
+	return e.in.Close()
+}

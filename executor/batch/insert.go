@@ -1,0 +1,43 @@
+package batch
+
+import (
+	"context"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// insertWriter writes each input row (already in the table's column order and
+// types) after checking NOT NULL and that no row with its primary key exists.
+type insertWriter struct {
+	rel *catalog.Relation
+}
+
+func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error) {
+	nc := len(rel.Columns)
+	var (
+		row     []types.Datum
+		pk      = make([]types.Datum, len(rel.PK))
+		scratch []types.Datum
+		err     error
+	)
+	for i := 0; i < rows.Len(); i++ {
+		if i%types.DefaultChunkSize == 0 {
+			if err := checkCtx(ctx); err != nil {
+				return nil, err
+			}
+		}
+		row = rows.Row(i, row)[:nc]
+		if err := checkNotNull(rel, row); err != nil {
+			return nil, err
+		}
+		if scratch, err = checkNoConflict(ctx, env, tbl, rel, row, pk, scratch); err != nil {
+			return nil, err
+		}
+		if err := tbl.Insert(row); err != nil {
+			return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
+		}
+	}
+	return rows, nil
+}

@@ -1,0 +1,63 @@
+package batch
+
+import (
+	"context"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// projectExec computes one output column per expression over each input chunk.
+type projectExec struct {
+	env     *Env
+	node    *plan.Project
+	in      Executor
+	ts      []types.T
+	out     *types.Chunk
+	scratch *types.Chunk
+}
+
+func newProject(env *Env, n *plan.Project, in Executor) *projectExec {
+	return &projectExec{env: env, node: n, in: in, ts: plan.Types(n.Out)}
+}
+
+func (e *projectExec) Schema() []types.T { return e.ts }
+
+func (e *projectExec) Next(ctx context.Context) (*types.Chunk, error) {
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return nil, err
+		}
+		c, err := e.in.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c = visibleRows(c, &e.scratch)
+		if c.Len() == 0 {
+			continue
+		}
+		if e.out == nil {
+			e.out = &types.Chunk{Cols: make([]types.Vector, len(e.node.Exprs))}
+		}
+		for j, x := range e.node.Exprs {
+			if err := evalInto(e.env, x, c, &e.out.Cols[j]); err != nil {
+				return nil, err
+			}
+		}
+		e.out.SetLen(c.Len())
+		return e.out, nil
+	}
+}
+
+func (e *projectExec) Close() error { return e.in.Close() }
+
+// evalInto evaluates x over every row of in into out, (re)typing out as x's type.
+func evalInto(env *Env, x expr.Expr, in *types.Chunk, out *types.Vector) error {
+	if t := x.Type(); out.Nulls == nil || out.Type != t {
+		out.Init(t, max(in.Len(), types.DefaultChunkSize))
+	} else {
+		out.Reset()
+	}
+	return x.Eval(env.Ctx, in, out)
+}

@@ -1,0 +1,81 @@
+package batch
+
+import (
+	"fmt"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// TableSet holds the state tables one statement touches, opened on first
+// use, so that everything the statement reads after writing (DML conflict
+// checks, reads of a table it wrote) sees its pending writes. The session
+// calls Flush to move those writes into the epoch's batch before committing
+// it. A TableSet is not safe for concurrent use.
+type TableSet struct {
+	store  storage.KV
+	tables map[uint32]*state.Table
+	order  []uint32 // ids in opening order, for a deterministic Flush
+}
+
+// NewTableSet returns an empty set over store.
+func NewTableSet(store storage.KV) *TableSet {
+	return &TableSet{store: store, tables: map[uint32]*state.Table{}}
+}
+
+// Table returns the state table of rel, opening it on first use.
+func (s *TableSet) Table(rel *catalog.Relation) (*state.Table, error) {
+	if t, ok := s.tables[rel.ID]; ok {
+		return t, nil
+	}
+	t, err := openTable(s.store, rel)
+	if err != nil {
+		return nil, err
+	}
+	s.tables[rel.ID] = t
+	s.order = append(s.order, rel.ID)
+	return t, nil
+}
+
+// PendingRows returns the number of rows written and not yet flushed.
+func (s *TableSet) PendingRows() int {
+	n := 0
+	for _, t := range s.tables {
+		n += t.PendingRows()
+	}
+	return n
+}
+
+// Flush adds every table's pending writes to b, which the caller commits at epoch.
+func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
+	for _, id := range s.order {
+		s.tables[id].Flush(epoch, b)
+	}
+}
+
+// StateSchema is the state-table layout of a relation's rows: every column,
+// keyed and distributed by its primary key, under its relation id.
+func StateSchema(rel *catalog.Relation) state.Schema {
+	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.PK}
+}
+
+func openTable(store storage.KV, rel *catalog.Relation) (*state.Table, error) {
+	if store == nil {
+		return nil, fmt.Errorf("open table %s: no store", rel.QualifiedName())
+	}
+	t, err := state.New(store, StateSchema(rel))
+	if err != nil {
+		return nil, fmt.Errorf("open table %s: %w", rel.QualifiedName(), err)
+	}
+	return t, nil
+}
+
+// table returns rel's state table: the statement's own when it has a
+// TableSet, else a fresh read-only view.
+func (env *Env) table(rel *catalog.Relation) (*state.Table, error) {
+	if env.Tables != nil {
+		return env.Tables.Table(rel)
+	}
+	return openTable(env.Store, rel)
+}
