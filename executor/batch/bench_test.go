@@ -6,8 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/memkv"
 )
 
 // benchChunks returns n rows (key in [0, keys), value) as chunks of the default size.
@@ -101,6 +105,43 @@ func BenchmarkSort(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if got := drainCount(b, newSort(n, source(cs))); got != rows {
+			b.Fatalf("%d rows", got)
+		}
+	}
+	reportRows(b, rows)
+}
+
+func BenchmarkScan(b *testing.B) {
+	const rows = 1 << 18
+	s := memkv.New()
+	defer s.Close()
+	rel := &catalog.Relation{ID: catalog.FirstUserID, Schema: "public", Name: "t", Kind: catalog.KindTable, PK: []int{0},
+		Columns: []catalog.Column{{Name: "id", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}}
+	ts := NewTableSet(s)
+	tbl, err := ts.Table(rel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < rows; i++ {
+		if err := tbl.Insert([]types.Datum{types.DInt(int64(i)), types.DInt(int64(i) * 7)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var batch storage.Batch
+	ts.Flush(1, &batch)
+	if err := s.Commit(context.Background(), 1, &batch); err != nil {
+		b.Fatal(err)
+	}
+	n := &plan.Scan{Table: rel, Out: fields(types.TInt64, types.TInt64)}
+	env := &Env{Ctx: &expr.Ctx{}, Store: s, Epoch: 1}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x, err := newScan(env, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := drainCount(b, x); got != rows {
 			b.Fatalf("%d rows", got)
 		}
 	}

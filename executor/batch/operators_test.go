@@ -222,3 +222,15 @@ func TestInitPlans(t *testing.T) {
 	_, err = collect(t, x)
 	expectKind(t, err, types.ErrCardinality)
 }
+
+func TestValuesUnknownLiterals(t *testing.T) {
+	// A string literal of undecided type takes the column's type (INSERT ... VALUES ('12', 'x')).
+	v := &plan.Values{
+		Rows: [][]expr.Expr{{expr.Literal(types.DString("12"), types.TUnknown), expr.Literal(types.DString("x"), types.TUnknown)}},
+		Out:  fields(types.TInt64, types.TVarchar),
+	}
+	expectRows(t, query(t, newEnv(), v), "12 x")
+	v.Rows[0][0] = expr.Literal(types.DString("oops"), types.TUnknown)
+	_, err := queryErr(t, newEnv(), v)
+	expectKind(t, err, types.ErrInvalidText)
+}

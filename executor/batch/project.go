@@ -41,6 +41,13 @@ func (e *projectExec) Next(ctx context.Context) (*types.Chunk, error) {
 			e.out = &types.Chunk{Cols: make([]types.Vector, len(e.node.Exprs))}
 		}
 		for j, x := range e.node.Exprs {
+			// A bare column is shared, not copied: out's vector then aliases the
+			// input's, valid as long as the input chunk (until our next Next).
+			// Column j is always either shared or evaluated, never both.
+			if ref, ok := x.(*expr.ColumnRef); ok && c.Cols[ref.Index].Type.Physical() == ref.Typ.Physical() {
+				e.out.Cols[j] = c.Cols[ref.Index]
+				continue
+			}
 			if err := evalInto(e.env, x, c, &e.out.Cols[j]); err != nil {
 				return nil, err
 			}

@@ -42,6 +42,11 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		if err := evalRow(e.env.Ctx, rows[e.pos], nil, e.row); err != nil {
 			return nil, err
 		}
+		for j, x := range rows[e.pos] {
+			if err := conform(&e.row[j], x.Type(), e.ts[j]); err != nil {
+				return nil, err
+			}
+		}
 		e.out.AppendRow(e.row)
 	}
 	return e.out, nil
@@ -60,3 +65,24 @@ func evalRow(ctx *expr.Ctx, exprs []expr.Expr, in, out []types.Datum) error {
 }
 
 func (e *valuesExec) Close() error { return nil }
+
+// conform makes d, a value of type from, fit a column of type to: a string
+// literal of undecided type is read as to's text form; other values must
+// already have to's layout (the binder casts them).
+func conform(d *types.Datum, from, to types.T) error {
+	if d.Null || from.Physical() == to.Physical() && from.ID != types.Unknown {
+		return nil
+	}
+	if from.ID == types.Unknown {
+		if to.ID == types.Unknown || to.ID == types.Varchar {
+			return nil
+		}
+		v, err := types.ParseText(to, d.S)
+		if err != nil {
+			return err
+		}
+		*d = v
+		return nil
+	}
+	return types.Errorf(types.ErrInternal, "VALUES: a %s value in a %s column", from, to)
+}

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -18,6 +19,7 @@ import (
 type windowExec struct {
 	env   *Env
 	funcs []plan.WindowFunc
+	kinds []windowKind // per function
 	in    Executor
 	ts    []types.T
 	all   *types.Chunk   // every input row
@@ -28,16 +30,32 @@ type windowExec struct {
 	out   *types.Chunk
 }
 
+type windowKind uint8
+
+const (
+	windowAgg windowKind = iota
+	windowRowNumber
+	windowRank
+	windowDenseRank
+)
+
 func newWindow(env *Env, n *plan.Window, in Executor) (*windowExec, error) {
-	for _, f := range n.Funcs {
-		switch {
+	e := &windowExec{env: env, funcs: n.Funcs, in: in, ts: plan.Types(n.Out), kinds: make([]windowKind, len(n.Funcs))}
+	for i, f := range n.Funcs {
+		switch name := strings.ToLower(f.Name); {
 		case f.Agg != nil:
-		case f.Name == "row_number", f.Name == "rank", f.Name == "dense_rank":
+			e.kinds[i] = windowAgg
+		case name == "row_number":
+			e.kinds[i] = windowRowNumber
+		case name == "rank":
+			e.kinds[i] = windowRank
+		case name == "dense_rank":
+			e.kinds[i] = windowDenseRank
 		default:
 			return nil, types.Errorf(types.ErrUnsupported, "window function %s is not supported", f.Name)
 		}
 	}
-	return &windowExec{env: env, funcs: n.Funcs, in: in, ts: plan.Types(n.Out)}, nil
+	return e, nil
 }
 
 func (e *windowExec) Schema() []types.T { return e.ts }
@@ -109,7 +127,7 @@ func (e *windowExec) compute(fi int) error {
 		for pe < n && e.same(f.PartitionBy, e.perm[pe-1], e.perm[pe]) {
 			pe++
 		}
-		if err := e.partition(f, res, args, ps, pe); err != nil {
+		if err := e.partition(f, e.kinds[fi], res, args, ps, pe); err != nil {
 			return err
 		}
 		ps = pe
@@ -118,13 +136,13 @@ func (e *windowExec) compute(fi int) error {
 }
 
 // partition computes f over perm[ps:pe], one partition in window order.
-func (e *windowExec) partition(f *plan.WindowFunc, res *types.Vector, args []types.Datum, ps, pe int) error {
+func (e *windowExec) partition(f *plan.WindowFunc, kind windowKind, res *types.Vector, args []types.Datum, ps, pe int) error {
 	perm := e.perm
 	orderCols := make([]int, len(f.OrderBy))
 	for i, k := range f.OrderBy {
 		orderCols[i] = k.Col
 	}
-	if f.Agg == nil {
+	if kind != windowAgg {
 		var rank, dense int64
 		for k := ps; k < pe; k++ {
 			if k == ps || !e.same(orderCols, perm[k-1], perm[k]) {
@@ -132,10 +150,10 @@ func (e *windowExec) partition(f *plan.WindowFunc, res *types.Vector, args []typ
 				dense++
 			}
 			var d types.Datum
-			switch f.Name {
-			case "row_number":
+			switch kind {
+			case windowRowNumber:
 				d = types.DInt(int64(k-ps) + 1)
-			case "rank":
+			case windowRank:
 				d = types.DInt(rank)
 			default:
 				d = types.DInt(dense)
