@@ -169,6 +169,10 @@ func TestUpdate(t *testing.T) {
 	_, _, err = db.exec(&plan.Update{Table: rel, Input: scanOf(rel), Cols: []int{1}, Set: []expr.Expr{expr.Literal(types.NullDatum, types.TVarchar)}})
 	expectKind(t, err, types.ErrNotNullViolation)
 	expectSet(t, db.scan(rel), "2 a 10\n3 b 21\n4 c 31")
+	// An untyped NULL and an untyped string literal.
+	db.mustExec(&plan.Update{Table: rel, Input: scanOf(rel), Cols: []int{2, 1},
+		Set: []expr.Expr{expr.Literal(types.NullDatum, types.TUnknown), expr.Literal(types.DString("z"), types.TUnknown)}})
+	expectSet(t, db.scan(rel), "2 z NULL\n3 z NULL\n4 z NULL")
 }
 
 func TestDelete(t *testing.T) {

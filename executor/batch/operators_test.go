@@ -234,3 +234,11 @@ func TestValuesUnknownLiterals(t *testing.T) {
 	_, err := queryErr(t, newEnv(), v)
 	expectKind(t, err, types.ErrInvalidText)
 }
+
+func TestProjectUntypedLiteral(t *testing.T) {
+	p := &plan.Project{Input: values(t, "I\n1\n2"),
+		Exprs: []expr.Expr{expr.Literal(types.NullDatum, types.TUnknown), expr.Literal(types.DString("7"), types.TUnknown), col(0, types.TInt64)},
+		Out:   fields(types.TInt64, types.TInt64, types.TInt64)}
+	f := &plan.Filter{Input: p, Cond: call(t, ">", col(2, types.TInt64), lit(1))}
+	expectRows(t, query(t, newEnv(), f), "NULL 7 2")
+}

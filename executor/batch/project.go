@@ -16,6 +16,7 @@ type projectExec struct {
 	ts      []types.T
 	out     *types.Chunk
 	scratch *types.Chunk
+	tmp     types.Vector
 }
 
 func newProject(env *Env, n *plan.Project, in Executor) *projectExec {
@@ -46,6 +47,17 @@ func (e *projectExec) Next(ctx context.Context) (*types.Chunk, error) {
 			// Column j is always either shared or evaluated, never both.
 			if ref, ok := x.(*expr.ColumnRef); ok && c.Cols[ref.Index].Type.Physical() == ref.Typ.Physical() {
 				e.out.Cols[j] = c.Cols[ref.Index]
+				continue
+			}
+			if t := e.ts[j]; x.Type().Physical() != t.Physical() {
+				// An untyped literal (or NULL) where the column wants another layout.
+				if err := evalInto(e.env, x, c, &e.tmp); err != nil {
+					return nil, err
+				}
+				e.out.Cols[j].Init(t, c.Len())
+				if err := conformVector(&e.out.Cols[j], &e.tmp, c.Len()); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			if err := evalInto(e.env, x, c, &e.out.Cols[j]); err != nil {

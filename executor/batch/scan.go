@@ -60,6 +60,9 @@ func (e *scanExec) Next(ctx context.Context) (*types.Chunk, error) {
 		err := e.it.Next()
 		if err == io.EOF {
 			e.done = true
+			if err := e.Close(); err != nil { // release the snapshot early
+				return nil, err
+			}
 			break
 		}
 		if err != nil {

@@ -45,6 +45,12 @@ func (w *updateWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 	ts := rel.ColumnTypes()
 	upd := types.NewChunk(ts, n)
 	for j := range ts {
+		if src[j].Type.Physical() != ts[j].Physical() {
+			if err := conformVector(&upd.Cols[j], src[j], n); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		for i := 0; i < n; i++ {
 			upd.Cols[j].AppendFrom(src[j], i)
 		}

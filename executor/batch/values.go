@@ -86,3 +86,18 @@ func conform(d *types.Datum, from, to types.T) error {
 	}
 	return types.Errorf(types.ErrInternal, "VALUES: a %s value in a %s column", from, to)
 }
+
+// conformVector appends src's rows to dst (typed as the column needs) when
+// their layouts differ: NULLs stay NULL and strings of undecided type are
+// read as dst's text form (see conform).
+func conformVector(dst, src *types.Vector, n int) error {
+	var d types.Datum
+	for i := 0; i < n; i++ {
+		src.GetInto(i, &d)
+		if err := conform(&d, src.Type, dst.Type); err != nil {
+			return err
+		}
+		dst.Append(&d)
+	}
+	return nil
+}
