@@ -169,3 +169,33 @@ func TestHashJoinMatchesNestedLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinLargeFanout crosses the pair batch size within one left row.
+func TestJoinLargeFanout(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("I I\n")
+	for i := 0; i < 2500; i++ {
+		fmt.Fprintf(&b, "1 %d\n", i)
+	}
+	r := values(t, b.String())
+	l := values(t, "I I\n1 0\n2 0\n1 100000")
+	lt := call(t, "<", col(1, types.TInt64), col(3, types.TInt64))
+	for _, tc := range []struct {
+		kind plan.JoinKind
+		cond expr.Expr
+		want int
+	}{
+		{plan.InnerJoin, nil, 5000},
+		{plan.InnerJoin, lt, 2499},
+		{plan.LeftJoin, lt, 2499 + 2},
+		{plan.RightJoin, lt, 2499 + 1},
+		{plan.FullJoin, lt, 2499 + 2 + 1},
+		{plan.SemiJoin, lt, 1},
+		{plan.AntiJoin, lt, 2},
+	} {
+		j := &plan.Join{Kind: tc.kind, Left: l, Right: r, EqLeft: []int{0}, EqRight: []int{0}, Cond: tc.cond}
+		if got := query(t, newEnv(), j); len(got) != tc.want {
+			t.Errorf("%v cond=%v: %d rows, want %d", tc.kind, tc.cond != nil, len(got), tc.want)
+		}
+	}
+}
