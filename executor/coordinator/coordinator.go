@@ -28,19 +28,19 @@ func New(kv storage.KV) *Coordinator {
 // CommittedEpoch is the snapshot readers use.
 func (c *Coordinator) CommittedEpoch() uint64 { return c.kv.CommittedEpoch() }
 
-// Write runs fn with exclusive write access: fn reads at the returned
-// snapshot (the committed epoch when fn starts), fills the batch, and
-// Write commits it at a new epoch. If fn fails nothing is written. Writers
-// are serialised, so a read-check-write inside fn (a primary-key check) is
-// not raced by another writer.
-func (c *Coordinator) Write(ctx context.Context, fn func(snapshot uint64, b *storage.Batch) error) (uint64, error) {
+// Write runs fn with exclusive write access: fn reads at snapshot (the
+// committed epoch when fn starts), fills the batch with writes for epoch, and
+// Write commits it. If fn fails nothing is written. Writers are serialised,
+// so a read-check-write inside fn (a primary-key check) is not raced by
+// another writer.
+func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64, b *storage.Batch) error) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.batch.Reset()
-	if err := fn(c.kv.CommittedEpoch(), &c.mu.batch); err != nil {
+	epoch := storage.NextEpoch(max(c.mu.last, c.kv.MaxVersion()))
+	if err := fn(c.kv.CommittedEpoch(), epoch, &c.mu.batch); err != nil {
 		return 0, err
 	}
-	epoch := storage.NextEpoch(max(c.mu.last, c.kv.MaxVersion()))
 	if err := c.kv.Commit(ctx, epoch, &c.mu.batch); err != nil {
 		return 0, fmt.Errorf("commit epoch %d: %w", epoch, err)
 	}

@@ -1,0 +1,102 @@
+// Command server runs Tributary: a PostgreSQL-wire streaming database with
+// embedded Badger storage.
+//
+//	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data]
+//
+// TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
+// SIGINT/SIGTERM shut down cleanly (exit status 0).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/server/session"
+	"github.com/tributary/tributary/storage/badger"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tributary:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func run() error {
+	listen := flag.String("listen", envOr("TRIBUTARY_LISTEN", "127.0.0.1:4566"), "address to accept PostgreSQL connections on")
+	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
+	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
+	flag.Parse()
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+
+	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("open data dir: %w", err)
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			logger.Error("close store", "err", err)
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	eng, err := session.Open(ctx, store, logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger}, eng.NewSession)
+	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-served:
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			logger.Warn("close server", "err", err)
+		}
+	case <-time.After(10 * time.Second):
+		logger.Warn("connections did not close within 10s")
+	}
+	if err := store.Sync(); err != nil {
+		logger.Warn("sync store", "err", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,271 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+)
+
+func schemaOf(n parser.ObjectName) (string, error) {
+	switch n.Schema {
+	case "", catalog.DefaultSchema:
+		return catalog.DefaultSchema, nil
+	}
+	return "", types.Errorf(types.ErrUnsupported, "schema \"%s\": user objects live in schema public", n.Schema)
+}
+
+// publish persists and registers a new relation in one epoch.
+func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
+	_, err := s.eng.Coord.Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		if err := s.eng.Catalog.Add(rel); err != nil {
+			return err
+		}
+		if err := persist.Save(b, rel, s.eng.Catalog.PeekNextID()); err != nil {
+			s.eng.Catalog.Remove(rel.ID)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		s.eng.Catalog.Remove(rel.ID)
+	}
+	return err
+}
+
+func (s *Session) exists(schema, name string, ifNotExists bool, tag string) (pgwire.Result, bool, error) {
+	old, err := s.eng.Catalog.Lookup(schema, name)
+	if err != nil {
+		return nil, false, nil
+	}
+	if ifNotExists {
+		s.notifier.Notice("NOTICE", "42P07", fmt.Sprintf("relation \"%s\" already exists, skipping", name))
+		return tagOnly(tag), true, nil
+	}
+	return nil, true, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", old.Name)
+}
+
+func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(n.With) > 0 || n.Format != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "tables with connectors are not supported yet")
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
+		return res, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, CreatedAt: time.Now().UTC()}
+	pkNames := slices.Clone(n.PrimaryKey)
+	for _, cd := range n.Columns {
+		if cd.Name == catalog.RowIDColumn {
+			return nil, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
+		}
+		t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+		if err != nil {
+			return nil, err
+		}
+		col := catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull || cd.PrimaryKey, Default: cd.DefaultText}
+		if cd.PrimaryKey && !slices.Contains(pkNames, cd.Name) {
+			pkNames = append(pkNames, cd.Name)
+		}
+		rel.Columns = append(rel.Columns, col)
+	}
+	if len(rel.Columns) == 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "a table needs at least one column")
+	}
+	for _, name := range pkNames {
+		idx := rel.ColumnIndex(name)
+		if idx < 0 {
+			return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" named in key does not exist", name)
+		}
+		if slices.Contains(rel.PK, idx) {
+			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" appears twice in primary key constraint", name)
+		}
+		rel.Columns[idx].NotNull = true
+		rel.PK = append(rel.PK, idx)
+	}
+	if len(rel.PK) == 0 {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
+		rel.PK = []int{len(rel.Columns) - 1}
+	}
+	// Defaults must bind and fit their column.
+	b := s.binder(nil)
+	for i := range rel.Columns {
+		if rel.Columns[i].Default == "" {
+			continue
+		}
+		if _, err := b.DefaultExpr(&rel.Columns[i]); err != nil {
+			return nil, err
+		}
+	}
+	rel.ID = s.eng.Catalog.NextID()
+	if err := s.publish(ctx, rel); err != nil {
+		return nil, err
+	}
+	return tagOnly("CREATE TABLE"), nil
+}
+
+func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if n.OrReplace {
+		return nil, types.Errorf(types.ErrUnsupported, "CREATE OR REPLACE VIEW is not supported")
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE VIEW"); found {
+		return res, err
+	}
+	b := s.binder(nil)
+	pq, err := b.Query(n.Query)
+	if err != nil {
+		return nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
+	fields := pq.Root.Schema()
+	k := 0
+	for _, f := range fields {
+		if f.Hidden {
+			continue
+		}
+		name := f.Name
+		if k < len(n.Columns) {
+			name = n.Columns[k]
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: name, Type: f.Type})
+		k++
+	}
+	if len(n.Columns) > k {
+		return nil, types.Errorf(types.ErrSyntax, "CREATE VIEW specifies more column names than columns")
+	}
+	rel.DependsOn = b.Dependencies()
+	rel.ID = s.eng.Catalog.NextID()
+	if err := s.publish(ctx, rel); err != nil {
+		return nil, err
+	}
+	return tagOnly("CREATE VIEW"), nil
+}
+
+var dropKinds = map[parser.ObjectKind]catalog.Kind{
+	parser.KindTable:            catalog.KindTable,
+	parser.KindView:             catalog.KindView,
+	parser.KindMaterializedView: catalog.KindMaterializedView,
+	parser.KindSink:             catalog.KindSink,
+	parser.KindSource:           catalog.KindSource,
+}
+
+func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	kind, ok := dropKinds[n.Kind]
+	tag := "DROP " + n.Kind.String()
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "DROP %s is not supported", n.Kind)
+	}
+	var victims []*catalog.Relation
+	for _, name := range n.Names {
+		rel, err := s.eng.Catalog.Lookup(name.Schema, name.Name)
+		if err != nil || rel.Kind == catalog.KindSystem {
+			if n.IfExists {
+				s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\" does not exist, skipping", kind, name.Name))
+				continue
+			}
+			if kind == catalog.KindTable {
+				return nil, types.Errorf(types.ErrUndefinedTable, "table \"%s\" does not exist", name.Name)
+			}
+			return nil, types.Errorf(types.ErrUndefinedTable, "%s \"%s\" does not exist", kind, name.Name)
+		}
+		if rel.Kind != kind {
+			return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, kind)
+		}
+		all, err := s.dropClosure(rel, n.Cascade)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			if !slices.Contains(victims, r) {
+				victims = append(victims, r)
+			}
+		}
+	}
+	if len(victims) == 0 {
+		return tagOnly(tag), nil
+	}
+	_, err := s.eng.Coord.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
+		for _, r := range victims {
+			persist.Delete(b, r.ID)
+			if r.Kind == catalog.KindTable || r.Kind == catalog.KindMaterializedView {
+				if err := deleteRows(ctx, s.eng.Store, snapshot, r.ID, b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range victims {
+		s.eng.Catalog.Remove(r.ID)
+	}
+	return tagOnly(tag), nil
+}
+
+// dropClosure returns rel and, with cascade, everything depending on it;
+// without cascade a dependent refuses the drop (2BP01).
+func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.Relation, error) {
+	deps := s.eng.Catalog.Dependents(rel.ID)
+	if len(deps) > 0 && !cascade {
+		return nil, &types.Error{Kind: types.ErrDependentObjects,
+			Msg:    fmt.Sprintf("cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name),
+			Detail: fmt.Sprintf("%s %s depends on %s %s", deps[0].Kind, deps[0].Name, rel.Kind, rel.Name),
+			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+	}
+	out := []*catalog.Relation{}
+	for _, d := range deps {
+		sub, err := s.dropClosure(d, cascade)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return append(out, rel), nil
+}
+
+// deleteRows tombstones every row of a table (Badger has no range delete).
+func deleteRows(ctx context.Context, kv storage.KV, epoch uint64, id uint32, b *storage.Batch) error {
+	lo, hi := codec.TableSpan(id)
+	it, err := kv.Scan(ctx, lo, hi, epoch)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return it.Close()
+			}
+			return err
+		}
+		b.Delete(it.Key())
+	}
+}

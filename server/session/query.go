@@ -1,0 +1,209 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/planner/bind"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/server/psqlcat"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+)
+
+func (s *Session) binder(declared []types.T) *bind.Binder {
+	cat := s.eng.Catalog
+	return bind.New(cat, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
+		return catalog.SystemRows(cat, rel)
+	})
+}
+
+// describeQuery binds a query or DML statement.
+func (s *Session) describeQuery(st *statement, q *parser.Query) error {
+	switch q.Node.(type) {
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		return s.describeDML(st, q)
+	}
+	b := s.binder(st.declared)
+	pq, err := b.Query(q)
+	if err != nil {
+		return err
+	}
+	st.params = b.ParamTypes()
+	st.cols = columnsOf(pq.Root.Schema())
+	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: s.eng.Coord.CommittedEpoch()}
+		env.Tables = batch.NewTableSet(env.Store)
+		exec, err := batch.Build(env, pq)
+		if err != nil {
+			return nil, err
+		}
+		return &execResult{cols: st.cols, exec: exec}, nil
+	}
+	return nil
+}
+
+// withInitSlots extends the parameters with room for init-plan results.
+func withInitSlots(params []types.Datum, q *plan.Query) []types.Datum {
+	out := make([]types.Datum, q.ParamBase+len(q.InitPlans))
+	copy(out, params)
+	return out
+}
+
+func (s *Session) describeStatic(st *statement, cols []psqlcat.Column, rows [][]types.Datum) error {
+	ts := make([]types.T, len(cols))
+	st.cols = make([]pgwire.Column, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+		st.cols[i] = pgwire.Column{Name: c.Name, Type: c.Type}
+	}
+	st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+		chunk := types.NewChunk(ts, len(rows))
+		for _, r := range rows {
+			chunk.AppendRow(r)
+		}
+		return &staticResult{cols: st.cols, chunk: chunk, tag: fmt.Sprintf("SELECT %d", len(rows))}, nil
+	}
+	return nil
+}
+
+func (s *Session) describeDML(st *statement, q *parser.Query) error {
+	b := s.binder(st.declared)
+	var node any
+	var pq *plan.Query
+	var retOut []plan.Field
+	var verb string
+	var err error
+	switch q.Node.(type) {
+	case *ast.InsertStmt:
+		var ins *plan.Insert
+		ins, pq, err = b.Insert(q)
+		node, verb = ins, "INSERT 0"
+		if ins != nil {
+			retOut = ins.RetOut
+		}
+	case *ast.UpdateStmt:
+		var up *plan.Update
+		up, pq, err = b.Update(q)
+		node, verb = up, "UPDATE"
+		if up != nil {
+			retOut = up.RetOut
+		}
+	case *ast.DeleteStmt:
+		var del *plan.Delete
+		del, pq, err = b.Delete(q)
+		node, verb = del, "DELETE"
+		if del != nil {
+			retOut = del.RetOut
+		}
+	}
+	if err != nil {
+		return err
+	}
+	st.params = b.ParamTypes()
+	if retOut != nil {
+		st.cols = columnsOf(retOut)
+	}
+	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+		return s.runDML(ctx, node, pq, params, st.cols, verb)
+	}
+	return nil
+}
+
+// runDML executes a DML plan under the coordinator's write lock and commits
+// its writes in one epoch before returning; RETURNING rows are buffered.
+func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
+	var out *types.Chunk
+	var affected int64
+	_, err := s.eng.Coord.Write(ctx, func(snapshot, epoch uint64, wb *storage.Batch) error {
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot}
+		env.Tables = batch.NewTableSet(env.Store)
+		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
+		if err != nil {
+			return err
+		}
+		defer exec.Close()
+		for {
+			c, err := exec.Next(ctx)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if cols != nil {
+				if out == nil {
+					out = types.NewChunk(c.Types(), c.Len())
+				}
+				for i := 0; i < c.Len(); i++ {
+					if c.Visible(i) {
+						out.AppendFrom(c, i)
+					}
+				}
+			}
+		}
+		affected = rowsAffected()
+		env.Tables.Flush(epoch, wb)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &staticResult{cols: cols, chunk: out, tag: fmt.Sprintf("%s %d", verb, affected)}, nil
+}
+
+// explain prints a statement's plan.
+func (s *Session) explain(e *parser.Explain) (pgwire.Result, error) {
+	q, ok := e.Stmt.(*parser.Query)
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "EXPLAIN of %T is not supported", e.Stmt)
+	}
+	b := s.binder(nil)
+	var text string
+	switch q.Node.(type) {
+	case *ast.InsertStmt:
+		ins, _, err := b.Insert(q)
+		if err != nil {
+			return nil, err
+		}
+		text = plan.ExplainDML("Insert", ins.Table, ins.Input)
+	case *ast.UpdateStmt:
+		up, _, err := b.Update(q)
+		if err != nil {
+			return nil, err
+		}
+		text = plan.ExplainDML("Update", up.Table, up.Input)
+	case *ast.DeleteStmt:
+		del, _, err := b.Delete(q)
+		if err != nil {
+			return nil, err
+		}
+		text = plan.ExplainDML("Delete", del.Table, del.Input)
+	default:
+		pq, err := b.Query(q)
+		if err != nil {
+			return nil, err
+		}
+		text = plan.Explain(pq.Root)
+		for i, ip := range pq.InitPlans {
+			text += fmt.Sprintf("\nInitPlan %d\n%s", i+1, indentText(plan.Explain(ip.Plan)))
+		}
+	}
+	lines := strings.Split(text, "\n")
+	rows := make([][]string, len(lines))
+	for i, l := range lines {
+		rows[i] = []string{l}
+	}
+	return textRows([]string{"QUERY PLAN"}, rows, "EXPLAIN"), nil
+}
+
+func indentText(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}

@@ -1,0 +1,242 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/server/psqlcat"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Session is one connection's SQL engine.
+type Session struct {
+	eng      *Engine
+	notifier pgwire.Notifier
+	user     string
+	pid      int32
+	vars     *vars
+	// tx is the transaction status: 'I' idle, 'T' in a block, 'E' failed block.
+	tx         byte
+	warnedTxns bool
+}
+
+var _ pgwire.Session = (*Session)(nil)
+
+// TxStatus implements pgwire.Session.
+func (s *Session) TxStatus() byte {
+	if s.tx == 0 {
+		return 'I'
+	}
+	return s.tx
+}
+
+// Close implements pgwire.Session.
+func (s *Session) Close() {}
+
+// Parse implements pgwire.Session.
+func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) ([]pgwire.Statement, error) {
+	// psql's \d family sends catalog queries our SQL engine cannot run (arrays,
+	// correlated subqueries); psqlcat recognises and answers them.
+	if cols, rows, ok, err := psqlcat.Answer(s.eng.Catalog, sql); ok {
+		if err != nil {
+			s.failed()
+			return nil, err
+		}
+		st := &statement{s: s, sql: sql, described: true}
+		s.describeStatic(st, cols, rows)
+		return []pgwire.Statement{st}, nil
+	}
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		s.failed()
+		return nil, err
+	}
+	out := make([]pgwire.Statement, len(stmts))
+	for i, st := range stmts {
+		out[i] = &statement{s: s, ast: st, sql: sql, declared: paramTypes}
+	}
+	return out, nil
+}
+
+// failed moves an open transaction block to the failed state.
+func (s *Session) failed() {
+	if s.tx == 'T' {
+		s.tx = 'E'
+	}
+}
+
+func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
+	user := s.user
+	if user == "" {
+		user = "root"
+	}
+	return &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: user, Database: "dev", BackendPID: s.pid}
+}
+
+// statement is one parsed statement; Describe binds it and keeps a runner.
+type statement struct {
+	s        *Session
+	ast      parser.Statement
+	sql      string
+	declared []types.T
+
+	described bool
+	params    []types.T
+	cols      []pgwire.Column
+	run       func(ctx context.Context, params []types.Datum) (pgwire.Result, error)
+}
+
+// Describe implements pgwire.Statement.
+func (st *statement) Describe(ctx context.Context) ([]types.T, []pgwire.Column, error) {
+	if st.described {
+		return st.params, st.cols, nil
+	}
+	if err := st.s.checkTx(st.ast); err != nil {
+		return nil, nil, err
+	}
+	if err := st.s.describe(ctx, st); err != nil {
+		st.s.failed()
+		return nil, nil, err
+	}
+	st.described = true
+	return st.params, st.cols, nil
+}
+
+// Run implements pgwire.Statement.
+func (st *statement) Run(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+	if _, _, err := st.Describe(ctx); err != nil {
+		return nil, err
+	}
+	res, err := st.run(ctx, params)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			err = types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+		st.s.failed()
+		return nil, err
+	}
+	if er, ok := res.(*execResult); ok {
+		er.onDone = func(error) { st.s.failed() }
+	}
+	return res, nil
+}
+
+// checkTx refuses statements in a failed transaction block.
+func (s *Session) checkTx(st parser.Statement) error {
+	if s.tx != 'E' {
+		return nil
+	}
+	switch st.(type) {
+	case *parser.Rollback, *parser.Commit:
+		return nil
+	}
+	return types.Errorf(types.ErrInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
+}
+
+// describe binds st and installs its runner.
+func (s *Session) describe(ctx context.Context, st *statement) error {
+	switch n := st.ast.(type) {
+	case *parser.Query:
+		return s.describeQuery(st, n)
+	case *parser.Explain:
+		st.cols = textColumns("QUERY PLAN")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.explain(n) }
+		return nil
+	case *parser.Begin:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			if s.tx != 0 && s.tx != 'I' {
+				s.notifier.Notice("WARNING", "25001", "there is already a transaction in progress")
+			} else if !s.warnedTxns && !n.ReadOnly {
+				s.warnedTxns = true
+				s.notifier.Notice("NOTICE", "00000", "Tributary runs every statement in its own transaction: statements inside BEGIN ... COMMIT commit as they run and ROLLBACK does not undo them")
+			}
+			s.tx = 'T'
+			return tagOnly("BEGIN"), nil
+		}
+		return nil
+	case *parser.Commit:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			tag := "COMMIT"
+			switch s.tx {
+			case 'E':
+				tag = "ROLLBACK"
+			case 'T':
+			default:
+				s.notifier.Notice("WARNING", "25P01", "there is no transaction in progress")
+			}
+			s.tx = 'I'
+			return tagOnly(tag), nil
+		}
+		return nil
+	case *parser.Rollback:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			if s.tx != 'T' && s.tx != 'E' {
+				s.notifier.Notice("WARNING", "25P01", "there is no transaction in progress")
+			}
+			s.tx = 'I'
+			return tagOnly("ROLLBACK"), nil
+		}
+		return nil
+	case *parser.Set:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.set(n) }
+		return nil
+	case *parser.Show:
+		return s.describeShow(st, n)
+	case *parser.Describe:
+		st.cols = textColumns("Name", "Type", "Is Hidden", "Description")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.showColumns(n.Name.Schema, n.Name.Name)
+		}
+		return nil
+	case *parser.CreateTable:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createTable(ctx, n) }
+		return nil
+	case *parser.CreateView:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createView(ctx, n) }
+		return nil
+	case *parser.Drop:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.drop(ctx, n) }
+		return nil
+	case *parser.Flush:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			// Every write commits before its statement returns, so FLUSH has nothing to wait for.
+			return tagOnly("FLUSH"), nil
+		}
+		return nil
+	case *parser.Wait:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return tagOnly("WAIT"), nil }
+		return nil
+	case *parser.Discard:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			s.vars = newVars()
+			return tagOnly("DISCARD " + strings.ToUpper(n.What)), nil
+		}
+		return nil
+	case *parser.Deallocate:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			if n.All {
+				return tagOnly("DEALLOCATE ALL"), nil
+			}
+			return tagOnly("DEALLOCATE"), nil
+		}
+		return nil
+	case *parser.CreateMaterializedView:
+		return types.Errorf(types.ErrUnsupported, "CREATE MATERIALIZED VIEW is not supported yet: the streaming engine has not landed")
+	case *parser.CreateSink:
+		return types.Errorf(types.ErrUnsupported, "CREATE SINK is not supported yet")
+	case *parser.CreateSource:
+		return types.Errorf(types.ErrUnsupported, "CREATE SOURCE is not supported yet")
+	case *parser.Alter:
+		return types.Errorf(types.ErrUnsupported, "ALTER %s is not supported yet", n.Kind)
+	case *parser.CancelJobs:
+		return types.Errorf(types.ErrUnsupported, "CANCEL JOBS: there are no streaming jobs yet")
+	case *parser.Recover:
+		return types.Errorf(types.ErrUnsupported, "RECOVER is not supported yet")
+	}
+	return types.Errorf(types.ErrUnsupported, "statement %T is not supported", st.ast)
+}

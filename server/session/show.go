@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
+	if n.Default {
+		if err := s.vars.set(n.Name, "", true); err != nil {
+			return nil, err
+		}
+		return tagOnly("SET"), nil
+	}
+	value := strings.Join(n.Value, ", ")
+	if err := s.vars.set(n.Name, value, false); err != nil {
+		return nil, err
+	}
+	if n.Local {
+		s.notifier.Notice("WARNING", "25P01", "SET LOCAL applies to the session: Tributary has no multi-statement transactions")
+	}
+	return tagOnly("SET"), nil
+}
+
+func (s *Session) describeShow(st *statement, n *parser.Show) error {
+	switch n.Kind {
+	case "variable":
+		name := strings.ToLower(n.Name)
+		if _, err := s.vars.get(name); err != nil {
+			return err
+		}
+		st.cols = textColumns(name)
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			v, err := s.vars.get(name)
+			if err != nil {
+				return nil, err
+			}
+			return textRows([]string{name}, [][]string{{v}}, "SHOW"), nil
+		}
+	case "all", "parameters":
+		st.cols = textColumns("Name", "Setting", "Description")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			var rows [][]string
+			for _, v := range s.vars.all() {
+				rows = append(rows, v[:])
+			}
+			return textRows([]string{"Name", "Setting", "Description"}, rows, ""), nil
+		}
+	case "tables", "views", "materialized_views", "sinks", "sources":
+		kind := map[string]catalog.Kind{"tables": catalog.KindTable, "views": catalog.KindView,
+			"materialized_views": catalog.KindMaterializedView, "sinks": catalog.KindSink, "sources": catalog.KindSource}[n.Kind]
+		schema := catalog.DefaultSchema
+		if n.Object != nil && n.Object.Schema != "" {
+			schema = n.Object.Schema
+		}
+		st.cols = textColumns("Name")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			var rows [][]string
+			for _, r := range s.eng.Catalog.Relations() {
+				if r.Kind == kind && r.Schema == schema {
+					rows = append(rows, []string{r.Name})
+				}
+			}
+			return textRows([]string{"Name"}, sortRows(rows), ""), nil
+		}
+	case "databases":
+		st.cols = textColumns("Name")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return textRows([]string{"Name"}, [][]string{{catalog.Database}}, ""), nil
+		}
+	case "schemas":
+		st.cols = textColumns("Name")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			var rows [][]string
+			for _, sc := range s.eng.Catalog.Schemas() {
+				rows = append(rows, []string{sc})
+			}
+			return textRows([]string{"Name"}, sortRows(rows), ""), nil
+		}
+	case "columns":
+		if n.Object == nil {
+			return types.Errorf(types.ErrSyntax, "SHOW COLUMNS needs FROM <relation>")
+		}
+		st.cols = textColumns("Name", "Type", "Is Hidden", "Description")
+		obj := *n.Object
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.showColumns(obj.Schema, obj.Name)
+		}
+	case "create_table", "create_view", "create_materialized_view", "create_sink", "create_source":
+		if n.Object == nil {
+			return types.Errorf(types.ErrSyntax, "SHOW CREATE needs a relation")
+		}
+		st.cols = textColumns("Name", "Create Sql")
+		obj := *n.Object
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			rel, err := s.eng.Catalog.Lookup(obj.Schema, obj.Name)
+			if err != nil {
+				return nil, err
+			}
+			def := rel.Definition
+			if rel.Kind == catalog.KindView {
+				def = fmt.Sprintf("CREATE VIEW %s AS %s", rel.Name, rel.Definition)
+			}
+			return textRows([]string{"Name", "Create Sql"}, [][]string{{rel.QualifiedName(), def}}, ""), nil
+		}
+	case "jobs":
+		st.cols = textColumns("Id", "Statement", "Create Type", "Progress")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return textRows([]string{"Id", "Statement", "Create Type", "Progress"}, nil, ""), nil
+		}
+	default:
+		return types.Errorf(types.ErrUnsupported, "SHOW %s is not supported", strings.ReplaceAll(n.Kind, "_", " "))
+	}
+	return nil
+}
+
+func sortRows(rows [][]string) [][]string {
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && rows[j][0] < rows[j-1][0]; j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+	return rows
+}
+
+// showColumns answers DESCRIBE / SHOW COLUMNS like RisingWave: one row per
+// column, then the primary key.
+func (s *Session) showColumns(schema, name string) (pgwire.Result, error) {
+	rel, err := s.eng.Catalog.Lookup(schema, name)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]string
+	for _, c := range rel.Columns {
+		if c.Hidden {
+			continue
+		}
+		rows = append(rows, []string{c.Name, c.Type.SQLName() + typeMods(c.Type), "false", "NULL"})
+	}
+	var pk []string
+	for _, k := range rel.PK {
+		if !rel.Columns[k].Hidden {
+			pk = append(pk, rel.Columns[k].Name)
+		}
+	}
+	if len(pk) > 0 {
+		rows = append(rows, []string{"primary key", strings.Join(pk, ", "), "", "NULL"})
+	}
+	return textRows([]string{"Name", "Type", "Is Hidden", "Description"}, rows, ""), nil
+}
+
+func typeMods(t types.T) string {
+	switch {
+	case t.ID == types.Varchar && t.Width > 0:
+		return fmt.Sprintf("(%d)", t.Width)
+	case t.ID == types.Numeric && t.Width > 0:
+		return fmt.Sprintf("(%d,%d)", t.Width, t.Scale)
+	}
+	return ""
+}
