@@ -21,6 +21,10 @@ type aggBinding struct {
 	callStrs  []string
 	scope     *scope // the aggregation output scope (set after planning)
 	node      *plan.Agg
+	// order is the ORDER BY inside ordered aggregates (string_agg(x, ',' ORDER BY y)):
+	// the aggregation input is sorted by it, as aggregates keep arrival order.
+	order    []plan.SortKey
+	orderKey string
 }
 
 // match resolves n if it is a group key; ok=false lets the caller recurse.
@@ -88,8 +92,29 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 				args[i], _ = expr.Cast(args[i], types.TVarchar)
 			}
 		}
-		if n.Order != nil {
-			return nil, types.Errorf(types.ErrUnsupported, "ORDER BY inside string_agg is not supported yet")
+	}
+	if n.Order != nil {
+		var keys []string
+		var exprs []expr.Expr
+		var descs []bool
+		for _, it := range n.Order.Items {
+			e, err := b.bindExpr(inner, it.Expr)
+			if err != nil {
+				return nil, err
+			}
+			exprs = append(exprs, e)
+			descs = append(descs, it.Desc)
+			keys = append(keys, e.String()+boolStr(it.Desc))
+		}
+		order := strings.Join(keys, ",")
+		if a.orderKey != "" && a.orderKey != order {
+			return nil, types.Errorf(types.ErrUnsupported, "aggregates with different ORDER BY clauses in one query are not supported")
+		}
+		if a.orderKey == "" {
+			a.orderKey = order
+			for i, e := range exprs {
+				a.order = append(a.order, plan.SortKey{Col: a.pre_(e), Desc: descs[i], NullsFirst: descs[i]})
+			}
 		}
 	}
 	for i := range args {
@@ -180,10 +205,15 @@ func hasAggregate(fields []*ast.SelectField, having *ast.HavingClause, order *as
 type aggFinder struct{ found *bool }
 
 func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
-	switch n.(type) {
+	switch f := n.(type) {
 	case *ast.AggregateFuncExpr:
 		*v.found = true
 		return n, true
+	case *ast.FuncCallExpr:
+		if aggregateNames[f.FnName.L] {
+			*v.found = true
+			return n, true
+		}
 	case *ast.SubqueryExpr, *ast.WindowFuncExpr:
 		return n, true
 	}
@@ -240,6 +270,7 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 			a.groupStrs = append(a.groupStrs, s)
 		}
 	}
+	b.addPKDependents(a, sc)
 	a.groupN = len(a.groupStrs)
 	// Dry run: register aggregates by binding everything above the aggregation.
 	dry := &exprCtx{scope: &scope{}, agg: a, win: &winBinding{dry: true}, clause: "SELECT"}
@@ -275,7 +306,10 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 	for i, e := range a.pre {
 		preOut[i] = fieldFor("?pre?", e, sc.fields)
 	}
-	pre := &plan.Project{Input: input, Exprs: a.pre, Out: preOut}
+	var pre plan.Node = &plan.Project{Input: input, Exprs: a.pre, Out: preOut}
+	if len(a.order) > 0 {
+		pre = &plan.Sort{Input: pre, Keys: a.order}
+	}
 	groupBy := make([]int, a.groupN)
 	out := make([]plan.Field, 0, a.groupN+len(a.calls))
 	for i := 0; i < a.groupN; i++ {
@@ -291,6 +325,57 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 	}
 	a.node = &plan.Agg{Input: pre, GroupBy: groupBy, Aggs: a.calls, Out: out}
 	return a.node, a, nil
+}
+
+// addPKDependents makes a relation's other columns groupable when its whole
+// primary key is grouped (PostgreSQL's functional dependency rule): they are
+// added as further group keys, which does not change the groups.
+func (b *Binder) addPKDependents(a *aggBinding, sc *scope) {
+	grouped := map[int]bool{}
+	for _, e := range a.pre {
+		if cr, ok := e.(*expr.ColumnRef); ok {
+			grouped[cr.Index] = true
+		}
+	}
+	type source struct {
+		table string
+		rel   uint32
+	}
+	seen := map[source]bool{}
+	for _, f := range sc.fields {
+		src := source{f.Table, f.Rel}
+		if f.Rel == 0 || seen[src] {
+			continue
+		}
+		seen[src] = true
+		rel, ok := b.cat.ByID(f.Rel)
+		if !ok || len(rel.PK) == 0 {
+			continue
+		}
+		covered := true
+		for _, k := range rel.PK {
+			found := false
+			for i, g := range sc.fields {
+				if g.Table == src.table && g.Rel == src.rel && int(g.Col) == k+1 && grouped[i] {
+					found = true
+				}
+			}
+			if !found {
+				covered = false
+			}
+		}
+		if !covered {
+			continue
+		}
+		for i, g := range sc.fields {
+			if g.Table == src.table && g.Rel == src.rel && !grouped[i] {
+				e := expr.Column(i, g.Type)
+				a.pre = append(a.pre, e)
+				a.groupStrs = append(a.groupStrs, e.String())
+				grouped[i] = true
+			}
+		}
+	}
 }
 
 func isOutputName(fields []*ast.SelectField, name string) bool {

@@ -15,13 +15,14 @@ import (
 
 // Binder binds one statement. It is not reused across statements.
 type Binder struct {
-	cat        catalog.Reader
-	params     []types.T
-	initPlans  []plan.InitPlan
-	tableFuncs map[string]*parser.TableFunc
-	ctes       []map[string]*cte
-	systemRows SystemRows
-	deps       []uint32
+	cat          catalog.Reader
+	params       []types.T
+	initPlans    []plan.InitPlan
+	tableFuncs   map[string]*parser.TableFunc
+	aliasColumns map[string][]string
+	ctes         []map[string]*cte
+	systemRows   SystemRows
+	deps         []uint32
 }
 
 type cte struct {
@@ -50,7 +51,7 @@ func (b *Binder) ParamTypes() []types.T {
 
 // Query binds a SELECT / set operation / VALUES.
 func (b *Binder) Query(q *parser.Query) (*plan.Query, error) {
-	b.tableFuncs = q.TableFuncs
+	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
 	rs, ok := q.Node.(ast.ResultSetNode)
 	if !ok {
 		return nil, fmt.Errorf("bind: %T is not a query", q.Node)

@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -42,8 +43,11 @@ func assignCast(e expr.Expr, col *catalog.Column) (expr.Expr, error) {
 		return e, nil
 	}
 	c, err := expr.ImplicitCast(e, col.Type)
-	if err != nil {
+	if errors.Is(err, types.ErrDatatypeMismatch) || errors.Is(err, types.ErrCannotCoerce) {
 		return nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col.Name, col.Type, e.Type())
+	}
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -80,7 +84,7 @@ func (b *Binder) dmlTable(refs *ast.TableRefsClause) (*catalog.Relation, string,
 
 // Insert binds INSERT.
 func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
-	b.tableFuncs = q.TableFuncs
+	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
 	n := q.Node.(*ast.InsertStmt)
 	if n.IsReplace || len(n.OnDuplicate) > 0 {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "INSERT ... ON CONFLICT / REPLACE is not supported")
@@ -225,7 +229,7 @@ func (b *Binder) returning(fields []*ast.SelectField, in []plan.Field) ([]expr.E
 
 // Update binds UPDATE.
 func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
-	b.tableFuncs = q.TableFuncs
+	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
 	n := q.Node.(*ast.UpdateStmt)
 	if n.Order != nil || n.Limit != nil {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "UPDATE with ORDER BY/LIMIT is not supported")
@@ -278,7 +282,7 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 
 // Delete binds DELETE.
 func (b *Binder) Delete(q *parser.Query) (*plan.Delete, *plan.Query, error) {
-	b.tableFuncs = q.TableFuncs
+	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
 	n := q.Node.(*ast.DeleteStmt)
 	if n.IsMultiTable || n.Order != nil || n.Limit != nil {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "this DELETE form is not supported")

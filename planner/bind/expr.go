@@ -420,8 +420,17 @@ func parseTypeString(s string) (types.T, error) {
 	return types.FromName(name, args)
 }
 
+// aggregateNames are aggregates TiDB does not know, so they arrive as plain calls.
+var aggregateNames = map[string]bool{
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true,
+	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
+}
+
 func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	name := n.FnName.L
+	if aggregateNames[name] && n.Schema.L == "" {
+		return b.bindExpr(c, &ast.AggregateFuncExpr{F: name, Args: n.Args})
+	}
 	switch name {
 	case "__pg_param":
 		k, ok := intArg(n.Args[0])
@@ -587,7 +596,7 @@ func deriveName(n ast.ExprNode) string {
 		}
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
-		if e.F == "group_concat" {
+		if strings.EqualFold(e.F, "group_concat") {
 			return "string_agg"
 		}
 		return strings.ToLower(e.F)

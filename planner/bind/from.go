@@ -58,11 +58,11 @@ func (b *Binder) bindTableSource(ts *ast.TableSource) (plan.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ts.ColumnNames) > 0 {
-		names := make([]string, len(ts.ColumnNames))
-		for i, c := range ts.ColumnNames {
-			names[i] = c.O
-		}
+	names := b.aliasColumns[alias]
+	for _, c := range ts.ColumnNames {
+		names = append(names, c.O)
+	}
+	if len(names) > 0 {
 		if len(names) > len(visible(node.Schema())) {
 			return nil, types.Errorf(types.ErrInvalidColumnRef, "table \"%s\" has %d columns available but %d columns specified", alias, len(visible(node.Schema())), len(names))
 		}

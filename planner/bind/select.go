@@ -3,6 +3,8 @@ package bind
 import (
 	"fmt"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -37,7 +39,7 @@ func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
 			cols[i] = n.O
 		}
 		if _, dup := m[c.Name.O]; dup {
-			return nil, types.Errorf(types.ErrDuplicateTable, "WITH query name \"%s\" specified more than once", c.Name.O)
+			return nil, types.Errorf(types.ErrDuplicateAlias, "WITH query name \"%s\" specified more than once", c.Name.O)
 		}
 		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols}
 	}
@@ -320,21 +322,25 @@ func (b *Binder) boolCond(e expr.Expr, clause string) (expr.Expr, error) {
 func (b *Binder) bindLimit(n plan.Node, l *ast.Limit) (plan.Node, error) {
 	c := &exprCtx{scope: &scope{}, clause: "LIMIT"}
 	lim := &plan.Limit{Input: n}
-	if l.Count != nil {
-		e, err := b.bindExpr(c, l.Count)
+	bound := func(x ast.ExprNode) (expr.Expr, error) {
+		e, err := b.bindExpr(c, x)
 		if err != nil {
 			return nil, err
 		}
-		if lim.Count, err = b.cast(b.coerceParam(e, types.TInt64), types.TInt64); err != nil {
+		// A LIMIT beyond bigint means no limit: the parser writes OFFSET-only queries so.
+		if k, ok := e.(*expr.Const); ok && k.Typ.ID == types.Numeric && !k.Value.Null && k.Value.Dec.Cmp(maxInt64Dec) > 0 {
+			return nil, nil
+		}
+		return b.cast(b.coerceParam(e, types.TInt64), types.TInt64)
+	}
+	var err error
+	if l.Count != nil {
+		if lim.Count, err = bound(l.Count); err != nil {
 			return nil, err
 		}
 	}
 	if l.Offset != nil {
-		e, err := b.bindExpr(c, l.Offset)
-		if err != nil {
-			return nil, err
-		}
-		if lim.Offset, err = b.cast(b.coerceParam(e, types.TInt64), types.TInt64); err != nil {
+		if lim.Offset, err = bound(l.Offset); err != nil {
 			return nil, err
 		}
 	}
@@ -521,3 +527,8 @@ func castColumns(n plan.Node, ts []types.T) (plan.Node, error) {
 }
 
 var _ = fmt.Sprintf
+
+var maxInt64Dec = func() *apd.Decimal {
+	d, _, _ := apd.NewFromString("9223372036854775807")
+	return d
+}()

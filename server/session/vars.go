@@ -130,7 +130,7 @@ func (v *vars) set(name string, value string, reset bool) error {
 		return types.Errorf(types.ErrUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
 	}
 	if d.check == nil {
-		return types.Errorf(types.ErrInvalidParameter, "parameter \"%s\" cannot be changed", name)
+		return types.Errorf(types.ErrCantChangeParam, "parameter \"%s\" cannot be changed", name)
 	}
 	if reset {
 		delete(v.values, name)

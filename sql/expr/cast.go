@@ -93,7 +93,7 @@ func castExpr(e Expr, to types.T, mode castMode) (Expr, error) {
 	class := castClass(from.ID, to.ID)
 	if class == 0 || class > mode {
 		if mode == castExplicit {
-			return nil, types.Errorf(types.ErrDatatypeMismatch, "cannot cast type %s to %s", from.Base(), to)
+			return nil, types.Errorf(types.ErrCannotCoerce, "cannot cast type %s to %s", from.Base(), to)
 		}
 		return nil, types.Errorf(types.ErrDatatypeMismatch, "expression of type %s cannot be coerced to type %s", from.Base(), to)
 	}

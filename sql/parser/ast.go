@@ -126,6 +126,9 @@ type Query struct {
 	Node       ast.StmtNode
 	Returning  []*ast.SelectField    // a DML's RETURNING list; nil when absent
 	TableFuncs map[string]*TableFunc // placeholder table name -> function
+	// AliasColumns maps a FROM item's alias to the column names given in
+	// "AS alias(a, b)" (TiDB takes no column list there).
+	AliasColumns map[string][]string
 }
 
 // Explain is EXPLAIN [VERBOSE] <statement>.

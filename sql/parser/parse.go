@@ -119,6 +119,7 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 			return nil, err
 		}
 	}
+	q.AliasColumns = c.aliasCols
 	if len(c.funcs) > 0 {
 		q.TableFuncs = make(map[string]*TableFunc, len(c.funcs))
 		for _, pf := range c.funcs {

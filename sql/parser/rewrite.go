@@ -11,6 +11,8 @@ type rewriteCtx struct {
 	src   string
 	depth int            // 0 while a rule runs on the statement's top-level list
 	funcs []*pendingFunc // table functions found in FROM, in order
+	// aliasCols holds "AS alias(col, ...)" column lists removed from FROM items.
+	aliasCols map[string][]string
 }
 
 // pendingFunc is a table function whose arguments TiDB parses after the
@@ -53,6 +55,7 @@ var rules = []rule{
 	{"valuesLists", valuesLists},
 	{"fromFunctions", fromFunctions},
 	{"fullJoin", fullJoin},
+	{"aliasColumns", aliasColumns},
 	{"concatFunction", concatFunction},
 }
 

@@ -65,3 +65,38 @@ func concatFunction(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// aliasColumns removes the column list of "FROM (subquery) AS a(x, y)" and
+// "FROM t AS a(x, y)" - TiDB accepts neither - recording it for
+// Query.AliasColumns, which the binder applies to the FROM item named a.
+func aliasColumns(c *rewriteCtx, seq []*node) ([]*node, error) {
+	inFrom := false
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		switch {
+		case n.kw("from"):
+			inFrom = true
+			continue
+		case n.kwIn("where", "group", "having", "order", "limit", "offset", "window", "union", "intersect",
+			"except", "returning", "set", "fetch", "for", "select", "values"):
+			inFrom = false
+			continue
+		}
+		if !inFrom || !n.kw("as") || i+2 >= len(seq) || !seq[i+1].isIdent() || !seq[i+2].isParen() {
+			continue
+		}
+		var cols []string
+		for _, part := range splitCommas(seq[i+2].kids) {
+			if len(part) != 1 || !part[0].isIdent() {
+				return nil, c.syntax(nodeAt(part, 0))
+			}
+			cols = append(cols, part[0].tok.val)
+		}
+		if c.aliasCols == nil {
+			c.aliasCols = map[string][]string{}
+		}
+		c.aliasCols[seq[i+1].tok.val] = cols
+		seq = splice(seq, i+2, i+3)
+	}
+	return seq, nil
+}

@@ -20,6 +20,9 @@ var (
 	ErrDuplicateColumn    = errors.New("duplicate column")                 // 42701
 	ErrDuplicateObject    = errors.New("duplicate object")                 // 42710
 	ErrDatatypeMismatch   = errors.New("datatype mismatch")                // 42804
+	ErrCannotCoerce       = errors.New("cannot coerce")                    // 42846
+	ErrDuplicateAlias     = errors.New("duplicate alias")                  // 42712
+	ErrCantChangeParam    = errors.New("cant change runtime param")        // 55P02
 	ErrGrouping           = errors.New("grouping error")                   // 42803
 	ErrWrongObjectType    = errors.New("wrong object type")                // 42809
 	ErrInvalidColumnRef   = errors.New("invalid column reference")         // 42P10
