@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,6 +107,16 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open badger store: %w", err)
 	}
 	db, err := bdg.OpenManaged(bo)
+	if err != nil && isEmptyFileError(err) {
+		// A crash while Badger created a value-log or memtable file leaves it empty, and Open
+		// then fails on it (dgraph-io/badger#2207). An empty file holds no data: remove such
+		// files and open again. Badger held the directory lock when it failed, so no other
+		// process is using the directory.
+		if removed, rerr := removeEmptyLogFiles(opts.Dir); rerr == nil && removed > 0 {
+			logger.Warn("removed empty log files left by a crash", "dir", opts.Dir, "files", removed)
+			db, err = bdg.OpenManaged(bo)
+		}
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, fmt.Errorf("data dir %s is in use by another process: %w (%v)", opts.Dir, ErrInUse, err)
@@ -655,3 +667,33 @@ func (l slogLogger) Warningf(f string, args ...any) {
 
 func (slogLogger) Infof(string, ...any)  {}
 func (slogLogger) Debugf(string, ...any) {}
+
+// isEmptyFileError recognises Badger's failure to open a zero-length .vlog or .mem file.
+func isEmptyFileError(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Create a new file") || strings.Contains(msg, "z.NewFile")
+}
+
+// removeEmptyLogFiles deletes zero-length *.vlog and *.mem files in dir.
+func removeEmptyLogFiles(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".vlog") || strings.HasSuffix(name, ".mem")) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
+}
