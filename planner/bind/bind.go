@@ -23,6 +23,13 @@ type Binder struct {
 	ctes         []map[string]*cte
 	systemRows   SystemRows
 	deps         []uint32
+	setting      func(name string) (string, error)
+}
+
+// WithSettings lets current_setting('name') read session variables.
+func (b *Binder) WithSettings(f func(name string) (string, error)) *Binder {
+	b.setting = f
+	return b
 }
 
 type cte struct {

@@ -143,7 +143,7 @@ func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		return c.agg.aggregate(b, c, n)
 	case *ast.WindowFuncExpr:
 		if c.win == nil {
-			return nil, types.Errorf(types.ErrGrouping, "window functions are not allowed in %s", c.clauseName())
+			return nil, types.Errorf(types.ErrWindowing, "window functions are not allowed in %s", c.clauseName())
 		}
 		return c.win.window(b, c, n)
 	case *ast.SubqueryExpr:
@@ -466,6 +466,9 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		}
 		return expr.Literal(types.DInterval(iv), types.TInterval), nil
 	case "__pg_filter":
+		if f, ok := n.Args[0].(*ast.FuncCallExpr); ok && aggregateNames[f.FnName.L] && c.agg != nil {
+			return c.agg.aggregateWithFilter(b, c, &ast.AggregateFuncExpr{F: f.FnName.L, Args: f.Args}, n.Args[1])
+		}
 		if agg, ok := n.Args[0].(*ast.AggregateFuncExpr); ok && c.agg != nil {
 			return c.agg.aggregateWithFilter(b, c, agg, n.Args[1])
 		}
@@ -481,6 +484,18 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		}
 	case "__pg_concat_fn":
 		name = "concat"
+	case "__pg_div":
+		name = "div"
+	case "current_setting":
+		if len(n.Args) == 1 && b.setting != nil {
+			if v, ok := stringArg(n.Args[0]); ok {
+				val, err := b.setting(v)
+				if err != nil {
+					return nil, err
+				}
+				return expr.Literal(types.DString(val), types.TVarchar), nil
+			}
+		}
 	case "json_extract":
 		name = "jsonb_get"
 	case "json_unquote":
@@ -493,7 +508,10 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		}
 	case "trim":
 		return b.bindTrim(c, n)
-	case "extract", "date_part":
+	case "extract", "date_part", "__pg_extract":
+		if name == "__pg_extract" {
+			name = "extract"
+		}
 		if len(n.Args) == 2 {
 			unit, err := b.bindExpr(c, n.Args[0])
 			if err != nil {
@@ -585,6 +603,8 @@ func deriveName(n ast.ExprNode) string {
 			return "?column?"
 		case "__pg_filter":
 			return deriveName(e.Args[0])
+		case "__pg_extract":
+			return "extract"
 		case "json_extract", "json_unquote":
 			return "?column?"
 		case "current_timestamp":

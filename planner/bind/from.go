@@ -184,54 +184,7 @@ func relFields(rel *catalog.Relation, alias string) []plan.Field {
 func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, error) {
 	switch tf.Name {
 	case "generate_series":
-		c := &exprCtx{scope: &scope{}, clause: "FROM"}
-		args, err := b.bindExprs(c, tf.Args)
-		if err != nil {
-			return nil, err
-		}
-		if len(args) < 2 || len(args) > 3 {
-			return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series with %d arguments does not exist", len(args))
-		}
-		vals := make([]int64, len(args))
-		for i, a := range args {
-			a, err = b.cast(b.coerceParam(a, types.TInt64), types.TInt64)
-			if err != nil {
-				return nil, err
-			}
-			if !expr.IsConst(a) {
-				return nil, types.Errorf(types.ErrUnsupported, "generate_series arguments must be constants")
-			}
-			d, err := a.EvalRow(nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			vals[i] = d.I
-		}
-		step := int64(1)
-		if len(vals) == 3 {
-			step = vals[2]
-		}
-		if step == 0 {
-			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
-		}
-		var rows [][]expr.Expr
-		for v := vals[0]; (step > 0 && v <= vals[1]) || (step < 0 && v >= vals[1]); v += step {
-			rows = append(rows, []expr.Expr{expr.Literal(types.DInt(v), types.TInt64)})
-			if len(rows) > 10_000_000 {
-				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
-			}
-		}
-		name := "generate_series"
-		if alias != "" {
-			name = alias
-		}
-		if len(tf.ColumnAliases) > 0 {
-			name = tf.ColumnAliases[0]
-		}
-		if alias == "" {
-			alias = "generate_series"
-		}
-		return &plan.Values{Rows: rows, Out: []plan.Field{{Name: name, Table: alias, Type: types.TInt64}}}, nil
+		return b.generateSeries(tf, alias)
 	}
 	return nil, types.Errorf(types.ErrUnsupported, "table function %s is not supported in batch queries", tf.Name)
 }
@@ -416,4 +369,110 @@ func andAll(es []expr.Expr) expr.Expr {
 		out = c
 	}
 	return out
+}
+
+// generateSeries expands generate_series(start, stop[, step]) over integers
+// (the arguments' type: integer or bigint) or timestamps (with an interval
+// step) into constant rows.
+func (b *Binder) generateSeries(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	c := &exprCtx{scope: &scope{}, clause: "FROM"}
+	args, err := b.bindExprs(c, tf.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) < 2 || len(args) > 3 {
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series with %d arguments does not exist", len(args))
+	}
+	t, err := expr.CommonType([]types.T{args[0].Type(), args[1].Type()})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case t.ID == types.Timestamp || t.ID == types.Timestamptz:
+	case t.ID == types.Int16 || t.ID == types.Int32 || t.ID == types.Unknown:
+		t = types.TInt32
+	case t.ID == types.Int64:
+	default:
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series(%s, %s) does not exist", args[0].Type(), args[1].Type())
+	}
+	stepType := t
+	if t.IsTemporal() {
+		stepType = types.TInterval
+		if len(args) < 3 {
+			return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series(%s, %s) does not exist", t, t)
+		}
+	}
+	vals := make([]types.Datum, len(args))
+	for i, a := range args {
+		want := t
+		if i == 2 {
+			want = stepType
+		}
+		if a, err = b.cast(b.coerceParam(a, want), want); err != nil {
+			return nil, err
+		}
+		if !expr.IsConst(a) {
+			return nil, types.Errorf(types.ErrUnsupported, "generate_series arguments must be constants")
+		}
+		if vals[i], err = a.EvalRow(nil, nil); err != nil {
+			return nil, err
+		}
+		if vals[i].Null {
+			return &plan.Values{Out: seriesFields(tf, alias, t)}, nil
+		}
+	}
+	const maxRows = 10_000_000
+	var rows [][]expr.Expr
+	if t.IsTemporal() {
+		step := vals[2].Iv
+		if step.Months == 0 && step.Days == 0 && step.Micros == 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
+		}
+		add, err := expr.Call("+", []expr.Expr{expr.Column(0, t), expr.Column(1, types.TInterval)})
+		if err != nil {
+			return nil, err
+		}
+		forward := types.IntervalKey(step) > 0
+		cur := vals[0]
+		row := make([]types.Datum, 2)
+		for (forward && cur.I <= vals[1].I) || (!forward && cur.I >= vals[1].I) {
+			rows = append(rows, []expr.Expr{expr.Literal(cur, t)})
+			if len(rows) > maxRows {
+				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
+			}
+			row[0], row[1] = cur, vals[2]
+			if cur, err = add.EvalRow(nil, row); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		step := int64(1)
+		if len(vals) == 3 {
+			step = vals[2].I
+		}
+		if step == 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
+		}
+		for v := vals[0].I; (step > 0 && v <= vals[1].I) || (step < 0 && v >= vals[1].I); v += step {
+			rows = append(rows, []expr.Expr{expr.Literal(types.DInt(v), t)})
+			if len(rows) > maxRows {
+				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
+			}
+		}
+	}
+	return &plan.Values{Rows: rows, Out: seriesFields(tf, alias, t)}, nil
+}
+
+func seriesFields(tf *parser.TableFunc, alias string, t types.T) []plan.Field {
+	name := "generate_series"
+	if alias != "" {
+		name = alias
+	}
+	if len(tf.ColumnAliases) > 0 {
+		name = tf.ColumnAliases[0]
+	}
+	if alias == "" {
+		alias = "generate_series"
+	}
+	return []plan.Field{{Name: name, Table: alias, Type: t}}
 }

@@ -210,6 +210,9 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		}
 		if len(distinctOn) > 0 {
 			on := distinctCols
+			if len(orderKeys) > 0 && !leadingKeysMatch(orderKeys, on) {
+				return nil, types.Errorf(types.ErrInvalidColumnRef, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+			}
 			// DISTINCT ON keeps the first row per key in ORDER BY order: sort first.
 			if len(orderKeys) > 0 {
 				node = &plan.Sort{Input: node, Keys: orderKeys}
@@ -532,3 +535,21 @@ var maxInt64Dec = func() *apd.Decimal {
 	d, _, _ := apd.NewFromString("9223372036854775807")
 	return d
 }()
+
+// leadingKeysMatch reports whether the first len(on) sort keys are the
+// DISTINCT ON columns, in any order.
+func leadingKeysMatch(keys []plan.SortKey, on []int) bool {
+	n := min(len(keys), len(on))
+	for _, k := range keys[:n] {
+		found := false
+		for _, c := range on {
+			if k.Col == c {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

@@ -42,6 +42,8 @@ var sqlStates = []struct {
 	{types.ErrDuplicateObject, "42710"},
 	{types.ErrDatatypeMismatch, "42804"},
 	{types.ErrCannotCoerce, "42846"},
+	{types.ErrInvalidTableDefinition, "42P16"},
+	{types.ErrWindowing, "42P20"},
 	{types.ErrDuplicateAlias, "42712"},
 	{types.ErrCantChangeParam, "55P02"},
 	{types.ErrGrouping, "42803"},

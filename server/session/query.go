@@ -22,7 +22,7 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 	cat := s.eng.Catalog
 	return bind.New(cat, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
 		return catalog.SystemRows(cat, rel)
-	})
+	}).WithSettings(s.vars.get)
 }
 
 // describeQuery binds a query or DML statement.

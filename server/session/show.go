@@ -141,7 +141,7 @@ func (s *Session) showColumns(schema, name string) (pgwire.Result, error) {
 		if c.Hidden {
 			continue
 		}
-		rows = append(rows, []string{c.Name, c.Type.SQLName() + typeMods(c.Type), "false", "NULL"})
+		rows = append(rows, []string{c.Name, c.Type.String(), "false", "NULL"})
 	}
 	var pk []string
 	for _, k := range rel.PK {
@@ -153,14 +153,4 @@ func (s *Session) showColumns(schema, name string) (pgwire.Result, error) {
 		rows = append(rows, []string{"primary key", strings.Join(pk, ", "), "", "NULL"})
 	}
 	return textRows([]string{"Name", "Type", "Is Hidden", "Description"}, rows, ""), nil
-}
-
-func typeMods(t types.T) string {
-	switch {
-	case t.ID == types.Varchar && t.Width > 0:
-		return fmt.Sprintf("(%d)", t.Width)
-	case t.ID == types.Numeric && t.Width > 0:
-		return fmt.Sprintf("(%d,%d)", t.Width, t.Scale)
-	}
-	return ""
 }

@@ -187,6 +187,9 @@ func castFunc(from, to types.T, explicit bool) castFn {
 		fit := varcharFit(to, explicit)
 		return func(ctx *Ctx, d *types.Datum) (types.Datum, error) {
 			out := types.DString(types.FormatText(from, d))
+			if from.ID == types.Bool { // boolean's text cast spells it out, unlike its output form
+				out.S = map[bool]string{true: "true", false: "false"}[d.I != 0]
+			}
 			if fit != nil {
 				return fit(ctx, &out)
 			}

@@ -280,7 +280,7 @@ func TestErrorKinds(t *testing.T) {
 		{"3000000000::int8::int4", types.ErrNumericOutOfRange},
 		{"'1e10'::float8::int4", types.ErrNumericOutOfRange},
 		{"'abc'::int4", types.ErrInvalidText},
-		{"'2024-13-01'::date", types.ErrInvalidDatetime},
+		{"'2024-13-01'::date", types.ErrDatetimeOverflow},
 		{"1 + 'a'::text", types.ErrUndefinedFunction},
 		{"foo(1)", types.ErrUndefinedFunction},
 		{"upper(1)", types.ErrUndefinedFunction},

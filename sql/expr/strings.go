@@ -520,6 +520,19 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 	if t0 == types.Jsonb && t1 == types.Jsonb {
 		return bind(name, jsonbConcat, args)
 	}
+	if t0 == types.Bytea && (t1 == types.Bytea || t1 == types.Unknown) || t1 == types.Bytea && t0 == types.Unknown {
+		cargs := make([]Expr, 2)
+		for i, a := range args {
+			c, err := ImplicitCast(a, types.TBytea)
+			if err != nil {
+				return nil, err
+			}
+			cargs[i] = c
+		}
+		return &FuncExpr{Name: name, Args: cargs, Ret: types.TBytea, strict: true,
+			row: func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DString(a[0].S + a[1].S), nil },
+		}, nil
+	}
 	str := func(id types.ID) bool { return id == types.Varchar || id == types.Unknown }
 	if !str(t0) && !str(t1) {
 		return nil, noFunction(name, exprTypes(args))
@@ -559,8 +572,15 @@ func resolveConcat(name string, args []Expr) (Expr, error) {
 	}
 	cargs := make([]Expr, len(args))
 	for i, a := range args {
-		c, err := toText(a)
-		if err != nil {
+		var c Expr
+		var err error
+		if a.Type().ID == types.Bool {
+			// concat() prints values with their output function: t/f, not true/false.
+			c = &FuncExpr{Name: "text", Args: []Expr{a}, Ret: tS, strict: true,
+				row: func(_ *Ctx, d []types.Datum) (types.Datum, error) {
+					return types.DString(types.FormatText(types.TBool, &d[0])), nil
+				}}
+		} else if c, err = toText(a); err != nil {
 			return nil, err
 		}
 		cargs[i] = c

@@ -310,7 +310,7 @@ func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, e
 	pkSet := false
 	setPK := func(at *node, names []string) error {
 		if pkSet {
-			return types.ErrorAt(types.ErrInvalidDefinition, charPos(p.src, at.tok.pos), "multiple primary keys for table %q are not allowed", table)
+			return types.ErrorAt(types.ErrInvalidTableDefinition, charPos(p.src, at.tok.pos), "multiple primary keys for table %q are not allowed", table)
 		}
 		pkSet = true
 		pk = names

@@ -169,7 +169,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: error is not *types.Error: %v", sql, err)
 		}
 		if !errors.Is(err, types.ErrSyntax) && !errors.Is(err, types.ErrUnsupported) &&
-			!errors.Is(err, types.ErrInvalidDefinition) && !errors.Is(err, types.ErrUndefinedColumn) {
+			!errors.Is(err, types.ErrInvalidTableDefinition) && !errors.Is(err, types.ErrUndefinedColumn) {
 			t.Fatalf("%q: unexpected error kind %v", sql, te.Kind)
 		}
 		if te.Pos < 0 || te.Pos > utf8.RuneCountInString(sql)+1 {

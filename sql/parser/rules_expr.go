@@ -427,7 +427,7 @@ func extractField(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.syntax(nodeAt(kids, 0))
 		}
 		field := strNode(strings.ToLower(kids[0].tok.val), kids[0].tok)
-		call := callNode("date_part", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
+		call := callNode("__pg_extract", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
 		seq = splice(seq, i, i+2, call...)
 		i++
 	}

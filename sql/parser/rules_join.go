@@ -49,19 +49,23 @@ func fullJoin(c *rewriteCtx, seq []*node) ([]*node, error) {
 var joinEnders = []string{"join", "inner", "left", "right", "full", "cross", "natural", "where", "group",
 	"having", "order", "limit", "offset", "fetch", "union", "intersect", "except", "window", "returning", "on"}
 
-// concatFunction renames calls of concat(...) to __pg_concat_fn(...): TiDB
-// parses a || b (PIPES_AS_CONCAT) as concat(a, b), and the two differ on NULL
-// (|| yields NULL, concat() skips it), so the binder must tell them apart.
+// renamedFuncs are calls TiDB would misread: a || b (PIPES_AS_CONCAT) arrives
+// as concat(a, b) and the two differ on NULL (|| yields NULL, concat() skips
+// it), and div is an operator keyword in TiDB.
+var renamedFuncs = map[string]string{"concat": "__pg_concat_fn", "div": "__pg_div"}
+
+// concatFunction renames the calls in renamedFuncs so the binder can tell
+// them from TiDB's readings.
 func concatFunction(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		n := seq[i]
-		if n.group || n.tok.kind != tkIdent || n.tok.val != "concat" || !seq[i+1].isParen() {
+		if n.group || n.tok.kind != tkIdent || renamedFuncs[n.tok.val] == "" || !seq[i+1].isParen() {
 			continue
 		}
 		if i > 0 && seq[i-1].isPunct(".") {
 			continue
 		}
-		seq[i] = rawNode("__pg_concat_fn", n.tok, n.tok.sp)
+		seq[i] = rawNode(renamedFuncs[n.tok.val], n.tok, n.tok.sp)
 	}
 	return seq, nil
 }

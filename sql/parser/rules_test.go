@@ -59,7 +59,7 @@ func TestRules(t *testing.T) {
 		{"castOperators", "SELECT a::timestamp(3) with time zone, b::character varying(5)", "select __pg_cast(a, 'timestamptz(3)'), __pg_cast(b, 'varchar(5)')"},
 		{"powerOperator", "SELECT 2 ^ 3 ^ 2, -a ^ 2 * 3", "select power(power(2, 3), 2), power(-a, 2) * 3"},
 		{"atTimeZone", "SELECT ts AT TIME ZONE 'UTC', f(x) AT TIME ZONE z FROM t", "select timezone('UTC', ts), timezone(z, f(x)) from t"},
-		{"extractField", "SELECT extract(epoch FROM ts), EXTRACT(YEAR FROM a + b)", "select date_part('epoch', ts), date_part('year', a + b)"},
+		{"extractField", "SELECT extract(epoch FROM ts), EXTRACT(YEAR FROM a + b)", "select __pg_extract('epoch', ts), __pg_extract('year', a + b)"},
 		{"dropCollate", "SELECT a COLLATE pg_catalog.default, b COLLATE \"C\" FROM t", "select a, b from t"},
 		{"regexOperators", "SELECT a ~ 'x', b !~ 'y', ~5", "select a REGEXP 'x', b NOT REGEXP 'y', ~5"},
 		{"regexOperators", "SELECT a || b ~* 'x' AND c !~* 'y' || z", "select (__pg_regexp_i(a || b, 'x')) and (NOT __pg_regexp_i(c, 'y')) || z"},

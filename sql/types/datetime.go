@@ -21,6 +21,9 @@ func ParseDate(s string) (int64, error) {
 	}
 	days, rest, ok := parseYMD(v)
 	if !ok {
+		if fieldsOutOfRange(v) {
+			return 0, Errorf(ErrDatetimeOverflow, "date/time field value out of range: %q", s)
+		}
 		return 0, Errorf(ErrInvalidDatetime, "invalid input syntax for type date: %q", s)
 	}
 	rest = strings.TrimSpace(rest)
@@ -76,7 +79,13 @@ func parseYMD(v string) (int64, string, bool) {
 func ParseTime(s string) (int64, error) {
 	v := strings.TrimSpace(s)
 	us, rest, ok := parseClock(v)
-	if !ok || strings.TrimSpace(rest) != "" || us > 24*3600e6 {
+	if ok && strings.TrimSpace(rest) == "" && us > 24*3600e6 {
+		return 0, Errorf(ErrDatetimeOverflow, "date/time field value out of range: %q", s)
+	}
+	if !ok || strings.TrimSpace(rest) != "" {
+		if fieldsOutOfRange(v) {
+			return 0, Errorf(ErrDatetimeOverflow, "date/time field value out of range: %q", s)
+		}
 		return 0, Errorf(ErrInvalidDatetime, "invalid input syntax for type time: %q", s)
 	}
 	return us, nil
@@ -156,6 +165,9 @@ func ParseTimestamp(s string, tz bool) (int64, error) {
 	}
 	days, rest, ok := parseYMD(v)
 	if !ok {
+		if fieldsOutOfRange(v) {
+			return 0, Errorf(ErrDatetimeOverflow, "date/time field value out of range: %q", s)
+		}
 		return bad()
 	}
 	bc := false
@@ -394,4 +406,30 @@ func parseISOInterval(v string) (IntervalValue, bool) {
 		}
 	}
 	return iv, num == ""
+}
+
+// fieldsOutOfRange reports whether v is shaped like a date or time but has a
+// field out of range (month 13, Feb 30, hour 25): PostgreSQL's 22008 rather
+// than a syntax error.
+func fieldsOutOfRange(v string) bool {
+	nums := strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '/' || r == ':' || r == ' ' || r == 't' || r == '.' })
+	if len(nums) < 2 {
+		return false
+	}
+	vals := make([]int, 0, len(nums))
+	for _, n := range nums {
+		x, err := strconv.Atoi(n)
+		if err != nil {
+			return false
+		}
+		vals = append(vals, x)
+	}
+	if strings.Contains(v, "-") || strings.Contains(v, "/") { // a date: y-m-d
+		if len(vals) < 3 {
+			return false
+		}
+		return vals[1] < 1 || vals[1] > 12 || vals[2] < 1 || vals[2] > 31 ||
+			time.Date(vals[0], time.Month(vals[1]), vals[2], 0, 0, 0, 0, time.UTC).Day() != vals[2]
+	}
+	return vals[0] > 24 || vals[1] > 59 || (len(vals) > 2 && vals[2] > 60) // h:m[:s]
 }

@@ -105,7 +105,13 @@ func appendNumeric(buf []byte, d *apd.Decimal) []byte {
 		}
 		return append(buf, "Infinity"...)
 	}
-	return append(buf, d.Text('f')...)
+	if d.Negative && d.IsZero() {
+		var z apd.Decimal
+		z.Set(d)
+		z.Negative = false
+		return z.Append(buf, 'f')
+	}
+	return d.Append(buf, 'f')
 }
 
 // AppendDate appends days-since-1970 as YYYY-MM-DD.
@@ -386,14 +392,14 @@ func parseBytea(s string) (string, error) {
 	if strings.HasPrefix(s, `\x`) {
 		h := s[2:]
 		if len(h)%2 != 0 {
-			return "", Errorf(ErrInvalidText, "invalid hexadecimal data: odd number of digits")
+			return "", Errorf(ErrInvalidParameter, "invalid hexadecimal data: odd number of digits")
 		}
 		out := make([]byte, len(h)/2)
 		for i := range out {
 			hi, ok1 := unhex(h[2*i])
 			lo, ok2 := unhex(h[2*i+1])
 			if !ok1 || !ok2 {
-				return "", Errorf(ErrInvalidText, "invalid hexadecimal digit: %q", h[2*i:2*i+2])
+				return "", Errorf(ErrInvalidParameter, "invalid hexadecimal digit: %q", h[2*i:2*i+2])
 			}
 			out[i] = hi<<4 | lo
 		}

@@ -70,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{TInt16, "40000", ErrNumericOutOfRange},
 		{TInt32, "2147483648", ErrNumericOutOfRange},
 		{TBool, "maybe", ErrInvalidText},
-		{TDate, "2024-02-30", ErrInvalidDatetime},
+		{TDate, "2024-02-30", ErrDatetimeOverflow},
 		{T{ID: Numeric, Width: 3, Scale: 1}, "123.4", ErrNumericOutOfRange},
 		{T{ID: Varchar, Width: 2}, "abc", ErrStringTruncation},
 		{TJsonb, "{", ErrInvalidText},
