@@ -486,6 +486,8 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "concat"
 	case "__pg_div":
 		name = "div"
+	case "__pg_concat_op":
+		name = "||"
 	case "current_setting":
 		if len(n.Args) == 1 && b.setting != nil {
 			if v, ok := stringArg(n.Args[0]); ok {
@@ -605,6 +607,8 @@ func deriveName(n ast.ExprNode) string {
 			return deriveName(e.Args[0])
 		case "__pg_extract":
 			return "extract"
+		case "__pg_concat_op", "jsonb_get", "jsonb_get_text":
+			return "?column?"
 		case "json_extract", "json_unquote":
 			return "?column?"
 		case "current_timestamp":

@@ -101,10 +101,6 @@ func (e *rowEncoder) appendDataRow(buf []byte, ch *types.Chunk, i int, cols []Co
 }
 
 func (e *rowEncoder) appendText(buf []byte, t types.T, v *types.Vector, i int) []byte {
-	if t.ID == types.Numeric && v.Dec[i].Form == apd.Finite {
-		// Same text as types.AppendText, without its intermediate string.
-		return v.Dec[i].Append(buf, 'f')
-	}
 	v.GetInto(i, &e.d)
 	return types.AppendText(buf, t, &e.d)
 }

@@ -37,6 +37,20 @@ func init() {
 		}
 		def("neg", t, t).v(intNeg(t.ID))
 		def("mod", t, t, t).v(intArith('%', t.ID))
+		def("gcd", t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+			return types.DInt(gcd(a[0].I, a[1].I)), nil
+		})
+		def("lcm", t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+			g := gcd(a[0].I, a[1].I)
+			if g == 0 {
+				return types.DInt(0), nil
+			}
+			l := a[0].I / g * a[1].I
+			if l < 0 {
+				l = -l
+			}
+			return types.DInt(l), nil
+		})
 	}
 	for _, t := range []types.T{tF4, tF8} {
 		for _, op := range []byte{'+', '-', '*', '/'} {
@@ -740,4 +754,15 @@ func resolveGreatestLeast(name string, args []Expr) (Expr, error) {
 		}
 		return a[best], nil
 	}}, nil
+}
+
+// gcd is the non-negative greatest common divisor (gcd(0, 0) = 0).
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a < 0 {
+		return -a
+	}
+	return a
 }

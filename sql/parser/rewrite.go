@@ -40,6 +40,7 @@ var rules = []rule{
 	{"operatorKeyword", operatorKeyword},
 	{"castOperators", castOperators},
 	{"powerOperator", powerOperator},
+	{"pgOperators", pgOperators},
 	{"atTimeZone", atTimeZone},
 	{"extractField", extractField},
 	{"dropCollate", dropCollate},

@@ -104,3 +104,33 @@ func aliasColumns(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// otherOperators maps PostgreSQL operators of the "any other operator" level
+// to calls: TiDB gives || the wrong precedence ('a' || 1 + 2 must concatenate
+// 3) and takes -> only after a column name.
+var otherOperators = map[string]string{"||": "__pg_concat_op", "->": "jsonb_get", "->>": "jsonb_get_text"}
+
+// pgOperators rewrites a || b, a -> b and a ->> b (left-associative, binding
+// looser than + and tighter than comparisons) into function calls.
+func pgOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if n.group || n.tok.kind != tkOp {
+			continue
+		}
+		name, ok := otherOperators[n.tok.val]
+		if !ok {
+			continue
+		}
+		lo := operandStart(seq, i, precOther)
+		hi := operandEnd(seq, i+1, precOther)
+		if lo == i || hi == i+1 {
+			return nil, c.syntax(n)
+		}
+		first := seq[lo].tok
+		call := callNode(name, first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
+		seq = splice(seq, lo, hi, call...)
+		i = lo
+	}
+	return seq, nil
+}

@@ -38,6 +38,7 @@ func TestRules(t *testing.T) {
 		{"fullJoin", "SELECT * FROM a FULL JOIN b ON a.x = b.x LEFT JOIN c ON c.z = b.z", "select * from a join b on __pg_full_join(a.x = b.x) left join c on c.z = b.z"},
 		{"fullJoin", "SELECT * FROM a FULL JOIN b USING (x)", "error: error 0A000 pos=17: FULL JOIN is supported only with an ON condition (at \"FULL JOIN \")"},
 		{"aliasColumns", "SELECT t.a FROM (SELECT 1, 2) AS t(a, b) JOIN u AS v(x) ON true", "select t.a from (select 1, 2) as t join u as v on true"},
+		{"pgOperators", "SELECT 'abc' || 1 + 2, j -> 'tags' -> 0, a || b = c", "select __pg_concat_op('abc', 1 + 2), jsonb_get(jsonb_get(j, 'tags'), 0), __pg_concat_op(a, b) = c"},
 		{"concatFunction", "SELECT concat(a, b), a || b, x.concat(1)", "select __pg_concat_fn(a, b), a || b, x.concat(1)"},
 		{"dollarParams", "SELECT $1 + $02, $1", "select __pg_param(1) + __pg_param(2), __pg_param(1)"},
 		{"typedLiterals", "SELECT INTERVAL '1 hour'", "select __pg_interval('1 hour')"},
