@@ -57,6 +57,21 @@ func (e *initPlanExec) run(ctx context.Context) error {
 		e.env.Ctx.Params = grown
 	}
 	for i, x := range e.plans {
+		if e.kinds[i] == plan.ListSubquery {
+			list, err := runListPlan(ctx, x)
+			e.plans[i] = nil
+			if cerr := x.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			for len(e.env.Ctx.Lists) <= i {
+				e.env.Ctx.Lists = append(e.env.Ctx.Lists, nil)
+			}
+			e.env.Ctx.Lists[i] = list
+			continue
+		}
 		v, err := runInitPlan(ctx, e.kinds[i], x)
 		e.plans[i] = nil
 		if cerr := x.Close(); err == nil && cerr != nil {
@@ -115,4 +130,26 @@ func (e *initPlanExec) Close() error {
 		err = rerr
 	}
 	return err
+}
+
+// runListPlan collects the first column of every row of x.
+func runListPlan(ctx context.Context, x Executor) ([]types.Datum, error) {
+	var list []types.Datum
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return nil, err
+		}
+		c, err := x.Next(ctx)
+		if isEOF(err) {
+			return list, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < c.Len(); i++ {
+			if c.Visible(i) && len(c.Cols) > 0 {
+				list = append(list, c.Cols[0].Get(i).Copy())
+			}
+		}
+	}
 }

@@ -159,7 +159,7 @@ func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		}
 		return expr.Call("not", []expr.Expr{e})
 	case *ast.CompareSubqueryExpr:
-		return nil, types.Errorf(types.ErrUnsupported, "ANY/ALL subqueries are not supported")
+		return b.bindCompareSubquery(c, n)
 	case *ast.DefaultExpr:
 		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
 	case *ast.RowExpr:

@@ -214,6 +214,50 @@ func (b *Binder) bindExistsSubquery(n *ast.SubqueryExpr) (expr.Expr, error) {
 	return &initRef{b: b, i: len(b.initPlans) - 1, typ: types.TBool}, nil
 }
 
+// bindInSubqueryExpr plans "x [NOT] IN (subquery)" outside a WHERE conjunct
+// as "= ANY" over the subquery's values, collected once by an init plan.
 func (b *Binder) bindInSubqueryExpr(c *exprCtx, n *ast.PatternInExpr) (expr.Expr, error) {
-	return nil, types.Errorf(types.ErrUnsupported, "IN (subquery) is only supported as a WHERE condition")
+	sub, ok := n.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "unsupported IN form")
+	}
+	e, err := b.bindQuantified(c, n.Expr, "=", false, sub)
+	if err != nil || !n.Not {
+		return e, err
+	}
+	return expr.Call("not", []expr.Expr{e})
+}
+
+var compareOps = map[opcode.Op]string{opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">="}
+
+// bindCompareSubquery plans "x op ANY|SOME|ALL (subquery)".
+func (b *Binder) bindCompareSubquery(c *exprCtx, n *ast.CompareSubqueryExpr) (expr.Expr, error) {
+	op, ok := compareOps[n.Op]
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "operator %s with ANY/ALL is not supported", n.Op)
+	}
+	sub, ok := n.R.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "ANY/ALL needs a subquery")
+	}
+	return b.bindQuantified(c, n.L, op, n.All, sub)
+}
+
+func (b *Binder) bindQuantified(c *exprCtx, leftAST ast.ExprNode, op string, all bool, sub *ast.SubqueryExpr) (expr.Expr, error) {
+	left, err := b.bindExpr(c, leftAST)
+	if err != nil {
+		return nil, err
+	}
+	node, err := b.bindResultSet(sub.Query)
+	if err != nil {
+		return nil, err
+	}
+	if len(visible(node.Schema())) != 1 {
+		return nil, types.Errorf(types.ErrSyntax, "subquery has too many columns")
+	}
+	node = finalizeOutput(node)
+	elem := node.Schema()[0].Type
+	left = b.coerceParam(left, elem)
+	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ListSubquery, Plan: node})
+	return expr.NewQuantified(left, op, all, len(b.initPlans)-1, elem)
 }

@@ -24,6 +24,9 @@ type InitPlanKind uint8
 const (
 	ScalarSubquery InitPlanKind = iota // first column of the single row (NULL for none; >1 row is an error)
 	ExistsSubquery                     // whether any row exists
+	// ListSubquery collects the first column of every row into the evaluation
+	// context's Lists[i] (i = the init plan's index), for IN / ANY / ALL.
+	ListSubquery
 )
 
 // InitPlan is an uncorrelated subquery evaluated once.

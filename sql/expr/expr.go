@@ -26,12 +26,15 @@ type Expr interface {
 // not safe for concurrent use: each executor goroutine owns one. The zero
 // value (and a nil *Ctx) is usable.
 type Ctx struct {
-	Params     []types.Datum // $1.. values, 0-based
-	Now        int64         // statement timestamp, µs since 1970-01-01 UTC
-	User       string        // current_user / session_user ("root" when empty)
-	Database   string        // current_database() ("dev" when empty)
-	BackendPID int32         // pg_backend_pid()
-	Rand       *rand.Rand    // random(); a process-wide source when nil
+	Params []types.Datum // $1.. values, 0-based
+	// Lists holds the values of uncorrelated subqueries compared with ANY/ALL/IN,
+	// by slot (filled by the executor before rows are read).
+	Lists      [][]types.Datum
+	Now        int64      // statement timestamp, µs since 1970-01-01 UTC
+	User       string     // current_user / session_user ("root" when empty)
+	Database   string     // current_database() ("dev" when empty)
+	BackendPID int32      // pg_backend_pid()
+	Rand       *rand.Rand // random(); a process-wide source when nil
 
 	free  []*types.Vector
 	dfree [][]types.Datum
@@ -250,12 +253,13 @@ func IsConst(e Expr) bool {
 	ok := true
 	Walk(e, func(x Expr) bool {
 		switch y := x.(type) {
-		case *ColumnRef, *ParamRef:
-			ok = false
+		case *Const, *CastExpr, *CaseExpr:
 		case *FuncExpr:
 			if y.Volatility != Immutable {
 				ok = false
 			}
+		default: // columns, parameters, and expression kinds defined elsewhere
+			ok = false
 		}
 		return ok
 	})
