@@ -106,17 +106,20 @@ func Open(opts Options) (*Store, error) {
 	if err := storage.CheckFreeSpace(opts.Dir, minFree); err != nil {
 		return nil, fmt.Errorf("open badger store: %w", err)
 	}
-	db, err := bdg.OpenManaged(bo)
-	if err != nil && isEmptyFileError(err) {
-		// A crash while Badger created a value-log or memtable file leaves it empty, and Open
-		// then fails on it (dgraph-io/badger#2207). An empty file holds no data: remove such
-		// files and open again. Badger held the directory lock when it failed, so no other
-		// process is using the directory.
-		if removed, rerr := removeEmptyLogFiles(opts.Dir); rerr == nil && removed > 0 {
+	// A crash while Badger created a value-log or memtable file leaves it empty, and Open
+	// then fails on it (dgraph-io/badger#2207; Open's own attempt also makes the file
+	// non-empty, so this must happen first). An empty file holds no data: remove such
+	// files, under Badger's directory lock so a running server is never touched.
+	if err := withDirLock(opts.Dir, func() error {
+		removed, err := removeEmptyLogFiles(opts.Dir)
+		if removed > 0 {
 			logger.Warn("removed empty log files left by a crash", "dir", opts.Dir, "files", removed)
-			db, err = bdg.OpenManaged(bo)
 		}
+		return err
+	}); err != nil {
+		return nil, err
 	}
+	db, err := bdg.OpenManaged(bo)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, fmt.Errorf("data dir %s is in use by another process: %w (%v)", opts.Dir, ErrInUse, err)
@@ -667,12 +670,6 @@ func (l slogLogger) Warningf(f string, args ...any) {
 
 func (slogLogger) Infof(string, ...any)  {}
 func (slogLogger) Debugf(string, ...any) {}
-
-// isEmptyFileError recognises Badger's failure to open a zero-length .vlog or .mem file.
-func isEmptyFileError(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Create a new file") || strings.Contains(msg, "z.NewFile")
-}
 
 // removeEmptyLogFiles deletes zero-length *.vlog and *.mem files in dir.
 func removeEmptyLogFiles(dir string) (int, error) {
