@@ -188,3 +188,40 @@ func TestGarbageOnSocket(t *testing.T) {
 		t.Fatalf("server unusable after garbage: %v", err)
 	}
 }
+
+// TestCancelLongQuery cancels a running query with a CancelRequest on the
+// wire (what Ctrl-C in psql sends) and checks SQLSTATE 57014 and that the
+// connection stays usable.
+func TestCancelLongQuery(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	done := make(chan error, 1)
+	go func() {
+		var n int64
+		done <- conn.QueryRow(ctx, `SELECT count(*) FROM generate_series(1, 2000000000) AS g`).Scan(&n)
+	}()
+	// Cancel until the query reports it (the first request may arrive before it starts).
+	var err error
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-tick.C:
+			if cerr := conn.PgConn().CancelRequest(ctx); cerr != nil {
+				t.Fatalf("cancel request: %v", cerr)
+			}
+		case <-ctx.Done():
+			t.Fatal("query neither finished nor was cancelled")
+		}
+	}
+	wantCode(t, err, "57014")
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM generate_series(1, 10) AS g`).Scan(&n); err != nil || n != 10 {
+		t.Fatalf("after cancel: %d, %v", n, err)
+	}
+}

@@ -371,9 +371,8 @@ func andAll(es []expr.Expr) expr.Expr {
 	return out
 }
 
-// generateSeries expands generate_series(start, stop[, step]) over integers
-// (the arguments' type: integer or bigint) or timestamps (with an interval
-// step) into constant rows.
+// generateSeries plans generate_series(start, stop[, step]) over integers
+// (the arguments' type: integer or bigint) or timestamps (with an interval step).
 func (b *Binder) generateSeries(tf *parser.TableFunc, alias string) (plan.Node, error) {
 	c := &exprCtx{scope: &scope{}, clause: "FROM"}
 	args, err := b.bindExprs(c, tf.Args)
@@ -402,65 +401,26 @@ func (b *Binder) generateSeries(tf *parser.TableFunc, alias string) (plan.Node, 
 			return nil, types.Errorf(types.ErrUndefinedFunction, "function generate_series(%s, %s) does not exist", t, t)
 		}
 	}
-	vals := make([]types.Datum, len(args))
+	bound := make([]expr.Expr, 3)
 	for i, a := range args {
 		want := t
 		if i == 2 {
 			want = stepType
 		}
-		if a, err = b.cast(b.coerceParam(a, want), want); err != nil {
+		if bound[i], err = b.cast(b.coerceParam(a, want), want); err != nil {
 			return nil, err
-		}
-		if !expr.IsConst(a) {
-			return nil, types.Errorf(types.ErrUnsupported, "generate_series arguments must be constants")
-		}
-		if vals[i], err = a.EvalRow(nil, nil); err != nil {
-			return nil, err
-		}
-		if vals[i].Null {
-			return &plan.Values{Out: seriesFields(tf, alias, t)}, nil
 		}
 	}
-	const maxRows = 10_000_000
-	var rows [][]expr.Expr
+	n := &plan.Series{Start: bound[0], Stop: bound[1], Step: bound[2], Out: seriesFields(tf, alias, t)}
+	if n.Step == nil {
+		n.Step = expr.Literal(types.DInt(1), t)
+	}
 	if t.IsTemporal() {
-		step := vals[2].Iv
-		if step.Months == 0 && step.Days == 0 && step.Micros == 0 {
-			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
-		}
-		add, err := expr.Call("+", []expr.Expr{expr.Column(0, t), expr.Column(1, types.TInterval)})
-		if err != nil {
+		if n.Add, err = expr.Call("+", []expr.Expr{expr.Column(0, t), expr.Column(1, types.TInterval)}); err != nil {
 			return nil, err
 		}
-		forward := types.IntervalKey(step) > 0
-		cur := vals[0]
-		row := make([]types.Datum, 2)
-		for (forward && cur.I <= vals[1].I) || (!forward && cur.I >= vals[1].I) {
-			rows = append(rows, []expr.Expr{expr.Literal(cur, t)})
-			if len(rows) > maxRows {
-				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
-			}
-			row[0], row[1] = cur, vals[2]
-			if cur, err = add.EvalRow(nil, row); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		step := int64(1)
-		if len(vals) == 3 {
-			step = vals[2].I
-		}
-		if step == 0 {
-			return nil, types.Errorf(types.ErrInvalidParameter, "step size cannot equal zero")
-		}
-		for v := vals[0].I; (step > 0 && v <= vals[1].I) || (step < 0 && v >= vals[1].I); v += step {
-			rows = append(rows, []expr.Expr{expr.Literal(types.DInt(v), t)})
-			if len(rows) > maxRows {
-				return nil, types.Errorf(types.ErrInsufficientRes, "generate_series produces too many rows")
-			}
-		}
 	}
-	return &plan.Values{Rows: rows, Out: seriesFields(tf, alias, t)}, nil
+	return n, nil
 }
 
 func seriesFields(tf *parser.TableFunc, alias string, t types.T) []plan.Field {

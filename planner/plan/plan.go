@@ -55,6 +55,16 @@ type Values struct {
 	Out  []Field
 }
 
+// Series is generate_series(Start, Stop, Step): integers (Out's type int4 or
+// int8) or timestamps stepped by an interval, in which case Add computes the
+// next value from the row (current, step). Start, Stop and Step are evaluated
+// once when execution starts (they may be parameters).
+type Series struct {
+	Start, Stop, Step expr.Expr
+	Add               expr.Expr
+	Out               []Field
+}
+
 // Filter keeps rows where Cond is true.
 type Filter struct {
 	Input Node
@@ -185,6 +195,7 @@ type Window struct {
 // Schema implementations.
 func (n *Scan) Schema() []Field     { return n.Out }
 func (n *Values) Schema() []Field   { return n.Out }
+func (n *Series) Schema() []Field   { return n.Out }
 func (n *Filter) Schema() []Field   { return n.Input.Schema() }
 func (n *Project) Schema() []Field  { return n.Out }
 func (n *Agg) Schema() []Field      { return n.Out }
@@ -206,6 +217,7 @@ func (n *Join) Schema() []Field {
 // Children implementations.
 func (n *Scan) Children() []Node     { return nil }
 func (n *Values) Children() []Node   { return nil }
+func (n *Series) Children() []Node   { return nil }
 func (n *Filter) Children() []Node   { return []Node{n.Input} }
 func (n *Project) Children() []Node  { return []Node{n.Input} }
 func (n *Agg) Children() []Node      { return []Node{n.Input} }
@@ -225,6 +237,9 @@ func (n *Scan) Describe() string {
 	return s
 }
 func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", len(n.Rows)) }
+func (n *Series) Describe() string {
+	return fmt.Sprintf("Series %s to %s step %s", n.Start, n.Stop, n.Step)
+}
 func (n *Filter) Describe() string { return "Filter " + n.Cond.String() }
 func (n *Project) Describe() string {
 	return "Project " + exprList(n.Exprs)
