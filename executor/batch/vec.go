@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"cmp"
 	"hash/maphash"
 	"math"
 
@@ -12,35 +11,7 @@ import (
 // Both vectors of a comparison share one physical layout.
 
 // cmpNonNull orders row i of a against row j of b, both non-NULL.
-func cmpNonNull(a *types.Vector, i int, b *types.Vector, j int) int {
-	switch a.Type.Physical() {
-	case types.PhysI64:
-		return cmp.Compare(a.I64[i], b.I64[j])
-	case types.PhysF64:
-		return cmpFloat(a.F64[i], b.F64[j])
-	case types.PhysStr:
-		return cmp.Compare(a.Str[i], b.Str[j])
-	case types.PhysDec:
-		return a.Dec[i].Cmp(&b.Dec[j])
-	case types.PhysIv:
-		return cmp.Compare(types.IntervalKey(a.Iv[i]), types.IntervalKey(b.Iv[j]))
-	}
-	return 0
-}
-
-// cmpFloat orders floats as PostgreSQL does: NaN above every number and equal to itself.
-func cmpFloat(a, b float64) int {
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	}
-	return cmp.Compare(a, b)
-}
+func cmpNonNull(a *types.Vector, i int, b *types.Vector, j int) int { return types.CompareAt(a, i, b, j) }
 
 // eqVal reports whether row i of a equals row j of b, NULL equal to NULL (as
 // GROUP BY, DISTINCT and set operations need).

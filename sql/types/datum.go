@@ -91,11 +91,47 @@ func CompareNonNull(t T, a, b *Datum) int {
 		}
 		return bytes.Compare([]byte(a.S), []byte(b.S))
 	case PhysDec:
-		return a.Dec.Cmp(&b.Dec)
+		return compareDecimal(&a.Dec, &b.Dec)
 	case PhysIv:
 		return cmp.Compare(IntervalKey(a.Iv), IntervalKey(b.Iv))
 	}
 	return 0
+}
+
+// CompareAt orders row i of a against row j of b, both non-NULL and of one
+// physical layout, without building datums (for sort and join keys).
+func CompareAt(a *Vector, i int, b *Vector, j int) int {
+	switch a.Type.Physical() {
+	case PhysI64:
+		return cmp.Compare(a.I64[i], b.I64[j])
+	case PhysF64:
+		return compareFloat(a.F64[i], b.F64[j])
+	case PhysStr:
+		if a.Type.ID == Bytea || a.Type.ID == Jsonb {
+			return bytes.Compare([]byte(a.Str[i]), []byte(b.Str[j]))
+		}
+		return cmp.Compare(a.Str[i], b.Str[j])
+	case PhysDec:
+		return compareDecimal(&a.Dec[i], &b.Dec[j])
+	case PhysIv:
+		return cmp.Compare(IntervalKey(a.Iv[i]), IntervalKey(b.Iv[j]))
+	}
+	return 0
+}
+
+// compareDecimal orders numerics as PostgreSQL does: NaN above every number
+// (and +Infinity), equal to itself.
+func compareDecimal(a, b *apd.Decimal) int {
+	an, bn := a.Form == apd.NaN || a.Form == apd.NaNSignaling, b.Form == apd.NaN || b.Form == apd.NaNSignaling
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return a.Cmp(b)
 }
 
 func compareFloat(a, b float64) int {
