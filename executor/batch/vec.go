@@ -11,7 +11,9 @@ import (
 // Both vectors of a comparison share one physical layout.
 
 // cmpNonNull orders row i of a against row j of b, both non-NULL.
-func cmpNonNull(a *types.Vector, i int, b *types.Vector, j int) int { return types.CompareAt(a, i, b, j) }
+func cmpNonNull(a *types.Vector, i int, b *types.Vector, j int) int {
+	return types.CompareAt(a, i, b, j)
+}
 
 // eqVal reports whether row i of a equals row j of b, NULL equal to NULL (as
 // GROUP BY, DISTINCT and set operations need).
