@@ -1,0 +1,67 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tributary/tributary/storage"
+)
+
+// Collected is an actor's report that a barrier passed it: the epoch it
+// sealed and the state writes of that epoch (nil when none).
+type Collected struct {
+	Actor   ActorID
+	Barrier *Barrier
+	Writes  *storage.Batch
+	// Err is set when the actor failed; the coordinator then recovers.
+	Err error
+}
+
+// Actor runs one chain of executors in its own goroutine and sends its
+// output through a dispatcher.
+type Actor struct {
+	Ctx        *ActorContext
+	Root       Executor
+	Dispatcher *Dispatcher
+	// Report receives a Collected for every barrier and for a failure. It must not block for long.
+	Report func(Collected)
+	// Closers run when the actor ends (executors holding goroutines, e.g. an Aligner).
+	Closers []func()
+}
+
+// Run pulls from the root until a barrier stops the actor, ctx ends, or an
+// executor fails. Every barrier is dispatched downstream first, then the
+// actor's state writes for the sealed epoch are reported with it.
+func (a *Actor) Run(ctx context.Context) (err error) {
+	defer func() {
+		for _, c := range a.Closers {
+			c()
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("actor %d panicked: %v", a.Ctx.ID, r)
+		}
+		if err != nil && ctx.Err() == nil {
+			a.Report(Collected{Actor: a.Ctx.ID, Err: err})
+		}
+	}()
+	for {
+		m, err := a.Root.Next(ctx)
+		if err != nil {
+			return fmt.Errorf("actor %d: %w", a.Ctx.ID, err)
+		}
+		if a.Dispatcher != nil {
+			if err := a.Dispatcher.Dispatch(ctx, a.Ctx.ID, m); err != nil {
+				return fmt.Errorf("actor %d dispatch: %w", a.Ctx.ID, err)
+			}
+		}
+		if b := m.Barrier; b != nil {
+			a.Ctx.Flush(b.Epoch.Prev)
+			a.Report(Collected{Actor: a.Ctx.ID, Barrier: b, Writes: a.Ctx.TakeWrites()})
+			if b.Stops(a.Ctx.ID) {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,9 @@
+// Package stream is the streaming runtime: Message (a Chunk of changes, a
+// Barrier or a Watermark) flowing through pull-based Executors, one goroutine
+// per Actor, connected by bounded channels through Dispatchers (simple,
+// broadcast, hash by vnode) and Merge receivers that align barriers. Stateful
+// executors keep state in storage/state tables and, when a barrier passes,
+// flush the epoch's writes into their ActorContext, which the actor hands to
+// the coordinator with its barrier report. Build turns a fragment of a stream
+// plan into executors (one type switch).
+package stream

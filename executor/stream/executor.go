@@ -1,0 +1,95 @@
+package stream
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// ActorID identifies an actor within the server.
+type ActorID uint32
+
+// Executor is a pull-based stream operator.
+//
+// Next returns the next message. Chunks carry row ops (Insert, Delete,
+// UpdateDelete, UpdateInsert; an UpdateDelete is immediately followed by its
+// UpdateInsert in the same chunk) and may have a visibility mask (invisible
+// rows are not part of the stream). An executor handles the messages it owns
+// and forwards the rest: on a Barrier it first emits everything the sealed
+// epoch produced, flushes its state tables into its ActorContext (Flush), and
+// then returns the barrier. Next returns io.EOF after the barrier that stops
+// its actor (Barrier.Stops) and on every later call; any other error fails
+// the actor. Executors are used by one goroutine (their actor's).
+type Executor interface {
+	// Schema returns the column types of the chunks Next returns.
+	Schema() []types.T
+	Next(ctx context.Context) (Message, error)
+}
+
+// ActorContext is what an actor's executors share: the store to read state
+// from, the batch collecting the state writes of the epoch being sealed, and
+// the actor's identity and vnode ownership.
+type ActorContext struct {
+	ID    ActorID
+	Store storage.KV
+	// Vnodes lists the vnodes this actor owns for hash-distributed state (nil: all).
+	Vnodes []uint16
+	// CacheRows bounds how many rows a stateful executor keeps in memory
+	// (beyond it, state is read back from storage). 0 means a default.
+	CacheRows int
+
+	mu     sync.Mutex
+	writes storage.Batch
+	tables []*state.Table
+}
+
+// NewTable opens a state table for one of the actor's executors and
+// registers it, so Flush seals its writes with every barrier.
+func (a *ActorContext) NewTable(s state.Schema) (*state.Table, error) {
+	t, err := state.New(a.Store, s)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.tables = append(a.tables, t)
+	a.mu.Unlock()
+	return t, nil
+}
+
+// Flush moves the epoch's writes of every registered table into the actor's
+// batch. Executors need not call it: the actor does, when the barrier leaves
+// its root executor (all executors of the actor have seen it by then).
+func (a *ActorContext) Flush(epoch uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.tables {
+		t.Flush(epoch, &a.writes)
+	}
+}
+
+// TakeWrites returns the collected writes as a new batch and empties the
+// actor's batch.
+func (a *ActorContext) TakeWrites() *storage.Batch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.writes.Len() == 0 {
+		return nil
+	}
+	out := new(storage.Batch)
+	for i := 0; i < a.writes.Len(); i++ {
+		k, v, del := a.writes.Entry(i)
+		if del {
+			out.Delete(k)
+		} else {
+			out.Put(k, v)
+		}
+	}
+	a.writes.Reset()
+	return out
+}
+
+// DefaultCacheRows is the per-executor row cache when ActorContext.CacheRows is 0.
+const DefaultCacheRows = 1 << 16

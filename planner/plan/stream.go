@@ -1,0 +1,340 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// StreamNode is a node of a streaming job's plan (a materialized view's
+// query, later a sink's). Its output is a change stream: chunks with ops,
+// where StreamKey identifies a row so updates and deletes can find it.
+type StreamNode interface {
+	Schema() []Field
+	// StreamKey lists the output columns that identify a row of the stream.
+	StreamKey() []int
+	Inputs() []StreamNode
+	Describe() string
+}
+
+// StateTable is the layout of one state table of a stateful stream operator:
+// rows of Types keyed by the PK columns (ascending unless PKDesc), placed in
+// vnodes by the Dist columns (a prefix of the key's columns, or none for a
+// singleton). ID is assigned by the planner and stored with the job, so a
+// restart finds the same state.
+type StateTable struct {
+	ID     uint32
+	Name   string // what it holds, for EXPLAIN ("agg result", "join left", ...)
+	Types  []types.T
+	PK     []int
+	PKDesc []bool
+	Dist   []int
+}
+
+func (s StateTable) String() string {
+	return fmt.Sprintf("%s(id=%d pk=%v dist=%v)", s.Name, s.ID, s.PK, s.Dist)
+}
+
+// StatefulNode is implemented by stream nodes that keep state: StateLayouts
+// gives the layouts (without ids) in a fixed order; the planner assigns ids
+// and stores them with SetState.
+type StatefulNode interface {
+	StreamNode
+	StateLayouts() []StateTable
+	SetState([]StateTable)
+	State() []StateTable
+}
+
+// StateInfo is embedded by stateful nodes.
+type StateInfo struct{ Tables []StateTable }
+
+// SetState implements StatefulNode.
+func (s *StateInfo) SetState(t []StateTable) { s.Tables = t }
+
+// State implements StatefulNode.
+func (s *StateInfo) State() []StateTable { return s.Tables }
+
+// DistKind is how a fragment's rows are spread over its parallel actors.
+type DistKind uint8
+
+// Distributions.
+const (
+	DistSingle DistKind = iota // one actor
+	DistHash                   // by the vnode of Keys
+	DistBroadcast
+)
+
+// StreamSource reads the change stream of an upstream table or
+// materialized view (Relation), with all its columns (hidden ones too).
+type StreamSource struct {
+	Relation *catalog.Relation
+	Out      []Field
+}
+
+// StreamValues emits constant rows once (a job with no upstream).
+type StreamValues struct {
+	Rows [][]expr.Expr
+	Out  []Field
+	Key  []int
+}
+
+// StreamExchange is a fragment boundary: its input's rows are redistributed.
+type StreamExchange struct {
+	Input StreamNode
+	Dist  DistKind
+	Keys  []int // for DistHash
+}
+
+// StreamProject computes Exprs; Key is the output stream key (the binder's
+// projection extended with the input key columns it would drop).
+type StreamProject struct {
+	Input StreamNode
+	Exprs []expr.Expr
+	Out   []Field
+	Key   []int
+}
+
+// StreamFilter keeps rows where Cond is true; an update whose halves disagree
+// becomes an insert or a delete.
+type StreamFilter struct {
+	Input StreamNode
+	Cond  expr.Expr
+}
+
+// StreamAgg is hash aggregation (GroupBy non-empty, distributed by it) or
+// simple aggregation (GroupBy empty: one actor, always one output row).
+// Output: group columns, then one column per aggregate. Stream key: the group columns.
+type StreamAgg struct {
+	StateInfo
+	Input   StreamNode
+	GroupBy []int
+	Aggs    []AggCall
+	Out     []Field
+}
+
+// StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
+// extra condition over the concatenated row; each side's rows are kept in a
+// state table keyed by (join key, side stream key).
+type StreamHashJoin struct {
+	StateInfo
+	Kind            JoinKind // Inner, Left, Right, Full
+	Left, Right     StreamNode
+	EqLeft, EqRight []int
+	Cond            expr.Expr
+}
+
+// StreamTopN keeps the first Limit rows after Offset in OrderBy order, per
+// group of GroupBy (group top-N; none: one group, one actor). WithRank, when
+// set, appends a row_number/rank column (for "WHERE rn <= N" plans).
+type StreamTopN struct {
+	StateInfo
+	Input   StreamNode
+	OrderBy []SortKey
+	Limit   int64
+	Offset  int64
+	GroupBy []int
+	Rank    string // "" (no extra column), "row_number", "rank", "dense_rank"
+	Out     []Field
+}
+
+// StreamUnion merges its inputs' streams (UNION ALL). Inputs have the same
+// schema; the stream key is the inputs' key plus a hidden source column the
+// planner adds to each input.
+type StreamUnion struct {
+	Ins []StreamNode
+	Key []int
+}
+
+// StreamHopWindow expands each row into the windows containing TimeCol:
+// HOP(t, col, slide, size); TUMBLE is slide = size. Output: the input
+// columns, then window_start and window_end.
+type StreamHopWindow struct {
+	Input   StreamNode
+	TimeCol int
+	Slide   types.IntervalValue
+	Size    types.IntervalValue
+	Out     []Field
+}
+
+// StreamTemporalFilter keeps rows whose Col is above now() - Interval,
+// retracting them as time passes (evaluated at each barrier's epoch time).
+type StreamTemporalFilter struct {
+	StateInfo
+	Input    StreamNode
+	Col      int
+	Interval types.IntervalValue
+	// Strict: col > bound (else >=).
+	Strict bool
+}
+
+// StreamMaterialize writes its input into the materialized view's table
+// (keyed by PK, the stream key) and forwards the change stream to
+// downstream jobs.
+type StreamMaterialize struct {
+	StateInfo
+	Input    StreamNode
+	Relation *catalog.Relation
+	PK       []int
+}
+
+// Schemas.
+func (n *StreamSource) Schema() []Field         { return n.Out }
+func (n *StreamValues) Schema() []Field         { return n.Out }
+func (n *StreamExchange) Schema() []Field       { return n.Input.Schema() }
+func (n *StreamProject) Schema() []Field        { return n.Out }
+func (n *StreamFilter) Schema() []Field         { return n.Input.Schema() }
+func (n *StreamAgg) Schema() []Field            { return n.Out }
+func (n *StreamTopN) Schema() []Field           { return n.Out }
+func (n *StreamUnion) Schema() []Field          { return n.Ins[0].Schema() }
+func (n *StreamHopWindow) Schema() []Field      { return n.Out }
+func (n *StreamTemporalFilter) Schema() []Field { return n.Input.Schema() }
+func (n *StreamMaterialize) Schema() []Field    { return n.Input.Schema() }
+func (n *StreamHashJoin) Schema() []Field {
+	l, r := n.Left.Schema(), n.Right.Schema()
+	return append(append(make([]Field, 0, len(l)+len(r)), l...), r...)
+}
+
+// Stream keys.
+func (n *StreamSource) StreamKey() []int         { return n.Relation.PK }
+func (n *StreamValues) StreamKey() []int         { return n.Key }
+func (n *StreamExchange) StreamKey() []int       { return n.Input.StreamKey() }
+func (n *StreamProject) StreamKey() []int        { return n.Key }
+func (n *StreamFilter) StreamKey() []int         { return n.Input.StreamKey() }
+func (n *StreamTemporalFilter) StreamKey() []int { return n.Input.StreamKey() }
+func (n *StreamMaterialize) StreamKey() []int    { return n.PK }
+func (n *StreamUnion) StreamKey() []int          { return n.Key }
+func (n *StreamAgg) StreamKey() []int {
+	k := make([]int, len(n.GroupBy))
+	for i := range k {
+		k[i] = i
+	}
+	return k
+}
+func (n *StreamTopN) StreamKey() []int { return n.Input.StreamKey() }
+func (n *StreamHopWindow) StreamKey() []int {
+	// A row appears once per window: its key plus the window start.
+	return append(append([]int(nil), n.Input.StreamKey()...), len(n.Input.Schema()))
+}
+func (n *StreamHashJoin) StreamKey() []int {
+	nl := len(n.Left.Schema())
+	k := append([]int(nil), n.Left.StreamKey()...)
+	for _, c := range n.Right.StreamKey() {
+		k = append(k, nl+c)
+	}
+	return k
+}
+
+// Inputs.
+func (n *StreamSource) Inputs() []StreamNode         { return nil }
+func (n *StreamValues) Inputs() []StreamNode         { return nil }
+func (n *StreamExchange) Inputs() []StreamNode       { return []StreamNode{n.Input} }
+func (n *StreamProject) Inputs() []StreamNode        { return []StreamNode{n.Input} }
+func (n *StreamFilter) Inputs() []StreamNode         { return []StreamNode{n.Input} }
+func (n *StreamAgg) Inputs() []StreamNode            { return []StreamNode{n.Input} }
+func (n *StreamTopN) Inputs() []StreamNode           { return []StreamNode{n.Input} }
+func (n *StreamUnion) Inputs() []StreamNode          { return n.Ins }
+func (n *StreamHopWindow) Inputs() []StreamNode      { return []StreamNode{n.Input} }
+func (n *StreamTemporalFilter) Inputs() []StreamNode { return []StreamNode{n.Input} }
+func (n *StreamMaterialize) Inputs() []StreamNode    { return []StreamNode{n.Input} }
+func (n *StreamHashJoin) Inputs() []StreamNode       { return []StreamNode{n.Left, n.Right} }
+
+// Descriptions.
+func (n *StreamSource) Describe() string {
+	return fmt.Sprintf("StreamSource %s %s", n.Relation.Kind, n.Relation.QualifiedName())
+}
+func (n *StreamValues) Describe() string { return fmt.Sprintf("StreamValues %d rows", len(n.Rows)) }
+func (n *StreamExchange) Describe() string {
+	switch n.Dist {
+	case DistHash:
+		return "StreamExchange Hash" + colList(n.Keys)
+	case DistBroadcast:
+		return "StreamExchange Broadcast"
+	}
+	return "StreamExchange Single"
+}
+func (n *StreamProject) Describe() string { return "StreamProject " + exprList(n.Exprs) }
+func (n *StreamFilter) Describe() string  { return "StreamFilter " + n.Cond.String() }
+func (n *StreamAgg) Describe() string {
+	parts := make([]string, 0, len(n.Aggs))
+	for _, a := range n.Aggs {
+		parts = append(parts, a.Name)
+	}
+	kind := "StreamHashAgg group by " + colList(n.GroupBy)
+	if len(n.GroupBy) == 0 {
+		kind = "StreamSimpleAgg"
+	}
+	return fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+}
+func (n *StreamHashJoin) Describe() string {
+	pairs := make([]string, len(n.EqLeft))
+	for i := range n.EqLeft {
+		pairs[i] = fmt.Sprintf("$%d = $%d", n.EqLeft[i], len(n.Left.Schema())+n.EqRight[i])
+	}
+	s := fmt.Sprintf("StreamHashJoin %s on %s", n.Kind, strings.Join(pairs, " and "))
+	if n.Cond != nil {
+		s += " cond " + n.Cond.String()
+	}
+	return s
+}
+func (n *StreamTopN) Describe() string {
+	s := fmt.Sprintf("StreamTopN order by %s limit %d offset %d", keyList(n.OrderBy), n.Limit, n.Offset)
+	if len(n.GroupBy) > 0 {
+		s = "StreamGroupTopN group by " + colList(n.GroupBy) + " " + s[len("StreamTopN "):]
+	}
+	if n.Rank != "" {
+		s += " with " + n.Rank
+	}
+	return s
+}
+func (n *StreamUnion) Describe() string { return "StreamUnion All" }
+func (n *StreamHopWindow) Describe() string {
+	return fmt.Sprintf("StreamHopWindow time $%d slide %s size %s", n.TimeCol,
+		types.AppendInterval(nil, n.Slide), types.AppendInterval(nil, n.Size))
+}
+func (n *StreamTemporalFilter) Describe() string {
+	op := ">="
+	if n.Strict {
+		op = ">"
+	}
+	return fmt.Sprintf("StreamTemporalFilter $%d %s now() - %s", n.Col, op, types.AppendInterval(nil, n.Interval))
+}
+func (n *StreamMaterialize) Describe() string {
+	return fmt.Sprintf("StreamMaterialize %s pk %s", n.Relation.QualifiedName(), colList(n.PK))
+}
+
+// ExplainStream prints a stream plan as a tree with each node's stream key
+// and state tables; exchanges are where fragments begin.
+func ExplainStream(n StreamNode) string {
+	var b strings.Builder
+	var walk func(n StreamNode, depth int)
+	walk = func(n StreamNode, depth int) {
+		b.WriteString(strings.Repeat("  ", depth))
+		if depth > 0 {
+			b.WriteString("└─")
+		}
+		b.WriteString(n.Describe())
+		fmt.Fprintf(&b, " { stream key: %s", colList(n.StreamKey()))
+		if s, ok := n.(StatefulNode); ok && len(s.State()) > 0 {
+			parts := make([]string, len(s.State()))
+			for i, t := range s.State() {
+				parts[i] = t.String()
+			}
+			fmt.Fprintf(&b, ", state: [%s]", strings.Join(parts, ", "))
+		}
+		b.WriteString(" }\n")
+		for _, c := range n.Inputs() {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// StateLayouts implements StatefulNode: the materialized view's own table,
+// keyed by its primary key (its id is the relation's).
+func (n *StreamMaterialize) StateLayouts() []StateTable {
+	return []StateTable{{ID: n.Relation.ID, Name: "materialized view", Types: n.Relation.ColumnTypes(), PK: n.PK, Dist: n.PK}}
+}
