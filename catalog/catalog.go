@@ -77,11 +77,14 @@ type Relation struct {
 	// PK lists the primary key's column indices (the hidden row id when none was declared).
 	PK []int `json:"pk,omitempty"`
 	// Definition is the CREATE statement's text (the query for views and MVs).
-	Definition string            `json:"definition,omitempty"`
-	AppendOnly bool              `json:"append_only,omitempty"`
-	DependsOn  []uint32          `json:"depends_on,omitempty"`
-	Options    map[string]string `json:"options,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
+	Definition string   `json:"definition,omitempty"`
+	AppendOnly bool     `json:"append_only,omitempty"`
+	DependsOn  []uint32 `json:"depends_on,omitempty"`
+	// StateTables are the ids of a streaming job's internal state tables, in the
+	// order the planner assigned them (a restart assigns them again in that order).
+	StateTables []uint32          `json:"state_tables,omitempty"`
+	Options     map[string]string `json:"options,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
 }
 
 // QualifiedName returns schema.name.

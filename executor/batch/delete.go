@@ -24,6 +24,7 @@ func (w *deleteWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		if err := tbl.Delete(row); err != nil {
 			return nil, errorf("delete from %s: %w", rel.QualifiedName(), err)
 		}
+		env.Tables.record(rel, types.OpDelete, row)
 	}
 	return rows, nil
 }

@@ -38,6 +38,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		if err := tbl.Insert(row); err != nil {
 			return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
 		}
+		env.Tables.record(rel, types.OpInsert, row)
 	}
 	return rows, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/state"
 )
@@ -17,6 +18,57 @@ type TableSet struct {
 	store  storage.KV
 	tables map[uint32]*state.Table
 	order  []uint32 // ids in opening order, for a deterministic Flush
+	// changes, when capturing, holds every row written as a change chunk per relation.
+	changes map[uint32]*types.Chunk
+	capture bool
+}
+
+// CaptureChanges makes the set record every row DML writes, as change
+// chunks per relation (TakeChanges), for the tables' streaming jobs.
+func (s *TableSet) CaptureChanges() {
+	s.capture = true
+	s.changes = map[uint32]*types.Chunk{}
+}
+
+// record notes a written row when capturing.
+func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum) {
+	if !s.capture {
+		return
+	}
+	c := s.changes[rel.ID]
+	if c == nil {
+		c = types.NewChunk(rel.ColumnTypes(), 16)
+		s.changes[rel.ID] = c
+	}
+	c.AppendRowOp(op, row)
+}
+
+// TakeChanges returns the captured changes and starts afresh.
+func (s *TableSet) TakeChanges() map[uint32]*types.Chunk {
+	out := s.changes
+	s.changes = map[uint32]*types.Chunk{}
+	return out
+}
+
+// Discard drops every table's writes since the last Flush, and the captured changes.
+func (s *TableSet) Discard() {
+	for _, t := range s.tables {
+		t.Discard()
+	}
+	if s.capture {
+		s.changes = map[uint32]*types.Chunk{}
+	}
+}
+
+// Forget closes the set's view of a relation (after DROP TABLE).
+func (s *TableSet) Forget(id uint32) {
+	delete(s.tables, id)
+	for i, x := range s.order {
+		if x == id {
+			s.order = append(s.order[:i:i], s.order[i+1:]...)
+			break
+		}
+	}
 }
 
 // NewTableSet returns an empty set over store.

@@ -76,11 +76,14 @@ func (w *updateWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := tbl.Update(oldRow, newRow); err != nil {
 				return nil, errorf("update %s: %w", rel.QualifiedName(), err)
 			}
+			env.Tables.record(rel, types.OpUpdateDelete, oldRow)
+			env.Tables.record(rel, types.OpUpdateInsert, newRow)
 			continue
 		}
 		if err := tbl.Delete(oldRow); err != nil {
 			return nil, errorf("update %s: %w", rel.QualifiedName(), err)
 		}
+		env.Tables.record(rel, types.OpDelete, oldRow)
 		moved = append(moved, i)
 	}
 	pk := make([]types.Datum, len(rel.PK))
@@ -94,6 +97,7 @@ func (w *updateWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		if err := tbl.Insert(newRow); err != nil {
 			return nil, errorf("update %s: %w", rel.QualifiedName(), err)
 		}
+		env.Tables.record(rel, types.OpInsert, newRow)
 	}
 	return upd, nil
 }

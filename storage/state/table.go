@@ -185,6 +185,9 @@ func (b *buffer) put(key, value []byte, del bool) {
 	b.entries = append(b.entries, e)
 }
 
+// Discard drops the writes made since the last Flush (a failed statement's).
+func (t *Table) Discard() { t.cur = buffer{index: make(map[string]int)} }
+
 // PendingRows returns the number of keys written in the current epoch.
 func (t *Table) PendingRows() int { return len(t.cur.entries) }
 
