@@ -133,6 +133,12 @@ func build(env *Env, n plan.Node) (Executor, error) {
 			ins = append(ins, in)
 		}
 		return newSetOp(n, ins), nil
+	case *plan.HopWindow:
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newHopWindow(n, in), nil
 	case *plan.Window:
 		in, err := build(env, n.Input)
 		if err != nil {

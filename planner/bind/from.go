@@ -185,6 +185,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 	switch tf.Name {
 	case "generate_series":
 		return b.generateSeries(tf, alias)
+	case "tumble", "hop":
+		return b.windowTVF(tf, alias)
 	}
 	return nil, types.Errorf(types.ErrUnsupported, "table function %s is not supported in batch queries", tf.Name)
 }
