@@ -1,0 +1,346 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// hashJoin is the streaming equi-join (inner, left, right, full outer) with
+// an optional extra condition. Each side's rows live in its state table keyed
+// by (join key, stream key); a bounded cache keeps recently used join keys'
+// rows of each side. A row from one side is joined with the other side's rows
+// of its key, then written to its own side's state. Outer sides keep a degree
+// per row (matching rows of the other side) so a row switching between
+// matched and unmatched retracts or emits its NULL-padded row. Updates are
+// processed as a delete then an insert; the output has only Insert and Delete.
+type hashJoin struct {
+	actx    *ActorContext
+	align   *Aligner
+	cond    expr.Expr // nil: none
+	outer   [2]bool   // side's unmatched rows are emitted NULL-padded
+	nl, nr  int       // column counts of the left and right inputs
+	outT    []types.T
+	limit   int // cached rows per side
+	sameKey bool
+
+	run joinRun
+}
+
+// joinRun is the hash join's per-run state.
+type joinRun struct {
+	sides   [2]*joinSide
+	ectx    expr.Ctx
+	tick    uint64
+	row     []types.Datum // the input row being processed (+ degree)
+	kd      []types.Datum // its join key values
+	joined  []types.Datum // left columns ++ right columns
+	padded  []types.Datum // a NULL-padded output row
+	nulls   []types.Datum // all NULL, for padding
+	cur     *types.Chunk  // output being built
+	out     []*types.Chunk
+	marks   []lruMark
+	stopped bool
+}
+
+// NewHashJoin returns the stream hash join of n over its two inputs, and the
+// Aligner it pulls them through (the builder closes it when the actor ends).
+// n.State() must hold the layouts of StateLayouts with ids assigned.
+func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executor) (Executor, *Aligner, error) {
+	switch n.Kind {
+	case plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin:
+	default:
+		return nil, nil, fmt.Errorf("hash join: unsupported join kind %s", n.Kind)
+	}
+	if len(n.EqLeft) == 0 || len(n.EqLeft) != len(n.EqRight) {
+		return nil, nil, fmt.Errorf("hash join: %d left keys and %d right keys", len(n.EqLeft), len(n.EqRight))
+	}
+	lt, rt := left.Schema(), right.Schema()
+	for i := range n.EqLeft {
+		l, r := n.EqLeft[i], n.EqRight[i]
+		if l < 0 || l >= len(lt) || r < 0 || r >= len(rt) {
+			return nil, nil, fmt.Errorf("hash join: key %d ($%d = $%d) out of range", i, l, r)
+		}
+		if lt[l].Physical() != rt[r].Physical() {
+			return nil, nil, fmt.Errorf("hash join: key %d compares %s with %s", i, lt[l], rt[r])
+		}
+	}
+	st := n.State()
+	if len(st) != 2 {
+		return nil, nil, fmt.Errorf("hash join: %d state tables, want 2", len(st))
+	}
+	e := &hashJoin{
+		actx:  actx,
+		cond:  n.Cond,
+		outer: [2]bool{n.LeftOuter(), n.RightOuter()},
+		nl:    len(lt),
+		nr:    len(rt),
+		outT:  append(append(make([]types.T, 0, len(lt)+len(rt)), lt...), rt...),
+		limit: actx.CacheRows,
+	}
+	if e.limit <= 0 {
+		e.limit = DefaultCacheRows
+	}
+	// Each side gets half of the cache.
+	e.limit = max(e.limit/2, 1)
+	eqs := [2][]int{n.EqLeft, n.EqRight}
+	for s, ts := range [2][]types.T{lt, rt} {
+		want := len(ts)
+		if e.outer[s] {
+			want++
+		}
+		if len(st[s].Types) != want {
+			return nil, nil, fmt.Errorf("hash join: %s state has %d columns, want %d", st[s].Name, len(st[s].Types), want)
+		}
+		pk := st[s].PK
+		if len(pk) < len(eqs[s]) || !equalInts(pk[:len(eqs[s])], eqs[s]) {
+			return nil, nil, fmt.Errorf("hash join: %s state key %v does not start with the join key %v", st[s].Name, pk, eqs[s])
+		}
+		t, err := actx.NewTable(state.Schema{TableID: st[s].ID, Types: st[s].Types, PK: pk, PKDesc: st[s].PKDesc, DistKey: st[s].Dist})
+		if err != nil {
+			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
+		}
+		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, e.outer[s])
+	}
+	e.sameKey = true
+	for i := range n.EqLeft {
+		if lt[n.EqLeft[i]] != rt[n.EqRight[i]] {
+			e.sameKey = false
+		}
+	}
+	r := &e.run
+	r.row = make([]types.Datum, 0, max(e.nl, e.nr)+1)
+	r.kd = make([]types.Datum, len(n.EqLeft))
+	r.joined = make([]types.Datum, e.nl+e.nr)
+	r.padded = make([]types.Datum, e.nl+e.nr)
+	r.nulls = make([]types.Datum, max(e.nl, e.nr))
+	for i := range r.nulls {
+		r.nulls[i] = types.NullDatum
+	}
+	e.align = NewAligner(left, right)
+	return e, e.align, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *hashJoin) Schema() []types.T { return e.outT }
+
+func (e *hashJoin) Next(ctx context.Context) (Message, error) {
+	r := &e.run
+	for {
+		if len(r.out) > 0 {
+			c := r.out[0]
+			r.out[0] = nil
+			r.out = r.out[1:]
+			return ChunkMsg(c), nil
+		}
+		if r.stopped {
+			return Message{}, io.EOF
+		}
+		side, m, err := e.align.Next(ctx)
+		if err != nil {
+			return Message{}, fmt.Errorf("hash join: %w", err)
+		}
+		switch {
+		case m.Chunk != nil:
+			if err := e.processChunk(ctx, side, m.Chunk); err != nil {
+				return Message{}, err
+			}
+		case m.Barrier != nil:
+			// Every output of the sealed epoch has been returned (out is empty here).
+			for _, s := range r.sides {
+				r.marks = s.evict(e.limit, r.marks)
+			}
+			if m.Barrier.Stops(e.actx.ID) {
+				r.stopped = true
+			}
+			return m, nil
+		default:
+			// Watermarks are not forwarded: a join's output order on a column is not
+			// derived from one input's watermark (see the package report).
+		}
+	}
+}
+
+// processChunk joins every visible row of c (from side) and queues the output.
+func (e *hashJoin) processChunk(ctx context.Context, side Side, c *types.Chunk) error {
+	r := &e.run
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		r.row = c.Row(i, r.row[:0])
+		if err := e.processRow(ctx, side, r.row, c.Op(i).IsInsert()); err != nil {
+			return err
+		}
+	}
+	if r.cur != nil && r.cur.Len() > 0 {
+		r.out = append(r.out, r.cur)
+		r.cur = nil
+	}
+	return nil
+}
+
+// processRow applies one row change of side: joins it with the other side's
+// rows of its key, maintaining degrees, then updates the side's state.
+func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum, insert bool) error {
+	r := &e.run
+	this, other := r.sides[side], r.sides[1-side]
+	op := types.OpDelete
+	if insert {
+		op = types.OpInsert
+	}
+	r.tick++
+	for i, c := range this.key {
+		if row[c].Null {
+			// A NULL key never matches: the row is only ever NULL-padded and needs no state.
+			if e.outer[side] {
+				e.emitPadded(side, row, op)
+			}
+			return nil
+		}
+		r.kd[i] = row[c]
+	}
+	other.encodeKey(r.kd)
+	oe, err := other.load(ctx, r.kd, e.limit, r.tick)
+	if err != nil {
+		return err
+	}
+	degree := int64(0)
+	w := other.width
+	for off := 0; off < len(oe.rows); off += w {
+		orow := oe.rows[off : off+w]
+		e.fillJoined(side, row, orow)
+		if e.cond != nil {
+			ok, err := e.evalCond()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+		}
+		degree++
+		if !other.degree {
+			e.emit(op, r.joined)
+			continue
+		}
+		d := &orow[other.ncols]
+		switch {
+		case insert:
+			if d.I == 0 {
+				e.emitPadded(1-side, orow, types.OpDelete)
+			}
+			d.I++
+			e.emit(op, r.joined)
+		case d.I > 0:
+			d.I--
+			e.emit(op, r.joined)
+			if d.I == 0 {
+				e.emitPadded(1-side, orow, types.OpInsert)
+			}
+		default:
+			// A delete matching a row of degree 0 means the input was inconsistent;
+			// retract the joined row, keep the degree at 0.
+			e.emit(op, r.joined)
+		}
+		if err := other.table.Insert(orow); err != nil {
+			return fmt.Errorf("hash join: update degree: %w", err)
+		}
+	}
+	if degree == 0 && e.outer[side] {
+		e.emitPadded(side, row, op)
+	}
+
+	// The row's own side: state, and the cached entry of its key if there is one.
+	if this.degree {
+		row = append(row[:this.ncols], types.DInt(degree))
+		r.row = row
+	}
+	if e.sameKey {
+		this.keyBuf = append(this.keyBuf[:0], other.keyBuf...)
+	} else {
+		this.encodeKey(r.kd)
+	}
+	te := this.cachedEntry()
+	if insert {
+		if err := this.table.Insert(row); err != nil {
+			return fmt.Errorf("hash join: write state: %w", err)
+		}
+		if te != nil {
+			this.add(te, row)
+		}
+	} else {
+		if err := this.table.Delete(row); err != nil {
+			return fmt.Errorf("hash join: write state: %w", err)
+		}
+		if te != nil {
+			this.remove(te, row)
+		}
+	}
+	if te != nil {
+		te.used = r.tick
+	}
+	return nil
+}
+
+// fillJoined sets r.joined to the row of side joined with orow of the other side.
+func (e *hashJoin) fillJoined(side Side, row, orow []types.Datum) {
+	j := e.run.joined
+	if side == Left {
+		copy(j[:e.nl], row[:e.nl])
+		copy(j[e.nl:], orow[:e.nr])
+	} else {
+		copy(j[:e.nl], orow[:e.nl])
+		copy(j[e.nl:], row[:e.nr])
+	}
+}
+
+func (e *hashJoin) evalCond() (bool, error) {
+	d, err := e.cond.EvalRow(&e.run.ectx, e.run.joined)
+	if err != nil {
+		return false, fmt.Errorf("hash join: condition: %w", err)
+	}
+	return !d.Null && d.Bool(), nil
+}
+
+// emitPadded emits row of side with NULLs for the other side's columns.
+func (e *hashJoin) emitPadded(side Side, row []types.Datum, op types.Op) {
+	j := e.run.padded
+	if side == Left {
+		copy(j[:e.nl], row[:e.nl])
+		copy(j[e.nl:], e.run.nulls[:e.nr])
+	} else {
+		copy(j[:e.nl], e.run.nulls[:e.nl])
+		copy(j[e.nl:], row[:e.nr])
+	}
+	e.emit(op, j)
+}
+
+// emit appends one output row, queueing full chunks.
+func (e *hashJoin) emit(op types.Op, row []types.Datum) {
+	r := &e.run
+	if r.cur == nil {
+		r.cur = types.NewChunk(e.outT, types.DefaultChunkSize)
+	}
+	r.cur.AppendRowOp(op, row)
+	if r.cur.Len() >= types.DefaultChunkSize {
+		r.out = append(r.out, r.cur)
+		r.cur = nil
+	}
+}
