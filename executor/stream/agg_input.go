@@ -1,0 +1,174 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// The aggregates whose state is a table of their input (layouts in
+// plan.StreamAgg.StateLayouts): min and max keep (group, value, stream key)
+// and find the extreme as the first row of the group's range; string_agg
+// keeps (group, stream key, value, separator) and concatenates the group's
+// range; DISTINCT aggregates count rows per (group, arguments) and feed their
+// accumulator only when a tuple appears or disappears.
+
+// inputRow builds, in the run's scratch row, the group values of g followed
+// by the columns cols of row i of c.
+func (e *aggExec) inputRow(g *aggGroup, c *types.Chunk, i int, cols ...[]int) []types.Datum {
+	row := e.run.inRow[:0]
+	row = append(row, g.keyRow...)
+	for _, cs := range cols {
+		for _, col := range cs {
+			row = append(row, types.Datum{})
+			c.Cols[col].GetInto(i, &row[len(row)-1])
+		}
+	}
+	return row
+}
+
+func (e *aggExec) applyMinMax(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
+	col := f.call.Args[0]
+	if c.Cols[col].Nulls[i] {
+		return nil
+	}
+	row := e.inputRow(g, c, i, f.call.Args[:1], e.streamKey)
+	t := e.run.tables[f.table]
+	v := &row[len(g.keyRow)]
+	if sign < 0 {
+		if !acc.stale && !acc.res.Null && types.CompareNonNull(f.in, v, &acc.res) == 0 {
+			acc.stale = true // the extreme may be gone: read the new one at the barrier
+		}
+		return t.Delete(row)
+	}
+	if !acc.stale && (acc.res.Null || f.better(v, &acc.res)) {
+		acc.res = v.Copy()
+	}
+	return t.Insert(row)
+}
+
+func (e *aggExec) applyStringAgg(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
+	if c.Cols[f.call.Args[0]].Nulls[i] {
+		return nil
+	}
+	row := e.inputRow(g, c, i, e.streamKey, f.call.Args)
+	if sep := &row[len(row)-1]; sep.Null {
+		*sep = types.Datum{} // a NULL separator is an empty one
+	}
+	acc.stale = true
+	t := e.run.tables[f.table]
+	if sign < 0 {
+		return t.Delete(row)
+	}
+	return t.Insert(row)
+}
+
+func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
+	if c.Cols[f.call.Args[0]].Nulls[i] {
+		return nil // every aggregate here ignores a NULL (first) argument
+	}
+	r := &e.run
+	t := r.tables[f.table]
+	row := e.inputRow(g, c, i, f.call.Args)
+	key := row
+	got, found, err := t.Get(ctx, key, r.getRow)
+	r.getRow = got
+	if err != nil {
+		return err
+	}
+	var n int64
+	if found {
+		n = got[len(key)].I
+	}
+	n += sign
+	switch {
+	case n < 0:
+		return fmt.Errorf("distinct count of group (%s) below zero: the input deleted a row it never inserted", e.describeGroup(g))
+	case n == 0:
+		err = t.Delete(append(row, types.Datum{}))
+	default:
+		err = t.Insert(append(row, types.Datum{I: n}))
+	}
+	if err != nil {
+		return err
+	}
+	if (sign > 0 && n == 1) || (sign < 0 && n == 0) {
+		if f.kind == expr.AggStringAgg {
+			acc.stale = true
+			return nil
+		}
+		return f.apply(acc, &row[len(g.keyRow)], sign)
+	}
+	return nil
+}
+
+// better reports whether v beats the current extreme cur of a min or max.
+func (f *aggFn) better(v, cur *types.Datum) bool {
+	cmp := types.CompareNonNull(f.in, v, cur)
+	if f.kind == expr.AggMax {
+		return cmp > 0
+	}
+	return cmp < 0
+}
+
+// recompute reads g's result of a min, max or string_agg from its input table.
+func (e *aggExec) recompute(ctx context.Context, f *aggFn, g *aggGroup, acc *aggAcc) (err error) {
+	t := e.run.tables[f.table]
+	vnode, start := e.groupPrefix(t, g)
+	it, err := t.Iter(ctx, state.IterOptions{Vnode: vnode, Range: state.KeyRange{Start: start, End: codec.PrefixEnd(start)}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	nk := len(g.keyRow)
+	acc.stale = false
+	acc.res = types.NullDatum
+	if f.input == plan.AggInputMinMax {
+		switch err := it.Next(); err {
+		case nil:
+			acc.res = it.Row()[nk].Copy()
+		case io.EOF:
+		default:
+			return err
+		}
+		return nil
+	}
+	// string_agg: the value and separator are the last two columns of the
+	// materialized input, the two after the group of the distinct table.
+	var b strings.Builder
+	first := true
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		row := it.Row()
+		v, sep := &row[len(row)-2], &row[len(row)-1]
+		if f.input == plan.AggInputDistinct {
+			v, sep = &row[nk], &row[nk+1]
+		}
+		if !first && !sep.Null {
+			b.WriteString(sep.S)
+		}
+		b.WriteString(v.S)
+		first = false
+	}
+	if !first {
+		acc.res = types.DString(b.String())
+	}
+	return nil
+}

@@ -1,0 +1,536 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// aggExec is streaming aggregation: hash aggregation (GroupBy non-empty) or
+// simple aggregation (one group, always one output row). It accumulates an
+// epoch's input per group and, at the barrier, emits one change per group
+// that changed and writes each such group's state row once. Groups live in a
+// bounded cache (clock eviction) in front of the "agg state" table; min, max
+// and string_agg keep their input in tables of their own, DISTINCT aggregates
+// a count per distinct argument tuple (plan.StreamAgg.StateLayouts).
+type aggExec struct {
+	aggConfig
+	run aggRun
+}
+
+// aggConfig is the fixed part of the operator.
+type aggConfig struct {
+	actx       *ActorContext
+	in         Executor
+	name       string // "hash agg" or "simple agg", for errors
+	simple     bool
+	groupBy    []int // input columns
+	groupTypes []types.T
+	streamKey  []int // input stream key columns
+	outTypes   []types.T
+	fns        []*aggFn
+	rowsCol    int // row count column of the "agg state" row
+	stateWidth int // columns of the "agg state" row
+	cacheRows  int
+}
+
+// aggRun is the per-run state.
+type aggRun struct {
+	state  *state.Table
+	tables []*state.Table // the aggregates' extra tables, in layout order
+
+	groups map[string]*aggGroup // cached groups by encoded group key
+	clock  []*aggGroup          // the cached groups, swept by hand to evict
+	hand   int
+	single *aggGroup   // simple aggregation's group, once loaded
+	dirty  []*aggGroup // groups changed since the last flush, in first-change order
+
+	outQ       []Message // messages to return before reading more input
+	out        *types.Chunk
+	watermarks []Watermark // latest watermark per group column, sent after the next barrier's changes
+	done       bool
+
+	keyBuf   []byte
+	keyRow   []types.Datum // group values of the current input row
+	arg      types.Datum
+	stateRow []types.Datum // "agg state" row being written
+	getRow   []types.Datum // decode target of Get (never aliased with input vectors)
+	inRow    []types.Datum // extra table row being written
+	outRow   []types.Datum
+	res      []types.Datum
+	statePK  []types.Datum // simple aggregation's constant key
+}
+
+// aggGroup is one cached group.
+type aggGroup struct {
+	key    string
+	keyRow []types.Datum // the group values
+	rows   int64
+	accs   []aggAcc
+	// prevRows and prev are the group's row count and results when it first
+	// changed after the last flush (prev only when it had an output row).
+	prevRows int64
+	prev     []types.Datum
+	dirty    bool
+	inState  bool // its row is in the "agg state" table (committed or pending)
+	ref      bool // clock reference bit
+	slot     int  // index in aggRun.clock
+}
+
+// NewAgg returns the executor of a StreamAgg: hash aggregation when
+// n.GroupBy is non-empty, else simple aggregation. Its state tables are
+// n.State(), laid out by n.StateLayouts().
+func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error) {
+	e := &aggExec{aggConfig: aggConfig{actx: actx, in: in, name: "hash agg", simple: len(n.GroupBy) == 0,
+		groupBy: n.GroupBy, streamKey: n.Input.StreamKey(), outTypes: plan.Types(n.Out), cacheRows: actx.CacheRows}}
+	if e.simple {
+		e.name = "simple agg"
+	}
+	if e.cacheRows <= 0 {
+		e.cacheRows = DefaultCacheRows
+	}
+	inTypes := plan.Types(n.Input.Schema())
+	for _, c := range n.GroupBy {
+		e.groupTypes = append(e.groupTypes, inTypes[c])
+	}
+	layouts := n.StateLayouts()
+	tables := n.State()
+	if len(tables) != len(layouts) {
+		return nil, fmt.Errorf("%s: %d state tables, the layout has %d", e.name, len(tables), len(layouts))
+	}
+	e.rowsCol = max(len(n.GroupBy), 1)
+	col := e.rowsCol + 1
+	next := 0
+	for _, c := range n.Aggs {
+		f, err := newAggFn(c, col)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.name, err)
+		}
+		col += f.nState
+		if f.input != plan.AggInputNone {
+			f.table = next
+			next++
+		}
+		e.fns = append(e.fns, f)
+	}
+	e.stateWidth = col
+	if len(tables[0].Types) != col {
+		return nil, fmt.Errorf("%s: agg state table has %d columns, want %d", e.name, len(tables[0].Types), col)
+	}
+	r := &e.run
+	widest := 0
+	for i, st := range tables {
+		t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist})
+		if err != nil {
+			return nil, fmt.Errorf("%s: open %s: %w", e.name, st.Name, err)
+		}
+		if i == 0 {
+			r.state = t
+		} else {
+			r.tables = append(r.tables, t)
+			widest = max(widest, len(st.Types))
+		}
+	}
+	r.groups = make(map[string]*aggGroup)
+	r.keyRow = make([]types.Datum, len(n.GroupBy))
+	r.stateRow = make([]types.Datum, col)
+	r.inRow = make([]types.Datum, widest)
+	r.outRow = make([]types.Datum, len(e.outTypes))
+	r.res = make([]types.Datum, len(e.fns))
+	r.statePK = []types.Datum{types.DInt(0)}
+	return e, nil
+}
+
+// Schema implements Executor.
+func (e *aggExec) Schema() []types.T { return e.outTypes }
+
+// Next implements Executor.
+func (e *aggExec) Next(ctx context.Context) (Message, error) {
+	r := &e.run
+	for {
+		if len(r.outQ) > 0 {
+			m := r.outQ[0]
+			r.outQ[0] = Message{}
+			r.outQ = r.outQ[1:]
+			return m, nil
+		}
+		if r.done {
+			return Message{}, io.EOF
+		}
+		m, err := e.in.Next(ctx)
+		if err == io.EOF {
+			return Message{}, err
+		}
+		if err != nil {
+			return Message{}, fmt.Errorf("%s: %w", e.name, err)
+		}
+		switch {
+		case m.Chunk != nil:
+			if err := e.applyChunk(ctx, m.Chunk); err != nil {
+				return Message{}, fmt.Errorf("%s: %w", e.name, err)
+			}
+			if !e.simple && len(r.groups) > e.cacheRows {
+				// Too many groups for the cache: emit and write the dirty ones now so they
+				// can be evicted (they may then change again in this epoch).
+				if err := e.flush(ctx); err != nil {
+					return Message{}, fmt.Errorf("%s: %w", e.name, err)
+				}
+				e.evict(e.cacheRows)
+			}
+		case m.Barrier != nil:
+			if e.simple && r.single == nil {
+				if _, err := e.simpleGroup(ctx); err != nil {
+					return Message{}, fmt.Errorf("%s: %w", e.name, err)
+				}
+			}
+			if e.simple && !r.single.inState {
+				// The initial row: written and emitted at the first barrier.
+				if err := e.touch(r.single); err != nil {
+					return Message{}, fmt.Errorf("%s: %w", e.name, err)
+				}
+			}
+			if err := e.flush(ctx); err != nil {
+				return Message{}, fmt.Errorf("%s: %w", e.name, err)
+			}
+			e.evict(e.cacheRows)
+			for _, w := range r.watermarks {
+				r.outQ = append(r.outQ, WatermarkMsg(&w))
+			}
+			r.watermarks = r.watermarks[:0]
+			r.outQ = append(r.outQ, m)
+			r.done = m.Barrier.Stops(e.actx.ID)
+		case m.Watermark != nil:
+			e.watermark(m.Watermark)
+		}
+	}
+}
+
+// watermark keeps a watermark on a group column (renumbered to the output)
+// for after the next barrier; others say nothing about the output.
+func (e *aggExec) watermark(w *Watermark) {
+	r := &e.run
+	for k, c := range e.groupBy {
+		if c != w.Col {
+			continue
+		}
+		for i := range r.watermarks {
+			if r.watermarks[i].Col == k {
+				r.watermarks[i].Val = w.Val.Copy()
+				return
+			}
+		}
+		r.watermarks = append(r.watermarks, Watermark{Col: k, Val: w.Val.Copy()})
+		return
+	}
+}
+
+// applyChunk feeds every visible row of c to its group.
+func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
+	r := &e.run
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		sign := int64(1)
+		if !c.Op(i).IsInsert() {
+			sign = -1
+		}
+		var g *aggGroup
+		var err error
+		if e.simple {
+			g, err = e.simpleGroup(ctx)
+		} else {
+			g, err = e.hashGroup(ctx, c, i)
+		}
+		if err != nil {
+			return err
+		}
+		if err := e.touch(g); err != nil {
+			return err
+		}
+		g.rows += sign
+		for a, f := range e.fns {
+			if f.call.Filter >= 0 {
+				fc := &c.Cols[f.call.Filter]
+				if fc.Nulls[i] || fc.I64[i] == 0 {
+					continue
+				}
+			}
+			acc := &g.accs[a]
+			switch f.input {
+			case plan.AggInputNone:
+				if len(f.call.Args) > 0 {
+					c.Cols[f.call.Args[0]].GetInto(i, &r.arg)
+				}
+				err = f.apply(acc, &r.arg, sign)
+			case plan.AggInputMinMax:
+				err = e.applyMinMax(f, g, acc, c, i, sign)
+			case plan.AggInputString:
+				err = e.applyStringAgg(f, g, acc, c, i, sign)
+			case plan.AggInputDistinct:
+				err = e.applyDistinct(ctx, f, g, acc, c, i, sign)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.call.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// hashGroup returns the group of row i of c, from the cache or the state table.
+func (e *aggExec) hashGroup(ctx context.Context, c *types.Chunk, i int) (*aggGroup, error) {
+	r := &e.run
+	buf := r.keyBuf[:0]
+	for k, col := range e.groupBy {
+		c.Cols[col].GetInto(i, &r.keyRow[k])
+		buf = codec.EncodeKey(buf, e.groupTypes[k], &r.keyRow[k], false)
+	}
+	r.keyBuf = buf
+	if g, ok := r.groups[string(buf)]; ok {
+		g.ref = true
+		return g, nil
+	}
+	g := e.newGroup(string(buf))
+	for k := range r.keyRow {
+		g.keyRow[k] = r.keyRow[k].Copy()
+	}
+	if err := e.load(ctx, g, g.keyRow); err != nil {
+		return nil, err
+	}
+	r.groups[g.key] = g
+	g.slot = len(r.clock)
+	r.clock = append(r.clock, g)
+	return g, nil
+}
+
+// simpleGroup returns simple aggregation's only group, loading it once.
+func (e *aggExec) simpleGroup(ctx context.Context) (*aggGroup, error) {
+	r := &e.run
+	if r.single != nil {
+		return r.single, nil
+	}
+	g := e.newGroup("")
+	if err := e.load(ctx, g, r.statePK); err != nil {
+		return nil, err
+	}
+	r.single = g
+	return g, nil
+}
+
+func (e *aggExec) newGroup(key string) *aggGroup {
+	g := &aggGroup{key: key, keyRow: make([]types.Datum, len(e.groupBy)), accs: make([]aggAcc, len(e.fns)),
+		prev: make([]types.Datum, len(e.fns)), ref: true}
+	for a, f := range e.fns {
+		f.initAcc(&g.accs[a])
+	}
+	return g
+}
+
+// load reads g's state row (key pk) if it has one.
+func (e *aggExec) load(ctx context.Context, g *aggGroup, pk []types.Datum) error {
+	r := &e.run
+	row, found, err := r.state.Get(ctx, pk, r.getRow)
+	r.getRow = row
+	if err != nil {
+		return fmt.Errorf("load group: %w", err)
+	}
+	if !found {
+		return nil
+	}
+	g.inState = true
+	g.rows = row[e.rowsCol].I
+	for a, f := range e.fns {
+		if err := f.load(&g.accs[a], row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// touch marks g dirty, remembering its output before the change.
+func (e *aggExec) touch(g *aggGroup) error {
+	if g.dirty {
+		return nil
+	}
+	g.dirty = true
+	g.prevRows = g.rows
+	if e.simple && g.inState || !e.simple && g.rows > 0 {
+		for a, f := range e.fns {
+			if err := f.resultInto(&g.accs[a], &g.prev[a]); err != nil {
+				return err
+			}
+		}
+	}
+	e.run.dirty = append(e.run.dirty, g)
+	return nil
+}
+
+// groupPrefix returns the vnode and encoded key prefix of g's rows in an
+// aggregate's extra table.
+func (e *aggExec) groupPrefix(t *state.Table, g *aggGroup) (int, []byte) {
+	vnode := int(t.VnodeOfPK(g.keyRow))
+	var buf []byte
+	for k := range g.keyRow {
+		buf = codec.EncodeKey(buf, e.groupTypes[k], &g.keyRow[k], false)
+	}
+	return vnode, buf
+}
+
+// flush recomputes stale results of the dirty groups, emits their changes,
+// writes their state rows, and drops emptied groups from the cache.
+func (e *aggExec) flush(ctx context.Context) error {
+	r := &e.run
+	for gi, g := range r.dirty {
+		r.dirty[gi] = nil
+		for a, f := range e.fns {
+			if g.accs[a].stale {
+				if err := e.recompute(ctx, f, g, &g.accs[a]); err != nil {
+					return fmt.Errorf("%s: %w", f.call.Name, err)
+				}
+			}
+		}
+		if g.rows < 0 {
+			return fmt.Errorf("group (%s) has %d rows: the input deleted rows it never inserted", e.describeGroup(g), g.rows)
+		}
+		if err := e.emit(g); err != nil {
+			return err
+		}
+		g.dirty = false
+		if g.rows == 0 && !e.simple {
+			if g.inState {
+				if err := r.state.Delete(e.writeStateRow(g)); err != nil {
+					return err
+				}
+			}
+			e.removeGroup(g)
+			continue
+		}
+		if err := r.state.Insert(e.writeStateRow(g)); err != nil {
+			return err
+		}
+		g.inState = true
+	}
+	r.dirty = r.dirty[:0]
+	if r.out != nil && r.out.Len() > 0 {
+		r.outQ = append(r.outQ, ChunkMsg(r.out))
+		r.out = nil
+	}
+	return nil
+}
+
+func (e *aggExec) writeStateRow(g *aggGroup) []types.Datum {
+	row := e.run.stateRow
+	if e.simple {
+		row[0] = types.Datum{I: 0}
+	} else {
+		copy(row, g.keyRow)
+	}
+	row[e.rowsCol] = types.Datum{I: g.rows}
+	for a, f := range e.fns {
+		f.store(&g.accs[a], row)
+	}
+	return row
+}
+
+// emit appends g's change since it was touched to the output.
+func (e *aggExec) emit(g *aggGroup) error {
+	r := &e.run
+	had := g.prevRows > 0
+	has := g.rows > 0
+	if e.simple {
+		had, has = g.inState, true
+	}
+	if !had && !has {
+		return nil
+	}
+	if has {
+		for a, f := range e.fns {
+			if err := f.resultInto(&g.accs[a], &r.res[a]); err != nil {
+				return fmt.Errorf("%s: %w", f.call.Name, err)
+			}
+		}
+	}
+	switch {
+	case !had:
+		e.appendOut(types.OpInsert, g, r.res)
+	case !has:
+		e.appendOut(types.OpDelete, g, g.prev)
+	default:
+		changed := false
+		for a, f := range e.fns {
+			if !sameDatum(f.result, &g.prev[a], &r.res[a]) {
+				changed = true
+				break
+			}
+		}
+		if changed {
+			e.appendOut(types.OpUpdateDelete, g, g.prev)
+			e.appendOut(types.OpUpdateInsert, g, r.res)
+		}
+	}
+	return nil
+}
+
+func (e *aggExec) appendOut(op types.Op, g *aggGroup, res []types.Datum) {
+	r := &e.run
+	// Start a new chunk when full, but never between the halves of an update.
+	if r.out != nil && r.out.Len() >= types.DefaultChunkSize && op != types.OpUpdateInsert {
+		r.outQ = append(r.outQ, ChunkMsg(r.out))
+		r.out = nil
+	}
+	if r.out == nil {
+		r.out = types.NewChunk(e.outTypes, types.DefaultChunkSize)
+	}
+	n := copy(r.outRow, g.keyRow)
+	copy(r.outRow[n:], res)
+	r.out.AppendRowOp(op, r.outRow)
+}
+
+// evict drops clean groups, by clock, until at most limit are cached.
+func (e *aggExec) evict(limit int) {
+	r := &e.run
+	for sweeps := 2 * len(r.clock); len(r.groups) > limit && len(r.clock) > 0 && sweeps >= 0; sweeps-- {
+		if r.hand >= len(r.clock) {
+			r.hand = 0
+		}
+		g := r.clock[r.hand]
+		if g.dirty || g.ref {
+			g.ref = false
+			r.hand++
+			continue
+		}
+		e.removeGroup(g)
+	}
+}
+
+// removeGroup drops g from the cache (it must be clean).
+func (e *aggExec) removeGroup(g *aggGroup) {
+	r := &e.run
+	delete(r.groups, g.key)
+	last := len(r.clock) - 1
+	r.clock[g.slot] = r.clock[last]
+	r.clock[g.slot].slot = g.slot
+	r.clock[last] = nil
+	r.clock = r.clock[:last]
+}
+
+func (e *aggExec) describeGroup(g *aggGroup) string {
+	var b []byte
+	for k := range g.keyRow {
+		if k > 0 {
+			b = append(b, ", "...)
+		}
+		if g.keyRow[k].Null {
+			b = append(b, "NULL"...)
+			continue
+		}
+		b = types.AppendText(b, e.groupTypes[k], &g.keyRow[k])
+	}
+	return string(b)
+}

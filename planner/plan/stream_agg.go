@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Aggregation state layout (StreamAgg.StateLayouts), g = len(GroupBy):
+//
+//   - table 0, "agg state": one row per group: the group columns (the key,
+//     distribution key), the group's row count (int8), then each aggregate's
+//     state columns (AggStateTypes). Simple aggregation (no GroupBy) keys its
+//     single row by a constant int2 column 0 instead and is not distributed.
+//   - then, for each aggregate in order that needs one (AggInputOf), one table:
+//     AggInputMinMax "agg min/max input": (group, value, input stream key),
+//     all key, value descending for max, so the extreme is the first row of
+//     the group's range; AggInputString "agg string_agg input": (group, input
+//     stream key, value, separator), all key, scanned in key order;
+//     AggInputDistinct "agg distinct": (group, args..., count), keyed by
+//     group and args, counting the rows holding each distinct argument tuple
+//     (for string_agg(DISTINCT ...) it is also the input scanned for the result).
+//
+// Every table is distributed by the group columns, so a group's rows share a vnode.
+
+// AggInput says which extra state table an aggregate keeps.
+type AggInput uint8
+
+// Extra state tables.
+const (
+	AggInputNone     AggInput = iota // its state columns in "agg state" suffice
+	AggInputMinMax                   // min/max: materialized input
+	AggInputString                   // string_agg: materialized input
+	AggInputDistinct                 // DISTINCT (except min/max): (group, args) -> count
+)
+
+// AggInputOf returns the extra state table a streaming aggregate keeps.
+func AggInputOf(c *AggCall) AggInput {
+	switch c.Agg.Kind {
+	case expr.AggMin, expr.AggMax:
+		return AggInputMinMax // DISTINCT changes nothing for min/max
+	}
+	if c.Agg.Distinct {
+		return AggInputDistinct
+	}
+	if c.Agg.Kind == expr.AggStringAgg {
+		return AggInputString
+	}
+	return AggInputNone
+}
+
+// AggStateTypes returns the state columns an aggregate keeps in the "agg
+// state" row (DISTINCT aggregates keep their inner aggregate's columns, fed
+// once per distinct argument tuple):
+//
+//	count(*), count(x)            n int8
+//	sum, avg over integers        n int8, sum numeric
+//	sum, avg over floats          n int8, sum float8, nan int8, +inf int8, -inf int8
+//	sum, avg over numeric         n int8, sum numeric, nan int8, +inf int8, -inf int8
+//	sum, avg over interval        n int8, sum interval
+//	bool_and, bool_or             trues int8, falses int8
+//	min, max                      the current extreme (NULL: none)
+//	string_agg                    the current result
+//
+// n counts the non-NULL inputs. An aggregate streaming does not support
+// (variance and stddev) gives an error.
+func AggStateTypes(c *AggCall) ([]types.T, error) {
+	a := c.Agg
+	i8 := types.TInt64
+	switch a.Kind {
+	case expr.AggCountStar, expr.AggCount:
+		return []types.T{i8}, nil
+	case expr.AggSum, expr.AggAvg:
+		switch in := a.Args[0]; {
+		case in.IsInteger():
+			return []types.T{i8, types.TNumeric}, nil
+		case in.ID == types.Float32 || in.ID == types.Float64:
+			return []types.T{i8, types.TFloat64, i8, i8, i8}, nil
+		case in.ID == types.Numeric:
+			return []types.T{i8, types.TNumeric, i8, i8, i8}, nil
+		case in.ID == types.Interval:
+			return []types.T{i8, types.TInterval}, nil
+		}
+	case expr.AggBoolAnd, expr.AggBoolOr:
+		return []types.T{i8, i8}, nil
+	case expr.AggMin, expr.AggMax:
+		return []types.T{a.Result}, nil
+	case expr.AggStringAgg:
+		return []types.T{types.TVarchar}, nil
+	}
+	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)
+}
+
+// StateLayouts implements StatefulNode (layout described above). An
+// unsupported aggregate contributes no state columns; the executor refuses it.
+func (n *StreamAgg) StateLayouts() []StateTable {
+	in := Types(n.Input.Schema())
+	g := len(n.GroupBy)
+	groupTypes := make([]types.T, g)
+	dist := make([]int, g)
+	for i, c := range n.GroupBy {
+		groupTypes[i], dist[i] = in[c], i
+	}
+	key := func(k int) []int {
+		pk := make([]int, k)
+		for i := range pk {
+			pk[i] = i
+		}
+		return pk
+	}
+	state := StateTable{Name: "agg state"}
+	if g == 0 {
+		state.Types, state.PK, state.Dist = []types.T{types.TInt16}, []int{0}, nil
+	} else {
+		state.Types, state.PK, state.Dist = append([]types.T(nil), groupTypes...), key(g), dist
+	}
+	state.Types = append(state.Types, types.TInt64)
+	tables := []StateTable{state}
+	streamKey := n.Input.StreamKey()
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		if ts, err := AggStateTypes(c); err == nil {
+			tables[0].Types = append(tables[0].Types, ts...)
+		}
+		var t StateTable
+		switch AggInputOf(c) {
+		case AggInputNone:
+			continue
+		case AggInputMinMax:
+			t.Name = fmt.Sprintf("agg %s input (%s)", c.Agg.Name, c.Name)
+			t.Types = append(append([]types.T(nil), groupTypes...), in[c.Args[0]])
+			for _, k := range streamKey {
+				t.Types = append(t.Types, in[k])
+			}
+			t.PK = key(len(t.Types))
+			if c.Agg.Kind == expr.AggMax {
+				t.PKDesc = make([]bool, len(t.PK))
+				t.PKDesc[g] = true
+			}
+		case AggInputString:
+			t.Name = fmt.Sprintf("agg string_agg input (%s)", c.Name)
+			t.Types = append([]types.T(nil), groupTypes...)
+			for _, k := range streamKey {
+				t.Types = append(t.Types, in[k])
+			}
+			t.Types = append(t.Types, types.TVarchar, types.TVarchar)
+			t.PK = key(len(t.Types))
+		case AggInputDistinct:
+			t.Name = fmt.Sprintf("agg distinct (%s)", c.Name)
+			t.Types = append([]types.T(nil), groupTypes...)
+			for _, a := range c.Args {
+				t.Types = append(t.Types, in[a])
+			}
+			t.PK = key(len(t.Types))
+			t.Types = append(t.Types, types.TInt64)
+		}
+		t.Dist = dist
+		tables = append(tables, t)
+	}
+	return tables
+}
