@@ -1,0 +1,640 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// TopN maintains, per group of its GroupBy columns (one group when none),
+// the rows ranked at (Offset, Offset+Limit] by ORDER BY (ties broken by the
+// input stream key), and emits the change stream of that set at every
+// barrier: the diff of each touched group's top before and after the epoch.
+//
+// Every input row is kept in one state table in (group, order, stream key)
+// order, so a group's top can be refilled with a range scan after deletes.
+// In memory each cached group holds a prefix of its rows in that order
+// (the top plus a margin); the groups together hold at most CacheRows rows
+// after each barrier, least recently used groups being evicted first.
+type TopN struct {
+	cfg topNConfig
+	in  Executor
+
+	table  *state.Table
+	groups map[string]*topGroup
+	lru    topGroup // sentinel of the groups' recency list (lru.next is the most recent)
+	cached int      // rows (plus one per group) held in memory
+	dirty  []*topGroup
+	arena  []topOut // snapshots of the dirty groups' tops before the epoch
+
+	// Output of a barrier, returned one message at a time.
+	queue []Message
+	qhead int
+	out   *types.Chunk
+	later []topChange
+	wms   []Watermark
+	done  bool
+
+	// Scratch.
+	row     []types.Datum
+	outRow  []types.Datum
+	key     []byte
+	fillKey []byte
+	newTop  []topOut
+	oldIdx  map[string]int
+	oldHit  []bool
+}
+
+// topNConfig is the fixed configuration of a TopN.
+type topNConfig struct {
+	layout    plan.TopNStateRow
+	orderBy   []plan.SortKey
+	streamKey []int
+	groupCols []int // the state key's group columns
+	groupSet  []bool
+	inTypes   []types.T
+	outTypes  []types.T
+	rank      rankKind
+	lo, hi    int64 // a row is in the top when lo < rank <= hi
+	margin    int
+	cacheRows int
+	actor     ActorID
+}
+
+type rankKind uint8
+
+const (
+	rankNone rankKind = iota // positions, no extra column
+	rankRowNumber
+	rankRank
+	rankDense
+)
+
+// topEntry is one cached row: key is its encoded state key followed by its
+// encoded stream key; key[:orderLen] is the group and order part.
+type topEntry struct {
+	key      string
+	pkLen    int32
+	orderLen int32
+	row      []types.Datum // the state row
+}
+
+func (e *topEntry) pk() string    { return e.key[:e.pkLen] }
+func (e *topEntry) sk() string    { return e.key[e.pkLen:] }
+func (e *topEntry) order() string { return e.key[:e.orderLen] }
+
+// topOut is a row of a group's top with its rank.
+type topOut struct {
+	e    topEntry
+	rank int64
+}
+
+type topChange struct {
+	old, new topOut
+	update   bool
+}
+
+// topGroup is a group's cached prefix of rows.
+type topGroup struct {
+	key   string // encoded group columns
+	vnode uint16
+	rows  []topEntry
+	// complete is set when rows holds every row of the group.
+	complete bool
+
+	dirty      bool
+	snapLo     int // the top before the epoch is arena[snapLo:snapHi]
+	snapHi     int
+	prev, next *topGroup
+}
+
+// NewTopN builds the top-N executor of n over in.
+func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, error) {
+	cfg := topNConfig{layout: n.StateRow(), orderBy: n.OrderBy, streamKey: n.Input.StreamKey(), inTypes: in.Schema()}
+	switch n.Rank {
+	case "":
+		cfg.rank = rankNone
+	case "row_number":
+		cfg.rank = rankRowNumber
+	case "rank":
+		cfg.rank = rankRank
+	case "dense_rank":
+		cfg.rank = rankDense
+	default:
+		return nil, fmt.Errorf("top-n: unknown rank function %q", n.Rank)
+	}
+	if n.Limit < 0 || n.Offset < 0 || n.Limit > math.MaxInt32 || n.Offset > math.MaxInt32 {
+		return nil, fmt.Errorf("top-n: limit %d offset %d out of range", n.Limit, n.Offset)
+	}
+	cfg.lo, cfg.hi = n.Offset, n.Offset+n.Limit
+	cfg.margin = int(min(max(cfg.hi/2, 8), 512))
+	cfg.actor = actx.ID
+	cfg.cacheRows = actx.CacheRows
+	if cfg.cacheRows <= 0 {
+		cfg.cacheRows = DefaultCacheRows
+	}
+	width := len(cfg.inTypes)
+	if cfg.rank != rankNone {
+		width++
+	}
+	if len(n.Out) != width {
+		return nil, fmt.Errorf("top-n: %d output columns, want %d", len(n.Out), width)
+	}
+	for _, f := range n.Out {
+		cfg.outTypes = append(cfg.outTypes, f.Type)
+	}
+	if cfg.rank != rankNone && cfg.outTypes[width-1].Physical() != types.PhysI64 {
+		return nil, fmt.Errorf("top-n: rank column of type %v", cfg.outTypes[width-1])
+	}
+	l := cfg.layout
+	if len(l.Types) < len(cfg.inTypes) {
+		return nil, fmt.Errorf("top-n: state row of %d columns for %d input columns", len(l.Types), len(cfg.inTypes))
+	}
+	cfg.groupCols = l.PK[:len(l.Dist)]
+	cfg.groupSet = make([]bool, len(cfg.inTypes))
+	for _, c := range cfg.groupCols {
+		cfg.groupSet[c] = true
+	}
+	st := n.State()
+	if len(st) != 1 {
+		return nil, fmt.Errorf("top-n: %d state tables assigned, want 1", len(st))
+	}
+	if len(st[0].Types) != len(l.Types) {
+		return nil, fmt.Errorf("top-n: state table %d has %d columns, layout %d", st[0].ID, len(st[0].Types), len(l.Types))
+	}
+	table, err := actx.NewTable(state.Schema{TableID: st[0].ID, Types: st[0].Types, PK: st[0].PK, PKDesc: st[0].PKDesc, DistKey: st[0].Dist})
+	if err != nil {
+		return nil, fmt.Errorf("top-n: open state: %w", err)
+	}
+	x := &TopN{cfg: cfg, in: in, table: table, groups: make(map[string]*topGroup), oldIdx: make(map[string]int)}
+	x.lru.prev, x.lru.next = &x.lru, &x.lru
+	x.row = make([]types.Datum, len(l.Types))
+	if l.Const >= 0 {
+		x.row[l.Const] = types.DBool(false)
+	}
+	x.outRow = make([]types.Datum, width)
+	return x, nil
+}
+
+// Schema implements Executor.
+func (x *TopN) Schema() []types.T { return x.cfg.outTypes }
+
+// Next implements Executor.
+func (x *TopN) Next(ctx context.Context) (Message, error) {
+	for {
+		if x.qhead < len(x.queue) {
+			m := x.queue[x.qhead]
+			x.queue[x.qhead] = Message{}
+			x.qhead++
+			return m, nil
+		}
+		x.queue, x.qhead = x.queue[:0], 0
+		if x.done {
+			return Message{}, io.EOF
+		}
+		m, err := x.in.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Message{}, err
+			}
+			return Message{}, fmt.Errorf("top-n: %w", err)
+		}
+		switch {
+		case m.Chunk != nil:
+			if err := x.apply(ctx, m.Chunk); err != nil {
+				return Message{}, err
+			}
+		case m.Watermark != nil:
+			x.watermark(m.Watermark)
+		case m.Barrier != nil:
+			if err := x.barrier(ctx, m.Barrier); err != nil {
+				return Message{}, err
+			}
+		}
+	}
+}
+
+// watermark keeps the latest watermark of a group column, forwarded after
+// the epoch's output (a group's changes are emitted only at the barrier).
+// Watermarks of other columns do not hold for the top's changes and are
+// dropped.
+func (x *TopN) watermark(w *Watermark) {
+	if w.Col < 0 || w.Col >= len(x.cfg.groupSet) || !x.cfg.groupSet[w.Col] {
+		return
+	}
+	for i := range x.wms {
+		if x.wms[i].Col == w.Col {
+			x.wms[i] = *w
+			return
+		}
+	}
+	x.wms = append(x.wms, *w)
+}
+
+// apply records a chunk's changes in the state table and the cached groups.
+func (x *TopN) apply(ctx context.Context, c *types.Chunk) error {
+	l := &x.cfg.layout
+	nin := len(x.cfg.inTypes)
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		for j := 0; j < nin; j++ {
+			c.Cols[j].GetInto(i, &x.row[j])
+		}
+		for k, f := range l.NullFlag {
+			if f >= 0 {
+				x.row[f] = types.DBool(x.row[x.cfg.orderBy[k].Col].Null != x.cfg.orderBy[k].NullsFirst)
+			}
+		}
+		var groupLen, orderLen, pkLen int
+		x.key, groupLen, orderLen, pkLen = x.cfg.encode(x.key[:0], x.row)
+		g, err := x.group(ctx, x.key[:groupLen], x.row)
+		if err != nil {
+			return err
+		}
+		x.touch(g)
+		pk := x.key[:pkLen]
+		if c.Op(i).IsInsert() {
+			if err := x.table.Insert(x.row); err != nil {
+				return fmt.Errorf("top-n: %w", err)
+			}
+			if g.complete || (len(g.rows) > 0 && string(pk) < g.rows[len(g.rows)-1].pk()) {
+				x.insertCached(g, orderLen, pkLen)
+			}
+		} else {
+			if err := x.table.Delete(x.row); err != nil {
+				return fmt.Errorf("top-n: %w", err)
+			}
+			if j, ok := g.search(pk); ok {
+				g.rows = slices.Delete(g.rows, j, j+1)
+				x.cached--
+			}
+		}
+	}
+	return nil
+}
+
+// encode appends row's state key then its stream key to buf and returns
+// it with the lengths of the group, group+order and state key parts.
+func (c *topNConfig) encode(buf []byte, row []types.Datum) (key []byte, groupLen, orderLen, pkLen int) {
+	l := &c.layout
+	ng := len(c.groupCols)
+	buf = codec.AppendKey(buf, l.Types, row, c.groupCols, nil)
+	groupLen = len(buf)
+	buf = codec.AppendKey(buf, l.Types, row, l.PK[ng:l.OrderEnd], l.PKDesc[ng:l.OrderEnd])
+	orderLen = len(buf)
+	buf = codec.AppendKey(buf, l.Types, row, l.PK[l.OrderEnd:], l.PKDesc[l.OrderEnd:])
+	pkLen = len(buf)
+	buf = codec.AppendKey(buf, l.Types, row, c.streamKey, nil)
+	return buf, groupLen, orderLen, pkLen
+}
+
+// newEntry copies row and its encoded key into an entry.
+func (x *TopN) newEntry(key []byte, row []types.Datum, orderLen, pkLen int) topEntry {
+	e := topEntry{key: string(key), pkLen: int32(pkLen), orderLen: int32(orderLen), row: make([]types.Datum, len(row))}
+	for j := range row {
+		if x.cfg.layout.Types[j].Physical() == types.PhysDec {
+			e.row[j] = row[j].Copy()
+		} else {
+			e.row[j] = row[j]
+		}
+	}
+	return e
+}
+
+func (x *TopN) insertCached(g *topGroup, orderLen, pkLen int) {
+	j, found := g.search(x.key[:pkLen])
+	e := x.newEntry(x.key, x.row, orderLen, pkLen)
+	if found { // a repeated insert of a key: the row replaces it, as in the state table
+		g.rows[j] = e
+		return
+	}
+	g.rows = slices.Insert(g.rows, j, e)
+	x.cached++
+}
+
+// search finds pk among the cached rows (or where it would go).
+func (g *topGroup) search(pk []byte) (int, bool) {
+	j := sort.Search(len(g.rows), func(j int) bool { return g.rows[j].pk() >= string(pk) })
+	return j, j < len(g.rows) && g.rows[j].pk() == string(pk)
+}
+
+// group returns the cached group with the given key, loading it from state
+// when it is not cached, and snapshots its top when it is first changed in
+// the epoch.
+func (x *TopN) group(ctx context.Context, key []byte, row []types.Datum) (*topGroup, error) {
+	g := x.groups[string(key)]
+	if g == nil {
+		g = &topGroup{key: string(key), vnode: x.table.VnodeOfRow(row)}
+		x.groups[g.key] = g
+		x.cached++
+		g.prev, g.next = &x.lru, x.lru.next
+		g.prev.next, g.next.prev = g, g
+		if err := x.fill(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+	if !g.dirty {
+		g.dirty = true
+		x.dirty = append(x.dirty, g)
+		g.snapLo = len(x.arena)
+		x.arena = x.cfg.top(g.rows, x.arena)
+		g.snapHi = len(x.arena)
+	}
+	return g, nil
+}
+
+// touch makes g the most recently used group.
+func (x *TopN) touch(g *topGroup) {
+	if x.lru.next == g {
+		return
+	}
+	g.prev.next, g.next.prev = g.next, g.prev
+	g.prev, g.next = &x.lru, x.lru.next
+	g.prev.next, g.next.prev = g, g
+}
+
+// beyond returns the index of the first row ranked after the top, or -1
+// when every row of rows could be in it.
+func (c *topNConfig) beyond(rows []topEntry) int {
+	var r int64
+	for i := range rows {
+		r = c.rankAt(rows, i, r)
+		if r > c.hi {
+			return i
+		}
+	}
+	return -1
+}
+
+// rankAt returns the rank of rows[i] given prev, the rank of rows[i-1].
+func (c *topNConfig) rankAt(rows []topEntry, i int, prev int64) int64 {
+	switch c.rank {
+	case rankRank:
+		if i == 0 || rows[i].order() != rows[i-1].order() {
+			return int64(i) + 1
+		}
+		return prev
+	case rankDense:
+		if i == 0 || rows[i].order() != rows[i-1].order() {
+			return prev + 1
+		}
+		return prev
+	}
+	return int64(i) + 1
+}
+
+// top appends the rows of the top (with their ranks) to dst.
+func (c *topNConfig) top(rows []topEntry, dst []topOut) []topOut {
+	var r int64
+	for i := range rows {
+		r = c.rankAt(rows, i, r)
+		if r > c.hi {
+			break
+		}
+		if r > c.lo {
+			dst = append(dst, topOut{e: rows[i], rank: r})
+		}
+	}
+	return dst
+}
+
+// fill reads rows of g after its cached prefix from state until the prefix
+// holds the whole top and a margin, or the whole group.
+func (x *TopN) fill(ctx context.Context, g *topGroup) error {
+	if g.complete {
+		return nil
+	}
+	start := []byte(g.key)
+	if len(g.rows) > 0 {
+		start = append([]byte(g.rows[len(g.rows)-1].pk()), 0)
+	}
+	it, err := x.table.Iter(ctx, state.IterOptions{Vnode: int(g.vnode), Range: state.KeyRange{Start: start, End: codec.PrefixEnd([]byte(g.key))}})
+	if err != nil {
+		return fmt.Errorf("top-n: load group: %w", err)
+	}
+	want := max(len(g.rows), int(x.cfg.hi)+1) + x.cfg.margin
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			g.complete = true
+			break
+		}
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("top-n: load group: %w", err)
+		}
+		row := it.Row()
+		var orderLen, pkLen int
+		x.fillKey, _, orderLen, pkLen = x.cfg.encode(x.fillKey[:0], row)
+		g.rows = append(g.rows, x.newEntry(x.fillKey, row, orderLen, pkLen))
+		x.cached++
+		if len(g.rows) >= want {
+			if b := x.cfg.beyond(g.rows); b >= 0 && len(g.rows) >= b+1+x.cfg.margin {
+				break
+			}
+			want *= 2
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("top-n: load group: %w", err)
+	}
+	return nil
+}
+
+// barrier emits the epoch's changes of the top, then the group watermarks
+// and the barrier, and shrinks the cache to its bound.
+func (x *TopN) barrier(ctx context.Context, b *Barrier) error {
+	for _, g := range x.dirty {
+		if !g.complete && x.cfg.beyond(g.rows) < 0 {
+			if err := x.fill(ctx, g); err != nil {
+				return err
+			}
+		}
+	}
+	// Deletes first, across all groups: a row that moved to another group
+	// leaves the old one before it enters the new one.
+	for _, g := range x.dirty {
+		x.diff(g)
+	}
+	for _, ch := range x.later {
+		if ch.update {
+			x.emitPair(ch.old, ch.new)
+		} else {
+			x.emit(types.OpInsert, ch.new)
+		}
+	}
+	clear(x.later)
+	x.later = x.later[:0]
+	if x.out != nil && x.out.Len() > 0 {
+		x.queue = append(x.queue, ChunkMsg(x.out))
+	}
+	x.out = nil
+	for i := range x.wms {
+		w := x.wms[i]
+		x.queue = append(x.queue, WatermarkMsg(&w))
+	}
+	x.wms = x.wms[:0]
+	x.queue = append(x.queue, BarrierMsg(b))
+	for _, g := range x.dirty {
+		g.dirty = false
+		x.trim(g)
+	}
+	clear(x.dirty)
+	x.dirty = x.dirty[:0]
+	clear(x.arena)
+	x.arena = x.arena[:0]
+	x.evict()
+	x.done = b.Stops(x.cfg.actor)
+	return nil
+}
+
+// diff compares g's top before and after the epoch: deletes are emitted at
+// once, inserts and updates queued in x.later.
+func (x *TopN) diff(g *topGroup) {
+	old := x.arena[g.snapLo:g.snapHi]
+	x.newTop = x.cfg.top(g.rows, x.newTop[:0])
+	nw := x.newTop
+	x.oldHit = slices.Grow(x.oldHit[:0], len(old))[:len(old)]
+	clear(x.oldHit)
+	useMap := len(old)*len(nw) > 256
+	if useMap {
+		clear(x.oldIdx)
+		for i := range old {
+			x.oldIdx[old[i].e.sk()] = i
+		}
+	}
+	for i := range nw {
+		j := -1
+		if useMap {
+			if k, ok := x.oldIdx[nw[i].e.sk()]; ok {
+				j = k
+			}
+		} else {
+			for k := range old {
+				if old[k].e.sk() == nw[i].e.sk() {
+					j = k
+					break
+				}
+			}
+		}
+		if j < 0 {
+			x.later = append(x.later, topChange{new: nw[i]})
+			continue
+		}
+		x.oldHit[j] = true
+		if (x.cfg.rank != rankNone && old[j].rank != nw[i].rank) || !x.sameRow(old[j].e.row, nw[i].e.row) {
+			x.later = append(x.later, topChange{old: old[j], new: nw[i], update: true})
+		}
+	}
+	for j := range old {
+		if !x.oldHit[j] {
+			x.emit(types.OpDelete, old[j])
+		}
+	}
+	clear(x.newTop)
+}
+
+// sameRow reports whether two rows hold identical values (numerics with the
+// same scale), so an update that changes only a value's form is emitted.
+func (x *TopN) sameRow(a, b []types.Datum) bool {
+	for j, t := range x.cfg.inTypes {
+		p, q := &a[j], &b[j]
+		if p.Null != q.Null {
+			return false
+		}
+		if p.Null {
+			continue
+		}
+		switch t.Physical() {
+		case types.PhysI64:
+			if p.I != q.I {
+				return false
+			}
+		case types.PhysF64:
+			if math.Float64bits(p.F) != math.Float64bits(q.F) {
+				return false
+			}
+		case types.PhysStr:
+			if p.S != q.S {
+				return false
+			}
+		case types.PhysDec:
+			if p.Dec.Form != q.Dec.Form || p.Dec.Exponent != q.Dec.Exponent || p.Dec.Cmp(&q.Dec) != 0 {
+				return false
+			}
+		case types.PhysIv:
+			if p.Iv != q.Iv {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (x *TopN) room(n int) {
+	if x.out != nil && x.out.Len()+n > types.DefaultChunkSize {
+		x.queue = append(x.queue, ChunkMsg(x.out))
+		x.out = nil
+	}
+	if x.out == nil {
+		x.out = types.NewChunk(x.cfg.outTypes, types.DefaultChunkSize)
+	}
+}
+
+func (x *TopN) appendOut(op types.Op, o topOut) {
+	n := copy(x.outRow, o.e.row[:len(x.cfg.inTypes)])
+	if x.cfg.rank != rankNone {
+		x.outRow[n] = types.DInt(o.rank)
+	}
+	x.out.AppendRowOp(op, x.outRow)
+}
+
+func (x *TopN) emit(op types.Op, o topOut) {
+	x.room(1)
+	x.appendOut(op, o)
+}
+
+func (x *TopN) emitPair(old, new topOut) {
+	x.room(2)
+	x.appendOut(types.OpUpdateDelete, old)
+	x.appendOut(types.OpUpdateInsert, new)
+}
+
+// trim drops cached rows of g far beyond its top.
+func (x *TopN) trim(g *topGroup) {
+	b := x.cfg.beyond(g.rows)
+	if b < 0 {
+		return
+	}
+	keep := b + 1 + x.cfg.margin
+	if len(g.rows) <= keep+x.cfg.margin {
+		return
+	}
+	clear(g.rows[keep:])
+	x.cached -= len(g.rows) - keep
+	g.rows = g.rows[:keep]
+	g.complete = false
+}
+
+// evict drops least recently used groups until the cache is within bound.
+func (x *TopN) evict() {
+	for x.cached > x.cfg.cacheRows && x.lru.prev != &x.lru {
+		g := x.lru.prev
+		g.prev.next, g.next.prev = g.next, g.prev
+		g.prev, g.next = nil, nil
+		delete(x.groups, g.key)
+		x.cached -= len(g.rows) + 1
+		g.rows = nil
+	}
+}
