@@ -16,15 +16,23 @@ import (
 )
 
 // TopN maintains, per group of its GroupBy columns (one group when none),
-// the rows ranked at (Offset, Offset+Limit] by ORDER BY (ties broken by the
-// input stream key), and emits the change stream of that set at every
-// barrier: the diff of each touched group's top before and after the epoch.
+// the rows at positions [Offset, Offset+Limit) in ORDER BY order, ties
+// broken by the input stream key; with a Rank function, the rows whose rank
+// r has Offset < r <= Offset+Limit (so rank and dense_rank keep every row
+// tied at the edge), with r as an extra column. At every barrier it emits
+// the diff of each touched group's top before and after the epoch: Delete
+// for a row that left (first, across all groups, so a row moving between
+// groups leaves before it enters), Insert for one that entered, and an
+// update pair for one whose values or rank changed.
 //
 // Every input row is kept in one state table in (group, order, stream key)
 // order, so a group's top can be refilled with a range scan after deletes.
 // In memory each cached group holds a prefix of its rows in that order
 // (the top plus a margin); the groups together hold at most CacheRows rows
-// after each barrier, least recently used groups being evicted first.
+// after each barrier, least recently used groups being evicted first
+// (within an epoch, the touched groups and their tops before the epoch
+// stay in memory). Watermarks of group columns are forwarded after the
+// epoch's changes; others do not bound the top's changes and are dropped.
 type TopN struct {
 	cfg topNConfig
 	in  Executor
@@ -156,8 +164,8 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 		return nil, fmt.Errorf("top-n: rank column of type %v", cfg.outTypes[width-1])
 	}
 	l := cfg.layout
-	if len(l.Types) < len(cfg.inTypes) {
-		return nil, fmt.Errorf("top-n: state row of %d columns for %d input columns", len(l.Types), len(cfg.inTypes))
+	if nin := len(n.Input.Schema()); nin != len(cfg.inTypes) {
+		return nil, fmt.Errorf("top-n: input has %d columns, plan %d", len(cfg.inTypes), nin)
 	}
 	cfg.groupCols = l.PK[:len(l.Dist)]
 	cfg.groupSet = make([]bool, len(cfg.inTypes))

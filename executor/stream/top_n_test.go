@@ -736,3 +736,14 @@ func BenchmarkTopN(b *testing.B) {
 	}
 	b.SetBytes(types.DefaultChunkSize) // "MB/s" reads as million rows/s
 }
+
+func TestTopNNoKey(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// LIMIT 1 over a one-row stream without a key (a simple aggregate's output).
+	h := newTNHarness(t, tnNode([]types.T{types.TInt64}, nil, plan.StreamTopN{Limit: 1}), 0)
+	tnExpectOut(t, h.step("I\n + 5"), "+ 5")
+	tnExpectOut(t, h.step("I\n U- 5\n U+ 6"), "U- 5\nU+ 6")
+	h.restart()
+	tnExpectOut(t, h.step("I\n - 6"), "- 6")
+	h.expect("")
+}
