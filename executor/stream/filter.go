@@ -50,7 +50,7 @@ func (e *filterExec) Next(ctx context.Context) (Message, error) {
 
 // filter returns the passing changes of c (nil when none).
 func (e *filterExec) filter(c *types.Chunk) (*types.Chunk, error) {
-	c = c.Compact() // never evaluate over rows that are not in the stream
+	c = compactChanges(c) // never evaluate over rows that are not in the stream
 	n := c.Len()
 	if n == 0 {
 		return nil, nil

@@ -62,7 +62,7 @@ func (e *projectExec) Next(ctx context.Context) (Message, error) {
 		}
 		switch {
 		case m.Chunk != nil:
-			c := m.Chunk.Compact() // never evaluate over rows that are not in the stream
+			c := compactChanges(m.Chunk) // never evaluate over rows that are not in the stream
 			if c.Len() == 0 {
 				continue
 			}
@@ -221,6 +221,32 @@ func nextChange(c *types.Chunk, i int) (r, pair int, op types.Op) {
 	default:
 		return i, -1, op
 	}
+}
+
+// compactChanges returns the visible rows of c as a chunk without a
+// visibility mask (c itself when all are visible). An update half whose
+// partner is invisible becomes a Delete or an Insert.
+func compactChanges(c *types.Chunk) *types.Chunk {
+	if c.Vis == nil {
+		return c
+	}
+	n := c.Len()
+	out := types.NewChunk(c.Types(), c.NumVisible())
+	for i := 0; i < n; {
+		r, p, op := nextChange(c, i)
+		if r >= n {
+			break
+		}
+		if p < 0 {
+			appendRowAs(out, c, r, op)
+			i = r + 1
+			continue
+		}
+		out.AppendFrom(c, r)
+		out.AppendFrom(c, p)
+		i = p + 1
+	}
+	return out
 }
 
 // appendRowAs copies row i of src to the end of out with op.

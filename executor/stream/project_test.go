@@ -112,13 +112,20 @@ func TestProjectKeyChangeOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.Next(stCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "- 4\n+ 7\nU- 5\nU+ 5\n"
-	if got := FormatChunk(m.Chunk); got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	src.Push(ChunkMsg(stChunk(t, `
+		 I I
+		U- 1 4
+		U+ 1 4 D
+		U- 2 5 D
+		U+ 2 5`)))
+	for _, want := range []string{"- 4\n+ 7\nU- 5\nU+ 5\n", "- 4\n+ 5\n"} {
+		m, err := e.Next(stCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FormatChunk(m.Chunk); got != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
 	}
 }
 
