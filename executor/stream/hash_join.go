@@ -162,8 +162,12 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 				return Message{}, err
 			}
 		case m.Barrier != nil:
-			// Every output of the sealed epoch has been returned (out is empty here).
+			// Every output of the sealed epoch has been returned (out is empty here):
+			// write the epoch's state changes, then bound the cache.
 			for _, s := range r.sides {
+				if err := s.flush(); err != nil {
+					return Message{}, err
+				}
 				r.marks = s.evict(e.limit, r.marks)
 			}
 			if m.Barrier.Stops(e.actx.ID) {
@@ -217,14 +221,14 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 		r.kd[i] = row[c]
 	}
 	other.encodeKey(r.kd)
-	oe, err := other.load(ctx, r.kd, e.limit, r.tick)
+	oe, err := other.load(ctx, r.kd, r.tick)
 	if err != nil {
 		return err
 	}
 	degree := int64(0)
 	w := other.width
-	for off := 0; off < len(oe.rows); off += w {
-		orow := oe.rows[off : off+w]
+	for i := range oe.dirty {
+		orow := oe.rows[i*w : (i+1)*w]
 		e.fillJoined(side, row, orow)
 		if e.cond != nil {
 			ok, err := e.evalCond()
@@ -259,43 +263,31 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 			// retract the joined row, keep the degree at 0.
 			e.emit(op, r.joined)
 		}
-		if err := other.table.Insert(orow); err != nil {
-			return fmt.Errorf("hash join: update degree: %w", err)
-		}
+		other.touch(oe, i)
 	}
 	if degree == 0 && e.outer[side] {
 		e.emitPadded(side, row, op)
 	}
 
-	// The row's own side: state, and the cached entry of its key if there is one.
-	if this.degree {
-		row = append(row[:this.ncols], types.DInt(degree))
-		r.row = row
-	}
+	// The row's own side: its key's entry (written to state at the barrier).
 	if e.sameKey {
 		this.keyBuf = append(this.keyBuf[:0], other.keyBuf...)
 	} else {
 		this.encodeKey(r.kd)
 	}
-	te := this.cachedEntry()
-	if insert {
-		if err := this.table.Insert(row); err != nil {
-			return fmt.Errorf("hash join: write state: %w", err)
-		}
-		if te != nil {
-			this.add(te, row)
-		}
-	} else {
-		if err := this.table.Delete(row); err != nil {
-			return fmt.Errorf("hash join: write state: %w", err)
-		}
-		if te != nil {
-			this.remove(te, row)
-		}
+	te, err := this.load(ctx, r.kd, r.tick)
+	if err != nil {
+		return err
 	}
-	if te != nil {
-		te.used = r.tick
+	if !insert {
+		this.remove(te, row)
+		return nil
 	}
+	if this.degree {
+		row = append(row[:this.ncols], types.DInt(degree))
+		r.row = row
+	}
+	this.add(te, row)
 	return nil
 }
 

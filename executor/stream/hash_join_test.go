@@ -27,7 +27,7 @@ import (
 // its barrier; the harness applies the emitted changes to a multiset, failing
 // on a retraction of an absent row and on duplicate stream keys.
 
-var hjTypeLetters = map[string]types.T{"I": types.TInt64, "T": types.TVarchar, "N": types.TNumeric}
+var hjTypeLetters = map[string]types.T{"I": types.TInt64, "i": types.TInt32, "T": types.TVarchar, "N": types.TNumeric}
 
 func hjParseChunk(t testing.TB, text string) *types.Chunk {
 	t.Helper()
@@ -215,6 +215,7 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 				t.Fatalf("epoch %d: got %v, want %v", i, m.Barrier, barriers[i])
 			}
 			h.check(view, epochs[i].want, fmt.Sprintf("epoch %d", i))
+			hjCheckCache(t, j.(*hashJoin))
 			actx.Flush(m.Barrier.Epoch.Prev)
 			w := actx.TakeWrites()
 			if i < len(epochs)-1 || commitLast {
@@ -224,6 +225,24 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 				h.view = maps(view)
 			}
 			i++
+		}
+	}
+}
+
+// hjCheckCache checks the join's cache after a barrier: its row count is
+// right, within the bound, and nothing is left unwritten.
+func hjCheckCache(t testing.TB, j *hashJoin) {
+	t.Helper()
+	for s, side := range j.run.sides {
+		n := 0
+		for _, e := range side.cache {
+			n += max(len(e.dirty), 1)
+			if len(e.rows) != len(e.dirty)*side.width || e.pending || len(e.gone) > 0 || slices.Contains(e.dirty, true) {
+				t.Fatalf("side %d: cache entry not flushed or malformed: %d values, %d rows, pending %v", s, len(e.rows), len(e.dirty), e.pending)
+			}
+		}
+		if n != side.cached || n > j.limit || len(side.pending) > 0 {
+			t.Fatalf("side %d: cache holds %d rows, counted %d, bound %d, %d entries pending", s, n, side.cached, j.limit, len(side.pending))
 		}
 	}
 }
@@ -460,6 +479,45 @@ func TestHashJoinMultiKey(t *testing.T) {
 	}, true)
 }
 
+// TestHashJoinMixedIntKeys joins an int4 key with an int8 key (their state
+// keys are encoded differently).
+func TestHashJoinMixedIntKeys(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHJHarness(t, plan.RightJoin, "I i", "I I", []int{1}, []int{1}, nil)
+	h.run([]hjEpoch{
+		{left: []string{"+ 1 -5\n+ 2 7"}, right: []string{"+ 1 -5\n+ 2 8"},
+			want: `1 -5 1 -5
+			NULL NULL 2 8`},
+		{left: []string{"+ 3 8"}, right: []string{"- 1 -5"},
+			want: `3 8 2 8`},
+	}, true)
+}
+
+// TestHashJoinInvalid: plans the join cannot run are refused.
+func TestHashJoinInvalid(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ok := func() *hjHarness { return newHJHarness(t, plan.InnerJoin, hjL, hjR, []int{1}, []int{1}, nil) }
+	for name, mutate := range map[string]func(n *plan.StreamHashJoin){
+		"semi":       func(n *plan.StreamHashJoin) { n.Kind = plan.SemiJoin },
+		"no keys":    func(n *plan.StreamHashJoin) { n.EqLeft, n.EqRight = nil, nil },
+		"key range":  func(n *plan.StreamHashJoin) { n.EqLeft = []int{3} },
+		"key types":  func(n *plan.StreamHashJoin) { n.EqRight = []int{2} },
+		"no state":   func(n *plan.StreamHashJoin) { n.SetState(nil) },
+		"degree":     func(n *plan.StreamHashJoin) { n.Kind = plan.FullJoin },
+		"state key":  func(n *plan.StreamHashJoin) { n.State()[0].PK = []int{0} },
+		"uneven key": func(n *plan.StreamHashJoin) { n.EqRight = []int{1, 0} },
+	} {
+		h := ok()
+		mutate(h.n)
+		actx := &ActorContext{ID: 1, Store: h.kv}
+		_, al, err := NewHashJoin(actx, h.n, &hjSource{ts: h.lts}, &hjSource{ts: h.rts})
+		if err == nil {
+			al.Close()
+			t.Errorf("%s: join built", name)
+		}
+	}
+}
+
 // TestHashJoinRestart rebuilds the join over the committed store, once after a
 // commit and once after a crash that lost an epoch (replayed).
 func TestHashJoinRestart(t *testing.T) {
@@ -470,26 +528,23 @@ func TestHashJoinRestart(t *testing.T) {
 			want: `1 10 100 1 10 a
 			2 20 200 NULL NULL NULL`},
 	}, true)
-	lost := hjEpoch{left: []string{"- 1 10 100"}, right: []string{"+ 2 20 b\n+ 3 30 c"},
-		want: `2 20 200 2 20 b
-		NULL NULL NULL 1 10 a
-		NULL NULL NULL 3 30 c`}
 	h.run([]hjEpoch{
 		{right: []string{"+ 4 10 d"},
 			want: `1 10 100 1 10 a
 			1 10 100 4 10 d
 			2 20 200 NULL NULL NULL`},
+		// Lost: the actor crashes before this epoch commits.
 		{left: []string{"- 1 10 100"}, right: []string{"+ 2 20 b"}, want: `2 20 200 2 20 b
 			NULL NULL NULL 1 10 a
 			NULL NULL NULL 4 10 d`},
 	}, false)
-	// The second epoch above was lost: replay a different one over the same state.
-	lost.want = `1 10 100 1 10 a
+	// A new join over the committed state has not seen the lost epoch's changes.
+	next := hjEpoch{right: []string{"+ 2 20 b\n+ 3 30 c"},
+		want: `1 10 100 1 10 a
 		1 10 100 4 10 d
 		2 20 200 2 20 b
-		NULL NULL NULL 3 30 c`
-	lost.left = nil
-	h.run([]hjEpoch{lost}, true)
+		NULL NULL NULL 3 30 c`}
+	h.run([]hjEpoch{next}, true)
 	h.run([]hjEpoch{{left: []string{"- 1 10 100\n- 2 20 200"}, want: `NULL NULL NULL 1 10 a
 		NULL NULL NULL 2 20 b
 		NULL NULL NULL 3 30 c

@@ -14,14 +14,25 @@ import (
 
 // joinEntry holds every row of one join side that has one join key, as the
 // side's state table has them (side columns, then the degree when kept),
-// flattened: row i is rows[i*width : (i+1)*width].
+// flattened: row i is rows[i*width : (i+1)*width]. Changes made in the current
+// epoch are written to the state table at the barrier (flush): dirty marks the
+// rows to write, gone holds (flattened) the rows to delete.
 type joinEntry struct {
-	rows []types.Datum
-	used uint64 // the side's tick when last used, for LRU eviction
+	rows    []types.Datum
+	dirty   []bool
+	gone    []types.Datum
+	used    uint64 // the side's tick when last used, for LRU eviction
+	pending bool   // in the side's dirty list
 }
 
 // joinSide is one input of a hash join: its fixed layout and its run state
 // (state table and the cache of entries by encoded join key).
+//
+// The cache is write-behind: a row change updates the cached entry of its key
+// (loaded first if needed), and the changed rows reach the state table only at
+// the barrier. So every key changed in the epoch stays cached until then, and
+// the table's own pending buffer stays empty while the join reads it (a range
+// read merges that buffer in time linear to its size).
 type joinSide struct {
 	table    *state.Table
 	width    int       // state row width: ncols (+1 with a degree column)
@@ -34,11 +45,10 @@ type joinSide struct {
 	restT    []types.T // their types
 	hasDec   bool      // some column is numeric (cached rows must not share coefficients)
 
-	cache  map[string]*joinEntry
-	cached int // rows held by cache entries (an empty entry counts as one)
-	// big is the entry returned for a key with more rows than the cache may hold; it is not cached.
-	big    joinEntry
-	keyBuf []byte
+	cache   map[string]*joinEntry
+	cached  int // rows held by cache entries (an empty entry counts as one)
+	pending []*joinEntry
+	keyBuf  []byte
 }
 
 // newJoinSide returns a side whose state table t holds rows of types ts: the
@@ -70,13 +80,9 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 	s.keyBuf = codec.AppendKey(s.keyBuf[:0], s.keyTypes, kd, s.keyIdx, nil)
 }
 
-// cachedEntry returns the cached entry of the key last encoded, or nil.
-func (s *joinSide) cachedEntry() *joinEntry { return s.cache[string(s.keyBuf)] }
-
 // load returns the entry of the key last encoded (values kd), reading the
-// state table on a cache miss. An entry with more than limit rows is not
-// cached: the caller may use it until the next load.
-func (s *joinSide) load(ctx context.Context, kd []types.Datum, limit int, tick uint64) (*joinEntry, error) {
+// state table on a cache miss. Entries stay valid until evict.
+func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
 	if e := s.cache[string(s.keyBuf)]; e != nil {
 		e.used = tick
 		return e, nil
@@ -100,17 +106,13 @@ func (s *joinSide) load(ctx context.Context, kd []types.Datum, limit int, tick u
 			return nil, fmt.Errorf("hash join: read state: %w", err)
 		}
 		e.rows = s.appendRow(e.rows, it.Row())
+		e.dirty = append(e.dirty, false)
 	}
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("hash join: read state: %w", err)
 	}
-	n := len(e.rows) / s.width
-	if n > limit {
-		s.big.rows = append(s.big.rows[:0], e.rows...)
-		return &s.big, nil
-	}
 	s.cache[string(s.keyBuf)] = e
-	s.cached += max(n, 1)
+	s.cached += max(len(e.dirty), 1)
 	return e, nil
 }
 
@@ -127,30 +129,52 @@ func (s *joinSide) appendRow(rows []types.Datum, row []types.Datum) []types.Datu
 	return rows
 }
 
-// add appends row to a cached entry.
+func (s *joinSide) markPending(e *joinEntry) {
+	if !e.pending {
+		e.pending = true
+		s.pending = append(s.pending, e)
+	}
+}
+
+// add appends row (a state row) to an entry.
 func (s *joinSide) add(e *joinEntry, row []types.Datum) {
-	if len(e.rows) > 0 {
+	if len(e.dirty) > 0 {
 		s.cached++
 	}
 	e.rows = s.appendRow(e.rows, row)
+	e.dirty = append(e.dirty, true)
+	s.markPending(e)
 }
 
-// remove drops the row whose state key equals row's from a cached entry.
-func (s *joinSide) remove(e *joinEntry, row []types.Datum) {
+// touch marks row i of an entry changed (its degree).
+func (s *joinSide) touch(e *joinEntry, i int) {
+	e.dirty[i] = true
+	s.markPending(e)
+}
+
+// remove drops the row whose state key equals row's from an entry. It
+// reports false when there is none (an inconsistent input).
+func (s *joinSide) remove(e *joinEntry, row []types.Datum) bool {
 	w := s.width
-	for off := 0; off < len(e.rows); off += w {
-		if !s.sameRow(e.rows[off:off+w], row) {
+	for i := range e.dirty {
+		r := e.rows[i*w : (i+1)*w]
+		if !s.sameRow(r, row) {
 			continue
 		}
-		last := len(e.rows) - w
-		copy(e.rows[off:off+w], e.rows[last:])
-		clear(e.rows[last:])
-		e.rows = e.rows[:last]
-		if len(e.rows) > 0 {
+		e.gone = s.appendRow(e.gone, r)
+		last := len(e.dirty) - 1
+		copy(r, e.rows[last*w:])
+		clear(e.rows[last*w:])
+		e.rows = e.rows[:last*w]
+		e.dirty[i] = e.dirty[last]
+		e.dirty = e.dirty[:last]
+		if last > 0 {
 			s.cached--
 		}
-		return
+		s.markPending(e)
+		return true
 	}
+	return false
 }
 
 // sameRow reports whether two rows of one entry have the same state key (the
@@ -164,6 +188,35 @@ func (s *joinSide) sameRow(a, b []types.Datum) bool {
 	return true
 }
 
+// flush writes the epoch's changes of every entry to the state table:
+// deletions first, then the rows inserted or changed (a row deleted and
+// inserted again in one epoch ends up present).
+func (s *joinSide) flush() error {
+	w := s.width
+	for _, e := range s.pending {
+		for off := 0; off < len(e.gone); off += w {
+			if err := s.table.Delete(e.gone[off : off+w]); err != nil {
+				return fmt.Errorf("hash join: write state: %w", err)
+			}
+		}
+		clear(e.gone)
+		e.gone = e.gone[:0]
+		for i, d := range e.dirty {
+			if !d {
+				continue
+			}
+			if err := s.table.Insert(e.rows[i*w : (i+1)*w]); err != nil {
+				return fmt.Errorf("hash join: write state: %w", err)
+			}
+			e.dirty[i] = false
+		}
+		e.pending = false
+	}
+	clear(s.pending)
+	s.pending = s.pending[:0]
+	return nil
+}
+
 // lruMark is an entry's last use and weight, for eviction.
 type lruMark struct {
 	used uint64
@@ -171,14 +224,14 @@ type lruMark struct {
 }
 
 // evict drops the least recently used entries until at most limit rows stay
-// cached. marks is scratch space, returned for reuse.
+// cached; call it after flush. marks is scratch space, returned for reuse.
 func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 	if s.cached <= limit {
 		return marks
 	}
 	marks = marks[:0]
 	for _, e := range s.cache {
-		marks = append(marks, lruMark{used: e.used, rows: max(len(e.rows)/s.width, 1)})
+		marks = append(marks, lruMark{used: e.used, rows: max(len(e.dirty), 1)})
 	}
 	slices.SortFunc(marks, func(a, b lruMark) int { return cmp.Compare(a.used, b.used) })
 	// Find the newest use that must go: dropping every entry used at or before it
@@ -193,7 +246,7 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 	}
 	for k, e := range s.cache {
 		if e.used <= cut {
-			s.cached -= max(len(e.rows)/s.width, 1)
+			s.cached -= max(len(e.dirty), 1)
 			delete(s.cache, k)
 		}
 	}
