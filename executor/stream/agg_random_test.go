@@ -1,0 +1,249 @@
+package stream
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// The randomized oracle: a random stream of inserts, deletes and updates
+// (moving rows between groups too) with random crashes (an epoch never
+// committed, then a restart) and clean restarts, against the batch
+// aggregates of sql/expr recomputed over the live rows after every epoch.
+
+// agRandCols: id, g, x, s, b, sep, n, f.
+var agRandTypes = []types.T{types.TInt64, types.TInt64, types.TInt64, types.TVarchar, types.TBool,
+	types.TVarchar, types.TNumeric, types.TFloat64}
+
+func agRandCalls(t testing.TB) []plan.AggCall {
+	in := agRandTypes
+	return []plan.AggCall{
+		agCall(t, in, "count", false, -1),
+		agCall(t, in, "count", false, -1, 2),
+		agCall(t, in, "sum", false, -1, 2),
+		agCall(t, in, "avg", false, -1, 2),
+		agCall(t, in, "min", false, -1, 2),
+		agCall(t, in, "max", false, -1, 3),
+		agCall(t, in, "count", true, -1, 2),
+		agCall(t, in, "sum", true, -1, 2),
+		agCall(t, in, "string_agg", false, -1, 3, 5),
+		agCall(t, in, "string_agg", true, -1, 3, 5),
+		agCall(t, in, "bool_and", false, -1, 4),
+		agCall(t, in, "bool_or", false, -1, 4),
+		agCall(t, in, "count", false, 4),
+		agCall(t, in, "max", false, 4, 2),
+		agCall(t, in, "sum", false, -1, 6),
+		agCall(t, in, "avg", false, -1, 6),
+		agCall(t, in, "sum", false, -1, 7),
+		agCall(t, in, "min", true, -1, 3),
+	}
+}
+
+func agRandRow(rng *rand.Rand, id int64, groups int) []types.Datum {
+	row := make([]types.Datum, len(agRandTypes))
+	row[0] = types.DInt(id)
+	row[1] = types.DInt(int64(rng.IntN(groups)))
+	if rng.IntN(5) == 0 {
+		row[1] = types.NullDatum // a NULL group
+	}
+	row[2] = types.DInt(int64(rng.IntN(20) - 5))
+	row[3] = types.DString(string(rune('a' + rng.IntN(6))))
+	row[4] = types.DBool(rng.IntN(2) == 0)
+	row[5] = types.DString(",")
+	n, _ := types.ParseText(types.TNumeric, fmt.Sprintf("%d.%02d", rng.IntN(100)-50, rng.IntN(100)))
+	row[6] = n
+	row[7] = types.DFloat(float64(rng.IntN(64)-32) / 4)
+	for _, c := range []int{2, 3, 4, 6, 7} {
+		if rng.IntN(6) == 0 {
+			row[c] = types.NullDatum
+		}
+	}
+	return row
+}
+
+// agOracle computes the expected view with the batch aggregates.
+func agOracle(t testing.TB, n *plan.StreamAgg, live map[int64][]types.Datum) string {
+	t.Helper()
+	ids := make([]int64, 0, len(live))
+	for id := range live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	groups := map[string][][]types.Datum{}
+	var order []string
+	groupText := func(row []types.Datum) string {
+		var parts []string
+		for _, g := range n.GroupBy {
+			parts = append(parts, agDatumText(agRandTypes[g], &row[g]))
+		}
+		return strings.Join(parts, " ")
+	}
+	if len(n.GroupBy) == 0 {
+		groups[""], order = nil, []string{""}
+	}
+	for _, id := range ids {
+		k := groupText(live[id])
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], live[id])
+	}
+	var lines []string
+	for _, k := range order {
+		rows := groups[k]
+		var parts []string
+		if k != "" {
+			parts = append(parts, k)
+		}
+		for _, c := range n.Aggs {
+			feed := rows
+			if c.Agg.Distinct {
+				// PostgreSQL's DISTINCT aggregates see their arguments sorted.
+				feed = slices.Clone(rows)
+				slices.SortStableFunc(feed, func(a, b []types.Datum) int {
+					for _, col := range c.Args {
+						if r := types.Compare(agRandTypes[col], &a[col], &b[col]); r != 0 {
+							return r
+						}
+					}
+					return 0
+				})
+			}
+			st := c.Agg.NewState()
+			args := make([]types.Datum, len(c.Args))
+			for _, row := range feed {
+				if c.Filter >= 0 && (row[c.Filter].Null || row[c.Filter].I == 0) {
+					continue
+				}
+				for i, col := range c.Args {
+					args[i] = row[col]
+				}
+				if err := st.Add(args); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := st.Result()
+			parts = append(parts, agDatumText(c.Agg.Result, &d))
+		}
+		lines = append(lines, strings.Join(parts, " "))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+func agDatumText(t types.T, d *types.Datum) string {
+	if d.Null {
+		return "NULL"
+	}
+	return string(types.AppendText(nil, t, d))
+}
+
+func TestAggRandom(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for i, tc := range []struct {
+		name    string
+		groupBy []int
+		cache   int
+		groups  int
+	}{
+		{"hash", []int{1}, 0, 6},
+		{"hash-cache2", []int{1}, 2, 12},
+		{"hash-two-keys-cache3", []int{1, 4}, 3, 5},
+		{"simple", nil, 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seed := uint64(1000 + i)
+			t.Logf("seed %d", seed)
+			agRandom(t, rand.New(rand.NewPCG(seed, seed)), tc.groupBy, tc.cache, tc.groups)
+		})
+	}
+}
+
+func agRandom(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int) {
+	n := agNode(agRandTypes, []int{0}, groupBy, agRandCalls(t)...)
+	h := newAGHarness(t, n, cache)
+	live := map[int64][]types.Datum{}
+	committed := map[int64][]types.Datum{}
+	nextID := int64(1)
+	everCommitted := false
+	for epoch := 0; epoch < 60; epoch++ {
+		var msgs []Message
+		for range rng.IntN(3) + 1 {
+			c := types.NewChunk(agRandTypes, 16)
+			var vis []bool
+			for range rng.IntN(12) {
+				ids := make([]int64, 0, len(live))
+				for id := range live {
+					ids = append(ids, id)
+				}
+				slices.Sort(ids)
+				switch op := rng.IntN(10); {
+				case op < 4 || len(ids) == 0:
+					row := agRandRow(rng, nextID, groups)
+					nextID++
+					live[row[0].I] = row
+					c.AppendRowOp(types.OpInsert, row)
+					vis = append(vis, true)
+				case op < 6:
+					id := ids[rng.IntN(len(ids))]
+					c.AppendRowOp(types.OpDelete, live[id])
+					vis = append(vis, true)
+					delete(live, id)
+				case op < 9:
+					id := ids[rng.IntN(len(ids))]
+					row := agRandRow(rng, id, groups)
+					if rng.IntN(2) == 0 {
+						row[1] = live[id][1] // same group
+					}
+					c.AppendRowOp(types.OpUpdateDelete, live[id])
+					c.AppendRowOp(types.OpUpdateInsert, row)
+					vis = append(vis, true, true)
+					live[id] = row
+				default:
+					// An invisible row is not part of the stream.
+					c.AppendRowOp(types.OpDelete, agRandRow(rng, 1<<40, groups))
+					vis = append(vis, false)
+				}
+			}
+			if slices.Contains(vis, false) {
+				c.Vis = vis
+			}
+			msgs = append(msgs, ChunkMsg(c))
+		}
+		crash := rng.IntN(8) == 0
+		got := h.stepMsgs(!crash, msgs...)
+		if want := agOracle(t, n, live); got != want {
+			t.Fatalf("epoch %d: view:\n%s\nwant:\n%s", epoch, got, want)
+		}
+		switch {
+		case crash:
+			h.restart()
+			live = agCloneRows(committed)
+			if got, want := h.content(), agOracle(t, n, live); got != want && (groupBy != nil || everCommitted) {
+				// (Simple aggregation has no row before its first committed epoch.)
+				t.Fatalf("epoch %d: view after the crash:\n%s\nwant:\n%s", epoch, got, want)
+			}
+		default:
+			committed = agCloneRows(live)
+			everCommitted = true
+			if rng.IntN(6) == 0 {
+				h.restart()
+			}
+		}
+	}
+}
+
+func agCloneRows(m map[int64][]types.Datum) map[int64][]types.Datum {
+	out := make(map[int64][]types.Datum, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
