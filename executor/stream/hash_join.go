@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -98,7 +99,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 			return nil, nil, fmt.Errorf("hash join: %s state has %d columns, want %d", st[s].Name, len(st[s].Types), want)
 		}
 		pk := st[s].PK
-		if len(pk) < len(eqs[s]) || !equalInts(pk[:len(eqs[s])], eqs[s]) {
+		if len(pk) < len(eqs[s]) || !slices.Equal(pk[:len(eqs[s])], eqs[s]) {
 			return nil, nil, fmt.Errorf("hash join: %s state key %v does not start with the join key %v", st[s].Name, pk, eqs[s])
 		}
 		t, err := actx.NewTable(state.Schema{TableID: st[s].ID, Types: st[s].Types, PK: pk, PKDesc: st[s].PKDesc, DistKey: st[s].Dist})
@@ -124,18 +125,6 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 	}
 	e.align = NewAligner(left, right)
 	return e, e.align, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (e *hashJoin) Schema() []types.T { return e.outT }

@@ -195,7 +195,7 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 		t.Fatal(err)
 	}
 	defer al.Close()
-	view := maps(h.view)
+	view := hjCopyView(h.view)
 	for i := 0; ; {
 		m, err := j.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -222,7 +222,7 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 				if err := h.kv.Commit(ctx, m.Barrier.Epoch.Prev, w); err != nil {
 					t.Fatal(err)
 				}
-				h.view = maps(view)
+				h.view = hjCopyView(view)
 			}
 			i++
 		}
@@ -247,7 +247,7 @@ func hjCheckCache(t testing.TB, j *hashJoin) {
 	}
 }
 
-func maps(m map[string]int) map[string]int {
+func hjCopyView(m map[string]int) map[string]int {
 	out := make(map[string]int, len(m))
 	for k, v := range m {
 		out[k] = v
