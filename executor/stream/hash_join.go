@@ -20,6 +20,9 @@ import (
 // per row (matching rows of the other side) so a row switching between
 // matched and unmatched retracts or emits its NULL-padded row. Updates are
 // processed as a delete then an insert; the output has only Insert and Delete.
+// Row changes update the cache during the epoch and reach the state tables at
+// the barrier (joinSide, join_cache.go); the cache is then cut back to
+// CacheRows rows (half per side), least recently used keys first.
 type hashJoin struct {
 	actx    *ActorContext
 	align   *Aligner
@@ -164,8 +167,8 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 			}
 			return m, nil
 		default:
-			// Watermarks are not forwarded: a join's output order on a column is not
-			// derived from one input's watermark (see the package report).
+			// Watermarks are dropped: forwarding one on a join key column needs both
+			// inputs' watermarks on it (the lower one holds), which is not done yet.
 		}
 	}
 }
