@@ -185,16 +185,33 @@ func Collect(ctx context.Context, e Executor, barriers int) ([]Message, error) {
 
 // RowSet is a multiset of rows (in FormatRow's text form) that a change
 // stream is applied to, checking its discipline: a Delete or UpdateDelete
-// must remove a present row, and an UpdateDelete must be immediately
-// followed by its UpdateInsert with the same stream key.
+// must remove a present row, an UpdateDelete must be immediately followed by
+// its UpdateInsert with the same stream key, and (with a key) an Insert must
+// not add a second row with a present stream key.
 type RowSet struct {
-	// Key lists the stream key columns checked on update pairs (nil: no check).
+	// Key lists the stream key columns (nil: no key checks).
 	Key  []int
 	rows map[string]int
+	keys map[string]bool
+	buf  types.Chunk
 }
 
-// NewRowSet returns an empty multiset checking update pairs on key.
-func NewRowSet(key []int) *RowSet { return &RowSet{Key: key, rows: make(map[string]int)} }
+// NewRowSet returns an empty multiset checking the stream key key.
+func NewRowSet(key []int) *RowSet {
+	return &RowSet{Key: key, rows: make(map[string]int), keys: make(map[string]bool)}
+}
+
+// keyOf renders row i's key columns.
+func (s *RowSet) keyOf(c *types.Chunk, i int) string {
+	if s.Key == nil {
+		return ""
+	}
+	s.buf.Cols = s.buf.Cols[:0]
+	for _, k := range s.Key {
+		s.buf.Cols = append(s.buf.Cols, c.Cols[k])
+	}
+	return FormatRow(&s.buf, i)
+}
 
 // Apply applies the visible rows of c.
 func (s *RowSet) Apply(c *types.Chunk) error {
@@ -205,11 +222,19 @@ func (s *RowSet) Apply(c *types.Chunk) error {
 		row := FormatRow(c, i)
 		switch c.Op(i) {
 		case types.OpInsert:
+			if s.Key != nil {
+				k := s.keyOf(c, i)
+				if s.keys[k] {
+					return fmt.Errorf("row set: insert of %s: a row with key (%s) is present", row, k)
+				}
+				s.keys[k] = true
+			}
 			s.rows[row]++
 		case types.OpDelete:
 			if err := s.remove(row); err != nil {
 				return err
 			}
+			delete(s.keys, s.keyOf(c, i))
 		case types.OpUpdateDelete:
 			j := i + 1
 			if j >= c.Len() || !c.Visible(j) || c.Op(j) != types.OpUpdateInsert {

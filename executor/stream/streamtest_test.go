@@ -3,6 +3,8 @@ package stream
 import (
 	"context"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +98,20 @@ func stWant(t testing.TB, got []string, want ...string) {
 	}
 }
 
+// stSeed returns the seed for a randomized test (STREAM_SEED overrides) and logs it.
+func stSeed(t testing.TB) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STREAM_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("STREAM_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (rerun with STREAM_SEED=%d)", seed, seed)
+	return seed
+}
+
 func stActx(store *memkv.Store) *ActorContext { return &ActorContext{ID: 1, Store: store} }
 
 func TestParseChunk(t *testing.T) {
@@ -120,14 +136,18 @@ func TestParseChunk(t *testing.T) {
 }
 
 func TestRowSet(t *testing.T) {
-	s := NewRowSet([]int{0})
+	s := NewRowSet(nil)
 	if err := s.Apply(stChunk(t, " I I\n + 1 1\n + 2 2\n + 2 2\nU- 1 1\nU+ 1 5\n - 2 2")); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.String(); got != "1 5\n2 2" {
 		t.Fatalf("got %q", got)
 	}
-	for _, bad := range []string{" I I\n - 9 9", " I I\nU- 1 5", " I I\nU+ 1 5", " I I\nU- 1 5\nU+ 2 5"} {
+	k := NewRowSet([]int{0})
+	if err := k.Apply(stChunk(t, " I I\n + 1 1\n - 1 1\n + 1 2\nU- 1 2\nU+ 1 3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{" I I\n - 9 9", " I I\nU- 1 5", " I I\nU+ 1 5", " I I\nU- 1 5\nU+ 2 5", " I I\n + 1 6"} {
 		s := NewRowSet([]int{0})
 		_ = s.Apply(stChunk(t, " I I\n + 1 5"))
 		if err := s.Apply(stChunk(t, bad)); err == nil {
