@@ -39,7 +39,7 @@ func testCatalog(t *testing.T) *catalog.Catalog {
 	add("e", catalog.KindTable, []catalog.Column{{Name: "k", Type: types.TInt32}, {Name: "at", Type: types.TTimestamptz},
 		{Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}}, 2)
 	view := &catalog.Relation{ID: c.NextID(), Schema: "public", Name: "ev", Kind: catalog.KindView,
-		Columns: []catalog.Column{{Name: "k", Type: types.TInt32}, {Name: "at", Type: types.TTimestamptz}},
+		Columns:    []catalog.Column{{Name: "k", Type: types.TInt32}, {Name: "at", Type: types.TTimestamptz}},
 		Definition: "SELECT k, at FROM e WHERE k > 0"}
 	if err := c.Add(view); err != nil {
 		t.Fatal(err)
