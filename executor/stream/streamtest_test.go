@@ -100,6 +100,7 @@ func stWant(t testing.TB, got []string, want ...string) {
 
 // stSeed returns the seed for a randomized test (STREAM_SEED overrides) and logs it.
 func stSeed(t testing.TB) uint64 {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("STREAM_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
