@@ -620,6 +620,48 @@ func TestAggDistinctOnly(t *testing.T) {
 	h.expect(h.step(`- 2 1 x`), `2 y`)
 }
 
+func TestAggCacheEviction(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// (id, g, x): 500 groups through a cache of 2; every group changes every
+	// epoch (many mid-epoch flushes), then half of them empty out.
+	in := agTypes(t, "I I I")
+	n := agNode(in, []int{0}, []int{1}, agCall(t, in, "count", false, -1), agCall(t, in, "sum", false, -1, 2),
+		agCall(t, in, "max", false, -1, 2), agCall(t, in, "count", true, -1, 2))
+	h := newAGHarness(t, n, 2)
+	const groups = 500
+	var want []string
+	for epoch := int64(1); epoch <= 3; epoch++ {
+		var b strings.Builder
+		for g := int64(0); g < groups; g++ {
+			fmt.Fprintf(&b, "+ %d %d %d\n", epoch*groups+g, (g*7)%groups, epoch)
+		}
+		want = want[:0]
+		for g := 0; g < groups; g++ {
+			want = append(want, fmt.Sprintf("%d %d %d %d %d", g, epoch, epoch*(epoch+1)/2, epoch, epoch))
+		}
+		h.expect(h.step(b.String()), strings.Join(want, "\n"))
+		if epoch == 2 {
+			h.restart()
+		}
+	}
+	var b strings.Builder
+	want = want[:0]
+	for g := int64(0); g < groups; g++ {
+		if g%2 == 0 {
+			for epoch := int64(1); epoch <= 3; epoch++ {
+				fmt.Fprintf(&b, "- %d %d %d\n", epoch*groups+g, (g*7)%groups, epoch)
+			}
+		} else {
+			// Delete the maximum (3) of the groups that stay.
+			fmt.Fprintf(&b, "- %d %d %d\n", 3*groups+g, (g*7)%groups, 3)
+		}
+	}
+	for g := 1; g < groups; g += 2 { // (g*7)%groups has g's parity: the odd groups stay
+		want = append(want, fmt.Sprintf("%d 2 3 2 2", g))
+	}
+	h.expect(h.step(b.String()), strings.Join(want, "\n"))
+}
+
 func TestAggRecoverUncommitted(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	in := agTypes(t, "I I I")
