@@ -125,6 +125,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:
+		if rows, ok := constRows(n); ok { // constant rows: one StreamValues
+			return p.values(&plan.Values{}, rows, n.Out)
+		}
 		for _, e := range n.Exprs {
 			if err := checkExpr(e); err != nil {
 				return nil, err
@@ -202,13 +205,29 @@ func (p *planner) values(n *plan.Values, rows [][]expr.Expr, out []plan.Field) (
 	}
 	w := len(out)
 	sv := &plan.StreamValues{Out: append(slices.Clone(out), plan.Field{Name: "_row", Type: types.TInt64, Hidden: true}), Key: []int{w}}
+	for j := range out {
+		if out[j].Type.ID == types.Unknown { // a bare string literal: text, as a query's output would be
+			sv.Out[j].Type = types.TVarchar
+		}
+	}
 	for i, r := range rows {
-		for _, e := range r {
+		row := make([]expr.Expr, 0, w+1)
+		for j, e := range r {
 			if err := checkExpr(e); err != nil {
 				return nil, err
 			}
+			if e.Type() != sv.Out[j].Type {
+				c, err := expr.Cast(e, sv.Out[j].Type)
+				if err != nil {
+					return nil, err
+				}
+				if e, err = expr.Fold(c); err != nil {
+					return nil, err
+				}
+			}
+			row = append(row, e)
 		}
-		sv.Rows = append(sv.Rows, append(slices.Clone(r), expr.Literal(types.DInt(int64(i)), types.TInt64)))
+		sv.Rows = append(sv.Rows, append(row, expr.Literal(types.DInt(int64(i)), types.TInt64)))
 	}
 	return sv, nil
 }

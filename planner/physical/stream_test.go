@@ -266,3 +266,28 @@ func isSingle(n plan.StreamNode) bool {
 	d, _, ok := distOf(n)
 	return ok && d == plan.DistSingle
 }
+
+// TestAssignStateKeepsIDs: a second AssignState keeps every id, and the
+// materialized view's table keeps the relation's id.
+func TestAssignStateKeepsIDs(t *testing.T) {
+	cat := testCatalog(t)
+	_, root, ids, err := planSQL(cat, "SELECT t.name, count(*) FROM t JOIN u ON t.id = u.t_id GROUP BY t.name", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3 {
+		t.Fatalf("assigned %v, want 3 ids (agg state, join left, join right)", ids)
+	}
+	before := plan.ExplainStream(root)
+	AssignState(root, func() uint32 {
+		t.Fatal("AssignState allocated an id for a tree that has them all")
+		return 0
+	})
+	if after := plan.ExplainStream(root); after != before {
+		t.Errorf("second AssignState changed the plan:\n%s\nwas:\n%s", after, before)
+	}
+	m := root.(*plan.StreamMaterialize)
+	if got := m.State()[0].ID; got != m.Relation.ID {
+		t.Errorf("materialize state id %d, want the relation's %d", got, m.Relation.ID)
+	}
+}
