@@ -508,10 +508,14 @@ func hasTimeFunc(e expr.Expr) bool {
 	return found
 }
 
-func stripCasts(e expr.Expr) expr.Expr {
+func isTimestamp(t types.T) bool { return t.ID == types.Timestamp || t.ID == types.Timestamptz }
+
+// stripTimestampCasts removes casts between timestamp and timestamptz (the
+// same instant while the session time zone is UTC), keeping any other.
+func stripTimestampCasts(e expr.Expr) expr.Expr {
 	for {
 		c, ok := e.(*expr.CastExpr)
-		if !ok {
+		if !ok || !isTimestamp(c.To) || !isTimestamp(c.Input.Type()) {
 			return e
 		}
 		e = c.Input
@@ -538,11 +542,14 @@ func temporalFilter(c expr.Expr) (*plan.StreamTemporalFilter, bool, error) {
 	default:
 		return nil, false, errNow()
 	}
-	col, ok := stripCasts(colSide).(*expr.ColumnRef)
-	if !ok || !col.Typ.IsTemporal() {
+	if hasTimeFunc(colSide) { // now() on the greater side: rows would enter over time
 		return nil, false, errNow()
 	}
-	bound = stripCasts(bound)
+	col, ok := stripTimestampCasts(colSide).(*expr.ColumnRef)
+	if !ok || !isTimestamp(col.Typ) {
+		return nil, false, unsupported("temporal filters compare a timestamp or timestamptz column with now() - INTERVAL, not %s", colSide)
+	}
+	bound = stripTimestampCasts(bound)
 	var iv types.IntervalValue
 	if b, ok := bound.(*expr.FuncExpr); ok && b.Name == "-" && len(b.Args) == 2 {
 		k := b.Args[1]
@@ -557,7 +564,7 @@ func temporalFilter(c expr.Expr) (*plan.StreamTemporalFilter, bool, error) {
 			return nil, false, errNow()
 		}
 		iv = d.Iv
-		bound = stripCasts(b.Args[0])
+		bound = stripTimestampCasts(b.Args[0])
 	}
 	if b, ok := bound.(*expr.FuncExpr); !ok || len(b.Args) != 0 || !timeFuncs[b.Name] || b.Name == "current_date" {
 		return nil, false, errNow()
