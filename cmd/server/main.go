@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,10 +39,20 @@ func envOr(key, def string) string {
 	return def
 }
 
+func envInt(key string, def int) int {
+	if v := os.Getenv(key); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
 func run() error {
 	listen := flag.String("listen", envOr("TRIBUTARY_LISTEN", "127.0.0.1:4566"), "address to accept PostgreSQL connections on")
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
+	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	flag.Parse()
 
 	var level slog.Level
@@ -63,10 +74,11 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	eng, err := session.Open(ctx, store, logger)
+	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, Logger: logger})
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

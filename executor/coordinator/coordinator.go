@@ -2,49 +2,335 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
+	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
 
-// Coordinator hands out epochs and commits write sets atomically.
+// Config holds the coordinator's system parameters.
+type Config struct {
+	// BarrierInterval is how often a barrier is injected (barrier_interval_ms); default 1s.
+	BarrierInterval time.Duration
+	// Parallelism is the number of actors of a hash-distributed fragment; default 2.
+	Parallelism int
+	// CacheRows bounds each stateful executor's in-memory rows (0: the executor default).
+	CacheRows int
+	Logger    *slog.Logger
+}
+
+// ErrStopped is returned once the coordinator has stopped.
+var ErrStopped = errors.New("coordinator stopped")
+
+// Coordinator drives barriers and commits epochs.
 type Coordinator struct {
-	kv storage.KV
+	kv  storage.KV
+	cfg Config
+
+	wake     chan struct{} // a barrier is wanted now
+	failedCh chan struct{} // closed when an actor fails (until recovery)
+	failOnce *sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	runCtx   context.Context
+	cancel   context.CancelFunc
+	actors   sync.WaitGroup
+
+	reports struct {
+		sync.Mutex
+		list   []stream.Collected
+		signal chan struct{}
+	}
+
 	mu struct {
 		sync.Mutex
-		last  uint64 // last epoch handed out
-		batch storage.Batch
+		epoch     uint64        // the open epoch: DML and DDL writes belong to it
+		batch     storage.Batch // DML/DDL writes of the open epoch
+		tables    *batch.TableSet
+		roots     map[stream.ActorID]*root    // barrier entry points (DML and values sources)
+		sources   map[uint32]stream.ActorID   // table id -> its DML source actor
+		outputs   map[uint32][]stream.ActorID // relation id -> actors whose output is its change stream
+		actors    map[stream.ActorID]*running
+		jobs      map[uint32]*job
+		pending   []stream.Mutation
+		starting  []*running // actors to start with the next barrier
+		nextActor stream.ActorID
+		nextOut   stream.OutputID
+		failed    error // set when an actor failed; cleared by recovery
+		started   bool
+		stopped   bool
+	}
+	committed struct {
+		sync.Mutex
+		epoch uint64
+		cond  *sync.Cond
+		err   error // the last epoch's failure, for waiters of it
+		errAt uint64
 	}
 }
 
-// New returns a coordinator over kv; epochs continue above anything stored.
-func New(kv storage.KV) *Coordinator {
-	c := &Coordinator{kv: kv}
-	c.mu.last = kv.MaxVersion()
+// running is one live actor.
+type running struct {
+	actor *stream.Actor
+	job   uint32 // 0 for table sources
+}
+
+// New returns a coordinator over kv; Start begins injecting barriers.
+func New(kv storage.KV, cfg Config) *Coordinator {
+	if cfg.BarrierInterval <= 0 {
+		cfg.BarrierInterval = time.Second
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = 2
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	c := &Coordinator{kv: kv, cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		failedCh: make(chan struct{}), failOnce: new(sync.Once)}
+	c.runCtx, c.cancel = context.WithCancel(context.Background())
+	c.reports.signal = make(chan struct{}, 1)
+	c.mu.epoch = storage.NextEpoch(kv.MaxVersion())
+	c.mu.tables = batch.NewTableSet(kv)
+	c.mu.tables.CaptureChanges()
+	c.mu.roots = map[stream.ActorID]*root{}
+	c.mu.sources = map[uint32]stream.ActorID{}
+	c.mu.outputs = map[uint32][]stream.ActorID{}
+	c.mu.actors = map[stream.ActorID]*running{}
+	c.mu.jobs = map[uint32]*job{}
+	c.committed.cond = sync.NewCond(&c.committed.Mutex)
+	c.committed.epoch = kv.CommittedEpoch()
 	return c
 }
 
 // CommittedEpoch is the snapshot readers use.
 func (c *Coordinator) CommittedEpoch() uint64 { return c.kv.CommittedEpoch() }
 
-// Write runs fn with exclusive write access: fn reads at snapshot (the
-// committed epoch when fn starts), fills the batch with writes for epoch, and
-// Write commits it. If fn fails nothing is written. Writers are serialised,
-// so a read-check-write inside fn (a primary-key check) is not raced by
-// another writer.
-func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64, b *storage.Batch) error) (uint64, error) {
+// Start launches the actors registered so far and the barrier loop.
+func (c *Coordinator) Start() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mu.batch.Reset()
-	epoch := storage.NextEpoch(max(c.mu.last, c.kv.MaxVersion()))
-	if err := fn(c.kv.CommittedEpoch(), epoch, &c.mu.batch); err != nil {
-		return 0, err
+	for _, r := range c.mu.starting {
+		c.launchLocked(r)
 	}
-	if err := c.kv.Commit(ctx, epoch, &c.mu.batch); err != nil {
-		return 0, fmt.Errorf("commit epoch %d: %w", epoch, err)
+	c.mu.starting = nil
+	c.mu.started = true
+	c.mu.Unlock()
+	go c.loop()
+}
+
+// Stop ends the barrier loop and every actor. Uncommitted work is dropped.
+func (c *Coordinator) Stop() {
+	c.mu.Lock()
+	if c.mu.stopped {
+		c.mu.Unlock()
+		return
 	}
-	c.mu.last = epoch
+	c.mu.stopped = true
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	c.cancel()
+	c.actors.Wait()
+	c.committed.Lock()
+	c.committed.err = ErrStopped
+	c.committed.errAt = ^uint64(0)
+	c.committed.cond.Broadcast()
+	c.committed.Unlock()
+}
+
+func (c *Coordinator) launchLocked(r *running) {
+	c.actors.Add(1)
+	go func() {
+		defer c.actors.Done()
+		if err := r.actor.Run(c.runCtx); err != nil && c.runCtx.Err() == nil {
+			c.cfg.Logger.Error("actor failed", "actor", r.actor.Ctx.ID, "err", err)
+		}
+	}()
+}
+
+// report is every actor's Report: it never blocks.
+func (c *Coordinator) report(col stream.Collected) {
+	if col.Err != nil {
+		c.failOnce.Do(func() { close(c.failedCh) })
+	}
+	c.reports.Lock()
+	c.reports.list = append(c.reports.list, col)
+	c.reports.Unlock()
+	select {
+	case c.reports.signal <- struct{}{}:
+	default:
+	}
+}
+
+// RequestBarrier asks for a barrier as soon as possible (DML, FLUSH, DDL).
+func (c *Coordinator) RequestBarrier() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Coordinator) loop() {
+	defer close(c.done)
+	ticker := time.NewTicker(c.cfg.BarrierInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-ticker.C:
+		case <-c.wake:
+		}
+		if err := c.barrier(); err != nil {
+			if errors.Is(err, ErrStopped) {
+				return
+			}
+			c.cfg.Logger.Error("epoch failed", "err", err)
+		}
+	}
+}
+
+// barrier injects one barrier, waits for every actor's report and commits.
+func (c *Coordinator) barrier() error {
+	c.mu.Lock()
+	if c.mu.stopped {
+		c.mu.Unlock()
+		return ErrStopped
+	}
+	prev := c.mu.epoch
+	curr := storage.NextEpoch(max(prev, c.kv.MaxVersion()))
+	c.mu.epoch = curr
+	b := &stream.Barrier{Epoch: stream.Epoch{Curr: curr, Prev: prev}, Checkpoint: true}
+	if len(c.mu.pending) == 1 {
+		b.Mutation = c.mu.pending[0]
+	} else if len(c.mu.pending) > 1 {
+		b.Mutation = stream.Mutations(c.mu.pending)
+	}
+	c.mu.pending = nil
+	writes := new(storage.Batch)
+	appendBatch(writes, &c.mu.batch)
 	c.mu.batch.Reset()
-	return epoch, nil
+	expect := map[stream.ActorID]bool{}
+	for id := range c.mu.actors {
+		expect[id] = true
+	}
+	for _, r := range c.mu.starting {
+		c.launchLocked(r)
+	}
+	c.mu.starting = nil
+	// Stopped actors report this barrier and end.
+	var stopping []stream.ActorID
+	b.ForEachMutation(func(m stream.Mutation) {
+		if s, ok := m.(*stream.StopActors); ok {
+			for id := range s.Actors {
+				stopping = append(stopping, id)
+			}
+		}
+	})
+	// Send the barrier to every root while holding the lock: DML appends its
+	// chunks under it, so each root sees the epoch's DML chunks, then the barrier.
+	for id, r := range c.mu.roots {
+		if err := r.sendBarrier(b, c.stop, c.failedCh); err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("barrier %v to actor %d: %w", b, id, err)
+		}
+	}
+	for _, id := range stopping {
+		delete(c.mu.roots, id)
+		delete(c.mu.actors, id)
+	}
+	c.mu.Unlock()
+
+	if err := c.collect(b, expect, writes); err != nil {
+		c.fail(prev, err)
+		return err
+	}
+	if err := c.kv.Commit(c.runCtx, prev, writes); err != nil {
+		err = fmt.Errorf("commit epoch %d: %w", prev, err)
+		c.fail(prev, err)
+		return err
+	}
+	c.committed.Lock()
+	c.committed.epoch = prev
+	c.committed.cond.Broadcast()
+	c.committed.Unlock()
+	return nil
+}
+
+// collect waits until every expected actor reported barrier b, merging their writes.
+func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool, writes *storage.Batch) error {
+	for len(expect) > 0 {
+		select {
+		case <-c.reports.signal:
+		case <-c.stop:
+			return ErrStopped
+		}
+		c.reports.Lock()
+		list := c.reports.list
+		c.reports.list = nil
+		c.reports.Unlock()
+		for _, r := range list {
+			if r.Err != nil {
+				return fmt.Errorf("actor %d: %w", r.Actor, r.Err)
+			}
+			if r.Barrier.Epoch != b.Epoch {
+				return fmt.Errorf("actor %d reported %v while collecting %v", r.Actor, r.Barrier, b)
+			}
+			delete(expect, r.Actor)
+			if r.Writes != nil {
+				appendBatch(writes, r.Writes)
+			}
+		}
+	}
+	return nil
+}
+
+// fail records an epoch failure for its waiters. The streaming graph is then
+// in an unknown state: Recover rebuilds it (the session layer's job).
+func (c *Coordinator) fail(epoch uint64, err error) {
+	c.mu.Lock()
+	c.mu.failed = err
+	c.mu.Unlock()
+	c.committed.Lock()
+	c.committed.err = err
+	c.committed.errAt = epoch
+	c.committed.cond.Broadcast()
+	c.committed.Unlock()
+}
+
+// WaitCommitted blocks until epoch is committed (or failed, or ctx ends).
+func (c *Coordinator) WaitCommitted(ctx context.Context, epoch uint64) error {
+	stopWatch := context.AfterFunc(ctx, func() {
+		c.committed.Lock()
+		c.committed.cond.Broadcast()
+		c.committed.Unlock()
+	})
+	defer stopWatch()
+	c.committed.Lock()
+	defer c.committed.Unlock()
+	for c.committed.epoch < epoch {
+		if c.committed.err != nil && c.committed.errAt >= epoch {
+			return fmt.Errorf("epoch %d: %w", epoch, c.committed.err)
+		}
+		if ctx.Err() != nil {
+			return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+		c.committed.cond.Wait()
+	}
+	return nil
+}
+
+// Flush waits until everything written before the call is committed.
+func (c *Coordinator) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
 }

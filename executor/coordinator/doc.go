@@ -1,6 +1,9 @@
-// Package coordinator is the control plane that owns epochs: Coordinator
-// serialises writers, commits each write set atomically at a fresh epoch and
-// publishes the committed epoch that readers snapshot at. (The streaming issue
-// grows it into barrier injection and collection; today DML and DDL commit
-// through Commit directly.)
+// Package coordinator is the streaming control plane. Coordinator owns the
+// epochs: it injects a barrier into every root of the dataflow (each table's
+// DML source, each constant source) every barrier interval or on demand,
+// collects each actor's report and state writes, commits the epoch's writes
+// (DML, DDL and operator state) to storage atomically, and then publishes the
+// epoch as committed. DML runs under its lock so its table writes and change
+// chunks land in the open epoch; jobs (materialized views) are added and
+// dropped by barrier mutations; Build turns a stream plan into actors.
 package coordinator

@@ -116,6 +116,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
+	s.eng.Coord.AddTable(rel.ID, rel.ColumnTypes())
 	return tagOnly("CREATE TABLE"), nil
 }
 
@@ -210,18 +211,21 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 	if len(victims) == 0 {
 		return tagOnly(tag), nil
 	}
-	_, err := s.eng.Coord.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
-		for _, r := range victims {
-			persist.Delete(b, r.ID)
-			if r.Kind == catalog.KindTable || r.Kind == catalog.KindMaterializedView {
-				if err := deleteRows(ctx, s.eng.Store, snapshot, r.ID, b); err != nil {
-					return err
-				}
-			}
+	// Stop the streaming jobs first (dependents come before what they read),
+	// then remove descriptors, rows and state in one epoch.
+	for _, r := range victims {
+		var err error
+		switch r.Kind {
+		case catalog.KindMaterializedView:
+			err = s.eng.Coord.DropJob(ctx, r.ID)
+		case catalog.KindTable:
+			err = s.eng.Coord.DropTable(ctx, r.ID)
 		}
-		return nil
-	})
-	if err != nil {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.dropStreamingState(ctx, victims); err != nil {
 		return nil, err
 	}
 	for _, r := range victims {

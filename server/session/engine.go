@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
@@ -22,15 +24,31 @@ type Engine struct {
 	Coord   *coordinator.Coordinator
 	Logger  *slog.Logger
 
+	cfg Config
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
 	ddl     sync.Mutex
 	nextPID atomic.Int32
 }
 
-// Open loads the persisted catalog from store and returns the engine.
-func Open(ctx context.Context, store storage.KV, logger *slog.Logger) (*Engine, error) {
+// Config holds the engine's system parameters.
+type Config struct {
+	// BarrierInterval is barrier_interval_ms; default 1s.
+	BarrierInterval time.Duration
+	// Parallelism is the default streaming_parallelism; default the number of cores.
+	Parallelism int
+	Logger      *slog.Logger
+}
+
+// Open loads the persisted catalog from store, rebuilds every streaming job
+// from it (recovery: jobs resume from the last committed epoch, whose state
+// is in storage) and starts the coordinator.
+func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
+	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = runtime.NumCPU()
 	}
 	cat := catalog.New(catalog.SystemRelations())
 	rels, nextID, err := persist.Load(ctx, store)
@@ -38,9 +56,19 @@ func Open(ctx context.Context, store storage.KV, logger *slog.Logger) (*Engine, 
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.Load(rels, nextID)
+	coord := coordinator.New(store, coordinator.Config{BarrierInterval: cfg.BarrierInterval, Parallelism: cfg.Parallelism, Logger: logger})
+	e := &Engine{Catalog: cat, Store: store, Coord: coord, Logger: logger, cfg: cfg}
+	if err := e.recoverJobs(ctx); err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	coord.Start()
 	logger.Info("catalog loaded", "relations", len(rels), "committed_epoch", store.CommittedEpoch())
-	return &Engine{Catalog: cat, Store: store, Coord: coordinator.New(store), Logger: logger}, nil
+	return e, nil
 }
+
+// Close stops the streaming engine (uncommitted work is dropped; every
+// acknowledged statement is committed already).
+func (e *Engine) Close() { e.Coord.Stop() }
 
 // NewSession is the pgwire.Factory.
 func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire.Session, error) {

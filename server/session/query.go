@@ -15,7 +15,6 @@ import (
 	"github.com/tributary/tributary/server/psqlcat"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
-	"github.com/tributary/tributary/storage"
 )
 
 func (s *Session) binder(declared []types.T) *bind.Binder {
@@ -122,9 +121,8 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
 	var out *types.Chunk
 	var affected int64
-	_, err := s.eng.Coord.Write(ctx, func(snapshot, epoch uint64, wb *storage.Batch) error {
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot}
-		env.Tables = batch.NewTableSet(env.Store)
+	err := s.eng.Coord.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
 		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 		if err != nil {
 			return err
@@ -150,7 +148,6 @@ func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params [
 			}
 		}
 		affected = rowsAffected()
-		env.Tables.Flush(epoch, wb)
 		return nil
 	})
 	if err != nil {
@@ -161,6 +158,9 @@ func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params [
 
 // explain prints a statement's plan.
 func (s *Session) explain(e *parser.Explain) (pgwire.Result, error) {
+	if mv, ok := e.Stmt.(*parser.CreateMaterializedView); ok {
+		return s.explainCreateMV(mv)
+	}
 	q, ok := e.Stmt.(*parser.Query)
 	if !ok {
 		return nil, types.Errorf(types.ErrUnsupported, "EXPLAIN of %T is not supported", e.Stmt)
@@ -196,12 +196,17 @@ func (s *Session) explain(e *parser.Explain) (pgwire.Result, error) {
 			text += fmt.Sprintf("\nInitPlan %d\n%s", i+1, indentText(plan.Explain(ip.Plan)))
 		}
 	}
+	return planRows(text), nil
+}
+
+// planRows returns plan text as EXPLAIN's one-column result.
+func planRows(text string) pgwire.Result {
 	lines := strings.Split(text, "\n")
 	rows := make([][]string, len(lines))
 	for i, l := range lines {
 		rows[i] = []string{l}
 	}
-	return textRows([]string{"QUERY PLAN"}, rows, "EXPLAIN"), nil
+	return textRows([]string{"QUERY PLAN"}, rows, "EXPLAIN")
 }
 
 func indentText(s string) string {

@@ -204,7 +204,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			// Every write commits before its statement returns, so FLUSH has nothing to wait for.
+			if err := s.eng.Coord.Flush(ctx); err != nil {
+				return nil, err
+			}
 			return tagOnly("FLUSH"), nil
 		}
 		return nil
@@ -226,7 +228,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.CreateMaterializedView:
-		return types.Errorf(types.ErrUnsupported, "CREATE MATERIALIZED VIEW is not supported yet: the streaming engine has not landed")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.createMaterializedView(ctx, n)
+		}
+		return nil
 	case *parser.CreateSink:
 		return types.Errorf(types.ErrUnsupported, "CREATE SINK is not supported yet")
 	case *parser.CreateSource:

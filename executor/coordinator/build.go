@@ -1,0 +1,126 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/plan"
+)
+
+// builder builds one actor's executors from its fragment's plan nodes.
+type builder struct {
+	c       *Coordinator
+	j       *job
+	f       *fragment
+	index   int // the actor's index within its fragment
+	actx    *stream.ActorContext
+	adds    map[stream.ActorID][]*stream.Output
+	closers []func()
+}
+
+// build is the one type switch from stream plan nodes to executors.
+func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
+	switch n := n.(type) {
+	case *plan.StreamExchange:
+		chans := b.f.channels[n]
+		if chans == nil {
+			return nil, fmt.Errorf("exchange %s has no input fragment", n.Describe())
+		}
+		return stream.NewMerge(plan.Types(n.Schema()), chans[b.index]), nil
+	case *plan.StreamSource:
+		return b.source(n)
+	case *plan.StreamValues:
+		ch := make(chan *stream.Barrier, 1)
+		b.c.mu.roots[b.actx.ID] = &root{barriers: ch}
+		b.j.roots = append(b.j.roots, b.actx.ID)
+		return stream.NewValues(b.actx, n, ch)
+	case *plan.StreamProject:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewProject(b.actx, n, in)
+	case *plan.StreamFilter:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewFilter(b.actx, n, in)
+	case *plan.StreamAgg:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewAgg(b.actx, n, in)
+	case *plan.StreamHashJoin:
+		left, err := b.build(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		right, err := b.build(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		exec, aligner, err := stream.NewHashJoin(b.actx, n, left, right)
+		if aligner != nil {
+			b.closers = append(b.closers, aligner.Close)
+		}
+		return exec, err
+	case *plan.StreamTopN:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewTopN(b.actx, n, in)
+	case *plan.StreamUnion:
+		// The planner puts an exchange under every union input: the union is a
+		// merge of all their channels.
+		var chans []chan stream.Message
+		for _, in := range n.Ins {
+			e, ok := in.(*plan.StreamExchange)
+			if !ok {
+				return nil, fmt.Errorf("union input %s is not an exchange", in.Describe())
+			}
+			chans = append(chans, b.f.channels[e][b.index]...)
+		}
+		return stream.NewMerge(plan.Types(n.Schema()), chans), nil
+	case *plan.StreamHopWindow:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewHopWindow(b.actx, n, in)
+	case *plan.StreamTemporalFilter:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewTemporalFilter(b.actx, n, in)
+	case *plan.StreamMaterialize:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewMaterialize(b.actx, n, in)
+	}
+	return nil, fmt.Errorf("no stream executor for %T", n)
+}
+
+// source subscribes to the change stream of an upstream table or
+// materialized view: one new output on each of its output actors.
+func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
+	ups := b.c.mu.outputs[n.Relation.ID]
+	if len(ups) == 0 {
+		return nil, fmt.Errorf("relation %s has no running stream", n.Relation.QualifiedName())
+	}
+	if b.f.parallel != 1 {
+		return nil, fmt.Errorf("a source fragment must run one actor")
+	}
+	chans := make([]chan stream.Message, 0, len(ups))
+	for _, up := range ups {
+		o := b.c.newOutputLocked()
+		b.adds[up] = append(b.adds[up], o)
+		chans = append(chans, o.Ch)
+	}
+	return stream.NewMerge(plan.Types(n.Schema()), chans), nil
+}

@@ -1,0 +1,89 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/storage"
+)
+
+// DML runs fn with exclusive access to the tables' pending state for the
+// open epoch: fn's reads see every earlier statement of the epoch, its
+// writes go into that epoch together with the change chunks it produced
+// (sent to the tables' streaming jobs), and DML returns once the epoch is
+// committed. If fn fails its writes are discarded.
+func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, snapshot uint64) error) error {
+	c.mu.Lock()
+	if c.mu.stopped {
+		c.mu.Unlock()
+		return ErrStopped
+	}
+	if err := c.mu.failed; err != nil {
+		c.mu.Unlock()
+		return errors.Join(errors.New("the streaming engine is recovering from a failure"), err)
+	}
+	tables := c.mu.tables
+	if err := fn(tables, c.kv.CommittedEpoch()); err != nil {
+		tables.Discard()
+		c.mu.Unlock()
+		return err
+	}
+	epoch := c.mu.epoch
+	tables.Flush(epoch, &c.mu.batch)
+	for id, chunk := range tables.TakeChanges() {
+		src, ok := c.mu.sources[id]
+		if !ok {
+			continue
+		}
+		ch := c.mu.roots[src].msgs
+		select {
+		case ch <- stream.ChunkMsg(chunk):
+		case <-ctx.Done():
+			// The writes are in the epoch already; the chunk must follow them.
+			ch <- stream.ChunkMsg(chunk)
+		}
+	}
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// Write adds catalog or cleanup writes to the open epoch (fn may read at
+// snapshot) and waits for the epoch to commit.
+func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64, b *storage.Batch) error) (uint64, error) {
+	c.mu.Lock()
+	if c.mu.stopped {
+		c.mu.Unlock()
+		return 0, ErrStopped
+	}
+	var local storage.Batch
+	epoch := c.mu.epoch
+	if err := fn(c.kv.CommittedEpoch(), epoch, &local); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	appendBatch(&c.mu.batch, &local)
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return epoch, c.WaitCommitted(ctx, epoch)
+}
+
+func appendBatch(dst, src *storage.Batch) {
+	for i := 0; i < src.Len(); i++ {
+		k, v, del := src.Entry(i)
+		if del {
+			dst.Delete(k)
+		} else {
+			dst.Put(k, v)
+		}
+	}
+}
+
+// ForgetTable drops the DML state of a dropped table.
+func (c *Coordinator) ForgetTable(id uint32) {
+	c.mu.Lock()
+	c.mu.tables.Forget(id)
+	c.mu.Unlock()
+}

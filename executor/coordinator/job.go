@@ -1,0 +1,261 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// job is a running streaming job (a materialized view).
+type job struct {
+	id     uint32
+	actors []stream.ActorID
+	// upstream lists the outputs this job attached to other actors' dispatchers.
+	upstream map[stream.ActorID][]stream.OutputID
+	roots    []stream.ActorID // its constant sources (barrier entry points)
+}
+
+// AddTable starts the DML source of table id: an actor forwarding the
+// table's change chunks (and barriers) to the jobs that read the table.
+func (c *Coordinator) AddTable(id uint32, schema []types.T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	aid := c.newActorIDLocked()
+	ch := make(chan stream.Message, stream.ChannelCapacity)
+	a := &stream.Actor{
+		Ctx:        &stream.ActorContext{ID: aid, Store: c.kv},
+		Root:       stream.NewMerge(schema, []chan stream.Message{ch}),
+		Dispatcher: stream.NewDispatcher(stream.DispatchSimple, nil, nil, nil, schema),
+		Report:     c.report,
+	}
+	r := &running{actor: a}
+	c.mu.actors[aid] = r
+	c.mu.roots[aid] = &root{msgs: ch}
+	c.mu.sources[id] = aid
+	c.mu.outputs[id] = []stream.ActorID{aid}
+	if c.mu.started {
+		// Its first message is the next barrier: launch it now, so DML can feed it.
+		c.launchLocked(r)
+		return
+	}
+	c.mu.starting = append(c.mu.starting, r)
+}
+
+// DropTable stops a table's DML source with the next barrier and waits for it.
+func (c *Coordinator) DropTable(ctx context.Context, id uint32) error {
+	c.mu.Lock()
+	aid, ok := c.mu.sources[id]
+	if !ok {
+		c.mu.Unlock()
+		return nil
+	}
+	delete(c.mu.sources, id)
+	delete(c.mu.outputs, id)
+	c.mu.tables.Forget(id)
+	c.mu.pending = append(c.mu.pending, &stream.StopActors{Actors: map[stream.ActorID]bool{aid: true}})
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+func (c *Coordinator) newActorIDLocked() stream.ActorID {
+	c.mu.nextActor++
+	return c.mu.nextActor
+}
+
+func (c *Coordinator) newOutputLocked() *stream.Output {
+	c.mu.nextOut++
+	return stream.NewOutput(c.mu.nextOut)
+}
+
+// AddJob builds the actors of a job whose plan is root (a StreamMaterialize
+// for relation id) and attaches them to their upstream relations with the
+// next barrier. Before Start (recovery) it wires everything directly and
+// returns at once; afterwards it returns when that barrier has committed,
+// i.e. the job sees every change after it.
+func (c *Coordinator) AddJob(ctx context.Context, id uint32, root plan.StreamNode, parallelism int) error {
+	c.mu.Lock()
+	running := c.started()
+	if parallelism <= 0 {
+		parallelism = c.cfg.Parallelism
+	}
+	j, adds, err := c.buildJobLocked(id, root, parallelism)
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("build job %d: %w", id, err)
+	}
+	c.mu.jobs[id] = j
+	if !running {
+		// Nothing runs yet: attach the outputs directly.
+		for aid, outs := range adds {
+			d := c.mu.actors[aid].actor.Dispatcher
+			d.Outputs = append(d.Outputs, outs...)
+		}
+		c.mu.Unlock()
+		return nil
+	}
+	if len(adds) > 0 {
+		c.mu.pending = append(c.mu.pending, &stream.AddOutputs{Outputs: adds})
+	}
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// started reports whether Start ran (the barrier loop is live); call with mu held.
+func (c *Coordinator) started() bool { return c.mu.started }
+
+// DropJob detaches and stops a job's actors with the next barrier and waits
+// for it to commit.
+func (c *Coordinator) DropJob(ctx context.Context, id uint32) error {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	if !ok {
+		c.mu.Unlock()
+		return nil
+	}
+	delete(c.mu.jobs, id)
+	delete(c.mu.outputs, id)
+	stop := &stream.StopActors{Actors: map[stream.ActorID]bool{}}
+	for _, a := range j.actors {
+		stop.Actors[a] = true
+	}
+	c.mu.pending = append(c.mu.pending, stop)
+	if len(j.upstream) > 0 {
+		c.mu.pending = append(c.mu.pending, &stream.RemoveOutputs{Outputs: j.upstream})
+	}
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// fragment is a piece of a job's plan between exchanges, run by parallel actors.
+type fragment struct {
+	root     plan.StreamNode
+	parallel int
+	actors   []*stream.Actor
+	// inputs maps each exchange inside this fragment to the fragment below it.
+	inputs map[*plan.StreamExchange]*fragment
+	// channels[e][j]: the channels parent actor j reads for exchange e.
+	channels map[*plan.StreamExchange][][]chan stream.Message
+}
+
+// buildJobLocked cuts the plan into fragments, creates their actors, wires
+// exchanges, and returns the outputs to attach on upstream actors.
+func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelism int) (*job, map[stream.ActorID][]*stream.Output, error) {
+	frags := map[plan.StreamNode]*fragment{}
+	var cut func(n plan.StreamNode) *fragment
+	cut = func(top plan.StreamNode) *fragment {
+		f := &fragment{root: top, inputs: map[*plan.StreamExchange]*fragment{}, channels: map[*plan.StreamExchange][][]chan stream.Message{}}
+		var walk func(n plan.StreamNode)
+		walk = func(n plan.StreamNode) {
+			if e, ok := n.(*plan.StreamExchange); ok && n != top {
+				f.inputs[e] = cut(e.Input)
+				return
+			}
+			for _, in := range n.Inputs() {
+				walk(in)
+			}
+		}
+		if e, ok := top.(*plan.StreamExchange); ok {
+			// A fragment never starts with an exchange; treat it as its input's.
+			return cut(e.Input)
+		}
+		walk(top)
+		frags[top] = f
+		return f
+	}
+	top := cut(root)
+	// Parallelism: hash-fed fragments run Parallelism actors, others one.
+	var order []*fragment // children before parents
+	var visit func(f *fragment)
+	visit = func(f *fragment) {
+		for _, in := range f.inputs {
+			visit(in)
+		}
+		f.parallel = 1
+		for e := range f.inputs {
+			if e.Dist == plan.DistHash || e.Dist == plan.DistBroadcast {
+				f.parallel = parallelism
+			}
+		}
+		order = append(order, f)
+	}
+	visit(top)
+
+	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}}
+	adds := map[stream.ActorID][]*stream.Output{}
+	// Create actors (ids, contexts) first, parents need children's counts for channels.
+	ids := map[*fragment][]stream.ActorID{}
+	for _, f := range order {
+		for i := 0; i < f.parallel; i++ {
+			aid := c.newActorIDLocked()
+			ids[f] = append(ids[f], aid)
+			j.actors = append(j.actors, aid)
+		}
+	}
+	// Channels and dispatchers for every exchange: child actor i → parent actor k.
+	dispatchers := map[*fragment][]*stream.Dispatcher{}
+	for _, f := range order {
+		for e, child := range f.inputs {
+			chans := make([][]chan stream.Message, f.parallel) // per parent actor
+			ds := make([]*stream.Dispatcher, child.parallel)
+			for i := 0; i < child.parallel; i++ {
+				outs := make([]*stream.Output, f.parallel)
+				for k := 0; k < f.parallel; k++ {
+					o := c.newOutputLocked()
+					outs[k] = o
+					chans[k] = append(chans[k], o.Ch)
+				}
+				kind := stream.DispatchSimple
+				var vmap []int
+				switch {
+				case e.Dist == plan.DistBroadcast:
+					kind = stream.DispatchBroadcast
+				case e.Dist == plan.DistHash && f.parallel > 1:
+					kind, vmap = stream.DispatchHash, stream.VnodeMapFor(f.parallel)
+				}
+				ds[i] = stream.NewDispatcher(kind, outs, e.Keys, vmap, plan.Types(e.Schema()))
+			}
+			f.channels[e] = chans
+			dispatchers[child] = ds
+		}
+	}
+	for _, f := range order {
+		vmap := stream.VnodeMapFor(f.parallel)
+		for i, aid := range ids[f] {
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows}
+			if f.parallel > 1 {
+				actx.Vnodes = stream.VnodesOf(vmap, i)
+			}
+			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds}
+			exec, err := b.build(f.root)
+			if err != nil {
+				return nil, nil, err
+			}
+			a := &stream.Actor{Ctx: actx, Root: exec, Report: c.report, Closers: b.closers}
+			if ds := dispatchers[f]; ds != nil {
+				a.Dispatcher = ds[i]
+			} else {
+				// The job's top fragment: its output is the relation's change stream.
+				a.Dispatcher = stream.NewDispatcher(stream.DispatchSimple, nil, nil, nil, exec.Schema())
+			}
+			r := &running{actor: a, job: id}
+			c.mu.actors[aid] = r
+			c.mu.starting = append(c.mu.starting, r)
+		}
+	}
+	c.mu.outputs[id] = ids[top]
+	for aid, outs := range adds {
+		for _, o := range outs {
+			j.upstream[aid] = append(j.upstream[aid], o.ID)
+		}
+	}
+	return j, adds, nil
+}

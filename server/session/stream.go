@@ -1,0 +1,212 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/planner/physical"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+)
+
+// recoverJobs registers every table's DML source and rebuilds every
+// materialized view's job, in id order (upstreams first), before the
+// coordinator starts.
+func (e *Engine) recoverJobs(ctx context.Context) error {
+	for _, rel := range e.Catalog.Relations() {
+		switch rel.Kind {
+		case catalog.KindTable:
+			e.Coord.AddTable(rel.ID, rel.ColumnTypes())
+		case catalog.KindMaterializedView:
+			root, err := e.planJob(rel, replay(rel.StateTables))
+			if err != nil {
+				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
+			}
+			if err := e.Coord.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// replay hands out recorded state table ids in order.
+func replay(ids []uint32) func() uint32 {
+	i := 0
+	return func() uint32 {
+		if i >= len(ids) {
+			return 0
+		}
+		i++
+		return ids[i-1]
+	}
+}
+
+func jobParallelism(rel *catalog.Relation) int {
+	n, _ := strconv.Atoi(rel.Options["parallelism"])
+	return n
+}
+
+// streamQuery binds and plans a materialized view's query for streaming.
+func (e *Engine) streamQuery(q *parser.Query, b interface {
+	Query(*parser.Query) (*plan.Query, error)
+}) (*physical.StreamQuery, *plan.Query, error) {
+	pq, err := b.Query(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	sq, err := physical.Stream(pq)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sq, pq, nil
+}
+
+// planJob re-plans a materialized view from its definition.
+func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamNode, error) {
+	stmts, err := parser.Parse(rel.Definition)
+	if err != nil || len(stmts) != 1 {
+		return nil, fmt.Errorf("definition: %w", err)
+	}
+	q, ok := stmts[0].(*parser.Query)
+	if !ok {
+		return nil, fmt.Errorf("definition is not a query")
+	}
+	s := &Session{eng: e, vars: newVars()}
+	sq, _, err := e.streamQuery(q, s.binder(nil))
+	if err != nil {
+		return nil, err
+	}
+	root := physical.Materialize(sq, rel)
+	physical.AssignState(root, ids)
+	return root, nil
+}
+
+func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMaterializedView) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE_MATERIALIZED_VIEW"); found {
+		return res, err
+	}
+	b := s.binder(nil)
+	sq, _, err := s.eng.streamQuery(n.Query, b)
+	if err != nil {
+		return nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
+		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
+		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+	for i, f := range sq.Columns {
+		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+	}
+	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
+		rel.Options["parallelism"] = p
+	}
+	rel.ID = s.eng.Catalog.NextID()
+	root := physical.Materialize(sq, rel)
+	physical.AssignState(root, func() uint32 {
+		id := s.eng.Catalog.NextID()
+		rel.StateTables = append(rel.StateTables, id)
+		return id
+	})
+	// Publish the descriptor, then start the job; a failure undoes both.
+	if err := s.publish(ctx, rel); err != nil {
+		return nil, err
+	}
+	if err := s.eng.Coord.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+		s.eng.Coord.DropJob(context.Background(), rel.ID)
+		s.unpublish(context.Background(), rel)
+		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
+	}
+	if nonEmpty := s.nonEmptyUpstreams(ctx, rel); len(nonEmpty) > 0 {
+		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf(
+			"materialized view \"%s\" does not include the rows already in %v: it maintains changes from now on (backfill of existing rows is not implemented yet)", rel.Name, nonEmpty))
+	}
+	return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
+}
+
+// nonEmptyUpstreams names the upstream relations that already held rows.
+func (s *Session) nonEmptyUpstreams(ctx context.Context, rel *catalog.Relation) []string {
+	var names []string
+	for _, id := range rel.DependsOn {
+		up, ok := s.eng.Catalog.ByID(id)
+		if !ok || (up.Kind != catalog.KindTable && up.Kind != catalog.KindMaterializedView) {
+			continue
+		}
+		lo, hi := codec.TableSpan(up.ID)
+		it, err := s.eng.Store.Scan(ctx, lo, hi, s.eng.Store.CommittedEpoch())
+		if err != nil {
+			continue
+		}
+		if it.Next() == nil {
+			names = append(names, up.Name)
+		}
+		it.Close()
+	}
+	return names
+}
+
+// unpublish removes a relation's descriptor (a failed CREATE).
+func (s *Session) unpublish(ctx context.Context, rel *catalog.Relation) {
+	s.eng.Coord.Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		persist.Delete(b, rel.ID)
+		return nil
+	})
+	s.eng.Catalog.Remove(rel.ID)
+}
+
+// explainCreateMV prints a materialized view's stream plan.
+func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Result, error) {
+	sq, _, err := s.eng.streamQuery(n.Query, s.binder(nil))
+	if err != nil {
+		return nil, err
+	}
+	rel := &catalog.Relation{Schema: "public", Name: n.Name.Name, Kind: catalog.KindMaterializedView, PK: sq.PK}
+	for _, f := range sq.Columns {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
+	}
+	root := physical.Materialize(sq, rel)
+	next := uint32(0)
+	physical.AssignState(root, func() uint32 { next++; return next })
+	return planRows(plan.ExplainStream(root)), nil
+}
+
+// dropStreamingState removes a dropped job's rows and state tables in one epoch.
+func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relation) error {
+	_, err := s.eng.Coord.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
+		for _, r := range rels {
+			persist.Delete(b, r.ID)
+			ids := append([]uint32{r.ID}, r.StateTables...)
+			if r.Kind == catalog.KindView {
+				ids = nil
+			}
+			for _, id := range ids {
+				if err := deleteRows(ctx, s.eng.Store, snapshot, id, b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+var _ = errors.New
+var _ = io.EOF
