@@ -15,6 +15,7 @@ type builder struct {
 	index   int // the actor's index within its fragment
 	actx    *stream.ActorContext
 	adds    map[stream.ActorID][]*stream.Output
+	roots   map[stream.ActorID]*root // constant sources, registered once the job is built
 	closers []func()
 }
 
@@ -31,8 +32,7 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		return b.source(n)
 	case *plan.StreamValues:
 		ch := make(chan *stream.Barrier, 1)
-		b.c.mu.roots[b.actx.ID] = &root{barriers: ch}
-		b.j.roots = append(b.j.roots, b.actx.ID)
+		b.roots[b.actx.ID] = &root{barriers: ch}
 		return stream.NewValues(b.actx, n, ch)
 	case *plan.StreamProject:
 		in, err := b.build(n.Input)

@@ -148,9 +148,12 @@ func (c *Coordinator) launchLocked(r *running) {
 	c.actors.Add(1)
 	go func() {
 		defer c.actors.Done()
-		if err := r.actor.Run(c.runCtx); err != nil && c.runCtx.Err() == nil {
-			c.cfg.Logger.Error("actor failed", "actor", r.actor.Ctx.ID, "err", err)
+		err := r.actor.Run(c.runCtx)
+		if err != nil && c.runCtx.Err() == nil {
+			c.cfg.Logger.Error("actor failed", "actor", r.actor.Ctx.ID, "job", r.job, "err", err)
+			return
 		}
+		c.cfg.Logger.Debug("actor ended", "actor", r.actor.Ctx.ID, "job", r.job)
 	}()
 }
 
@@ -221,6 +224,7 @@ func (c *Coordinator) barrier() error {
 		expect[id] = true
 	}
 	for _, r := range c.mu.starting {
+		c.cfg.Logger.Debug("starting actor", "actor", r.actor.Ctx.ID, "job", r.job)
 		c.launchLocked(r)
 	}
 	c.mu.starting = nil

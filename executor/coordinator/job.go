@@ -148,7 +148,7 @@ type fragment struct {
 
 // buildJobLocked cuts the plan into fragments, creates their actors, wires
 // exchanges, and returns the outputs to attach on upstream actors.
-func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelism int) (*job, map[stream.ActorID][]*stream.Output, error) {
+func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, parallelism int) (*job, map[stream.ActorID][]*stream.Output, error) {
 	frags := map[plan.StreamNode]*fragment{}
 	var cut func(n plan.StreamNode) *fragment
 	cut = func(top plan.StreamNode) *fragment {
@@ -171,7 +171,7 @@ func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelis
 		frags[top] = f
 		return f
 	}
-	top := cut(root)
+	top := cut(jobRoot)
 	// Parallelism: hash-fed fragments run Parallelism actors, others one.
 	var order []*fragment // children before parents
 	var visit func(f *fragment)
@@ -227,6 +227,9 @@ func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelis
 			dispatchers[child] = ds
 		}
 	}
+	// Build every actor first; register them only when all succeeded.
+	var built []*running
+	roots := map[stream.ActorID]*root{}
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
@@ -234,7 +237,7 @@ func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelis
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}
-			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds}
+			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds, roots: roots}
 			exec, err := b.build(f.root)
 			if err != nil {
 				return nil, nil, err
@@ -246,10 +249,16 @@ func (c *Coordinator) buildJobLocked(id uint32, root plan.StreamNode, parallelis
 				// The job's top fragment: its output is the relation's change stream.
 				a.Dispatcher = stream.NewDispatcher(stream.DispatchSimple, nil, nil, nil, exec.Schema())
 			}
-			r := &running{actor: a, job: id}
-			c.mu.actors[aid] = r
-			c.mu.starting = append(c.mu.starting, r)
+			built = append(built, &running{actor: a, job: id})
 		}
+	}
+	for _, r := range built {
+		c.mu.actors[r.actor.Ctx.ID] = r
+		c.mu.starting = append(c.mu.starting, r)
+	}
+	for aid, r := range roots {
+		c.mu.roots[aid] = r
+		j.roots = append(j.roots, aid)
 	}
 	c.mu.outputs[id] = ids[top]
 	for aid, outs := range adds {

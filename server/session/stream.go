@@ -131,6 +131,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return nil, err
 	}
 	if err := s.eng.Coord.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+		s.eng.Logger.Warn("create materialized view failed", "name", rel.Name, "err", err)
 		s.eng.Coord.DropJob(context.Background(), rel.ID)
 		s.unpublish(context.Background(), rel)
 		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)

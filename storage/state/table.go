@@ -73,8 +73,10 @@ func New(kv storage.KV, s Schema) (*Table, error) {
 	if s.TableID == 0xFFFFFFFF {
 		return nil, fmt.Errorf("%w: table id 0xFFFFFFFF is reserved", ErrSchema)
 	}
-	if len(s.PK) == 0 {
-		return nil, fmt.Errorf("%w: table %d has no primary key", ErrSchema, s.TableID)
+	// An empty primary key is allowed: the table holds at most one row (a
+	// simple aggregation's materialized view).
+	if len(s.PK) == 0 && len(s.DistKey) > 0 {
+		return nil, fmt.Errorf("%w: table %d has a distribution key but no primary key", ErrSchema, s.TableID)
 	}
 	if s.PKDesc != nil && len(s.PKDesc) != len(s.PK) {
 		return nil, fmt.Errorf("%w: %d descending flags for %d key columns", ErrSchema, len(s.PKDesc), len(s.PK))

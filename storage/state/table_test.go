@@ -146,7 +146,7 @@ func TestSchemaErrors(t *testing.T) {
 	kv := memkv.New()
 	defer kv.Close()
 	bad := []state.Schema{
-		{TableID: 1, Types: []types.T{types.TInt64}},
+		{TableID: 1, Types: []types.T{types.TInt64}, DistKey: []int{0}}, // dist key without a pk
 		{TableID: 1, Types: []types.T{types.TInt64}, PK: []int{1}},
 		{TableID: 1, Types: []types.T{types.TInt64, types.TInt64}, PK: []int{0}, DistKey: []int{1}},
 		{TableID: 1, Types: []types.T{types.TInt64}, PK: []int{0}, PKDesc: []bool{true, false}},
