@@ -213,18 +213,45 @@ func (n *StreamAgg) StreamKey() []int {
 	}
 	return k
 }
-func (n *StreamTopN) StreamKey() []int { return n.Input.StreamKey() }
+// StreamKey of a top-N is the input key plus the group columns: a key must
+// determine the actor a row comes from (the group decides it), or an Insert
+// and a Delete of one key from two actors could arrive out of order.
+func (n *StreamTopN) StreamKey() []int { return appendMissing(n.Input.StreamKey(), n.GroupBy) }
+
+// appendMissing returns key followed by the columns of extra it lacks.
+func appendMissing(key, extra []int) []int {
+	out := append([]int(nil), key...)
+	for _, c := range extra {
+		found := false
+		for _, k := range out {
+			if k == c {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 func (n *StreamHopWindow) StreamKey() []int {
 	// A row appears once per window: its key plus the window start.
 	return append(append([]int(nil), n.Input.StreamKey()...), len(n.Input.Schema()))
 }
+// StreamKey of a join is both sides' keys plus the join key columns: a
+// NULL-padded row of an outer join must not share its key with the same
+// side row padded under another join key (another actor).
 func (n *StreamHashJoin) StreamKey() []int {
 	nl := len(n.Left.Schema())
 	k := append([]int(nil), n.Left.StreamKey()...)
 	for _, c := range n.Right.StreamKey() {
 		k = append(k, nl+c)
 	}
-	return k
+	right := make([]int, len(n.EqRight))
+	for i, c := range n.EqRight {
+		right[i] = nl + c
+	}
+	return appendMissing(appendMissing(k, n.EqLeft), right)
 }
 
 // Inputs.
