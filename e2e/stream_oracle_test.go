@@ -223,8 +223,8 @@ func TestStreamingOracle(t *testing.T) {
 	conn := connect(t, ctx, srv)
 	mvs := createOracle(ctx, t, conn)
 	gen := newDMLGen(seed)
-	for round := 0; round < 25; round++ {
-		for i := 0; i < 12; i++ {
+	for round := 0; round < 40; round++ {
+		for i := 0; i < 20; i++ {
 			sql := gen.statement()
 			if _, err := conn.Exec(ctx, sql); err != nil {
 				t.Fatalf("round %d: %s: %v", round, sql, err)
