@@ -213,6 +213,7 @@ func (n *StreamAgg) StreamKey() []int {
 	}
 	return k
 }
+
 // StreamKey of a top-N is the input key plus the group columns: a key must
 // determine the actor a row comes from (the group decides it), or an Insert
 // and a Delete of one key from two actors could arrive out of order.
@@ -238,6 +239,7 @@ func (n *StreamHopWindow) StreamKey() []int {
 	// A row appears once per window: its key plus the window start.
 	return append(append([]int(nil), n.Input.StreamKey()...), len(n.Input.Schema()))
 }
+
 // StreamKey of a join is both sides' keys plus the join key columns: a
 // NULL-padded row of an outer join must not share its key with the same
 // side row padded under another join key (another actor).
