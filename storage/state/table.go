@@ -54,6 +54,9 @@ type buffer struct {
 	index   map[string]int // key -> position in entries
 	entries []entry
 	arena   []byte // values; append-only, so slices into it stay valid
+	// sorted holds the positions of entries[:len(sorted)] in key order; the
+	// entries after them (the tail) are unsorted until the next re-sort.
+	sorted []int
 }
 
 type entry struct {
@@ -372,14 +375,55 @@ func inKeyRange(key string, lower, upper []byte, opts IterOptions) bool {
 }
 
 func (b *buffer) inRange(lower, upper []byte, opts IterOptions) []entry {
+	// Keep the sorted index current when the tail grows, so range reads cost
+	// O(log n + k) rather than a scan of every write of the epoch.
+	if tail := len(b.entries) - len(b.sorted); tail > 32 && tail*8 > len(b.sorted) {
+		b.resort()
+	}
 	var out []entry
-	for _, e := range b.entries {
+	i := sort.Search(len(b.sorted), func(i int) bool { return b.entries[b.sorted[i]].key >= string(lower) })
+	for ; i < len(b.sorted); i++ {
+		e := b.entries[b.sorted[i]]
+		if upper != nil && e.key >= string(upper) {
+			break
+		}
 		if inKeyRange(e.key, lower, upper, opts) {
 			out = append(out, e)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	sortedN := len(out)
+	for _, e := range b.entries[len(b.sorted):] {
+		if inKeyRange(e.key, lower, upper, opts) {
+			out = append(out, e)
+		}
+	}
+	if len(out) > sortedN {
+		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	}
 	return out
+}
+
+// resort rebuilds the sorted index over every entry.
+func (b *buffer) resort() {
+	n := len(b.sorted)
+	for p := n; p < len(b.entries); p++ {
+		b.sorted = append(b.sorted, p)
+	}
+	tail := b.sorted[n:]
+	sort.Slice(tail, func(i, j int) bool { return b.entries[tail[i]].key < b.entries[tail[j]].key })
+	if n == 0 {
+		return
+	}
+	merged := make([]int, 0, len(b.sorted))
+	x, y := b.sorted[:n], tail
+	for len(x) > 0 && len(y) > 0 {
+		if b.entries[x[0]].key <= b.entries[y[0]].key {
+			merged, x = append(merged, x[0]), x[1:]
+		} else {
+			merged, y = append(merged, y[0]), y[1:]
+		}
+	}
+	b.sorted = append(append(merged, x...), y...)
 }
 
 func filterRange(sorted []entry, lower, upper []byte, opts IterOptions) []entry {
