@@ -23,6 +23,9 @@ type Config struct {
 	// CacheRows bounds each stateful executor's in-memory rows (0: the executor default).
 	CacheRows int
 	Logger    *slog.Logger
+	// OnFailure is called (once, on its own goroutine) when an epoch fails: the
+	// owner then stops this coordinator and recovers with a new one.
+	OnFailure func(c *Coordinator, err error)
 }
 
 // ErrStopped is returned once the coordinator has stopped.
@@ -190,6 +193,12 @@ func (c *Coordinator) loop() {
 		case <-ticker.C:
 		case <-c.wake:
 		}
+		c.mu.Lock()
+		failed := c.mu.failed != nil
+		c.mu.Unlock()
+		if failed {
+			continue // the owner recovers with a new coordinator
+		}
 		if err := c.barrier(); err != nil {
 			if errors.Is(err, ErrStopped) {
 				return
@@ -299,8 +308,13 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 // in an unknown state: Recover rebuilds it (the session layer's job).
 func (c *Coordinator) fail(epoch uint64, err error) {
 	c.mu.Lock()
+	first := c.mu.failed == nil
 	c.mu.failed = err
+	stopped := c.mu.stopped
 	c.mu.Unlock()
+	if first && !stopped && c.cfg.OnFailure != nil {
+		go c.cfg.OnFailure(c, err)
+	}
 	c.committed.Lock()
 	c.committed.err = err
 	c.committed.errAt = epoch

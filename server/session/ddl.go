@@ -27,7 +27,7 @@ func schemaOf(n parser.ObjectName) (string, error) {
 
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
-	_, err := s.eng.Coord.Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
-	s.eng.Coord.AddTable(rel.ID, rel.ColumnTypes())
+	s.eng.coord().AddTable(rel.ID, rel.ColumnTypes())
 	return tagOnly("CREATE TABLE"), nil
 }
 
@@ -217,9 +217,9 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		var err error
 		switch r.Kind {
 		case catalog.KindMaterializedView:
-			err = s.eng.Coord.DropJob(ctx, r.ID)
+			err = s.eng.coord().DropJob(ctx, r.ID)
 		case catalog.KindTable:
-			err = s.eng.Coord.DropTable(ctx, r.ID)
+			err = s.eng.coord().DropTable(ctx, r.ID)
 		}
 		if err != nil {
 			return nil, err

@@ -21,10 +21,15 @@ import (
 type Engine struct {
 	Catalog *catalog.Catalog
 	Store   storage.KV
-	Coord   *coordinator.Coordinator
-	Logger  *slog.Logger
+	// mu guards the coordinator, which recovery replaces.
+	mu struct {
+		sync.RWMutex
+		coord *coordinator.Coordinator
+	}
+	Logger *slog.Logger
 
-	cfg Config
+	cfg    Config
+	closed bool
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
 	ddl     sync.Mutex
 	nextPID atomic.Int32
@@ -34,6 +39,8 @@ type Engine struct {
 type Config struct {
 	// BarrierInterval is barrier_interval_ms; default 1s.
 	BarrierInterval time.Duration
+	// CacheRows bounds each stateful stream operator's in-memory rows (0: default).
+	CacheRows int
 	// Parallelism is the default streaming_parallelism; default the number of cores.
 	Parallelism int
 	Logger      *slog.Logger
@@ -56,19 +63,70 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.Load(rels, nextID)
-	coord := coordinator.New(store, coordinator.Config{BarrierInterval: cfg.BarrierInterval, Parallelism: cfg.Parallelism, Logger: logger})
-	e := &Engine{Catalog: cat, Store: store, Coord: coord, Logger: logger, cfg: cfg}
-	if err := e.recoverJobs(ctx); err != nil {
+	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg}
+	coord, err := e.startCoordinator(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	coord.Start()
+	e.mu.coord = coord
 	logger.Info("catalog loaded", "relations", len(rels), "committed_epoch", store.CommittedEpoch())
 	return e, nil
 }
 
+// startCoordinator builds a coordinator, rebuilds every streaming job from
+// the catalog and starts it.
+func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
+	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
+		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover})
+	if err := e.recoverJobs(ctx, c); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	c.Start()
+	return c, nil
+}
+
+// coord returns the current coordinator.
+func (e *Engine) coord() *coordinator.Coordinator {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.mu.coord
+}
+
+// recover replaces a coordinator whose epoch failed: every actor is stopped
+// and every job rebuilt from the catalog over the last committed epoch (in
+// flight statements fail; nothing acknowledged is lost).
+func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.coord != failed || e.closed {
+		return
+	}
+	e.Logger.Error("streaming engine failed; recovering from the last committed epoch", "err", cause)
+	failed.Stop()
+	for attempt := 1; ; attempt++ {
+		c, err := e.startCoordinator(context.Background())
+		if err == nil {
+			e.mu.coord = c
+			e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
+			return
+		}
+		e.Logger.Error("recovery failed", "attempt", attempt, "err", err)
+		time.Sleep(time.Duration(min(attempt, 10)) * time.Second)
+	}
+}
+
 // Close stops the streaming engine (uncommitted work is dropped; every
 // acknowledged statement is committed already).
-func (e *Engine) Close() { e.Coord.Stop() }
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	c := e.mu.coord
+	e.mu.Unlock()
+	c.Stop()
+}
 
 // NewSession is the pgwire.Factory.
 func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire.Session, error) {

@@ -38,7 +38,7 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	st.params = b.ParamTypes()
 	st.cols = columnsOf(pq.Root.Schema())
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: s.eng.Coord.CommittedEpoch()}
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: s.eng.coord().CommittedEpoch()}
 		env.Tables = batch.NewTableSet(env.Store)
 		exec, err := batch.Build(env, pq)
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
 	var out *types.Chunk
 	var affected int64
-	err := s.eng.Coord.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
+	err := s.eng.coord().DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
 		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 		if err != nil {

@@ -204,7 +204,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			if err := s.eng.Coord.Flush(ctx); err != nil {
+			if err := s.eng.coord().Flush(ctx); err != nil {
 				return nil, err
 			}
 			return tagOnly("FLUSH"), nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
@@ -22,17 +23,17 @@ import (
 // recoverJobs registers every table's DML source and rebuilds every
 // materialized view's job, in id order (upstreams first), before the
 // coordinator starts.
-func (e *Engine) recoverJobs(ctx context.Context) error {
+func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) error {
 	for _, rel := range e.Catalog.Relations() {
 		switch rel.Kind {
 		case catalog.KindTable:
-			e.Coord.AddTable(rel.ID, rel.ColumnTypes())
+			c.AddTable(rel.ID, rel.ColumnTypes())
 		case catalog.KindMaterializedView:
 			root, err := e.planJob(rel, replay(rel.StateTables))
 			if err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
-			if err := e.Coord.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+			if err := c.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
 		}
@@ -130,9 +131,9 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
-	if err := s.eng.Coord.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+	if err := s.eng.coord().AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
 		s.eng.Logger.Warn("create materialized view failed", "name", rel.Name, "err", err)
-		s.eng.Coord.DropJob(context.Background(), rel.ID)
+		s.eng.coord().DropJob(context.Background(), rel.ID)
 		s.unpublish(context.Background(), rel)
 		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
 	}
@@ -166,7 +167,7 @@ func (s *Session) nonEmptyUpstreams(ctx context.Context, rel *catalog.Relation) 
 
 // unpublish removes a relation's descriptor (a failed CREATE).
 func (s *Session) unpublish(ctx context.Context, rel *catalog.Relation) {
-	s.eng.Coord.Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+	s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		persist.Delete(b, rel.ID)
 		return nil
 	})
@@ -191,7 +192,7 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 
 // dropStreamingState removes a dropped job's rows and state tables in one epoch.
 func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relation) error {
-	_, err := s.eng.Coord.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
+	_, err := s.eng.coord().Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
 		for _, r := range rels {
 			persist.Delete(b, r.ID)
 			ids := append([]uint32{r.ID}, r.StateTables...)
