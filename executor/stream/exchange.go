@@ -68,16 +68,30 @@ func NewDispatcher(kind DispatchKind, outputs []*Output, keys []int, vnodeMap []
 	return &Dispatcher{Kind: kind, Outputs: outputs, Keys: keys, VnodeMap: vnodeMap, types: schema}
 }
 
-// Dispatch sends m to the outputs. For a barrier it first applies the
-// mutations that concern actor self: new outputs receive this barrier as
-// their first message; removed outputs do not receive it.
+// Dispatch sends m to the outputs. For a barrier it applies the mutations
+// that concern actor self: new outputs receive this barrier as their first
+// message; removed outputs receive it as their last (it is the barrier that
+// stops the downstream job).
 func (d *Dispatcher) Dispatch(ctx context.Context, self ActorID, m Message) error {
 	if m.Barrier != nil {
 		m.Barrier.ForEachMutation(func(mu Mutation) {
-			switch x := mu.(type) {
-			case *AddOutputs:
+			if x, ok := mu.(*AddOutputs); ok {
 				d.Outputs = append(d.Outputs, x.Outputs[self]...)
-			case *RemoveOutputs:
+			}
+		})
+	}
+	if m.Chunk == nil || d.Kind != DispatchHash || len(d.Outputs) <= 1 {
+		for _, o := range d.Outputs {
+			if err := o.send(ctx, m); err != nil {
+				return err
+			}
+		}
+	} else if err := d.dispatchHash(ctx, m.Chunk); err != nil {
+		return err
+	}
+	if m.Barrier != nil {
+		m.Barrier.ForEachMutation(func(mu Mutation) {
+			if x, ok := mu.(*RemoveOutputs); ok {
 				for _, id := range x.Outputs[self] {
 					for i, o := range d.Outputs {
 						if o.ID == id {
@@ -89,15 +103,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, self ActorID, m Message) erro
 			}
 		})
 	}
-	if m.Chunk == nil || d.Kind != DispatchHash || len(d.Outputs) <= 1 {
-		for _, o := range d.Outputs {
-			if err := o.send(ctx, m); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return d.dispatchHash(ctx, m.Chunk)
+	return nil
 }
 
 // dispatchHash splits a chunk by the vnode of each row's key. An

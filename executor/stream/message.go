@@ -22,7 +22,8 @@ type AddOutputs struct {
 	Outputs map[ActorID][]*Output
 }
 
-// RemoveOutputs detaches downstream outputs (by id) after the barrier passes.
+// RemoveOutputs detaches downstream outputs (by id) once the barrier carrying
+// it has been sent to them.
 type RemoveOutputs struct {
 	Outputs map[ActorID][]OutputID
 }
