@@ -29,6 +29,31 @@ type meta struct {
 	NextID uint32 `json:"next_id"`
 }
 
+var paramsKey = []byte{0, 0, 0, TableID, 0, 0, 'p'}
+
+// SaveParams records the system parameters (ALTER SYSTEM SET) in b.
+func SaveParams(b *storage.Batch, params map[string]string) error {
+	v, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("persist system parameters: %w", err)
+	}
+	b.Put(paramsKey, v)
+	return nil
+}
+
+// LoadParams reads the system parameters (empty when none were set).
+func LoadParams(ctx context.Context, kv storage.KV) (map[string]string, error) {
+	params := map[string]string{}
+	v, ok, err := kv.Get(ctx, paramsKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return params, err
+	}
+	if err := json.Unmarshal(v, &params); err != nil {
+		return nil, fmt.Errorf("load system parameters: %w", err)
+	}
+	return params, nil
+}
+
 // Save records a relation descriptor and the id counter in b.
 func Save(b *storage.Batch, r *catalog.Relation, nextID uint32) error {
 	v, err := json.Marshal(r)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary/tributary/executor/batch"
@@ -37,6 +38,7 @@ type Coordinator struct {
 	cfg Config
 
 	wake     chan struct{} // a barrier is wanted now
+	interval atomic.Int64  // barrier interval in ns, changed by SetBarrierInterval
 	failedCh chan struct{} // closed when an actor fails (until recovery)
 	failOnce *sync.Once
 	stop     chan struct{}
@@ -174,6 +176,12 @@ func (c *Coordinator) report(col stream.Collected) {
 	}
 }
 
+// SetBarrierInterval changes the barrier interval online (ALTER SYSTEM SET barrier_interval_ms).
+func (c *Coordinator) SetBarrierInterval(d time.Duration) {
+	c.interval.Store(int64(d))
+	c.RequestBarrier()
+}
+
 // RequestBarrier asks for a barrier as soon as possible (DML, FLUSH, DDL).
 func (c *Coordinator) RequestBarrier() {
 	select {
@@ -186,12 +194,17 @@ func (c *Coordinator) loop() {
 	defer close(c.done)
 	ticker := time.NewTicker(c.cfg.BarrierInterval)
 	defer ticker.Stop()
+	interval := c.cfg.BarrierInterval
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-ticker.C:
 		case <-c.wake:
+		}
+		if d := time.Duration(c.interval.Load()); d > 0 && d != interval {
+			interval = d
+			ticker.Reset(d)
 		}
 		c.mu.Lock()
 		failed := c.mu.failed != nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,7 @@ type Engine struct {
 	Logger *slog.Logger
 
 	cfg    Config
+	params map[string]string // persisted system parameters (ALTER SYSTEM SET)
 	closed bool
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
 	ddl     sync.Mutex
@@ -63,7 +65,17 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.Load(rels, nextID)
-	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg}
+	params, err := persist.LoadParams(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	if v, err := strconv.Atoi(params["barrier_interval_ms"]); err == nil && v > 0 {
+		cfg.BarrierInterval = time.Duration(v) * time.Millisecond
+	}
+	if cfg.BarrierInterval <= 0 {
+		cfg.BarrierInterval = time.Second
+	}
+	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
 	coord, err := e.startCoordinator(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)

@@ -237,6 +237,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.CreateSource:
 		return types.Errorf(types.ErrUnsupported, "CREATE SOURCE is not supported yet")
 	case *parser.Alter:
+		if n.Kind == parser.KindSystem {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }
+			return nil
+		}
 		return types.Errorf(types.ErrUnsupported, "ALTER %s is not supported yet", n.Kind)
 	case *parser.CancelJobs:
 		return types.Errorf(types.ErrUnsupported, "CANCEL JOBS: there are no streaming jobs yet")

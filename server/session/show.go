@@ -3,7 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/storage"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/server/pgwire"
@@ -43,7 +48,12 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			}
 			return textRows([]string{name}, [][]string{{v}}, "SHOW"), nil
 		}
-	case "all", "parameters":
+	case "parameters":
+		st.cols = textColumns("Name", "Value", "Editable")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return textRows([]string{"Name", "Value", "Editable"}, s.eng.systemParams(), ""), nil
+		}
+	case "all":
 		st.cols = textColumns("Name", "Setting", "Description")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			var rows [][]string
@@ -153,4 +163,41 @@ func (s *Session) showColumns(schema, name string) (pgwire.Result, error) {
 		rows = append(rows, []string{"primary key", strings.Join(pk, ", "), "", "NULL"})
 	}
 	return textRows([]string{"Name", "Type", "Is Hidden", "Description"}, rows, ""), nil
+}
+
+// systemParams lists the system parameters (SHOW PARAMETERS).
+func (e *Engine) systemParams() [][]string {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	return [][]string{
+		{"barrier_interval_ms", strconv.FormatInt(e.cfg.BarrierInterval.Milliseconds(), 10), "true"},
+		{"checkpoint_frequency", "1", "false"},
+		{"streaming_parallelism_default", strconv.Itoa(e.cfg.Parallelism), "false"},
+	}
+}
+
+// alterSystem is ALTER SYSTEM SET name = value: persisted, applied online.
+func (s *Session) alterSystem(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	if n.Key != "barrier_interval_ms" {
+		return nil, types.Errorf(types.ErrUndefinedObject, "unrecognized or read-only system parameter \"%s\"", n.Key)
+	}
+	ms := int64(1000)
+	if !n.Default {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 10 || v > 3_600_000 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "barrier_interval_ms must be an integer between 10 and 3600000")
+		}
+		ms = v
+	}
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	s.eng.params["barrier_interval_ms"] = strconv.FormatInt(ms, 10)
+	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		return persist.SaveParams(b, s.eng.params)
+	}); err != nil {
+		return nil, err
+	}
+	s.eng.cfg.BarrierInterval = time.Duration(ms) * time.Millisecond
+	s.eng.coord().SetBarrierInterval(s.eng.cfg.BarrierInterval)
+	return tagOnly("ALTER_SYSTEM"), nil
 }
