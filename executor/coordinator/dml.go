@@ -80,10 +80,3 @@ func appendBatch(dst, src *storage.Batch) {
 		}
 	}
 }
-
-// ForgetTable drops the DML state of a dropped table.
-func (c *Coordinator) ForgetTable(id uint32) {
-	c.mu.Lock()
-	c.mu.tables.Forget(id)
-	c.mu.Unlock()
-}

@@ -1,8 +1,6 @@
 package bind
 
 import (
-	"fmt"
-
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -528,8 +526,6 @@ func castColumns(n plan.Node, ts []types.T) (plan.Node, error) {
 	}
 	return &plan.Project{Input: n, Exprs: exprs, Out: out}, nil
 }
-
-var _ = fmt.Sprintf
 
 var maxInt64Dec = func() *apd.Decimal {
 	d, _, _ := apd.NewFromString("9223372036854775807")

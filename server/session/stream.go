@@ -2,9 +2,7 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -210,5 +208,3 @@ func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relati
 	return err
 }
 
-var _ = errors.New
-var _ = io.EOF
