@@ -1,0 +1,10 @@
+// Command bench measures Tributary's streaming engine over the wire and compares it with
+// PostgreSQL 15 recomputing the same materialized view by REFRESH after every batch:
+//
+//	go run ./cmd/bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port]
+//	go run ./cmd/bench memory [--groups G] [--server-args '--stream-cache-rows=4096']
+//
+// It builds ./cmd/server and starts it on a free port with a temporary data directory (or
+// uses --addr), initdb's a private PostgreSQL cluster, and prints a table (or JSON). The
+// workloads live in stream.go, the peak-RSS run in memory.go, the child processes in procs.go.
+package main

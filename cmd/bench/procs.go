@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testserver"
+)
+
+const (
+	readyTimeout = 60 * time.Second // a start may take this long to accept connections
+	stopTimeout  = 60 * time.Second // a clean shutdown may take this long before SIGKILL
+)
+
+// child is one started process whose exit is observed by a goroutine.
+type child struct {
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+func startChild(cmd *exec.Cmd, logPath string) (*child, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", logPath, err)
+	}
+	defer log.Close() // the child has its own copy of the descriptor
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("exec %s: %w", cmd.Path, err)
+	}
+	c := &child{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// stop sends sig, waits up to stopTimeout, then SIGKILLs.
+func (c *child) stop(sig syscall.Signal) error {
+	select {
+	case <-c.exited:
+		return nil
+	default:
+	}
+	if err := c.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal %v: %w", sig, err)
+	}
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return nil
+	case <-t.C:
+		_ = c.cmd.Process.Kill() // it ignored sig; reported below
+		<-c.exited
+		return fmt.Errorf("no exit within %v of %v; killed", stopTimeout, sig)
+	}
+}
+
+// buildServer compiles ./cmd/server of the module holding the working directory into dir.
+func buildServer(ctx context.Context, dir string) (string, error) {
+	root, err := testserver.ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("build server: %w", err)
+	}
+	bin := filepath.Join(dir, "tributary")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/server")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/server: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// serverFlags returns the flag names (without dashes) that bin's -h output lists.
+func serverFlags(bin string) (map[string]bool, error) {
+	out, _ := exec.Command(bin, "-h").CombinedOutput() // -h exits with status 2 by design
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s -h printed nothing", bin)
+	}
+	flags := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if name, ok := strings.CutPrefix(line, "-"); ok {
+			name = strings.TrimPrefix(name, "-")
+			if i := strings.IndexAny(name, " \t="); i >= 0 {
+				name = name[:i]
+			}
+			flags[name] = true
+		}
+	}
+	return flags, nil
+}
+
+// tributaryServer is a server process on a free loopback port with its own data directory.
+type tributaryServer struct {
+	Addr    string
+	DataDir string
+	LogPath string
+	proc    *child
+}
+
+func startTributary(ctx context.Context, bin, dir string, args []string) (*tributaryServer, error) {
+	addr, err := testserver.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	s := &tributaryServer{Addr: addr, DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log")}
+	argv := append([]string{"--listen", addr, "--data-dir", s.DataDir, "--log-level", "warn"}, args...)
+	cmd := exec.Command(bin, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // die with the bench
+	if s.proc, err = startChild(cmd, s.LogPath); err != nil {
+		return nil, err
+	}
+	if err := testserver.WaitReady(ctx, s.DSN(), s.proc.exited, readyTimeout); err != nil {
+		_ = s.proc.stop(syscall.SIGKILL) // do not leave a half-started process
+		return nil, fmt.Errorf("tributary at %s: %w\n%s", addr, err, testserver.Tail(s.LogPath, 30))
+	}
+	return s, nil
+}
+
+// DSN is a connection string for database dev.
+func (s *tributaryServer) DSN() string {
+	return fmt.Sprintf("postgres://tributary@%s/dev?sslmode=disable&connect_timeout=10", s.Addr)
+}
+
+// Pid is the server's process id.
+func (s *tributaryServer) Pid() int { return s.proc.cmd.Process.Pid }
+
+// Stop shuts the server down with SIGTERM and reports an unclean exit.
+func (s *tributaryServer) Stop() error {
+	if err := s.proc.stop(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop tributary: %w", err)
+	}
+	if s.proc.waitErr != nil {
+		return fmt.Errorf("stop tributary: unclean exit: %w\n%s", s.proc.waitErr, testserver.Tail(s.LogPath, 30))
+	}
+	return nil
+}
+
+// procStatusKB reads a "Key:   N kB" line of /proc/<pid>/status.
+func procStatusKB(pid int, key string) (int64, error) {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, key+":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("%s: unexpected line %q", path, line)
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %s: %w", path, key, err)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("%s: no %s line", path, key)
+}
+
+// pgCluster is a private PostgreSQL cluster, initdb'ed into a temporary directory, on a free
+// loopback port. As root it runs as the postgres (or nobody) user, which PostgreSQL requires.
+type pgCluster struct {
+	Addr    string
+	Version string // e.g. "15"
+	DataDir string
+	LogPath string
+	bin     string
+	cred    *syscall.Credential
+	proc    *child
+}
+
+// pgSettings are the cluster's settings: PostgreSQL's defaults except fsync=off (which only
+// helps PostgreSQL; Tributary's Badger store does not sync per commit either).
+var pgSettings = []string{
+	"listen_addresses=127.0.0.1", "unix_socket_directories=", "fsync=off", "max_connections=20",
+	"TimeZone=UTC", "logging_collector=off",
+}
+
+func startPostgres(ctx context.Context, dir string) (*pgCluster, error) {
+	bin, err := pgtest.BinDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &pgCluster{bin: bin, Version: filepath.Base(filepath.Dir(bin))}
+	if os.Geteuid() == 0 {
+		if c.cred, err = unprivileged(); err != nil {
+			return nil, err
+		}
+		// The parents of dir may be private to root; the cluster gets its own world-reachable directory.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("chmod %s: %w", dir, err)
+		}
+	}
+	root := filepath.Join(dir, "pg")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return nil, fmt.Errorf("mkdir %s: %w", root, err)
+	}
+	if c.cred != nil {
+		if err := os.Chown(root, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return nil, fmt.Errorf("chown %s: %w", root, err)
+		}
+	}
+	c.DataDir, c.LogPath = filepath.Join(root, "data"), filepath.Join(root, "postgres.log")
+	if c.Addr, err = testserver.FreeAddr(); err != nil {
+		return nil, err
+	}
+	initCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	initdb := c.command(initCtx, "initdb", "-D", c.DataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8",
+		"--locale=C", "--no-sync")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb %s: %w\n%s", c.DataDir, err, out)
+	}
+	args := []string{"-D", c.DataDir, "-p", c.Addr[strings.LastIndexByte(c.Addr, ':')+1:]}
+	for _, s := range pgSettings {
+		args = append(args, "-c", s)
+	}
+	if c.proc, err = startChild(c.command(context.Background(), "postgres", args...), c.LogPath); err != nil {
+		return nil, err
+	}
+	if err := testserver.WaitReady(ctx, c.dsn("postgres"), c.proc.exited, readyTimeout); err != nil {
+		_ = c.proc.stop(syscall.SIGQUIT)
+		return nil, fmt.Errorf("postgres at %s: %w\n%s", c.Addr, err, testserver.Tail(c.LogPath, 30))
+	}
+	conn, err := pgconn.Connect(ctx, c.dsn("postgres"))
+	if err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE dev").ReadAll(); err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("create database dev: %w", err)
+	}
+	return c, nil
+}
+
+func unprivileged() (*syscall.Credential, error) {
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+		if err1 == nil && err2 == nil {
+			return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+		}
+	}
+	return nil, errors.New("running as root and no postgres or nobody user to run PostgreSQL as")
+}
+
+func (c *pgCluster) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
+	return cmd
+}
+
+func (c *pgCluster) dsn(db string) string {
+	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable&connect_timeout=10", c.Addr, db)
+}
+
+// DSN is a connection string for database dev.
+func (c *pgCluster) DSN() string { return c.dsn("dev") }
+
+// Stop shuts the cluster down (fast shutdown).
+func (c *pgCluster) Stop() error {
+	if err := c.proc.stop(syscall.SIGINT); err != nil {
+		return fmt.Errorf("stop postgres: %w", err)
+	}
+	return nil
+}
