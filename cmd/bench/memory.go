@@ -23,6 +23,8 @@ type memResult struct {
 	RowsPerSec float64  `json:"rows_per_sec"`
 	PeakRSSKB  int64    `json:"peak_rss_kb"` // VmHWM of the server process after FLUSH
 	RSSKB      int64    `json:"rss_kb"`      // VmRSS at the same moment
+	AnonKB     int64    `json:"rss_anon_kb"` // of which anonymous memory (Go heap, stacks)
+	FileKB     int64    `json:"rss_file_kb"` // of which mapped files (Badger's mmapped tables and memtable files)
 	ViewRows   int64    `json:"view_rows"`
 }
 
@@ -81,16 +83,17 @@ func memoryMain(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "memory benchmark, %s: CREATE MATERIALIZED VIEW g AS SELECT k, count(*), sum(v) FROM t GROUP BY k; %d distinct k, FLUSH, then the server's VmHWM\n",
 		time.Now().UTC().Format("2006-01-02"), *groups)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "server args\tgroups\tview rows\tseconds\trows/s\tpeak RSS MiB\tRSS after MiB\t")
+	fmt.Fprintln(tw, "server args\tgroups\tview rows\tseconds\trows/s\tpeak RSS MiB\tRSS after MiB\tanon MiB\tfile MiB\t")
 	for _, r := range results {
 		sa := strings.Join(r.ServerArgs, " ")
 		if sa == "" {
 			sa = "(defaults)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t\n", sa, r.Groups, r.ViewRows, r.Seconds, r.RowsPerSec,
-			float64(r.PeakRSSKB)/1024, float64(r.RSSKB)/1024)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", sa, r.Groups, r.ViewRows, r.Seconds, r.RowsPerSec,
+			float64(r.PeakRSSKB)/1024, float64(r.RSSKB)/1024, float64(r.AnonKB)/1024, float64(r.FileKB)/1024)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes
+	fmt.Fprintln(out, "anon/file: the RSS after FLUSH split into anonymous memory (Go heap) and mapped files (Badger's mmapped tables and memtables, reclaimable page cache)")
 	if note != "" {
 		fmt.Fprintln(out, "note:", note)
 	}
@@ -141,8 +144,10 @@ func memoryRun(ctx context.Context, e *env, args []string, groups, batch int) (r
 	if r.PeakRSSKB, err = procStatusKB(srv.Pid(), "VmHWM"); err != nil {
 		return r, err
 	}
-	if r.RSSKB, err = procStatusKB(srv.Pid(), "VmRSS"); err != nil {
-		return r, err
+	for key, dst := range map[string]*int64{"VmRSS": &r.RSSKB, "RssAnon": &r.AnonKB, "RssFile": &r.FileKB} {
+		if *dst, err = procStatusKB(srv.Pid(), key); err != nil {
+			return r, err
+		}
 	}
 	var n, sumN int64
 	if err := conn.QueryRow(ctx, "SELECT count(*), sum(n) FROM g", pgx.QueryExecModeSimpleProtocol).Scan(&n, &sumN); err != nil {
