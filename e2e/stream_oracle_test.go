@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,6 +229,87 @@ func TestStreamingOracle(t *testing.T) {
 			sql := gen.statement()
 			if _, err := conn.Exec(ctx, sql); err != nil {
 				t.Fatalf("round %d: %s: %v", round, sql, err)
+			}
+		}
+		if _, err := conn.Exec(ctx, "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+		checkMVs(ctx, t, conn, mvs, fmt.Sprintf("round %d", round))
+	}
+}
+
+// TestStreamingOracleBackfill creates every MV over tables that already hold
+// rows while a second session keeps changing them (updates and deletes of
+// rows the backfill already read included), then checks every MV against its
+// batch recompute after each FLUSH.
+func TestStreamingOracleBackfill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	for _, s := range oracleSchema {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	gen := newDMLGen(seed)
+	var genMu sync.Mutex
+	next := func() string {
+		genMu.Lock()
+		defer genMu.Unlock()
+		return gen.statement()
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := conn.Exec(ctx, next()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A concurrent writer while the MVs are created (and backfill).
+	writer := connect(t, ctx, srv)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := writer.Exec(ctx, next()); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	mvs := map[string]string{}
+	for i, q := range oracleShapes {
+		name := fmt.Sprintf("mv%02d", i)
+		if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", name, q)); err != nil {
+			t.Fatalf("create %s AS %s: %v", name, q, err)
+		}
+		mvs[name] = q
+	}
+	for _, m := range mvOnMV {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", m.name, m.query)); err != nil {
+			t.Fatalf("create %s: %v", m.name, err)
+		}
+		mvs[m.name] = m.query
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	checkMVs(ctx, t, conn, mvs, "after backfill")
+	for round := 0; round < 10; round++ {
+		for i := 0; i < 20; i++ {
+			if _, err := conn.Exec(ctx, next()); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if _, err := conn.Exec(ctx, "FLUSH"); err != nil {

@@ -16,6 +16,7 @@ type builder struct {
 	actx    *stream.ActorContext
 	adds    map[stream.ActorID][]*stream.Output
 	roots   map[stream.ActorID]*root // constant sources, registered once the job is built
+	opts    JobOptions
 	closers []func()
 }
 
@@ -122,5 +123,14 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 		b.adds[up] = append(b.adds[up], o)
 		chans = append(chans, o.Ch)
 	}
-	return stream.NewMerge(plan.Types(n.Schema()), chans), nil
+	merge := stream.NewMerge(plan.Types(n.Schema()), chans)
+	if !n.Backfill {
+		return merge, nil
+	}
+	exec, closer, err := stream.NewBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID), b.opts.BackfillRate)
+	if err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closer)
+	return exec, nil
 }

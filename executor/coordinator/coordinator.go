@@ -71,6 +71,10 @@ type Coordinator struct {
 		started   bool
 		stopped   bool
 	}
+	progress struct {
+		sync.Mutex
+		cond *sync.Cond
+	}
 	committed struct {
 		sync.Mutex
 		epoch uint64
@@ -110,6 +114,7 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	c.mu.actors = map[stream.ActorID]*running{}
 	c.mu.jobs = map[uint32]*job{}
 	c.committed.cond = sync.NewCond(&c.committed.Mutex)
+	c.progress.cond = sync.NewCond(&c.progress.Mutex)
 	c.committed.epoch = kv.CommittedEpoch()
 	return c
 }

@@ -106,7 +106,7 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddJob(ctx, mv.ID, copyJob(), 2); err != nil {
+	if err := c.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := insert(ctx, c, [2]int64{2, 20}, [2]int64{3, 30}); err != nil {
@@ -130,7 +130,7 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	// Recovery: a new coordinator over the same store resumes the job.
 	c2 := New(kv, Config{BarrierInterval: 50 * time.Millisecond, Parallelism: 2})
 	c2.AddTable(tbl.ID, tbl.ColumnTypes())
-	if err := c2.AddJob(ctx, mv.ID, copyJob(), 2); err != nil {
+	if err := c2.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
 		t.Fatal(err)
 	}
 	c2.Start()

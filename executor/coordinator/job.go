@@ -3,16 +3,33 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 )
 
+// JobOptions are a job's settings.
+type JobOptions struct {
+	// Parallelism of hash-distributed fragments (0: the coordinator's default).
+	Parallelism int
+	// BackfillRate limits backfill reads in rows per second (< 0: unlimited, 0: paused).
+	BackfillRate int64
+}
+
+// backfill is one backfilling source's progress.
+type backfill struct {
+	rows int64
+	done bool
+}
+
 // job is a running streaming job (a materialized view).
 type job struct {
 	id     uint32
 	actors []stream.ActorID
+	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
+	backfills map[stream.ActorID]*backfill
 	// upstream lists the outputs this job attached to other actors' dispatchers.
 	upstream map[stream.ActorID][]stream.OutputID
 	roots    []stream.ActorID // its constant sources (barrier entry points)
@@ -77,13 +94,13 @@ func (c *Coordinator) newOutputLocked() *stream.Output {
 // next barrier. Before Start (recovery) it wires everything directly and
 // returns at once; afterwards it returns when that barrier has committed,
 // i.e. the job sees every change after it.
-func (c *Coordinator) AddJob(ctx context.Context, id uint32, root plan.StreamNode, parallelism int) error {
+func (c *Coordinator) AddJob(ctx context.Context, id uint32, root plan.StreamNode, opts JobOptions) error {
 	c.mu.Lock()
 	running := c.started()
-	if parallelism <= 0 {
-		parallelism = c.cfg.Parallelism
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = c.cfg.Parallelism
 	}
-	j, adds, err := c.buildJobLocked(id, root, parallelism)
+	j, adds, err := c.buildJobLocked(id, root, opts)
 	if err != nil {
 		c.mu.Unlock()
 		return fmt.Errorf("build job %d: %w", id, err)
@@ -148,7 +165,8 @@ type fragment struct {
 
 // buildJobLocked cuts the plan into fragments, creates their actors, wires
 // exchanges, and returns the outputs to attach on upstream actors.
-func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, parallelism int) (*job, map[stream.ActorID][]*stream.Output, error) {
+func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts JobOptions) (*job, map[stream.ActorID][]*stream.Output, error) {
+	parallelism := opts.Parallelism
 	frags := map[plan.StreamNode]*fragment{}
 	var cut func(n plan.StreamNode) *fragment
 	cut = func(top plan.StreamNode) *fragment {
@@ -189,7 +207,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, paralle
 	}
 	visit(top)
 
-	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}}
+	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{}}
 	adds := map[stream.ActorID][]*stream.Output{}
 	// Create actors (ids, contexts) first, parents need children's counts for channels.
 	ids := map[*fragment][]stream.ActorID{}
@@ -237,7 +255,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, paralle
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}
-			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds, roots: roots}
+			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds, roots: roots, opts: opts}
 			exec, err := b.build(f.root)
 			if err != nil {
 				return nil, nil, err
@@ -267,4 +285,64 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, paralle
 		}
 	}
 	return j, adds, nil
+}
+
+// progressFor returns the Progress callback of a backfilling source actor.
+func (c *Coordinator) progressFor(j *job, aid stream.ActorID) stream.Progress {
+	c.progress.Lock()
+	bf := &backfill{}
+	j.backfills[aid] = bf
+	c.progress.Unlock()
+	return func(rows int64, done bool) {
+		c.progress.Lock()
+		bf.rows, bf.done = rows, done
+		c.progress.Unlock()
+		c.progress.cond.Broadcast()
+	}
+}
+
+// BackfillProgress reports a job's backfill: rows read so far and whether
+// every source finished (ok is false for an unknown job).
+func (c *Coordinator) BackfillProgress(id uint32) (rows int64, done bool, ok bool) {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	c.mu.Unlock()
+	if !ok {
+		return 0, false, false
+	}
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	done = true
+	for _, bf := range j.backfills {
+		rows += bf.rows
+		done = done && bf.done
+	}
+	return rows, done, true
+}
+
+// WaitBackfill blocks until job id's backfill finished (or ctx ends, or the
+// job goes away), calling tick with the progress at most every interval.
+func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time.Duration, tick func(rows int64)) error {
+	stop := context.AfterFunc(ctx, func() { c.progress.cond.Broadcast() })
+	defer stop()
+	last := time.Now()
+	for {
+		rows, done, ok := c.BackfillProgress(id)
+		if !ok {
+			return fmt.Errorf("job %d is gone", id)
+		}
+		if done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Since(last) >= interval {
+			tick(rows)
+			last = time.Now()
+		}
+		c.progress.Lock()
+		c.progress.cond.Wait()
+		c.progress.Unlock()
+	}
 }

@@ -69,9 +69,22 @@ const (
 
 // StreamSource reads the change stream of an upstream table or
 // materialized view (Relation), with all its columns (hidden ones too).
+// With Backfill it first feeds the relation's existing rows (arrangement
+// backfill), keeping its progress in its one state table.
 type StreamSource struct {
+	StateInfo
 	Relation *catalog.Relation
 	Out      []Field
+	Backfill bool
+}
+
+// StateLayouts implements StatefulNode: a backfilling source's progress
+// (one row: the key of the last snapshot row emitted, finished, rows read).
+func (n *StreamSource) StateLayouts() []StateTable {
+	if !n.Backfill {
+		return nil
+	}
+	return []StateTable{{Name: "backfill progress", Types: []types.T{types.TBytea, types.TBool, types.TInt64}}}
 }
 
 // StreamValues emits constant rows once (a job with no upstream).
@@ -272,7 +285,11 @@ func (n *StreamHashJoin) Inputs() []StreamNode       { return []StreamNode{n.Lef
 
 // Descriptions.
 func (n *StreamSource) Describe() string {
-	return fmt.Sprintf("StreamSource %s %s", n.Relation.Kind, n.Relation.QualifiedName())
+	s := fmt.Sprintf("StreamSource %s %s", n.Relation.Kind, n.Relation.QualifiedName())
+	if n.Backfill {
+		s = "StreamBackfill " + s[len("StreamSource "):]
+	}
+	return s
 }
 func (n *StreamValues) Describe() string { return fmt.Sprintf("StreamValues %d rows", len(n.Rows)) }
 func (n *StreamExchange) Describe() string {

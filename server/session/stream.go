@@ -15,7 +15,6 @@ import (
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
-	"github.com/tributary/tributary/storage/codec"
 )
 
 // recoverJobs registers every table's DML source and rebuilds every
@@ -31,7 +30,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			if err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
-			if err := c.AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+			if err := c.AddJob(ctx, rel.ID, root, jobOptions(rel)); err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
 		}
@@ -51,9 +50,24 @@ func replay(ids []uint32) func() uint32 {
 	}
 }
 
-func jobParallelism(rel *catalog.Relation) int {
-	n, _ := strconv.Atoi(rel.Options["parallelism"])
-	return n
+// jobOptions are a job's persisted settings.
+func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
+	opts := coordinator.JobOptions{BackfillRate: -1}
+	opts.Parallelism, _ = strconv.Atoi(rel.Options["parallelism"])
+	if v, err := strconv.ParseInt(rel.Options["backfill_rate_limit"], 10, 64); err == nil {
+		opts.BackfillRate = v
+	}
+	return opts
+}
+
+// enableBackfill makes every source of a job backfill its relation's existing rows.
+func enableBackfill(n plan.StreamNode) {
+	if s, ok := n.(*plan.StreamSource); ok {
+		s.Backfill = true
+	}
+	for _, in := range n.Inputs() {
+		enableBackfill(in)
+	}
 }
 
 // streamQuery binds and plans a materialized view's query for streaming.
@@ -87,6 +101,7 @@ func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamN
 		return nil, err
 	}
 	root := physical.Materialize(sq, rel)
+	enableBackfill(root)
 	physical.AssignState(root, ids)
 	return root, nil
 }
@@ -118,8 +133,12 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
 		rel.Options["parallelism"] = p
 	}
+	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" && r != "adaptive" {
+		rel.Options["backfill_rate_limit"] = r
+	}
 	rel.ID = s.eng.Catalog.NextID()
 	root := physical.Materialize(sq, rel)
+	enableBackfill(root)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
 		rel.StateTables = append(rel.StateTables, id)
@@ -129,38 +148,34 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
-	if err := s.eng.coord().AddJob(ctx, rel.ID, root, jobParallelism(rel)); err != nil {
+	c := s.eng.coord()
+	if err := c.AddJob(ctx, rel.ID, root, jobOptions(rel)); err != nil {
 		s.eng.Logger.Warn("create materialized view failed", "name", rel.Name, "err", err)
 		s.eng.coord().DropJob(context.Background(), rel.ID)
 		s.unpublish(context.Background(), rel)
 		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
 	}
-	if nonEmpty := s.nonEmptyUpstreams(ctx, rel); len(nonEmpty) > 0 {
-		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf(
-			"materialized view \"%s\" does not include the rows already in %v: it maintains changes from now on (backfill of existing rows is not implemented yet)", rel.Name, nonEmpty))
+	if bg, _ := s.vars.get("background_ddl"); bg == "true" {
+		return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
+	}
+	// Blocking DDL: return when the backfill has fed every existing row,
+	// reporting progress at most every 5 s. A cancel drops the half-built view.
+	err = c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
+		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("materialized view \"%s\": backfilled %d rows", rel.Name, rows))
+	})
+	if err == nil {
+		err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
+	}
+	if err != nil {
+		s.eng.coord().DropJob(context.Background(), rel.ID)
+		s.dropStreamingState(context.Background(), []*catalog.Relation{rel})
+		s.eng.Catalog.Remove(rel.ID)
+		if ctx.Err() != nil {
+			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
 	}
 	return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
-}
-
-// nonEmptyUpstreams names the upstream relations that already held rows.
-func (s *Session) nonEmptyUpstreams(ctx context.Context, rel *catalog.Relation) []string {
-	var names []string
-	for _, id := range rel.DependsOn {
-		up, ok := s.eng.Catalog.ByID(id)
-		if !ok || (up.Kind != catalog.KindTable && up.Kind != catalog.KindMaterializedView) {
-			continue
-		}
-		lo, hi := codec.TableSpan(up.ID)
-		it, err := s.eng.Store.Scan(ctx, lo, hi, s.eng.Store.CommittedEpoch())
-		if err != nil {
-			continue
-		}
-		if it.Next() == nil {
-			names = append(names, up.Name)
-		}
-		it.Close()
-	}
-	return names
 }
 
 // unpublish removes a relation's descriptor (a failed CREATE).
@@ -183,6 +198,7 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
 	root := physical.Materialize(sq, rel)
+	enableBackfill(root)
 	next := uint32(0)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	return planRows(plan.ExplainStream(root)), nil
@@ -207,4 +223,3 @@ func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relati
 	})
 	return err
 }
-

@@ -1,0 +1,374 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// Progress receives a backfill's progress: rows read from the snapshot so
+// far, and whether the backfill has finished. The coordinator installs it.
+type Progress func(rows int64, done bool)
+
+// backfillExec is arrangement backfill: it feeds a new job the upstream
+// relation's existing rows, read in key order from its committed snapshot,
+// while upstream changes keep flowing, and then becomes a plain pass-through.
+//
+// Every epoch it reads snapshot chunks at the epoch the last barrier sealed
+// (once committed) starting after pos, the key of the last row it emitted.
+// The upstream changes of the epoch are held until its barrier: a change to
+// a row at or before pos is forwarded (its earlier version came from the
+// snapshot); a change beyond pos is dropped (a later snapshot read includes
+// it). pos, finished and the row count commit with the epoch, so a restart
+// resumes where the last committed epoch left off, and downstream state never
+// sees a row twice. The upstream never waits for the backfill: its messages
+// are consumed by a pump goroutine and held in memory for at most one epoch.
+type backfillExec struct {
+	actx     *ActorContext
+	upstream Executor
+	rel      plan.StreamNode
+	relID    uint32
+	types    []types.T
+	pk       []int
+	progress *state.Table
+	report   Progress
+	limit    *rateLimiter
+
+	started  bool
+	loaded   bool
+	pos      []byte // encoded key of the last snapshot row emitted; nil = none yet
+	finished bool
+	// savedDone: the finished state is persisted; nothing more to save.
+	savedDone bool
+	rows      int64
+	snap      uint64 // the epoch the last barrier sealed: the snapshot to read
+	held      []*types.Chunk
+	queue     []Message
+
+	pump struct {
+		ch     chan pumpMsg
+		cancel context.CancelFunc
+		wg     sync.WaitGroup
+	}
+	row, key []types.Datum
+	keyBuf   []byte
+}
+
+type pumpMsg struct {
+	msg Message
+	err error
+}
+
+// BackfillChunkRows is how many snapshot rows one read emits.
+const BackfillChunkRows = 1024
+
+// NewBackfill returns the backfilling source of a StreamSource (its first
+// state table holds the progress). upstream is the receiver of the relation's
+// change stream.
+func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, report Progress, rowsPerSecond int64) (Executor, func(), error) {
+	if len(n.State()) == 0 {
+		return nil, nil, fmt.Errorf("backfill %s: no progress table assigned", n.Relation.QualifiedName())
+	}
+	st := n.State()[0]
+	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, DistKey: st.Dist})
+	if err != nil {
+		return nil, nil, fmt.Errorf("backfill %s: %w", n.Relation.QualifiedName(), err)
+	}
+	if report == nil {
+		report = func(int64, bool) {}
+	}
+	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
+		pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
+	return b, b.close, nil
+}
+
+func (b *backfillExec) Schema() []types.T { return b.upstream.Schema() }
+
+func (b *backfillExec) start(ctx context.Context) {
+	b.started = true
+	pctx, cancel := context.WithCancel(ctx)
+	b.pump.cancel = cancel
+	b.pump.ch = make(chan pumpMsg, 1)
+	b.pump.wg.Add(1)
+	go func() {
+		defer b.pump.wg.Done()
+		for {
+			m, err := b.upstream.Next(pctx)
+			select {
+			case b.pump.ch <- pumpMsg{msg: m, err: err}:
+			case <-pctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+func (b *backfillExec) close() {
+	if b.started {
+		b.pump.cancel()
+		b.pump.wg.Wait()
+	}
+}
+
+// loadProgress reads the persisted position (once, before the first snapshot read).
+func (b *backfillExec) loadProgress(ctx context.Context) error {
+	b.loaded = true
+	row, found, err := b.progress.Get(ctx, nil, nil)
+	if err != nil || !found {
+		return err
+	}
+	if !row[0].Null {
+		b.pos = []byte(row[0].S)
+	}
+	b.finished = row[1].Bool()
+	b.savedDone = b.finished
+	b.rows = row[2].I
+	b.report(b.rows, b.finished)
+	return nil
+}
+
+func (b *backfillExec) saveProgress() error {
+	row := []types.Datum{types.NullDatum, types.DBool(b.finished), types.DInt(b.rows)}
+	if b.pos != nil {
+		row[0] = types.DString(string(b.pos))
+	}
+	return b.progress.Insert(row)
+}
+
+func (b *backfillExec) Next(ctx context.Context) (Message, error) {
+	if !b.started {
+		b.start(ctx)
+	}
+	for {
+		if len(b.queue) > 0 {
+			m := b.queue[0]
+			b.queue = b.queue[1:]
+			return m, nil
+		}
+		if b.loaded && b.finished && b.savedDone && len(b.held) == 0 {
+			return b.take(ctx) // backfill over and recorded: pass through
+		}
+		// Take upstream messages without waiting while snapshot work remains.
+		select {
+		case pm := <-b.pump.ch:
+			if err := b.handle(pm); err != nil {
+				return Message{}, err
+			}
+			continue
+		case <-ctx.Done():
+			return Message{}, ctx.Err()
+		default:
+		}
+		if b.snap != 0 && b.loaded && !b.finished && b.actx.Store.CommittedEpoch() >= b.snap && b.limit.allow(BackfillChunkRows) {
+			c, err := b.readSnapshot(ctx)
+			if err != nil {
+				return Message{}, err
+			}
+			if c != nil {
+				return ChunkMsg(c), nil
+			}
+			continue
+		}
+		// Nothing to read now: wait for upstream (or poll for the snapshot to commit).
+		select {
+		case pm := <-b.pump.ch:
+			if err := b.handle(pm); err != nil {
+				return Message{}, err
+			}
+		case <-time.After(2 * time.Millisecond):
+		case <-ctx.Done():
+			return Message{}, ctx.Err()
+		}
+	}
+}
+
+// take returns the next upstream message once the backfill is over.
+func (b *backfillExec) take(ctx context.Context) (Message, error) {
+	select {
+	case pm := <-b.pump.ch:
+		return pm.msg, pm.err
+	case <-ctx.Done():
+		return Message{}, ctx.Err()
+	}
+}
+
+// handle holds an upstream chunk, or at a barrier releases the epoch's held
+// changes that concern rows already emitted and queues the barrier.
+func (b *backfillExec) handle(pm pumpMsg) error {
+	if pm.err != nil {
+		if errors.Is(pm.err, io.EOF) {
+			return fmt.Errorf("backfill: upstream ended without a stop barrier")
+		}
+		return pm.err
+	}
+	switch {
+	case pm.msg.Chunk != nil:
+		b.held = append(b.held, pm.msg.Chunk)
+	case pm.msg.Barrier != nil:
+		if !b.loaded {
+			if err := b.loadProgress(context.Background()); err != nil {
+				return err
+			}
+		}
+		for _, c := range b.held {
+			if out := b.filter(c); out != nil {
+				b.queue = append(b.queue, ChunkMsg(out))
+			}
+		}
+		b.held = b.held[:0]
+		if !b.savedDone {
+			if err := b.saveProgress(); err != nil {
+				return err
+			}
+			b.savedDone = b.finished
+		}
+		b.snap = pm.msg.Barrier.Epoch.Prev
+		b.queue = append(b.queue, pm.msg)
+	default:
+		b.queue = append(b.queue, pm.msg)
+	}
+	return nil
+}
+
+// filter keeps the rows of c whose key is at or before pos (all, once finished).
+func (b *backfillExec) filter(c *types.Chunk) *types.Chunk {
+	if b.finished {
+		return c
+	}
+	if b.pos == nil {
+		return nil
+	}
+	out := types.NewChunk(c.Types(), c.Len())
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		b.row = c.Row(i, b.row)
+		if bytes.Compare(b.rowKey(b.row), b.pos) <= 0 {
+			out.AppendFrom(c, i)
+		} else if c.Op(i) == types.OpUpdateDelete && i+1 < c.Len() {
+			// Keep pairs whole: the insert half decides on its own.
+			continue
+		}
+	}
+	if out.Len() == 0 {
+		return nil
+	}
+	return fixPairs(out)
+}
+
+// fixPairs turns update halves that lost their partner into plain ops.
+func fixPairs(c *types.Chunk) *types.Chunk {
+	if c.Ops == nil {
+		return c
+	}
+	for i := 0; i < c.Len(); i++ {
+		switch c.Ops[i] {
+		case types.OpUpdateDelete:
+			if i+1 >= c.Len() || c.Ops[i+1] != types.OpUpdateInsert {
+				c.Ops[i] = types.OpDelete
+			} else {
+				i++
+			}
+		case types.OpUpdateInsert:
+			c.Ops[i] = types.OpInsert
+		}
+	}
+	return c
+}
+
+// rowKey is the upstream state key of row (table prefix, vnode, pk).
+func (b *backfillExec) rowKey(row []types.Datum) []byte {
+	v := codec.VnodeOf(codec.HashRow(b.types, row, b.pk))
+	b.keyBuf = codec.AppendTablePrefix(b.keyBuf[:0], b.relID, v)
+	return codec.AppendKey(b.keyBuf, b.types, row, b.pk, nil)
+}
+
+// readSnapshot emits the next rows after pos at the snapshot epoch.
+func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
+	lower, upper := codec.TableSpan(b.relID)
+	if b.pos != nil {
+		lower = append(append([]byte(nil), b.pos...), 0) // just after pos
+	}
+	it, err := b.actx.Store.Scan(ctx, lower, upper, b.snap)
+	if err != nil {
+		if errors.Is(err, storage.ErrEpochNotCommitted) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
+	}
+	defer it.Close()
+	out := types.NewChunk(b.types, BackfillChunkRows)
+	for out.Len() < BackfillChunkRows {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				b.finished = true
+				break
+			}
+			return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
+		}
+		row, err := codec.DecodeRow(b.types, it.Value(), b.row)
+		if err != nil {
+			return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
+		}
+		b.row = row
+		out.AppendRow(row)
+		b.pos = append(b.pos[:0], it.Key()...)
+	}
+	b.rows += int64(out.Len())
+	b.report(b.rows, b.finished)
+	if out.Len() == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// rateLimiter is a token bucket in rows per second (< 0: unlimited, 0: paused).
+type rateLimiter struct {
+	mu     sync.Mutex
+	rate   int64
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(rate int64) *rateLimiter { return &rateLimiter{rate: rate, last: time.Now()} }
+
+// Set changes the rate online.
+func (r *rateLimiter) Set(rate int64) {
+	r.mu.Lock()
+	r.rate = rate
+	r.mu.Unlock()
+}
+
+// allow reports whether n rows may be read now, taking them from the bucket.
+func (r *rateLimiter) allow(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rate < 0 {
+		return true
+	}
+	now := time.Now()
+	r.tokens += now.Sub(r.last).Seconds() * float64(r.rate)
+	r.last = now
+	if max := float64(r.rate) + float64(n); r.tokens > max {
+		r.tokens = max
+	}
+	if r.rate == 0 || r.tokens < float64(n) {
+		return false
+	}
+	r.tokens -= float64(n)
+	return true
+}
