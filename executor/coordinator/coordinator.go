@@ -32,6 +32,10 @@ type Config struct {
 // ErrStopped is returned once the coordinator has stopped.
 var ErrStopped = errors.New("coordinator stopped")
 
+// ErrRecovering is returned, before doing anything, by a coordinator whose
+// epoch failed: its owner is replacing it; retry on the new one.
+var ErrRecovering = errors.New("the streaming engine is recovering from a failure")
+
 // Coordinator drives barriers and commits epochs.
 type Coordinator struct {
 	kv  storage.KV
@@ -152,6 +156,7 @@ func (c *Coordinator) Stop() {
 	c.committed.errAt = ^uint64(0)
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
+	c.progress.cond.Broadcast()
 }
 
 func (c *Coordinator) launchLocked(r *running) {
@@ -269,7 +274,9 @@ func (c *Coordinator) barrier() error {
 	for id, r := range c.mu.roots {
 		if err := r.sendBarrier(b, c.stop, c.failedCh); err != nil {
 			c.mu.Unlock()
-			return fmt.Errorf("barrier %v to actor %d: %w", b, id, err)
+			err = fmt.Errorf("barrier %v to actor %d: %w", b, id, err)
+			c.fail(prev, c.firstActorError(err))
+			return err
 		}
 	}
 	for _, id := range stopping {
@@ -324,7 +331,20 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 
 // fail records an epoch failure for its waiters. The streaming graph is then
 // in an unknown state: Recover rebuilds it (the session layer's job).
+// firstActorError returns the error an actor reported, if any, else err.
+func (c *Coordinator) firstActorError(err error) error {
+	c.reports.Lock()
+	defer c.reports.Unlock()
+	for _, r := range c.reports.list {
+		if r.Err != nil {
+			return fmt.Errorf("actor %d: %w", r.Actor, r.Err)
+		}
+	}
+	return err
+}
+
 func (c *Coordinator) fail(epoch uint64, err error) {
+	c.progress.cond.Broadcast()
 	c.mu.Lock()
 	first := c.mu.failed == nil
 	c.mu.failed = err

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/executor/stream"
@@ -20,9 +19,9 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		c.mu.Unlock()
 		return ErrStopped
 	}
-	if err := c.mu.failed; err != nil {
+	if c.mu.failed != nil {
 		c.mu.Unlock()
-		return errors.Join(errors.New("the streaming engine is recovering from a failure"), err)
+		return ErrRecovering
 	}
 	tables := c.mu.tables
 	if err := fn(tables, c.kv.CommittedEpoch()); err != nil {
@@ -57,6 +56,10 @@ func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64,
 	if c.mu.stopped {
 		c.mu.Unlock()
 		return 0, ErrStopped
+	}
+	if c.mu.failed != nil {
+		c.mu.Unlock()
+		return 0, ErrRecovering
 	}
 	var local storage.Batch
 	epoch := c.mu.epoch

@@ -331,6 +331,15 @@ func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time
 		if !ok {
 			return fmt.Errorf("job %d is gone", id)
 		}
+		c.mu.Lock()
+		failed, stopped := c.mu.failed, c.mu.stopped
+		c.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+		if stopped {
+			return ErrStopped
+		}
 		if done {
 			return nil
 		}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -155,4 +156,32 @@ func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire
 		s.vars.values["application_name"] = app
 	}
 	return s, nil
+}
+
+// withCoordinator runs fn on the current coordinator; when that coordinator
+// failed before committing fn's work (ErrRecovering, or ErrStopped by
+// recovery), it waits for the recovered one and runs fn again: the statement
+// had not been acknowledged and nothing of it was committed.
+func (e *Engine) withCoordinator(ctx context.Context, fn func(c *coordinator.Coordinator) error) error {
+	for attempt := 0; ; attempt++ {
+		c := e.coord()
+		err := fn(c)
+		if attempt >= 5 || !(errors.Is(err, coordinator.ErrRecovering) || errors.Is(err, coordinator.ErrStopped)) {
+			return err
+		}
+		// Wait for recovery to install a new coordinator.
+		for e.coord() == c {
+			e.mu.RLock()
+			closed := e.closed
+			e.mu.RUnlock()
+			if closed {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
 }

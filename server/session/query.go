@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
@@ -121,34 +122,37 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
 	var out *types.Chunk
 	var affected int64
-	err := s.eng.coord().DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
-		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
-		if err != nil {
-			return err
-		}
-		defer exec.Close()
-		for {
-			c, err := exec.Next(ctx)
-			if err == io.EOF {
-				break
-			}
+	err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
+		out, affected = nil, 0
+		return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
+			env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
+			exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 			if err != nil {
 				return err
 			}
-			if cols != nil {
-				if out == nil {
-					out = types.NewChunk(c.Types(), c.Len())
+			defer exec.Close()
+			for {
+				c, err := exec.Next(ctx)
+				if err == io.EOF {
+					break
 				}
-				for i := 0; i < c.Len(); i++ {
-					if c.Visible(i) {
-						out.AppendFrom(c, i)
+				if err != nil {
+					return err
+				}
+				if cols != nil {
+					if out == nil {
+						out = types.NewChunk(c.Types(), c.Len())
+					}
+					for i := 0; i < c.Len(); i++ {
+						if c.Visible(i) {
+							out.AppendFrom(c, i)
+						}
 					}
 				}
 			}
-		}
-		affected = rowsAffected()
-		return nil
+			affected = rowsAffected()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
