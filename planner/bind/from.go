@@ -284,7 +284,7 @@ func (b *Binder) finishJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) 
 	for _, c := range conds {
 		if l, r, ok := equiKey(c, nl); ok {
 			lt, rt := j.Left.Schema()[l].Type, j.Right.Schema()[r].Type
-			if lt.Base() == rt.Base() {
+			if lt.Base() == rt.Base() || (lt.IsInteger() && rt.IsInteger()) {
 				j.EqLeft = append(j.EqLeft, l)
 				j.EqRight = append(j.EqRight, r)
 				continue
@@ -302,8 +302,8 @@ func equiKey(e expr.Expr, nl int) (int, int, bool) {
 	if !ok || call.Name != "=" || len(call.Args) != 2 {
 		return 0, 0, false
 	}
-	a, ok1 := call.Args[0].(*expr.ColumnRef)
-	c, ok2 := call.Args[1].(*expr.ColumnRef)
+	a, ok1 := intColumn(call.Args[0])
+	c, ok2 := intColumn(call.Args[1])
 	if !ok1 || !ok2 {
 		return 0, 0, false
 	}
@@ -314,6 +314,16 @@ func equiKey(e expr.Expr, nl int) (int, int, bool) {
 		return c.Index, a.Index - nl, true
 	}
 	return 0, 0, false
+}
+
+// intColumn unwraps a column reference, also under an integer widening cast
+// (int2/int4 = int8 join keys share one physical layout and hash equal).
+func intColumn(e expr.Expr) (*expr.ColumnRef, bool) {
+	if c, ok := e.(*expr.CastExpr); ok && c.To.IsInteger() && c.Input.Type().IsInteger() {
+		e = c.Input
+	}
+	cr, ok := e.(*expr.ColumnRef)
+	return cr, ok
 }
 
 // hideUsing marks the duplicate USING columns hidden (right side for inner/left
