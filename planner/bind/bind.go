@@ -24,6 +24,7 @@ type Binder struct {
 	systemRows   SystemRows
 	deps         []uint32
 	setting      func(name string) (string, error)
+	outer        []*scope // enclosing queries' scopes while a subquery binds
 }
 
 // WithSettings lets current_setting('name') read session variables.

@@ -39,7 +39,7 @@ func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		}
 		idx, err := c.scope.resolve(n.Name.Table.O, n.Name.Name.O)
 		if err != nil {
-			return nil, err
+			return nil, b.correlated(n, err)
 		}
 		return expr.Column(idx, c.scope.fields[idx].Type), nil
 	case *ast.BinaryOperationExpr:
@@ -120,6 +120,7 @@ func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		return expr.Call("not", []expr.Expr{e})
 	case *ast.PatternInExpr:
 		if n.Sel != nil {
+			defer b.enter(c.scope)()
 			return b.bindInSubqueryExpr(c, n)
 		}
 		args, err := b.bindExprs(c, append([]ast.ExprNode{n.Expr}, n.List...))
@@ -147,18 +148,22 @@ func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		}
 		return c.win.window(b, c, n)
 	case *ast.SubqueryExpr:
+		defer b.enter(c.scope)()
 		return b.bindScalarSubquery(n)
 	case *ast.ExistsSubqueryExpr:
 		sub, ok := n.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return nil, types.Errorf(types.ErrUnsupported, "unsupported EXISTS form")
 		}
+		leave := b.enter(c.scope)
 		e, err := b.bindExistsSubquery(sub)
+		leave()
 		if err != nil || !n.Not {
 			return e, err
 		}
 		return expr.Call("not", []expr.Expr{e})
 	case *ast.CompareSubqueryExpr:
+		defer b.enter(c.scope)()
 		return b.bindCompareSubquery(c, n)
 	case *ast.DefaultExpr:
 		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
@@ -673,4 +678,22 @@ func fieldFor(name string, e expr.Expr, in []plan.Field) plan.Field {
 		f.Rel, f.Col, f.Hidden = src.Rel, src.Col, false
 	}
 	return f
+}
+
+// enter makes sc an enclosing scope while a subquery binds; the returned
+// function leaves it.
+func (b *Binder) enter(sc *scope) func() {
+	b.outer = append(b.outer, sc)
+	return func() { b.outer = b.outer[:len(b.outer)-1] }
+}
+
+// correlated turns a name that only an enclosing query's scope knows into
+// 0A000: correlated subqueries are not supported.
+func (b *Binder) correlated(n *ast.ColumnNameExpr, err error) error {
+	for i := len(b.outer) - 1; i >= 0; i-- {
+		if _, oerr := b.outer[i].resolve(n.Name.Table.O, n.Name.Name.O); oerr == nil {
+			return types.Errorf(types.ErrUnsupported, "correlated subqueries are not supported (column %s refers to an outer query)", n.Name.Name.O)
+		}
+	}
+	return err
 }

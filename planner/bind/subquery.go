@@ -58,6 +58,7 @@ func splitAndAST(n ast.ExprNode) []ast.ExprNode {
 
 // semiJoin plans "x [NOT] IN (subquery)" as a semi (anti) join.
 func (b *Binder) semiJoin(input plan.Node, c *exprCtx, in *ast.PatternInExpr) (plan.Node, error) {
+	defer b.enter(c.scope)()
 	sub, ok := in.Sel.(*ast.SubqueryExpr)
 	if !ok {
 		return nil, types.Errorf(types.ErrUnsupported, "unsupported IN form")
