@@ -132,7 +132,7 @@ func TestProcStatus(t *testing.T) {
 func TestInsertSQL(t *testing.T) {
 	w, _ := workloadByName("join")
 	got := insertSQL(w, "_7", 100, 199)
-	want := "INSERT INTO t_7 SELECT g, (g * 7919) % 10000, g FROM generate_series(100, 199) AS g"
+	want := "INSERT INTO t_7 SELECT g, (g::bigint * 7919) % 10000, g FROM generate_series(100, 199) AS g"
 	if got != want {
 		t.Errorf("insertSQL = %q, want %q", got, want)
 	}

@@ -31,14 +31,14 @@ var workloads = []workload{
 		name:   "filter+project",
 		tables: []string{`CREATE TABLE t{s} (id bigint PRIMARY KEY, a bigint, b bigint)`},
 		view:   `SELECT id, a * 2 AS a2, b FROM t{s} WHERE a % 3 <> 0`,
-		insert: `INSERT INTO t{s} SELECT g, (g * 7919) % 1000003, g % 1000 FROM generate_series({lo}, {hi}) AS g`,
+		insert: `INSERT INTO t{s} SELECT g, (g::bigint * 7919) % 1000003, g % 1000 FROM generate_series({lo}, {hi}) AS g`,
 		drop:   []string{"t{s}"},
 	},
 	{
 		name:   "hash agg",
 		tables: []string{`CREATE TABLE t{s} (id bigint PRIMARY KEY, a bigint, b bigint)`},
 		view:   `SELECT a % 1000 AS g, count(*) AS n, sum(b) AS s FROM t{s} GROUP BY a % 1000`,
-		insert: `INSERT INTO t{s} SELECT g, (g * 7919) % 1000003, g % 1000 FROM generate_series({lo}, {hi}) AS g`,
+		insert: `INSERT INTO t{s} SELECT g, (g::bigint * 7919) % 1000003, g % 1000 FROM generate_series({lo}, {hi}) AS g`,
 		drop:   []string{"t{s}"},
 	},
 	{
@@ -49,7 +49,7 @@ var workloads = []workload{
 		},
 		preload: []string{fmt.Sprintf(`INSERT INTO u{s} SELECT g, g, g %% 97 FROM generate_series(0, %d) AS g`, joinKeys-1)},
 		view:    `SELECT t{s}.id, t{s}.k, t{s}.a, u{s}.b FROM t{s} JOIN u{s} ON t{s}.k = u{s}.k`,
-		insert:  fmt.Sprintf(`INSERT INTO t{s} SELECT g, (g * 7919) %% %d, g FROM generate_series({lo}, {hi}) AS g`, joinKeys),
+		insert:  fmt.Sprintf(`INSERT INTO t{s} SELECT g, (g::bigint * 7919) %% %d, g FROM generate_series({lo}, {hi}) AS g`, joinKeys),
 		drop:    []string{"t{s}", "u{s}"},
 	},
 }
