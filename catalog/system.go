@@ -346,6 +346,12 @@ var systemTables = []systemTable{
 	{"rw_catalog", "rw_schemas", []Column{
 		col("id", tI4), col("name", tText), col("owner", tI4),
 	}, rwSchemasRows},
+	// rw_ddl_progress's rows come from the streaming engine (the session
+	// answers it); the catalog alone knows of no running backfill.
+	{"rw_catalog", "rw_ddl_progress", []Column{
+		col("ddl_id", tI8), col("ddl_statement", tText), col("create_type", tText), col("progress", tText),
+		col("initialized_at", types.TTimestamptz), col("backfill_type", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 }
 
 // SystemRelations returns the fixed system-table descriptors (kind KindSystem,

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/tributary/tributary/executor/stream"
@@ -16,6 +17,20 @@ type JobOptions struct {
 	Parallelism int
 	// BackfillRate limits backfill reads in rows per second (< 0: unlimited, 0: paused).
 	BackfillRate int64
+	// Statement and Background describe the job for SHOW JOBS.
+	Statement  string
+	Background bool
+}
+
+// JobInfo is a job's backfill progress, for SHOW JOBS and rw_ddl_progress.
+type JobInfo struct {
+	ID         uint32
+	Statement  string
+	Background bool
+	Started    time.Time
+	Rows       int64 // rows backfilled so far
+	Estimate   int64 // rows the upstreams held when the job started (0: unknown yet)
+	Done       bool
 }
 
 // backfill is one backfilling source's progress.
@@ -30,6 +45,7 @@ type job struct {
 	actors []stream.ActorID
 	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
 	backfills map[stream.ActorID]*backfill
+	info      JobInfo // guarded by Coordinator.progress
 	// upstream lists the outputs this job attached to other actors' dispatchers.
 	upstream map[stream.ActorID][]stream.OutputID
 	roots    []stream.ActorID // its constant sources (barrier entry points)
@@ -207,7 +223,8 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	}
 	visit(top)
 
-	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{}}
+	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
+		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now()}}
 	adds := map[stream.ActorID][]*stream.Output{}
 	// Create actors (ids, contexts) first, parents need children's counts for channels.
 	ids := map[*fragment][]stream.ActorID{}
@@ -354,4 +371,64 @@ func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time
 		c.progress.cond.Wait()
 		c.progress.Unlock()
 	}
+}
+
+// Jobs lists the jobs whose backfill has not finished.
+func (c *Coordinator) Jobs() []JobInfo {
+	c.mu.Lock()
+	jobs := make([]*job, 0, len(c.mu.jobs))
+	for _, j := range c.mu.jobs {
+		jobs = append(jobs, j)
+	}
+	c.mu.Unlock()
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	var out []JobInfo
+	for _, j := range jobs {
+		info := j.info
+		info.Done = true
+		for _, bf := range j.backfills {
+			info.Rows += bf.rows
+			info.Done = info.Done && bf.done
+		}
+		if !info.Done {
+			out = append(out, info)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	return out
+}
+
+// SetEstimate records how many rows a job's backfill will read.
+func (c *Coordinator) SetEstimate(id uint32, rows int64) {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	c.mu.Unlock()
+	if ok {
+		c.progress.Lock()
+		j.info.Estimate = rows
+		c.progress.Unlock()
+	}
+}
+
+// SetBackfillRate changes a job's backfill rate limit online: a barrier
+// mutation reaches its backfilling actors (< 0: unlimited, 0: paused).
+func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, rowsPerSecond int64) error {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	if !ok {
+		c.mu.Unlock()
+		return fmt.Errorf("job %d is not running", id)
+	}
+	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
+	c.progress.Lock()
+	for aid := range j.backfills {
+		m.Actors[aid] = true
+	}
+	c.progress.Unlock()
+	c.mu.pending = append(c.mu.pending, m)
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
 }

@@ -218,6 +218,11 @@ func (b *backfillExec) handle(pm pumpMsg) error {
 	case pm.msg.Chunk != nil:
 		b.held = append(b.held, pm.msg.Chunk)
 	case pm.msg.Barrier != nil:
+		pm.msg.Barrier.ForEachMutation(func(m Mutation) {
+			if r, ok := m.(*SetRateLimit); ok && r.Actors[b.actx.ID] {
+				b.limit.Set(r.RowsPerSecond)
+			}
+		})
 		if !b.loaded {
 			if err := b.loadProgress(context.Background()); err != nil {
 				return err

@@ -211,7 +211,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.Wait:
-		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return tagOnly("WAIT"), nil }
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx) }
 		return nil
 	case *parser.Discard:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
@@ -241,9 +241,15 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }
 			return nil
 		}
+		if n.Kind == parser.KindMaterializedView {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterRateLimit(ctx, n) }
+			return nil
+		}
 		return types.Errorf(types.ErrUnsupported, "ALTER %s is not supported yet", n.Kind)
 	case *parser.CancelJobs:
-		return types.Errorf(types.ErrUnsupported, "CANCEL JOBS: there are no streaming jobs yet")
+		st.cols = textColumns("Id")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.cancelJobs(ctx, n.IDs) }
+		return nil
 	case *parser.Recover:
 		return types.Errorf(types.ErrUnsupported, "RECOVER is not supported yet")
 	}

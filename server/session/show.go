@@ -121,9 +121,7 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 		}
 	case "jobs":
 		st.cols = textColumns("Id", "Statement", "Create Type", "Progress")
-		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			return textRows([]string{"Id", "Statement", "Create Type", "Progress"}, nil, ""), nil
-		}
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.showJobs(), nil }
 	default:
 		return types.Errorf(types.ErrUnsupported, "SHOW %s is not supported", strings.ReplaceAll(n.Kind, "_", " "))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -15,6 +16,7 @@ import (
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
 )
 
 // recoverJobs registers every table's DML source and rebuilds every
@@ -149,13 +151,18 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return nil, err
 	}
 	c := s.eng.coord()
-	if err := c.AddJob(ctx, rel.ID, root, jobOptions(rel)); err != nil {
+	opts := jobOptions(rel)
+	opts.Statement = n.Text()
+	bg, _ := s.vars.get("background_ddl")
+	opts.Background = bg == "true"
+	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 		s.eng.Logger.Warn("create materialized view failed", "name", rel.Name, "err", err)
 		s.eng.coord().DropJob(context.Background(), rel.ID)
 		s.unpublish(context.Background(), rel)
 		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
 	}
-	if bg, _ := s.vars.get("background_ddl"); bg == "true" {
+	go s.eng.estimate(c, rel)
+	if opts.Background {
 		return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
 	}
 	// Blocking DDL: return when the backfill has fed every existing row,
@@ -222,4 +229,154 @@ func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relati
 		return nil
 	})
 	return err
+}
+
+// estimate counts the rows a job's backfill will read (its upstreams' rows at
+// the committed epoch), for progress reports; it runs beside the backfill.
+func (e *Engine) estimate(c *coordinator.Coordinator, rel *catalog.Relation) {
+	ctx := context.Background()
+	epoch := e.Store.CommittedEpoch()
+	var total int64
+	for _, id := range rel.DependsOn {
+		up, ok := e.Catalog.ByID(id)
+		if !ok || (up.Kind != catalog.KindTable && up.Kind != catalog.KindMaterializedView) {
+			continue
+		}
+		lo, hi := codec.TableSpan(up.ID)
+		it, err := e.Store.Scan(ctx, lo, hi, epoch)
+		if err != nil {
+			return
+		}
+		for it.Next() == nil {
+			total++
+		}
+		it.Close()
+	}
+	c.SetEstimate(rel.ID, total)
+}
+
+// progressText renders a job's progress like RisingWave: "12.50% (125/1000)".
+func progressText(j coordinator.JobInfo) string {
+	if j.Estimate <= 0 {
+		return fmt.Sprintf("(%d/?)", j.Rows)
+	}
+	pct := 100 * float64(min(j.Rows, j.Estimate)) / float64(j.Estimate)
+	if !j.Done && pct > 99.99 {
+		pct = 99.99
+	}
+	return fmt.Sprintf("%.2f%% (%d/%d)", pct, j.Rows, j.Estimate)
+}
+
+func createType(j coordinator.JobInfo) string {
+	if j.Background {
+		return "BACKGROUND"
+	}
+	return "FOREGROUND"
+}
+
+// ddlProgressRows answers rw_catalog.rw_ddl_progress.
+func (e *Engine) ddlProgressRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, j := range e.coord().Jobs() {
+		rows = append(rows, []types.Datum{types.DInt(int64(j.ID)), types.DString(j.Statement),
+			types.DString(createType(j)), types.DString(progressText(j)), types.DInt(j.Started.UnixMicro()),
+			types.DString("ArrangementBackfill")})
+	}
+	return rows
+}
+
+// showJobs answers SHOW JOBS.
+func (s *Session) showJobs() pgwire.Result {
+	var rows [][]string
+	for _, j := range s.eng.coord().Jobs() {
+		rows = append(rows, []string{strconv.FormatUint(uint64(j.ID), 10), j.Statement, createType(j), progressText(j)})
+	}
+	return textRows([]string{"Id", "Statement", "Create Type", "Progress"}, rows, "")
+}
+
+// cancelJobs is CANCEL JOBS: it drops each backfilling job and its state.
+func (s *Session) cancelJobs(ctx context.Context, ids []int64) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	running := map[uint32]bool{}
+	for _, j := range s.eng.coord().Jobs() {
+		running[j.ID] = true
+	}
+	var canceled [][]string
+	for _, id := range ids {
+		rel, ok := s.eng.Catalog.ByID(uint32(id))
+		if !ok || !running[uint32(id)] {
+			return nil, types.Errorf(types.ErrUndefinedObject, "job %d is not running", id)
+		}
+		if err := s.eng.coord().DropJob(ctx, rel.ID); err != nil {
+			return nil, err
+		}
+		if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
+			return nil, err
+		}
+		s.eng.Catalog.Remove(rel.ID)
+		canceled = append(canceled, []string{strconv.FormatInt(id, 10)})
+	}
+	return textRows([]string{"Id"}, canceled, "CANCEL_JOBS"), nil
+}
+
+// waitJobs is WAIT: it returns when every backfill has finished.
+func (s *Session) waitJobs(ctx context.Context) (pgwire.Result, error) {
+	for _, j := range s.eng.coord().Jobs() {
+		err := s.eng.coord().WaitBackfill(ctx, j.ID, time.Hour, func(int64) {})
+		if err != nil && ctx.Err() != nil {
+			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+	}
+	if err := s.eng.coord().Flush(ctx); err != nil {
+		return nil, err
+	}
+	return tagOnly("WAIT"), nil
+}
+
+// alterRateLimit is ALTER MATERIALIZED VIEW name SET BACKFILL_RATE_LIMIT: applied online
+// by a barrier mutation and recorded with the view for restarts.
+func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	if n.Key != "backfill_rate_limit" {
+		return nil, types.Errorf(types.ErrUnsupported, "ALTER ... SET %s is not supported", strings.ToUpper(n.Key))
+	}
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Kind != catalog.KindMaterializedView {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a materialized view", rel.Name)
+	}
+	rate := int64(-1)
+	if !n.Default && !strings.EqualFold(n.Value, "default") {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "backfill_rate_limit must be a non-negative integer or DEFAULT")
+		}
+		rate = v
+	}
+	updated := *rel
+	updated.Options = map[string]string{}
+	for k, v := range rel.Options {
+		updated.Options[k] = v
+	}
+	if rate < 0 {
+		delete(updated.Options, "backfill_rate_limit")
+	} else {
+		updated.Options["backfill_rate_limit"] = strconv.FormatInt(rate, 10)
+	}
+	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		return persist.Save(b, &updated, s.eng.Catalog.PeekNextID())
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.eng.Catalog.Replace(&updated); err != nil {
+		return nil, err
+	}
+	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, rate); err != nil {
+		return nil, err
+	}
+	return tagOnly("ALTER_MATERIALIZED_VIEW"), nil
 }
