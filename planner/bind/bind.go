@@ -25,7 +25,12 @@ type Binder struct {
 	deps         []uint32
 	setting      func(name string) (string, error)
 	outer        []*scope // enclosing queries' scopes while a subquery binds
+	system       bool     // the statement read a system table (rows fixed at bind time)
 }
+
+// ReadsSystemTables reports whether the plan holds system-table rows, which
+// are taken when binding: a prepared statement must bind again to see news.
+func (b *Binder) ReadsSystemTables() bool { return b.system }
 
 // WithSettings lets current_setting('name') read session variables.
 func (b *Binder) WithSettings(f func(name string) (string, error)) *Binder {

@@ -155,6 +155,7 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		if b.systemRows == nil {
 			return nil, types.Errorf(types.ErrUnsupported, "system table %s is not available here", rel.Name)
 		}
+		b.system = true
 		rows, err := b.systemRows(rel)
 		if err != nil {
 			return nil, err

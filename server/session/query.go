@@ -41,7 +41,15 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	}
 	st.params = b.ParamTypes()
 	st.cols = columnsOf(pq.Root.Schema())
+	rebind := b.ReadsSystemTables()
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+		pq := pq
+		if rebind { // system-table rows are taken at bind time: take them now
+			var err error
+			if pq, err = s.binder(st.declared).Query(q); err != nil {
+				return nil, err
+			}
+		}
 		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: s.eng.coord().CommittedEpoch()}
 		env.Tables = batch.NewTableSet(env.Store)
 		exec, err := batch.Build(env, pq)

@@ -32,7 +32,10 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			if err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
-			if err := c.AddJob(ctx, rel.ID, root, jobOptions(rel)); err != nil {
+			opts := jobOptions(rel)
+			// A job still backfilling after a restart has lost its client: it is a background job now.
+			opts.Statement, opts.Background = "CREATE MATERIALIZED VIEW "+rel.Name+" AS "+rel.Definition, true
+			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
 		}
