@@ -92,7 +92,10 @@ func Open(opts Options) (*Store, error) {
 		WithLogger(slogLogger{logger.With("component", "badger", "dir", opts.Dir)}).
 		WithSyncWrites(false).
 		WithNumVersionsToKeep(1).
-		WithMetricsEnabled(false)
+		WithMetricsEnabled(false).
+		WithNumMemtables(3).
+		WithIndexCacheSize(64 << 20).
+		WithBlockCacheSize(64 << 20)
 	if opts.MemTableSize > 0 {
 		// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
 		bo = bo.WithMemTableSize(opts.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, opts.MemTableSize/10))
