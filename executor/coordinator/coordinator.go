@@ -43,6 +43,7 @@ type Coordinator struct {
 
 	wake     chan struct{} // a barrier is wanted now
 	interval atomic.Int64  // barrier interval in ns, changed by SetBarrierInterval
+	recent   []uint64      // recently committed epochs, oldest first (barrier loop only)
 	failedCh chan struct{} // closed when an actor fails (until recovery)
 	failOnce *sync.Once
 	stop     chan struct{}
@@ -298,7 +299,26 @@ func (c *Coordinator) barrier() error {
 	c.committed.epoch = prev
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
+	c.collectGarbage(prev)
 	return nil
+}
+
+// versionLag is how many committed epochs of old versions stay readable
+// beyond pinned snapshots (readers pin the epoch they read at).
+const versionLag = 16
+
+// collectGarbage lets storage discard versions older than the epoch
+// committed versionLag barriers ago (pins of running readers hold it back).
+func (c *Coordinator) collectGarbage(committed uint64) {
+	c.recent = append(c.recent, committed)
+	if len(c.recent) <= versionLag {
+		return
+	}
+	oldest := c.recent[0]
+	c.recent = c.recent[1:]
+	if err := c.kv.SetDiscardEpoch(oldest); err != nil {
+		c.cfg.Logger.Warn("set discard epoch", "epoch", oldest, "err", err)
+	}
 }
 
 // collect waits until every expected actor reported barrier b, merging their writes.

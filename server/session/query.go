@@ -50,13 +50,20 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 				return nil, err
 			}
 		}
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: s.eng.coord().CommittedEpoch()}
-		env.Tables = batch.NewTableSet(env.Store)
-		exec, err := batch.Build(env, pq)
+		epoch := s.eng.coord().CommittedEpoch()
+		// Pin the snapshot so version GC keeps it readable while the query runs.
+		release, err := s.eng.Store.Pin(epoch)
 		if err != nil {
 			return nil, err
 		}
-		return &execResult{cols: st.cols, exec: exec}, nil
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: epoch}
+		env.Tables = batch.NewTableSet(env.Store)
+		exec, err := batch.Build(env, pq)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		return &execResult{cols: st.cols, exec: exec, release: release}, nil
 	}
 	return nil
 }

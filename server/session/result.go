@@ -25,12 +25,13 @@ func columnsOf(fields []plan.Field) []pgwire.Column {
 
 // execResult streams an executor's chunks.
 type execResult struct {
-	cols   []pgwire.Column
-	exec   batch.Executor
-	rows   int64
-	tag    func(rows int64) string
-	onDone func(err error)
-	closed bool
+	cols    []pgwire.Column
+	exec    batch.Executor
+	rows    int64
+	tag     func(rows int64) string
+	onDone  func(err error)
+	release func() // unpins the snapshot
+	closed  bool
 }
 
 func (r *execResult) Columns() []pgwire.Column { return r.cols }
@@ -58,6 +59,9 @@ func (r *execResult) Close() {
 	if !r.closed {
 		r.closed = true
 		r.exec.Close()
+		if r.release != nil {
+			r.release()
+		}
 	}
 }
 
