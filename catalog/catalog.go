@@ -193,9 +193,6 @@ func (c *Catalog) Lookup(schema, name string) (*Relation, error) {
 		if r, ok := c.mu.byName[schema+"."+name]; ok {
 			return r, nil
 		}
-		if !slices.Contains(builtinSchemas, schema) {
-			return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
-		}
 		return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
 	}
 	for _, s := range []string{"public", "pg_catalog", "rw_catalog", "information_schema"} {

@@ -4,6 +4,7 @@
 // broadcast, hash by vnode) and Merge receivers that align barriers. Stateful
 // executors keep state in storage/state tables and, when a barrier passes,
 // flush the epoch's writes into their ActorContext, which the actor hands to
-// the coordinator with its barrier report. Build turns a fragment of a stream
-// plan into executors (one type switch).
+// the coordinator with its barrier report. Each operator has a constructor
+// (NewProject, NewAgg, NewHashJoin, NewBackfill, ...) that the coordinator's
+// builder calls from its one type switch over stream plan nodes.
 package stream
