@@ -37,11 +37,17 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 			continue
 		}
 		ch := c.mu.roots[src].msgs
+		// The writes are in the epoch already: the chunk must follow them, so
+		// a cancel does not stop this send; only a failed or stopped engine
+		// does (the epoch then never commits).
 		select {
 		case ch <- stream.ChunkMsg(chunk):
-		case <-ctx.Done():
-			// The writes are in the epoch already; the chunk must follow them.
-			ch <- stream.ChunkMsg(chunk)
+		case <-c.failedCh:
+			c.mu.Unlock()
+			return ErrRecovering
+		case <-c.stop:
+			c.mu.Unlock()
+			return ErrStopped
 		}
 	}
 	c.mu.Unlock()
