@@ -241,8 +241,14 @@ func TestStreamingOracle(t *testing.T) {
 // TestStreamingOracleBackfill creates every MV over tables that already hold
 // rows while a second session keeps changing them (updates and deletes of
 // rows the backfill already read included), then checks every MV against its
-// batch recompute after each FLUSH.
+// batch recompute after each FLUSH; with and without a backfill rate limit.
 func TestStreamingOracleBackfill(t *testing.T) {
+	for _, limit := range []string{"default", "20000"} {
+		t.Run("backfill_rate_limit="+limit, func(t *testing.T) { oracleBackfill(t, limit) })
+	}
+}
+
+func oracleBackfill(t *testing.T, rateLimit string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	seed := time.Now().UnixNano()
@@ -284,6 +290,9 @@ func TestStreamingOracleBackfill(t *testing.T) {
 			}
 		}
 	}()
+	if _, err := conn.Exec(ctx, "SET backfill_rate_limit = "+rateLimit); err != nil {
+		t.Fatal(err)
+	}
 	mvs := map[string]string{}
 	for i, q := range oracleShapes {
 		name := fmt.Sprintf("mv%02d", i)
