@@ -22,7 +22,8 @@ import (
 const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
-Run "bench stream -h" or "bench memory -h" for every flag.`
+  bench isolation [--base-rows 1000000] [--seconds 10] [--json]
+Run "bench stream -h", "bench memory -h" or "bench isolation -h" for every flag.`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -36,6 +37,8 @@ func main() {
 		err = streamMain(ctx, os.Args[2:], os.Stdout)
 	case "memory":
 		err = memoryMain(ctx, os.Args[2:], os.Stdout)
+	case "isolation":
+		err = isolationMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()
