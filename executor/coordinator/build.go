@@ -127,7 +127,11 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	if !n.Backfill {
 		return merge, nil
 	}
-	exec, closer, err := stream.NewBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID), b.opts.BackfillRate)
+	newBackfill := stream.NewBackfill
+	if n.Snapshot {
+		newBackfill = stream.NewSnapshotBackfill
+	}
+	exec, closer, err := newBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID), b.opts.BackfillRate)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,10 @@ type JobOptions struct {
 	Parallelism int
 	// BackfillRate limits backfill reads in rows per second (< 0: unlimited, 0: paused).
 	BackfillRate int64
-	// Statement and Background describe the job for SHOW JOBS.
-	Statement  string
-	Background bool
+	// Statement, Background and BackfillType describe the job for SHOW JOBS.
+	Statement    string
+	Background   bool
+	BackfillType string
 }
 
 // JobInfo is a job's backfill progress, for SHOW JOBS and rw_ddl_progress.
@@ -31,6 +32,8 @@ type JobInfo struct {
 	Rows       int64 // rows backfilled so far
 	Estimate   int64 // rows the upstreams held when the job started (0: unknown yet)
 	Done       bool
+	// BackfillType is "SnapshotBackfill" or "ArrangementBackfill".
+	BackfillType string
 }
 
 // backfill is one backfilling source's progress.
@@ -224,7 +227,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	visit(top)
 
 	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
-		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now()}}
+		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType}}
 	adds := map[stream.ActorID][]*stream.Output{}
 	// Create actors (ids, contexts) first, parents need children's counts for channels.
 	ids := map[*fragment][]stream.ActorID{}
@@ -342,6 +345,23 @@ func (c *Coordinator) BackfillProgress(id uint32) (rows int64, done bool, ok boo
 func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time.Duration, tick func(rows int64)) error {
 	stop := context.AfterFunc(ctx, func() { c.progress.cond.Broadcast() })
 	defer stop()
+	// A waiting client wants the backfill's epochs to move: ask for barriers
+	// often (a backfill moves between phases at barriers).
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c.RequestBarrier()
+				c.progress.cond.Broadcast()
+			}
+		}
+	}()
 	last := time.Now()
 	for {
 		rows, done, ok := c.BackfillProgress(id)

@@ -76,13 +76,20 @@ type StreamSource struct {
 	Relation *catalog.Relation
 	Out      []Field
 	Backfill bool
+	// Snapshot selects snapshot backfill (a fixed snapshot, then the change
+	// log from storage versions) over arrangement backfill.
+	Snapshot bool
 }
 
 // StateLayouts implements StatefulNode: a backfilling source's progress
 // (one row: the key of the last snapshot row emitted, finished, rows read).
 func (n *StreamSource) StateLayouts() []StateTable {
-	if !n.Backfill {
+	switch {
+	case !n.Backfill:
 		return nil
+	case n.Snapshot:
+		// phase, snapshot epoch, catch-up range end, snapshot position, range position, rows
+		return []StateTable{{Name: "snapshot backfill progress", Types: []types.T{types.TInt64, types.TInt64, types.TInt64, types.TBytea, types.TBytea, types.TInt64}}}
 	}
 	return []StateTable{{Name: "backfill progress", Types: []types.T{types.TBytea, types.TBool, types.TInt64}}}
 }
@@ -287,7 +294,11 @@ func (n *StreamHashJoin) Inputs() []StreamNode       { return []StreamNode{n.Lef
 func (n *StreamSource) Describe() string {
 	s := fmt.Sprintf("StreamSource %s %s", n.Relation.Kind, n.Relation.QualifiedName())
 	if n.Backfill {
-		s = "StreamBackfill " + s[len("StreamSource "):]
+		kind := "Arrangement"
+		if n.Snapshot {
+			kind = "Snapshot"
+		}
+		s = "Stream" + kind + "Backfill " + s[len("StreamSource "):]
 	}
 	return s
 }

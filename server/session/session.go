@@ -204,7 +204,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			if err := s.eng.coord().Flush(ctx); err != nil {
+			// Every earlier write must be in every view: running backfills
+			// (a resumed one after a restart) finish first, then an epoch commits.
+			if _, err := s.waitJobs(ctx); err != nil {
 				return nil, err
 			}
 			return tagOnly("FLUSH"), nil

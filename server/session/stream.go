@@ -35,6 +35,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			opts := jobOptions(rel)
 			// A job still backfilling after a restart has lost its client: it is a background job now.
 			opts.Statement, opts.Background = "CREATE MATERIALIZED VIEW "+rel.Name+" AS "+rel.Definition, true
+			opts.BackfillType = backfillType(rel)
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
 			}
@@ -65,14 +66,22 @@ func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	return opts
 }
 
-// enableBackfill makes every source of a job backfill its relation's existing rows.
-func enableBackfill(n plan.StreamNode) {
+// enableBackfill makes every source of a job backfill its relation's
+// existing rows, by snapshot backfill or arrangement backfill (rel.Options["backfill"]).
+func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
 	if s, ok := n.(*plan.StreamSource); ok {
-		s.Backfill = true
+		s.Backfill, s.Snapshot = true, rel.Options["backfill"] == "snapshot"
 	}
 	for _, in := range n.Inputs() {
-		enableBackfill(in)
+		enableBackfill(in, rel)
 	}
+}
+
+func backfillType(rel *catalog.Relation) string {
+	if rel.Options["backfill"] == "snapshot" {
+		return "SnapshotBackfill"
+	}
+	return "ArrangementBackfill"
 }
 
 // streamQuery binds and plans a materialized view's query for streaming.
@@ -106,7 +115,7 @@ func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamN
 		return nil, err
 	}
 	root := physical.Materialize(sq, rel)
-	enableBackfill(root)
+	enableBackfill(root, rel)
 	physical.AssignState(root, ids)
 	return root, nil
 }
@@ -141,9 +150,12 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" && r != "adaptive" {
 		rel.Options["backfill_rate_limit"] = r
 	}
+	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
+		rel.Options["backfill"] = "snapshot"
+	}
 	rel.ID = s.eng.Catalog.NextID()
 	root := physical.Materialize(sq, rel)
-	enableBackfill(root)
+	enableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
 		rel.StateTables = append(rel.StateTables, id)
@@ -155,7 +167,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	c := s.eng.coord()
 	opts := jobOptions(rel)
-	opts.Statement = n.Text()
+	opts.Statement, opts.BackfillType = n.Text(), backfillType(rel)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = bg == "true"
 	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
@@ -207,8 +219,11 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 	for _, f := range sq.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
+	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
+		rel.Options = map[string]string{"backfill": "snapshot"}
+	}
 	root := physical.Materialize(sq, rel)
-	enableBackfill(root)
+	enableBackfill(root, rel)
 	next := uint32(0)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	return planRows(plan.ExplainStream(root)), nil
@@ -283,7 +298,7 @@ func (e *Engine) ddlProgressRows() [][]types.Datum {
 	for _, j := range e.coord().Jobs() {
 		rows = append(rows, []types.Datum{types.DInt(int64(j.ID)), types.DString(j.Statement),
 			types.DString(createType(j)), types.DString(progressText(j)), types.DInt(j.Started.UnixMicro()),
-			types.DString("ArrangementBackfill")})
+			types.DString(j.BackfillType)})
 	}
 	return rows
 }
