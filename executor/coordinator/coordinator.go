@@ -239,6 +239,7 @@ func (c *Coordinator) barrier() error {
 		c.mu.Unlock()
 		return ErrStopped
 	}
+	injected := time.Now()
 	prev := c.mu.epoch
 	curr := storage.NextEpoch(max(prev, c.kv.MaxVersion()))
 	c.mu.epoch = curr
@@ -300,6 +301,9 @@ func (c *Coordinator) barrier() error {
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
 	c.collectGarbage(prev)
+	c.mu.Lock()
+	c.steerBackfillsLocked(time.Since(injected))
+	c.mu.Unlock()
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -150,4 +151,38 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	if got := mvRows(t, c2); len(got) != 3 {
 		t.Fatalf("a dropped job still runs: %v", got)
 	}
+}
+
+// TestAdaptiveBackfillRate checks the rate control: above the target barrier
+// latency the rate halves, below it the rate grows; finished jobs are left alone.
+func TestAdaptiveBackfillRate(t *testing.T) {
+	kv := memkv.New()
+	defer kv.Close()
+	c := New(kv, Config{})
+	j := &job{id: 7, adaptive: true, target: 100 * time.Millisecond, rate: 40_000,
+		backfills: map[stream.ActorID]*backfill{3: {}}}
+	c.mu.jobs[7] = j
+	lastRate := func() int64 {
+		m := c.mu.pending[len(c.mu.pending)-1].(*stream.SetRateLimit)
+		if !m.Actors[3] {
+			t.Fatalf("mutation does not reach the backfill actor: %+v", m)
+		}
+		return m.RowsPerSecond
+	}
+	c.mu.Lock()
+	c.steerBackfillsLocked(300 * time.Millisecond)
+	if r := lastRate(); r != 20_000 {
+		t.Fatalf("over target: rate %d, want 20000", r)
+	}
+	c.steerBackfillsLocked(10 * time.Millisecond)
+	if r := lastRate(); r != 20_000+5_000+5_000 {
+		t.Fatalf("under target: rate %d, want 30000", r)
+	}
+	j.backfills[3].done = true
+	n := len(c.mu.pending)
+	c.steerBackfillsLocked(time.Second)
+	if len(c.mu.pending) != n {
+		t.Fatalf("a finished backfill was steered")
+	}
+	c.mu.Unlock()
 }

@@ -17,6 +17,10 @@ type JobOptions struct {
 	Parallelism int
 	// BackfillRate limits backfill reads in rows per second (< 0: unlimited, 0: paused).
 	BackfillRate int64
+	// Adaptive makes the coordinator steer BackfillRate so that barrier latency
+	// stays under TargetLatency (additive increase, multiplicative decrease).
+	Adaptive      bool
+	TargetLatency time.Duration
 	// Statement, Background and BackfillType describe the job for SHOW JOBS.
 	Statement    string
 	Background   bool
@@ -49,6 +53,10 @@ type job struct {
 	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
 	backfills map[stream.ActorID]*backfill
 	info      JobInfo // guarded by Coordinator.progress
+	// adaptive rate control (barrier loop only)
+	adaptive bool
+	target   time.Duration
+	rate     int64
 	// upstream lists the outputs this job attached to other actors' dispatchers.
 	upstream map[stream.ActorID][]stream.OutputID
 	roots    []stream.ActorID // its constant sources (barrier entry points)
@@ -227,7 +235,8 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	visit(top)
 
 	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
-		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType}}
+		info:     JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType},
+		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate}
 	adds := map[stream.ActorID][]*stream.Output{}
 	// Create actors (ids, contexts) first, parents need children's counts for channels.
 	ids := map[*fragment][]stream.ActorID{}
@@ -451,4 +460,44 @@ func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, rowsPerSec
 	c.mu.Unlock()
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
+}
+
+// Adaptive rate bounds, rows per second.
+const (
+	adaptiveMinRate = 1_000
+	adaptiveMaxRate = 10_000_000
+	adaptiveStep    = 5_000
+)
+
+// steerBackfills adjusts adaptive backfill rates after an epoch whose barrier
+// took latency: above a job's target the rate halves, below it the rate grows
+// by a quarter plus a step. Changes ride the next barrier. Call with mu held.
+func (c *Coordinator) steerBackfillsLocked(latency time.Duration) {
+	for _, j := range c.mu.jobs {
+		if !j.adaptive {
+			continue
+		}
+		c.progress.Lock()
+		done := len(j.backfills) > 0
+		actors := map[stream.ActorID]bool{}
+		for aid, bf := range j.backfills {
+			done = done && bf.done
+			actors[aid] = true
+		}
+		c.progress.Unlock()
+		if done || len(actors) == 0 {
+			continue
+		}
+		rate := j.rate
+		if latency > j.target {
+			rate = max(rate/2, adaptiveMinRate)
+		} else {
+			rate = min(rate+rate/4+adaptiveStep, adaptiveMaxRate)
+		}
+		if rate != j.rate {
+			j.rate = rate
+			c.mu.pending = append(c.mu.pending, &stream.SetRateLimit{Actors: actors, RowsPerSecond: rate})
+			c.cfg.Logger.Debug("adaptive backfill rate", "job", j.id, "rows_per_second", rate, "barrier_latency", latency)
+		}
+	}
 }

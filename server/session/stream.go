@@ -63,6 +63,10 @@ func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	if v, err := strconv.ParseInt(rel.Options["backfill_rate_limit"], 10, 64); err == nil {
 		opts.BackfillRate = v
 	}
+	if rel.Options["backfill_rate_limit"] == "adaptive" {
+		ms, _ := strconv.Atoi(rel.Options["backfill_target_barrier_latency_ms"])
+		opts.Adaptive, opts.BackfillRate, opts.TargetLatency = true, 10_000, time.Duration(max(ms, 10))*time.Millisecond
+	}
 	return opts
 }
 
@@ -147,8 +151,16 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
 		rel.Options["parallelism"] = p
 	}
-	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" && r != "adaptive" {
+	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" {
 		rel.Options["backfill_rate_limit"] = r
+		if r == "adaptive" {
+			// The target barrier latency: the session's setting, else twice the barrier interval.
+			target, _ := s.vars.get("backfill_target_barrier_latency_ms")
+			if s.vars.values["backfill_target_barrier_latency_ms"] == "" {
+				target = strconv.FormatInt(2*s.eng.cfg.BarrierInterval.Milliseconds(), 10)
+			}
+			rel.Options["backfill_target_barrier_latency_ms"] = target
+		}
 	}
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
 		rel.Options["backfill"] = "snapshot"

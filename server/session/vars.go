@@ -63,7 +63,7 @@ func rateLimitValue(v string) (string, error) {
 		return "default", nil
 	}
 	if strings.EqualFold(v, "adaptive") {
-		return "", types.Errorf(types.ErrUnsupported, "the adaptive rate limit is not implemented yet: give rows per second, 0 or DEFAULT")
+		return "adaptive", nil
 	}
 	return intValue(0)(v)
 }
