@@ -194,7 +194,7 @@ func streamMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		cluster, err := startPostgres(ctx, dir)
+		cluster, err := startPostgres(dir)
 		if err != nil {
 			return err
 		}

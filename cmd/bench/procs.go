@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
@@ -179,117 +177,14 @@ func procStatusKB(pid int, key string) (int64, error) {
 	return 0, fmt.Errorf("%s: no %s line", path, key)
 }
 
-// pgCluster is a private PostgreSQL cluster, initdb'ed into a temporary directory, on a free
-// loopback port. As root it runs as the postgres (or nobody) user, which PostgreSQL requires.
-type pgCluster struct {
-	Addr    string
-	Version string // e.g. "15"
-	DataDir string
-	LogPath string
-	bin     string
-	cred    *syscall.Credential
-	proc    *child
-}
-
-// pgSettings are the cluster's settings: PostgreSQL's defaults except fsync=off (which only
-// helps PostgreSQL; Tributary's Badger store does not sync per commit either).
+// pgSettings are the benchmark cluster's settings: PostgreSQL's defaults except fsync=off (which
+// only helps PostgreSQL; Tributary's Badger store does not sync per commit either).
 var pgSettings = []string{
 	"listen_addresses=127.0.0.1", "unix_socket_directories=", "fsync=off", "max_connections=20",
 	"TimeZone=UTC", "logging_collector=off",
 }
 
-func startPostgres(ctx context.Context, dir string) (*pgCluster, error) {
-	bin, err := pgtest.BinDir()
-	if err != nil {
-		return nil, err
-	}
-	c := &pgCluster{bin: bin, Version: filepath.Base(filepath.Dir(bin))}
-	if os.Geteuid() == 0 {
-		if c.cred, err = unprivileged(); err != nil {
-			return nil, err
-		}
-		// The parents of dir may be private to root; the cluster gets its own world-reachable directory.
-		if err := os.Chmod(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("chmod %s: %w", dir, err)
-		}
-	}
-	root := filepath.Join(dir, "pg")
-	if err := os.Mkdir(root, 0o700); err != nil {
-		return nil, fmt.Errorf("mkdir %s: %w", root, err)
-	}
-	if c.cred != nil {
-		if err := os.Chown(root, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return nil, fmt.Errorf("chown %s: %w", root, err)
-		}
-	}
-	c.DataDir, c.LogPath = filepath.Join(root, "data"), filepath.Join(root, "postgres.log")
-	if c.Addr, err = testserver.FreeAddr(); err != nil {
-		return nil, err
-	}
-	initCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	initdb := c.command(initCtx, "initdb", "-D", c.DataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8",
-		"--locale=C", "--no-sync")
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb %s: %w\n%s", c.DataDir, err, out)
-	}
-	args := []string{"-D", c.DataDir, "-p", c.Addr[strings.LastIndexByte(c.Addr, ':')+1:]}
-	for _, s := range pgSettings {
-		args = append(args, "-c", s)
-	}
-	if c.proc, err = startChild(c.command(context.Background(), "postgres", args...), c.LogPath); err != nil {
-		return nil, err
-	}
-	if err := testserver.WaitReady(ctx, c.dsn("postgres"), c.proc.exited, readyTimeout); err != nil {
-		_ = c.proc.stop(syscall.SIGQUIT)
-		return nil, fmt.Errorf("postgres at %s: %w\n%s", c.Addr, err, testserver.Tail(c.LogPath, 30))
-	}
-	conn, err := pgconn.Connect(ctx, c.dsn("postgres"))
-	if err != nil {
-		_ = c.Stop()
-		return nil, fmt.Errorf("connect to postgres: %w", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE dev").ReadAll(); err != nil {
-		_ = c.Stop()
-		return nil, fmt.Errorf("create database dev: %w", err)
-	}
-	return c, nil
-}
-
-func unprivileged() (*syscall.Credential, error) {
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err1 == nil && err2 == nil {
-			return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-		}
-	}
-	return nil, errors.New("running as root and no postgres or nobody user to run PostgreSQL as")
-}
-
-func (c *pgCluster) command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	return cmd
-}
-
-func (c *pgCluster) dsn(db string) string {
-	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable&connect_timeout=10", c.Addr, db)
-}
-
-// DSN is a connection string for database dev.
-func (c *pgCluster) DSN() string { return c.dsn("dev") }
-
-// Stop shuts the cluster down (fast shutdown).
-func (c *pgCluster) Stop() error {
-	if err := c.proc.stop(syscall.SIGINT); err != nil {
-		return fmt.Errorf("stop postgres: %w", err)
-	}
-	return nil
+// startPostgres starts a private PostgreSQL cluster under dir (see pgtest.Launch).
+func startPostgres(dir string) (*pgtest.Cluster, error) {
+	return pgtest.Launch(dir, pgSettings)
 }

@@ -60,11 +60,12 @@ type Cluster struct {
 	DataDir string
 	LogPath string
 
-	bin     string
-	cred    *syscall.Credential // non-nil when running as root: postgres refuses root
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
+	bin      string
+	cred     *syscall.Credential // non-nil when running as root: postgres refuses root
+	settings []string            // postgres -c settings
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	waitErr  error
 }
 
 // StartPostgres starts a cluster (see Start) and returns a DSN for its database dev.
@@ -73,35 +74,28 @@ func StartPostgres(t testing.TB) string {
 	return Start(t).DSN()
 }
 
+// TestSettings are the settings of the clusters Start makes: small and quick.
+var TestSettings = []string{
+	"listen_addresses=127.0.0.1", "unix_socket_directories=", "fsync=off", "shared_buffers=16MB",
+	"max_connections=40", "TimeZone=UTC", "logging_collector=off",
+}
+
 // Start initdb's a cluster in a temporary directory, starts it on a free loopback port, creates
 // database dev, and stops and removes everything at cleanup. It skips t when PostgreSQL is not
 // installed. As root, the cluster runs as the postgres (or nobody) user.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
-	bin, err := BinDir()
-	if err != nil {
+	if _, err := BinDir(); err != nil {
 		t.Skipf("pgtest: %v", err)
 	}
-	c := &Cluster{bin: bin}
-	root := t.TempDir()
-	if os.Geteuid() == 0 {
-		cred, err := unprivileged()
-		if err != nil {
-			t.Fatalf("pgtest: %v", err)
-		}
-		c.cred = cred
-		// t.TempDir's parents are private to root, so the cluster gets its own directory.
-		if root, err = os.MkdirTemp("", "pgtest-"); err != nil {
-			t.Fatalf("pgtest: %v", err)
-		}
-		t.Cleanup(func() { _ = os.RemoveAll(root) }) // temporary files; nothing to report
-		if err := os.Chown(root, int(cred.Uid), int(cred.Gid)); err != nil {
-			t.Fatalf("pgtest: chown %s: %v", root, err)
-		}
+	// As root t.TempDir's parents are private, so the cluster gets its own directory.
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
 	}
-	c.DataDir = filepath.Join(root, "data")
-	c.LogPath = filepath.Join(root, "postgres.log")
-	if c.Addr, err = testserver.FreeAddr(); err != nil {
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // temporary files; nothing to report
+	c, err := Launch(dir, TestSettings)
+	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
@@ -112,17 +106,55 @@ func Start(t testing.TB) *Cluster {
 			t.Logf("last lines of the PostgreSQL log %s:\n%s", c.LogPath, testserver.Tail(c.LogPath, 40))
 		}
 	})
-	if err := c.initdb(); err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	if err := c.start(); err != nil {
-		t.Fatalf("pgtest: %v\n%s", err, testserver.Tail(c.LogPath, 40))
-	}
-	if err := c.createDB("dev"); err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
 	return c
 }
+
+// Launch initdb's a cluster under dir (which it makes reachable to the
+// cluster's user), starts it with the given postgres settings (-c) on a free
+// loopback port and creates database dev. The caller stops it. As root the
+// cluster runs as the postgres (or nobody) user, which PostgreSQL requires.
+func Launch(dir string, settings []string) (*Cluster, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{bin: bin, settings: settings}
+	if os.Geteuid() == 0 {
+		if c.cred, err = unprivileged(); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("chmod %s: %w", dir, err)
+		}
+	}
+	root := filepath.Join(dir, "pg")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return nil, fmt.Errorf("mkdir %s: %w", root, err)
+	}
+	if c.cred != nil {
+		if err := os.Chown(root, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return nil, fmt.Errorf("chown %s: %w", root, err)
+		}
+	}
+	c.DataDir, c.LogPath = filepath.Join(root, "data"), filepath.Join(root, "postgres.log")
+	if c.Addr, err = testserver.FreeAddr(); err != nil {
+		return nil, err
+	}
+	if err := c.initdb(); err != nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, testserver.Tail(c.LogPath, 40))
+	}
+	if err := c.createDB("dev"); err != nil {
+		_ = c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Version returns the PostgreSQL major version of the binaries ("15").
+func (c *Cluster) Version() string { return filepath.Base(filepath.Dir(c.bin)) }
 
 func unprivileged() (*syscall.Credential, error) {
 	for _, name := range []string{"postgres", "nobody"} {
@@ -182,11 +214,11 @@ func (c *Cluster) start() error {
 		return fmt.Errorf("open log: %w", err)
 	}
 	defer log.Close() // the child has its own copy
-	port := c.Addr[strings.LastIndexByte(c.Addr, ':')+1:]
-	cmd := c.command(context.Background(), "postgres", "-D", c.DataDir, "-p", port,
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-		"-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=40",
-		"-c", "TimeZone=UTC", "-c", "logging_collector=off")
+	args := []string{"-D", c.DataDir, "-p", c.Addr[strings.LastIndexByte(c.Addr, ':')+1:]}
+	for _, s := range c.settings {
+		args = append(args, "-c", s)
+	}
+	cmd := c.command(context.Background(), "postgres", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
