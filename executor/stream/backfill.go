@@ -304,41 +304,58 @@ func (b *backfillExec) rowKey(row []types.Datum) []byte {
 
 // readSnapshot emits the next rows after pos at the snapshot epoch.
 func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	lower, upper := codec.TableSpan(b.relID)
-	if b.pos != nil {
-		lower = append(append([]byte(nil), b.pos...), 0) // just after pos
-	}
-	it, err := b.actx.Store.Scan(ctx, lower, upper, b.snap)
+	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.snap, &b.pos, &b.row)
 	if err != nil {
 		if errors.Is(err, storage.ErrEpochNotCommitted) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
 	}
-	defer it.Close()
-	out := types.NewChunk(b.types, BackfillChunkRows)
-	for out.Len() < BackfillChunkRows {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				b.finished = true
-				break
-			}
-			return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
-		}
-		row, err := codec.DecodeRow(b.types, it.Value(), b.row)
-		if err != nil {
-			return nil, fmt.Errorf("backfill snapshot of %d: %w", b.relID, err)
-		}
-		b.row = row
-		out.AppendRow(row)
-		b.pos = append(b.pos[:0], it.Key()...)
-	}
+	b.finished = eof
 	b.rows += int64(out.Len())
 	b.report(b.rows, b.finished)
 	if out.Len() == 0 {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// spanAfter is the key span of relation relID after the key pos (the whole
+// relation when pos is nil).
+func spanAfter(relID uint32, pos []byte) (lower, upper []byte) {
+	lower, upper = codec.TableSpan(relID)
+	if pos != nil {
+		lower = append(append([]byte(nil), pos...), 0) // just after pos
+	}
+	return lower, upper
+}
+
+// scanAfter reads up to BackfillChunkRows rows of relation relID at epoch, in
+// key order, starting just after *pos; it moves *pos to the key of the last
+// row read and reports whether the relation's end was reached. *row is the
+// decoding scratch row. Both backfills read their snapshot through it.
+func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, epoch uint64, pos *[]byte, row *[]types.Datum) (*types.Chunk, bool, error) {
+	lower, upper := spanAfter(relID, *pos)
+	it, err := kv.Scan(ctx, lower, upper, epoch)
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	out := types.NewChunk(typs, BackfillChunkRows)
+	for out.Len() < BackfillChunkRows {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, true, nil
+			}
+			return nil, false, err
+		}
+		if *row, err = codec.DecodeRow(typs, it.Value(), *row); err != nil {
+			return nil, false, err
+		}
+		out.AppendRow(*row)
+		*pos = append((*pos)[:0], it.Key()...)
+	}
+	return out, false, nil
 }
 
 // rateLimiter is a token bucket in rows per second (< 0: unlimited, 0: paused).

@@ -254,29 +254,12 @@ func (s *snapshotBackfillExec) work(ctx context.Context) (*types.Chunk, error) {
 }
 
 func (s *snapshotBackfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	lower, upper := codec.TableSpan(s.relID)
-	if s.pos != nil {
-		lower = append(append([]byte(nil), s.pos...), 0)
-	}
-	it, err := s.actx.Store.Scan(ctx, lower, upper, s.epoch)
+	out, eof, err := scanAfter(ctx, s.actx.Store, s.relID, s.types, s.epoch, &s.pos, &s.row)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot backfill of %d: %w", s.relID, err)
 	}
-	defer it.Close()
-	out := types.NewChunk(s.types, BackfillChunkRows)
-	for out.Len() < BackfillChunkRows {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				s.phase = phaseCatchUp // the next barrier starts the first range
-				break
-			}
-			return nil, fmt.Errorf("snapshot backfill of %d: %w", s.relID, err)
-		}
-		if s.row, err = codec.DecodeRow(s.types, it.Value(), s.row); err != nil {
-			return nil, fmt.Errorf("snapshot backfill of %d: %w", s.relID, err)
-		}
-		out.AppendRow(s.row)
-		s.pos = append(s.pos[:0], it.Key()...)
+	if eof {
+		s.phase = phaseCatchUp // the next barrier starts the first range
 	}
 	s.rows += int64(out.Len())
 	s.report(s.rows, false)
@@ -288,10 +271,7 @@ func (s *snapshotBackfillExec) readSnapshot(ctx context.Context) (*types.Chunk, 
 
 // readRange emits the changes of the keys that changed in (E, X].
 func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, error) {
-	lower, upper := codec.TableSpan(s.relID)
-	if s.dpos != nil {
-		lower = append(append([]byte(nil), s.dpos...), 0)
-	}
+	lower, upper := spanAfter(s.relID, s.dpos)
 	it, err := s.actx.Store.ChangedKeys(ctx, lower, upper, s.epoch, s.target)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)

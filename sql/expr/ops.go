@@ -640,7 +640,7 @@ func resolveBetween(name string, args []Expr) (Expr, error) {
 	}
 	return &FuncExpr{Name: name, Args: cargs, Ret: tB, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		// x >= lo AND x <= hi, three-valued.
-		lo, hi := tri(t, &a[0], &a[1], 1), tri(t, &a[2], &a[0], 1)
+		lo, hi := tri(t, &a[0], &a[1]), tri(t, &a[2], &a[0])
 		switch {
 		case lo == 0 || hi == 0:
 			return types.DBool(false), nil
@@ -652,7 +652,7 @@ func resolveBetween(name string, args []Expr) (Expr, error) {
 }
 
 // tri returns 1 when x >= y, 0 when not, -1 when unknown (a NULL).
-func tri(t types.T, x, y *types.Datum, _ int) int {
+func tri(t types.T, x, y *types.Datum) int {
 	if x.Null || y.Null {
 		return -1
 	}
