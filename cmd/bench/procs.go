@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
