@@ -441,14 +441,18 @@ func (c *Coordinator) SetEstimate(id uint32, rows int64) {
 }
 
 // SetBackfillRate changes a job's backfill rate limit online: a barrier
-// mutation reaches its backfilling actors (< 0: unlimited, 0: paused).
-func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, rowsPerSecond int64) error {
+// mutation reaches its backfilling actors. opts.BackfillRate is the rate
+// (< 0: unlimited, 0: paused); with opts.Adaptive it is the starting rate,
+// steered towards opts.TargetLatency from then on.
+func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, opts JobOptions) error {
+	rowsPerSecond := opts.BackfillRate
 	c.mu.Lock()
 	j, ok := c.mu.jobs[id]
 	if !ok {
 		c.mu.Unlock()
 		return fmt.Errorf("job %d is not running", id)
 	}
+	j.adaptive, j.target, j.rate = opts.Adaptive, opts.TargetLatency, rowsPerSecond
 	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
 	c.progress.Lock()
 	for aid := range j.backfills {

@@ -56,6 +56,16 @@ func replay(ids []uint32) func() uint32 {
 	}
 }
 
+// targetLatencyMs is the barrier latency target of adaptive backfill: the
+// session's setting, else twice the barrier interval.
+func (s *Session) targetLatencyMs() string {
+	if s.vars.values["backfill_target_barrier_latency_ms"] == "" {
+		return strconv.FormatInt(2*s.eng.cfg.BarrierInterval.Milliseconds(), 10)
+	}
+	target, _ := s.vars.get("backfill_target_barrier_latency_ms")
+	return target
+}
+
 // jobOptions are a job's persisted settings.
 func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	opts := coordinator.JobOptions{BackfillRate: -1}
@@ -154,12 +164,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" {
 		rel.Options["backfill_rate_limit"] = r
 		if r == "adaptive" {
-			// The target barrier latency: the session's setting, else twice the barrier interval.
-			target, _ := s.vars.get("backfill_target_barrier_latency_ms")
-			if s.vars.values["backfill_target_barrier_latency_ms"] == "" {
-				target = strconv.FormatInt(2*s.eng.cfg.BarrierInterval.Milliseconds(), 10)
-			}
-			rel.Options["backfill_target_barrier_latency_ms"] = target
+			rel.Options["backfill_target_barrier_latency_ms"] = s.targetLatencyMs()
 		}
 	}
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
@@ -379,23 +384,25 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	if rel.Kind != catalog.KindMaterializedView {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a materialized view", rel.Name)
 	}
-	rate := int64(-1)
-	if !n.Default && !strings.EqualFold(n.Value, "default") {
-		v, err := strconv.ParseInt(n.Value, 10, 64)
-		if err != nil || v < 0 {
-			return nil, types.Errorf(types.ErrInvalidParameter, "backfill_rate_limit must be a non-negative integer or DEFAULT")
-		}
-		rate = v
-	}
 	updated := *rel
 	updated.Options = map[string]string{}
 	for k, v := range rel.Options {
 		updated.Options[k] = v
 	}
-	if rate < 0 {
-		delete(updated.Options, "backfill_rate_limit")
-	} else {
-		updated.Options["backfill_rate_limit"] = strconv.FormatInt(rate, 10)
+	delete(updated.Options, "backfill_rate_limit")
+	switch {
+	case n.Default || strings.EqualFold(n.Value, "default"):
+	case strings.EqualFold(n.Value, "adaptive"):
+		updated.Options["backfill_rate_limit"] = "adaptive"
+		if updated.Options["backfill_target_barrier_latency_ms"] == "" {
+			updated.Options["backfill_target_barrier_latency_ms"] = s.targetLatencyMs()
+		}
+	default:
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "backfill_rate_limit must be a non-negative integer, 'adaptive' or DEFAULT")
+		}
+		updated.Options["backfill_rate_limit"] = strconv.FormatInt(v, 10)
 	}
 	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		return persist.Save(b, &updated, s.eng.Catalog.PeekNextID())
@@ -405,7 +412,7 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	if err := s.eng.Catalog.Replace(&updated); err != nil {
 		return nil, err
 	}
-	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, rate); err != nil {
+	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, jobOptions(&updated)); err != nil {
 		return nil, err
 	}
 	return tagOnly("ALTER_MATERIALIZED_VIEW"), nil
