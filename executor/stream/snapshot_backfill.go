@@ -191,6 +191,12 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 		}
 		return pm.err
 	}
+	if s.loaded && s.phase == phaseDone {
+		// Live already (the last range can end while this message waits in
+		// Next): everything passes through in order.
+		s.queue = append(s.queue, pm.msg)
+		return nil
+	}
 	b := pm.msg.Barrier
 	if b == nil {
 		// Before the progress is loaded (the first barrier after a start) chunks
