@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,11 +33,17 @@ func backfillRows(ctx context.Context, conn *pgx.Conn) (int64, bool, error) {
 // TestBackfillResume backfills 1,000,000 rows at backfill_rate_limit = 50000,
 // SIGKILLs the server three times mid-backfill, and checks the job resumes
 // from its committed position (it never falls back to the start), completes,
-// and yields the right answer.
+// and yields the right answer; for both backfill kinds.
 func TestBackfillResume(t *testing.T) {
 	if testing.Short() {
-		t.Skip("backfills 1M rows at a limited rate (about 30 s)")
+		t.Skip("backfills 1M rows at a limited rate (about 30 s per kind)")
 	}
+	for _, snapshot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streaming_use_snapshot_backfill=%t", snapshot), func(t *testing.T) { backfillResume(t, snapshot) })
+	}
+}
+
+func backfillResume(t *testing.T, snapshot bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	seed := time.Now().UnixNano()
@@ -49,6 +56,7 @@ func TestBackfillResume(t *testing.T) {
 		`INSERT INTO t SELECT g, g % 1000, g FROM generate_series(1, 1000000) AS g`,
 		`SET background_ddl = true`,
 		`SET backfill_rate_limit = 50000`,
+		fmt.Sprintf(`SET streaming_use_snapshot_backfill = %t`, snapshot),
 		`CREATE MATERIALIZED VIEW m AS SELECT a, count(*) AS c, sum(b) AS s FROM t GROUP BY a`,
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {

@@ -98,7 +98,7 @@ var varDefs = map[string]varDef{
 	"sink_rate_limit":                     {"default", "Rows per second a new sink may write (default = unlimited).", rateLimitValue},
 	"background_ddl":                      {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue},
 	"sink_decouple":                       {"default", "Put a persisted log store between sinks and their upstream.", oneOf("default", "true", "false", "enable", "disable")},
-	"streaming_use_snapshot_backfill":     {"false", "Backfill new jobs from one fixed snapshot plus the change log of storage versions (experimental: joins over two backfilling sources can be off by a row); false = arrangement backfill.", boolValue},
+	"streaming_use_snapshot_backfill":     {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue},
 	"backfill_target_barrier_latency_ms":  {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1)},
 	"rw_implicit_flush":                   {"false", "Kept for RisingWave compatibility: DML always waits for its commit.", boolValue},
 	"query_mode":                          {"local", "Kept for RisingWave compatibility.", anyValue},
