@@ -352,6 +352,12 @@ var systemTables = []systemTable{
 		col("ddl_id", tI8), col("ddl_statement", tText), col("create_type", tText), col("progress", tText),
 		col("initialized_at", types.TTimestamptz), col("backfill_type", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_barrier_latency's rows (the last committed epochs' barrier round
+	// trips, by epoch) come from the streaming engine too.
+	{"rw_catalog", "rw_barrier_latency", []Column{
+		col("epoch", tI8), col("injected_at", tTSTZ), col("committed_at", tTSTZ),
+		col("latency_ms", types.TFloat64),
+	}, func(Reader) [][]types.Datum { return nil }},
 }
 
 // SystemRelations returns the fixed system-table descriptors (kind KindSystem,

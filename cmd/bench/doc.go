@@ -3,8 +3,11 @@
 //
 //	go run ./cmd/bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port]
 //	go run ./cmd/bench memory [--groups G] [--server-args '--stream-cache-rows=4096']
+//	go run ./cmd/bench isolation [--base-rows N] [--hot-rate R] [--phases ...]
 //
 // It builds ./cmd/server and starts it on a free port with a temporary data directory (or
 // uses --addr), initdb's a private PostgreSQL cluster, and prints a table (or JSON). The
-// workloads live in stream.go, the peak-RSS run in memory.go, the child processes in procs.go.
+// workloads live in stream.go, the peak-RSS run in memory.go, the backfill isolation phases
+// (hot throughput and barrier latency while a view backfills) in isolation.go, the child
+// processes in procs.go.
 package main

@@ -22,27 +22,45 @@ import (
 
 // The isolation benchmark (issue 4): does a backfilling materialized view block or
 // backpressure a running pipeline? One server; the hot pipeline is table hot with view
-// hot_agg under a steady INSERT load; the backfill is big_agg over the preloaded table big.
+// hot_agg under a steady INSERT load; the backfill is big_agg, a join of the preloaded
+// table big with dim plus an aggregation, created once per backfill phase with a different
+// backfill kind or rate limit. Barrier latency comes from rw_catalog.rw_barrier_latency.
 const (
 	hotView     = `SELECT k, count(*) AS n, sum(v) AS s FROM hot GROUP BY k`
-	bigView     = `SELECT a % 1000 AS g, count(*) AS n, sum(b) AS s FROM big GROUP BY a % 1000`
+	bigView     = `SELECT dim.grp, count(*) AS n, sum(big.b) AS s FROM big JOIN dim ON big.a = dim.id GROUP BY dim.grp`
+	dimRows     = 1000                   // dim(id, grp = id % 10); big.a = big.id % dimRows
 	bigLoadRows = 100000                 // rows per INSERT of the preload
 	pollEvery   = 100 * time.Millisecond // rw_ddl_progress sampling period
+	// The issue's targets for snapshot backfill, as ratios to the baseline.
+	targetThroughput = 0.95
+	targetBarrierP99 = 1.5
 )
 
-// latencyStats summarises INSERT round trips in milliseconds.
+// latencyStats summarises latencies in milliseconds.
 type latencyStats struct {
 	P50 float64 `json:"p50_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
 }
 
+// barrierStats summarises the barriers committed during a phase, from rw_barrier_latency.
+type barrierStats struct {
+	latencyStats
+	Count int `json:"barriers"`
+	// Truncated is set when the server's history (its last 16384 epochs) no longer
+	// reached back to the phase's start: the figures cover only its end.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
 // backfillStats is what rw_ddl_progress showed of big_agg's backfill during a phase.
 type backfillStats struct {
-	Type       string  `json:"backfill_type"` // as rw_ddl_progress names it
-	RateLimit  int64   `json:"rate_limit"`    // rows/s; 0 = unlimited
-	Rows       int64   `json:"rows"`          // rows backfilled by the end of the phase
-	Seconds    float64 `json:"seconds"`       // from CREATE to the last sample (or to the first sample without the job)
+	Snapshot   bool    `json:"streaming_use_snapshot_backfill"`
+	RateLimit  int64   `json:"rate_limit"` // rows/s; 0 = unlimited (or adaptive)
+	Adaptive   bool    `json:"adaptive,omitempty"`
+	TargetMs   int     `json:"target_barrier_latency_ms,omitempty"` // of the adaptive limit
+	Type       string  `json:"backfill_type"`                       // as rw_ddl_progress names it
+	Rows       int64   `json:"rows"`                                // rows backfilled by the end of the phase (big's and dim's)
+	Seconds    float64 `json:"seconds"`                             // from CREATE to the last sample (or to the first sample without the job)
 	RowsPerSec float64 `json:"rows_per_sec"`
 	Finished   bool    `json:"finished_in_phase"`
 	Samples    int     `json:"samples"`
@@ -56,7 +74,8 @@ type phaseResult struct {
 	Statements int            `json:"statements"`
 	Rows       int64          `json:"rows"`
 	RowsPerSec float64        `json:"rows_per_sec"`
-	Latency    latencyStats   `json:"latency"`
+	Latency    latencyStats   `json:"insert_latency"`
+	Barrier    barrierStats   `json:"barrier_latency"`
 	Backfill   *backfillStats `json:"backfill,omitempty"`
 }
 
@@ -65,14 +84,18 @@ type isoReport struct {
 	Date        string        `json:"date"`
 	Cores       int           `json:"cores"`
 	BaseRows    int           `json:"base_rows"`
+	DimRows     int           `json:"dim_rows"`
 	SecondsEach float64       `json:"seconds_per_phase"`
 	Writers     int           `json:"writers"`
 	Batch       int           `json:"rows_per_insert"`
-	Snapshot    bool          `json:"streaming_use_snapshot_backfill"`
+	HotRate     int           `json:"hot_rate"` // target rows/s into hot; 0 = as fast as INSERTs return
+	RateLimit   int64         `json:"rate_limit"`
+	TargetMs    int           `json:"target_barrier_latency_ms"`
 	LoadSeconds float64       `json:"load_seconds"`
 	Phases      []phaseResult `json:"phases"`
-	// Ratios of each backfill phase to the baseline: throughput and p50/p99 latency.
+	// Ratios of each later phase to the baseline (a).
 	Ratios       map[string]ratio `json:"ratios"`
+	Targets      []targetCheck    `json:"targets"`
 	HotViewRows  int              `json:"hot_view_rows_checked"`
 	BigViewRows  int              `json:"big_view_rows_checked"`
 	HotTableRows int64            `json:"hot_table_rows"`
@@ -80,8 +103,58 @@ type isoReport struct {
 
 type ratio struct {
 	Throughput float64 `json:"throughput"`
-	P50        float64 `json:"p50"`
-	P99        float64 `json:"p99"`
+	InsertP50  float64 `json:"insert_p50"`
+	InsertP99  float64 `json:"insert_p99"`
+	BarrierP50 float64 `json:"barrier_p50"`
+	BarrierP99 float64 `json:"barrier_p99"`
+}
+
+// targetCheck is one of the issue's acceptance targets and whether this run met it.
+type targetCheck struct {
+	Target string `json:"target"`
+	Got    string `json:"got"`
+	Met    bool   `json:"met"`
+}
+
+// isoPhase is one phase after the baseline: a backfill of big_agg (backfill set) or
+// the baseline again.
+type isoPhase struct {
+	key      string // its --phases name
+	name     string
+	backfill bool
+	snapshot bool   // streaming_use_snapshot_backfill
+	limit    string // backfill_rate_limit: "default", rows/s or "adaptive"
+}
+
+// phaseKeys are the --phases names, in the order the phases run.
+var phaseKeys = []string{"unlimited", "limited", "adaptive", "snapshot", "after"}
+
+// phasesOf returns the phases named in keys (comma-separated, any order), in run order.
+func phasesOf(keys string, cfg isoConfig) ([]isoPhase, error) {
+	all := []isoPhase{
+		{key: "unlimited", name: "(b) arrangement, unlimited", backfill: true, limit: "default"},
+		{key: "limited", name: fmt.Sprintf("(c) arrangement, limit %d rows/s", cfg.rateLimit), backfill: true,
+			limit: strconv.FormatInt(cfg.rateLimit, 10)},
+		{key: "adaptive", name: fmt.Sprintf("(d) arrangement, adaptive (target %d ms)", cfg.targetMs), backfill: true,
+			limit: "adaptive"},
+		{key: "snapshot", name: "(e) snapshot, unlimited", backfill: true, snapshot: true, limit: "default"},
+		{key: "after", name: "(a') baseline after"},
+	}
+	want := map[string]bool{}
+	for _, k := range strings.Split(keys, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(phaseKeys, k) {
+			return nil, fmt.Errorf("unknown phase %q (phases: %s)", k, strings.Join(phaseKeys, ","))
+		}
+		want[k] = true
+	}
+	var out []isoPhase
+	for _, p := range all {
+		if want[p.key] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 type isoConfig struct {
@@ -90,18 +163,22 @@ type isoConfig struct {
 	warmup    time.Duration
 	writers   int
 	batch     int
+	hotRate   int // rows/s of all writers together; 0 = unpaced
 	rateLimit int64
-	snapshot  bool // streaming_use_snapshot_backfill of the backfills
+	targetMs  int
+	phases    []isoPhase // after the baseline (a), which always runs
 }
 
 func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("isolation", flag.ContinueOnError)
-	baseRows := fs.Int("base-rows", 1000000, "rows of table big loaded before the phases (what big_agg backfills)")
+	baseRows := fs.Int("base-rows", 5000000, "rows of table big loaded before the phases (what big_agg backfills, with dim's 1,000)")
 	seconds := fs.Float64("seconds", 10, "length of each measured phase (a backfill phase ends earlier when its backfill finishes)")
 	writers := fs.Int("writers", 2, "client goroutines inserting into hot, one connection each")
 	batch := fs.Int("batch", 100, "rows per INSERT into hot")
+	hotRate := fs.Int("hot-rate", 20000, "rows/s the writers together insert into hot, paced (0: each writer as fast as its INSERTs return)")
 	rateLimit := fs.Int64("rate-limit", 100000, "backfill_rate_limit of the limited phase (rows/s)")
-	kind := fs.String("backfill", "arrangement", "backfill kind of big_agg: arrangement or snapshot (sets streaming_use_snapshot_backfill)")
+	targetMs := fs.Int("target-ms", 2000, "backfill_target_barrier_latency_ms of the adaptive phase")
+	phases := fs.String("phases", strings.Join(phaseKeys, ","), "phases after the baseline (a), comma-separated: "+strings.Join(phaseKeys, ","))
 	warmup := fs.Duration("warmup", time.Second, "unmeasured hot load before the first phase")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
@@ -111,14 +188,18 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *baseRows <= 0 || *seconds <= 0 || *writers <= 0 || *batch <= 0 || *rateLimit <= 0 || *warmup < 0 {
-		return errors.New("--base-rows, --seconds, --writers, --batch and --rate-limit must be positive")
+	if *baseRows <= 0 || *seconds <= 0 || *writers <= 0 || *batch <= 0 || *rateLimit <= 0 || *targetMs <= 0 || *warmup < 0 {
+		return errors.New("--base-rows, --seconds, --writers, --batch, --rate-limit and --target-ms must be positive")
 	}
-	if *kind != "arrangement" && *kind != "snapshot" {
-		return fmt.Errorf("--backfill: %q is neither arrangement nor snapshot", *kind)
+	if *hotRate < 0 {
+		return errors.New("--hot-rate must not be negative")
 	}
 	cfg := isoConfig{baseRows: *baseRows, seconds: time.Duration(*seconds * float64(time.Second)),
-		warmup: *warmup, writers: *writers, batch: *batch, rateLimit: *rateLimit, snapshot: *kind == "snapshot"}
+		warmup: *warmup, writers: *writers, batch: *batch, hotRate: *hotRate, rateLimit: *rateLimit, targetMs: *targetMs}
+	var err error
+	if cfg.phases, err = phasesOf(*phases, cfg); err != nil {
+		return fmt.Errorf("--phases: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	e, err := newEnv(ctx, *serverBin, *keep)
@@ -153,8 +234,8 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 // runIsolation runs every phase against the server at dsn and checks both views.
 func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, error) {
 	rep := &isoReport{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.GOMAXPROCS(0),
-		BaseRows: cfg.baseRows, SecondsEach: cfg.seconds.Seconds(), Writers: cfg.writers, Batch: cfg.batch,
-		Snapshot: cfg.snapshot, Ratios: map[string]ratio{}}
+		BaseRows: cfg.baseRows, DimRows: dimRows, SecondsEach: cfg.seconds.Seconds(), Writers: cfg.writers,
+		Batch: cfg.batch, HotRate: cfg.hotRate, RateLimit: cfg.rateLimit, TargetMs: cfg.targetMs, Ratios: map[string]ratio{}}
 	ctl, err := connect(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -170,7 +251,9 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 	for _, s := range []string{
 		`CREATE TABLE hot (id bigint PRIMARY KEY, k bigint, v bigint)`,
 		`CREATE MATERIALIZED VIEW hot_agg AS ` + hotView,
+		`CREATE TABLE dim (id bigint PRIMARY KEY, grp bigint)`,
 		`CREATE TABLE big (id bigint PRIMARY KEY, a bigint, b bigint)`,
+		fmt.Sprintf(`INSERT INTO dim SELECT g, g %% 10 FROM generate_series(0, %d) AS g`, dimRows-1),
 	} {
 		if err := execSQL(ctx, ctl, s); err != nil {
 			return nil, err
@@ -180,7 +263,8 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 	start := time.Now()
 	for lo := 0; lo < cfg.baseRows; lo += bigLoadRows {
 		hi := min(lo+bigLoadRows, cfg.baseRows) - 1
-		if err := execSQL(ctx, ctl, fmt.Sprintf(`INSERT INTO big SELECT g, (g::bigint * 7919) %% 1000003, g %% 1000 FROM generate_series(%d, %d) AS g`, lo, hi)); err != nil {
+		if err := execSQL(ctx, ctl, fmt.Sprintf(`INSERT INTO big SELECT g, g %% %d, (g::bigint * 7919) %% 1000003 FROM generate_series(%d, %d) AS g`,
+			dimRows, lo, hi)); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +273,7 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 	}
 	rep.LoadSeconds = time.Since(start).Seconds()
 
-	h := &hotLoad{conns: ws, batch: cfg.batch}
+	h := &hotLoad{conns: ws, batch: cfg.batch, rate: cfg.hotRate}
 	if cfg.warmup > 0 {
 		if _, err := h.measure(ctx, ctl, "warm-up", cfg.warmup, nil); err != nil {
 			return nil, err
@@ -200,29 +284,42 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 		return nil, err
 	}
 	rep.Phases = append(rep.Phases, base)
-	for _, limit := range []int64{0, cfg.rateLimit} {
-		name := "(b) backfill, unlimited"
-		if limit > 0 {
-			name = fmt.Sprintf("(c) backfill, limit %d rows/s", limit)
+	for _, ph := range cfg.phases {
+		var p phaseResult
+		if ph.backfill {
+			p, err = backfillPhase(ctx, ctl, h, ph, cfg)
+		} else {
+			// A second baseline shows drift (a bigger hot table, compaction of the backfills' writes).
+			p, err = h.measure(ctx, ctl, ph.name, cfg.seconds, nil)
 		}
-		p, err := backfillPhase(ctx, ctl, h, name, cfg, limit)
 		if err != nil {
 			return nil, err
 		}
 		rep.Phases = append(rep.Phases, p)
-		rep.BigViewRows = p.Backfill.ViewRows
-		rep.Ratios[name] = ratio{
+		if p.Backfill != nil {
+			rep.BigViewRows = p.Backfill.ViewRows
+		}
+		rep.Ratios[p.Name] = ratio{
 			Throughput: p.RowsPerSec / base.RowsPerSec,
-			P50:        p.Latency.P50 / base.Latency.P50,
-			P99:        p.Latency.P99 / base.Latency.P99,
+			InsertP50:  p.Latency.P50 / base.Latency.P50,
+			InsertP99:  p.Latency.P99 / base.Latency.P99,
+			BarrierP50: p.Barrier.P50 / base.Barrier.P50,
+			BarrierP99: p.Barrier.P99 / base.Barrier.P99,
+		}
+		switch ph.key {
+		case "snapshot":
+			q := rep.Ratios[p.Name]
+			rep.Targets = append(rep.Targets,
+				targetCheck{Target: fmt.Sprintf("snapshot backfill keeps >= %.0f%% of the hot throughput", 100*targetThroughput),
+					Got: fmt.Sprintf("%.2fx", q.Throughput), Met: q.Throughput >= targetThroughput},
+				targetCheck{Target: fmt.Sprintf("snapshot backfill: barrier p99 <= %.1fx baseline", targetBarrierP99),
+					Got: fmt.Sprintf("%.2fx (%.1f ms vs %.1f ms)", q.BarrierP99, p.Barrier.P99, base.Barrier.P99), Met: q.BarrierP99 <= targetBarrierP99})
+		case "adaptive":
+			rep.Targets = append(rep.Targets,
+				targetCheck{Target: fmt.Sprintf("adaptive: barrier p99 < its target %d ms", cfg.targetMs),
+					Got: fmt.Sprintf("%.1f ms", p.Barrier.P99), Met: p.Barrier.P99 < float64(cfg.targetMs)})
 		}
 	}
-	// A second baseline shows drift (a bigger hot table, compaction of the backfill's writes).
-	after, err := h.measure(ctx, ctl, "(a') baseline after", cfg.seconds, nil)
-	if err != nil {
-		return nil, err
-	}
-	rep.Phases = append(rep.Phases, after)
 	if err := execSQL(ctx, ctl, "FLUSH"); err != nil {
 		return nil, err
 	}
@@ -238,27 +335,38 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 	return rep, nil
 }
 
-// backfillPhase creates big_agg in the background with the given rate limit (0: unlimited)
-// and measures the hot load until the backfill finishes or cfg.seconds pass. Afterwards it
-// lifts the limit, waits for the backfill, checks big_agg and drops it.
-func backfillPhase(ctx context.Context, ctl *pgx.Conn, h *hotLoad, name string, cfg isoConfig, limit int64) (phaseResult, error) {
-	rate := "DEFAULT"
-	if limit > 0 {
-		rate = strconv.FormatInt(limit, 10)
+// backfillPhase creates big_agg in the background as ph says and measures the hot load until
+// the backfill finishes or cfg.seconds pass. Afterwards it lifts any limit, waits for the
+// backfill, checks big_agg and drops it.
+func backfillPhase(ctx context.Context, ctl *pgx.Conn, h *hotLoad, ph isoPhase, cfg isoConfig) (phaseResult, error) {
+	// Every setting is set each time: snapshot backfill is the server's default.
+	rate := ph.limit
+	if rate == "adaptive" {
+		rate = "'adaptive'"
 	}
 	for _, s := range []string{"SET background_ddl = true", "SET backfill_rate_limit = " + rate,
-		fmt.Sprintf("SET streaming_use_snapshot_backfill = %t", cfg.snapshot)} {
+		fmt.Sprintf("SET streaming_use_snapshot_backfill = %t", ph.snapshot),
+		fmt.Sprintf("SET backfill_target_barrier_latency_ms = %d", cfg.targetMs)} {
 		if err := execSQL(ctx, ctl, s); err != nil {
 			return phaseResult{}, err
 		}
 	}
-	bf := &backfillStats{RateLimit: limit}
-	p, err := h.measure(ctx, ctl, name, cfg.seconds, bf)
+	bf := &backfillStats{Snapshot: ph.snapshot, Adaptive: ph.limit == "adaptive"}
+	if bf.Adaptive {
+		bf.TargetMs = cfg.targetMs
+	} else if n, err := strconv.ParseInt(ph.limit, 10, 64); err == nil {
+		bf.RateLimit = n
+	}
+	p, err := h.measure(ctx, ctl, ph.name, cfg.seconds, bf)
 	if err != nil {
 		return p, err
 	}
 	if !bf.Finished {
-		for _, s := range []string{"ALTER MATERIALIZED VIEW big_agg SET BACKFILL_RATE_LIMIT = DEFAULT", "WAIT"} {
+		stmts := []string{"WAIT"}
+		if ph.limit != "default" {
+			stmts = []string{"ALTER MATERIALIZED VIEW big_agg SET BACKFILL_RATE_LIMIT = DEFAULT", "WAIT"}
+		}
+		for _, s := range stmts {
 			if err := execSQL(ctx, ctl, s); err != nil {
 				return p, err
 			}
@@ -268,21 +376,23 @@ func backfillPhase(ctx context.Context, ctl *pgx.Conn, h *hotLoad, name string, 
 		return p, err
 	}
 	if bf.ViewRows, err = checkEqual(ctx, ctl, "SELECT * FROM big_agg", bigView); err != nil {
-		return p, fmt.Errorf("big_agg after %s: %w", name, err)
+		return p, fmt.Errorf("big_agg after %s: %w", ph.name, err)
 	}
 	return p, execSQL(ctx, ctl, "DROP MATERIALIZED VIEW big_agg")
 }
 
 // hotLoad drives the hot pipeline: each connection inserts batch rows per statement with
-// fresh ids, as fast as its statements return.
+// fresh ids, paced so that all together send rate rows/s (0: as fast as statements return).
 type hotLoad struct {
 	conns []*pgx.Conn
 	batch int
+	rate  int
 	next  atomic.Int64 // the next unused id of hot
 }
 
-// measure runs the load for d. With bf set it first creates big_agg (background DDL), ends
-// early when rw_ddl_progress no longer lists the job, and fills bf from its samples.
+// measure runs the load for d, then reads the barriers committed meanwhile from
+// rw_barrier_latency. With bf set it first creates big_agg (background DDL), ends early
+// when rw_ddl_progress no longer lists the job, and fills bf from its samples.
 func (h *hotLoad) measure(ctx context.Context, ctl *pgx.Conn, name string, d time.Duration, bf *backfillStats) (phaseResult, error) {
 	fmt.Fprintf(os.Stderr, "bench: isolation: %s\n", name)
 	r := phaseResult{Name: name, Backfill: bf}
@@ -290,12 +400,19 @@ func (h *hotLoad) measure(ctx context.Context, ctl *pgx.Conn, name string, d tim
 	lat := make([][]time.Duration, len(h.conns))
 	errs := make([]error, len(h.conns))
 	var wg sync.WaitGroup
+	// With a rate, each writer sends one statement every interval, the writers staggered
+	// evenly; a statement that takes longer delays its writer's next one (no catch-up burst).
+	var interval time.Duration
+	if h.rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(len(h.conns)*h.batch) / float64(h.rate))
+	}
 	start := time.Now()
 	for i, conn := range h.conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat[i], errs[i] = h.write(ctx, conn, &stop)
+			first := start.Add(interval * time.Duration(i) / time.Duration(len(h.conns)))
+			lat[i], errs[i] = h.write(ctx, conn, first, interval, &stop)
 			if errs[i] != nil {
 				stop.Store(true) // the others stop too
 			}
@@ -309,7 +426,7 @@ func (h *hotLoad) measure(ctx context.Context, ctl *pgx.Conn, name string, d tim
 	}
 	stop.Store(true)
 	wg.Wait()
-	elapsed := time.Since(start)
+	end := time.Now()
 	if err := errors.Join(append(errs, pollErr)...); err != nil {
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
@@ -317,18 +434,37 @@ func (h *hotLoad) measure(ctx context.Context, ctl *pgx.Conn, name string, d tim
 	for _, l := range lat {
 		all = append(all, l...)
 	}
-	r.Seconds = elapsed.Seconds()
+	r.Seconds = end.Sub(start).Seconds()
 	r.Statements = len(all)
 	r.Rows = int64(len(all) * h.batch)
 	r.RowsPerSec = float64(r.Rows) / r.Seconds
 	r.Latency = latencies(all)
+	hist, err := barrierHistory(ctx, ctl)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	r.Barrier = barrierWindow(hist, start, end)
+	if r.Barrier.Truncated {
+		fmt.Fprintf(os.Stderr, "bench: isolation: %s: rw_barrier_latency no longer reaches back to the phase's start; its barrier figures cover only the end\n", name)
+	}
 	return r, nil
 }
 
-// write inserts until stop is set and returns each statement's round trip.
-func (h *hotLoad) write(ctx context.Context, conn *pgx.Conn, stop *atomic.Bool) ([]time.Duration, error) {
+// write inserts until stop is set and returns each statement's round trip. With interval > 0
+// it sends its first statement at first and then one every interval.
+func (h *hotLoad) write(ctx context.Context, conn *pgx.Conn, first time.Time, interval time.Duration, stop *atomic.Bool) ([]time.Duration, error) {
 	var lat []time.Duration
+	next := first
 	for !stop.Load() {
+		if interval > 0 {
+			if waitUntil(ctx, next, stop); stop.Load() || ctx.Err() != nil {
+				break
+			}
+			next = next.Add(interval)
+			if now := time.Now(); next.Before(now) {
+				next = now // behind schedule: send the next one at once, then keep the pace from there
+			}
+		}
 		hi := h.next.Add(int64(h.batch)) - 1
 		lo := hi - int64(h.batch) + 1
 		sql := fmt.Sprintf(`INSERT INTO hot SELECT g, g %% 1000, g %% 97 FROM generate_series(%d, %d) AS g`, lo, hi)
@@ -338,7 +474,51 @@ func (h *hotLoad) write(ctx context.Context, conn *pgx.Conn, stop *atomic.Bool) 
 		}
 		lat = append(lat, time.Since(t))
 	}
-	return lat, nil
+	return lat, ctx.Err()
+}
+
+// barrierRow is one row of rw_catalog.rw_barrier_latency.
+type barrierRow struct {
+	committed time.Time
+	latencyMs float64
+}
+
+// barrierHistoryLen is how many epochs rw_barrier_latency keeps (the coordinator's ring).
+const barrierHistoryLen = 16384
+
+// barrierHistory reads rw_catalog.rw_barrier_latency, oldest epoch first.
+func barrierHistory(ctx context.Context, conn *pgx.Conn) ([]barrierRow, error) {
+	rows, err := conn.Query(ctx, `SELECT committed_at, latency_ms FROM rw_catalog.rw_barrier_latency ORDER BY epoch`,
+		pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return nil, fmt.Errorf("rw_barrier_latency: %w", err)
+	}
+	var out []barrierRow
+	for rows.Next() {
+		var b barrierRow
+		if err := rows.Scan(&b.committed, &b.latencyMs); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("rw_barrier_latency: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rw_barrier_latency: %w", err)
+	}
+	return out, nil
+}
+
+// barrierWindow summarises the barriers of hist (oldest first) committed in [from, to].
+func barrierWindow(hist []barrierRow, from, to time.Time) barrierStats {
+	var ds []time.Duration
+	for _, b := range hist {
+		if !b.committed.Before(from) && !b.committed.After(to) {
+			ds = append(ds, time.Duration(b.latencyMs*float64(time.Millisecond)))
+		}
+	}
+	s := barrierStats{latencyStats: latencies(ds), Count: len(ds)}
+	s.Truncated = len(hist) >= barrierHistoryLen && hist[0].committed.After(from)
+	return s
 }
 
 // waitUntil returns at deadline, when stop is set (a writer failed), or when ctx ends.
@@ -370,8 +550,10 @@ func pollBackfill(ctx context.Context, ctl *pgx.Conn, start time.Time, d time.Du
 		if !running {
 			bf.Finished = true
 			var total int64
-			if err := ctl.QueryRow(ctx, "SELECT count(*) FROM big", pgx.QueryExecModeSimpleProtocol).Scan(&total); err != nil {
-				return fmt.Errorf("count big: %w", err)
+			// The job's progress counts every upstream's rows: big's and dim's.
+			if err := ctl.QueryRow(ctx, "SELECT (SELECT count(*) FROM big) + (SELECT count(*) FROM dim)",
+				pgx.QueryExecModeSimpleProtocol).Scan(&total); err != nil {
+				return fmt.Errorf("count big and dim: %w", err)
 			}
 			bf.Rows = total
 			break
@@ -454,26 +636,39 @@ func checkEqual(ctx context.Context, conn *pgx.Conn, view, query string) (int, e
 }
 
 func printIsolation(out io.Writer, r *isoReport) {
-	fmt.Fprintf(out, "isolation benchmark, %s: %d writers x INSERT of %d rows into hot (view hot_agg); big has %d rows (loaded in %.1f s); %d cores; streaming_use_snapshot_backfill = %t\n",
-		r.Date[:10], r.Writers, r.Batch, r.BaseRows, r.LoadSeconds, r.Cores, r.Snapshot)
+	pace := "as fast as INSERTs return"
+	if r.HotRate > 0 {
+		pace = fmt.Sprintf("paced at %d rows/s", r.HotRate)
+	}
+	fmt.Fprintf(out, "isolation benchmark, %s: %d writers x INSERT of %d rows into hot (view hot_agg), %s; big_agg = big (%d rows) JOIN dim (%d rows) GROUP BY grp, loaded in %.1f s; %d cores\n",
+		r.Date[:10], r.Writers, r.Batch, pace, r.BaseRows, r.DimRows, r.LoadSeconds, r.Cores)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tseconds\tstatements\thot rows/s\tp50 ms\tp99 ms\tmax ms\tbackfilled rows\tbackfill rows/s\tfinished\tbackfill type\t")
+	fmt.Fprintln(tw, "phase\tseconds\thot rows/s\tINSERT p50 ms\tp99 ms\tbarriers\tbarrier p50 ms\tp99 ms\tmax ms\tbackfilled rows\tbackfill rows/s\tbackfill type\tvs (a): rows/s\tbarrier p50\tp99\t")
 	for _, p := range r.Phases {
-		bRows, bRate, done, kind := "-", "-", "-", "-"
+		bRows, bRate, kind := "-", "-", "-"
 		if b := p.Backfill; b != nil {
-			bRows, bRate, done = strconv.FormatInt(b.Rows, 10), fmt.Sprintf("%.0f", b.RowsPerSec), strconv.FormatBool(b.Finished)
+			bRows, bRate = strconv.FormatInt(b.Rows, 10), fmt.Sprintf("%.0f", b.RowsPerSec)
+			if b.Finished {
+				bRows += " (done)"
+			}
 			if b.Type != "" {
 				kind = b.Type
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", p.Name, p.Seconds, p.Statements, p.RowsPerSec,
-			p.Latency.P50, p.Latency.P99, p.Latency.Max, bRows, bRate, done, kind)
+		thr, b50, b99 := "-", "-", "-"
+		if q, ok := r.Ratios[p.Name]; ok {
+			thr, b50, b99 = fmt.Sprintf("%.2fx", q.Throughput), fmt.Sprintf("%.2fx", q.BarrierP50), fmt.Sprintf("%.2fx", q.BarrierP99)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, p.Seconds, p.RowsPerSec,
+			p.Latency.P50, p.Latency.P99, p.Barrier.Count, p.Barrier.P50, p.Barrier.P99, p.Barrier.Max, bRows, bRate, kind, thr, b50, b99)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes
-	for _, p := range r.Phases {
-		if q, ok := r.Ratios[p.Name]; ok {
-			fmt.Fprintf(out, "%s / (a): throughput %.2fx, p50 %.2fx, p99 %.2fx\n", p.Name, q.Throughput, q.P50, q.P99)
+	for _, t := range r.Targets {
+		met := "not met"
+		if t.Met {
+			met = "met"
 		}
+		fmt.Fprintf(out, "target: %s: %s, %s\n", t.Target, t.Got, met)
 	}
 	fmt.Fprintf(out, "checked: big_agg equals its query after each backfill (%d rows); hot_agg equals its query (%d rows over %d hot rows)\n",
 		r.BigViewRows, r.HotViewRows, r.HotTableRows)

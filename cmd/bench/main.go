@@ -22,7 +22,7 @@ import (
 const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
-  bench isolation [--base-rows 1000000] [--seconds 10] [--json]
+  bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases unlimited,limited,adaptive,snapshot,after] [--json]
 Run "bench stream -h", "bench memory -h" or "bench isolation -h" for every flag.`
 
 func main() {

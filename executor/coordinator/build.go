@@ -131,7 +131,7 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	if n.Snapshot {
 		newBackfill = stream.NewSnapshotBackfill
 	}
-	exec, closer, err := newBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID), b.opts.BackfillRate)
+	exec, closer, err := newBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID, n.Relation.ID), b.opts.BackfillRate)
 	if err != nil {
 		return nil, err
 	}

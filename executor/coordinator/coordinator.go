@@ -27,6 +27,9 @@ type Config struct {
 	// OnFailure is called (once, on its own goroutine) when an epoch fails: the
 	// owner then stops this coordinator and recovers with a new one.
 	OnFailure func(c *Coordinator, err error)
+	// Barriers records every committed epoch's barrier latency (nil: a new
+	// log); pass the failed coordinator's log to its replacement to keep it.
+	Barriers *BarrierLog
 }
 
 // ErrStopped is returned once the coordinator has stopped.
@@ -105,6 +108,9 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Barriers == nil {
+		cfg.Barriers = NewBarrierLog()
 	}
 	c := &Coordinator{kv: kv, cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		failedCh: make(chan struct{}), failOnce: new(sync.Once)}
@@ -300,9 +306,11 @@ func (c *Coordinator) barrier() error {
 	c.committed.epoch = prev
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
+	done := time.Now()
+	c.cfg.Barriers.record(BarrierStat{Epoch: prev, Injected: injected, Committed: done, Latency: done.Sub(injected)})
 	c.collectGarbage(prev)
 	c.mu.Lock()
-	c.steerBackfillsLocked(time.Since(injected))
+	c.steerBackfillsLocked(done.Sub(injected))
 	c.mu.Unlock()
 	return nil
 }

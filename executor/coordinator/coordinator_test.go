@@ -100,7 +100,8 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	defer cancel()
 	kv := memkv.New()
 	defer kv.Close()
-	c := New(kv, Config{BarrierInterval: 50 * time.Millisecond, Parallelism: 2})
+	barriers := NewBarrierLog() // shared by both coordinators, as recovery does
+	c := New(kv, Config{BarrierInterval: 50 * time.Millisecond, Parallelism: 2, Barriers: barriers})
 	c.AddTable(tbl.ID, tbl.ColumnTypes())
 	c.Start()
 	// A job added while running attaches with a barrier and sees later DML only.
@@ -127,9 +128,11 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 		t.Fatalf("a failed statement leaked rows: %v", got)
 	}
 	c.Stop()
+	before := len(c.BarrierHistory())
+	checkBarrierHistory(t, c.BarrierHistory(), kv.CommittedEpoch())
 
 	// Recovery: a new coordinator over the same store resumes the job.
-	c2 := New(kv, Config{BarrierInterval: 50 * time.Millisecond, Parallelism: 2})
+	c2 := New(kv, Config{BarrierInterval: 50 * time.Millisecond, Parallelism: 2, Barriers: barriers})
 	c2.AddTable(tbl.ID, tbl.ColumnTypes())
 	if err := c2.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
 		t.Fatal(err)
@@ -150,6 +153,59 @@ func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	}
 	if got := mvRows(t, c2); len(got) != 3 {
 		t.Fatalf("a dropped job still runs: %v", got)
+	}
+	h := c2.BarrierHistory()
+	if len(h) <= before {
+		t.Fatalf("the second coordinator's barriers were not added to the shared history: %d, then %d", before, len(h))
+	}
+	checkBarrierHistory(t, h, c2.CommittedEpoch())
+}
+
+// checkBarrierHistory checks that h is in epoch order, holds the committed
+// epoch, and that every latency is its commit time minus its injection time.
+func checkBarrierHistory(t *testing.T, h []BarrierStat, committed uint64) {
+	t.Helper()
+	if len(h) == 0 {
+		t.Fatal("no barrier history")
+	}
+	found := false
+	for i, s := range h {
+		if i > 0 && s.Epoch <= h[i-1].Epoch {
+			t.Fatalf("history not in epoch order at %d: %d after %d", i, s.Epoch, h[i-1].Epoch)
+		}
+		if s.Latency < 0 || s.Latency != s.Committed.Sub(s.Injected) {
+			t.Fatalf("stat %+v: latency is not commit - inject", s)
+		}
+		found = found || s.Epoch == committed
+	}
+	if !found {
+		t.Fatalf("committed epoch %d is not in the history (last %+v)", committed, h[len(h)-1])
+	}
+}
+
+// TestBarrierLogRing checks the log keeps only the newest barrierHistoryLen
+// stats, oldest first, and hands out copies.
+func TestBarrierLogRing(t *testing.T) {
+	l := NewBarrierLog()
+	if got := l.Stats(); len(got) != 0 {
+		t.Fatalf("empty log: %v", got)
+	}
+	const n = barrierHistoryLen + 100
+	for e := uint64(1); e <= n; e++ {
+		l.record(BarrierStat{Epoch: e, Latency: time.Duration(e)})
+	}
+	got := l.Stats()
+	if len(got) != barrierHistoryLen || got[0].Epoch != n-barrierHistoryLen+1 || got[len(got)-1].Epoch != n {
+		t.Fatalf("ring after %d records: %d stats, epochs %d..%d", n, len(got), got[0].Epoch, got[len(got)-1].Epoch)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Epoch != got[i-1].Epoch+1 {
+			t.Fatalf("out of order at %d: %d after %d", i, got[i].Epoch, got[i-1].Epoch)
+		}
+	}
+	got[0].Epoch = 0
+	if l.Stats()[0].Epoch == 0 {
+		t.Fatal("Stats returned the ring itself, not a copy")
 	}
 }
 
@@ -178,7 +234,7 @@ func TestAdaptiveBackfillRate(t *testing.T) {
 	if r := lastRate(); r != 20_000+5_000+5_000 {
 		t.Fatalf("under target: rate %d, want 30000", r)
 	}
-	j.backfills[3].done = true
+	j.backfills[3].last.Done = true
 	n := len(c.mu.pending)
 	c.steerBackfillsLocked(time.Second)
 	if len(c.mu.pending) != n {

@@ -5,5 +5,6 @@
 // (DML, DDL and operator state) to storage atomically, and then publishes the
 // epoch as committed. DML runs under its lock so its table writes and change
 // chunks land in the open epoch; jobs (materialized views) are added and
-// dropped by barrier mutations; Build turns a stream plan into actors.
+// dropped by barrier mutations; Build turns a stream plan into actors. A
+// BarrierLog keeps the recent epochs' barrier latencies (BarrierStat).
 package coordinator

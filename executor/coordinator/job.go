@@ -34,16 +34,21 @@ type JobInfo struct {
 	Background bool
 	Started    time.Time
 	Rows       int64 // rows backfilled so far
-	Estimate   int64 // rows the upstreams held when the job started (0: unknown yet)
-	Done       bool
+	// Estimate is the rows the backfill will read, extrapolated from the
+	// vnodes read so far (0: unknown yet); Percent is the share done, which
+	// never goes down.
+	Estimate int64
+	Percent  float64
+	Done     bool
 	// BackfillType is "SnapshotBackfill" or "ArrangementBackfill".
 	BackfillType string
 }
 
 // backfill is one backfilling source's progress.
 type backfill struct {
-	rows int64
-	done bool
+	upstream uint32 // the relation it backfills from
+	last     stream.BackfillReport
+	vnodes   []stream.VnodeReport // from the last report that had them
 }
 
 // job is a running streaming job (a materialized view).
@@ -316,15 +321,19 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	return j, adds, nil
 }
 
-// progressFor returns the Progress callback of a backfilling source actor.
-func (c *Coordinator) progressFor(j *job, aid stream.ActorID) stream.Progress {
+// progressFor returns the Progress callback of an actor backfilling from upstream.
+func (c *Coordinator) progressFor(j *job, aid stream.ActorID, upstream uint32) stream.Progress {
 	c.progress.Lock()
-	bf := &backfill{}
+	bf := &backfill{upstream: upstream}
 	j.backfills[aid] = bf
 	c.progress.Unlock()
-	return func(rows int64, done bool) {
+	return func(r stream.BackfillReport) {
 		c.progress.Lock()
-		bf.rows, bf.done = rows, done
+		if r.Vnodes != nil {
+			bf.vnodes = r.Vnodes
+		}
+		r.Vnodes = nil
+		bf.last = r
 		c.progress.Unlock()
 		c.progress.cond.Broadcast()
 	}
@@ -343,10 +352,29 @@ func (c *Coordinator) BackfillProgress(id uint32) (rows int64, done bool, ok boo
 	defer c.progress.Unlock()
 	done = true
 	for _, bf := range j.backfills {
-		rows += bf.rows
-		done = done && bf.done
+		rows += bf.last.Rows
+		done = done && bf.last.Done
 	}
 	return rows, done, true
+}
+
+// snapshotRead reports whether every backfill of job id has read its whole
+// snapshot (what remains is catching up, which moves at barriers).
+func (c *Coordinator) snapshotRead(id uint32) bool {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	for _, bf := range j.backfills {
+		if bf.last.Covered < 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // WaitBackfill blocks until job id's backfill finished (or ctx ends, or the
@@ -354,8 +382,9 @@ func (c *Coordinator) BackfillProgress(id uint32) (rows int64, done bool, ok boo
 func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time.Duration, tick func(rows int64)) error {
 	stop := context.AfterFunc(ctx, func() { c.progress.cond.Broadcast() })
 	defer stop()
-	// A waiting client wants the backfill's epochs to move: ask for barriers
-	// often (a backfill moves between phases at barriers).
+	// A waiting client wants the backfill to end soon: once its snapshot is
+	// read it moves between phases at barriers, so ask for barriers often then
+	// (not before: every epoch rewrites the job's dirty state).
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -366,7 +395,9 @@ func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time
 			case <-done:
 				return
 			case <-t.C:
-				c.RequestBarrier()
+				if c.snapshotRead(id) {
+					c.RequestBarrier()
+				}
 				c.progress.cond.Broadcast()
 			}
 		}
@@ -414,12 +445,7 @@ func (c *Coordinator) Jobs() []JobInfo {
 	defer c.progress.Unlock()
 	var out []JobInfo
 	for _, j := range jobs {
-		info := j.info
-		info.Done = true
-		for _, bf := range j.backfills {
-			info.Rows += bf.rows
-			info.Done = info.Done && bf.done
-		}
+		info := j.summaryLocked()
 		if !info.Done {
 			out = append(out, info)
 		}
@@ -428,16 +454,75 @@ func (c *Coordinator) Jobs() []JobInfo {
 	return out
 }
 
-// SetEstimate records how many rows a job's backfill will read.
-func (c *Coordinator) SetEstimate(id uint32, rows int64) {
-	c.mu.Lock()
-	j, ok := c.mu.jobs[id]
-	c.mu.Unlock()
-	if ok {
-		c.progress.Lock()
-		j.info.Estimate = rows
-		c.progress.Unlock()
+// summaryLocked sums a job's backfills into its JobInfo (the caller holds
+// c.progress): rows, the estimate once every source has one, and the share
+// done, kept from going down as estimates sharpen.
+func (j *job) summaryLocked() JobInfo {
+	info := j.info
+	info.Done = true
+	known := true
+	for _, bf := range j.backfills {
+		info.Rows += bf.last.Rows
+		info.Estimate += bf.last.Estimate
+		info.Done = info.Done && bf.last.Done
+		known = known && bf.last.Estimate > 0
 	}
+	if !known {
+		info.Estimate = 0
+	}
+	pct := 0.0
+	switch {
+	case info.Done:
+		pct = 100
+	case info.Estimate > 0:
+		pct = min(100*float64(info.Rows)/float64(info.Estimate), 99.99)
+	}
+	j.info.Percent = max(j.info.Percent, pct)
+	info.Percent = j.info.Percent
+	return info
+}
+
+// VnodeProgress is one upstream vnode of a running job's backfill.
+type VnodeProgress struct {
+	Job      uint32
+	Actor    stream.ActorID
+	Upstream uint32
+	stream.VnodeReport
+}
+
+// BackfillVnodes lists the per-vnode state of every backfill that has not
+// finished, by job, actor and vnode.
+func (c *Coordinator) BackfillVnodes() []VnodeProgress {
+	c.mu.Lock()
+	jobs := make([]*job, 0, len(c.mu.jobs))
+	for _, j := range c.mu.jobs {
+		jobs = append(jobs, j)
+	}
+	c.mu.Unlock()
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	var out []VnodeProgress
+	for _, j := range jobs {
+		if j.summaryLocked().Done {
+			continue
+		}
+		for aid, bf := range j.backfills {
+			for _, v := range bf.vnodes {
+				out = append(out, VnodeProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, VnodeReport: v})
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.Job != y.Job {
+			return x.Job < y.Job
+		}
+		if x.Actor != y.Actor {
+			return x.Actor < y.Actor
+		}
+		return x.Vnode < y.Vnode
+	})
+	return out
 }
 
 // SetBackfillRate changes a job's backfill rate limit online: a barrier
@@ -485,7 +570,7 @@ func (c *Coordinator) steerBackfillsLocked(latency time.Duration) {
 		done := len(j.backfills) > 0
 		actors := map[stream.ActorID]bool{}
 		for aid, bf := range j.backfills {
-			done = done && bf.done
+			done = done && bf.last.Done
 			actors[aid] = true
 		}
 		c.progress.Unlock()

@@ -16,9 +16,30 @@ import (
 	"github.com/tributary/tributary/storage/state"
 )
 
-// Progress receives a backfill's progress: rows read from the snapshot so
-// far, and whether the backfill has finished. The coordinator installs it.
-type Progress func(rows int64, done bool)
+// Progress receives a backfill's progress. The coordinator installs it.
+type Progress func(BackfillReport)
+
+// BackfillReport is a backfilling source's progress.
+type BackfillReport struct {
+	Rows int64 // snapshot rows emitted so far
+	Done bool  // the backfill has finished: the source is live
+	// Covered is the share of the upstream's vnodes whose snapshot has been
+	// read (0 to 1), and Estimate the snapshot's row count extrapolated from
+	// them (0: unknown yet). Rows are spread evenly over vnodes by hash.
+	Covered  float64
+	Estimate int64
+	// Vnodes is the per-vnode state, when this report carries it (at barriers).
+	Vnodes []VnodeReport
+}
+
+// VnodeReport is the backfill of one upstream vnode.
+type VnodeReport struct {
+	Vnode    uint16
+	Epoch    uint64 // the snapshot epoch it is read at (arrangement: the last barrier's)
+	Rows     int64  // snapshot rows read from it (-1: not tracked)
+	Started  bool
+	Finished bool
+}
 
 // backfillExec is arrangement backfill: it feeds a new job the upstream
 // relation's existing rows, read in key order from its committed snapshot,
@@ -49,11 +70,12 @@ type backfillExec struct {
 	pos      []byte // encoded key of the last snapshot row emitted; nil = none yet
 	finished bool
 	// savedDone: the finished state is persisted; nothing more to save.
-	savedDone bool
-	rows      int64
-	snap      uint64 // the epoch the last barrier sealed: the snapshot to read
-	held      []*types.Chunk
-	queue     []Message
+	savedDone    bool
+	reportedDone bool // the last detailed report said finished
+	rows         int64
+	snap         uint64 // the epoch the last barrier sealed: the snapshot to read
+	held         []*types.Chunk
+	queue        []Message
 
 	pump struct {
 		ch     chan pumpMsg
@@ -85,7 +107,7 @@ func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, re
 		return nil, nil, fmt.Errorf("backfill %s: %w", n.Relation.QualifiedName(), err)
 	}
 	if report == nil {
-		report = func(int64, bool) {}
+		report = func(BackfillReport) {}
 	}
 	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
 		pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
@@ -136,8 +158,37 @@ func (b *backfillExec) loadProgress(ctx context.Context) error {
 	b.finished = row[1].Bool()
 	b.savedDone = b.finished
 	b.rows = row[2].I
-	b.report(b.rows, b.finished)
+	b.sendReport(true)
 	return nil
+}
+
+// sendReport tells the coordinator the progress; with detail, per vnode too.
+// The scan goes vnode by vnode (keys are table | vnode | pk), so every vnode
+// below the current position's is finished.
+func (b *backfillExec) sendReport(detail bool) {
+	r := BackfillReport{Rows: b.rows, Done: b.finished}
+	cur := 0 // vnodes finished
+	switch {
+	case b.finished:
+		cur = codec.VnodeCount
+		r.Covered, r.Estimate = 1, b.rows
+	case b.pos != nil:
+		if _, v, ok := codec.SplitTablePrefix(b.pos); ok {
+			cur = int(v)
+		}
+		if cur > 0 {
+			r.Covered = float64(cur) / codec.VnodeCount
+			r.Estimate = b.rows * codec.VnodeCount / int64(cur)
+		}
+	}
+	if detail {
+		r.Vnodes = make([]VnodeReport, codec.VnodeCount)
+		for v := range r.Vnodes {
+			r.Vnodes[v] = VnodeReport{Vnode: uint16(v), Epoch: b.snap, Rows: -1, Finished: v < cur,
+				Started: v < cur || (v == cur && b.pos != nil)}
+		}
+	}
+	b.report(r)
 }
 
 func (b *backfillExec) saveProgress() error {
@@ -241,6 +292,10 @@ func (b *backfillExec) handle(pm pumpMsg) error {
 			b.savedDone = b.finished
 		}
 		b.snap = pm.msg.Barrier.Epoch.Prev
+		if !b.finished || !b.reportedDone {
+			b.sendReport(true)
+			b.reportedDone = b.finished
+		}
 		b.queue = append(b.queue, pm.msg)
 	default:
 		b.queue = append(b.queue, pm.msg)
@@ -313,7 +368,7 @@ func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
 	}
 	b.finished = eof
 	b.rows += int64(out.Len())
-	b.report(b.rows, b.finished)
+	b.sendReport(false)
 	if out.Len() == 0 {
 		return nil, nil
 	}
@@ -375,18 +430,61 @@ func (r *rateLimiter) Set(rate int64) {
 	r.mu.Unlock()
 }
 
+// ready blocks while the limiter is paused or in debt (more rows charged
+// than its rate has earned), or until ctx ends. Readers that cannot know how
+// many rows they will get (a vnode may hold a few) call ready, read, then
+// charge what they read.
+func (r *rateLimiter) ready(ctx context.Context) error {
+	for {
+		r.mu.Lock()
+		r.refillLocked(BackfillChunkRows)
+		d := 20 * time.Millisecond // paused
+		switch {
+		case r.rate < 0, r.rate > 0 && r.tokens >= 0:
+			r.mu.Unlock()
+			return nil
+		case r.rate > 0:
+			d = min(max(time.Duration(-r.tokens/float64(r.rate)*float64(time.Second)), time.Millisecond), 20*time.Millisecond)
+		}
+		r.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// charge takes n rows read from the bucket, which may go into debt.
+func (r *rateLimiter) charge(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refillLocked(n)
+	if r.rate >= 0 {
+		r.tokens -= float64(n)
+	}
+}
+
+// refillLocked adds the tokens earned since the last call, holding at most a
+// second's worth plus burst.
+func (r *rateLimiter) refillLocked(burst int) {
+	now := time.Now()
+	if r.rate > 0 {
+		r.tokens += now.Sub(r.last).Seconds() * float64(r.rate)
+		r.tokens = min(r.tokens, float64(r.rate)+float64(burst))
+	}
+	r.last = now
+}
+
 // allow reports whether n rows may be read now, taking them from the bucket.
 func (r *rateLimiter) allow(n int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.refillLocked(n)
 	if r.rate < 0 {
 		return true
-	}
-	now := time.Now()
-	r.tokens += now.Sub(r.last).Seconds() * float64(r.rate)
-	r.last = now
-	if max := float64(r.rate) + float64(n); r.tokens > max {
-		r.tokens = max
 	}
 	if r.rate == 0 || r.tokens < float64(n) {
 		return false

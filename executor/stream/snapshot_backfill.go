@@ -1,15 +1,17 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
-	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
@@ -25,15 +27,20 @@ const (
 // rows at one fixed committed epoch E, outside the upstream's barrier path
 // (the upstream's changes meanwhile are dropped, not buffered: storage keeps
 // every version after E while the backfill pins E, and that is the change
-// log). Then it catches up: for an epoch range (E, X] it emits, for every
-// key that changed, the row as of E as a Delete and the row as of X as an
-// Insert, and moves E to X. Live changes after X are held in memory from the
-// start of a range until the range is emitted (across barriers if need be)
-// and then released: the job follows its upstream directly. Progress (phase,
-// E, the range end, the positions in the snapshot and in the range) commits
-// with each epoch, so a restart resumes; held changes are lost in a crash, so
-// a resumed range does not go live but starts another range from its end,
-// which covers them.
+// log). The snapshot is read vnode by vnode by parallel reader goroutines
+// (the upstream's keys are table | vnode | pk), each vnode in key order;
+// a vnode's position (the key of its last row emitted), row count and
+// finished flag commit with each epoch, so a restart resumes every vnode
+// where it was.
+//
+// Then it catches up: for an epoch range (E, X] it emits, for every key that
+// changed, the row as of E as a Delete and the row as of X as an Insert, and
+// moves E to X. Live changes after X are held in memory from the start of a
+// range until the range is emitted (across barriers if need be) and then
+// released: the job follows its upstream directly. The job's phase, E, the
+// range end and the position in the range commit with each epoch too; held
+// changes are lost in a crash, so a resumed range does not go live but starts
+// another range from its end, which covers them.
 type snapshotBackfillExec struct {
 	actx     *ActorContext
 	upstream Executor
@@ -47,9 +54,12 @@ type snapshotBackfillExec struct {
 	phase           int64
 	epoch           uint64 // E
 	target          uint64 // X of the catch-up range in progress (0: none)
-	pos             []byte // snapshot position
 	dpos            []byte // position within the catch-up range
-	rows            int64
+	rows            int64  // rows emitted (snapshot and catch-up)
+	vnodes          [codec.VnodeCount]vnodeProgress
+	finishedVnodes  int
+	finishedRows    int64 // snapshot rows of the finished vnodes
+	readers         *snapshotReaders
 	unpin           func()
 	holding         bool // collecting live chunks after the range end
 	held            []*types.Chunk
@@ -58,6 +68,17 @@ type snapshotBackfillExec struct {
 	pump *backfillExec // reuses the arrangement backfill's upstream pump
 	row  []types.Datum
 }
+
+// vnodeProgress is the snapshot read of one upstream vnode.
+type vnodeProgress struct {
+	pos      []byte // key of the last row emitted (nil: none yet)
+	rows     int64
+	finished bool
+	dirty    bool // changed since the last save
+}
+
+// snapshotReaderCount is how many goroutines read the snapshot's vnodes.
+func snapshotReaderCount() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
 
 // NewSnapshotBackfill returns the snapshot-backfilling source of a StreamSource.
 func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, report Progress, rowsPerSecond int64) (Executor, func(), error) {
@@ -70,7 +91,7 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 		return nil, nil, fmt.Errorf("snapshot backfill %s: %w", n.Relation.QualifiedName(), err)
 	}
 	if report == nil {
-		report = func(int64, bool) {}
+		report = func(BackfillReport) {}
 	}
 	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
 		progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
@@ -81,15 +102,12 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 func (s *snapshotBackfillExec) Schema() []types.T { return s.upstream.Schema() }
 
 func (s *snapshotBackfillExec) close() {
+	s.stopReaders()
 	s.pump.close()
 	if s.unpin != nil {
 		s.unpin()
 	}
 }
-
-// SnapshotProgressTypes is the layout of a snapshot backfill's progress row:
-// phase, E, range end X, snapshot position, range position, rows read.
-var SnapshotProgressTypes = []types.T{types.TInt64, types.TInt64, types.TInt64, types.TBytea, types.TBytea, types.TInt64}
 
 func bytesOrNull(b []byte) types.Datum {
 	if b == nil {
@@ -98,9 +116,30 @@ func bytesOrNull(b []byte) types.Datum {
 	return types.DString(string(b))
 }
 
+// save writes the job's row and the rows of the vnodes that changed. The
+// progress table (plan.StreamSource's layout) is keyed by vnode: vnode,
+// phase, epoch, range end, position, row count, finished. The row of vnode -1
+// is the job's: its phase, E, the catch-up range's end and position, and
+// every row emitted; the row of vnode v is the snapshot read of upstream
+// vnode v: its position and row count.
 func (s *snapshotBackfillExec) save() error {
-	return s.progress.Insert([]types.Datum{types.DInt(s.phase), types.DInt(int64(s.epoch)), types.DInt(int64(s.target)),
-		bytesOrNull(s.pos), bytesOrNull(s.dpos), types.DInt(s.rows)})
+	done := s.phase != phaseSnapshot
+	if err := s.progress.Insert([]types.Datum{types.DInt(-1), types.DInt(s.phase), types.DInt(int64(s.epoch)),
+		types.DInt(int64(s.target)), bytesOrNull(s.dpos), types.DInt(s.rows), types.DBool(s.phase == phaseDone)}); err != nil {
+		return err
+	}
+	for v := range s.vnodes {
+		vp := &s.vnodes[v]
+		if !vp.dirty {
+			continue
+		}
+		vp.dirty = false
+		if err := s.progress.Insert([]types.Datum{types.DInt(int64(v)), types.DInt(s.phase), types.DInt(int64(s.epoch)),
+			types.DInt(0), bytesOrNull(vp.pos), types.DInt(vp.rows), types.DBool(vp.finished || done)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pinAt holds the versions at epoch (and releases the previous pin).
@@ -119,26 +158,68 @@ func (s *snapshotBackfillExec) pinAt(epoch uint64) error {
 // load reads the persisted progress, or starts at the sealed epoch.
 func (s *snapshotBackfillExec) load(ctx context.Context, sealed uint64) error {
 	s.loaded = true
-	row, found, err := s.progress.Get(ctx, nil, nil)
+	s.phase, s.epoch = phaseSnapshot, sealed
+	it, err := s.progress.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
 	if err != nil {
 		return err
 	}
-	if !found {
-		s.phase, s.epoch = phaseSnapshot, sealed
-	} else {
-		s.phase, s.epoch, s.target, s.rows = row[0].I, uint64(row[1].I), uint64(row[2].I), row[5].I
-		if !row[3].Null {
-			s.pos = []byte(row[3].S)
+	for {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			it.Close()
+			return err
 		}
+		row := it.Row()
+		var pos []byte
 		if !row[4].Null {
-			s.dpos = []byte(row[4].S)
+			pos = []byte(row[4].S)
+		}
+		v := row[0].I
+		if v < 0 {
+			s.phase, s.epoch, s.target, s.dpos, s.rows = row[1].I, uint64(row[2].I), uint64(row[3].I), pos, row[5].I
+			continue
+		}
+		if v < codec.VnodeCount {
+			s.vnodes[v] = vnodeProgress{pos: pos, rows: row[5].I, finished: row[6].Bool()}
 		}
 	}
-	s.report(s.rows, s.phase == phaseDone)
+	if err := it.Close(); err != nil {
+		return err
+	}
+	for v := range s.vnodes {
+		if s.vnodes[v].finished {
+			s.finishedVnodes++
+			s.finishedRows += s.vnodes[v].rows
+		}
+	}
+	s.sendReport(true)
 	if s.phase == phaseDone {
 		return nil
 	}
 	return s.pinAt(s.epoch)
+}
+
+// sendReport tells the coordinator the progress; with detail, per vnode too.
+func (s *snapshotBackfillExec) sendReport(detail bool) {
+	r := BackfillReport{Rows: s.rows, Done: s.phase == phaseDone}
+	switch {
+	case s.phase != phaseSnapshot:
+		r.Covered, r.Estimate = 1, s.finishedRows
+	case s.finishedVnodes > 0:
+		r.Covered = float64(s.finishedVnodes) / codec.VnodeCount
+		r.Estimate = s.finishedRows * codec.VnodeCount / int64(s.finishedVnodes)
+	}
+	if detail {
+		r.Vnodes = make([]VnodeReport, codec.VnodeCount)
+		for v := range s.vnodes {
+			vp := &s.vnodes[v]
+			r.Vnodes[v] = VnodeReport{Vnode: uint16(v), Epoch: s.epoch, Rows: vp.rows, Finished: vp.finished || s.phase != phaseSnapshot,
+				Started: vp.pos != nil || vp.finished}
+		}
+	}
+	s.report(r)
 }
 
 func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
@@ -165,15 +246,34 @@ func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
 			return Message{}, ctx.Err()
 		default:
 		}
-		if c, err := s.work(ctx); err != nil {
+		c, progressed, err := s.work(ctx)
+		if err != nil {
 			return Message{}, err
-		} else if c != nil {
+		}
+		if c != nil {
 			return ChunkMsg(c), nil
+		}
+		if progressed {
+			continue
+		}
+		// Nothing to do now: wait for upstream, a snapshot chunk, or (catching
+		// up) the range's end epoch to commit.
+		var snap <-chan snapChunk
+		if s.readers != nil {
+			snap = s.readers.ch
 		}
 		select {
 		case pm := <-s.pump.pump.ch:
 			if err := s.handle(ctx, pm); err != nil {
 				return Message{}, err
+			}
+		case sc := <-snap:
+			c, err := s.applySnap(sc)
+			if err != nil {
+				return Message{}, err
+			}
+			if c != nil {
+				return ChunkMsg(c), nil
 			}
 		case <-time.After(2 * time.Millisecond):
 		case <-ctx.Done():
@@ -235,44 +335,205 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 	if err := s.save(); err != nil {
 		return err
 	}
+	s.sendReport(true)
 	s.queue = append(s.queue, pm.msg)
 	return nil
 }
 
-// work emits the next snapshot chunk or catch-up chunk, if any is due.
-func (s *snapshotBackfillExec) work(ctx context.Context) (*types.Chunk, error) {
+// work emits the next snapshot chunk (without waiting for one) or catch-up
+// chunk, if any is due; progressed says that it did something that emitted
+// nothing (a vnode finished without rows, the snapshot ended).
+func (s *snapshotBackfillExec) work(ctx context.Context) (*types.Chunk, bool, error) {
 	if !s.loaded {
-		return nil, nil
+		return nil, false, nil
 	}
 	switch s.phase {
 	case phaseSnapshot:
-		if s.actx.Store.CommittedEpoch() < s.epoch || !s.limit.allow(BackfillChunkRows) {
-			return nil, nil
+		if s.actx.Store.CommittedEpoch() < s.epoch {
+			return nil, false, nil
 		}
-		return s.readSnapshot(ctx)
+		if s.readers == nil {
+			s.startReaders(ctx)
+			if s.phase != phaseSnapshot { // every vnode had finished
+				return nil, true, nil
+			}
+		}
+		select {
+		case sc := <-s.readers.ch:
+			c, err := s.applySnap(sc)
+			return c, c == nil, err
+		default:
+			return nil, false, nil
+		}
 	case phaseCatchUp:
 		if s.target == 0 || s.actx.Store.CommittedEpoch() < s.target {
-			return nil, nil
+			return nil, false, nil
 		}
-		return s.readRange(ctx)
+		c, err := s.readRange(ctx)
+		return c, c == nil && err == nil, err
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
-func (s *snapshotBackfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	out, eof, err := scanAfter(ctx, s.actx.Store, s.relID, s.types, s.epoch, &s.pos, &s.row)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot backfill of %d: %w", s.relID, err)
+// snapChunk is what a snapshot reader sends: rows of one vnode and the key of
+// the last, or the vnode's end (done), or an error.
+type snapChunk struct {
+	c     *types.Chunk
+	vnode uint16
+	pos   []byte
+	done  bool
+	err   error
+}
+
+// snapshotReaders are the goroutines reading the snapshot's vnodes.
+type snapshotReaders struct {
+	ch     chan snapChunk
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startReaders starts the readers over the vnodes not yet finished; reader i
+// takes every n-th of them, each from its saved position.
+func (s *snapshotBackfillExec) startReaders(ctx context.Context) {
+	var todo []uint16
+	for v := range s.vnodes {
+		if !s.vnodes[v].finished {
+			todo = append(todo, uint16(v))
+		}
 	}
-	if eof {
-		s.phase = phaseCatchUp // the next barrier starts the first range
+	if len(todo) == 0 {
+		s.snapshotDone()
+		return
 	}
-	s.rows += int64(out.Len())
-	s.report(s.rows, false)
-	if out.Len() == 0 {
+	n := min(snapshotReaderCount(), len(todo))
+	rctx, cancel := context.WithCancel(ctx)
+	r := &snapshotReaders{ch: make(chan snapChunk, 2*n), cancel: cancel}
+	for i := 0; i < n; i++ {
+		var mine []snapshotTask
+		for j := i; j < len(todo); j += n {
+			v := todo[j]
+			mine = append(mine, snapshotTask{vnode: v, after: bytes.Clone(s.vnodes[v].pos)})
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			s.readVnodes(rctx, r.ch, mine)
+		}()
+	}
+	s.readers = r
+}
+
+func (s *snapshotBackfillExec) stopReaders() {
+	if s.readers != nil {
+		s.readers.cancel()
+		s.readers.wg.Wait()
+		s.readers = nil
+	}
+}
+
+// snapshotTask is one vnode to read, after the key after (nil: from its start).
+type snapshotTask struct {
+	vnode uint16
+	after []byte
+}
+
+// readVnodes reads the given vnodes at E in key order, BackfillChunkRows rows
+// at a time as the rate limit allows, and sends the chunks to out.
+func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapChunk, tasks []snapshotTask) {
+	send := func(sc snapChunk) bool {
+		select {
+		case out <- sc:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var row []types.Datum
+	for _, t := range tasks {
+		lower, upper := codec.VnodeSpan(s.relID, t.vnode)
+		if t.after != nil {
+			lower = append(t.after, 0) // just after the last row emitted
+		}
+		it, err := s.actx.Store.Scan(ctx, lower, upper, s.epoch)
+		if err != nil {
+			send(snapChunk{err: fmt.Errorf("snapshot backfill of %d, vnode %d: %w", s.relID, t.vnode, err)})
+			return
+		}
+		for eof := false; !eof; {
+			if err := s.limit.ready(ctx); err != nil {
+				it.Close()
+				return
+			}
+			c := types.NewChunk(s.types, BackfillChunkRows)
+			for c.Len() < BackfillChunkRows {
+				if err = it.Next(); err != nil {
+					break
+				}
+				if row, err = codec.DecodeRow(s.types, it.Value(), row); err != nil {
+					break
+				}
+				c.AppendRow(row)
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				it.Close()
+				send(snapChunk{err: fmt.Errorf("snapshot backfill of %d, vnode %d: %w", s.relID, t.vnode, err)})
+				return
+			}
+			eof = err != nil
+			s.limit.charge(c.Len())
+			sc := snapChunk{c: c, vnode: t.vnode, done: eof}
+			if c.Len() > 0 {
+				sc.pos = bytes.Clone(it.Key())
+			}
+			if !send(sc) {
+				it.Close()
+				return
+			}
+		}
+		it.Close()
+	}
+}
+
+// applySnap records a reader's chunk as emitted and returns its rows (nil if
+// none); the last vnode's end ends the snapshot.
+func (s *snapshotBackfillExec) applySnap(sc snapChunk) (*types.Chunk, error) {
+	if sc.err != nil {
+		return nil, sc.err
+	}
+	vp := &s.vnodes[sc.vnode]
+	n := int64(0)
+	if sc.c != nil {
+		n = int64(sc.c.Len())
+	}
+	if sc.pos != nil {
+		vp.pos = sc.pos
+	}
+	vp.rows += n
+	s.rows += n
+	vp.dirty = true
+	if sc.done {
+		vp.finished = true
+		s.finishedVnodes++
+		s.finishedRows += vp.rows
+		if s.finishedVnodes == codec.VnodeCount {
+			s.snapshotDone()
+		}
+	}
+	s.sendReport(false)
+	if n == 0 {
 		return nil, nil
 	}
-	return out, nil
+	return sc.c, nil
+}
+
+// snapshotDone moves to catching up; the next barrier starts the first range.
+func (s *snapshotBackfillExec) snapshotDone() {
+	s.phase = phaseCatchUp
+	if s.readers != nil {
+		s.readers.cancel() // they have all returned or are about to
+		s.readers.wg.Wait()
+		s.readers = nil
+	}
 }
 
 // readRange emits the changes of the keys that changed in (E, X].
@@ -333,7 +594,7 @@ func (s *snapshotBackfillExec) rangeDone(out *types.Chunk) (*types.Chunk, error)
 			s.unpin()
 			s.unpin = nil
 		}
-		s.report(s.rows, true)
+		s.sendReport(true)
 		// Record "done" at once: the next barrier passes through untouched.
 		if err := s.save(); err != nil {
 			return nil, err
@@ -344,5 +605,3 @@ func (s *snapshotBackfillExec) rangeDone(out *types.Chunk) (*types.Chunk, error)
 	}
 	return out, nil
 }
-
-var _ = storage.ErrEpochNotCommitted

@@ -1013,7 +1013,30 @@ func exchange(n plan.StreamNode, dist plan.DistKind, keys []int) plan.StreamNode
 	if e, ok := n.(*plan.StreamExchange); ok {
 		n = e.Input
 	}
+	skipStatelessExchange(n)
 	return &plan.StreamExchange{Input: n, Dist: dist, Keys: slices.Clone(keys)}
+}
+
+// skipStatelessExchange removes the exchange under a chain of projections and
+// filters that a new exchange is about to redistribute: stateless operators
+// run as well below it, and every row then crosses one exchange, not two.
+func skipStatelessExchange(n plan.StreamNode) {
+	for {
+		var in *plan.StreamNode
+		switch m := n.(type) {
+		case *plan.StreamProject:
+			in = &m.Input
+		case *plan.StreamFilter:
+			in = &m.Input
+		default:
+			return
+		}
+		if e, ok := (*in).(*plan.StreamExchange); ok {
+			*in = e.Input
+			return
+		}
+		n = *in
+	}
 }
 
 // distOf reports how n's output is distributed over actors, when known.

@@ -88,8 +88,10 @@ func (n *StreamSource) StateLayouts() []StateTable {
 	case !n.Backfill:
 		return nil
 	case n.Snapshot:
-		// phase, snapshot epoch, catch-up range end, snapshot position, range position, rows
-		return []StateTable{{Name: "snapshot backfill progress", Types: []types.T{types.TInt64, types.TInt64, types.TInt64, types.TBytea, types.TBytea, types.TInt64}}}
+		// One row per upstream vnode (and vnode -1 for the job): vnode, phase,
+		// epoch, catch-up range end, position, row count, finished.
+		return []StateTable{{Name: "snapshot backfill progress", PK: []int{0},
+			Types: []types.T{types.TInt32, types.TInt64, types.TInt64, types.TInt64, types.TBytea, types.TInt64, types.TBool}}}
 	}
 	return []StateTable{{Name: "backfill progress", Types: []types.T{types.TBytea, types.TBool, types.TInt64}}}
 }

@@ -30,9 +30,10 @@ type Engine struct {
 	}
 	Logger *slog.Logger
 
-	cfg    Config
-	params map[string]string // persisted system parameters (ALTER SYSTEM SET)
-	closed bool
+	cfg      Config
+	params   map[string]string       // persisted system parameters (ALTER SYSTEM SET)
+	barriers *coordinator.BarrierLog // every coordinator's, so recovery keeps the history
+	closed   bool
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
 	ddl     sync.Mutex
 	nextPID atomic.Int32
@@ -76,7 +77,8 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	if cfg.BarrierInterval <= 0 {
 		cfg.BarrierInterval = time.Second
 	}
-	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
+	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params,
+		barriers: coordinator.NewBarrierLog()}
 	coord, err := e.startCoordinator(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -90,7 +92,8 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 // the catalog and starts it.
 func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
 	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
-		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover})
+		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover,
+		Barriers: e.barriers})
 	if err := e.recoverJobs(ctx, c); err != nil {
 		c.Stop()
 		return nil, err

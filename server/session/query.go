@@ -24,6 +24,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_ddl_progress" {
 			return s.eng.ddlProgressRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_barrier_latency" {
+			return s.eng.barrierLatencyRows(), nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }

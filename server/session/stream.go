@@ -16,7 +16,6 @@ import (
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
-	"github.com/tributary/tributary/storage/codec"
 )
 
 // recoverJobs registers every table's DML source and rebuilds every
@@ -193,7 +192,6 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		s.unpublish(context.Background(), rel)
 		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
 	}
-	go s.eng.estimate(c, rel)
 	if opts.Background {
 		return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
 	}
@@ -266,40 +264,14 @@ func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relati
 	return err
 }
 
-// estimate counts the rows a job's backfill will read (its upstreams' rows at
-// the committed epoch), for progress reports; it runs beside the backfill.
-func (e *Engine) estimate(c *coordinator.Coordinator, rel *catalog.Relation) {
-	ctx := context.Background()
-	epoch := e.Store.CommittedEpoch()
-	var total int64
-	for _, id := range rel.DependsOn {
-		up, ok := e.Catalog.ByID(id)
-		if !ok || (up.Kind != catalog.KindTable && up.Kind != catalog.KindMaterializedView) {
-			continue
-		}
-		lo, hi := codec.TableSpan(up.ID)
-		it, err := e.Store.Scan(ctx, lo, hi, epoch)
-		if err != nil {
-			return
-		}
-		for it.Next() == nil {
-			total++
-		}
-		it.Close()
-	}
-	c.SetEstimate(rel.ID, total)
-}
-
 // progressText renders a job's progress like RisingWave: "12.50% (125/1000)".
+// The estimate is extrapolated from the vnodes read so far ("(125/?)" before
+// the first vnode is done).
 func progressText(j coordinator.JobInfo) string {
 	if j.Estimate <= 0 {
-		return fmt.Sprintf("(%d/?)", j.Rows)
+		return fmt.Sprintf("%.2f%% (%d/?)", j.Percent, j.Rows)
 	}
-	pct := 100 * float64(min(j.Rows, j.Estimate)) / float64(j.Estimate)
-	if !j.Done && pct > 99.99 {
-		pct = 99.99
-	}
-	return fmt.Sprintf("%.2f%% (%d/%d)", pct, j.Rows, j.Estimate)
+	return fmt.Sprintf("%.2f%% (%d/%d)", j.Percent, j.Rows, max(j.Estimate, j.Rows))
 }
 
 func createType(j coordinator.JobInfo) string {
@@ -316,6 +288,17 @@ func (e *Engine) ddlProgressRows() [][]types.Datum {
 		rows = append(rows, []types.Datum{types.DInt(int64(j.ID)), types.DString(j.Statement),
 			types.DString(createType(j)), types.DString(progressText(j)), types.DInt(j.Started.UnixMicro()),
 			types.DString(j.BackfillType)})
+	}
+	return rows
+}
+
+// barrierLatencyRows answers rw_catalog.rw_barrier_latency: the last
+// committed epochs' barrier round trips, ordered by epoch.
+func (e *Engine) barrierLatencyRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, b := range e.coord().BarrierHistory() {
+		rows = append(rows, []types.Datum{types.DInt(int64(b.Epoch)), types.DInt(b.Injected.UnixMicro()),
+			types.DInt(b.Committed.UnixMicro()), types.DFloat(float64(b.Latency) / float64(time.Millisecond))})
 	}
 	return rows
 }

@@ -1,0 +1,56 @@
+package coordinator
+
+import (
+	"sync"
+	"time"
+)
+
+// BarrierStat is one committed epoch's barrier round trip: from the barrier's
+// injection into the roots to the end of the epoch's commit to storage.
+type BarrierStat struct {
+	Epoch     uint64
+	Injected  time.Time
+	Committed time.Time
+	Latency   time.Duration // Committed - Injected
+}
+
+// barrierHistoryLen is how many committed epochs a BarrierLog keeps.
+const barrierHistoryLen = 16384
+
+// BarrierLog keeps the last barrierHistoryLen BarrierStats in a ring. One log
+// may outlive a coordinator (Config.Barriers): recovery's new coordinator
+// appends to the failed one's history.
+type BarrierLog struct {
+	mu struct {
+		sync.Mutex
+		ring []BarrierStat // grows to barrierHistoryLen, then is overwritten at next
+		next int
+	}
+}
+
+// NewBarrierLog returns an empty log.
+func NewBarrierLog() *BarrierLog { return &BarrierLog{} }
+
+func (l *BarrierLog) record(s BarrierStat) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.mu.ring) < barrierHistoryLen {
+		l.mu.ring = append(l.mu.ring, s)
+		return
+	}
+	l.mu.ring[l.mu.next] = s
+	l.mu.next = (l.mu.next + 1) % barrierHistoryLen
+}
+
+// Stats returns a copy of the kept stats, oldest (lowest epoch) first.
+func (l *BarrierLog) Stats() []BarrierStat {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]BarrierStat, 0, len(l.mu.ring))
+	out = append(out, l.mu.ring[l.mu.next:]...)
+	return append(out, l.mu.ring[:l.mu.next]...)
+}
+
+// BarrierHistory returns the last committed epochs' barrier latencies
+// (at most 16384), oldest first.
+func (c *Coordinator) BarrierHistory() []BarrierStat { return c.cfg.Barriers.Stats() }
