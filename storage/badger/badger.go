@@ -423,11 +423,17 @@ func (s *Store) Close() error {
 	}
 	s.closeMu.closed = true
 	s.iters.Lock()
+	open := make([]*iter, 0, len(s.iters.open))
 	for it := range s.iters.open {
-		it.release()
+		open = append(open, it)
 	}
 	clear(s.iters.open)
 	s.iters.Unlock()
+	for _, it := range open {
+		it.mu.Lock()
+		it.release()
+		it.mu.Unlock()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close badger at %s: %w", s.dir, err)
 	}
@@ -547,6 +553,10 @@ type iter struct {
 	reverse      bool
 	changes      bool // AllVersions listing for ChangedKeys
 
+	// mu guards the Badger iterator against Store.Close, which releases every
+	// open iterator. Each iterator has its own: parallel scans share no lock.
+	mu sync.Mutex
+
 	started  bool
 	key      []byte
 	value    []byte
@@ -556,7 +566,8 @@ type iter struct {
 	closed   bool
 }
 
-// release closes the Badger iterator and transaction; the caller holds closeMu.
+// release closes the Badger iterator and transaction (once); the caller
+// holds it.mu.
 func (it *iter) release() {
 	if it.it != nil {
 		it.it.Close()
@@ -595,9 +606,9 @@ func (it *iter) Next() error {
 	if it.err != nil {
 		return it.err
 	}
-	it.s.closeMu.RLock()
-	defer it.s.closeMu.RUnlock()
-	if it.s.closeMu.closed {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.it == nil { // released by Store.Close
 		it.err = fmt.Errorf("badger iterator: %w", storage.ErrClosed)
 		return it.err
 	}
@@ -639,14 +650,16 @@ func (it *iter) Close() error {
 		return nil
 	}
 	it.closed = true
-	it.s.closeMu.RLock()
-	if !it.s.closeMu.closed {
+	it.mu.Lock()
+	if it.it != nil {
+		// Under s.iters: Store.Close then either no longer finds it or waits
+		// for the release before it closes Badger.
 		it.s.iters.Lock()
 		delete(it.s.iters.open, it)
-		it.s.iters.Unlock()
 		it.release()
+		it.s.iters.Unlock()
 	}
-	it.s.closeMu.RUnlock()
+	it.mu.Unlock()
 	err := it.err
 	it.err = fmt.Errorf("badger iterator: %w", storage.ErrClosed)
 	if err == io.EOF {
