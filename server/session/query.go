@@ -27,6 +27,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_barrier_latency" {
 			return s.eng.barrierLatencyRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_backfill_vnode_progress" {
+			return s.eng.backfillVnodeRows(), nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }

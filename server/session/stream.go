@@ -303,6 +303,32 @@ func (e *Engine) barrierLatencyRows() [][]types.Datum {
 	return rows
 }
 
+// backfillVnodeRows answers rw_catalog.rw_backfill_vnode_progress: each
+// running backfill's state per upstream vnode, as of its last barrier.
+func (e *Engine) backfillVnodeRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, v := range e.coord().BackfillVnodes() {
+		name := types.NullDatum
+		if up, ok := e.Catalog.ByID(v.Upstream); ok {
+			name = types.DString(up.QualifiedName())
+		}
+		state := "not started"
+		switch {
+		case v.Finished:
+			state = "finished"
+		case v.Started:
+			state = "in progress"
+		}
+		count := types.NullDatum
+		if v.Rows >= 0 {
+			count = types.DInt(v.Rows)
+		}
+		rows = append(rows, []types.Datum{types.DInt(int64(v.Job)), types.DInt(int64(v.Actor)), name,
+			types.DInt(int64(v.Vnode)), types.DString(state), count, types.DInt(int64(v.Epoch))})
+	}
+	return rows
+}
+
 // showJobs answers SHOW JOBS.
 func (s *Session) showJobs() pgwire.Result {
 	var rows [][]string
