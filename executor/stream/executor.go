@@ -40,6 +40,9 @@ type ActorContext struct {
 	// CacheRows bounds how many rows a stateful executor keeps in memory
 	// (beyond it, state is read back from storage). 0 means a default.
 	CacheRows int
+	// RequestBarrier asks the coordinator for the next barrier soon (nil: no
+	// one to ask); a backfill that has emitted its share of an epoch calls it.
+	RequestBarrier func()
 
 	mu     sync.Mutex
 	writes storage.Batch

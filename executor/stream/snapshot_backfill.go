@@ -60,10 +60,17 @@ type snapshotBackfillExec struct {
 	finishedVnodes  int
 	finishedRows    int64 // snapshot rows of the finished vnodes
 	readers         *snapshotReaders
-	unpin           func()
-	holding         bool // collecting live chunks after the range end
-	held            []*types.Chunk
-	queue           []Message
+	// The snapshot rows emitted per epoch are bounded by a window that
+	// doubles while the epochs' commits stay fast and halves when one is slow.
+	window    int64
+	epochRows int64 // snapshot rows emitted since the last barrier
+	asked     bool  // a barrier was requested for this epoch
+	sentEpoch uint64
+	sentAt    time.Time
+	unpin     func()
+	holding   bool // collecting live chunks after the range end
+	held      []*types.Chunk
+	queue     []Message
 
 	pump *backfillExec // reuses the arrangement backfill's upstream pump
 	row  []types.Datum
@@ -75,6 +82,33 @@ type vnodeProgress struct {
 	rows     int64
 	finished bool
 	dirty    bool // changed since the last save
+}
+
+// Snapshot backfill's per-epoch window: the snapshot rows it emits between
+// two barriers, after which it asks for the next barrier. The new job's state
+// changes of an epoch commit with everyone's, so the window bounds what the
+// backfill adds to every running job's barrier latency. It doubles (up to
+// the maximum) after an epoch whose barrier went from this source to commit
+// within snapshotCommitTarget, and halves (down to the minimum) otherwise: a
+// cheap job (an aggregation with few groups) runs in few large epochs, an
+// expensive one (a join writing a state row per input row) in small ones.
+const (
+	snapshotWindowMin    = 4 * BackfillChunkRows
+	snapshotWindowMax    = 1024 * BackfillChunkRows
+	snapshotCommitTarget = 50 * time.Millisecond
+)
+
+// observeCommit adjusts the window once the last barrier's epoch committed.
+func (s *snapshotBackfillExec) observeCommit() {
+	if s.sentEpoch == 0 || s.actx.Store.CommittedEpoch() < s.sentEpoch {
+		return
+	}
+	if time.Since(s.sentAt) > snapshotCommitTarget {
+		s.window = max(s.window/2, snapshotWindowMin)
+	} else {
+		s.window = min(s.window*2, snapshotWindowMax)
+	}
+	s.sentEpoch = 0
 }
 
 // snapshotReaderCount is how many goroutines read the snapshot's vnodes.
@@ -94,7 +128,7 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 		report = func(BackfillReport) {}
 	}
 	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
-		progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
+		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: 16 * BackfillChunkRows}
 	s.pump = &backfillExec{upstream: upstream}
 	return s, s.close, nil
 }
@@ -259,7 +293,7 @@ func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
 		// Nothing to do now: wait for upstream, a snapshot chunk, or (catching
 		// up) the range's end epoch to commit.
 		var snap <-chan snapChunk
-		if s.readers != nil {
+		if s.readers != nil && s.epochRows < s.window {
 			snap = s.readers.ch
 		}
 		select {
@@ -314,6 +348,10 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 			s.limit.Set(r.RowsPerSecond)
 		}
 	})
+	s.epochRows, s.asked = 0, false
+	if s.phase == phaseSnapshot && s.sentEpoch == 0 {
+		s.sentEpoch, s.sentAt = b.Epoch.Prev, time.Now()
+	}
 	if !s.loaded {
 		if err := s.load(ctx, b.Epoch.Prev); err != nil {
 			return err
@@ -350,6 +388,14 @@ func (s *snapshotBackfillExec) work(ctx context.Context) (*types.Chunk, bool, er
 	switch s.phase {
 	case phaseSnapshot:
 		if s.actx.Store.CommittedEpoch() < s.epoch {
+			return nil, false, nil
+		}
+		s.observeCommit()
+		if s.epochRows >= s.window {
+			if !s.asked && s.actx.RequestBarrier != nil {
+				s.asked = true
+				s.actx.RequestBarrier()
+			}
 			return nil, false, nil
 		}
 		if s.readers == nil {
@@ -510,6 +556,7 @@ func (s *snapshotBackfillExec) applySnap(sc snapChunk) (*types.Chunk, error) {
 	}
 	vp.rows += n
 	s.rows += n
+	s.epochRows += n
 	vp.dirty = true
 	if sc.done {
 		vp.finished = true
