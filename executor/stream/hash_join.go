@@ -267,10 +267,8 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	} else {
 		this.encodeKey(r.kd)
 	}
-	te, err := this.load(ctx, r.kd, r.tick)
-	if err != nil {
-		return err
-	}
+	// Adding or removing a row needs none of its key's other rows: no read.
+	te := this.loadForWrite(r.tick)
 	if !insert {
 		this.remove(te, row)
 		return nil

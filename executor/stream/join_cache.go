@@ -23,6 +23,11 @@ type joinEntry struct {
 	gone    []types.Datum
 	used    uint64 // the side's tick when last used, for LRU eviction
 	pending bool   // in the side's dirty list
+	// partial: the key's stored rows were never read. rows holds only the
+	// rows added since (all dirty), gone the rows removed that were not among
+	// them. A row's own side only adds and removes, so it needs no read; the
+	// first probe from the other side (load) merges in the stored rows.
+	partial bool
 }
 
 // joinSide is one input of a hash join: its fixed layout and its run state
@@ -83,9 +88,10 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 // load returns the entry of the key last encoded (values kd), reading the
 // state table on a cache miss. Entries stay valid until evict.
 func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
-	if e := s.cache[string(s.keyBuf)]; e != nil {
-		e.used = tick
-		return e, nil
+	cached := s.cache[string(s.keyBuf)]
+	if cached != nil && !cached.partial {
+		cached.used = tick
+		return cached, nil
 	}
 	vnode := codec.VnodeOf(codec.HashRow(s.keyTypes, kd, s.keyIdx))
 	it, err := s.table.Iter(ctx, state.IterOptions{
@@ -105,15 +111,50 @@ func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*jo
 			it.Close()
 			return nil, fmt.Errorf("hash join: read state: %w", err)
 		}
-		e.rows = s.appendRow(e.rows, it.Row())
+		row := it.Row()
+		if cached != nil && s.removedIn(cached, row) {
+			continue // removed this epoch, before the rows were read
+		}
+		e.rows = s.appendRow(e.rows, row)
 		e.dirty = append(e.dirty, false)
 	}
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("hash join: read state: %w", err)
 	}
+	if cached != nil {
+		// Merge in the partial entry's changes; it stays the cached one.
+		s.cached -= max(len(cached.dirty), 1)
+		cached.rows = append(e.rows, cached.rows...)
+		cached.dirty = append(e.dirty, cached.dirty...)
+		cached.partial, cached.used = false, tick
+		e = cached
+	}
 	s.cache[string(s.keyBuf)] = e
 	s.cached += max(len(e.dirty), 1)
 	return e, nil
+}
+
+// removedIn reports whether row is among the rows a partial entry removed.
+func (s *joinSide) removedIn(e *joinEntry, row []types.Datum) bool {
+	for off := 0; off < len(e.gone); off += s.width {
+		if s.sameRow(e.gone[off:off+s.width], row) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadForWrite returns the entry of the key last encoded for adding or
+// removing rows: the cached one, or a new partial entry (no read).
+func (s *joinSide) loadForWrite(tick uint64) *joinEntry {
+	if e := s.cache[string(s.keyBuf)]; e != nil {
+		e.used = tick
+		return e
+	}
+	e := &joinEntry{used: tick, partial: true}
+	s.cache[string(s.keyBuf)] = e
+	s.cached++
+	return e
 }
 
 // appendRow appends a state row to a flattened row list, copying numeric
@@ -153,28 +194,44 @@ func (s *joinSide) touch(e *joinEntry, i int) {
 }
 
 // remove drops the row whose state key equals row's from an entry. It
-// reports false when there is none (an inconsistent input).
+// reports false when there is none (an inconsistent input). A partial entry
+// that does not hold the row records its removal for the barrier.
 func (s *joinSide) remove(e *joinEntry, row []types.Datum) bool {
-	w := s.width
-	for i := range e.dirty {
-		r := e.rows[i*w : (i+1)*w]
-		if !s.sameRow(r, row) {
-			continue
+	if e.partial {
+		for i := range e.dirty {
+			if s.sameRow(e.rows[i*s.width:(i+1)*s.width], row) {
+				return s.removeAt(e, i)
+			}
 		}
-		e.gone = s.appendRow(e.gone, r)
-		last := len(e.dirty) - 1
-		copy(r, e.rows[last*w:])
-		clear(e.rows[last*w:])
-		e.rows = e.rows[:last*w]
-		e.dirty[i] = e.dirty[last]
-		e.dirty = e.dirty[:last]
-		if last > 0 {
-			s.cached--
-		}
+		e.gone = s.appendRow(e.gone, row)
 		s.markPending(e)
 		return true
 	}
+	w := s.width
+	for i := range e.dirty {
+		if s.sameRow(e.rows[i*w:(i+1)*w], row) {
+			return s.removeAt(e, i)
+		}
+	}
 	return false
+}
+
+// removeAt drops row i of an entry (to be deleted from the table at the barrier).
+func (s *joinSide) removeAt(e *joinEntry, i int) bool {
+	w := s.width
+	r := e.rows[i*w : (i+1)*w]
+	e.gone = s.appendRow(e.gone, r)
+	last := len(e.dirty) - 1
+	copy(r, e.rows[last*w:])
+	clear(e.rows[last*w:])
+	e.rows = e.rows[:last*w]
+	e.dirty[i] = e.dirty[last]
+	e.dirty = e.dirty[:last]
+	if last > 0 {
+		s.cached--
+	}
+	s.markPending(e)
+	return true
 }
 
 // sameRow reports whether two rows of one entry have the same state key (the
@@ -211,6 +268,12 @@ func (s *joinSide) flush() error {
 			e.dirty[i] = false
 		}
 		e.pending = false
+		if e.partial {
+			// Its rows are stored now: a later load reads them from the table.
+			s.cached -= max(len(e.dirty), 1) - 1
+			clear(e.rows)
+			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
+		}
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
