@@ -495,6 +495,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 		}
 	}
 	var row []types.Datum
+	var last []byte // key of the last row read (the iterator's is gone at its end)
 	for _, t := range tasks {
 		lower, upper := codec.VnodeSpan(s.relID, t.vnode)
 		if t.after != nil {
@@ -519,6 +520,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 					break
 				}
 				c.AppendRow(row)
+				last = append(last[:0], it.Key()...)
 			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				it.Close()
@@ -529,7 +531,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 			s.limit.charge(c.Len())
 			sc := snapChunk{c: c, vnode: t.vnode, done: eof}
 			if c.Len() > 0 {
-				sc.pos = bytes.Clone(it.Key())
+				sc.pos = bytes.Clone(last)
 			}
 			if !send(sc) {
 				it.Close()
