@@ -93,9 +93,9 @@ type vnodeProgress struct {
 // cheap job (an aggregation with few groups) runs in few large epochs, an
 // expensive one (a join writing a state row per input row) in small ones.
 const (
-	snapshotWindowMin    = 4 * BackfillChunkRows
+	snapshotWindowMin    = BackfillChunkRows
 	snapshotWindowMax    = 1024 * BackfillChunkRows
-	snapshotCommitTarget = 50 * time.Millisecond
+	snapshotCommitTarget = 10 * time.Millisecond
 )
 
 // observeCommit adjusts the window once the last barrier's epoch committed.
