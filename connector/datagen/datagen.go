@@ -224,7 +224,11 @@ func parseField(c Column, o map[string]string) (field, error) {
 				return f, invalid("column %s: fields.%s.min (%g) is greater than fields.%s.max (%g)", c.Name, c.Name, f.minF, c.Name, f.maxF)
 			}
 		case c.Type.ID == types.Varchar:
-			n, err := intOpt("length", defaultLength)
+			def := int64(defaultLength)
+			if c.Type.Width > 0 {
+				def = min(def, int64(c.Type.Width))
+			}
+			n, err := intOpt("length", def)
 			if err != nil {
 				return f, err
 			}
@@ -232,7 +236,7 @@ func parseField(c Column, o map[string]string) (field, error) {
 				return f, invalid("column %s: fields.%s.length must be between 0 and %d, got %d", c.Name, c.Name, 1<<20, n)
 			}
 			if c.Type.Width > 0 && n > int64(c.Type.Width) {
-				return f, invalid("column %s: fields.%s.length %d exceeds %s", c.Name, c.Name, n, c.Type.SQLName())
+				return f, invalid("column %s: fields.%s.length %d exceeds the column's %s", c.Name, c.Name, n, c.Type)
 			}
 			f.length = int(n)
 		case c.Type.ID == types.Bool:

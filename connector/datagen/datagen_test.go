@@ -142,3 +142,19 @@ func TestFillDoesNotAllocatePerRow(t *testing.T) {
 		t.Fatalf("Fill allocated %v times for 1000 integer rows", allocs)
 	}
 }
+
+func TestVarcharWidth(t *testing.T) {
+	cols := []Column{{Name: "s", Type: types.T{ID: types.Varchar, Width: 4}}}
+	cfg, err := Parse(map[string]string{"connector": "datagen"}, cols)
+	if err != nil {
+		t.Fatalf("default length must fit varchar(4): %v", err)
+	}
+	c := types.NewChunk([]types.T{cols[0].Type}, 4)
+	cfg.Fill(c, 0, 0, 4)
+	if got := len(c.Cols[0].Str[3]); got != 4 {
+		t.Fatalf("length %d, want 4", got)
+	}
+	if _, err := Parse(map[string]string{"connector": "datagen", "fields.s.length": "5"}, cols); !errors.Is(err, types.ErrInvalidParameter) {
+		t.Fatalf("length 5 in varchar(4): %v", err)
+	}
+}
