@@ -35,6 +35,8 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		ch := make(chan *stream.Barrier, 1)
 		b.roots[b.actx.ID] = &root{barriers: ch}
 		return stream.NewValues(b.actx, n, ch)
+	case *plan.StreamConnectorSource:
+		return b.connectorSource(n)
 	case *plan.StreamProject:
 		in, err := b.build(n.Input)
 		if err != nil {
@@ -137,4 +139,22 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	}
 	b.closers = append(b.closers, closer)
 	return exec, nil
+}
+
+// connectorSource builds the root of a connector table's job: fed barriers
+// like a constant source, writing its rows into the table as DML does. A
+// bounded source reports its progress as the job's backfill, so WAIT and
+// SHOW JOBS follow it until its last row is in.
+func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executor, error) {
+	gen, err := stream.ParseConnector(n.Table, n.Props)
+	if err != nil {
+		return nil, err
+	}
+	var report stream.Progress
+	if gen.Total >= 0 {
+		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
+	}
+	ch := make(chan *stream.Barrier, 1)
+	b.roots[b.actx.ID] = &root{barriers: ch}
+	return stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report)
 }

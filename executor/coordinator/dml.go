@@ -3,8 +3,10 @@ package coordinator
 import (
 	"context"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
 
@@ -53,6 +55,46 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	c.mu.Unlock()
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
+}
+
+// tableWriter writes a connector source's rows into its table in the open
+// epoch, as DML does (stream.TableWriter).
+type tableWriter struct {
+	c   *Coordinator
+	rel *catalog.Relation
+}
+
+func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk) (bool, error) {
+	c := w.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.stopped || c.mu.failed != nil || c.mu.epoch != epoch {
+		return false, nil
+	}
+	if _, ok := c.mu.sources[w.rel.ID]; !ok {
+		return false, nil // the table is being dropped
+	}
+	tables := c.mu.tables
+	if err := tables.Upsert(ctx, w.rel, c.kv.CommittedEpoch(), chunk); err != nil {
+		tables.Discard()
+		return false, err
+	}
+	tables.Flush(epoch, &c.mu.batch)
+	for id, changes := range tables.TakeChanges() {
+		src, ok := c.mu.sources[id]
+		if !ok {
+			continue
+		}
+		// As in DML: the writes are in the epoch, the chunk must follow them.
+		select {
+		case c.mu.roots[src].msgs <- stream.ChunkMsg(changes):
+		case <-c.failedCh:
+			return false, ErrRecovering
+		case <-c.stop:
+			return false, ErrStopped
+		}
+	}
+	return true, nil
 }
 
 // Write adds catalog or cleanup writes to the open epoch (fn may read at

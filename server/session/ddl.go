@@ -62,8 +62,8 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if err != nil {
 		return nil, err
 	}
-	if len(n.With) > 0 || n.Format != nil {
-		return nil, types.Errorf(types.ErrUnsupported, "tables with connectors are not supported yet")
+	if n.Format != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported for tables yet")
 	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
@@ -112,11 +112,28 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
+	if len(n.With) > 0 {
+		if err := s.connectorOptions(rel, n.With); err != nil {
+			return nil, err
+		}
+	}
 	rel.ID = s.eng.Catalog.NextID()
+	if len(n.With) > 0 {
+		rel.StateTables = []uint32{s.eng.Catalog.NextID()} // the source's split offsets
+	}
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
 	s.eng.coord().AddTable(rel.ID, rel.ColumnTypes())
+	if isConnectorTable(rel) {
+		if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], connectorSource(rel), connectorJobOptions(rel)); err != nil {
+			// Undo the table: it must not exist without its source.
+			_ = s.eng.coord().DropTable(ctx, rel.ID)
+			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})
+			s.eng.Catalog.Remove(rel.ID)
+			return nil, err
+		}
+	}
 	return tagOnly("CREATE TABLE"), nil
 }
 
@@ -219,6 +236,11 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		case catalog.KindMaterializedView:
 			err = s.eng.coord().DropJob(ctx, r.ID)
 		case catalog.KindTable:
+			if isConnectorTable(r) {
+				if err = s.eng.coord().DropJob(ctx, r.StateTables[0]); err != nil {
+					break
+				}
+			}
 			err = s.eng.coord().DropTable(ctx, r.ID)
 		}
 		if err != nil {

@@ -26,6 +26,11 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 		switch rel.Kind {
 		case catalog.KindTable:
 			c.AddTable(rel.ID, rel.ColumnTypes())
+			if isConnectorTable(rel) {
+				if err := c.AddJob(ctx, rel.StateTables[0], connectorSource(rel), connectorJobOptions(rel)); err != nil {
+					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
+				}
+			}
 		case catalog.KindMaterializedView:
 			root, err := e.planJob(rel, replay(rel.StateTables))
 			if err != nil {

@@ -68,6 +68,13 @@ func rateLimitValue(v string) (string, error) {
 	return intValue(0)(v)
 }
 
+func sourceRateValue(v string) (string, error) {
+	if strings.EqualFold(v, "default") {
+		return "default", nil
+	}
+	return intValue(0)(v)
+}
+
 var varDefs = map[string]varDef{
 	"application_name":                    {"", "Sets the application name to be reported.", anyValue},
 	"client_encoding":                     {"UTF8", "Sets the client's character set encoding.", oneOf("UTF8")},
@@ -94,7 +101,7 @@ var varDefs = map[string]varDef{
 	"synchronous_commit":                  {"on", "Sets the current transaction's synchronization level.", anyValue},
 	"streaming_parallelism":               {strconv.Itoa(runtime.NumCPU()), "Parallelism of new streaming jobs (0 = number of cores).", intValue(0)},
 	"backfill_rate_limit":                 {"default", "Rows per second a new job's backfill may read (0 pauses; default = unlimited; 'adaptive').", rateLimitValue},
-	"source_rate_limit":                   {"default", "Rows per second a new source may read (default = unlimited).", rateLimitValue},
+	"source_rate_limit":                   {"default", "Rows per second a new connector table's source may produce over all splits (0 pauses; default = the connector's own rate).", sourceRateValue},
 	"sink_rate_limit":                     {"default", "Rows per second a new sink may write (default = unlimited).", rateLimitValue},
 	"background_ddl":                      {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue},
 	"sink_decouple":                       {"default", "Put a persisted log store between sinks and their upstream.", oneOf("default", "true", "false", "enable", "disable")},

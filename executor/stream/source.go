@@ -1,0 +1,285 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector/datagen"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// TableWriter writes a connector source's rows into its table, exactly as
+// DML does: into the table's state and its change stream, in one epoch.
+type TableWriter interface {
+	// Write writes c's rows in epoch and returns true, or returns false and
+	// writes nothing when epoch is no longer the open epoch (its barrier is
+	// on its way to the source) or the table is gone.
+	Write(ctx context.Context, epoch uint64, c *types.Chunk) (bool, error)
+}
+
+// ParseConnector checks a connector table's options against its columns
+// (the errors CREATE TABLE reports). Keys are matched case-insensitively.
+func ParseConnector(rel *catalog.Relation, props map[string]string) (*datagen.Config, error) {
+	cols := make([]datagen.Column, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = datagen.Column{Name: c.Name, Type: c.Type, RowIndex: c.Hidden && c.Name == catalog.RowIDColumn}
+	}
+	var name string
+	for k, v := range props {
+		if strings.EqualFold(k, "connector") {
+			name = v
+		}
+	}
+	if !strings.EqualFold(name, datagen.Name) {
+		return nil, types.Errorf(types.ErrUnsupported, "connector %q is not supported (supported: datagen)", name)
+	}
+	return datagen.Parse(props, cols)
+}
+
+// sourceConfig is a connector source's fixed configuration.
+type sourceConfig struct {
+	gen    *datagen.Config
+	ts     []types.T
+	rel    *catalog.Relation
+	writer TableWriter
+	report Progress
+}
+
+// sourceExec is the root of a connector table's job: between barriers it
+// reads rows from its splits at the allowed rate and writes them into the
+// table through a TableWriter, in the epoch its last barrier opened; each
+// split's offset goes to a state table with the same epoch, so a restart
+// resumes exactly after the last committed rows. It emits only barriers,
+// and never makes one wait: a barrier is handled as soon as it arrives.
+type sourceExec struct {
+	sourceConfig
+	actx     *ActorContext
+	barriers <-chan *Barrier
+	state    *state.Table
+
+	// per-run state
+	started   bool
+	done      bool
+	epoch     uint64 // the epoch rows are written in (0 before the first barrier)
+	offsets   []int64
+	dirty     []bool
+	next      int          // the split to read next (round robin)
+	pending   *types.Chunk // rows read but refused (their epoch had ended)
+	pendSplit int
+	blocked   bool // a write was refused: wait for the barrier
+	exhausted bool
+	rate      int64 // rows per second over all splits (< 0 unlimited, 0 paused)
+	tokens    float64
+	last      time.Time
+	produced  int64
+}
+
+// NewConnectorSource returns the executor of a StreamConnectorSource fed by
+// barriers; w writes its rows into the table and report (may be nil)
+// receives its progress for bounded sources.
+func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress) (Executor, error) {
+	gen, err := ParseConnector(n.Table, n.Props)
+	if err != nil {
+		return nil, fmt.Errorf("source of %s: %w", n.Table.QualifiedName(), err)
+	}
+	st, err := actx.NewTable(stateSchema(n.State))
+	if err != nil {
+		return nil, fmt.Errorf("source of %s: %w", n.Table.QualifiedName(), err)
+	}
+	rate := gen.RowsPerSecond
+	if n.RateLimit >= 0 {
+		rate = n.RateLimit
+	}
+	return &sourceExec{
+		sourceConfig: sourceConfig{gen: gen, ts: n.Table.ColumnTypes(), rel: n.Table, writer: w, report: report},
+		actx:         actx, barriers: barriers, state: st, rate: rate,
+		offsets: make([]int64, gen.Splits), dirty: make([]bool, gen.Splits),
+	}, nil
+}
+
+func stateSchema(t plan.StateTable) state.Schema {
+	return state.Schema{TableID: t.ID, Types: t.Types, PK: t.PK, PKDesc: t.PKDesc, DistKey: t.Dist}
+}
+
+func (e *sourceExec) Schema() []types.T { return nil }
+
+func (e *sourceExec) Next(ctx context.Context) (Message, error) {
+	if e.done {
+		return Message{}, io.EOF
+	}
+	for {
+		select {
+		case b := <-e.barriers:
+			return e.onBarrier(ctx, b)
+		default:
+		}
+		wait := e.wait(time.Now())
+		if wait == 0 {
+			if err := e.produce(ctx); err != nil {
+				return Message{}, fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+			}
+			continue
+		}
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			fire = timer.C
+		}
+		select {
+		case b := <-e.barriers:
+			if timer != nil {
+				timer.Stop()
+			}
+			return e.onBarrier(ctx, b)
+		case <-fire:
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return Message{}, ctx.Err()
+		}
+	}
+}
+
+// wait returns 0 when a chunk may be read now, how long until one may, or
+// -1 when only a barrier can change that.
+func (e *sourceExec) wait(now time.Time) time.Duration {
+	if e.epoch == 0 || e.blocked || e.exhausted || e.rate == 0 {
+		return -1
+	}
+	if e.rate < 0 || e.pending != nil {
+		return 0
+	}
+	// Tokens accrue at the rate, up to a tenth of a second's worth; a chunk
+	// is read once a full one (or the whole burst) is available.
+	burst := max(float64(e.rate)/10, 1)
+	e.tokens = min(burst, e.tokens+now.Sub(e.last).Seconds()*float64(e.rate))
+	e.last = now
+	want := min(burst, types.DefaultChunkSize)
+	if e.tokens >= want {
+		return 0
+	}
+	return max(time.Duration((want-e.tokens)/float64(e.rate)*float64(time.Second)), time.Millisecond)
+}
+
+// produce reads one chunk (or retries the refused one) and writes it.
+func (e *sourceExec) produce(ctx context.Context) error {
+	if e.pending == nil {
+		n := types.DefaultChunkSize
+		if e.rate > 0 {
+			n = min(n, int(e.tokens))
+		}
+		for i := 0; i < len(e.offsets); i++ {
+			s := (e.next + i) % len(e.offsets)
+			c := types.NewChunk(e.ts, n)
+			if e.gen.Fill(c, s, e.offsets[s], n) > 0 {
+				e.pending, e.pendSplit = c, s
+				break
+			}
+		}
+		if e.pending == nil {
+			e.exhausted = true
+			return nil
+		}
+	}
+	ok, err := e.writer.Write(ctx, e.epoch, e.pending)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e.blocked = true
+		return nil
+	}
+	n := e.pending.Len()
+	e.offsets[e.pendSplit] += int64(n)
+	e.dirty[e.pendSplit] = true
+	e.produced += int64(n)
+	e.tokens -= float64(n)
+	e.next = e.pendSplit + 1
+	e.pending = nil
+	return nil
+}
+
+func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error) {
+	if b == nil {
+		return Message{}, fmt.Errorf("source of %s: barrier channel closed without a stop barrier", e.rel.QualifiedName())
+	}
+	if !e.started {
+		e.started = true
+		if err := e.load(ctx); err != nil {
+			return Message{}, fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+		}
+		e.last = time.Now()
+	}
+	for s, d := range e.dirty {
+		if d {
+			if err := e.state.Insert([]types.Datum{types.DInt(int64(s)), types.DInt(e.offsets[s])}); err != nil {
+				return Message{}, fmt.Errorf("source of %s: save split %d: %w", e.rel.QualifiedName(), s, err)
+			}
+			e.dirty[s] = false
+		}
+	}
+	b.ForEachMutation(func(m Mutation) {
+		if r, ok := m.(*SetRateLimit); ok && r.Actors[e.actx.ID] {
+			e.rate = r.RowsPerSecond
+			if e.rate < 0 {
+				e.rate = e.gen.RowsPerSecond
+			}
+		}
+	})
+	if b.Stops(e.actx.ID) {
+		e.done = true
+		return BarrierMsg(b), nil
+	}
+	e.epoch = b.Epoch.Curr
+	e.blocked = false
+	e.reportProgress()
+	return BarrierMsg(b), nil
+}
+
+// load reads the committed split offsets; a split with none starts at 0.
+func (e *sourceExec) load(ctx context.Context) error {
+	it, err := e.state.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		if err := it.Next(); err != nil {
+			if err == io.EOF {
+				return it.Close()
+			}
+			return err
+		}
+		row := it.Row()
+		s := int(row[0].I)
+		if s < 0 || s >= len(e.offsets) {
+			return fmt.Errorf("split %d saved, but the source has %d splits", s, len(e.offsets))
+		}
+		e.offsets[s] = row[1].I
+		e.produced += row[1].I
+	}
+}
+
+// reportProgress tells a bounded source's progress: done once every row has
+// been written in an epoch now sealed (the barrier being handled seals it).
+func (e *sourceExec) reportProgress() {
+	if e.report == nil || e.gen.Total < 0 {
+		return
+	}
+	if !e.exhausted && e.produced >= e.gen.Total {
+		e.exhausted = true
+	}
+	r := BackfillReport{Rows: e.produced, Estimate: e.gen.Total, Done: e.exhausted && e.pending == nil}
+	if e.gen.Total > 0 {
+		r.Covered = float64(e.produced) / float64(e.gen.Total)
+	}
+	e.report(r)
+}

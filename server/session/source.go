@@ -1,0 +1,67 @@
+package session
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// withPrefix marks a connector table's WITH options in Relation.Options.
+const withPrefix = "with."
+
+// connectorOptions checks a CREATE TABLE's WITH options against the table
+// and records them (and the session's source_rate_limit) in rel.Options.
+func (s *Session) connectorOptions(rel *catalog.Relation, with []parser.Option) error {
+	props := map[string]string{}
+	for _, o := range with {
+		props[strings.ToLower(o.Key)] = o.Value
+	}
+	if _, ok := props["connector"]; !ok {
+		return types.Errorf(types.ErrUnsupported, "CREATE TABLE ... WITH (...) needs a connector option (connector = 'datagen')")
+	}
+	if _, err := stream.ParseConnector(rel, props); err != nil {
+		return err
+	}
+	if rel.Options == nil {
+		rel.Options = map[string]string{}
+	}
+	for k, v := range props {
+		rel.Options[withPrefix+k] = v
+	}
+	if r, err := s.vars.get("source_rate_limit"); err == nil && r != "default" {
+		rel.Options["source_rate_limit"] = r
+	}
+	return nil
+}
+
+// isConnectorTable reports whether rel is a table fed by a connector.
+func isConnectorTable(rel *catalog.Relation) bool {
+	return rel.Kind == catalog.KindTable && rel.Options[withPrefix+"connector"] != "" && len(rel.StateTables) == 1
+}
+
+// connectorSource is the plan of a connector table's source job.
+func connectorSource(rel *catalog.Relation) *plan.StreamConnectorSource {
+	props := map[string]string{}
+	for k, v := range rel.Options {
+		if name, ok := strings.CutPrefix(k, withPrefix); ok {
+			props[name] = v
+		}
+	}
+	n := &plan.StreamConnectorSource{Table: rel, Props: props, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: -1}
+	if v, err := strconv.ParseInt(rel.Options["source_rate_limit"], 10, 64); err == nil {
+		n.RateLimit = v
+	}
+	return n
+}
+
+// connectorJobOptions describes a connector table's source job for SHOW JOBS.
+func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
+	return coordinator.JobOptions{Parallelism: 1, BackfillRate: -1, Background: true,
+		Statement: "CREATE TABLE " + rel.Name + " (source)", BackfillType: "Source"}
+}
