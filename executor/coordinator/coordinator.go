@@ -46,6 +46,9 @@ type Coordinator struct {
 
 	wake     chan struct{} // a barrier is wanted now
 	interval atomic.Int64  // barrier interval in ns, changed by SetBarrierInterval
+	// foreground is when (unix ns) DML or a connector source last wrote rows:
+	// backfills hold back harder while someone waits for commits.
+	foreground atomic.Int64
 	recent   []uint64      // recently committed epochs, oldest first (barrier loop only)
 	failedCh chan struct{} // closed when an actor fails (until recovery)
 	failOnce *sync.Once
@@ -421,4 +424,11 @@ func (c *Coordinator) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
+}
+
+// Foreground reports whether rows were written by DML or a connector source
+// within the last second: running pipelines are busy, and a backfill should
+// keep its epochs light.
+func (c *Coordinator) Foreground() bool {
+	return time.Since(time.Unix(0, c.foreground.Load())) < time.Second
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
@@ -16,6 +17,7 @@ import (
 // (sent to the tables' streaming jobs), and DML returns once the epoch is
 // committed. If fn fails its writes are discarded.
 func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, snapshot uint64) error) error {
+	c.foreground.Store(time.Now().UnixNano())
 	c.mu.Lock()
 	if c.mu.stopped {
 		c.mu.Unlock()
@@ -66,6 +68,7 @@ type tableWriter struct {
 
 func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk) (bool, error) {
 	c := w.c
+	c.foreground.Store(time.Now().UnixNano())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.stopped || c.mu.failed != nil || c.mu.epoch != epoch {

@@ -43,6 +43,9 @@ type ActorContext struct {
 	// RequestBarrier asks the coordinator for the next barrier soon (nil: no
 	// one to ask); a backfill that has emitted its share of an epoch calls it.
 	RequestBarrier func()
+	// Foreground reports whether running pipelines are busy with writes
+	// (nil: never); backfills then keep their share of each epoch small.
+	Foreground func() bool
 
 	mu     sync.Mutex
 	writes storage.Batch

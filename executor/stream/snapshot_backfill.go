@@ -89,13 +89,18 @@ type vnodeProgress struct {
 // changes of an epoch commit with everyone's, so the window bounds what the
 // backfill adds to every running job's barrier latency. It doubles (up to
 // the maximum) after an epoch whose barrier went from this source to commit
-// within snapshotCommitTarget, and halves (down to the minimum) otherwise: a
-// cheap job (an aggregation with few groups) runs in few large epochs, an
-// expensive one (a join writing a state row per input row) in small ones.
+// within the target, and halves (down to one chunk) otherwise: a cheap job
+// (an aggregation with few groups) runs in few large epochs, an expensive one
+// (a join writing a state row per input row) in small ones. The target is
+// tight while running pipelines are busy (someone's INSERT waits for each
+// commit) and loose when they are idle, where only the backfill's speed
+// matters.
 const (
-	snapshotWindowMin    = BackfillChunkRows
-	snapshotWindowMax    = 1024 * BackfillChunkRows
-	snapshotCommitTarget = 10 * time.Millisecond
+	snapshotWindowMin           = BackfillChunkRows
+	snapshotWindowMax           = 1024 * BackfillChunkRows
+	snapshotCommitTargetBusy    = 3 * time.Millisecond
+	snapshotCommitTargetIdle    = 50 * time.Millisecond
+	snapshotWindowInitialChunks = 16
 )
 
 // observeCommit adjusts the window once the last barrier's epoch committed.
@@ -103,7 +108,11 @@ func (s *snapshotBackfillExec) observeCommit() {
 	if s.sentEpoch == 0 || s.actx.Store.CommittedEpoch() < s.sentEpoch {
 		return
 	}
-	if time.Since(s.sentAt) > snapshotCommitTarget {
+	target := snapshotCommitTargetIdle
+	if s.actx.Foreground != nil && s.actx.Foreground() {
+		target = snapshotCommitTargetBusy
+	}
+	if time.Since(s.sentAt) > target {
 		s.window = max(s.window/2, snapshotWindowMin)
 	} else {
 		s.window = min(s.window*2, snapshotWindowMax)
@@ -128,7 +137,7 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 		report = func(BackfillReport) {}
 	}
 	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
-		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: 16 * BackfillChunkRows}
+		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: snapshotWindowInitialChunks * BackfillChunkRows}
 	s.pump = &backfillExec{upstream: upstream}
 	return s, s.close, nil
 }
