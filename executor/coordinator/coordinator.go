@@ -49,14 +49,14 @@ type Coordinator struct {
 	// foreground is when (unix ns) DML or a connector source last wrote rows:
 	// backfills hold back harder while someone waits for commits.
 	foreground atomic.Int64
-	recent   []uint64      // recently committed epochs, oldest first (barrier loop only)
-	failedCh chan struct{} // closed when an actor fails (until recovery)
-	failOnce *sync.Once
-	stop     chan struct{}
-	done     chan struct{}
-	runCtx   context.Context
-	cancel   context.CancelFunc
-	actors   sync.WaitGroup
+	recent     []uint64      // recently committed epochs, oldest first (barrier loop only)
+	failedCh   chan struct{} // closed when an actor fails (until recovery)
+	failOnce   *sync.Once
+	stop       chan struct{}
+	done       chan struct{}
+	runCtx     context.Context
+	cancel     context.CancelFunc
+	actors     sync.WaitGroup
 
 	reports struct {
 		sync.Mutex
