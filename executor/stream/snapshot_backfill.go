@@ -65,6 +65,7 @@ type snapshotBackfillExec struct {
 	window    int64
 	epochRows int64 // snapshot rows emitted since the last barrier
 	asked     bool  // a barrier was requested for this epoch
+	rest      bool  // the next epoch emits nothing (the smallest window was too much)
 	sentEpoch uint64
 	sentAt    time.Time
 	unpin     func()
@@ -113,6 +114,8 @@ func (s *snapshotBackfillExec) observeCommit() {
 		target = snapshotCommitTargetBusy
 	}
 	if time.Since(s.sentAt) > target {
+		// At the floor already: sit the next epoch out.
+		s.rest = s.window == snapshotWindowMin
 		s.window = max(s.window/2, snapshotWindowMin)
 	} else {
 		s.window = min(s.window*2, snapshotWindowMax)
@@ -358,6 +361,9 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 		}
 	})
 	s.epochRows, s.asked = 0, false
+	if s.rest {
+		s.epochRows, s.rest = s.window, false // this epoch emits no snapshot rows
+	}
 	if s.phase == phaseSnapshot && s.sentEpoch == 0 {
 		s.sentEpoch, s.sentAt = b.Epoch.Prev, time.Now()
 	}
