@@ -72,10 +72,15 @@ type backfillExec struct {
 	// savedDone: the finished state is persisted; nothing more to save.
 	savedDone    bool
 	reportedDone bool // the last detailed report said finished
-	rows         int64
-	snap         uint64 // the epoch the last barrier sealed: the snapshot to read
-	held         []*types.Chunk
-	queue        []Message
+	// vrows counts the snapshot rows read per upstream vnode; savedCur is
+	// the vnode of pos at the last save (the vnodes from it up to pos's
+	// changed since).
+	vrows    [codec.VnodeCount]int64
+	savedCur int
+	rows     int64
+	snap     uint64 // the epoch the last barrier sealed: the snapshot to read
+	held     []*types.Chunk
+	queue    []Message
 
 	pump struct {
 		ch     chan pumpMsg
@@ -148,18 +153,57 @@ func (b *backfillExec) close() {
 // loadProgress reads the persisted position (once, before the first snapshot read).
 func (b *backfillExec) loadProgress(ctx context.Context) error {
 	b.loaded = true
-	row, found, err := b.progress.Get(ctx, nil, nil)
-	if err != nil || !found {
+	it, err := b.progress.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+	if err != nil {
 		return err
 	}
-	if !row[0].Null {
-		b.pos = []byte(row[0].S)
+	found, finished := false, 0
+	for {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			it.Close()
+			return err
+		}
+		row := it.Row()
+		v := row[0].I
+		if v < 0 || v >= codec.VnodeCount {
+			continue
+		}
+		found = true
+		if !row[1].Null {
+			b.pos = []byte(row[1].S) // only the vnode in progress keeps one
+		}
+		if row[2].Bool() {
+			finished++
+		}
+		b.vrows[v] = row[3].I
+		b.rows += row[3].I
 	}
-	b.finished = row[1].Bool()
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if !found {
+		return nil
+	}
+	b.finished = finished == codec.VnodeCount
 	b.savedDone = b.finished
-	b.rows = row[2].I
+	b.savedCur = b.curVnode()
 	b.sendReport(true)
 	return nil
+}
+
+// curVnode is the vnode of pos: every vnode below it is finished.
+func (b *backfillExec) curVnode() int {
+	switch {
+	case b.finished:
+		return codec.VnodeCount
+	case b.pos == nil:
+		return 0
+	}
+	_, v, _ := codec.SplitTablePrefix(b.pos)
+	return int(v)
 }
 
 // sendReport tells the coordinator the progress; with detail, per vnode too.
@@ -184,19 +228,34 @@ func (b *backfillExec) sendReport(detail bool) {
 	if detail {
 		r.Vnodes = make([]VnodeReport, codec.VnodeCount)
 		for v := range r.Vnodes {
-			r.Vnodes[v] = VnodeReport{Vnode: uint16(v), Epoch: b.snap, Rows: -1, Finished: v < cur,
+			r.Vnodes[v] = VnodeReport{Vnode: uint16(v), Epoch: b.snap, Rows: b.vrows[v], Finished: v < cur,
 				Started: v < cur || (v == cur && b.pos != nil)}
 		}
 	}
 	b.report(r)
 }
 
+// saveProgress writes the state of the vnodes read since the last save, one
+// row each: vnode | current_pos | finished | row_count. The scan goes in key
+// order (table | vnode | pk), so the vnodes below pos's are finished and only
+// pos's vnode is in progress; it alone keeps a position.
 func (b *backfillExec) saveProgress() error {
-	row := []types.Datum{types.NullDatum, types.DBool(b.finished), types.DInt(b.rows)}
-	if b.pos != nil {
-		row[0] = types.DString(string(b.pos))
+	cur := b.curVnode()
+	last := min(cur, codec.VnodeCount-1)
+	if b.pos == nil && !b.finished {
+		return nil // nothing read yet
 	}
-	return b.progress.Insert(row)
+	for v := b.savedCur; v <= last; v++ {
+		row := []types.Datum{types.DInt(int64(v)), types.NullDatum, types.DBool(v < cur), types.DInt(b.vrows[v])}
+		if v == cur {
+			row[1] = types.DString(string(b.pos))
+		}
+		if err := b.progress.Insert(row); err != nil {
+			return err
+		}
+	}
+	b.savedCur = min(cur, codec.VnodeCount-1)
+	return nil
 }
 
 func (b *backfillExec) Next(ctx context.Context) (Message, error) {
@@ -359,7 +418,7 @@ func (b *backfillExec) rowKey(row []types.Datum) []byte {
 
 // readSnapshot emits the next rows after pos at the snapshot epoch.
 func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.snap, &b.pos, &b.row)
+	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.snap, &b.pos, &b.row, &b.vrows)
 	if err != nil {
 		if errors.Is(err, storage.ErrEpochNotCommitted) {
 			return nil, nil
@@ -387,9 +446,9 @@ func spanAfter(relID uint32, pos []byte) (lower, upper []byte) {
 
 // scanAfter reads up to BackfillChunkRows rows of relation relID at epoch, in
 // key order, starting just after *pos; it moves *pos to the key of the last
-// row read and reports whether the relation's end was reached. *row is the
-// decoding scratch row. Both backfills read their snapshot through it.
-func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, epoch uint64, pos *[]byte, row *[]types.Datum) (*types.Chunk, bool, error) {
+// row read, counts the rows per vnode into vrows, and reports whether the
+// relation's end was reached. *row is the decoding scratch row.
+func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, epoch uint64, pos *[]byte, row *[]types.Datum, vrows *[codec.VnodeCount]int64) (*types.Chunk, bool, error) {
 	lower, upper := spanAfter(relID, *pos)
 	it, err := kv.Scan(ctx, lower, upper, epoch)
 	if err != nil {
@@ -409,6 +468,9 @@ func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T,
 		}
 		out.AppendRow(*row)
 		*pos = append((*pos)[:0], it.Key()...)
+		if _, v, ok := codec.SplitTablePrefix(*pos); ok {
+			vrows[v]++
+		}
 	}
 	return out, false, nil
 }

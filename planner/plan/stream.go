@@ -93,7 +93,8 @@ func (n *StreamSource) StateLayouts() []StateTable {
 		return []StateTable{{Name: "snapshot backfill progress", PK: []int{0},
 			Types: []types.T{types.TInt32, types.TInt64, types.TInt64, types.TInt64, types.TBytea, types.TInt64, types.TBool}}}
 	}
-	return []StateTable{{Name: "backfill progress", Types: []types.T{types.TBytea, types.TBool, types.TInt64}}}
+	// One row per upstream vnode: vnode, current position, finished, row count.
+	return []StateTable{{Name: "backfill progress", PK: []int{0}, Types: []types.T{types.TInt32, types.TBytea, types.TBool, types.TInt64}}}
 }
 
 // StreamValues emits constant rows once (a job with no upstream).

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -46,10 +47,11 @@ type sbHarness struct {
 	rel   *catalog.Relation
 	state []plan.StateTable
 	epoch uint64 // the last committed epoch
+	snap  bool   // snapshot backfill (else arrangement)
 }
 
 // newSBHarness stores n rows (id, id*10) of relation 500, committed at epoch 1.
-func newSBHarness(t *testing.T, n int) *sbHarness {
+func newSBHarness(t *testing.T, n int, snapshot bool) *sbHarness {
 	ts := []types.T{types.TInt64, types.TInt64}
 	rel := &catalog.Relation{ID: 500, Schema: "public", Name: "t", Kind: catalog.KindTable, PK: []int{0},
 		Columns: []catalog.Column{{Name: "id", Type: ts[0]}, {Name: "v", Type: ts[1]}}}
@@ -64,10 +66,10 @@ func newSBHarness(t *testing.T, n int) *sbHarness {
 	if err := kv.Commit(context.Background(), 1, &b); err != nil {
 		t.Fatal(err)
 	}
-	src := &plan.StreamSource{Relation: rel, Backfill: true, Snapshot: true}
+	src := &plan.StreamSource{Relation: rel, Backfill: true, Snapshot: snapshot}
 	state := src.StateLayouts()
 	state[0].ID = 900
-	return &sbHarness{t: t, kv: kv, rel: rel, state: state, epoch: 1}
+	return &sbHarness{t: t, kv: kv, rel: rel, state: state, epoch: 1, snap: snapshot}
 }
 
 // run starts a backfill and drives it until stop says so (or it is done),
@@ -77,12 +79,16 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src := &plan.StreamSource{Relation: h.rel, Backfill: true, Snapshot: true}
+	src := &plan.StreamSource{Relation: h.rel, Backfill: true, Snapshot: h.snap}
 	src.SetState(h.state)
 	up := &chanSource{ts: h.rel.ColumnTypes(), ch: make(chan Message, 4)}
 	actx := &ActorContext{ID: 1, Store: h.kv}
 	var last BackfillReport
-	exec, closer, err := NewSnapshotBackfill(actx, src, up, func(r BackfillReport) { last = r }, -1)
+	newBackfill := NewBackfill
+	if h.snap {
+		newBackfill = NewSnapshotBackfill
+	}
+	exec, closer, err := newBackfill(actx, src, up, func(r BackfillReport) { last = r }, -1)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -121,13 +127,14 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 	}
 }
 
-// TestSnapshotBackfillReadsEveryRowOnce backfills a relation and then resumes
-// an interrupted backfill from its committed per-vnode positions: every row
-// comes out exactly once over both runs, the second run does not start over.
-func TestSnapshotBackfillReadsEveryRowOnce(t *testing.T) {
+// TestBackfillReadsEveryRowOnce backfills a relation and then resumes an
+// interrupted backfill from its committed per-vnode positions, for both
+// kinds: every row comes out exactly once over both runs, and the second run
+// does not start over.
+func TestBackfillReadsEveryRowOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const n = 20000
-	check := func(ids []int64) {
+	check := func(t *testing.T, ids []int64) {
 		t.Helper()
 		seen := make(map[int64]bool, n)
 		for _, id := range ids {
@@ -140,29 +147,31 @@ func TestSnapshotBackfillReadsEveryRowOnce(t *testing.T) {
 			t.Fatalf("%d distinct rows emitted, want %d", len(seen), n)
 		}
 	}
-	t.Run("whole", func(t *testing.T) {
-		h := newSBHarness(t, n)
-		ids, done := h.run(func(int) bool { return false })
-		if !done {
-			t.Fatal("backfill did not finish")
-		}
-		check(ids)
-	})
-	t.Run("resumed", func(t *testing.T) {
-		h := newSBHarness(t, n)
-		first, done := h.run(func(emitted int) bool { return emitted >= n/3 })
-		if done || len(first) >= n {
-			t.Fatalf("first run emitted %d rows (done %v): nothing left to resume", len(first), done)
-		}
-		second, done := h.run(func(int) bool { return false })
-		if !done {
-			t.Fatal("resumed backfill did not finish")
-		}
-		if len(second) > n-len(first) {
-			t.Fatalf("resumed run emitted %d rows after %d committed: it re-read committed rows", len(second), len(first))
-		}
-		check(append(first, second...))
-	})
+	for _, snapshot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("snapshot=%t/whole", snapshot), func(t *testing.T) {
+			h := newSBHarness(t, n, snapshot)
+			ids, done := h.run(func(int) bool { return false })
+			if !done {
+				t.Fatal("backfill did not finish")
+			}
+			check(t, ids)
+		})
+		t.Run(fmt.Sprintf("snapshot=%t/resumed", snapshot), func(t *testing.T) {
+			h := newSBHarness(t, n, snapshot)
+			first, done := h.run(func(emitted int) bool { return emitted >= n/3 })
+			if done || len(first) >= n {
+				t.Fatalf("first run emitted %d rows (done %v): nothing left to resume", len(first), done)
+			}
+			second, done := h.run(func(int) bool { return false })
+			if !done {
+				t.Fatal("resumed backfill did not finish")
+			}
+			if len(second) > n-len(first) {
+				t.Fatalf("resumed run emitted %d rows after %d committed: it re-read committed rows", len(second), len(first))
+			}
+			check(t, append(first, second...))
+		})
+	}
 }
 
 func TestRateLimiterReadyAndCharge(t *testing.T) {
