@@ -151,7 +151,7 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 		return nil, err
 	}
 	var report stream.Progress
-	if gen.Total >= 0 {
+	if gen.TotalRows() >= 0 {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
 	ch := make(chan *stream.Barrier, 1)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector/datagen"
+	"github.com/tributary/tributary/connector/nexmark"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/state"
@@ -23,28 +24,80 @@ type TableWriter interface {
 	Write(ctx context.Context, epoch uint64, c *types.Chunk) (bool, error)
 }
 
+// Generator is a connector's row generator, read split by split: the rows
+// of split s are a pure function of s and their offset (how many of its rows
+// came before), so a split resumes exactly from its committed offset.
+type Generator interface {
+	// SplitCount is the number of splits.
+	SplitCount() int
+	// TotalRows is the number of rows over all splits, or -1 when the
+	// source never ends.
+	TotalRows() int64
+	// DefaultRate is the rows per second over all splits when no
+	// source_rate_limit applies (-1: as fast as possible).
+	DefaultRate() int64
+	// ChunkRows bounds the rows of one chunk.
+	ChunkRows() int
+	// Fill appends up to limit rows of split, from its offset off, as Insert
+	// rows to dst (whose columns are the table's) and returns how many: fewer
+	// than limit only when the split is exhausted.
+	Fill(dst *types.Chunk, split int, off int64, limit int) int
+}
+
 // ParseConnector checks a connector table's options against its columns
-// (the errors CREATE TABLE reports). Keys are matched case-insensitively.
-func ParseConnector(rel *catalog.Relation, props map[string]string) (*datagen.Config, error) {
-	cols := make([]datagen.Column, len(rel.Columns))
-	for i, c := range rel.Columns {
-		cols[i] = datagen.Column{Name: c.Name, Type: c.Type, RowIndex: c.Hidden && c.Name == catalog.RowIDColumn}
-	}
+// (the errors CREATE TABLE reports) and returns its generator. Keys are
+// matched case-insensitively.
+func ParseConnector(rel *catalog.Relation, props map[string]string) (Generator, error) {
 	var name string
 	for k, v := range props {
 		if strings.EqualFold(k, "connector") {
 			name = v
 		}
 	}
-	if !strings.EqualFold(name, datagen.Name) {
-		return nil, types.Errorf(types.ErrUnsupported, "connector %q is not supported (supported: datagen)", name)
+	switch {
+	case strings.EqualFold(name, datagen.Name):
+		cols := make([]datagen.Column, len(rel.Columns))
+		for i, c := range rel.Columns {
+			cols[i] = datagen.Column{Name: c.Name, Type: c.Type, RowIndex: isRowID(c)}
+		}
+		cfg, err := datagen.Parse(props, cols)
+		if err != nil {
+			return nil, err
+		}
+		return datagenGen{cfg}, nil
+	case strings.EqualFold(name, nexmark.Name):
+		cols := make([]nexmark.Column, len(rel.Columns))
+		for i, c := range rel.Columns {
+			cols[i] = nexmark.Column{Name: c.Name, Type: c.Type, RowIndex: isRowID(c)}
+		}
+		cfg, err := nexmark.Parse(props, cols)
+		if err != nil {
+			return nil, err
+		}
+		return nexmarkGen{cfg}, nil
 	}
-	return datagen.Parse(props, cols)
+	return nil, types.Errorf(types.ErrUnsupported, "connector %q is not supported (supported: datagen, nexmark)", name)
 }
+
+func isRowID(c catalog.Column) bool { return c.Hidden && c.Name == catalog.RowIDColumn }
+
+type datagenGen struct{ *datagen.Config }
+
+func (g datagenGen) SplitCount() int    { return g.Splits }
+func (g datagenGen) TotalRows() int64   { return g.Total }
+func (g datagenGen) DefaultRate() int64 { return g.RowsPerSecond }
+func (g datagenGen) ChunkRows() int     { return types.DefaultChunkSize }
+
+type nexmarkGen struct{ *nexmark.Config }
+
+func (g nexmarkGen) SplitCount() int    { return g.Splits }
+func (g nexmarkGen) TotalRows() int64   { return g.Total() }
+func (g nexmarkGen) DefaultRate() int64 { return g.RowsPerSecond() }
+func (g nexmarkGen) ChunkRows() int     { return g.MaxChunk }
 
 // sourceConfig is a connector source's fixed configuration.
 type sourceConfig struct {
-	gen    *datagen.Config
+	gen    Generator
 	ts     []types.T
 	rel    *catalog.Relation
 	writer TableWriter
@@ -92,14 +145,14 @@ func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barri
 	if err != nil {
 		return nil, fmt.Errorf("source of %s: %w", n.Table.QualifiedName(), err)
 	}
-	rate := gen.RowsPerSecond
+	rate := gen.DefaultRate()
 	if n.RateLimit >= 0 {
 		rate = n.RateLimit
 	}
 	return &sourceExec{
 		sourceConfig: sourceConfig{gen: gen, ts: n.Table.ColumnTypes(), rel: n.Table, writer: w, report: report},
 		actx:         actx, barriers: barriers, state: st, rate: rate,
-		offsets: make([]int64, gen.Splits), dirty: make([]bool, gen.Splits),
+		offsets: make([]int64, gen.SplitCount()), dirty: make([]bool, gen.SplitCount()),
 	}, nil
 }
 
@@ -162,7 +215,7 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 	burst := max(float64(e.rate)/10, 1)
 	e.tokens = min(burst, e.tokens+now.Sub(e.last).Seconds()*float64(e.rate))
 	e.last = now
-	want := min(burst, types.DefaultChunkSize)
+	want := min(burst, float64(e.gen.ChunkRows()))
 	if e.tokens >= want {
 		return 0
 	}
@@ -172,7 +225,7 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 // produce reads one chunk (or retries the refused one) and writes it.
 func (e *sourceExec) produce(ctx context.Context) error {
 	if e.pending == nil {
-		n := types.DefaultChunkSize
+		n := e.gen.ChunkRows()
 		if e.rate > 0 {
 			n = min(n, int(e.tokens))
 		}
@@ -230,7 +283,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 		if r, ok := m.(*SetRateLimit); ok && r.Actors[e.actx.ID] {
 			e.rate = r.RowsPerSecond
 			if e.rate < 0 {
-				e.rate = e.gen.RowsPerSecond
+				e.rate = e.gen.DefaultRate()
 			}
 		}
 	})
@@ -271,15 +324,16 @@ func (e *sourceExec) load(ctx context.Context) error {
 // reportProgress tells a bounded source's progress: done once every row has
 // been written in an epoch now sealed (the barrier being handled seals it).
 func (e *sourceExec) reportProgress() {
-	if e.report == nil || e.gen.Total < 0 {
+	total := e.gen.TotalRows()
+	if e.report == nil || total < 0 {
 		return
 	}
-	if !e.exhausted && e.produced >= e.gen.Total {
+	if !e.exhausted && e.produced >= total {
 		e.exhausted = true
 	}
-	r := BackfillReport{Rows: e.produced, Estimate: e.gen.Total, Done: e.exhausted && e.pending == nil}
-	if e.gen.Total > 0 {
-		r.Covered = float64(e.produced) / float64(e.gen.Total)
+	r := BackfillReport{Rows: e.produced, Estimate: total, Done: e.exhausted && e.pending == nil}
+	if total > 0 {
+		r.Covered = float64(e.produced) / float64(total)
 	}
 	e.report(r)
 }

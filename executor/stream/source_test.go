@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,31 @@ func TestConnectorSourceResumes(t *testing.T) {
 		if committed[id] != 1 {
 			t.Fatalf("id %d written %d times", id, committed[id])
 		}
+	}
+}
+
+// TestParseConnectorNexmark checks the dispatch to the nexmark generator:
+// its row count, splits, chunk bound and pacing, and a hidden row id.
+func TestParseConnectorNexmark(t *testing.T) {
+	rel := &catalog.Relation{ID: 60, Name: "bid", Kind: catalog.KindTable, PK: []int{1},
+		Columns: []catalog.Column{{Name: "price", Type: types.TInt64}, {Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}}}
+	g, err := ParseConnector(rel, map[string]string{"Connector": "Nexmark", "nexmark.table.type": "Bid",
+		"nexmark.event.num": "500", "nexmark.split.num": "2", "nexmark.max.chunk.size": "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.TotalRows() != 460 || g.SplitCount() != 2 || g.ChunkRows() != 100 || g.DefaultRate() != 9200 {
+		t.Fatalf("rows %d splits %d chunk %d rate %d; want 460 2 100 9200", g.TotalRows(), g.SplitCount(), g.ChunkRows(), g.DefaultRate())
+	}
+	c := types.NewChunk(rel.ColumnTypes(), 2)
+	if n := g.Fill(c, 1, 0, 2); n != 2 {
+		t.Fatalf("filled %d rows", n)
+	}
+	// Split 1 holds bid rows 1, 3, ...: events 5 and 7, row ids 6 and 8.
+	if got := c.Cols[1].I64; got[0] != 6 || got[1] != 8 {
+		t.Fatalf("row ids %v, want [6 8]", got)
+	}
+	if _, err := ParseConnector(rel, map[string]string{"connector": "kafka"}); !errors.Is(err, types.ErrUnsupported) {
+		t.Fatalf("kafka: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ func (s *Session) connectorOptions(rel *catalog.Relation, with []parser.Option) 
 		props[strings.ToLower(o.Key)] = o.Value
 	}
 	if _, ok := props["connector"]; !ok {
-		return types.Errorf(types.ErrUnsupported, "CREATE TABLE ... WITH (...) needs a connector option (connector = 'datagen')")
+		return types.Errorf(types.ErrUnsupported, "CREATE TABLE ... WITH (...) needs a connector option (connector = 'datagen' or 'nexmark')")
 	}
 	if _, err := stream.ParseConnector(rel, props); err != nil {
 		return err
