@@ -47,9 +47,8 @@ func (b *Binder) bindTableSource(ts *ast.TableSource) (plan.Node, error) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		node, err = b.bindResultSet(src.(ast.ResultSetNode))
 		if err == nil {
-			if alias == "" {
-				return nil, types.Errorf(types.ErrSyntax, "subquery in FROM must have an alias")
-			}
+			// Without an alias (PostgreSQL 16, RisingWave) the subquery's
+			// columns can be referenced only unqualified.
 			node = renamed(node, alias, nil)
 		}
 	default:
