@@ -23,7 +23,8 @@ const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
   bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases unlimited,limited,adaptive,snapshot,after] [--json]
-Run "bench stream -h", "bench memory -h" or "bench isolation -h" for every flag.`
+  bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
+Run "bench stream -h", "bench memory -h", "bench isolation -h" or "bench nexmark -h" for every flag.`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -39,6 +40,8 @@ func main() {
 		err = memoryMain(ctx, os.Args[2:], os.Stdout)
 	case "isolation":
 		err = isolationMain(ctx, os.Args[2:], os.Stdout)
+	case "nexmark":
+		err = nexmarkMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()

@@ -4,7 +4,10 @@
 // noted on each query.
 package queries
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Query is one Nexmark query.
 type Query struct {
@@ -14,17 +17,40 @@ type Query struct {
 	Note string
 }
 
+// Column is a column of a nexmark table: its name and SQL type (bigint,
+// varchar or timestamp).
+type Column struct{ Name, Type string }
+
+// Tables are the three nexmark tables (name, nexmark.table.type, columns),
+// with RisingWave's column names and types.
+var Tables = []struct {
+	Name, Type string
+	Columns    []Column
+}{
+	{"person", "Person", []Column{{"id", "bigint"}, {"name", "varchar"}, {"email_address", "varchar"}, {"credit_card", "varchar"},
+		{"city", "varchar"}, {"state", "varchar"}, {"date_time", "timestamp"}, {"extra", "varchar"}}},
+	{"auction", "Auction", []Column{{"id", "bigint"}, {"item_name", "varchar"}, {"description", "varchar"}, {"initial_bid", "bigint"},
+		{"reserve", "bigint"}, {"date_time", "timestamp"}, {"expires", "timestamp"}, {"seller", "bigint"}, {"category", "bigint"},
+		{"extra", "varchar"}}},
+	{"bid", "Bid", []Column{{"auction", "bigint"}, {"bidder", "bigint"}, {"price", "bigint"}, {"channel", "varchar"},
+		{"url", "varchar"}, {"date_time", "timestamp"}, {"extra", "varchar"}}},
+}
+
 // DDL returns the CREATE TABLE statements for person, auction and bid as
-// nexmark tables over events 0..events-1 with the given event gap.
+// nexmark tables over events 0..events-1 with the given event gap (no
+// primary keys: append-only tables with a hidden row id, like RisingWave's
+// views over its combined source).
 func DDL(events, gapNs int64) []string {
-	with := func(typ string) string {
-		return fmt.Sprintf("WITH (connector = 'nexmark', nexmark.table.type = '%s', nexmark.event.num = '%d', nexmark.min.event.gap.in.ns = '%d')", typ, events, gapNs)
+	var out []string
+	for _, t := range Tables {
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = c.Name + " " + c.Type
+		}
+		out = append(out, fmt.Sprintf("CREATE TABLE %s (%s) WITH (connector = 'nexmark', nexmark.table.type = '%s', nexmark.event.num = '%d', nexmark.min.event.gap.in.ns = '%d')",
+			t.Name, strings.Join(cols, ", "), t.Type, events, gapNs))
 	}
-	return []string{
-		"CREATE TABLE person (id bigint, name varchar, email_address varchar, credit_card varchar, city varchar, state varchar, date_time timestamp, extra varchar) " + with("Person"),
-		"CREATE TABLE auction (id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp, expires timestamp, seller bigint, category bigint, extra varchar) " + with("Auction"),
-		"CREATE TABLE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar) " + with("Bid"),
-	}
+	return out
 }
 
 const aggs15 = `count(*) AS total_bids,
