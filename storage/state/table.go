@@ -213,8 +213,43 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	}
 	entries := t.cur.entries
 	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
-	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
 	t.cur = buffer{index: make(map[string]int, len(t.cur.index))}
+	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
+	// Writers that flush often within one epoch (per statement, per chunk)
+	// would leave a layer each for reads to search: merge a layer into the one
+	// below while that is of the same epoch and at most twice its size, so an
+	// epoch keeps O(log n) layers at O(n log n) total merge work.
+	for n := len(t.layers); n >= 2; n = len(t.layers) {
+		below, top := t.layers[n-2], t.layers[n-1]
+		if below.epoch != top.epoch || len(below.entries) > 2*len(top.entries) {
+			break
+		}
+		below.entries = mergeEntries(below.entries, top.entries)
+		t.layers[n-1] = nil
+		t.layers = t.layers[:n-1]
+	}
+}
+
+// mergeEntries merges two key-sorted entry lists; on equal keys newer wins.
+func mergeEntries(older, newer []entry) []entry {
+	out := make([]entry, 0, len(older)+len(newer))
+	i, j := 0, 0
+	for i < len(older) && j < len(newer) {
+		switch {
+		case older[i].key < newer[j].key:
+			out = append(out, older[i])
+			i++
+		case older[i].key > newer[j].key:
+			out = append(out, newer[j])
+			j++
+		default:
+			out = append(out, newer[j])
+			i++
+			j++
+		}
+	}
+	out = append(out, older[i:]...)
+	return append(out, newer[j:]...)
 }
 
 func (t *Table) dropCommittedLayers(committed uint64) {

@@ -362,6 +362,11 @@ func TestRandomAgainstModel(t *testing.T) {
 				}
 				delete(model, id)
 			case r < 9:
+				if n := len(pending); n > 0 && pendingEpochs[n-1] == epoch && rng.IntN(2) == 0 {
+					// Another flush within the same epoch (a writer sealing per chunk).
+					tb.Flush(epoch, pending[n-1])
+					break
+				}
 				epoch++
 				b := new(storage.Batch)
 				tb.Flush(epoch, b)
