@@ -131,7 +131,16 @@ type sourceExec struct {
 	tokens    float64
 	last      time.Time
 	produced  int64
+	epochRows int64 // rows written in the current epoch
+	asked     bool  // a barrier was requested for this epoch
 }
+
+// SourceEpochRows bounds the rows a connector source writes in one epoch;
+// then it asks for the next barrier and waits for it. Every row of an epoch
+// is held in memory (table buffers, the commit batch) until the epoch
+// commits, so this bounds the memory and the commit time an unthrottled
+// source causes.
+const SourceEpochRows = 32 * types.DefaultChunkSize
 
 // NewConnectorSource returns the executor of a StreamConnectorSource fed by
 // barriers; w writes its rows into the table and report (may be nil)
@@ -207,6 +216,13 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 	if e.epoch == 0 || e.blocked || e.exhausted || e.rate == 0 {
 		return -1
 	}
+	if e.epochRows >= SourceEpochRows {
+		if !e.asked && e.actx.RequestBarrier != nil {
+			e.asked = true
+			e.actx.RequestBarrier()
+		}
+		return -1
+	}
 	if e.rate < 0 || e.pending != nil {
 		return 0
 	}
@@ -254,6 +270,7 @@ func (e *sourceExec) produce(ctx context.Context) error {
 	e.offsets[e.pendSplit] += int64(n)
 	e.dirty[e.pendSplit] = true
 	e.produced += int64(n)
+	e.epochRows += int64(n)
 	e.tokens -= float64(n)
 	e.next = e.pendSplit + 1
 	e.pending = nil
@@ -292,7 +309,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 		return BarrierMsg(b), nil
 	}
 	e.epoch = b.Epoch.Curr
-	e.blocked = false
+	e.blocked, e.epochRows, e.asked = false, 0, false
 	e.reportProgress()
 	return BarrierMsg(b), nil
 }
