@@ -154,6 +154,11 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	if gen.TotalRows() >= 0 {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
+	if b.c.started() {
+		// A new table (recovery builds before Start): nothing but its source
+		// has written it yet.
+		b.c.mu.fresh[n.Table.ID] = true
+	}
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
 	return stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report)

@@ -66,11 +66,15 @@ type Coordinator struct {
 
 	mu struct {
 		sync.Mutex
-		epoch     uint64        // the open epoch: DML and DDL writes belong to it
-		batch     storage.Batch // DML/DDL writes of the open epoch
-		tables    *batch.TableSet
-		roots     map[stream.ActorID]*root    // barrier entry points (DML and values sources)
-		sources   map[uint32]stream.ActorID   // table id -> its DML source actor
+		epoch   uint64        // the open epoch: DML and DDL writes belong to it
+		batch   storage.Batch // DML/DDL writes of the open epoch
+		tables  *batch.TableSet
+		roots   map[stream.ActorID]*root  // barrier entry points (DML and values sources)
+		sources map[uint32]stream.ActorID // table id -> its DML source actor
+		// fresh lists connector tables created by this coordinator that no
+		// DML has written since: their generated keys cannot exist yet, so
+		// the source writes them without a lookup.
+		fresh     map[uint32]bool
 		outputs   map[uint32][]stream.ActorID // relation id -> actors whose output is its change stream
 		actors    map[stream.ActorID]*running
 		jobs      map[uint32]*job
@@ -124,6 +128,7 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	c.mu.tables.CaptureChanges()
 	c.mu.roots = map[stream.ActorID]*root{}
 	c.mu.sources = map[uint32]stream.ActorID{}
+	c.mu.fresh = map[uint32]bool{}
 	c.mu.outputs = map[uint32][]stream.ActorID{}
 	c.mu.actors = map[stream.ActorID]*running{}
 	c.mu.jobs = map[uint32]*job{}

@@ -36,6 +36,7 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	epoch := c.mu.epoch
 	tables.Flush(epoch, &c.mu.batch)
 	for id, chunk := range tables.TakeChanges() {
+		delete(c.mu.fresh, id) // DML wrote it: a generated key may now exist
 		src, ok := c.mu.sources[id]
 		if !ok {
 			continue
@@ -78,7 +79,11 @@ func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chun
 		return false, nil // the table is being dropped
 	}
 	tables := c.mu.tables
-	if err := tables.Upsert(ctx, w.rel, c.kv.CommittedEpoch(), chunk); err != nil {
+	write := tables.Upsert
+	if c.mu.fresh[w.rel.ID] {
+		write = tables.InsertNew
+	}
+	if err := write(ctx, w.rel, c.kv.CommittedEpoch(), chunk); err != nil {
 		tables.Discard()
 		return false, err
 	}
