@@ -154,6 +154,7 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	if gen.TotalRows() >= 0 {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
+	b.j.sources = append(b.j.sources, b.actx.ID)
 	if b.c.started() {
 		// A new table (recovery builds before Start): nothing but its source
 		// has written it yet.

@@ -58,6 +58,8 @@ type job struct {
 	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
 	backfills map[stream.ActorID]*backfill
 	info      JobInfo // guarded by Coordinator.progress
+	// sources are the job's connector source actors (SetSourceRate).
+	sources []stream.ActorID
 	// adaptive rate control (barrier loop only)
 	adaptive bool
 	target   time.Duration
@@ -544,6 +546,27 @@ func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, opts JobOp
 		m.Actors[aid] = true
 	}
 	c.progress.Unlock()
+	c.mu.pending = append(c.mu.pending, m)
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// SetSourceRate changes the rate of job id's connector sources online (rows
+// per second over all splits; < 0: the connector's own rate; 0: paused) by a
+// barrier mutation, and returns once that barrier committed.
+func (c *Coordinator) SetSourceRate(ctx context.Context, id uint32, rowsPerSecond int64) error {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	if !ok || len(j.sources) == 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("job %d has no running source", id)
+	}
+	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
+	for _, aid := range j.sources {
+		m.Actors[aid] = true
+	}
 	c.mu.pending = append(c.mu.pending, m)
 	epoch := c.mu.epoch
 	c.mu.Unlock()

@@ -247,6 +247,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterRateLimit(ctx, n) }
 			return nil
 		}
+		if n.Kind == parser.KindTable && n.Key == "source_rate_limit" {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSourceRate(ctx, n) }
+			return nil
+		}
 		return types.Errorf(types.ErrUnsupported, "ALTER %s is not supported yet", n.Kind)
 	case *parser.CancelJobs:
 		st.cols = textColumns("Id")

@@ -1,15 +1,21 @@
 package session
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
 )
 
 // withPrefix marks a connector table's WITH options in Relation.Options.
@@ -64,4 +70,43 @@ func connectorSource(rel *catalog.Relation) *plan.StreamConnectorSource {
 func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	return coordinator.JobOptions{Parallelism: 1, BackfillRate: -1, Background: true,
 		Statement: "CREATE TABLE " + rel.Name + " (source)", BackfillType: "Source"}
+}
+
+// alterSourceRate is ALTER TABLE name SET SOURCE_RATE_LIMIT {= | TO} {n |
+// DEFAULT}: a connector table's source changes rate online (by a barrier
+// mutation), and the rate is recorded with the table for restarts.
+func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !isConnectorTable(rel) {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table with a connector", rel.Name)
+	}
+	updated := *rel
+	updated.Options = maps.Clone(rel.Options)
+	delete(updated.Options, "source_rate_limit")
+	rate := int64(-1)
+	if !n.Default && !strings.EqualFold(n.Value, "default") {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "source_rate_limit must be a non-negative integer or DEFAULT")
+		}
+		rate = v
+		updated.Options["source_rate_limit"] = strconv.FormatInt(v, 10)
+	}
+	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		return persist.Save(b, &updated, s.eng.Catalog.PeekNextID())
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.eng.Catalog.Replace(&updated); err != nil {
+		return nil, err
+	}
+	if err := s.eng.coord().SetSourceRate(ctx, rel.StateTables[0], rate); err != nil {
+		return nil, fmt.Errorf("alter table %s: %w", rel.Name, err)
+	}
+	return tagOnly("ALTER_TABLE"), nil
 }
