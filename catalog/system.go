@@ -359,7 +359,7 @@ var systemTables = []systemTable{
 		col("latency_ms", types.TFloat64),
 	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_backfill_vnode_progress: every running backfill's state per upstream
-	// vnode (from the streaming engine); row_count is NULL where not tracked.
+	// vnode (from the streaming engine).
 	{"rw_catalog", "rw_backfill_vnode_progress", []Column{
 		col("job_id", tI8), col("actor_id", tI8), col("upstream_table", tText), col("vnode", tI4),
 		col("state", tText), col("row_count", tI8), col("epoch", tI8),

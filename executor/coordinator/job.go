@@ -352,12 +352,8 @@ func (c *Coordinator) BackfillProgress(id uint32) (rows int64, done bool, ok boo
 	}
 	c.progress.Lock()
 	defer c.progress.Unlock()
-	done = true
-	for _, bf := range j.backfills {
-		rows += bf.last.Rows
-		done = done && bf.last.Done
-	}
-	return rows, done, true
+	info := j.summaryLocked()
+	return info.Rows, info.Done, true
 }
 
 // snapshotRead reports whether every backfill of job id has read its whole
@@ -435,14 +431,20 @@ func (c *Coordinator) WaitBackfill(ctx context.Context, id uint32, interval time
 	}
 }
 
-// Jobs lists the jobs whose backfill has not finished.
-func (c *Coordinator) Jobs() []JobInfo {
+// jobList returns the running jobs.
+func (c *Coordinator) jobList() []*job {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	jobs := make([]*job, 0, len(c.mu.jobs))
 	for _, j := range c.mu.jobs {
 		jobs = append(jobs, j)
 	}
-	c.mu.Unlock()
+	return jobs
+}
+
+// Jobs lists the jobs whose backfill has not finished.
+func (c *Coordinator) Jobs() []JobInfo {
+	jobs := c.jobList()
 	c.progress.Lock()
 	defer c.progress.Unlock()
 	var out []JobInfo
@@ -495,12 +497,7 @@ type VnodeProgress struct {
 // BackfillVnodes lists the per-vnode state of every backfill that has not
 // finished, by job, actor and vnode.
 func (c *Coordinator) BackfillVnodes() []VnodeProgress {
-	c.mu.Lock()
-	jobs := make([]*job, 0, len(c.mu.jobs))
-	for _, j := range c.mu.jobs {
-		jobs = append(jobs, j)
-	}
-	c.mu.Unlock()
+	jobs := c.jobList()
 	c.progress.Lock()
 	defer c.progress.Unlock()
 	var out []VnodeProgress

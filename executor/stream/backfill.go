@@ -36,7 +36,7 @@ type BackfillReport struct {
 type VnodeReport struct {
 	Vnode    uint16
 	Epoch    uint64 // the snapshot epoch it is read at (arrangement: the last barrier's)
-	Rows     int64  // snapshot rows read from it (-1: not tracked)
+	Rows     int64  // snapshot rows read from it
 	Started  bool
 	Finished bool
 }
@@ -103,13 +103,9 @@ const BackfillChunkRows = 1024
 // state table holds the progress). upstream is the receiver of the relation's
 // change stream.
 func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, report Progress, rowsPerSecond int64) (Executor, func(), error) {
-	if len(n.State()) == 0 {
-		return nil, nil, fmt.Errorf("backfill %s: no progress table assigned", n.Relation.QualifiedName())
-	}
-	st := n.State()[0]
-	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, DistKey: st.Dist})
+	t, err := openProgress(actx, n, "backfill")
 	if err != nil {
-		return nil, nil, fmt.Errorf("backfill %s: %w", n.Relation.QualifiedName(), err)
+		return nil, nil, err
 	}
 	if report == nil {
 		report = func(BackfillReport) {}
@@ -117,6 +113,36 @@ func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, re
 	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
 		pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
 	return b, b.close, nil
+}
+
+// openProgress opens a backfilling source's progress table (its first state table).
+func openProgress(actx *ActorContext, n *plan.StreamSource, what string) (*state.Table, error) {
+	if len(n.State()) == 0 {
+		return nil, fmt.Errorf("%s %s: no progress table assigned", what, n.Relation.QualifiedName())
+	}
+	t, err := actx.NewTable(stateSchema(n.State()[0]))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, n.Relation.QualifiedName(), err)
+	}
+	return t, nil
+}
+
+// eachRow calls fn with every row of t (all vnodes), as of the last committed epoch.
+func eachRow(ctx context.Context, t *state.Table, fn func(row []types.Datum)) error {
+	it, err := t.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+	if err != nil {
+		return err
+	}
+	for {
+		if err := it.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return it.Close()
+			}
+			it.Close()
+			return err
+		}
+		fn(it.Row())
+	}
 }
 
 func (b *backfillExec) Schema() []types.T { return b.upstream.Schema() }
@@ -153,23 +179,11 @@ func (b *backfillExec) close() {
 // loadProgress reads the persisted position (once, before the first snapshot read).
 func (b *backfillExec) loadProgress(ctx context.Context) error {
 	b.loaded = true
-	it, err := b.progress.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
-	if err != nil {
-		return err
-	}
 	found, finished := false, 0
-	for {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			it.Close()
-			return err
-		}
-		row := it.Row()
+	err := eachRow(ctx, b.progress, func(row []types.Datum) {
 		v := row[0].I
 		if v < 0 || v >= codec.VnodeCount {
-			continue
+			return
 		}
 		found = true
 		if !row[1].Null {
@@ -180,8 +194,8 @@ func (b *backfillExec) loadProgress(ctx context.Context) error {
 		}
 		b.vrows[v] = row[3].I
 		b.rows += row[3].I
-	}
-	if err := it.Close(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if !found {
@@ -211,19 +225,13 @@ func (b *backfillExec) curVnode() int {
 // below the current position's is finished.
 func (b *backfillExec) sendReport(detail bool) {
 	r := BackfillReport{Rows: b.rows, Done: b.finished}
-	cur := 0 // vnodes finished
+	cur := b.curVnode() // vnodes finished
 	switch {
 	case b.finished:
-		cur = codec.VnodeCount
 		r.Covered, r.Estimate = 1, b.rows
-	case b.pos != nil:
-		if _, v, ok := codec.SplitTablePrefix(b.pos); ok {
-			cur = int(v)
-		}
-		if cur > 0 {
-			r.Covered = float64(cur) / codec.VnodeCount
-			r.Estimate = b.rows * codec.VnodeCount / int64(cur)
-		}
+	case cur > 0:
+		r.Covered = float64(cur) / codec.VnodeCount
+		r.Estimate = b.rows * codec.VnodeCount / int64(cur)
 	}
 	if detail {
 		r.Vnodes = make([]VnodeReport, codec.VnodeCount)
@@ -248,7 +256,7 @@ func (b *backfillExec) saveProgress() error {
 	for v := b.savedCur; v <= last; v++ {
 		row := []types.Datum{types.DInt(int64(v)), types.NullDatum, types.DBool(v < cur), types.DInt(b.vrows[v])}
 		if v == cur {
-			row[1] = types.DString(string(b.pos))
+			row[1] = bytesOrNull(b.pos)
 		}
 		if err := b.progress.Insert(row); err != nil {
 			return err

@@ -128,13 +128,9 @@ func snapshotReaderCount() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
 
 // NewSnapshotBackfill returns the snapshot-backfilling source of a StreamSource.
 func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, report Progress, rowsPerSecond int64) (Executor, func(), error) {
-	if len(n.State()) == 0 {
-		return nil, nil, fmt.Errorf("snapshot backfill %s: no progress table assigned", n.Relation.QualifiedName())
-	}
-	st := n.State()[0]
-	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, DistKey: st.Dist})
+	t, err := openProgress(actx, n, "snapshot backfill")
 	if err != nil {
-		return nil, nil, fmt.Errorf("snapshot backfill %s: %w", n.Relation.QualifiedName(), err)
+		return nil, nil, err
 	}
 	if report == nil {
 		report = func(BackfillReport) {}
@@ -205,33 +201,19 @@ func (s *snapshotBackfillExec) pinAt(epoch uint64) error {
 func (s *snapshotBackfillExec) load(ctx context.Context, sealed uint64) error {
 	s.loaded = true
 	s.phase, s.epoch = phaseSnapshot, sealed
-	it, err := s.progress.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
-	if err != nil {
-		return err
-	}
-	for {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			it.Close()
-			return err
-		}
-		row := it.Row()
+	err := eachRow(ctx, s.progress, func(row []types.Datum) {
 		var pos []byte
 		if !row[4].Null {
 			pos = []byte(row[4].S)
 		}
-		v := row[0].I
-		if v < 0 {
+		switch v := row[0].I; {
+		case v < 0:
 			s.phase, s.epoch, s.target, s.dpos, s.rows = row[1].I, uint64(row[2].I), uint64(row[3].I), pos, row[5].I
-			continue
-		}
-		if v < codec.VnodeCount {
+		case v < codec.VnodeCount:
 			s.vnodes[v] = vnodeProgress{pos: pos, rows: row[5].I, finished: row[6].Bool()}
 		}
-	}
-	if err := it.Close(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	for v := range s.vnodes {

@@ -8,14 +8,12 @@ import (
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
-	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
-	"github.com/tributary/tributary/storage"
 )
 
 // withPrefix marks a connector table's WITH options in Relation.Options.
@@ -97,12 +95,7 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 		rate = v
 		updated.Options["source_rate_limit"] = strconv.FormatInt(v, 10)
 	}
-	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
-		return persist.Save(b, &updated, s.eng.Catalog.PeekNextID())
-	}); err != nil {
-		return nil, err
-	}
-	if err := s.eng.Catalog.Replace(&updated); err != nil {
+	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
 	}
 	if err := s.eng.coord().SetSourceRate(ctx, rel.StateTables[0], rate); err != nil {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -324,12 +325,8 @@ func (e *Engine) backfillVnodeRows() [][]types.Datum {
 		case v.Started:
 			state = "in progress"
 		}
-		count := types.NullDatum
-		if v.Rows >= 0 {
-			count = types.DInt(v.Rows)
-		}
 		rows = append(rows, []types.Datum{types.DInt(int64(v.Job)), types.DInt(int64(v.Actor)), name,
-			types.DInt(int64(v.Vnode)), types.DString(state), count, types.DInt(int64(v.Epoch))})
+			types.DInt(int64(v.Vnode)), types.DString(state), types.DInt(v.Rows), types.DInt(int64(v.Epoch))})
 	}
 	return rows
 }
@@ -383,6 +380,17 @@ func (s *Session) waitJobs(ctx context.Context) (pgwire.Result, error) {
 	return tagOnly("WAIT"), nil
 }
 
+// replaceRelation persists a changed descriptor (in the open epoch) and
+// publishes it; the caller holds the engine's ddl lock.
+func (s *Session) replaceRelation(ctx context.Context, rel *catalog.Relation) error {
+	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		return persist.Save(b, rel, s.eng.Catalog.PeekNextID())
+	}); err != nil {
+		return err
+	}
+	return s.eng.Catalog.Replace(rel)
+}
+
 // alterRateLimit is ALTER MATERIALIZED VIEW name SET BACKFILL_RATE_LIMIT: applied online
 // by a barrier mutation and recorded with the view for restarts.
 func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
@@ -399,9 +407,9 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a materialized view", rel.Name)
 	}
 	updated := *rel
-	updated.Options = map[string]string{}
-	for k, v := range rel.Options {
-		updated.Options[k] = v
+	updated.Options = maps.Clone(rel.Options)
+	if updated.Options == nil {
+		updated.Options = map[string]string{}
 	}
 	delete(updated.Options, "backfill_rate_limit")
 	switch {
@@ -418,12 +426,7 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 		}
 		updated.Options["backfill_rate_limit"] = strconv.FormatInt(v, 10)
 	}
-	if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
-		return persist.Save(b, &updated, s.eng.Catalog.PeekNextID())
-	}); err != nil {
-		return nil, err
-	}
-	if err := s.eng.Catalog.Replace(&updated); err != nil {
+	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
 	}
 	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, jobOptions(&updated)); err != nil {
