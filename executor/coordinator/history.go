@@ -51,6 +51,24 @@ func (l *BarrierLog) Stats() []BarrierStat {
 	return append(out, l.mu.ring[:l.mu.next]...)
 }
 
+// Latency returns the barrier latency of a recently committed epoch (found
+// false when the epoch is not among the last 256 committed, or failed).
+func (l *BarrierLog) Latency(epoch uint64) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.mu.ring)
+	for i := 1; i <= min(n, 256); i++ {
+		s := l.mu.ring[(l.mu.next-i+n)%n]
+		if s.Epoch == epoch {
+			return s.Latency, true
+		}
+		if s.Epoch < epoch {
+			break
+		}
+	}
+	return 0, false
+}
+
 // BarrierHistory returns the last committed epochs' barrier latencies
 // (at most 16384), oldest first.
 func (c *Coordinator) BarrierHistory() []BarrierStat { return c.cfg.Barriers.Stats() }

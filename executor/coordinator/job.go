@@ -287,7 +287,8 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground}
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+				BarrierLatency: c.cfg.Barriers.Latency}
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}

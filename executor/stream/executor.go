@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -46,6 +47,9 @@ type ActorContext struct {
 	// Foreground reports whether running pipelines are busy with writes
 	// (nil: never); backfills then keep their share of each epoch small.
 	Foreground func() bool
+	// BarrierLatency returns a recently committed epoch's barrier latency,
+	// from injection to commit (nil or not found: unknown).
+	BarrierLatency func(epoch uint64) (time.Duration, bool)
 
 	mu     sync.Mutex
 	writes storage.Batch

@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary/tributary/planner/plan"
@@ -60,18 +61,14 @@ type snapshotBackfillExec struct {
 	finishedVnodes  int
 	finishedRows    int64 // snapshot rows of the finished vnodes
 	readers         *snapshotReaders
-	// The snapshot rows emitted per epoch are bounded by a window that
-	// doubles while the epochs' commits stay fast and halves when one is slow.
-	window    int64
-	epochRows int64 // snapshot rows emitted since the last barrier
-	asked     bool  // a barrier was requested for this epoch
-	rest      bool  // the next epoch emits nothing (the smallest window was too much)
-	sentEpoch uint64
-	sentAt    time.Time
-	unpin     func()
-	holding   bool // collecting live chunks after the range end
-	held      []*types.Chunk
-	queue     []Message
+	// The snapshot rows emitted per epoch are bounded by an adaptive window;
+	// the readers read chunks of readSize rows.
+	window   snapshotWindow
+	readSize atomic.Int64
+	unpin    func()
+	holding  bool // collecting live chunks after the range end
+	held     []*types.Chunk
+	queue    []Message
 
 	pump *backfillExec // reuses the arrangement backfill's upstream pump
 	row  []types.Datum
@@ -85,42 +82,9 @@ type vnodeProgress struct {
 	dirty    bool // changed since the last save
 }
 
-// Snapshot backfill's per-epoch window: the snapshot rows it emits between
-// two barriers, after which it asks for the next barrier. The new job's state
-// changes of an epoch commit with everyone's, so the window bounds what the
-// backfill adds to every running job's barrier latency. It doubles (up to
-// the maximum) after an epoch whose barrier went from this source to commit
-// within the target, and halves (down to one chunk) otherwise: a cheap job
-// (an aggregation with few groups) runs in few large epochs, an expensive one
-// (a join writing a state row per input row) in small ones. The target is
-// tight while running pipelines are busy (someone's INSERT waits for each
-// commit) and loose when they are idle, where only the backfill's speed
-// matters.
-const (
-	snapshotWindowMin           = BackfillChunkRows
-	snapshotWindowMax           = 1024 * BackfillChunkRows
-	snapshotCommitTargetBusy    = 3 * time.Millisecond
-	snapshotCommitTargetIdle    = 50 * time.Millisecond
-	snapshotWindowInitialChunks = 16
-)
-
-// observeCommit adjusts the window once the last barrier's epoch committed.
+// observeCommit adjusts the window by the committed epochs' barrier latencies.
 func (s *snapshotBackfillExec) observeCommit() {
-	if s.sentEpoch == 0 || s.actx.Store.CommittedEpoch() < s.sentEpoch {
-		return
-	}
-	target := snapshotCommitTargetIdle
-	if s.actx.Foreground != nil && s.actx.Foreground() {
-		target = snapshotCommitTargetBusy
-	}
-	if time.Since(s.sentAt) > target {
-		// At the floor already: sit the next epoch out.
-		s.rest = s.window == snapshotWindowMin
-		s.window = max(s.window/2, snapshotWindowMin)
-	} else {
-		s.window = min(s.window*2, snapshotWindowMax)
-	}
-	s.sentEpoch = 0
+	s.window.judge(s.actx.Store.CommittedEpoch(), s.actx.BarrierLatency)
 }
 
 // snapshotReaderCount is how many goroutines read the snapshot's vnodes.
@@ -136,7 +100,8 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 		report = func(BackfillReport) {}
 	}
 	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
-		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: snapshotWindowInitialChunks * BackfillChunkRows}
+		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: newSnapshotWindow()}
+	s.readSize.Store(BackfillChunkRows)
 	s.pump = &backfillExec{upstream: upstream}
 	return s, s.close, nil
 }
@@ -287,7 +252,7 @@ func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
 		// Nothing to do now: wait for upstream, a snapshot chunk, or (catching
 		// up) the range's end epoch to commit.
 		var snap <-chan snapChunk
-		if s.readers != nil && s.epochRows < s.window {
+		if s.readers != nil && s.window.budget() > 0 {
 			snap = s.readers.ch
 		}
 		select {
@@ -342,12 +307,10 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 			s.limit.Set(r.RowsPerSecond)
 		}
 	})
-	s.epochRows, s.asked = 0, false
-	if s.rest {
-		s.epochRows, s.rest = s.window, false // this epoch emits no snapshot rows
-	}
-	if s.phase == phaseSnapshot && s.sentEpoch == 0 {
-		s.sentEpoch, s.sentAt = b.Epoch.Prev, time.Now()
+	if s.phase == phaseSnapshot {
+		s.window.seal(b.Epoch.Prev, time.Now())
+		s.window.open(s.actx.Foreground != nil && s.actx.Foreground())
+		s.readSize.Store(int64(s.window.chunkRows()))
 	}
 	if !s.loaded {
 		if err := s.load(ctx, b.Epoch.Prev); err != nil {
@@ -388,9 +351,8 @@ func (s *snapshotBackfillExec) work(ctx context.Context) (*types.Chunk, bool, er
 			return nil, false, nil
 		}
 		s.observeCommit()
-		if s.epochRows >= s.window {
-			if !s.asked && s.actx.RequestBarrier != nil {
-				s.asked = true
+		if s.window.budget() == 0 {
+			if s.window.wantBarrier() && s.actx.RequestBarrier != nil {
 				s.actx.RequestBarrier()
 			}
 			return nil, false, nil
@@ -508,8 +470,9 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 				it.Close()
 				return
 			}
-			c := types.NewChunk(s.types, BackfillChunkRows)
-			for c.Len() < BackfillChunkRows {
+			size := int(s.readSize.Load())
+			c := types.NewChunk(s.types, size)
+			for c.Len() < size {
 				if err = it.Next(); err != nil {
 					break
 				}
@@ -555,7 +518,7 @@ func (s *snapshotBackfillExec) applySnap(sc snapChunk) (*types.Chunk, error) {
 	}
 	vp.rows += n
 	s.rows += n
-	s.epochRows += n
+	s.window.rows += n
 	vp.dirty = true
 	if sc.done {
 		vp.finished = true
