@@ -46,15 +46,15 @@ func TestIsolationSmall(t *testing.T) {
 		}
 	}
 	// Whether any progress shows within 0.5 s depends on barrier timing; only the limit is checked.
-	limited := rep.Phases[2].Backfill
+	limited := rep.Phases[3].Backfill
 	if limited == nil || limited.RateLimit != 5000 || limited.Finished || limited.Rows >= 20000 ||
 		limited.Type != "ArrangementBackfill" || limited.Snapshot {
 		t.Errorf("the limited backfill (5000 rows/s of 20000 rows over 0.5 s): %+v", limited)
 	}
-	if a := rep.Phases[3].Backfill; a == nil || !a.Adaptive || a.TargetMs != 2000 || a.Snapshot {
+	if a := rep.Phases[4].Backfill; a == nil || !a.Adaptive || a.TargetMs != 2000 || a.Snapshot {
 		t.Errorf("the adaptive backfill: %+v", a)
 	}
-	if s := rep.Phases[4].Backfill; s == nil || !s.Snapshot || (s.Type != "" && s.Type != "SnapshotBackfill") {
+	if s := rep.Phases[1].Backfill; s == nil || !s.Snapshot || (s.Type != "" && s.Type != "SnapshotBackfill") {
 		t.Errorf("the snapshot backfill: %+v", s)
 	}
 	if rep.Phases[5].Backfill != nil {
@@ -75,7 +75,7 @@ func TestPhasesOf(t *testing.T) {
 	for _, p := range ps {
 		names = append(names, p.name)
 	}
-	if got := strings.Join(names, "; "); got != "(c) arrangement, limit 7 rows/s; (e) snapshot, unlimited; (a') baseline after" {
+	if got := strings.Join(names, "; "); got != "(e) snapshot, unlimited; (c) arrangement, limit 7 rows/s; (a') baseline after" {
 		t.Errorf("phases in run order: %s", got)
 	}
 	if _, err := phasesOf("unlimited,nope", cfg); err == nil {

@@ -22,7 +22,7 @@ import (
 const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
-  bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases unlimited,limited,adaptive,snapshot,after] [--json]
+  bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases snapshot,unlimited,limited,adaptive,after] [--json]
   bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
 Run "bench stream -h", "bench memory -h", "bench isolation -h" or "bench nexmark -h" for every flag.`
 
