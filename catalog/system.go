@@ -721,6 +721,8 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 			connector := null
 			if c, ok := rel.Options["connector"]; ok {
 				connector = dS(c)
+			} else if c, ok := rel.Options["with.connector"]; ok {
+				connector = dS(c)
 			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),

@@ -93,10 +93,13 @@ func TestNexmarkGolden(t *testing.T) {
 			t.Fatalf("%s: %v", ddl, err)
 		}
 	}
-	created := map[string]error{}
+	created, sunk := map[string]error{}, map[string]error{}
 	for _, q := range queries.All {
 		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", q.Name, q.SQL))
 		created[q.Name] = err
+		// Each query runs as a blackhole sink too, alongside its view.
+		_, err = conn.Exec(ctx, fmt.Sprintf("CREATE SINK %s_sink AS %s WITH (connector = 'blackhole')", q.Name, q.SQL))
+		sunk[q.Name] = err
 	}
 	// The views were created while the sources still had most rows to go.
 	var bids int64
@@ -121,6 +124,11 @@ func TestNexmarkGolden(t *testing.T) {
 				problems = append(problems, fmt.Sprintf("create (incremental): %v", err))
 			} else if d := nexmarkCompare(ctx, t, conn, q.Name, q.Name, q.SQL); d != "" {
 				problems = append(problems, "incremental: "+d)
+			}
+			if err := sunk[q.Name]; err != nil {
+				problems = append(problems, fmt.Sprintf("create (blackhole sink): %v", err))
+			} else if _, err := conn.Exec(ctx, "DROP SINK "+q.Name+"_sink"); err != nil {
+				problems = append(problems, fmt.Sprintf("drop sink: %v", err))
 			}
 			bf := q.Name + "_backfill"
 			if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", bf, q.SQL)); err != nil {

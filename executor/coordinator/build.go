@@ -105,6 +105,17 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 			return nil, err
 		}
 		return stream.NewMaterialize(b.actx, n, in)
+	case *plan.StreamSink:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		exec, closer, err := stream.NewSink(n, in)
+		if err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, closer)
+		return exec, nil
 	}
 	return nil, fmt.Errorf("no stream executor for %T", n)
 }

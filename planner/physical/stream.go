@@ -76,6 +76,32 @@ func Materialize(sq *StreamQuery, rel *catalog.Relation) plan.StreamNode {
 	return &plan.StreamMaterialize{Input: in, Relation: rel, PK: slices.Clone(rel.PK)}
 }
 
+// Sink wraps sq.Root for the sink rel: an exchange hashing by the stream key
+// (one actor when there is none), then StreamSink.
+func Sink(sq *StreamQuery, rel *catalog.Relation, props map[string]string, appendOnly bool) plan.StreamNode {
+	in := exchange(sq.Root, plan.DistHash, sq.PK)
+	return &plan.StreamSink{Input: in, Relation: rel, Props: props, AppendOnly: appendOnly}
+}
+
+// AppendOnly reports whether a stream plan only ever inserts: its sources
+// are append-only tables and no operator on the way retracts (aggregations,
+// top-N, joins and temporal filters may).
+func AppendOnly(n plan.StreamNode) bool {
+	switch n := n.(type) {
+	case *plan.StreamSource:
+		return n.Relation.AppendOnly
+	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
+		*plan.StreamUnion, *plan.StreamHopWindow:
+		for _, in := range n.Inputs() {
+			if !AppendOnly(in) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // AssignState walks root in a fixed (deterministic) order and gives every StatefulNode's layouts ids
 // from next() - at creation the lead passes an allocator and records the ids in order; at recovery it
 // replays the recorded ids. Layouts that already have an id (Materialize's) keep it.
@@ -1063,6 +1089,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 	case *plan.StreamHopWindow:
 		return distOf(n.Input)
 	case *plan.StreamMaterialize:
+		return distOf(n.Input)
+	case *plan.StreamSink:
 		return distOf(n.Input)
 	case *plan.StreamProject:
 		d, ks, ok := distOf(n.Input)

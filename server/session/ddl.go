@@ -233,7 +233,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 	for _, r := range victims {
 		var err error
 		switch r.Kind {
-		case catalog.KindMaterializedView:
+		case catalog.KindMaterializedView, catalog.KindSink:
 			err = s.eng.coord().DropJob(ctx, r.ID)
 		case catalog.KindTable:
 			if isConnectorTable(r) {

@@ -189,6 +189,9 @@ func (s *Session) explain(e *parser.Explain) (pgwire.Result, error) {
 	if mv, ok := e.Stmt.(*parser.CreateMaterializedView); ok {
 		return s.explainCreateMV(mv)
 	}
+	if sink, ok := e.Stmt.(*parser.CreateSink); ok {
+		return s.explainCreateSink(sink)
+	}
 	q, ok := e.Stmt.(*parser.Query)
 	if !ok {
 		return nil, types.Errorf(types.ErrUnsupported, "EXPLAIN of %T is not supported", e.Stmt)

@@ -235,7 +235,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.CreateSink:
-		return types.Errorf(types.ErrUnsupported, "CREATE SINK is not supported yet")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.createSink(ctx, n)
+		}
+		return nil
 	case *parser.CreateSource:
 		return types.Errorf(types.ErrUnsupported, "CREATE SOURCE is not supported yet")
 	case *parser.Alter:
@@ -243,7 +246,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }
 			return nil
 		}
-		if n.Kind == parser.KindMaterializedView {
+		if n.Kind == parser.KindMaterializedView || n.Kind == parser.KindSink {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterRateLimit(ctx, n) }
 			return nil
 		}

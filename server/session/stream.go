@@ -32,17 +32,21 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
 				}
 			}
-		case catalog.KindMaterializedView:
+		case catalog.KindMaterializedView, catalog.KindSink:
+			noun, verb := "materialized view", "CREATE MATERIALIZED VIEW "
+			if rel.Kind == catalog.KindSink {
+				noun, verb = "sink", "CREATE SINK "
+			}
 			root, err := e.planJob(rel, replay(rel.StateTables))
 			if err != nil {
-				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
+				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
 			}
 			opts := jobOptions(rel)
 			// A job still backfilling after a restart has lost its client: it is a background job now.
-			opts.Statement, opts.Background = "CREATE MATERIALIZED VIEW "+rel.Name+" AS "+rel.Definition, true
+			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
 			opts.BackfillType = backfillType(rel)
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
-				return fmt.Errorf("recover materialized view %s: %w", rel.Name, err)
+				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
 			}
 		}
 	}
@@ -133,7 +137,14 @@ func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamN
 	if err != nil {
 		return nil, err
 	}
-	root := physical.Materialize(sq, rel)
+	var root plan.StreamNode
+	if rel.Kind == catalog.KindSink {
+		if root, err = sinkPlan(sq, rel); err != nil {
+			return nil, err
+		}
+	} else {
+		root = physical.Materialize(sq, rel)
+	}
 	enableBackfill(root, rel)
 	physical.AssignState(root, ids)
 	return root, nil
@@ -163,6 +174,15 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
+	s.jobSettings(rel)
+	rel.ID = s.eng.Catalog.NextID()
+	root := physical.Materialize(sq, rel)
+	return s.startJob(ctx, rel, root, n.Text(), "CREATE_MATERIALIZED_VIEW", "materialized view")
+}
+
+// jobSettings records the session's streaming settings a new job keeps
+// across restarts: parallelism, backfill rate limit and kind.
+func (s *Session) jobSettings(rel *catalog.Relation) {
 	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
 		rel.Options["parallelism"] = p
 	}
@@ -175,8 +195,13 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
 		rel.Options["backfill"] = "snapshot"
 	}
-	rel.ID = s.eng.Catalog.NextID()
-	root := physical.Materialize(sq, rel)
+}
+
+// startJob publishes rel and starts its streaming job (root, whose sources
+// backfill): with background_ddl at once, else when the backfill is done,
+// with progress NOTICEs at most every 5 s; a failure or cancel removes both.
+// noun names the object in messages ("materialized view", "sink").
+func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan.StreamNode, statement, tag, noun string) (pgwire.Result, error) {
 	enableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
@@ -189,22 +214,21 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	c := s.eng.coord()
 	opts := jobOptions(rel)
-	opts.Statement, opts.BackfillType = n.Text(), backfillType(rel)
+	opts.Statement, opts.BackfillType = statement, backfillType(rel)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = bg == "true"
 	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
-		s.eng.Logger.Warn("create materialized view failed", "name", rel.Name, "err", err)
+		s.eng.Logger.Warn("create "+noun+" failed", "name", rel.Name, "err", err)
 		s.eng.coord().DropJob(context.Background(), rel.ID)
 		s.unpublish(context.Background(), rel)
-		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
+		return nil, fmt.Errorf("create %s %s: %w", noun, rel.Name, err)
 	}
 	if opts.Background {
-		return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
+		return tagOnly(tag), nil
 	}
-	// Blocking DDL: return when the backfill has fed every existing row,
-	// reporting progress at most every 5 s. A cancel drops the half-built view.
-	err = c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
-		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("materialized view \"%s\": backfilled %d rows", rel.Name, rows))
+	// Blocking DDL: return when the backfill has fed every existing row.
+	err := c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
+		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\": backfilled %d rows", noun, rel.Name, rows))
 	})
 	if err == nil {
 		err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
@@ -216,9 +240,9 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		if ctx.Err() != nil {
 			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
 		}
-		return nil, fmt.Errorf("create materialized view %s: %w", rel.Name, err)
+		return nil, fmt.Errorf("create %s %s: %w", noun, rel.Name, err)
 	}
-	return tagOnly("CREATE_MATERIALIZED_VIEW"), nil
+	return tagOnly(tag), nil
 }
 
 // unpublish removes a relation's descriptor (a failed CREATE).
@@ -403,8 +427,8 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	if err != nil {
 		return nil, err
 	}
-	if rel.Kind != catalog.KindMaterializedView {
-		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a materialized view", rel.Name)
+	if want := dropKinds[n.Kind]; rel.Kind != want {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
 	}
 	updated := *rel
 	updated.Options = maps.Clone(rel.Options)
@@ -431,6 +455,9 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	}
 	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, jobOptions(&updated)); err != nil {
 		return nil, err
+	}
+	if rel.Kind == catalog.KindSink {
+		return tagOnly("ALTER_SINK"), nil
 	}
 	return tagOnly("ALTER_MATERIALIZED_VIEW"), nil
 }

@@ -1,0 +1,104 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/connector/blackhole"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// OpenSink validates a sink's WITH options and returns a function opening
+// one connector instance per actor.
+func OpenSink(props map[string]string) (func() (connector.Sink, error), error) {
+	var name string
+	for k, v := range props {
+		if strings.EqualFold(k, "connector") {
+			name = v
+		}
+	}
+	switch {
+	case name == "":
+		return nil, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option, such as connector = 'blackhole'")
+	case strings.EqualFold(name, blackhole.Name):
+		cfg, err := blackhole.Parse(props)
+		if err != nil {
+			return nil, err
+		}
+		return func() (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
+	}
+	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole)", name)
+}
+
+// sinkExec hands its input's chunks to a connector sink and commits the sink
+// at every barrier; it passes barriers and watermarks on, never chunks.
+type sinkExec struct {
+	name       string
+	in         Executor
+	sink       connector.Sink
+	appendOnly bool
+	ops        []types.Op // the append-only view's ops and visibility, reused
+	vis        []bool
+	view       types.Chunk
+}
+
+// NewSink returns the executor of a StreamSink and its closer.
+func NewSink(n *plan.StreamSink, in Executor) (Executor, func(), error) {
+	open, err := OpenSink(n.Props)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
+	}
+	sink, err := open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
+	}
+	s := &sinkExec{name: n.Relation.QualifiedName(), in: in, sink: sink, appendOnly: n.AppendOnly}
+	return s, func() { _ = sink.Close() }, nil
+}
+
+func (s *sinkExec) Schema() []types.T { return s.in.Schema() }
+
+func (s *sinkExec) Next(ctx context.Context) (Message, error) {
+	for {
+		m, err := s.in.Next(ctx)
+		if err != nil {
+			return m, err
+		}
+		switch {
+		case m.Chunk != nil:
+			c := m.Chunk
+			if s.appendOnly {
+				c = s.inserts(c)
+			}
+			if err := s.sink.Write(ctx, c); err != nil {
+				return Message{}, fmt.Errorf("sink %s: %w", s.name, err)
+			}
+			continue
+		case m.Barrier != nil:
+			if err := s.sink.Commit(ctx, m.Barrier.Epoch.Prev); err != nil {
+				return Message{}, fmt.Errorf("sink %s: commit epoch %d: %w", s.name, m.Barrier.Epoch.Prev, err)
+			}
+		}
+		return m, nil
+	}
+}
+
+// inserts returns c seen as an append-only stream: deletes hidden and
+// updates' new rows as inserts (the columns are shared, not copied).
+func (s *sinkExec) inserts(c *types.Chunk) *types.Chunk {
+	if c.Ops == nil {
+		return c
+	}
+	n := c.Len()
+	s.ops, s.vis = s.ops[:0], s.vis[:0]
+	for i := 0; i < n; i++ {
+		s.ops = append(s.ops, types.OpInsert)
+		s.vis = append(s.vis, c.Visible(i) && c.Ops[i].IsInsert())
+	}
+	s.view = types.Chunk{Cols: c.Cols, Ops: s.ops, Vis: s.vis}
+	s.view.SetLen(n)
+	return &s.view
+}

@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/physical"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// sinkOptions returns a sink's WITH options (keys lower-cased) as recorded
+// in its descriptor, under withPrefix.
+func sinkOptions(rel *catalog.Relation) map[string]string {
+	props := map[string]string{}
+	for k, v := range rel.Options {
+		if name, ok := strings.CutPrefix(k, withPrefix); ok {
+			props[name] = v
+		}
+	}
+	return props
+}
+
+// sinkPlan checks a sink's type against its query's stream and returns the
+// job's plan: append-only needs an insert-only stream unless
+// force_append_only; upsert needs a key (primary_key, else the stream key).
+func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
+	props := sinkOptions(rel)
+	insertOnly := physical.AppendOnly(sq.Root)
+	force := strings.EqualFold(props["force_append_only"], "true")
+	typ := strings.ToLower(props["type"])
+	if typ == "" {
+		typ = "upsert"
+		if insertOnly || force {
+			typ = "append-only"
+		}
+	}
+	switch typ {
+	case "append-only":
+		if !insertOnly && !force {
+			return nil, types.Errorf(types.ErrInvalidParameter,
+				"sink %s: the query can delete and update rows, so the sink cannot be append-only; add force_append_only = 'true' to drop deletes and turn updates into inserts, or use type = 'upsert'", rel.Name)
+		}
+	case "upsert":
+		if force {
+			return nil, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only needs type = 'append-only'", rel.Name)
+		}
+		if err := checkSinkKey(rel, props["primary_key"], sq.PK); err != nil {
+			return nil, err
+		}
+	case "retract", "debezium":
+		return nil, types.Errorf(types.ErrUnsupported, "sink type %q is not supported yet (supported: append-only, upsert)", typ)
+	default:
+		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
+	}
+	return physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly), nil
+}
+
+// checkSinkKey checks an upsert sink's primary_key (comma-separated visible
+// columns), or that the query has a stream key when none is given.
+func checkSinkKey(rel *catalog.Relation, given string, streamKey []int) error {
+	if strings.TrimSpace(given) == "" {
+		if len(streamKey) == 0 {
+			return types.Errorf(types.ErrInvalidParameter, "sink %s: an upsert sink needs a primary key, and none can be derived from the query; give primary_key = '<columns>'", rel.Name)
+		}
+		return nil
+	}
+	for _, name := range strings.Split(given, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, c := range rel.Columns {
+			if !c.Hidden && strings.EqualFold(c.Name, name) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return types.Errorf(types.ErrUndefinedColumn, "sink %s: primary key column \"%s\" is not in the sink's columns", rel.Name, name)
+		}
+	}
+	return nil
+}
+
+func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE_SINK"); found {
+		return res, err
+	}
+	rel, root, err := s.planSink(n, schema)
+	if err != nil {
+		return nil, err
+	}
+	rel.ID = s.eng.Catalog.NextID()
+	return s.startJob(ctx, rel, root, n.Text(), "CREATE_SINK", "sink")
+}
+
+// explainCreateSink prints a sink's stream plan.
+func (s *Session) explainCreateSink(n *parser.CreateSink) (pgwire.Result, error) {
+	rel, root, err := s.planSink(n, "public")
+	if err != nil {
+		return nil, err
+	}
+	enableBackfill(root, rel)
+	next := uint32(0)
+	physical.AssignState(root, func() uint32 { next++; return next })
+	return planRows(plan.ExplainStream(root)), nil
+}
+
+// planSink checks a CREATE SINK and returns the sink's descriptor (without
+// an id) and its job's plan.
+func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relation, plan.StreamNode, error) {
+	if n.Into != nil {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "CREATE SINK ... INTO a table is not supported yet")
+	}
+	if n.Format != nil {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the sink connectors available (blackhole)")
+	}
+	props := map[string]string{}
+	for _, o := range n.With {
+		props[strings.ToLower(o.Key)] = o.Value
+	}
+	if _, err := stream.OpenSink(props); err != nil {
+		return nil, nil, err
+	}
+	q := n.Query
+	if n.From != nil {
+		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
+		if err != nil {
+			return nil, nil, err
+		}
+		q = stmts[0].(*parser.Query)
+	}
+	b := s.binder(nil)
+	sq, _, err := s.eng.streamQuery(q, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
+		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
+		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+	for i, f := range sq.Columns {
+		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+	}
+	for k, v := range props {
+		rel.Options[withPrefix+k] = v
+	}
+	s.jobSettings(rel)
+	root, err := sinkPlan(sq, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rel, root, nil
+}
