@@ -358,6 +358,16 @@ var systemTables = []systemTable{
 		col("epoch", tI8), col("injected_at", tTSTZ), col("committed_at", tTSTZ),
 		col("latency_ms", types.TFloat64),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_sink_log_store: each decoupled sink actor's log store (from the
+	// streaming engine): committed epochs, rows and bytes not yet delivered.
+	{"rw_catalog", "rw_sink_log_store", []Column{
+		col("sink_name", tText), col("actor_id", tI8), col("pending_epochs", tI8), col("pending_rows", tI8),
+		col("pending_bytes", tI8), col("delivered_epoch", tI8), col("failures", tI8), col("last_error", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_event_logs: recent failures (sink deliveries), from the streaming engine.
+	{"rw_catalog", "rw_event_logs", []Column{
+		col("timestamp", tTSTZ), col("event_type", tText), col("sink_name", tText), col("actor_id", tI8), col("error", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_backfill_vnode_progress: every running backfill's state per upstream
 	// vnode (from the streaming engine).
 	{"rw_catalog", "rw_backfill_vnode_progress", []Column{

@@ -30,6 +30,9 @@ type Config struct {
 	// Barriers records every committed epoch's barrier latency (nil: a new
 	// log); pass the failed coordinator's log to its replacement to keep it.
 	Barriers *BarrierLog
+	// Sinks collects decoupled sinks' log store states and failures (nil: a
+	// new one); pass the failed coordinator's to its replacement.
+	Sinks *SinkLog
 }
 
 // ErrStopped is returned once the coordinator has stopped.
@@ -118,6 +121,9 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	}
 	if cfg.Barriers == nil {
 		cfg.Barriers = NewBarrierLog()
+	}
+	if cfg.Sinks == nil {
+		cfg.Sinks = NewSinkLog()
 	}
 	c := &Coordinator{kv: kv, cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		failedCh: make(chan struct{}), failOnce: new(sync.Once)}
@@ -430,6 +436,9 @@ func (c *Coordinator) Flush(ctx context.Context) error {
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
 }
+
+// SinkLog returns what decoupled sinks reported.
+func (c *Coordinator) SinkLog() *SinkLog { return c.cfg.Sinks }
 
 // Foreground reports whether rows were written by DML or a connector source
 // within the last second: running pipelines are busy, and a backfill should

@@ -50,6 +50,9 @@ type ActorContext struct {
 	// BarrierLatency returns a recently committed epoch's barrier latency,
 	// from injection to commit (nil or not found: unknown).
 	BarrierLatency func(epoch uint64) (time.Duration, bool)
+	// Sinks collects decoupled sinks' log store state and failures (nil: not
+	// collected).
+	Sinks SinkMonitor
 
 	mu     sync.Mutex
 	writes storage.Batch

@@ -3,12 +3,14 @@ package stream
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/blackhole"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // OpenSink validates a sink's WITH options and returns a function opening
@@ -38,15 +40,18 @@ func OpenSink(props map[string]string) (func() (connector.Sink, error), error) {
 type sinkExec struct {
 	name       string
 	in         Executor
-	sink       connector.Sink
+	sink       connector.Sink // nil when decoupled: the log's reader owns it
+	log        *logWriter
 	appendOnly bool
 	ops        []types.Op // the append-only view's ops and visibility, reused
 	vis        []bool
 	view       types.Chunk
 }
 
-// NewSink returns the executor of a StreamSink and its closer.
-func NewSink(n *plan.StreamSink, in Executor) (Executor, func(), error) {
+// NewSink returns the executor of a StreamSink and its closer. A decoupled
+// sink writes to its log store, and a reader goroutine (stopped by the
+// closer) delivers to the connector.
+func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, func(), error) {
 	open, err := OpenSink(n.Props)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
@@ -56,7 +61,32 @@ func NewSink(n *plan.StreamSink, in Executor) (Executor, func(), error) {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
 	}
 	s := &sinkExec{name: n.Relation.QualifiedName(), in: in, sink: sink, appendOnly: n.AppendOnly}
-	return s, func() { _ = sink.Close() }, nil
+	if !n.Decouple {
+		return s, func() { _ = sink.Close() }, nil
+	}
+	if len(n.State()) != 1 {
+		_ = sink.Close()
+		return nil, nil, fmt.Errorf("sink %s: no log store table assigned", s.name)
+	}
+	st := n.State()[0]
+	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK})
+	if err != nil {
+		_ = sink.Close()
+		return nil, nil, fmt.Errorf("sink %s: log store: %w", s.name, err)
+	}
+	writer := int32(0)
+	if len(actx.Vnodes) > 0 {
+		writer = int32(actx.Vnodes[0])
+	}
+	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
+		sink: sink, monitor: actx.Sinks, logger: slog.Default()}
+	// Chunks before the first barrier (none are expected) get epoch 1.
+	s.sink, s.log = nil, &logWriter{table: t, writer: writer, reader: r, epoch: 1}
+	r.start()
+	return s, func() {
+		r.stop()
+		_ = sink.Close()
+	}, nil
 }
 
 func (s *sinkExec) Schema() []types.T { return s.in.Schema() }
@@ -73,10 +103,20 @@ func (s *sinkExec) Next(ctx context.Context) (Message, error) {
 			if s.appendOnly {
 				c = s.inserts(c)
 			}
+			if s.log != nil {
+				if err := s.log.appendChunk(c); err != nil {
+					return Message{}, fmt.Errorf("sink %s: log store: %w", s.name, err)
+				}
+				continue
+			}
 			if err := s.sink.Write(ctx, c); err != nil {
 				return Message{}, fmt.Errorf("sink %s: %w", s.name, err)
 			}
 			continue
+		case m.Barrier != nil && s.log != nil:
+			if err := s.log.barrier(m.Barrier); err != nil {
+				return Message{}, fmt.Errorf("sink %s: log store: %w", s.name, err)
+			}
 		case m.Barrier != nil:
 			if err := s.sink.Commit(ctx, m.Barrier.Epoch.Prev); err != nil {
 				return Message{}, fmt.Errorf("sink %s: commit epoch %d: %w", s.name, m.Barrier.Epoch.Prev, err)

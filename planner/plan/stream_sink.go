@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // StreamSink ends a sink's job: it hands its input's changes to the sink's
 // connector (Props) each epoch, and outputs nothing.
 type StreamSink struct {
+	StateInfo
 	Input    StreamNode
 	Relation *catalog.Relation // the sink's descriptor
 	// Props are the sink's WITH options (keys lower-cased): the connector's.
@@ -16,6 +18,22 @@ type StreamSink struct {
 	// AppendOnly drops deletes and turns updates into inserts
 	// (type = 'append-only' with force_append_only).
 	AppendOnly bool
+	// Decouple puts a log store between the input and the connector: the
+	// changes commit to it with the epoch, and a reader delivers them.
+	Decouple bool
+}
+
+// LogStoreTypes are a sink log store's columns: writer (the actor's first
+// vnode), epoch, sequence number within the epoch, and a payload of encoded
+// changes; the key is the first three.
+var LogStoreTypes = []types.T{types.TInt32, types.TInt64, types.TInt32, types.TVarchar}
+
+// StateLayouts implements StatefulNode: the log store of a decoupled sink.
+func (n *StreamSink) StateLayouts() []StateTable {
+	if !n.Decouple {
+		return nil
+	}
+	return []StateTable{{Name: "sink log store", Types: LogStoreTypes, PK: []int{0, 1, 2}}}
 }
 
 // Schema implements StreamNode.
@@ -32,6 +50,9 @@ func (n *StreamSink) Describe() string {
 	d := fmt.Sprintf("StreamSink %s connector %s", n.Relation.QualifiedName(), n.Props["connector"])
 	if n.AppendOnly {
 		d += " append-only"
+	}
+	if n.Decouple {
+		d += " decoupled"
 	}
 	return d
 }

@@ -33,6 +33,7 @@ type Engine struct {
 	cfg      Config
 	params   map[string]string       // persisted system parameters (ALTER SYSTEM SET)
 	barriers *coordinator.BarrierLog // every coordinator's, so recovery keeps the history
+	sinks    *coordinator.SinkLog    // the same for decoupled sinks' states and failures
 	closed   bool
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
 	ddl     sync.Mutex
@@ -78,7 +79,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		cfg.BarrierInterval = time.Second
 	}
 	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params,
-		barriers: coordinator.NewBarrierLog()}
+		barriers: coordinator.NewBarrierLog(), sinks: coordinator.NewSinkLog()}
 	coord, err := e.startCoordinator(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -93,7 +94,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
 	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
 		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover,
-		Barriers: e.barriers})
+		Barriers: e.barriers, Sinks: e.sinks})
 	if err := e.recoverJobs(ctx, c); err != nil {
 		c.Stop()
 		return nil, err

@@ -30,6 +30,12 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_backfill_vnode_progress" {
 			return s.eng.backfillVnodeRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_sink_log_store" {
+			return s.eng.sinkLogStoreRows(), nil
+		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_event_logs" {
+			return s.eng.eventLogRows(), nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode,
 	default:
 		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
 	}
-	return physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly), nil
+	return physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Options["sink_decouple"] == "true"), nil
 }
 
 // checkSinkKey checks an upsert sink's primary_key (comma-separated visible
@@ -158,6 +159,11 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		rel.Options[withPrefix+k] = v
 	}
 	s.jobSettings(rel)
+	decouple, _ := s.vars.get("sink_decouple")
+	if decouple == "default" {
+		decouple = strconv.FormatBool(!strings.EqualFold(props["connector"], "blackhole"))
+	}
+	rel.Options["sink_decouple"] = decouple
 	root, err := sinkPlan(sq, rel)
 	if err != nil {
 		return nil, nil, err

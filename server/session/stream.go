@@ -333,6 +333,31 @@ func (e *Engine) barrierLatencyRows() [][]types.Datum {
 	return rows
 }
 
+// sinkLogStoreRows answers rw_catalog.rw_sink_log_store: each decoupled
+// sink actor's log store as its reader last reported it.
+func (e *Engine) sinkLogStoreRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, s := range e.sinks.Stores() {
+		lastErr := types.NullDatum
+		if s.LastError != "" {
+			lastErr = types.DString(s.LastError)
+		}
+		rows = append(rows, []types.Datum{types.DString(s.Sink), types.DInt(int64(s.Actor)), types.DInt(s.PendingEpochs),
+			types.DInt(s.PendingRows), types.DInt(s.PendingBytes), types.DInt(int64(s.DeliveredEpoch)), types.DInt(s.Failures), lastErr})
+	}
+	return rows
+}
+
+// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures.
+func (e *Engine) eventLogRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, ev := range e.sinks.Events() {
+		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString("SINK_FAIL"), types.DString(ev.Sink),
+			types.DInt(int64(ev.Actor)), types.DString(ev.Err)})
+	}
+	return rows
+}
+
 // backfillVnodeRows answers rw_catalog.rw_backfill_vnode_progress: each
 // running backfill's state per upstream vnode, as of its last barrier.
 func (e *Engine) backfillVnodeRows() [][]types.Datum {

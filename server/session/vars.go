@@ -103,12 +103,22 @@ var varDefs = map[string]varDef{
 	"backfill_rate_limit":                 {"default", "Rows per second a new job's backfill may read (0 pauses; default = unlimited; 'adaptive').", rateLimitValue},
 	"source_rate_limit":                   {"default", "Rows per second a new connector table's source may produce over all splits (0 pauses; default = the connector's own rate).", sourceRateValue},
 	"sink_rate_limit":                     {"default", "Rows per second a new sink may write (default = unlimited).", rateLimitValue},
-	"background_ddl":                      {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue},
-	"sink_decouple":                       {"default", "Put a persisted log store between sinks and their upstream.", oneOf("default", "true", "false", "enable", "disable")},
-	"streaming_use_snapshot_backfill":     {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue},
-	"backfill_target_barrier_latency_ms":  {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1)},
-	"rw_implicit_flush":                   {"false", "Kept for RisingWave compatibility: DML always waits for its commit.", boolValue},
-	"query_mode":                          {"local", "Kept for RisingWave compatibility.", anyValue},
+	"sink_decouple": {"default", "Put a persisted log store between a new sink and its upstream: default (decoupled for external connectors, coupled for blackhole), true or false.", func(v string) (string, error) {
+		switch strings.ToLower(v) {
+		case "default":
+			return "default", nil
+		case "true", "on", "enable":
+			return "true", nil
+		case "false", "off", "disable":
+			return "false", nil
+		}
+		return "", types.Errorf(types.ErrInvalidParameter, "invalid value %q for sink_decouple: expected default, true or false", v)
+	}},
+	"background_ddl":                     {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue},
+	"streaming_use_snapshot_backfill":    {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue},
+	"backfill_target_barrier_latency_ms": {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1)},
+	"rw_implicit_flush":                  {"false", "Kept for RisingWave compatibility: DML always waits for its commit.", boolValue},
+	"query_mode":                         {"local", "Kept for RisingWave compatibility.", anyValue},
 }
 
 // vars holds one session's variable values.

@@ -1,0 +1,388 @@
+package stream
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// The log store of a decoupled sink: the sink's actor appends its input's
+// changes to a state table (writer | epoch | seq -> encoded changes) that
+// commits with the epoch, so the upstream only waits for that write. A reader
+// goroutine reads the committed epochs in order, hands them to the connector
+// and commits it epoch by epoch; the actor deletes the delivered entries with
+// its next barrier. After a crash the reader starts again from the entries
+// left: an epoch delivered but not yet truncated is delivered again, so
+// delivery is at least once (idempotent for upsert sinks).
+
+// logPayloadBytes is the size at which the actor writes an entry before the
+// epoch ends.
+const logPayloadBytes = 256 << 10
+
+// Sink delivery retries back off from 1 s, doubling up to 60 s.
+const (
+	sinkRetryMin = time.Second
+	sinkRetryMax = time.Minute
+)
+
+// SinkLogStats is a decoupled sink's log store, as its reader sees it.
+type SinkLogStats struct {
+	Sink           string
+	Actor          ActorID
+	PendingEpochs  int64 // committed epochs not yet delivered
+	PendingRows    int64
+	PendingBytes   int64
+	DeliveredEpoch uint64 // the last epoch the connector committed
+	Failures       int64  // failed deliveries so far
+	LastError      string
+}
+
+// SinkEvent is a sink failure, for the event log.
+type SinkEvent struct {
+	Time  time.Time
+	Sink  string
+	Actor ActorID
+	Err   string
+}
+
+// SinkMonitor collects what decoupled sinks report (nil: not collected).
+type SinkMonitor interface {
+	LogStore(s SinkLogStats)
+	Event(e SinkEvent)
+}
+
+// logWriter is the actor's side of the log store.
+type logWriter struct {
+	table   *state.Table
+	writer  int32
+	epoch   uint64 // the open epoch (Curr of the last barrier)
+	seq     int32
+	payload []byte
+	rows    int64
+	row     []types.Datum
+	reader  *logReader
+}
+
+// appendChunk encodes c's visible rows (op and row) into the open entry.
+func (w *logWriter) appendChunk(c *types.Chunk) error {
+	n := c.Len()
+	for i := 0; i < n; i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		w.row = c.Row(i, w.row[:0])
+		w.payload = append(w.payload, byte(c.Op(i)))
+		lenAt := len(w.payload)
+		w.payload = append(w.payload, 0, 0, 0, 0)
+		w.payload = codec.EncodeRow(w.payload, c.Types(), w.row)
+		binary.BigEndian.PutUint32(w.payload[lenAt:], uint32(len(w.payload)-lenAt-4))
+		w.rows++
+	}
+	if len(w.payload) >= logPayloadBytes {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the open entry to the table.
+func (w *logWriter) flush() error {
+	if len(w.payload) == 0 {
+		return nil
+	}
+	err := w.table.Insert([]types.Datum{types.DInt(int64(w.writer)), types.DInt(int64(w.epoch)), types.DInt(int64(w.seq)),
+		types.DString(string(w.payload))})
+	w.reader.pendingRows.Add(w.rows)
+	w.reader.pendingBytes.Add(int64(len(w.payload)))
+	if w.seq == 0 {
+		w.reader.pendingEpochs.Add(1)
+	}
+	w.rows = 0
+	w.seq++
+	w.payload = w.payload[:0]
+	return err
+}
+
+// barrier ends the epoch: the open entry is written, the entries the reader
+// delivered are deleted, and the next epoch opens.
+func (w *logWriter) barrier(b *Barrier) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for _, k := range w.reader.takeDelivered() {
+		for seq := int32(0); seq < k.seqs; seq++ {
+			if err := w.table.Delete([]types.Datum{types.DInt(int64(w.writer)), types.DInt(int64(k.epoch)), types.DInt(int64(seq)), types.NullDatum}); err != nil {
+				return err
+			}
+		}
+	}
+	w.epoch, w.seq = b.Epoch.Curr, 0
+	return nil
+}
+
+// delivered names the entries of one delivered epoch.
+type delivered struct {
+	epoch uint64
+	seqs  int32
+}
+
+// logReader delivers the committed log to the connector.
+type logReader struct {
+	actx    *ActorContext
+	name    string
+	tableID uint32
+	writer  int32
+	types   []types.T
+	sink    connector.Sink
+	monitor SinkMonitor
+	logger  *slog.Logger
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	last   uint64 // the last epoch delivered (reader goroutine only)
+
+	mu struct {
+		sync.Mutex
+		delivered []delivered
+	}
+	failures atomic.Int64
+	// What was written to the log store and not yet delivered (the writer
+	// adds, the reader subtracts; a restart counts the entries left).
+	pendingRows, pendingBytes, pendingEpochs atomic.Int64
+	reported                                 time.Time
+}
+
+func (r *logReader) takeDelivered() []delivered {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.mu.delivered
+	r.mu.delivered = nil
+	return d
+}
+
+func (r *logReader) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan struct{})
+	go func() {
+		defer close(r.done)
+		r.run(ctx)
+	}()
+}
+
+func (r *logReader) stop() {
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+}
+
+// run delivers committed epochs as they appear, retrying a failed one.
+func (r *logReader) run(ctx context.Context) {
+	r.countLeft(ctx)
+	backoff := sinkRetryMin
+	for ctx.Err() == nil {
+		progressed, err := r.deliverNext(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.failures.Add(1)
+			r.logger.Error("sink delivery failed; retrying", "sink", r.name, "actor", r.actx.ID, "retry_in", backoff, "err", err)
+			r.report(err)
+			if r.monitor != nil {
+				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: err.Error()})
+			}
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, sinkRetryMax)
+		case err != nil:
+			return
+		case progressed:
+			backoff = sinkRetryMin
+		default:
+			if !sleepCtx(ctx, 5*time.Millisecond) {
+				return
+			}
+		}
+		if err == nil && time.Since(r.reported) >= 100*time.Millisecond {
+			r.report(nil)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// span returns the key range of this writer's entries after epoch.
+func (r *logReader) span(after uint64) (lower, upper []byte) {
+	ts := plan.LogStoreTypes[:2]
+	// The table has no distribution key: every row is on the vnode of an
+	// empty hash.
+	prefix := codec.AppendTablePrefix(nil, r.tableID, codec.VnodeOf(codec.HashRow(nil, nil, nil)))
+	lower = codec.AppendKey(append([]byte(nil), prefix...), ts, []types.Datum{types.DInt(int64(r.writer)), types.DInt(int64(after) + 1)}, []int{0, 1}, nil)
+	upper = codec.AppendKey(append([]byte(nil), prefix...), ts[:1], []types.Datum{types.DInt(int64(r.writer) + 1)}, []int{0}, nil)
+	return lower, upper
+}
+
+// deliverNext delivers the oldest committed epoch not yet delivered, if any.
+func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
+	committed := r.actx.Store.CommittedEpoch()
+	release, err := r.actx.Store.Pin(committed)
+	if err != nil {
+		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+	}
+	defer release()
+	lower, upper := r.span(r.last)
+	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
+	if err != nil {
+		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+	}
+	defer it.Close()
+	var row []types.Datum
+	epoch, seqs, bytes := uint64(0), int32(0), int64(0)
+	out := types.NewChunk(r.types, BackfillChunkRows)
+	rows := int64(0)
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+		}
+		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
+			return false, fmt.Errorf("sink %s: log store entry: %w", r.name, err)
+		}
+		e := uint64(row[1].I)
+		if epoch != 0 && e != epoch {
+			break // one epoch at a time
+		}
+		epoch = e
+		seqs++
+		bytes += int64(len(row[3].S))
+		n, err := r.writePayload(ctx, []byte(row[3].S), out)
+		if err != nil {
+			return false, err
+		}
+		rows += n
+	}
+	if epoch == 0 {
+		return false, nil
+	}
+	if out.Len() > 0 {
+		if err := r.sink.Write(ctx, out); err != nil {
+			return false, fmt.Errorf("sink %s: epoch %d: %w", r.name, epoch, err)
+		}
+	}
+	if err := r.sink.Commit(ctx, epoch); err != nil {
+		return false, fmt.Errorf("sink %s: commit epoch %d: %w", r.name, epoch, err)
+	}
+	r.last = epoch
+	r.pendingRows.Add(-rows)
+	r.pendingBytes.Add(-bytes)
+	r.pendingEpochs.Add(-1)
+	r.mu.Lock()
+	r.mu.delivered = append(r.mu.delivered, delivered{epoch: epoch, seqs: seqs})
+	r.mu.Unlock()
+	return true, nil
+}
+
+// writePayload decodes one entry's changes into out, handing full chunks
+// to the connector.
+func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk) (int64, error) {
+	var row []types.Datum
+	var rows int64
+	for len(p) > 0 {
+		if len(p) < 5 {
+			return rows, fmt.Errorf("sink %s: log store entry truncated", r.name)
+		}
+		op := types.Op(p[0])
+		n := int(binary.BigEndian.Uint32(p[1:5]))
+		if len(p) < 5+n {
+			return rows, fmt.Errorf("sink %s: log store entry truncated", r.name)
+		}
+		var err error
+		if row, err = codec.DecodeRow(r.types, p[5:5+n], row); err != nil {
+			return rows, fmt.Errorf("sink %s: log store row: %w", r.name, err)
+		}
+		out.AppendRowOp(op, row)
+		rows++
+		p = p[5+n:]
+		if out.Len() >= BackfillChunkRows {
+			if err := r.sink.Write(ctx, out); err != nil {
+				return rows, fmt.Errorf("sink %s: %w", r.name, err)
+			}
+			out.Reset()
+		}
+	}
+	return rows, nil
+}
+
+// report tells the monitor the log store's state.
+func (r *logReader) report(err error) {
+	r.reported = time.Now()
+	if r.monitor == nil {
+		return
+	}
+	st := SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last, Failures: r.failures.Load(),
+		PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
+	if err != nil {
+		st.LastError = err.Error()
+	}
+	r.monitor.LogStore(st)
+}
+
+// countLeft counts the committed entries a restart left in the log store.
+func (r *logReader) countLeft(ctx context.Context) {
+	lower, upper := r.span(0)
+	committed := r.actx.Store.CommittedEpoch()
+	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
+	if err != nil {
+		return
+	}
+	defer it.Close()
+	var row []types.Datum
+	prev := uint64(0)
+	for it.Next() == nil {
+		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
+			return
+		}
+		if e := uint64(row[1].I); e != prev {
+			r.pendingEpochs.Add(1)
+			prev = e
+		}
+		r.pendingBytes.Add(int64(len(row[3].S)))
+		r.pendingRows.Add(countPayloadRows([]byte(row[3].S)))
+	}
+}
+
+func countPayloadRows(p []byte) int64 {
+	var n int64
+	for len(p) >= 5 {
+		l := int(binary.BigEndian.Uint32(p[1:5]))
+		if len(p) < 5+l {
+			break
+		}
+		p = p[5+l:]
+		n++
+	}
+	return n
+}
