@@ -18,3 +18,21 @@ type Sink interface {
 	// Close releases the sink's resources.
 	Close() error
 }
+
+// Column is one column of the rows a sink receives.
+type Column struct {
+	Name string
+	Type types.T
+	// Hidden columns (a generated row id) are part of the rows but not of
+	// what the sink shows.
+	Hidden bool
+}
+
+// SinkTarget is what a sink connector instance is opened for: the sink's
+// columns, and the writer number of the actor that owns it (stable across
+// restarts, distinct among the sink's actors).
+type SinkTarget struct {
+	Sink    string // the sink's qualified name
+	Columns []Column
+	Writer  int
+}

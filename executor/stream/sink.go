@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/blackhole"
+	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/state"
@@ -15,7 +16,7 @@ import (
 
 // OpenSink validates a sink's WITH options and returns a function opening
 // one connector instance per actor.
-func OpenSink(props map[string]string) (func() (connector.Sink, error), error) {
+func OpenSink(props map[string]string) (func(connector.SinkTarget) (connector.Sink, error), error) {
 	var name string
 	for k, v := range props {
 		if strings.EqualFold(k, "connector") {
@@ -30,9 +31,15 @@ func OpenSink(props map[string]string) (func() (connector.Sink, error), error) {
 		if err != nil {
 			return nil, err
 		}
-		return func() (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
+		return func(connector.SinkTarget) (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
+	case strings.EqualFold(name, file.Name):
+		cfg, err := file.Parse(props)
+		if err != nil {
+			return nil, err
+		}
+		return func(t connector.SinkTarget) (connector.Sink, error) { return file.Open(cfg, t) }, nil
 	}
-	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole)", name)
+	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file)", name)
 }
 
 // sinkExec hands its input's chunks to a connector sink and commits the sink
@@ -56,7 +63,15 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
 	}
-	sink, err := open()
+	writer := 0
+	if len(actx.Vnodes) > 0 {
+		writer = int(actx.Vnodes[0])
+	}
+	target := connector.SinkTarget{Sink: n.Relation.QualifiedName(), Writer: writer}
+	for _, c := range n.Relation.Columns {
+		target.Columns = append(target.Columns, connector.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+	}
+	sink, err := open(target)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
 	}
@@ -74,14 +89,10 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, fun
 		_ = sink.Close()
 		return nil, nil, fmt.Errorf("sink %s: log store: %w", s.name, err)
 	}
-	writer := int32(0)
-	if len(actx.Vnodes) > 0 {
-		writer = int32(actx.Vnodes[0])
-	}
-	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
+	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: int32(writer), types: plan.Types(n.Input.Schema()),
 		sink: sink, monitor: actx.Sinks, logger: slog.Default()}
 	// Chunks before the first barrier (none are expected) get epoch 1.
-	s.sink, s.log = nil, &logWriter{table: t, writer: writer, reader: r, epoch: 1}
+	s.sink, s.log = nil, &logWriter{table: t, writer: int32(writer), reader: r, epoch: 1}
 	r.start()
 	return s, func() {
 		r.stop()

@@ -124,7 +124,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		return nil, nil, types.Errorf(types.ErrUnsupported, "CREATE SINK ... INTO a table is not supported yet")
 	}
 	if n.Format != nil {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the sink connectors available (blackhole)")
+		return nil, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the sink connectors available (blackhole, file)")
 	}
 	props := map[string]string{}
 	for _, o := range n.With {
