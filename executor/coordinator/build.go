@@ -110,7 +110,7 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		exec, closer, err := stream.NewSink(b.actx, n, in)
+		exec, closer, err := stream.NewSink(b.actx, n, in, b.f.parallel)
 		if err != nil {
 			return nil, err
 		}

@@ -572,6 +572,28 @@ func (c *Coordinator) SetSourceRate(ctx context.Context, id uint32, rowsPerSecon
 	return c.WaitCommitted(ctx, epoch)
 }
 
+// SetSinkRate changes the delivery rate of job id's decoupled sink online
+// (rows per second over its actors; < 0: unlimited; 0: paused) by a barrier
+// mutation, and returns once that barrier committed.
+func (c *Coordinator) SetSinkRate(ctx context.Context, id uint32, rowsPerSecond int64) error {
+	c.mu.Lock()
+	if _, ok := c.mu.jobs[id]; !ok {
+		c.mu.Unlock()
+		return fmt.Errorf("job %d is not running", id)
+	}
+	// The sink runs in the job's top fragment: its actors share the rate.
+	top := c.mu.outputs[id]
+	m := &stream.SetSinkRate{Actors: map[stream.ActorID]bool{}, RowsPerSecond: stream.ShareRate(rowsPerSecond, len(top))}
+	for _, aid := range top {
+		m.Actors[aid] = true
+	}
+	c.mu.pending = append(c.mu.pending, m)
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
 // Adaptive rate bounds, rows per second.
 const (
 	adaptiveMinRate = 1_000

@@ -40,6 +40,13 @@ type SetRateLimit struct {
 	RowsPerSecond int64
 }
 
+// SetSinkRate changes the delivery rate of the listed actors' decoupled
+// sinks online (rows per second; < 0 unlimited, 0 paused).
+type SetSinkRate struct {
+	Actors        map[ActorID]bool
+	RowsPerSecond int64
+}
+
 // Mutations bundles several mutations in one barrier.
 type Mutations []Mutation
 
@@ -47,6 +54,7 @@ func (*AddOutputs) isMutation()    {}
 func (*RemoveOutputs) isMutation() {}
 func (*StopActors) isMutation()    {}
 func (*SetRateLimit) isMutation()  {}
+func (*SetSinkRate) isMutation()   {}
 func (Mutations) isMutation()      {}
 
 // Barrier separates epochs in every stream. Checkpoint barriers make the

@@ -49,6 +49,7 @@ type sinkExec struct {
 	in         Executor
 	sink       connector.Sink // nil when decoupled: the log's reader owns it
 	log        *logWriter
+	actor      ActorID
 	appendOnly bool
 	ops        []types.Op // the append-only view's ops and visibility, reused
 	vis        []bool
@@ -58,7 +59,7 @@ type sinkExec struct {
 // NewSink returns the executor of a StreamSink and its closer. A decoupled
 // sink writes to its log store, and a reader goroutine (stopped by the
 // closer) delivers to the connector.
-func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, func(), error) {
+func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
 	open, err := OpenSink(n.Props)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
@@ -90,7 +91,8 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, fun
 		return nil, nil, fmt.Errorf("sink %s: log store: %w", s.name, err)
 	}
 	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: int32(writer), types: plan.Types(n.Input.Schema()),
-		sink: sink, monitor: actx.Sinks, logger: slog.Default()}
+		sink: sink, limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default()}
+	s.actor = actx.ID
 	// Chunks before the first barrier (none are expected) get epoch 1.
 	s.sink, s.log = nil, &logWriter{table: t, writer: int32(writer), reader: r, epoch: 1}
 	r.start()
@@ -98,6 +100,15 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor) (Executor, fun
 		r.stop()
 		_ = sink.Close()
 	}, nil
+}
+
+// ShareRate is one of n actors' share of a rate limit (rows per second,
+// rounded up; < 0 unlimited and 0 paused stay as they are).
+func ShareRate(rate int64, n int) int64 {
+	if rate <= 0 || n <= 1 {
+		return rate
+	}
+	return (rate + int64(n) - 1) / int64(n)
 }
 
 func (s *sinkExec) Schema() []types.T { return s.in.Schema() }
@@ -125,6 +136,11 @@ func (s *sinkExec) Next(ctx context.Context) (Message, error) {
 			}
 			continue
 		case m.Barrier != nil && s.log != nil:
+			m.Barrier.ForEachMutation(func(mu Mutation) {
+				if r, ok := mu.(*SetSinkRate); ok && r.Actors[s.actor] {
+					s.log.reader.limit.Set(r.RowsPerSecond)
+				}
+			})
 			if err := s.log.barrier(m.Barrier); err != nil {
 				return Message{}, fmt.Errorf("sink %s: log store: %w", s.name, err)
 			}

@@ -145,6 +145,7 @@ type logReader struct {
 	writer  int32
 	types   []types.T
 	sink    connector.Sink
+	limit   *rateLimiter // delivery rows per second
 	monitor SinkMonitor
 	logger  *slog.Logger
 
@@ -288,8 +289,8 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if out.Len() > 0 {
-		if err := r.sink.Write(ctx, out); err != nil {
-			return false, fmt.Errorf("sink %s: epoch %d: %w", r.name, epoch, err)
+		if err := r.write(ctx, out); err != nil {
+			return false, fmt.Errorf("epoch %d: %w", epoch, err)
 		}
 	}
 	if err := r.sink.Commit(ctx, epoch); err != nil {
@@ -303,6 +304,18 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 	r.mu.delivered = append(r.mu.delivered, delivered{epoch: epoch, seqs: seqs})
 	r.mu.Unlock()
 	return true, nil
+}
+
+// write hands a chunk to the connector as the rate limit allows.
+func (r *logReader) write(ctx context.Context, c *types.Chunk) error {
+	if err := r.limit.ready(ctx); err != nil {
+		return err
+	}
+	r.limit.charge(c.Len())
+	if err := r.sink.Write(ctx, c); err != nil {
+		return fmt.Errorf("sink %s: %w", r.name, err)
+	}
+	return nil
 }
 
 // writePayload decodes one entry's changes into out, handing full chunks
@@ -327,8 +340,8 @@ func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk
 		rows++
 		p = p[5+n:]
 		if out.Len() >= BackfillChunkRows {
-			if err := r.sink.Write(ctx, out); err != nil {
-				return rows, fmt.Errorf("sink %s: %w", r.name, err)
+			if err := r.write(ctx, out); err != nil {
+				return rows, err
 			}
 			out.Reset()
 		}

@@ -21,6 +21,9 @@ type StreamSink struct {
 	// Decouple puts a log store between the input and the connector: the
 	// changes commit to it with the epoch, and a reader delivers them.
 	Decouple bool
+	// RateLimit bounds a decoupled sink's delivery, rows per second over the
+	// sink's actors (< 0: unlimited, 0: paused).
+	RateLimit int64
 }
 
 // LogStoreTypes are a sink log store's columns: writer (the actor's first

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +61,11 @@ func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode,
 	default:
 		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
 	}
-	return physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Options["sink_decouple"] == "true"), nil
+	root := physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Options["sink_decouple"] == "true")
+	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
+		root.RateLimit = v
+	}
+	return root, nil
 }
 
 // checkSinkKey checks an upsert sink's primary_key (comma-separated visible
@@ -85,6 +91,42 @@ func checkSinkKey(rel *catalog.Relation, given string, streamKey []int) error {
 		}
 	}
 	return nil
+}
+
+// alterSinkRate is ALTER SINK s SET SINK_RATE_LIMIT = n | DEFAULT: a
+// decoupled sink's delivery rate, changed online and recorded with it.
+func (s *Session) alterSinkRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Kind != catalog.KindSink {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a sink", rel.Name)
+	}
+	if rel.Options["sink_decouple"] != "true" {
+		return nil, types.Errorf(types.ErrUnsupported, "sink %s is coupled: SINK_RATE_LIMIT applies to decoupled sinks (create it with sink_decouple = true)", rel.Name)
+	}
+	updated := *rel
+	updated.Options = maps.Clone(rel.Options)
+	delete(updated.Options, "sink_rate_limit")
+	rate := int64(-1)
+	if !n.Default && !strings.EqualFold(n.Value, "default") {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "sink_rate_limit must be a non-negative integer or DEFAULT")
+		}
+		rate = v
+		updated.Options["sink_rate_limit"] = strconv.FormatInt(v, 10)
+	}
+	if err := s.replaceRelation(ctx, &updated); err != nil {
+		return nil, err
+	}
+	if err := s.eng.coord().SetSinkRate(ctx, rel.ID, rate); err != nil {
+		return nil, fmt.Errorf("alter sink %s: %w", rel.Name, err)
+	}
+	return tagOnly("ALTER_SINK"), nil
 }
 
 func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.Result, error) {
@@ -164,6 +206,12 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		decouple = strconv.FormatBool(!strings.EqualFold(props["connector"], "blackhole"))
 	}
 	rel.Options["sink_decouple"] = decouple
+	if r, _ := s.vars.get("sink_rate_limit"); r != "default" {
+		if decouple != "true" {
+			return nil, nil, types.Errorf(types.ErrUnsupported, "sink_rate_limit = %s applies to decoupled sinks only: SET sink_decouple = true, or sink_rate_limit = default", r)
+		}
+		rel.Options["sink_rate_limit"] = r
+	}
 	root, err := sinkPlan(sq, rel)
 	if err != nil {
 		return nil, nil, err
