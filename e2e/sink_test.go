@@ -220,3 +220,29 @@ func TestSinkRateLimit(t *testing.T) {
 		t.Fatalf("%d rows delivered, want 5000", n)
 	}
 }
+
+// TestSinkCreateWaitDelivered: with create_wait = 'delivered' a blocking
+// CREATE SINK returns once the backfilled rows reached the connector.
+func TestSinkCreateWaitDelivered(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	out := t.TempDir()
+	for _, s := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY, v int)",
+		"INSERT INTO t SELECT i, i FROM generate_series(1, 3000) i",
+		"SET sink_rate_limit = 2000", // delivery takes a while
+		fmt.Sprintf("CREATE SINK s FROM t WITH (connector = 'file', path = '%s', create_wait = 'delivered')", out),
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if n := fileSinkLines(t, out); n != 3000 {
+		t.Fatalf("CREATE SINK with create_wait = 'delivered' returned with %d of 3000 rows delivered", n)
+	}
+	if _, err := conn.Exec(ctx, "CREATE SINK s2 FROM t WITH (connector = 'blackhole', create_wait = 'delivered')"); err == nil {
+		t.Fatal("create_wait = 'delivered' was accepted for a coupled sink")
+	}
+}

@@ -47,6 +47,7 @@ type SinkLogStats struct {
 	DeliveredEpoch uint64 // the last epoch the connector committed
 	Failures       int64  // failed deliveries so far
 	LastError      string
+	Reported       time.Time
 }
 
 // SinkEvent is a sink failure, for the event log.
@@ -355,7 +356,7 @@ func (r *logReader) report(err error) {
 	if r.monitor == nil {
 		return
 	}
-	st := SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last, Failures: r.failures.Load(),
+	st := SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last, Failures: r.failures.Load(), Reported: r.reported,
 		PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
 	if err != nil {
 		st.LastError = err.Error()

@@ -34,6 +34,7 @@ func sinkOptions(rel *catalog.Relation) map[string]string {
 // force_append_only; upsert needs a key (primary_key, else the stream key).
 func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
 	props := sinkOptions(rel)
+	delete(props, "create_wait") // the engine's, not the connector's
 	insertOnly := physical.AppendOnly(sq.Root)
 	force := strings.EqualFold(props["force_append_only"], "true")
 	typ := strings.ToLower(props["type"])
@@ -144,7 +145,41 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 		return nil, err
 	}
 	rel.ID = s.eng.Catalog.NextID()
-	return s.startJob(ctx, rel, root, n.Text(), "CREATE_SINK", "sink")
+	var wait func(context.Context) error
+	if strings.EqualFold(rel.Options[withPrefix+"create_wait"], "delivered") {
+		wait = func(ctx context.Context) error { return s.waitDelivered(ctx, rel) }
+	}
+	return s.startJob(ctx, rel, root, n.Text(), "CREATE_SINK", "sink", wait)
+}
+
+// waitDelivered returns once every actor of a decoupled sink has reported an
+// empty log store after the call (create_wait = 'delivered'): what it had
+// backfilled reached the connector.
+func (s *Session) waitDelivered(ctx context.Context, rel *catalog.Relation) error {
+	since := time.Now()
+	name := rel.QualifiedName()
+	for {
+		actors, empty := 0, 0
+		for _, st := range s.eng.sinks.Stores() {
+			if st.Sink != name {
+				continue
+			}
+			actors++
+			if st.Reported.After(since) && st.PendingEpochs <= 0 {
+				empty++
+			}
+		}
+		if actors > 0 && empty == actors {
+			return nil
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // explainCreateSink prints a sink's stream plan.
@@ -172,7 +207,14 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	for _, o := range n.With {
 		props[strings.ToLower(o.Key)] = o.Value
 	}
-	if _, err := stream.OpenSink(props); err != nil {
+	switch w := strings.ToLower(props["create_wait"]); w {
+	case "", "backfilled", "delivered":
+	default:
+		return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait must be 'backfilled' or 'delivered', got %q", w)
+	}
+	connProps := maps.Clone(props)
+	delete(connProps, "create_wait")
+	if _, err := stream.OpenSink(connProps); err != nil {
 		return nil, nil, err
 	}
 	q := n.Query
@@ -206,6 +248,9 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		decouple = strconv.FormatBool(!strings.EqualFold(props["connector"], "blackhole"))
 	}
 	rel.Options["sink_decouple"] = decouple
+	if strings.EqualFold(props["create_wait"], "delivered") && decouple != "true" {
+		return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait = 'delivered' needs a decoupled sink (a coupled one delivers before CREATE returns)")
+	}
 	if r, _ := s.vars.get("sink_rate_limit"); r != "default" {
 		if decouple != "true" {
 			return nil, nil, types.Errorf(types.ErrUnsupported, "sink_rate_limit = %s applies to decoupled sinks only: SET sink_decouple = true, or sink_rate_limit = default", r)

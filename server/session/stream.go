@@ -177,7 +177,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	s.jobSettings(rel)
 	rel.ID = s.eng.Catalog.NextID()
 	root := physical.Materialize(sq, rel)
-	return s.startJob(ctx, rel, root, n.Text(), "CREATE_MATERIALIZED_VIEW", "materialized view")
+	return s.startJob(ctx, rel, root, n.Text(), "CREATE_MATERIALIZED_VIEW", "materialized view", nil)
 }
 
 // jobSettings records the session's streaming settings a new job keeps
@@ -200,8 +200,9 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 // startJob publishes rel and starts its streaming job (root, whose sources
 // backfill): with background_ddl at once, else when the backfill is done,
 // with progress NOTICEs at most every 5 s; a failure or cancel removes both.
-// noun names the object in messages ("materialized view", "sink").
-func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan.StreamNode, statement, tag, noun string) (pgwire.Result, error) {
+// noun names the object in messages ("materialized view", "sink"); wait, if
+// not nil, is a last condition a blocking create waits for.
+func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan.StreamNode, statement, tag, noun string, wait func(context.Context) error) (pgwire.Result, error) {
 	enableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
@@ -232,6 +233,9 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 	})
 	if err == nil {
 		err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
+	}
+	if err == nil && wait != nil {
+		err = wait(ctx)
 	}
 	if err != nil {
 		s.eng.coord().DropJob(context.Background(), rel.ID)
