@@ -53,7 +53,15 @@ func newBuffer(ncols int) *buffer {
 
 func (b *buffer) len() int { return len(b.ops) }
 
+// retainBytes is the arena capacity reset keeps: a rare huge epoch's
+// memory is given back.
+const retainBytes = 64 << 20
+
 func (b *buffer) reset() {
+	if cap(b.arena) > retainBytes {
+		*b = buffer{ncols: b.ncols, arena: make([]byte, 0, 4096)}
+		return
+	}
 	b.ops = b.ops[:0]
 	b.vals = b.vals[:0]
 	b.arena = b.arena[:0]

@@ -14,7 +14,8 @@ import (
 // pgColumn is one column of the target table, as the catalog describes it.
 type pgColumn struct {
 	name       string
-	typeName   string // format_type without modifiers: what values are cast to
+	typeName   string // format_type, for messages
+	cast       string // the type's qualified name: what values are cast to (no modifiers: char(n) must not become char(1))
 	baseOID    uint32 // the column's type, or a domain's base type
 	category   string // pg_type.typcategory of baseOID
 	notNull    bool
@@ -115,7 +116,7 @@ func describe(ctx context.Context, conn *pgx.Conn, c Config, cols []Column) (*ta
 		pc.used = true
 		t.cols[i] = targetCol{
 			ident: pgx.Identifier{pc.name}.Sanitize(),
-			cast:  pc.typeName,
+			cast:  pc.cast,
 			typ:   col.Type,
 			// bpchar is 1042.
 			trimKey: pc.baseOID == types.OIDBpchar,
@@ -201,9 +202,12 @@ func tableColumns(ctx context.Context, conn *pgx.Conn, relid uint32) ([]*pgColum
 			FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.typbasetype
 			WHERE b.typtype = 'd'
 		)
-		SELECT a.attname::text, pg_catalog.format_type(a.atttypid, NULL), b.oid, b.typcategory,
+		SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod),
+			pg_catalog.quote_ident(tn.nspname) || '.' || pg_catalog.quote_ident(t.typname), b.oid, b.typcategory,
 			a.attnotnull, a.atthasdef, a.attidentity::text, a.attgenerated::text
 		FROM pg_catalog.pg_attribute a
+		JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+		JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
 		JOIN base b ON b.top = a.atttypid AND b.typtype <> 'd'
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
 		ORDER BY a.attnum`, relid)
@@ -213,7 +217,7 @@ func tableColumns(ctx context.Context, conn *pgx.Conn, relid uint32) ([]*pgColum
 	var out []*pgColumn
 	for rows.Next() {
 		pc := &pgColumn{}
-		if err := rows.Scan(&pc.name, &pc.typeName, &pc.baseOID, &pc.category,
+		if err := rows.Scan(&pc.name, &pc.typeName, &pc.cast, &pc.baseOID, &pc.category,
 			&pc.notNull, &pc.hasDefault, &pc.identity, &pc.generated); err != nil {
 			rows.Close()
 			return nil, err

@@ -17,10 +17,11 @@ func rowsPerStatement(width int) int {
 }
 
 // statements builds and caches the SQL text of a sink's statements. Every
-// parameter is cast to its target column's type (without modifiers, so the
-// column's own length and precision checks still apply on assignment): the
-// values are sent as text and PostgreSQL parses them with that type's input
-// function.
+// parameter is cast to its target column's type, by its schema-qualified name
+// and without modifiers (so char(n) does not become char(1), and the
+// column's own length and precision checks apply on assignment instead of a
+// cast's silent truncation): the values are sent as text and PostgreSQL
+// parses them with that type's input function.
 type statements struct {
 	tgt    *target
 	upsert bool
