@@ -85,5 +85,8 @@ type ChangeIterator interface {
 	Epoch() uint64
 	// Deleted reports whether that newest version is a delete.
 	Deleted() bool
+	// Value returns that newest version's value (empty when Deleted), valid
+	// until the next Next or Close.
+	Value() []byte
 	Close() error
 }

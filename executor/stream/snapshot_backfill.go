@@ -563,19 +563,24 @@ func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, err
 			return s.rangeDone(out)
 		}
 		key := it.Key()
-		for i, e := range []uint64{s.epoch, s.target} {
-			v, found, err := s.actx.Store.Get(ctx, key, e, buf[:0])
-			if err != nil {
-				return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
-			}
-			buf = v
-			if !found {
-				continue
-			}
+		// The row as of E (a point read), then as of X: the newest version
+		// in the range, which the change iterator holds.
+		v, found, err := s.actx.Store.Get(ctx, key, s.epoch, buf[:0])
+		if err != nil {
+			return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
+		}
+		buf = v
+		if found {
 			if s.row, err = codec.DecodeRow(s.types, v, s.row); err != nil {
 				return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 			}
-			out.AppendRowOp([]types.Op{types.OpDelete, types.OpInsert}[i], s.row)
+			out.AppendRowOp(types.OpDelete, s.row)
+		}
+		if !it.Deleted() {
+			if s.row, err = codec.DecodeRow(s.types, it.Value(), s.row); err != nil {
+				return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
+			}
+			out.AppendRowOp(types.OpInsert, s.row)
 		}
 		s.dpos = append(s.dpos[:0], key...)
 	}

@@ -631,7 +631,10 @@ func (it *iter) Next() error {
 	it.key = append(it.key[:0], k...)
 	if it.changes {
 		it.verEpoch, it.deleted = item.Version(), item.IsDeletedOrExpired()
-		return nil
+		it.value = it.value[:0]
+		if it.deleted {
+			return nil
+		}
 	}
 	v, err := item.ValueCopy(it.value[:0])
 	if err != nil {

@@ -415,6 +415,10 @@ func (it *changeIter) Next() error {
 			}
 			if v.epoch <= it.epoch {
 				it.verEpoch, it.deleted = v.epoch, v.del
+				it.value = nil
+				if !v.del {
+					it.value = v.value
+				}
 				return true
 			}
 		}

@@ -340,6 +340,11 @@ func changed(t testing.TB, kv storage.KV, lower, upper string, since, until uint
 		s := fmt.Sprintf("%s@%d", it.Key(), it.Epoch())
 		if it.Deleted() {
 			s += "-"
+			if len(it.Value()) != 0 {
+				t.Fatalf("changed key %s: a delete with value %q", it.Key(), it.Value())
+			}
+		} else if v, found, err := kv.Get(context.Background(), it.Key(), it.Epoch(), nil); err != nil || !found || string(v) != string(it.Value()) {
+			t.Fatalf("changed key %s@%d: value %q, Get says %q (found %v, %v)", it.Key(), it.Epoch(), it.Value(), v, found, err)
 		}
 		out = append(out, s)
 	}
