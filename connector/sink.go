@@ -29,10 +29,13 @@ type Column struct {
 }
 
 // SinkTarget is what a sink connector instance is opened for: the sink's
-// columns, and the writer number of the actor that owns it (stable across
-// restarts, distinct among the sink's actors).
+// columns, its key, and the writer number of the actor that owns it (stable
+// across restarts, distinct among the sink's actors).
 type SinkTarget struct {
 	Sink    string // the sink's qualified name
 	Columns []Column
-	Writer  int
+	// Key names the columns that identify a row of the sink's stream (nil
+	// when they are not all visible: an upsert then needs primary_key).
+	Key    []string
+	Writer int
 }

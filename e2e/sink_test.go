@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/tributary/tributary/e2e/testserver"
 )
 
 // fileSinkState replays a file sink's JSON lines (files in name order:
@@ -66,6 +67,61 @@ func fileSinkState(t *testing.T, dir, key string, cols []string) []string {
 	return out
 }
 
+// killUnderDML runs random DML on t(id, g, v) (ids from 3001 up) and kills
+// the server (SIGKILL) kills times at random points, half of the time with a
+// statement in flight, restarting it each time; it returns a connection to
+// the last server.
+func killUnderDML(t *testing.T, ctx context.Context, srv *testserver.Server, conn *pgx.Conn, rng *rand.Rand, kills int) *pgx.Conn {
+	t.Helper()
+	next := 3001
+	dml := func(c *pgx.Conn, r *rand.Rand) error {
+		var s string
+		switch r.Intn(3) {
+		case 0:
+			s = fmt.Sprintf("INSERT INTO t SELECT i, i %% 17, i FROM generate_series(%d, %d) i", next, next+r.Intn(50))
+			next += 51
+		case 1:
+			s = fmt.Sprintf("UPDATE t SET g = (g + %d) %% 17, v = v + 1 WHERE id %% 13 = %d", r.Intn(5)+1, r.Intn(13))
+		default:
+			s = fmt.Sprintf("DELETE FROM t WHERE id %% 29 = %d", r.Intn(29))
+		}
+		_, err := c.Exec(ctx, s)
+		return err
+	}
+	for kill := 0; kill < kills; kill++ {
+		for i := rng.Intn(8); i > 0; i-- {
+			if err := dml(conn, rng); err != nil {
+				t.Fatalf("dml: %v", err)
+			}
+		}
+		// Kill with a statement in flight half of the time: it may or may not
+		// commit, and the checks afterwards read whichever happened.
+		inflight := make(chan struct{})
+		if rng.Intn(2) == 0 {
+			c2 := connect(t, ctx, srv)
+			r2 := rand.New(rand.NewSource(rng.Int63()))
+			go func() {
+				defer close(inflight)
+				_ = dml(c2, r2)
+				c2.Close(context.Background())
+			}()
+			time.Sleep(time.Duration(rng.Intn(20)) * time.Millisecond)
+		} else {
+			close(inflight)
+		}
+		if err := srv.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-inflight
+		conn.Close(context.Background())
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		conn = connect(t, ctx, srv)
+	}
+	return conn
+}
+
 // TestFileSinkSurvivesKills: a decoupled upsert file sink of an aggregation
 // over a table under random DML, with the server killed (SIGKILL) at random
 // points twelve times; afterwards the replayed files equal the query.
@@ -90,51 +146,7 @@ func TestFileSinkSurvivesKills(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	next := 3001
-	dml := func(c *pgx.Conn) error {
-		var s string
-		switch rng.Intn(3) {
-		case 0:
-			s = fmt.Sprintf("INSERT INTO t SELECT i, i %% 17, i FROM generate_series(%d, %d) i", next, next+rng.Intn(50))
-			next += 51
-		case 1:
-			s = fmt.Sprintf("UPDATE t SET g = (g + %d) %% 17, v = v + 1 WHERE id %% 13 = %d", rng.Intn(5)+1, rng.Intn(13))
-		default:
-			s = fmt.Sprintf("DELETE FROM t WHERE id %% 29 = %d", rng.Intn(29))
-		}
-		_, err := c.Exec(ctx, s)
-		return err
-	}
-	for kill := 0; kill < 12; kill++ {
-		for i := rng.Intn(8); i > 0; i-- {
-			if err := dml(conn); err != nil {
-				t.Fatalf("dml: %v", err)
-			}
-		}
-		// Kill with a statement in flight half of the time: it may or may not
-		// commit, and the query below sees whichever happened.
-		inflight := make(chan struct{})
-		if rng.Intn(2) == 0 {
-			c2 := connect(t, ctx, srv)
-			go func() {
-				defer close(inflight)
-				_ = dml(c2)
-				c2.Close(context.Background())
-			}()
-			time.Sleep(time.Duration(rng.Intn(20)) * time.Millisecond)
-		} else {
-			close(inflight)
-		}
-		if err := srv.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-inflight
-		conn.Close(context.Background())
-		if err := srv.Restart(); err != nil {
-			t.Fatal(err)
-		}
-		conn = connect(t, ctx, srv)
-	}
+	conn = killUnderDML(t, ctx, srv, conn, rng, 12)
 	if _, err := conn.Exec(ctx, "FLUSH"); err != nil {
 		t.Fatal(err)
 	}

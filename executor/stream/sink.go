@@ -5,18 +5,25 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/blackhole"
 	"github.com/tributary/tributary/connector/file"
+	"github.com/tributary/tributary/connector/postgres"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/state"
 )
 
-// OpenSink validates a sink's WITH options and returns a function opening
-// one connector instance per actor.
-func OpenSink(props map[string]string) (func(connector.SinkTarget) (connector.Sink, error), error) {
+// SinkOpener opens one connector instance for a sink actor.
+type SinkOpener func(ctx context.Context, t connector.SinkTarget) (connector.Sink, error)
+
+// sinkOpenTimeout bounds opening a connector (connecting to its system).
+const sinkOpenTimeout = 30 * time.Second
+
+// OpenSink validates a sink's WITH options and returns its opener.
+func OpenSink(props map[string]string) (SinkOpener, error) {
 	var name string
 	for k, v := range props {
 		if strings.EqualFold(k, "connector") {
@@ -31,15 +38,83 @@ func OpenSink(props map[string]string) (func(connector.SinkTarget) (connector.Si
 		if err != nil {
 			return nil, err
 		}
-		return func(connector.SinkTarget) (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
+		return func(context.Context, connector.SinkTarget) (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
 	case strings.EqualFold(name, file.Name):
 		cfg, err := file.Parse(props)
 		if err != nil {
 			return nil, err
 		}
-		return func(t connector.SinkTarget) (connector.Sink, error) { return file.Open(cfg, t) }, nil
+		return func(_ context.Context, t connector.SinkTarget) (connector.Sink, error) { return file.Open(cfg, t) }, nil
+	case strings.EqualFold(name, postgres.Name):
+		if _, err := postgres.Parse(props, []string{"-"}); err != nil { // the key is checked when opened
+			return nil, err
+		}
+		return func(ctx context.Context, t connector.SinkTarget) (connector.Sink, error) {
+			cfg, err := postgres.Parse(props, t.Key)
+			if err != nil {
+				return nil, err
+			}
+			cols := make([]postgres.Column, len(t.Columns))
+			for i, c := range t.Columns {
+				cols[i] = postgres.Column{Name: c.Name, Type: c.Type}
+			}
+			return postgres.Open(ctx, cfg, cols)
+		}, nil
 	}
-	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file)", name)
+	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file, postgres)", name)
+}
+
+// SinkTargetOf describes a sink for its connector: its visible columns, the
+// names of its stream key (nil if a key column is hidden), and a writer.
+func SinkTargetOf(n *plan.StreamSink, writer int) connector.SinkTarget {
+	t := connector.SinkTarget{Sink: n.Relation.QualifiedName(), Writer: writer}
+	for _, c := range n.Relation.Columns {
+		if !c.Hidden {
+			t.Columns = append(t.Columns, connector.Column{Name: c.Name, Type: c.Type})
+		}
+	}
+	for _, k := range n.Input.StreamKey() {
+		c := n.Relation.Columns[k]
+		if c.Hidden {
+			t.Key = nil
+			return t
+		}
+		t.Key = append(t.Key, c.Name)
+	}
+	return t
+}
+
+// CheckSink opens and closes one connector instance: a CREATE SINK finds a
+// wrong target (an unreachable system, a missing table) before it starts.
+func CheckSink(ctx context.Context, n *plan.StreamSink) error {
+	open, err := OpenSink(n.Props)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, sinkOpenTimeout)
+	defer cancel()
+	s, err := open(ctx, SinkTargetOf(n, 0))
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// visibleOnly hands a connector chunks without the sink's hidden columns.
+type visibleOnly struct {
+	connector.Sink
+	keep []int
+	view types.Chunk
+}
+
+func (v *visibleOnly) Write(ctx context.Context, c *types.Chunk) error {
+	v.view.Cols = v.view.Cols[:0]
+	for _, i := range v.keep {
+		v.view.Cols = append(v.view.Cols, c.Cols[i])
+	}
+	v.view.Ops, v.view.Vis = c.Ops, c.Vis
+	v.view.SetLen(c.Len())
+	return v.Sink.Write(ctx, &v.view)
 }
 
 // sinkExec hands its input's chunks to a connector sink and commits the sink
@@ -68,13 +143,20 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 	if len(actx.Vnodes) > 0 {
 		writer = int(actx.Vnodes[0])
 	}
-	target := connector.SinkTarget{Sink: n.Relation.QualifiedName(), Writer: writer}
-	for _, c := range n.Relation.Columns {
-		target.Columns = append(target.Columns, connector.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
-	}
-	sink, err := open(target)
+	octx, cancel := context.WithTimeout(context.Background(), sinkOpenTimeout)
+	sink, err := open(octx, SinkTargetOf(n, writer))
+	cancel()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
+	}
+	var keep []int
+	for i, c := range n.Relation.Columns {
+		if !c.Hidden {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) < len(n.Relation.Columns) {
+		sink = &visibleOnly{Sink: sink, keep: keep}
 	}
 	s := &sinkExec{name: n.Relation.QualifiedName(), in: in, sink: sink, appendOnly: n.AppendOnly}
 	if !n.Decouple {

@@ -144,6 +144,10 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	if err != nil {
 		return nil, err
 	}
+	// The connector's target must exist and fit (a table's columns and key).
+	if err := stream.CheckSink(ctx, root.(*plan.StreamSink)); err != nil {
+		return nil, fmt.Errorf("create sink %s: %w", rel.Name, err)
+	}
 	rel.ID = s.eng.Catalog.NextID()
 	var wait func(context.Context) error
 	if strings.EqualFold(rel.Options[withPrefix+"create_wait"], "delivered") {
