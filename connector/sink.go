@@ -19,6 +19,15 @@ type Sink interface {
 	Close() error
 }
 
+// MultiEpochCommitter is implemented by sinks whose Commit may cover the
+// changes of several epochs at once (committed as the last of them): a
+// decoupled sink's reader then catches up in fewer, larger commits. Sinks
+// whose output is named by epoch (files) do not, so that a replayed epoch
+// rewrites the same output.
+type MultiEpochCommitter interface {
+	CommitsEpochsTogether() bool
+}
+
 // Column is one column of the rows a sink receives.
 type Column struct {
 	Name string

@@ -78,3 +78,7 @@ func (s *Sink) Rows() (written, committed int64) { return s.rows, s.committed }
 
 // Close implements connector.Sink.
 func (s *Sink) Close() error { return nil }
+
+// CommitsEpochsTogether implements connector.MultiEpochCommitter: a decoupled
+// blackhole catches up in large commits (each still sleeping Delay once).
+func (s *Sink) CommitsEpochsTogether() bool { return true }

@@ -354,3 +354,8 @@ func (t *txRun) commit(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CommitsEpochsTogether implements connector.MultiEpochCommitter: an upsert
+// applies the last change per key of everything given, so several epochs
+// commit in one transaction, and a replay still converges.
+func (s *Sink) CommitsEpochsTogether() bool { return true }

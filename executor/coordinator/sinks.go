@@ -10,13 +10,13 @@ import (
 // sinkEventsLen is how many sink failures a SinkLog keeps.
 const sinkEventsLen = 1024
 
-// SinkLog keeps what decoupled sinks report: each log store's latest state
-// and the last sinkEventsLen failures. Like BarrierLog it may outlive a
-// coordinator (Config.Sinks).
+// SinkLog keeps what decoupled sinks report: each running log store reader's
+// state function and the last sinkEventsLen failures. Like BarrierLog it may
+// outlive a coordinator (Config.Sinks).
 type SinkLog struct {
 	mu struct {
 		sync.Mutex
-		stores map[storeKey]stream.SinkLogStats
+		stores map[storeKey]*registration
 		events []stream.SinkEvent // ring, next is the oldest once full
 		next   int
 	}
@@ -27,18 +27,29 @@ type storeKey struct {
 	actor stream.ActorID
 }
 
+type registration struct{ stats func() stream.SinkLogStats }
+
 // NewSinkLog returns an empty log.
 func NewSinkLog() *SinkLog {
 	l := &SinkLog{}
-	l.mu.stores = map[storeKey]stream.SinkLogStats{}
+	l.mu.stores = map[storeKey]*registration{}
 	return l
 }
 
-// LogStore implements stream.SinkMonitor.
-func (l *SinkLog) LogStore(s stream.SinkLogStats) {
+// Register implements stream.SinkMonitor. A later registration of the same
+// sink and actor (a rebuilt job) replaces the earlier one.
+func (l *SinkLog) Register(sink string, actor stream.ActorID, stats func() stream.SinkLogStats) func() {
+	k, reg := storeKey{sink, actor}, &registration{stats: stats}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.mu.stores[storeKey{s.Sink, s.Actor}] = s
+	l.mu.stores[k] = reg
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.mu.stores[k] == reg {
+			delete(l.mu.stores, k)
+		}
+	}
 }
 
 // Event implements stream.SinkMonitor.
@@ -53,24 +64,17 @@ func (l *SinkLog) Event(e stream.SinkEvent) {
 	l.mu.next = (l.mu.next + 1) % sinkEventsLen
 }
 
-// Forget drops the log store states of a sink (dropped, or rebuilt).
-func (l *SinkLog) Forget(sink string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := range l.mu.stores {
-		if k.sink == sink {
-			delete(l.mu.stores, k)
-		}
-	}
-}
-
-// Stores returns every log store's latest state, by sink and actor.
+// Stores returns every running log store's current state, by sink and actor.
 func (l *SinkLog) Stores() []stream.SinkLogStats {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]stream.SinkLogStats, 0, len(l.mu.stores))
-	for _, s := range l.mu.stores {
-		out = append(out, s)
+	regs := make([]*registration, 0, len(l.mu.stores))
+	for _, r := range l.mu.stores {
+		regs = append(regs, r)
+	}
+	l.mu.Unlock()
+	out := make([]stream.SinkLogStats, 0, len(regs))
+	for _, r := range regs {
+		out = append(out, r.stats())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sink != out[j].Sink {

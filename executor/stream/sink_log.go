@@ -47,7 +47,6 @@ type SinkLogStats struct {
 	DeliveredEpoch uint64 // the last epoch the connector committed
 	Failures       int64  // failed deliveries so far
 	LastError      string
-	Reported       time.Time
 }
 
 // SinkEvent is a sink failure, for the event log.
@@ -59,8 +58,10 @@ type SinkEvent struct {
 }
 
 // SinkMonitor collects what decoupled sinks report (nil: not collected).
+// Each log store reader registers a function giving its current state, and
+// unregisters it when it stops.
 type SinkMonitor interface {
-	LogStore(s SinkLogStats)
+	Register(sink string, actor ActorID, stats func() SinkLogStats) (unregister func())
 	Event(e SinkEvent)
 }
 
@@ -150,19 +151,20 @@ type logReader struct {
 	monitor SinkMonitor
 	logger  *slog.Logger
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	last   uint64 // the last epoch delivered (reader goroutine only)
+	cancel     context.CancelFunc
+	done       chan struct{}
+	unregister func()
+	last       atomic.Uint64 // the last epoch delivered
 
 	mu struct {
 		sync.Mutex
 		delivered []delivered
+		lastErr   string
 	}
 	failures atomic.Int64
 	// What was written to the log store and not yet delivered (the writer
 	// adds, the reader subtracts; a restart counts the entries left).
 	pendingRows, pendingBytes, pendingEpochs atomic.Int64
-	reported                                 time.Time
 }
 
 func (r *logReader) takeDelivered() []delivered {
@@ -174,6 +176,9 @@ func (r *logReader) takeDelivered() []delivered {
 }
 
 func (r *logReader) start() {
+	if r.monitor != nil {
+		r.unregister = r.monitor.Register(r.name, r.actx.ID, r.stats)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan struct{})
 	go func() {
@@ -187,6 +192,9 @@ func (r *logReader) stop() {
 		r.cancel()
 		<-r.done
 	}
+	if r.unregister != nil {
+		r.unregister()
+	}
 }
 
 // run delivers committed epochs as they appear, retrying a failed one.
@@ -199,7 +207,9 @@ func (r *logReader) run(ctx context.Context) {
 		case err != nil && ctx.Err() == nil:
 			r.failures.Add(1)
 			r.logger.Error("sink delivery failed; retrying", "sink", r.name, "actor", r.actx.ID, "retry_in", backoff, "err", err)
-			r.report(err)
+			r.mu.Lock()
+			r.mu.lastErr = err.Error()
+			r.mu.Unlock()
 			if r.monitor != nil {
 				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: err.Error()})
 			}
@@ -215,9 +225,6 @@ func (r *logReader) run(ctx context.Context) {
 			if !sleepCtx(ctx, 5*time.Millisecond) {
 				return
 			}
-		}
-		if err == nil && time.Since(r.reported) >= 100*time.Millisecond {
-			r.report(nil)
 		}
 	}
 }
@@ -244,7 +251,16 @@ func (r *logReader) span(after uint64) (lower, upper []byte) {
 	return lower, upper
 }
 
-// deliverNext delivers the oldest committed epoch not yet delivered, if any.
+// Limits of one delivery: the committed epochs handed to the connector
+// before one Commit (when it may commit several at once).
+const (
+	deliverMaxEpochs = 256
+	deliverMaxRows   = 64 * BackfillChunkRows
+)
+
+// deliverNext delivers the oldest committed epochs not yet delivered, if
+// any: one epoch per connector commit, or, when the connector allows it,
+// several (up to the limits above) committed as the last of them.
 func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 	committed := r.actx.Store.CommittedEpoch()
 	release, err := r.actx.Store.Pin(committed)
@@ -252,16 +268,20 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
 	}
 	defer release()
-	lower, upper := r.span(r.last)
+	lower, upper := r.span(r.last.Load())
 	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
 	if err != nil {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
 	}
 	defer it.Close()
+	maxEpochs := 1
+	if m, ok := r.sink.(connector.MultiEpochCommitter); ok && m.CommitsEpochsTogether() {
+		maxEpochs = deliverMaxEpochs
+	}
 	var row []types.Datum
-	epoch, seqs, bytes := uint64(0), int32(0), int64(0)
+	var done []delivered
+	rows, bytes := int64(0), int64(0)
 	out := types.NewChunk(r.types, BackfillChunkRows)
-	rows := int64(0)
 	for {
 		err := it.Next()
 		if errors.Is(err, io.EOF) {
@@ -274,11 +294,13 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("sink %s: log store entry: %w", r.name, err)
 		}
 		e := uint64(row[1].I)
-		if epoch != 0 && e != epoch {
-			break // one epoch at a time
+		if len(done) == 0 || done[len(done)-1].epoch != e {
+			if len(done) == maxEpochs || (len(done) > 0 && rows >= deliverMaxRows) {
+				break // the next epoch waits for the next delivery
+			}
+			done = append(done, delivered{epoch: e})
 		}
-		epoch = e
-		seqs++
+		done[len(done)-1].seqs++
 		bytes += int64(len(row[3].S))
 		n, err := r.writePayload(ctx, []byte(row[3].S), out)
 		if err != nil {
@@ -286,23 +308,24 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 		}
 		rows += n
 	}
-	if epoch == 0 {
+	if len(done) == 0 {
 		return false, nil
 	}
+	last := done[len(done)-1].epoch
 	if out.Len() > 0 {
 		if err := r.write(ctx, out); err != nil {
-			return false, fmt.Errorf("epoch %d: %w", epoch, err)
+			return false, fmt.Errorf("epoch %d: %w", last, err)
 		}
 	}
-	if err := r.sink.Commit(ctx, epoch); err != nil {
-		return false, fmt.Errorf("sink %s: commit epoch %d: %w", r.name, epoch, err)
+	if err := r.sink.Commit(ctx, last); err != nil {
+		return false, fmt.Errorf("sink %s: commit epoch %d: %w", r.name, last, err)
 	}
-	r.last = epoch
+	r.last.Store(last)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
-	r.pendingEpochs.Add(-1)
+	r.pendingEpochs.Add(-int64(len(done)))
 	r.mu.Lock()
-	r.mu.delivered = append(r.mu.delivered, delivered{epoch: epoch, seqs: seqs})
+	r.mu.delivered = append(r.mu.delivered, done...)
 	r.mu.Unlock()
 	return true, nil
 }
@@ -350,18 +373,13 @@ func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk
 	return rows, nil
 }
 
-// report tells the monitor the log store's state.
-func (r *logReader) report(err error) {
-	r.reported = time.Now()
-	if r.monitor == nil {
-		return
-	}
-	st := SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last, Failures: r.failures.Load(), Reported: r.reported,
-		PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
-	if err != nil {
-		st.LastError = err.Error()
-	}
-	r.monitor.LogStore(st)
+// stats is the log store's current state.
+func (r *logReader) stats() SinkLogStats {
+	r.mu.Lock()
+	lastErr := r.mu.lastErr
+	r.mu.Unlock()
+	return SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last.Load(), Failures: r.failures.Load(),
+		LastError: lastErr, PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
 }
 
 // countLeft counts the committed entries a restart left in the log store.

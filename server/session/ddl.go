@@ -252,9 +252,6 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 	}
 	for _, r := range victims {
 		s.eng.Catalog.Remove(r.ID)
-		if r.Kind == catalog.KindSink {
-			s.eng.sinks.Forget(r.QualifiedName())
-		}
 	}
 	return tagOnly(tag), nil
 }

@@ -156,11 +156,10 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE_SINK", "sink", wait)
 }
 
-// waitDelivered returns once every actor of a decoupled sink has reported an
-// empty log store after the call (create_wait = 'delivered'): what it had
-// backfilled reached the connector.
+// waitDelivered returns once every actor of a decoupled sink has an empty
+// log store (create_wait = 'delivered'): what it had backfilled, committed
+// before the call, reached the connector.
 func (s *Session) waitDelivered(ctx context.Context, rel *catalog.Relation) error {
-	since := time.Now()
 	name := rel.QualifiedName()
 	for {
 		actors, empty := 0, 0
@@ -169,7 +168,7 @@ func (s *Session) waitDelivered(ctx context.Context, rel *catalog.Relation) erro
 				continue
 			}
 			actors++
-			if st.Reported.After(since) && st.PendingEpochs <= 0 {
+			if st.PendingEpochs <= 0 {
 				empty++
 			}
 		}
