@@ -23,8 +23,9 @@ const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
   bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases snapshot,unlimited,limited,adaptive,after] [--json]
+  bench sinks [--seconds 10] [--hot-rate 20000] [--delay-ms 50] [--lag-rows 10000000] [--json]
   bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
-Run "bench stream -h", "bench memory -h", "bench isolation -h" or "bench nexmark -h" for every flag.`
+Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h" or "bench nexmark -h" for every flag.`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -40,6 +41,8 @@ func main() {
 		err = memoryMain(ctx, os.Args[2:], os.Stdout)
 	case "isolation":
 		err = isolationMain(ctx, os.Args[2:], os.Stdout)
+	case "sinks":
+		err = sinksMain(ctx, os.Args[2:], os.Stdout)
 	case "nexmark":
 		err = nexmarkMain(ctx, os.Args[2:], os.Stdout)
 	default:
