@@ -56,6 +56,7 @@ type Sink struct {
 	parts  [][]byte // the epoch's output, in parts of about MaxBytes
 	row    []types.Datum
 	names  [][]byte // the columns' JSON keys, with quotes and colon
+	text   []byte   // scratch for values' text forms
 }
 
 // Open returns a file sink for target, creating the directory.
@@ -65,7 +66,7 @@ func Open(cfg Config, target connector.SinkTarget) (*Sink, error) {
 	}
 	s := &Sink{cfg: cfg, target: target}
 	for _, c := range target.Columns {
-		s.names = append(s.names, append(strconv.AppendQuote(nil, c.Name), ':'))
+		s.names = append(s.names, append(connector.AppendJSONString(nil, c.Name), ':'))
 	}
 	return s, nil
 }
@@ -92,29 +93,12 @@ func (s *Sink) Write(_ context.Context, c *types.Chunk) error {
 			}
 			b = append(b, ',')
 			b = append(b, s.names[j]...)
-			b = appendJSON(b, col.Type, &s.row[j])
+			b, s.text = connector.AppendJSONValue(b, s.text, col.Type, &s.row[j])
 		}
 		b = append(b, "}\n"...)
 		s.parts[len(s.parts)-1] = b
 	}
 	return nil
-}
-
-// appendJSON appends d as a JSON value: numbers and booleans as such,
-// NULL as null, everything else as its PostgreSQL text in a string.
-func appendJSON(b []byte, t types.T, d *types.Datum) []byte {
-	if d.Null {
-		return append(b, "null"...)
-	}
-	switch t.ID {
-	case types.Bool:
-		return strconv.AppendBool(b, d.Bool())
-	case types.Int16, types.Int32, types.Int64:
-		return strconv.AppendInt(b, d.I, 10)
-	case types.Float32, types.Float64:
-		return strconv.AppendFloat(b, d.F, 'g', -1, 64)
-	}
-	return strconv.AppendQuote(b, string(types.AppendText(nil, t, d)))
 }
 
 // PartName is the file name of part n of a writer's epoch.

@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/tributary/tributary/connector"
@@ -90,58 +89,13 @@ func appendRaw(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// appendValue appends d, of type t, as a JSON value. Floats that JSON
-// cannot spell (NaN, ±Infinity) become their text in a string.
+// appendValue appends d, of type t, as a JSON value (connector.AppendJSONValue).
 func (e *encoder) appendValue(b []byte, t types.T, d *types.Datum) []byte {
-	if d.Null {
-		return append(b, "null"...)
-	}
-	switch t.ID {
-	case types.Bool:
-		return strconv.AppendBool(b, d.Bool())
-	case types.Int16, types.Int32, types.Int64:
-		return strconv.AppendInt(b, d.I, 10)
-	case types.Float32, types.Float64:
-		if !math.IsNaN(d.F) && !math.IsInf(d.F, 0) {
-			bits := 64
-			if t.ID == types.Float32 {
-				bits = 32
-			}
-			return strconv.AppendFloat(b, d.F, 'g', -1, bits)
-		}
-	case types.Varchar, types.Jsonb, types.Unknown:
-		return appendJSONString(b, d.S)
-	}
-	e.text = types.AppendText(e.text[:0], t, d)
-	return appendJSONString(b, e.text)
+	b, e.text = connector.AppendJSONValue(b, e.text, t, d)
+	return b
 }
 
-// appendJSONString appends s as a JSON string, escaping quotes,
-// backslashes and control characters (the rest of UTF-8 passes as is).
+// appendJSONString appends s as a JSON string.
 func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return connector.AppendJSONString(b, s)
 }

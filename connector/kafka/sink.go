@@ -276,3 +276,7 @@ func (s *Sink) Close() error {
 	s.client.Close()
 	return nil
 }
+
+// CommitsEpochsTogether implements connector.MultiEpochCommitter: records
+// keep their order per key, so several epochs may flush in one commit.
+func (s *Sink) CommitsEpochsTogether() bool { return true }

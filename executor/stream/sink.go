@@ -10,6 +10,7 @@ import (
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/blackhole"
 	"github.com/tributary/tributary/connector/file"
+	"github.com/tributary/tributary/connector/kafka"
 	"github.com/tributary/tributary/connector/postgres"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -22,17 +23,29 @@ type SinkOpener func(ctx context.Context, t connector.SinkTarget) (connector.Sin
 // sinkOpenTimeout bounds opening a connector (connecting to its system).
 const sinkOpenTimeout = 30 * time.Second
 
-// OpenSink validates a sink's WITH options and returns its opener.
-func OpenSink(props map[string]string) (SinkOpener, error) {
+// OpenSink validates a sink's WITH options and FORMAT ... ENCODE clause
+// (empty when absent) and returns its opener.
+func OpenSink(props map[string]string, format, encode string) (SinkOpener, error) {
 	var name string
 	for k, v := range props {
 		if strings.EqualFold(k, "connector") {
 			name = v
 		}
 	}
+	if (format != "" || encode != "") && !strings.EqualFold(name, kafka.Name) {
+		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the %s sink connector (only by kafka)", name)
+	}
 	switch {
 	case name == "":
 		return nil, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option, such as connector = 'blackhole'")
+	case strings.EqualFold(name, kafka.Name):
+		return func(ctx context.Context, t connector.SinkTarget) (connector.Sink, error) {
+			cfg, err := kafka.Parse(props, format, encode, t.Columns, t.Key)
+			if err != nil {
+				return nil, err
+			}
+			return kafka.Open(ctx, cfg, t)
+		}, nil
 	case strings.EqualFold(name, blackhole.Name):
 		cfg, err := blackhole.Parse(props)
 		if err != nil {
@@ -61,7 +74,7 @@ func OpenSink(props map[string]string) (SinkOpener, error) {
 			return postgres.Open(ctx, cfg, cols)
 		}, nil
 	}
-	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file, postgres)", name)
+	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file, kafka, postgres)", name)
 }
 
 // SinkTargetOf describes a sink for its connector: its visible columns, the
@@ -87,13 +100,24 @@ func SinkTargetOf(n *plan.StreamSink, writer int) connector.SinkTarget {
 // CheckSink opens and closes one connector instance: a CREATE SINK finds a
 // wrong target (an unreachable system, a missing table) before it starts.
 func CheckSink(ctx context.Context, n *plan.StreamSink) error {
-	open, err := OpenSink(n.Props)
+	open, err := OpenSink(n.Props, n.Format, n.Encode)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, sinkOpenTimeout)
 	defer cancel()
-	s, err := open(ctx, SinkTargetOf(n, 0))
+	t := SinkTargetOf(n, 0)
+	if strings.EqualFold(n.Props["connector"], kafka.Name) {
+		// Opening a kafka sink does not reach the brokers: check the topic.
+		cfg, err := kafka.Parse(n.Props, n.Format, n.Encode, t.Columns, t.Key)
+		if err != nil {
+			return err
+		}
+		if err := cfg.Check(ctx); err != nil {
+			return err
+		}
+	}
+	s, err := open(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -135,7 +159,7 @@ type sinkExec struct {
 // sink writes to its log store, and a reader goroutine (stopped by the
 // closer) delivers to the connector.
 func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
-	open, err := OpenSink(n.Props)
+	open, err := OpenSink(n.Props, n.Format, n.Encode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
 	}

@@ -15,6 +15,8 @@ type StreamSink struct {
 	Relation *catalog.Relation // the sink's descriptor
 	// Props are the sink's WITH options (keys lower-cased): the connector's.
 	Props map[string]string
+	// Format and Encode are the FORMAT ... ENCODE clause (empty: none).
+	Format, Encode string
 	// AppendOnly drops deletes and turns updates into inserts
 	// (type = 'append-only' with force_append_only).
 	AppendOnly bool

@@ -62,7 +62,9 @@ func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode,
 	default:
 		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
 	}
+	props["type"] = typ // as settled: the connector needs it
 	root := physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Options["sink_decouple"] == "true")
+	root.Format, root.Encode = rel.Options["sink_format"], rel.Options["sink_encode"]
 	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
 		root.RateLimit = v
 	}
@@ -203,8 +205,12 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	if n.Into != nil {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "CREATE SINK ... INTO a table is not supported yet")
 	}
+	format, encode := "", ""
 	if n.Format != nil {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the sink connectors available (blackhole, file)")
+		if len(n.Format.Options) > 0 {
+			return nil, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE options are not supported yet")
+		}
+		format, encode = strings.ToLower(n.Format.Format), strings.ToLower(n.Format.Encode)
 	}
 	props := map[string]string{}
 	for _, o := range n.With {
@@ -217,7 +223,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	connProps := maps.Clone(props)
 	delete(connProps, "create_wait")
-	if _, err := stream.OpenSink(connProps); err != nil {
+	if _, err := stream.OpenSink(connProps, format, encode); err != nil {
 		return nil, nil, err
 	}
 	q := n.Query
@@ -244,6 +250,9 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	for k, v := range props {
 		rel.Options[withPrefix+k] = v
+	}
+	if format != "" {
+		rel.Options["sink_format"], rel.Options["sink_encode"] = format, encode
 	}
 	s.jobSettings(rel)
 	decouple, _ := s.vars.get("sink_decouple")
