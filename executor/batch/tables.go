@@ -196,3 +196,52 @@ func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64,
 	}
 	return nil
 }
+
+// Apply writes a change chunk (rows in rel's column order and types, with
+// ops) into rel by primary key: inserts and updates' new rows replace the
+// row with their key (Upsert), deletes and updates' old rows remove the row
+// with their key if there is one. How a sink into a table writes.
+func (s *TableSet) Apply(ctx context.Context, rel *catalog.Relation, snapshot uint64, rows *types.Chunk) error {
+	tbl, err := s.Table(rel)
+	if err != nil {
+		return err
+	}
+	nc := len(rel.Columns)
+	var row, old []types.Datum
+	pk := make([]types.Datum, len(rel.PK))
+	for i := 0; i < rows.Len(); i++ {
+		if !rows.Visible(i) {
+			continue
+		}
+		row = rows.Row(i, row)[:nc]
+		for j, c := range rel.PK {
+			pk[j] = row[c]
+		}
+		var found bool
+		if old, found, err = tbl.GetAt(ctx, snapshot, pk, old); err != nil {
+			return fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
+		}
+		switch op := rows.Op(i); {
+		case !op.IsInsert():
+			if !found {
+				continue
+			}
+			if err := tbl.Delete(old); err != nil {
+				return fmt.Errorf("delete from %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, types.OpDelete, old)
+		case found:
+			if err := tbl.Update(old, row); err != nil {
+				return fmt.Errorf("upsert into %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, types.OpUpdateDelete, old)
+			s.record(rel, types.OpUpdateInsert, row)
+		default:
+			if err := tbl.Insert(row); err != nil {
+				return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, types.OpInsert, row)
+		}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -103,6 +104,49 @@ func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chun
 		}
 	}
 	return true, nil
+}
+
+// WriteSinkRows applies a sink's change rows to table rel (TableSet.Apply) in
+// the open epoch, together with extra (the sink's log store truncation), so
+// both commit or neither: exactly once. The table's change chunks go to its
+// streaming jobs as DML's do. It returns the epoch; the caller waits for it.
+func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, rows *types.Chunk, extra *storage.Batch) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.stopped {
+		return 0, ErrStopped
+	}
+	if c.mu.failed != nil {
+		return 0, ErrRecovering
+	}
+	src, ok := c.mu.sources[rel.ID]
+	if !ok {
+		return 0, fmt.Errorf("sink into %s: the table has no running stream", rel.QualifiedName())
+	}
+	tables := c.mu.tables
+	if err := tables.Apply(ctx, rel, c.kv.CommittedEpoch(), rows); err != nil {
+		tables.Discard()
+		return 0, err
+	}
+	epoch := c.mu.epoch
+	tables.Flush(epoch, &c.mu.batch)
+	appendBatch(&c.mu.batch, extra)
+	delete(c.mu.fresh, rel.ID)
+	for id, changes := range tables.TakeChanges() {
+		if id != rel.ID {
+			continue
+		}
+		// As in DML: the writes are in the epoch, the chunk must follow them.
+		select {
+		case c.mu.roots[src].msgs <- stream.ChunkMsg(changes):
+		case <-c.failedCh:
+			return 0, ErrRecovering
+		case <-c.stop:
+			return 0, ErrStopped
+		}
+	}
+	c.RequestBarrier()
+	return epoch, nil
 }
 
 // Write adds catalog or cleanup writes to the open epoch (fn may read at

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/state"
@@ -53,6 +54,11 @@ type ActorContext struct {
 	// Sinks collects decoupled sinks' log store state and failures (nil: not
 	// collected).
 	Sinks SinkMonitor
+	// SinkInto writes a sink's change rows into a table in the open epoch,
+	// with extra writes in the same epoch, and returns the epoch;
+	// WaitCommitted waits for an epoch to commit (nil: no sinks into tables).
+	SinkInto      func(ctx context.Context, rel *catalog.Relation, rows *types.Chunk, extra *storage.Batch) (uint64, error)
+	WaitCommitted func(ctx context.Context, epoch uint64) error
 
 	mu     sync.Mutex
 	writes storage.Batch

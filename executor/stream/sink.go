@@ -159,6 +159,9 @@ type sinkExec struct {
 // sink writes to its log store, and a reader goroutine (stopped by the
 // closer) delivers to the connector.
 func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
+	if n.Into != nil {
+		return newSinkInto(actx, n, in, actors)
+	}
 	open, err := OpenSink(n.Props, n.Format, n.Encode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: %w", n.Relation.QualifiedName(), err)
@@ -206,6 +209,34 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 		r.stop()
 		_ = sink.Close()
 	}, nil
+}
+
+// newSinkInto is NewSink for a sink into a table: always decoupled, its log
+// store's reader writes into the table through the coordinator.
+func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
+	name := n.Relation.QualifiedName()
+	if !n.Decouple || len(n.State()) != 1 {
+		return nil, nil, fmt.Errorf("sink %s: a sink into a table needs its log store", name)
+	}
+	if actx.SinkInto == nil || actx.WaitCommitted == nil {
+		return nil, nil, fmt.Errorf("sink %s: no way to write into %s", name, n.Into.QualifiedName())
+	}
+	st := n.State()[0]
+	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sink %s: log store: %w", name, err)
+	}
+	writer := int32(0)
+	if len(actx.Vnodes) > 0 {
+		writer = int32(actx.Vnodes[0])
+	}
+	r := &logReader{actx: actx, name: name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
+		limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
+		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults}
+	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID,
+		log: &logWriter{table: t, writer: writer, reader: r, epoch: 1}}
+	r.start()
+	return s, r.stop, nil
 }
 
 // ShareRate is one of n actors' share of a rate limit (rows per second,

@@ -11,9 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
@@ -146,8 +148,13 @@ type logReader struct {
 	tableID uint32
 	writer  int32
 	types   []types.T
-	sink    connector.Sink
-	limit   *rateLimiter // delivery rows per second
+	sink    connector.Sink // nil for a sink into a table
+	limit   *rateLimiter   // delivery rows per second
+	// A sink into a table: its target, and how a target row is made of a
+	// sink row (see plan.StreamSink).
+	into         *catalog.Relation
+	intoMap      []int
+	intoDefaults []types.Datum
 	monitor SinkMonitor
 	logger  *slog.Logger
 
@@ -262,6 +269,9 @@ const (
 // any: one epoch per connector commit, or, when the connector allows it,
 // several (up to the limits above) committed as the last of them.
 func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
+	if r.into != nil {
+		return r.deliverInto(ctx)
+	}
 	committed := r.actx.Store.CommittedEpoch()
 	release, err := r.actx.Store.Pin(committed)
 	if err != nil {
@@ -328,6 +338,126 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 	r.mu.delivered = append(r.mu.delivered, done...)
 	r.mu.Unlock()
 	return true, nil
+}
+
+// deliverInto delivers the oldest committed epochs not yet delivered into the
+// target table: their rows, mapped to the table's columns, and the deletion
+// of their log entries go into one epoch, which it waits for, so each entry
+// reaches the table exactly once.
+func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
+	committed := r.actx.Store.CommittedEpoch()
+	release, err := r.actx.Store.Pin(committed)
+	if err != nil {
+		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+	}
+	lower, upper := r.span(r.last.Load())
+	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
+	if err != nil {
+		release()
+		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+	}
+	var row []types.Datum
+	var extra storage.Batch
+	epochs, last, rows, bytes := int64(0), uint64(0), int64(0), int64(0)
+	src := types.NewChunk(r.types, BackfillChunkRows)
+	out := types.NewChunk(r.into.ColumnTypes(), BackfillChunkRows)
+	for {
+		err = it.Next()
+		if errors.Is(err, io.EOF) {
+			err = nil
+			break
+		}
+		if err != nil {
+			break
+		}
+		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
+			break
+		}
+		if e := uint64(row[1].I); e != last {
+			if epochs == deliverMaxEpochs || (epochs > 0 && rows >= deliverMaxRows) {
+				break
+			}
+			epochs, last = epochs+1, e
+		}
+		extra.Delete(bytesClone(it.Key()))
+		bytes += int64(len(row[3].S))
+		src.Reset()
+		var n int64
+		if n, err = decodePayload(r.types, []byte(row[3].S), src); err != nil {
+			err = fmt.Errorf("sink %s: %w", r.name, err)
+			break
+		}
+		rows += n
+		r.mapInto(src, out)
+	}
+	it.Close()
+	release()
+	if err != nil {
+		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
+	}
+	if epochs == 0 {
+		return false, nil
+	}
+	if err := r.limit.ready(ctx); err != nil {
+		return false, err
+	}
+	r.limit.charge(int(rows))
+	epoch, err := r.actx.SinkInto(ctx, r.into, out, &extra)
+	if err != nil {
+		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
+	}
+	if err := r.actx.WaitCommitted(ctx, epoch); err != nil {
+		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
+	}
+	r.last.Store(last)
+	r.pendingRows.Add(-rows)
+	r.pendingBytes.Add(-bytes)
+	r.pendingEpochs.Add(-epochs)
+	return true, nil
+}
+
+func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// mapInto appends src's rows to out as the target table's rows.
+func (r *logReader) mapInto(src, out *types.Chunk) {
+	var srow []types.Datum
+	trow := make([]types.Datum, len(r.intoMap))
+	for i := 0; i < src.Len(); i++ {
+		srow = src.Row(i, srow)
+		for j, k := range r.intoMap {
+			if k < 0 {
+				trow[j] = r.intoDefaults[j]
+			} else {
+				trow[j] = srow[k]
+			}
+		}
+		out.AppendRowOp(src.Op(i), trow)
+	}
+}
+
+// decodePayload appends a log store entry's rows (with their ops) to out
+// and returns how many.
+func decodePayload(ts []types.T, p []byte, out *types.Chunk) (int64, error) {
+	var row []types.Datum
+	var n int64
+	for len(p) > 0 {
+		if len(p) < 5 {
+			return n, fmt.Errorf("log store entry truncated")
+		}
+		op := types.Op(p[0])
+		l := int(binary.BigEndian.Uint32(p[1:5]))
+		if len(p) < 5+l {
+			return n, fmt.Errorf("log store entry truncated")
+		}
+		var err error
+		if row, err = codec.DecodeRow(ts, p[5:5+l], row); err != nil {
+			return n, fmt.Errorf("log store row: %w", err)
+		}
+		out.AppendRowOp(op, row)
+		p = p[5+l:]
+		n++
+	}
+	return n, nil
 }
 
 // write hands a chunk to the connector as the rate limit allows.

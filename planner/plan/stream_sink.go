@@ -26,6 +26,12 @@ type StreamSink struct {
 	// RateLimit bounds a decoupled sink's delivery, rows per second over the
 	// sink's actors (< 0: unlimited, 0: paused).
 	RateLimit int64
+	// Into is the table a sink into a table writes (nil: a connector sink).
+	// Target column i takes the sink's column IntoMap[i], or IntoDefaults[i]
+	// when that is -1.
+	Into         *catalog.Relation
+	IntoMap      []int
+	IntoDefaults []types.Datum
 }
 
 // LogStoreTypes are a sink log store's columns: writer (the actor's first
@@ -53,6 +59,9 @@ func (n *StreamSink) Inputs() []StreamNode { return []StreamNode{n.Input} }
 // Describe implements StreamNode.
 func (n *StreamSink) Describe() string {
 	d := fmt.Sprintf("StreamSink %s connector %s", n.Relation.QualifiedName(), n.Props["connector"])
+	if n.Into != nil {
+		d = fmt.Sprintf("StreamSink %s into %s", n.Relation.QualifiedName(), n.Into.QualifiedName())
+	}
 	if n.AppendOnly {
 		d += " append-only"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,98 @@ func sinkOptions(rel *catalog.Relation) map[string]string {
 		}
 	}
 	return props
+}
+
+// sinkJobPlan is sinkPlan, or for a sink into a table (rel.Options["into"])
+// the plan that writes into it.
+func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
+	if rel.Options["into"] == "" {
+		return sinkPlan(sq, rel)
+	}
+	target, err := s.eng.Catalog.Lookup(rel.Schema, rel.Options["into"])
+	if err != nil {
+		return nil, err
+	}
+	var cols []string
+	if c := rel.Options["into_columns"]; c != "" {
+		cols = strings.Split(c, ",")
+	}
+	root := physical.Sink(sq, rel, map[string]string{}, false, true)
+	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
+		root.RateLimit = v
+	}
+	root.Into = target
+	if root.IntoMap, root.IntoDefaults, err = s.intoMapping(rel, target, cols); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// intoMapping maps the target table's columns to the sink's: the listed
+// columns (all visible ones when none are listed) take the sink's visible
+// columns in order, of the same types; the others take their defaults. The
+// table's primary key must come from the sink.
+func (s *Session) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, error) {
+	var sinkCols []int
+	for i, c := range rel.Columns {
+		if !c.Hidden {
+			sinkCols = append(sinkCols, i)
+		}
+	}
+	var targets []int
+	if len(names) == 0 {
+		for i, c := range target.Columns {
+			if !c.Hidden {
+				targets = append(targets, i)
+			}
+		}
+	}
+	for _, name := range names {
+		idx := target.ColumnIndex(strings.TrimSpace(name))
+		if idx < 0 || target.Columns[idx].Hidden {
+			return nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, target.Name)
+		}
+		if slices.Contains(targets, idx) {
+			return nil, nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", name)
+		}
+		targets = append(targets, idx)
+	}
+	if len(sinkCols) != len(targets) {
+		return nil, nil, types.Errorf(types.ErrSyntax, "sink %s has %d columns and its target %d", rel.Name, len(sinkCols), len(targets))
+	}
+	mapping := make([]int, len(target.Columns))
+	for i := range mapping {
+		mapping[i] = -1
+	}
+	for i, t := range targets {
+		sc, tc := rel.Columns[sinkCols[i]], target.Columns[t]
+		if sc.Type != tc.Type {
+			return nil, nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" of table %s is of type %s but the sink's column \"%s\" is of type %s",
+				tc.Name, target.Name, tc.Type, sc.Name, sc.Type)
+		}
+		mapping[t] = sinkCols[i]
+	}
+	defaults := make([]types.Datum, len(target.Columns))
+	b := s.binder(nil)
+	for i, c := range target.Columns {
+		if mapping[i] >= 0 {
+			continue
+		}
+		if slices.Contains(target.PK, i) {
+			return nil, nil, types.Errorf(types.ErrNotNullViolation, "sink %s must provide the primary key column \"%s\" of %s", rel.Name, c.Name, target.Name)
+		}
+		e, err := b.DefaultExpr(&target.Columns[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		if defaults[i], err = e.EvalRow(s.exprCtx(nil), nil); err != nil {
+			return nil, nil, fmt.Errorf("default of column %s: %w", c.Name, err)
+		}
+		if defaults[i].Null && c.NotNull {
+			return nil, nil, types.Errorf(types.ErrNotNullViolation, "column \"%s\" of %s is NOT NULL without a default, and sink %s leaves it out", c.Name, target.Name, rel.Name)
+		}
+	}
+	return mapping, defaults, nil
 }
 
 // sinkPlan checks a sink's type against its query's stream and returns the
@@ -146,9 +239,11 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	if err != nil {
 		return nil, err
 	}
-	// The connector's target must exist and fit (a table's columns and key).
-	if err := stream.CheckSink(ctx, root.(*plan.StreamSink)); err != nil {
-		return nil, fmt.Errorf("create sink %s: %w", rel.Name, err)
+	// A connector's target must exist and fit (a table's columns and key).
+	if sn := root.(*plan.StreamSink); sn.Into == nil {
+		if err := stream.CheckSink(ctx, sn); err != nil {
+			return nil, fmt.Errorf("create sink %s: %w", rel.Name, err)
+		}
 	}
 	rel.ID = s.eng.Catalog.NextID()
 	var wait func(context.Context) error
@@ -199,12 +294,77 @@ func (s *Session) explainCreateSink(n *parser.CreateSink) (pgwire.Result, error)
 	return planRows(plan.ExplainStream(root)), nil
 }
 
+// planSinkInto is planSink for CREATE SINK ... INTO table.
+func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[string]string) (*catalog.Relation, plan.StreamNode, error) {
+	if n.Format != nil {
+		return nil, nil, types.Errorf(types.ErrSyntax, "a sink into a table takes no FORMAT")
+	}
+	for k, v := range props {
+		switch {
+		case k == "create_wait" && (strings.EqualFold(v, "delivered") || strings.EqualFold(v, "backfilled")):
+		case k == "create_wait":
+			return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait must be 'backfilled' or 'delivered', got %q", v)
+		default:
+			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only create_wait)", k)
+		}
+	}
+	target, err := s.eng.Catalog.Lookup(n.Into.Schema, n.Into.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if target.Kind != catalog.KindTable {
+		return nil, nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", target.Name)
+	}
+	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
+	}
+	if d, _ := s.vars.get("sink_decouple"); d == "false" {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "a coupled sink into a table is not supported yet: a sink into a table always has a log store (sink_decouple = default or true)")
+	}
+	q := n.Query
+	if n.From != nil {
+		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
+		if err != nil {
+			return nil, nil, err
+		}
+		q = stmts[0].(*parser.Query)
+	}
+	b := s.binder(nil)
+	sq, _, err := s.eng.streamQuery(q, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
+		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
+		DependsOn: append(b.Dependencies(), target.ID), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+	for i, f := range sq.Columns {
+		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+	}
+	s.jobSettings(rel)
+	rel.Options["sink_decouple"] = "true"
+	rel.Options["into"] = target.Name
+	if w := props["create_wait"]; w != "" {
+		rel.Options[withPrefix+"create_wait"] = w
+	}
+	if len(n.IntoColumns) > 0 {
+		rel.Options["into_columns"] = strings.Join(n.IntoColumns, ",")
+	}
+	if r, _ := s.vars.get("sink_rate_limit"); r != "default" {
+		rel.Options["sink_rate_limit"] = r
+	}
+	root, err := s.sinkJobPlan(sq, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rel, root, nil
+}
+
 // planSink checks a CREATE SINK and returns the sink's descriptor (without
 // an id) and its job's plan.
 func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relation, plan.StreamNode, error) {
-	if n.Into != nil {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "CREATE SINK ... INTO a table is not supported yet")
-	}
 	format, encode := "", ""
 	if n.Format != nil {
 		if len(n.Format.Options) > 0 {
@@ -215,6 +375,9 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	props := map[string]string{}
 	for _, o := range n.With {
 		props[strings.ToLower(o.Key)] = o.Value
+	}
+	if n.Into != nil {
+		return s.planSinkInto(n, schema, props)
 	}
 	switch w := strings.ToLower(props["create_wait"]); w {
 	case "", "backfilled", "delivered":

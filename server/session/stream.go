@@ -139,7 +139,7 @@ func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamN
 	}
 	var root plan.StreamNode
 	if rel.Kind == catalog.KindSink {
-		if root, err = sinkPlan(sq, rel); err != nil {
+		if root, err = s.sinkJobPlan(sq, rel); err != nil {
 			return nil, err
 		}
 	} else {
