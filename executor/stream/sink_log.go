@@ -155,8 +155,8 @@ type logReader struct {
 	into         *catalog.Relation
 	intoMap      []int
 	intoDefaults []types.Datum
-	monitor SinkMonitor
-	logger  *slog.Logger
+	monitor      SinkMonitor
+	logger       *slog.Logger
 
 	cancel     context.CancelFunc
 	done       chan struct{}
