@@ -263,6 +263,9 @@ func (r *logReader) span(after uint64) (lower, upper []byte) {
 const (
 	deliverMaxEpochs = 256
 	deliverMaxRows   = 64 * BackfillChunkRows
+	// A sink into a table applies its rows under the coordinator's lock that
+	// DML takes too: smaller batches keep the table's writers waiting less.
+	deliverIntoMaxRows = 4 * BackfillChunkRows
 )
 
 // deliverNext delivers the oldest committed epochs not yet delivered, if
@@ -350,7 +353,10 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
 	}
-	lower, upper := r.span(r.last.Load())
+	// The entries applied are deleted in the epoch that applied them (and
+	// waited for), so the scan starts at the last epoch applied, which may
+	// have entries left: a batch ends at an entry, not at an epoch.
+	lower, upper := r.span(max(r.last.Load(), 1) - 1)
 	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
 	if err != nil {
 		release()
@@ -373,8 +379,11 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
 			break
 		}
+		if rows >= deliverIntoMaxRows {
+			break
+		}
 		if e := uint64(row[1].I); e != last {
-			if epochs == deliverMaxEpochs || (epochs > 0 && rows >= deliverMaxRows) {
+			if epochs == deliverMaxEpochs {
 				break
 			}
 			epochs, last = epochs+1, e
@@ -412,7 +421,13 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	r.last.Store(last)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
-	r.pendingEpochs.Add(-epochs)
+	if r.pendingRows.Load() <= 0 {
+		// Epochs are counted as done once all their rows are (a batch may
+		// end inside one).
+		r.pendingEpochs.Store(0)
+	} else if epochs > 1 {
+		r.pendingEpochs.Add(-(epochs - 1))
+	}
 	return true, nil
 }
 

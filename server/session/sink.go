@@ -265,7 +265,7 @@ func (s *Session) waitDelivered(ctx context.Context, rel *catalog.Relation) erro
 				continue
 			}
 			actors++
-			if st.PendingEpochs <= 0 {
+			if st.PendingEpochs <= 0 && st.PendingRows <= 0 {
 				empty++
 			}
 		}
