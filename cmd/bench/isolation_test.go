@@ -29,7 +29,7 @@ func TestIsolationSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Phases) != 6 || len(rep.Ratios) != 5 || len(rep.Targets) != 3 {
+	if len(rep.Phases) != 7 || len(rep.Ratios) != 6 || len(rep.Targets) != 4 {
 		t.Fatalf("phases %+v, ratios %+v, targets %+v", rep.Phases, rep.Ratios, rep.Targets)
 	}
 	for _, p := range rep.Phases {
@@ -57,8 +57,11 @@ func TestIsolationSmall(t *testing.T) {
 	if s := rep.Phases[1].Backfill; s == nil || !s.Snapshot || (s.Type != "" && s.Type != "SnapshotBackfill") {
 		t.Errorf("the snapshot backfill: %+v", s)
 	}
-	if rep.Phases[5].Backfill != nil {
-		t.Errorf("(a') has a backfill: %+v", rep.Phases[5])
+	if in := rep.Phases[5].Backfill; in == nil || in.DeliveredSeconds <= 0 || in.ViewRows != 1 {
+		t.Errorf("the sink into table: %+v", in)
+	}
+	if rep.Phases[6].Backfill != nil {
+		t.Errorf("(a') has a backfill: %+v", rep.Phases[6])
 	}
 	if rep.BigViewRows != 10 || rep.HotViewRows != 1000 || rep.HotTableRows == 0 {
 		t.Errorf("view rows: big_agg %d, hot_agg %d, hot %d", rep.BigViewRows, rep.HotViewRows, rep.HotTableRows)
