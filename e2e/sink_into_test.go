@@ -15,11 +15,18 @@ import (
 // table, plus direct DML on the target and a view on it, under random DML
 // with the server killed (SIGKILL) at random points ten times; afterwards
 // the target holds exactly the union of what each source maps to and the
-// direct rows (no row lost, none twice), and the view on it agrees.
+// direct rows (no row lost, none twice), and the view on it agrees. Both
+// with sink_decouple true and false.
 func TestSinkIntoTableSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a server ten times")
 	}
+	for _, decouple := range []string{"true", "false"} {
+		t.Run("sink_decouple="+decouple, func(t *testing.T) { sinkIntoTableKills(t, decouple) })
+	}
+}
+
+func sinkIntoTableKills(t *testing.T, decouple string) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
@@ -34,6 +41,7 @@ func TestSinkIntoTableSurvivesKills(t *testing.T) {
 		"INSERT INTO a SELECT g, g FROM generate_series(1, 2000) g",
 		"INSERT INTO b SELECT g, g * 10 FROM generate_series(1, 1000) g",
 		"CREATE MATERIALIZED VIEW tv AS SELECT src, count(*) AS n, sum(v) AS s FROM target GROUP BY src",
+		"SET sink_decouple = " + decouple,
 		"CREATE SINK sa INTO target AS SELECT id, v, 'a'::varchar AS src FROM a",
 		"CREATE SINK sb INTO target (id, v) AS SELECT id + 1000000 AS id, v FROM b",
 	} {

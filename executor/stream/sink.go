@@ -149,6 +149,8 @@ type sinkExec struct {
 	sink       connector.Sink // nil when decoupled: the log's reader owns it
 	log        *logWriter
 	actor      ActorID
+	coupled    bool   // hold each barrier until the log before it is delivered
+	lastPrev   uint64 // the epoch the previous barrier sealed
 	appendOnly bool
 	ops        []types.Op // the append-only view's ops and visibility, reused
 	vis        []bool
@@ -233,7 +235,7 @@ func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int
 	r := &logReader{actx: actx, name: name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
 		limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
 		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults}
-	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID,
+	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID, coupled: n.Coupled,
 		log: &logWriter{table: t, writer: writer, reader: r, epoch: 1}}
 	r.start()
 	return s, r.stop, nil
@@ -278,6 +280,12 @@ func (s *sinkExec) Next(ctx context.Context) (Message, error) {
 					s.log.reader.limit.Set(r.RowsPerSecond)
 				}
 			})
+			if s.coupled {
+				if err := s.waitWritten(ctx); err != nil {
+					return Message{}, err
+				}
+				s.lastPrev = m.Barrier.Epoch.Prev
+			}
 			if err := s.log.barrier(m.Barrier); err != nil {
 				return Message{}, fmt.Errorf("sink %s: log store: %w", s.name, err)
 			}
@@ -288,6 +296,21 @@ func (s *sinkExec) Next(ctx context.Context) (Message, error) {
 		}
 		return m, nil
 	}
+}
+
+// waitWritten waits until the log store's reader has written every entry of
+// the epochs before the previous barrier's (committed by now) into the table.
+func (s *sinkExec) waitWritten(ctx context.Context) error {
+	for s.log.reader.writtenThrough.Load() < s.lastPrev {
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // inserts returns c seen as an append-only stream: deletes hidden and

@@ -155,6 +155,11 @@ type logReader struct {
 	into         *catalog.Relation
 	intoMap      []int
 	intoDefaults []types.Datum
+	// The last entry written into the table (reader goroutine only), and the
+	// committed epoch through which every entry is written.
+	intoEpoch      uint64
+	intoSeq        int32
+	writtenThrough atomic.Uint64
 	monitor      SinkMonitor
 	logger       *slog.Logger
 
@@ -343,20 +348,23 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// deliverInto delivers the oldest committed epochs not yet delivered into the
-// target table: their rows, mapped to the table's columns, and the deletion
-// of their log entries go into one epoch, which it waits for, so each entry
-// reaches the table exactly once.
+// deliverInto delivers the committed log entries after the last one it
+// wrote into the target table: their rows, mapped to the table's columns,
+// and the deletion of those entries go into the open epoch together, so each
+// entry reaches the table exactly once (a crash before that epoch commits
+// loses both, and the entries are read again). It does not wait for that
+// epoch: the entries stay visible until it commits, and the scan starts after
+// the last entry written. Once a scan finds nothing new, everything up to the
+// scanned epoch is written (writtenThrough), which a coupled sink's actor
+// waits for.
 func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	committed := r.actx.Store.CommittedEpoch()
 	release, err := r.actx.Store.Pin(committed)
 	if err != nil {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
 	}
-	// The entries applied are deleted in the epoch that applied them (and
-	// waited for), so the scan starts at the last epoch applied, which may
-	// have entries left: a batch ends at an entry, not at an epoch.
-	lower, upper := r.span(max(r.last.Load(), 1) - 1)
+	_, upper := r.span(0)
+	lower := r.intoLower()
 	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
 	if err != nil {
 		release()
@@ -364,7 +372,7 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	}
 	var row []types.Datum
 	var extra storage.Batch
-	epochs, last, rows, bytes := int64(0), uint64(0), int64(0), int64(0)
+	epochs, last, seq, rows, bytes := int64(0), uint64(0), int32(0), int64(0), int64(0)
 	src := types.NewChunk(r.types, BackfillChunkRows)
 	out := types.NewChunk(r.into.ColumnTypes(), BackfillChunkRows)
 	for {
@@ -376,10 +384,10 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		if err != nil {
 			break
 		}
-		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
+		if rows >= deliverIntoMaxRows {
 			break
 		}
-		if rows >= deliverIntoMaxRows {
+		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
 			break
 		}
 		if e := uint64(row[1].I); e != last {
@@ -388,6 +396,7 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 			}
 			epochs, last = epochs+1, e
 		}
+		seq = int32(row[2].I)
 		extra.Delete(bytesClone(it.Key()))
 		bytes += int64(len(row[3].S))
 		src.Reset()
@@ -405,19 +414,17 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
 	}
 	if epochs == 0 {
+		r.writtenThrough.Store(committed)
 		return false, nil
 	}
 	if err := r.limit.ready(ctx); err != nil {
 		return false, err
 	}
 	r.limit.charge(int(rows))
-	epoch, err := r.actx.SinkInto(ctx, r.into, out, &extra)
-	if err != nil {
+	if _, err := r.actx.SinkInto(ctx, r.into, out, &extra); err != nil {
 		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
 	}
-	if err := r.actx.WaitCommitted(ctx, epoch); err != nil {
-		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
-	}
+	r.intoEpoch, r.intoSeq = last, seq
 	r.last.Store(last)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
@@ -429,6 +436,18 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		r.pendingEpochs.Add(-(epochs - 1))
 	}
 	return true, nil
+}
+
+// intoLower is the key just after the last entry written into the table.
+func (r *logReader) intoLower() []byte {
+	if r.intoEpoch == 0 {
+		lower, _ := r.span(0)
+		return lower
+	}
+	key := codec.AppendTablePrefix(nil, r.tableID, codec.VnodeOf(codec.HashRow(nil, nil, nil)))
+	key = codec.AppendKey(key, plan.LogStoreTypes[:3], []types.Datum{types.DInt(int64(r.writer)), types.DInt(int64(r.intoEpoch)),
+		types.DInt(int64(r.intoSeq))}, []int{0, 1, 2}, nil)
+	return append(key, 0)
 }
 
 func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -32,6 +32,11 @@ type StreamSink struct {
 	Into         *catalog.Relation
 	IntoMap      []int
 	IntoDefaults []types.Datum
+	// Coupled (a sink into a table under sink_decouple = false): the sink
+	// still writes through its log store, but its actor holds each barrier
+	// until the entries of the epochs before it are in the table, so the
+	// table's pace is the upstream's.
+	Coupled bool
 }
 
 // LogStoreTypes are a sink log store's columns: writer (the actor's first
@@ -65,7 +70,10 @@ func (n *StreamSink) Describe() string {
 	if n.AppendOnly {
 		d += " append-only"
 	}
-	if n.Decouple {
+	switch {
+	case n.Coupled:
+		d += " coupled"
+	case n.Decouple:
 		d += " decoupled"
 	}
 	return d

@@ -45,6 +45,7 @@ func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (
 		cols = strings.Split(c, ",")
 	}
 	root := physical.Sink(sq, rel, map[string]string{}, false, true)
+	root.Coupled = rel.Options["sink_decouple"] == "false"
 	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
 		root.RateLimit = v
 	}
@@ -318,9 +319,6 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}
-	if d, _ := s.vars.get("sink_decouple"); d == "false" {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "a coupled sink into a table is not supported yet: a sink into a table always has a log store (sink_decouple = default or true)")
-	}
 	q := n.Query
 	if n.From != nil {
 		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
@@ -337,6 +335,9 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if b.NumParams() > 0 {
 		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
 	}
+	if slices.Contains(b.Dependencies(), target.ID) {
+		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "sink %s would write into %s, which it reads", n.Name.Name, target.Name)
+	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: append(b.Dependencies(), target.ID), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
@@ -344,7 +345,11 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
 	s.jobSettings(rel)
+	// A sink into a table is decoupled unless asked otherwise.
 	rel.Options["sink_decouple"] = "true"
+	if d, _ := s.vars.get("sink_decouple"); d == "false" {
+		rel.Options["sink_decouple"] = "false"
+	}
 	rel.Options["into"] = target.Name
 	if w := props["create_wait"]; w != "" {
 		rel.Options[withPrefix+"create_wait"] = w
