@@ -160,8 +160,8 @@ type logReader struct {
 	intoEpoch      uint64
 	intoSeq        int32
 	writtenThrough atomic.Uint64
-	monitor      SinkMonitor
-	logger       *slog.Logger
+	monitor        SinkMonitor
+	logger         *slog.Logger
 
 	cancel     context.CancelFunc
 	done       chan struct{}
