@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -60,6 +61,9 @@ func Build(env *Env, q *plan.Query) (Executor, error) {
 func build(env *Env, n plan.Node) (Executor, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
+		if n.Table.Kind == catalog.KindSource {
+			return nil, types.Errorf(types.ErrUnsupported, "cannot read source %s in a query: its rows are not stored; create a materialized view or a table on it", n.Table.QualifiedName())
+		}
 		return newScan(env, n)
 	case *plan.Values:
 		return newValues(env, n), nil

@@ -35,6 +35,8 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		ch := make(chan *stream.Barrier, 1)
 		b.roots[b.actx.ID] = &root{barriers: ch}
 		return stream.NewValues(b.actx, n, ch)
+	case *plan.StreamSourceScan:
+		return b.sourceScan(n)
 	case *plan.StreamConnectorSource:
 		return b.connectorSource(n)
 	case *plan.StreamProject:
@@ -150,6 +152,27 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	}
 	b.closers = append(b.closers, closer)
 	return exec, nil
+}
+
+// sourceScan builds a source's reader in a view's or sink's job: a root fed
+// barriers like a constant source. A bounded source reports its progress as
+// the job's backfill, so a blocking CREATE, WAIT and SHOW JOBS follow it.
+func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) {
+	if b.f.parallel != 1 {
+		return nil, fmt.Errorf("a source fragment must run one actor")
+	}
+	gen, err := stream.ParseConnector(n.Source, n.Props)
+	if err != nil {
+		return nil, err
+	}
+	var report stream.Progress
+	if gen.TotalRows() >= 0 {
+		report = b.c.progressFor(b.j, b.actx.ID, n.Source.ID)
+	}
+	b.j.sources = append(b.j.sources, b.actx.ID)
+	ch := make(chan *stream.Barrier, 1)
+	b.roots[b.actx.ID] = &root{barriers: ch}
+	return stream.NewSourceScan(b.actx, n, ch, report)
 }
 
 // connectorSource builds the root of a connector table's job: fed barriers

@@ -133,6 +133,10 @@ type sourceExec struct {
 	produced  int64
 	epochRows int64 // rows written in the current epoch
 	asked     bool  // a barrier was requested for this epoch
+	// emit: the rows are this executor's output (a source scan), not
+	// written into a table; out is the chunk to return next.
+	emit bool
+	out  *types.Chunk
 }
 
 // SourceEpochRows bounds the rows a connector source writes in one epoch;
@@ -165,11 +169,42 @@ func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barri
 	}, nil
 }
 
+// NewSourceScan returns the executor of a StreamSourceScan: a connector
+// source whose rows are its output (a view or sink over a CREATE SOURCE),
+// fed barriers like a constant source.
+func NewSourceScan(actx *ActorContext, n *plan.StreamSourceScan, barriers <-chan *Barrier, report Progress) (Executor, error) {
+	gen, err := ParseConnector(n.Source, n.Props)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", n.Source.QualifiedName(), err)
+	}
+	if len(n.State()) != 1 {
+		return nil, fmt.Errorf("source %s: no split state assigned", n.Source.QualifiedName())
+	}
+	st, err := actx.NewTable(stateSchema(n.State()[0]))
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", n.Source.QualifiedName(), err)
+	}
+	rate := gen.DefaultRate()
+	if n.RateLimit >= 0 {
+		rate = n.RateLimit
+	}
+	return &sourceExec{
+		sourceConfig: sourceConfig{gen: gen, ts: n.Source.ColumnTypes(), rel: n.Source, report: report},
+		actx:         actx, barriers: barriers, state: st, rate: rate, emit: true,
+		offsets: make([]int64, gen.SplitCount()), dirty: make([]bool, gen.SplitCount()),
+	}, nil
+}
+
 func stateSchema(t plan.StateTable) state.Schema {
 	return state.Schema{TableID: t.ID, Types: t.Types, PK: t.PK, PKDesc: t.PKDesc, DistKey: t.Dist}
 }
 
-func (e *sourceExec) Schema() []types.T { return nil }
+func (e *sourceExec) Schema() []types.T {
+	if e.emit {
+		return e.ts
+	}
+	return nil
+}
 
 func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 	if e.done {
@@ -185,6 +220,11 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 		if wait == 0 {
 			if err := e.produce(ctx); err != nil {
 				return Message{}, fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+			}
+			if e.out != nil {
+				c := e.out
+				e.out = nil
+				return ChunkMsg(c), nil
 			}
 			continue
 		}
@@ -258,13 +298,17 @@ func (e *sourceExec) produce(ctx context.Context) error {
 			return nil
 		}
 	}
-	ok, err := e.writer.Write(ctx, e.epoch, e.pending)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		e.blocked = true
-		return nil
+	if e.emit {
+		e.out = e.pending // the stream itself: it belongs to the open epoch
+	} else {
+		ok, err := e.writer.Write(ctx, e.epoch, e.pending)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			e.blocked = true
+			return nil
+		}
 	}
 	n := e.pending.Len()
 	e.offsets[e.pendSplit] += int64(n)

@@ -3,6 +3,7 @@ package physical
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
@@ -196,6 +197,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 // scan reads an upstream table or materialized view's change stream.
 func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 	rel := n.Table
+	if rel.Kind == catalog.KindSource {
+		return p.sourceScan(n)
+	}
 	if len(rel.PK) == 0 {
 		return nil, unsupported("%s %s has no primary key to stream by", rel.Kind, rel.QualifiedName())
 	}
@@ -218,6 +222,26 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 			return nil, err
 		}
 		s = &plan.StreamFilter{Input: s, Cond: cond}
+	}
+	return exchange(s, plan.DistHash, rel.PK), nil
+}
+
+// sourceScan reads a source's connector in the job itself, one actor,
+// redistributed by the hidden row id that keys its rows.
+func (p *planner) sourceScan(n *plan.Scan) (plan.StreamNode, error) {
+	rel := n.Table
+	props := map[string]string{}
+	for k, v := range rel.Options {
+		if name, ok := strings.CutPrefix(k, "with."); ok {
+			props[name] = v
+		}
+	}
+	s := &plan.StreamSourceScan{Source: rel, Props: props, Out: n.Out, RateLimit: -1}
+	if v, err := strconv.ParseInt(rel.Options["source_rate_limit"], 10, 64); err == nil {
+		s.RateLimit = v
+	}
+	if len(n.Lookup) > 0 {
+		return nil, unsupported("a key lookup on source %s", rel.QualifiedName())
 	}
 	return exchange(s, plan.DistHash, rel.PK), nil
 }
@@ -1092,6 +1116,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamSink:
 		return distOf(n.Input)
+	case *plan.StreamSourceScan:
+		return plan.DistSingle, nil, true
 	case *plan.StreamProject:
 		d, ks, ok := distOf(n.Input)
 		if !ok || d != plan.DistHash {

@@ -240,7 +240,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.CreateSource:
-		return types.Errorf(types.ErrUnsupported, "CREATE SOURCE is not supported yet")
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.createSource(ctx, n)
+		}
+		return nil
 	case *parser.Alter:
 		if n.Kind == parser.KindSystem {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/coordinator"
@@ -27,7 +28,7 @@ func (s *Session) connectorOptions(rel *catalog.Relation, with []parser.Option) 
 		props[strings.ToLower(o.Key)] = o.Value
 	}
 	if _, ok := props["connector"]; !ok {
-		return types.Errorf(types.ErrUnsupported, "CREATE TABLE ... WITH (...) needs a connector option (connector = 'datagen' or 'nexmark')")
+		return types.Errorf(types.ErrUnsupported, "CREATE %s ... WITH (...) needs a connector option (connector = 'datagen' or 'nexmark')", strings.ToUpper(rel.Kind.String()))
 	}
 	if _, err := stream.ParseConnector(rel, props); err != nil {
 		return err
@@ -102,4 +103,57 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 		return nil, fmt.Errorf("alter table %s: %w", rel.Name, err)
 	}
 	return tagOnly("ALTER_TABLE"), nil
+}
+
+// createSource is CREATE SOURCE name (columns) WITH (connector = ...): a
+// descriptor only. Every view or sink over it reads the connector in its own
+// job (a StreamSourceScan), from its own split offsets; its rows are keyed by
+// a hidden row id the connector fills from each row's number.
+func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if n.Format != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the datagen and nexmark connectors")
+	}
+	if len(n.PrimaryKey) > 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id); use CREATE TABLE ... WITH (connector = ...) for a keyed table")
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE_SOURCE"); found {
+		return res, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
+		AppendOnly: true, CreatedAt: time.Now().UTC()}
+	for _, cd := range n.Columns {
+		if cd.Name == catalog.RowIDColumn {
+			return nil, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
+		}
+		if cd.PrimaryKey {
+			return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id)")
+		}
+		t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+		if err != nil {
+			return nil, err
+		}
+		if rel.ColumnIndex(cd.Name) >= 0 {
+			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", cd.Name)
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull})
+	}
+	if len(rel.Columns) == 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "a source needs at least one column")
+	}
+	rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
+	rel.PK = []int{len(rel.Columns) - 1}
+	if err := s.connectorOptions(rel, n.With); err != nil {
+		return nil, err
+	}
+	rel.ID = s.eng.Catalog.NextID()
+	if err := s.publish(ctx, rel); err != nil {
+		return nil, err
+	}
+	return tagOnly("CREATE_SOURCE"), nil
 }
