@@ -56,8 +56,16 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 	serverArgs := fs.String("server-args", "", "extra flags for the started server")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
 	keep := fs.Bool("keep", false, "keep the temporary directory (data, logs)")
+	form := fs.String("from", "source", "what the queries read: source (CREATE SOURCE: each query reads the generator, as published Nexmark runs do) or table (CREATE TABLE ... WITH (connector = 'nexmark'): the events are stored first)")
+	as := fs.String("as", "sink", "how each query runs: sink (CREATE SINK ... WITH (connector = 'blackhole')) or mv (CREATE MATERIALIZED VIEW)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *form != "table" && *form != "source" {
+		return fmt.Errorf("--from must be table or source, not %q", *form)
+	}
+	if *as != "mv" && *as != "sink" {
+		return fmt.Errorf("--as must be mv or sink, not %q", *as)
 	}
 	if *events <= 0 {
 		return errors.New("--events must be positive")
@@ -95,7 +103,7 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		r, err := nexmarkRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, *events)
+		r, err := nexmarkRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, *events, *form == "source", *as == "sink")
 		if err != nil {
 			return fmt.Errorf("%s: %w", q.Name, err)
 		}
@@ -107,7 +115,7 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // nexmarkRun measures one query on a fresh server.
-func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, events int64) (r nexmarkResult, err error) {
+func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, events int64, sources, sink bool) (r nexmarkResult, err error) {
 	srv, err := startTributary(ctx, bin, dir, serverArgs)
 	if err != nil {
 		return r, err
@@ -127,16 +135,26 @@ func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q que
 		return r, err
 	}
 	start := time.Now()
-	for _, ddl := range queries.DDL(events, 0) {
-		if _, err := conn.Exec(ctx, ddl); err != nil {
-			return r, fmt.Errorf("%s: %w", ddl, err)
+	ddl := queries.DDL(events, 0)
+	if sources {
+		ddl = queries.SourceDDL(events, 0)
+	}
+	for _, d := range ddl {
+		if _, err := conn.Exec(ctx, d); err != nil {
+			return r, fmt.Errorf("%s: %w", d, err)
 		}
 	}
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM bid").Scan(&r.PreMVBids); err != nil {
-		return r, err
+	if !sources {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM bid").Scan(&r.PreMVBids); err != nil {
+			return r, err
+		}
 	}
-	if _, err := conn.Exec(ctx, "CREATE MATERIALIZED VIEW "+q.Name+" AS "+q.SQL); err != nil {
-		return r, fmt.Errorf("create view: %w", err)
+	create := "CREATE MATERIALIZED VIEW " + q.Name + " AS " + q.SQL
+	if sink {
+		create = "CREATE SINK " + q.Name + " AS " + q.SQL + " WITH (connector = 'blackhole')"
+	}
+	if _, err := conn.Exec(ctx, create); err != nil {
+		return r, fmt.Errorf("create %s: %w", q.Name, err)
 	}
 	if _, err := conn.Exec(ctx, "WAIT"); err != nil {
 		return r, fmt.Errorf("WAIT: %w", err)
@@ -154,15 +172,19 @@ func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q que
 	if err != nil {
 		return r, err
 	}
-	var bids int64
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM bid").Scan(&bids); err != nil {
-		return r, err
+	if !sources {
+		var bids int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM bid").Scan(&bids); err != nil {
+			return r, err
+		}
+		if want := bidCount(events); bids != want {
+			return r, fmt.Errorf("bid has %d rows after WAIT; want %d", bids, want)
+		}
 	}
-	if want := bidCount(events); bids != want {
-		return r, fmt.Errorf("bid has %d rows after WAIT; want %d", bids, want)
-	}
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+q.Name).Scan(&r.ViewRows); err != nil {
-		return r, err
+	if !sink {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+q.Name).Scan(&r.ViewRows); err != nil {
+			return r, err
+		}
 	}
 	secs := end.Sub(start).Seconds()
 	r.Query, r.Events, r.Seconds = q.Name, events, secs

@@ -40,15 +40,21 @@ var Tables = []struct {
 // nexmark tables over events 0..events-1 with the given event gap (no
 // primary keys: append-only tables with a hidden row id, like RisingWave's
 // views over its combined source).
-func DDL(events, gapNs int64) []string {
+func DDL(events, gapNs int64) []string { return ddl("TABLE", events, gapNs) }
+
+// SourceDDL is DDL with CREATE SOURCE: nothing stored, each query reads the
+// generator itself (as the published Nexmark runs do).
+func SourceDDL(events, gapNs int64) []string { return ddl("SOURCE", events, gapNs) }
+
+func ddl(kind string, events, gapNs int64) []string {
 	var out []string
 	for _, t := range Tables {
 		cols := make([]string, len(t.Columns))
 		for i, c := range t.Columns {
 			cols[i] = c.Name + " " + c.Type
 		}
-		out = append(out, fmt.Sprintf("CREATE TABLE %s (%s) WITH (connector = 'nexmark', nexmark.table.type = '%s', nexmark.event.num = '%d', nexmark.min.event.gap.in.ns = '%d')",
-			t.Name, strings.Join(cols, ", "), t.Type, events, gapNs))
+		out = append(out, fmt.Sprintf("CREATE %s %s (%s) WITH (connector = 'nexmark', nexmark.table.type = '%s', nexmark.event.num = '%d', nexmark.min.event.gap.in.ns = '%d')",
+			kind, t.Name, strings.Join(cols, ", "), t.Type, events, gapNs))
 	}
 	return out
 }
