@@ -36,6 +36,11 @@ type Aligner struct {
 	started     bool
 	barrier     [2]*Barrier
 	resume      [2]chan struct{}
+	// resumeDue: the last Next returned a barrier; the inputs go on at the
+	// next call. The actor seals the epoch's state (every table of its
+	// executors, the inputs' included) after the barrier left it and before
+	// it asks for the next message, so the inputs must not run meanwhile.
+	resumeDue bool
 }
 
 // NewAligner returns an aligner over two inputs.
@@ -80,6 +85,11 @@ func (a *Aligner) Next(ctx context.Context) (Side, Message, error) {
 	if !a.started {
 		a.start(ctx)
 	}
+	if a.resumeDue {
+		a.resumeDue = false
+		a.resume[0] <- struct{}{}
+		a.resume[1] <- struct{}{}
+	}
 	for {
 		var sm sideMsg
 		select {
@@ -106,8 +116,7 @@ func (a *Aligner) Next(ctx context.Context) (Side, Message, error) {
 		}
 		b := a.barrier[0]
 		a.barrier = [2]*Barrier{}
-		a.resume[0] <- struct{}{}
-		a.resume[1] <- struct{}{}
+		a.resumeDue = true
 		return Left, BarrierMsg(b), nil
 	}
 }
