@@ -295,6 +295,12 @@ func (e *sourceExec) produce(ctx context.Context) error {
 		}
 		if e.pending == nil {
 			e.exhausted = true
+			// The last rows commit (and a bounded source's job finishes)
+			// with the next barrier: ask for it rather than wait for the
+			// interval.
+			if e.actx.RequestBarrier != nil {
+				e.actx.RequestBarrier()
+			}
 			return nil
 		}
 	}
