@@ -29,9 +29,7 @@ var nexmarkGoldenRates = []string{"20", "60", "920"} // person, auction, bid row
 // nexmarkUnsupported lists the queries that do not pass, with the reason
 // (checked: the test fails if one of them starts passing, so the list stays
 // true).
-var nexmarkUnsupported = map[string]string{
-	"q21": "regexp_match returns text[] and the query subscripts it ([2]): arrays are not supported (0A000)",
-}
+var nexmarkUnsupported = map[string]string{}
 
 // nexmarkTieFree projects a query whose ROW_NUMBER() breaks ties between
 // equal sort keys arbitrarily (q19 orders by price alone) onto columns that

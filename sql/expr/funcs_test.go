@@ -102,6 +102,8 @@ var funcCases = []struct{ expr, want string }{
 	{"concat('a', NULL, 1, true)", "a1t"},
 	{"concat_ws(',', 'a', NULL, 'b')", "a,b"},
 	{"split_part('a,b,c', ',', 2)", "b"},
+	{"__regexp_match_group('a=1&channel_id=42&x', '(&|^)channel_id=([^&]*)', 2)", "42"},
+	{"__regexp_match_group('abc', 'b', 1)", "b"},
 	{"split_part('a,b,c', ',', -1)", "c"},
 	{"split_part('a,b,c', ',', 5)", ""},
 	{"left('hello', 2)", "he"},

@@ -133,6 +133,27 @@ func init() {
 	def("regexp_replace", tS, tS, tS, tS, tS).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		return regexpReplace(a[0].S, a[1].S, a[2].S, a[3].S)
 	})
+	// regexp_match(s, pattern)[n], rewritten by the parser: the n-th capture
+	// group of the first match (the whole match when the pattern has no
+	// group and n is 1), NULL without a match or beyond the groups.
+	def("__regexp_match_group", tS, tS, tS, tI4).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		re, err := compileRegex(a[1].S, false)
+		if err != nil {
+			return types.NullDatum, err
+		}
+		m := re.FindStringSubmatchIndex(a[0].S)
+		if m == nil {
+			return types.NullDatum, nil
+		}
+		n := int(a[2].I)
+		if re.NumSubexp() == 0 {
+			n-- // no groups: the array holds the whole match
+		}
+		if n < 0 || n > re.NumSubexp() || (re.NumSubexp() > 0 && n == 0) || m[2*n] < 0 {
+			return types.NullDatum, nil
+		}
+		return types.DString(a[0].S[m[2*n]:m[2*n+1]]), nil
+	})
 	def("translate", tS, tS, tS, tS).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		from, to := []rune(a[1].S), []rune(a[2].S)
 		var b strings.Builder

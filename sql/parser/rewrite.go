@@ -33,6 +33,7 @@ type rule struct {
 
 // rules is the ordered PostgreSQL-compatibility pass.
 var rules = []rule{
+	{"regexpMatchSubscript", regexpMatchSubscript},
 	{"rejectUnsupported", rejectUnsupported},
 	{"dollarParams", dollarParams},
 	{"typedLiterals", typedLiterals},

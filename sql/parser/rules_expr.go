@@ -38,6 +38,39 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
+// regexpMatchSubscript turns regexp_match(s, p)[n] (also parenthesized) into
+// __regexp_match_group(s, p, n): the one use of an array Nexmark's q21 makes,
+// served without an array type. Any other subscript stays an array (refused).
+func regexpMatchSubscript(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		sub := seq[i+1]
+		if !(sub.group && sub.tok.val == "[") || len(sub.kids) != 1 || sub.kids[0].group || sub.kids[0].tok.kind != tkNumber {
+			continue
+		}
+		// seq[i] is the call's argument group after "regexp_match", or a
+		// parenthesized "regexp_match(...)".
+		var fn, args *node
+		lo := i // the first node replaced
+		switch {
+		case i > 0 && seq[i].isParen() && seq[i-1].isIdent() && strings.EqualFold(seq[i-1].tok.val, "regexp_match"):
+			fn, args, lo = seq[i-1], seq[i], i-1
+		case seq[i].isParen() && len(seq[i].kids) == 2 && seq[i].kids[0].isIdent() &&
+			strings.EqualFold(seq[i].kids[0].tok.val, "regexp_match") && seq[i].kids[1].isParen():
+			fn, args = seq[i].kids[0], seq[i].kids[1]
+		default:
+			continue
+		}
+		parts := splitCommas(args.kids)
+		if len(parts) != 2 {
+			continue // regexp_match with flags: left to be refused
+		}
+		call := callNode("__regexp_match_group", fn.tok, seq[lo].tok.sp, parts[0], parts[1], one(sub.kids[0]))
+		seq = splice(seq, lo, i+2, call...)
+		i = lo
+	}
+	return seq, nil
+}
+
 // dollarParams turns $n into __pg_param(n).
 func dollarParams(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {

@@ -29,6 +29,9 @@ func applyOne(t *testing.T, name, sql string) string {
 
 func TestRules(t *testing.T) {
 	cases := []struct{ rule, in, want string }{
+		{"regexpMatchSubscript", "SELECT (regexp_match(url, '(&|^)c=([^&]*)'))[2] FROM t", "select __regexp_match_group(url, '(&|^)c=([^&]*)', 2) from t"},
+		{"regexpMatchSubscript", "SELECT regexp_match(a, 'b')[1]", "select __regexp_match_group(a, 'b', 1)"},
+		{"regexpMatchSubscript", "SELECT regexp_match(a, 'b', 'i')[1]", "select regexp_match(a, 'b', 'i')[1]"},
 		{"rejectUnsupported", "SELECT ARRAY[1]", "error: error 0A000 pos=8: arrays are not supported (at \"ARRAY[1]\")"},
 		{"rejectUnsupported", "SELECT a[1] FROM t", "error: error 0A000 pos=9: arrays are not supported (at \"[1] FROM t\")"},
 		{"rejectUnsupported", "SELECT 1 FROM t FOR UPDATE", "error: error 0A000 pos=17: SELECT ... FOR UPDATE is not supported (at \"FOR UPDATE\")"},
