@@ -170,6 +170,10 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 		report = b.c.progressFor(b.j, b.actx.ID, n.Source.ID)
 	}
 	b.j.sources = append(b.j.sources, b.actx.ID)
+	if b.j.scans == nil {
+		b.j.scans = map[stream.ActorID]uint32{}
+	}
+	b.j.scans[b.actx.ID] = n.Source.ID
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
 	return stream.NewSourceScan(b.actx, n, ch, report)

@@ -60,6 +60,9 @@ type job struct {
 	info      JobInfo // guarded by Coordinator.progress
 	// sources are the job's connector source actors (SetSourceRate).
 	sources []stream.ActorID
+	// scans maps the job's source-scan actors to the source each reads
+	// (SetSourceScanRate).
+	scans map[stream.ActorID]uint32
 	// adaptive rate control (barrier loop only)
 	adaptive bool
 	target   time.Duration
@@ -586,6 +589,30 @@ func (c *Coordinator) SetSinkRate(ctx context.Context, id uint32, rowsPerSecond 
 	m := &stream.SetSinkRate{Actors: map[stream.ActorID]bool{}, RowsPerSecond: stream.ShareRate(rowsPerSecond, len(top))}
 	for _, aid := range top {
 		m.Actors[aid] = true
+	}
+	c.mu.pending = append(c.mu.pending, m)
+	epoch := c.mu.epoch
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// SetSourceScanRate changes online the rate at which every running job reads
+// source id (rows per second over its splits; < 0: the connector's own rate;
+// 0: paused) by one barrier mutation, and returns once it committed.
+func (c *Coordinator) SetSourceScanRate(ctx context.Context, source uint32, rowsPerSecond int64) error {
+	c.mu.Lock()
+	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
+	for _, j := range c.mu.jobs {
+		for aid, src := range j.scans {
+			if src == source {
+				m.Actors[aid] = true
+			}
+		}
+	}
+	if len(m.Actors) == 0 {
+		c.mu.Unlock()
+		return nil // nothing reads it now; new readers take the recorded rate
 	}
 	c.mu.pending = append(c.mu.pending, m)
 	epoch := c.mu.epoch

@@ -81,7 +81,10 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	if err != nil {
 		return nil, err
 	}
-	if !isConnectorTable(rel) {
+	if n.Kind == parser.KindSource && rel.Kind != catalog.KindSource {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a source", rel.Name)
+	}
+	if n.Kind == parser.KindTable && !isConnectorTable(rel) {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table with a connector", rel.Name)
 	}
 	updated := *rel
@@ -98,6 +101,12 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	}
 	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
+	}
+	if rel.Kind == catalog.KindSource {
+		if err := s.eng.coord().SetSourceScanRate(ctx, rel.ID, rate); err != nil {
+			return nil, fmt.Errorf("alter source %s: %w", rel.Name, err)
+		}
+		return tagOnly("ALTER_SOURCE"), nil
 	}
 	if err := s.eng.coord().SetSourceRate(ctx, rel.StateTables[0], rate); err != nil {
 		return nil, fmt.Errorf("alter table %s: %w", rel.Name, err)
