@@ -78,7 +78,10 @@ func TestPostgresSinkSurvivesKills(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			onlyPG, onlyView := multisetDiff(got, want)
-			t.Fatalf("PostgreSQL differs from the view after 10 kills:\nonly in PostgreSQL: %v\nonly in the view: %v", onlyPG, onlyView)
+			stores, _ := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_sink_log_store")
+			events, _ := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_event_logs")
+			t.Fatalf("PostgreSQL differs from the view after 10 kills:\nonly in PostgreSQL: %v\nonly in the view: %v\nlog stores: %v\nsink events: %v",
+				onlyPG, onlyView, stores, events)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -94,7 +94,9 @@ func (w *logWriter) appendChunk(c *types.Chunk) error {
 		binary.BigEndian.PutUint32(w.payload[lenAt:], uint32(len(w.payload)-lenAt-4))
 		w.rows++
 	}
-	if len(w.payload) >= logPayloadBytes {
+	// Mid-epoch entries need the epoch, known once a barrier was seen; rows
+	// before the first barrier wait for it.
+	if len(w.payload) >= logPayloadBytes && w.epoch != 0 {
 		return w.flush()
 	}
 	return nil
@@ -121,6 +123,9 @@ func (w *logWriter) flush() error {
 // barrier ends the epoch: the open entry is written, the entries the reader
 // delivered are deleted, and the next epoch opens.
 func (w *logWriter) barrier(b *Barrier) error {
+	// The rows since the last barrier belong to the epoch this one seals
+	// (the same as the last barrier's Curr, when there was one).
+	w.epoch = b.Epoch.Prev
 	if err := w.flush(); err != nil {
 		return err
 	}
