@@ -74,35 +74,7 @@ func sinkIntoTableKills(t *testing.T, decouple string) {
 		_, err := c.Exec(ctx, s)
 		return err
 	}
-	for kill := 0; kill < 10; kill++ {
-		for i := rng.Intn(8); i > 0; i-- {
-			if err := dml(conn, rng); err != nil {
-				t.Fatalf("dml: %v", err)
-			}
-		}
-		inflight := make(chan struct{})
-		if rng.Intn(2) == 0 {
-			c2 := connect(t, ctx, srv)
-			r2 := rand.New(rand.NewSource(rng.Int63()))
-			go func() {
-				defer close(inflight)
-				_ = dml(c2, r2)
-				c2.Close(context.Background())
-			}()
-			time.Sleep(time.Duration(rng.Intn(20)) * time.Millisecond)
-		} else {
-			close(inflight)
-		}
-		if err := srv.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-inflight
-		conn.Close(context.Background())
-		if err := srv.Restart(); err != nil {
-			t.Fatal(err)
-		}
-		conn = connect(t, ctx, srv)
-	}
+	conn = killLoop(t, ctx, srv, conn, rng, 10, dml)
 	if _, err := conn.Exec(ctx, "FLUSH"); err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,15 @@ func killUnderDML(t *testing.T, ctx context.Context, srv *testserver.Server, con
 		_, err := c.Exec(ctx, s)
 		return err
 	}
+	return killLoop(t, ctx, srv, conn, rng, kills, dml)
+}
+
+// killLoop runs a random number of dml statements (0 to 7) and kills the
+// server (SIGKILL) kills times, half of the time with a statement in flight,
+// restarting it each time; it returns a connection to the last server.
+func killLoop(t *testing.T, ctx context.Context, srv *testserver.Server, conn *pgx.Conn, rng *rand.Rand, kills int,
+	dml func(*pgx.Conn, *rand.Rand) error) *pgx.Conn {
+	t.Helper()
 	for kill := 0; kill < kills; kill++ {
 		for i := rng.Intn(8); i > 0; i-- {
 			if err := dml(conn, rng); err != nil {

@@ -139,39 +139,7 @@ func (env *Env) table(rel *catalog.Relation) (*state.Table, error) {
 // source's rows. Existing rows are read at snapshot plus the set's pending
 // writes.
 func (s *TableSet) Upsert(ctx context.Context, rel *catalog.Relation, snapshot uint64, rows *types.Chunk) error {
-	tbl, err := s.Table(rel)
-	if err != nil {
-		return err
-	}
-	nc := len(rel.Columns)
-	var row, old []types.Datum
-	pk := make([]types.Datum, len(rel.PK))
-	for i := 0; i < rows.Len(); i++ {
-		if !rows.Visible(i) {
-			continue
-		}
-		row = rows.Row(i, row)[:nc]
-		for j, c := range rel.PK {
-			pk[j] = row[c]
-		}
-		var found bool
-		if old, found, err = tbl.GetAt(ctx, snapshot, pk, old); err != nil {
-			return fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
-		}
-		if found {
-			if err := tbl.Update(old, row); err != nil {
-				return fmt.Errorf("upsert into %s: %w", rel.QualifiedName(), err)
-			}
-			s.record(rel, types.OpUpdateDelete, old)
-			s.record(rel, types.OpUpdateInsert, row)
-			continue
-		}
-		if err := tbl.Insert(row); err != nil {
-			return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
-		}
-		s.record(rel, types.OpInsert, row)
-	}
-	return nil
+	return s.Apply(ctx, rel, snapshot, rows) // insert rows: Apply upserts them
 }
 
 // InsertNew inserts rows whose keys the caller knows are not in the table

@@ -547,11 +547,7 @@ func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, opts JobOp
 		m.Actors[aid] = true
 	}
 	c.progress.Unlock()
-	c.mu.pending = append(c.mu.pending, m)
-	epoch := c.mu.epoch
-	c.mu.Unlock()
-	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return c.mutateUnlock(ctx, m)
 }
 
 // SetSourceRate changes the rate of job id's connector sources online (rows
@@ -568,11 +564,7 @@ func (c *Coordinator) SetSourceRate(ctx context.Context, id uint32, rowsPerSecon
 	for _, aid := range j.sources {
 		m.Actors[aid] = true
 	}
-	c.mu.pending = append(c.mu.pending, m)
-	epoch := c.mu.epoch
-	c.mu.Unlock()
-	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return c.mutateUnlock(ctx, m)
 }
 
 // SetSinkRate changes the delivery rate of job id's decoupled sink online
@@ -590,11 +582,7 @@ func (c *Coordinator) SetSinkRate(ctx context.Context, id uint32, rowsPerSecond 
 	for _, aid := range top {
 		m.Actors[aid] = true
 	}
-	c.mu.pending = append(c.mu.pending, m)
-	epoch := c.mu.epoch
-	c.mu.Unlock()
-	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return c.mutateUnlock(ctx, m)
 }
 
 // SetSourceScanRate changes online the rate at which every running job reads
@@ -614,6 +602,12 @@ func (c *Coordinator) SetSourceScanRate(ctx context.Context, source uint32, rows
 		c.mu.Unlock()
 		return nil // nothing reads it now; new readers take the recorded rate
 	}
+	return c.mutateUnlock(ctx, m)
+}
+
+// mutateUnlock queues m for the next barrier, releases c.mu (held by the
+// caller), asks for that barrier and waits for it to commit.
+func (c *Coordinator) mutateUnlock(ctx context.Context, m stream.Mutation) error {
 	c.mu.pending = append(c.mu.pending, m)
 	epoch := c.mu.epoch
 	c.mu.Unlock()

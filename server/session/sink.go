@@ -295,6 +295,28 @@ func (s *Session) explainCreateSink(n *parser.CreateSink) (pgwire.Result, error)
 	return planRows(plan.ExplainStream(root)), nil
 }
 
+// bindSinkQuery binds a sink's query (FROM relation meaning SELECT * FROM
+// it) for streaming: the query, its plan and the relations it reads.
+func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.StreamQuery, []uint32, error) {
+	q := n.Query
+	if n.From != nil {
+		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		q = stmts[0].(*parser.Query)
+	}
+	b := s.binder(nil)
+	sq, _, err := s.eng.streamQuery(q, b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	return q, sq, b.Dependencies(), nil
+}
+
 // planSinkInto is planSink for CREATE SINK ... INTO table.
 func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[string]string) (*catalog.Relation, plan.StreamNode, error) {
 	if n.Format != nil {
@@ -319,28 +341,16 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}
-	q := n.Query
-	if n.From != nil {
-		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
-		if err != nil {
-			return nil, nil, err
-		}
-		q = stmts[0].(*parser.Query)
-	}
-	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(q, b)
+	q, sq, deps, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
-	if b.NumParams() > 0 {
-		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
-	}
-	if slices.Contains(b.Dependencies(), target.ID) {
+	if slices.Contains(deps, target.ID) {
 		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "sink %s would write into %s, which it reads", n.Name.Name, target.Name)
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: append(b.Dependencies(), target.ID), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
@@ -394,25 +404,13 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	if _, err := stream.OpenSink(connProps, format, encode); err != nil {
 		return nil, nil, err
 	}
-	q := n.Query
-	if n.From != nil {
-		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
-		if err != nil {
-			return nil, nil, err
-		}
-		q = stmts[0].(*parser.Query)
-	}
-	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(q, b)
+	q, sq, deps, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
-	if b.NumParams() > 0 {
-		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
-	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+		DependsOn: deps, CreatedAt: time.Now().UTC(), Options: map[string]string{}}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
