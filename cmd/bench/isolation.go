@@ -252,16 +252,12 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 		return nil, err
 	}
 	defer ctl.Close(context.Background())
-	ws := make([]*pgx.Conn, cfg.writers)
-	for i := range ws {
-		if ws[i], err = connect(ctx, dsn); err != nil {
-			return nil, err
-		}
-		defer ws[i].Close(context.Background())
+	h, closeHot, err := newHotLoad(ctx, dsn, ctl, cfg.writers, cfg.batch, cfg.hotRate)
+	if err != nil {
+		return nil, err
 	}
+	defer closeHot()
 	for _, s := range []string{
-		`CREATE TABLE hot (id bigint PRIMARY KEY, k bigint, v bigint)`,
-		`CREATE MATERIALIZED VIEW hot_agg AS ` + hotView,
 		`CREATE TABLE dim (id bigint PRIMARY KEY, grp bigint)`,
 		`CREATE TABLE big (id bigint PRIMARY KEY, a bigint, b bigint)`,
 		fmt.Sprintf(`INSERT INTO dim SELECT g, g %% 10 FROM generate_series(0, %d) AS g`, dimRows-1),
@@ -284,7 +280,6 @@ func runIsolation(ctx context.Context, dsn string, cfg isoConfig) (*isoReport, e
 	}
 	rep.LoadSeconds = time.Since(start).Seconds()
 
-	h := &hotLoad{conns: ws, batch: cfg.batch, rate: cfg.hotRate}
 	if cfg.warmup > 0 {
 		if _, err := h.measure(ctx, ctl, "warm-up", cfg.warmup, nil); err != nil {
 			return nil, err
@@ -444,6 +439,35 @@ func finishInto(ctx context.Context, ctl *pgx.Conn, bf *backfillStats, created t
 		}
 	}
 	return nil
+}
+
+// newHotLoad creates the hot pipeline (table hot, view hot_agg) through ctl
+// and connects its writers; the returned function closes them.
+func newHotLoad(ctx context.Context, dsn string, ctl *pgx.Conn, writers, batch, rate int) (*hotLoad, func(), error) {
+	ws := make([]*pgx.Conn, 0, writers)
+	closeAll := func() {
+		for _, w := range ws {
+			w.Close(context.Background())
+		}
+	}
+	for i := 0; i < writers; i++ {
+		w, err := connect(ctx, dsn)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ws = append(ws, w)
+	}
+	for _, s := range []string{
+		`CREATE TABLE hot (id bigint PRIMARY KEY, k bigint, v bigint)`,
+		`CREATE MATERIALIZED VIEW hot_agg AS ` + hotView,
+	} {
+		if err := execSQL(ctx, ctl, s); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+	}
+	return &hotLoad{conns: ws, batch: batch, rate: rate}, closeAll, nil
 }
 
 // hotLoad drives the hot pipeline: each connection inserts batch rows per statement with

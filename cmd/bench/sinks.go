@@ -197,22 +197,11 @@ func runSinks(ctx context.Context, dsn string, pid int, cfg sinkConfig) (*sinkRe
 		return nil, err
 	}
 	defer mon.Close(context.Background())
-	ws := make([]*pgx.Conn, cfg.writers)
-	for i := range ws {
-		if ws[i], err = connect(ctx, dsn); err != nil {
-			return nil, err
-		}
-		defer ws[i].Close(context.Background())
+	h, closeHot, err := newHotLoad(ctx, dsn, ctl, cfg.writers, cfg.batch, cfg.hotRate)
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range []string{
-		`CREATE TABLE hot (id bigint PRIMARY KEY, k bigint, v bigint)`,
-		`CREATE MATERIALIZED VIEW hot_agg AS ` + hotView,
-	} {
-		if err := execSQL(ctx, ctl, s); err != nil {
-			return nil, err
-		}
-	}
-	h := &hotLoad{conns: ws, batch: cfg.batch, rate: cfg.hotRate}
+	defer closeHot()
 	if cfg.warmup > 0 {
 		if _, err := h.measure(ctx, ctl, "warm-up", cfg.warmup, nil); err != nil {
 			return nil, err
