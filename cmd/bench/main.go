@@ -22,7 +22,7 @@ import (
 const usage = `usage:
   bench stream [--rows N] [--batch B[,B...]] [--json] [--addr host:port] [--workloads a,b]
   bench memory [--groups G] [--server-args '--stream-cache-rows=4096'] [--json]
-  bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases snapshot,unlimited,limited,adaptive,into,after] [--json]
+  bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases snapshot,into,unlimited,limited,adaptive,after] [--json]
   bench sinks [--seconds 10] [--hot-rate 20000] [--delay-ms 50] [--lag-rows 10000000] [--json]
   bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
 Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h" or "bench nexmark -h" for every flag.`

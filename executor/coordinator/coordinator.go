@@ -437,6 +437,13 @@ func (c *Coordinator) Flush(ctx context.Context) error {
 	return c.WaitCommitted(ctx, epoch)
 }
 
+// OpenEpoch returns the epoch that DML and other writes go into now.
+func (c *Coordinator) OpenEpoch() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.epoch
+}
+
 // SinkLog returns what decoupled sinks reported.
 func (c *Coordinator) SinkLog() *SinkLog { return c.cfg.Sinks }
 

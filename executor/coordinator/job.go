@@ -291,7 +291,8 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
 			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
-				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted}
+				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
+				OpenEpoch: c.OpenEpoch}
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}

@@ -59,6 +59,8 @@ type ActorContext struct {
 	// WaitCommitted waits for an epoch to commit (nil: no sinks into tables).
 	SinkInto      func(ctx context.Context, rel *catalog.Relation, rows *types.Chunk, extra *storage.Batch) (uint64, error)
 	WaitCommitted func(ctx context.Context, epoch uint64) error
+	// OpenEpoch returns the epoch writes go into now (nil: unknown).
+	OpenEpoch func() uint64
 
 	mu     sync.Mutex
 	writes storage.Batch

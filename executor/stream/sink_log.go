@@ -165,6 +165,14 @@ type logReader struct {
 	intoEpoch      uint64
 	intoSeq        int32
 	writtenThrough atomic.Uint64
+	// A decoupled sink into a table paces its writes like a snapshot
+	// backfill (its window, one batch per epoch): they go into the epochs
+	// every writer of the table commits in. decided is the last open epoch
+	// a batch was decided for. A coupled one writes as fast as it can (its
+	// actor holds the barrier until it has).
+	coupled bool
+	win     snapshotWindow
+	decided uint64
 	monitor        SinkMonitor
 	logger         *slog.Logger
 
@@ -276,6 +284,8 @@ const (
 	// A sink into a table applies its rows under the coordinator's lock that
 	// DML takes too: smaller batches keep the table's writers waiting less.
 	deliverIntoMaxRows = 4 * BackfillChunkRows
+	// A paced sink into a table writes at most this much in one epoch.
+	deliverIntoPacedMax = 64 * BackfillChunkRows
 )
 
 // deliverNext delivers the oldest committed epochs not yet delivered, if
@@ -364,6 +374,21 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 // waits for.
 func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	committed := r.actx.Store.CommittedEpoch()
+	maxRows := int64(deliverIntoMaxRows)
+	paced := !r.coupled && r.actx.OpenEpoch != nil
+	if paced {
+		r.win.judge(committed, r.actx.BarrierLatency)
+		open := r.actx.OpenEpoch()
+		if open == r.decided {
+			return false, nil // one batch per epoch
+		}
+		r.decided = open
+		r.win.open(r.actx.Foreground != nil && r.actx.Foreground())
+		if maxRows = min(r.win.budget(), deliverIntoPacedMax); maxRows == 0 {
+			r.win.seal(open, time.Now()) // a rest epoch: its latency is the baseline
+			return false, nil
+		}
+	}
 	release, err := r.actx.Store.Pin(committed)
 	if err != nil {
 		return false, fmt.Errorf("sink %s: log store: %w", r.name, err)
@@ -389,7 +414,7 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		if err != nil {
 			break
 		}
-		if rows >= deliverIntoMaxRows {
+		if rows >= maxRows {
 			break
 		}
 		if row, err = codec.DecodeRow(plan.LogStoreTypes, it.Value(), row); err != nil {
@@ -426,8 +451,14 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	r.limit.charge(int(rows))
-	if _, err := r.actx.SinkInto(ctx, r.into, out, &extra); err != nil {
+	epoch, err := r.actx.SinkInto(ctx, r.into, out, &extra)
+	if err != nil {
 		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
+	}
+	if paced {
+		r.win.rows = rows
+		r.win.seal(epoch, time.Now())
+		r.decided = max(r.decided, epoch)
 	}
 	r.intoEpoch, r.intoSeq = last, seq
 	r.last.Store(last)

@@ -16,7 +16,7 @@ import (
 //     someone waits for each commit, so the backfill may not make barriers
 //     slower than they are without it. Every eighth epoch emits nothing, and
 //     the median latency of the last 15 such epochs is the baseline. An epoch
-//     that emitted rows and committed within 1.1x the baseline
+//     that emitted rows and committed within 1.05x the baseline
 //     grows the window by a quarter; one that did not halves it, and at the
 //     floor the next epoch emits nothing. Barriers come as often as the
 //     writers commit, so the backfill asks for one only when its window is
@@ -55,8 +55,8 @@ const (
 	busyWindowMax     = 16 * BackfillChunkRows
 	busyWindowInitial = 256
 	// An epoch with snapshot rows may take this much longer than the baseline
-	// (in tenths) before the busy window shrinks.
-	busyToleranceTenths = 11
+	// (in percent) before the busy window shrinks.
+	busyTolerancePercent = 105
 	busyRestEvery       = 8
 	busyBarrierGap      = 10 * time.Millisecond
 	busyBaseSamples     = 15
@@ -156,7 +156,7 @@ func (w *snapshotWindow) judgeEpoch(e sealedEpoch, lat time.Duration) {
 		if w.base == 0 {
 			return
 		}
-		if lat*10 <= w.base*busyToleranceTenths {
+		if lat*100 <= w.base*busyTolerancePercent {
 			w.busy = min(w.busy+max(w.busy/4, busyWindowMin), busyWindowMax)
 			return
 		}

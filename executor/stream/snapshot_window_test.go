@@ -25,10 +25,10 @@ func TestSnapshotWindowBusyRestsAndFollowsBaseline(t *testing.T) {
 	if w.base != time.Millisecond {
 		t.Fatalf("baseline %v, want 1ms", w.base)
 	}
-	// Epochs within 1.1x the baseline grow the window; every eighth rests.
+	// Epochs within 1.05x the baseline grow the window; every eighth rests.
 	epoch, rests, last := uint64(2), 0, w.busy
 	for i := 0; i < 40; i++ {
-		if runEpoch(&w, epoch, true, 1<<20, 1050*time.Microsecond) == 0 {
+		if runEpoch(&w, epoch, true, 1<<20, 1040*time.Microsecond) == 0 {
 			rests++
 		}
 		epoch++
