@@ -173,8 +173,8 @@ type logReader struct {
 	coupled bool
 	win     snapshotWindow
 	decided uint64
-	monitor        SinkMonitor
-	logger         *slog.Logger
+	monitor SinkMonitor
+	logger  *slog.Logger
 
 	cancel     context.CancelFunc
 	done       chan struct{}

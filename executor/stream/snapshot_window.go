@@ -57,9 +57,9 @@ const (
 	// An epoch with snapshot rows may take this much longer than the baseline
 	// (in percent) before the busy window shrinks.
 	busyTolerancePercent = 105
-	busyRestEvery       = 8
-	busyBarrierGap      = 10 * time.Millisecond
-	busyBaseSamples     = 15
+	busyRestEvery        = 8
+	busyBarrierGap       = 10 * time.Millisecond
+	busyBaseSamples      = 15
 )
 
 // median returns the middle value of ds (which it does not modify).
