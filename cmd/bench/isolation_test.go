@@ -46,18 +46,18 @@ func TestIsolationSmall(t *testing.T) {
 		}
 	}
 	// Whether any progress shows within 0.5 s depends on barrier timing; only the limit is checked.
-	limited := rep.Phases[3].Backfill
+	limited := rep.Phases[4].Backfill
 	if limited == nil || limited.RateLimit != 5000 || limited.Finished || limited.Rows >= 20000 ||
 		limited.Type != "ArrangementBackfill" || limited.Snapshot {
 		t.Errorf("the limited backfill (5000 rows/s of 20000 rows over 0.5 s): %+v", limited)
 	}
-	if a := rep.Phases[4].Backfill; a == nil || !a.Adaptive || a.TargetMs != 2000 || a.Snapshot {
+	if a := rep.Phases[5].Backfill; a == nil || !a.Adaptive || a.TargetMs != 2000 || a.Snapshot {
 		t.Errorf("the adaptive backfill: %+v", a)
 	}
 	if s := rep.Phases[1].Backfill; s == nil || !s.Snapshot || (s.Type != "" && s.Type != "SnapshotBackfill") {
 		t.Errorf("the snapshot backfill: %+v", s)
 	}
-	if in := rep.Phases[5].Backfill; in == nil || in.DeliveredSeconds <= 0 || in.ViewRows != 1 {
+	if in := rep.Phases[2].Backfill; in == nil || in.DeliveredSeconds <= 0 || in.ViewRows != 1 {
 		t.Errorf("the sink into table: %+v", in)
 	}
 	if rep.Phases[6].Backfill != nil {
