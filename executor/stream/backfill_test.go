@@ -48,6 +48,7 @@ type sbHarness struct {
 	state []plan.StateTable
 	epoch uint64 // the last committed epoch
 	snap  bool   // snapshot backfill (else arrangement)
+	rate  int64  // backfill rows per second (0: unlimited)
 }
 
 // newSBHarness stores n rows (id, id*10) of relation 500, committed at epoch 1.
@@ -88,7 +89,11 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 	if h.snap {
 		newBackfill = NewSnapshotBackfill
 	}
-	exec, closer, err := newBackfill(actx, src, up, func(r BackfillReport) { last = r }, -1)
+	rate := h.rate
+	if rate == 0 {
+		rate = -1
+	}
+	exec, closer, err := newBackfill(actx, src, up, func(r BackfillReport) { last = r }, rate)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -158,7 +163,11 @@ func TestBackfillReadsEveryRowOnce(t *testing.T) {
 		})
 		t.Run(fmt.Sprintf("snapshot=%t/resumed", snapshot), func(t *testing.T) {
 			h := newSBHarness(t, n, snapshot)
+			// Rate-limited, so that the first run cannot read everything in
+			// one epoch whatever the scheduling (barriers take milliseconds).
+			h.rate = n
 			first, done := h.run(func(emitted int) bool { return emitted >= n/3 })
+			h.rate = 0
 			if done || len(first) >= n {
 				t.Fatalf("first run emitted %d rows (done %v): nothing left to resume", len(first), done)
 			}
