@@ -211,25 +211,11 @@ func isolationMain(ctx context.Context, args []string, out io.Writer) error {
 	if cfg.phases, err = phasesOf(*phases, cfg); err != nil {
 		return fmt.Errorf("--phases: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	e, err := newEnv(ctx, *serverBin, *keep)
-	if err != nil {
+	var rep *isoReport
+	err = onOneServer(ctx, *timeout, *serverBin, *keep, "isolation", *serverArgs, func(ctx context.Context, srv *tributaryServer) (err error) {
+		rep, err = runIsolation(ctx, srv.DSN(), cfg)
 		return err
-	}
-	defer e.close()
-	dir, err := e.subdir("isolation")
-	if err != nil {
-		return err
-	}
-	srv, err := startTributary(ctx, e.bin, dir, strings.Fields(*serverArgs))
-	if err != nil {
-		return err
-	}
-	rep, err := runIsolation(ctx, srv.DSN(), cfg)
-	if stopErr := srv.Stop(); err == nil {
-		err = stopErr
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("isolation: %w", err)
 	}

@@ -187,3 +187,30 @@ var pgSettings = []string{
 func startPostgres(dir string) (*pgtest.Cluster, error) {
 	return pgtest.Launch(dir, pgSettings)
 }
+
+// onOneServer runs fn against one fresh server (built unless serverBin is
+// given, in a temporary directory kept with keep, started with serverArgs),
+// all within timeout, and stops it.
+func onOneServer(ctx context.Context, timeout time.Duration, serverBin string, keep bool, name, serverArgs string,
+	fn func(context.Context, *tributaryServer) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := newEnv(ctx, serverBin, keep)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	dir, err := e.subdir(name)
+	if err != nil {
+		return err
+	}
+	srv, err := startTributary(ctx, e.bin, dir, strings.Fields(serverArgs))
+	if err != nil {
+		return err
+	}
+	err = fn(ctx, srv)
+	if stopErr := srv.Stop(); err == nil {
+		err = stopErr
+	}
+	return err
+}

@@ -148,25 +148,11 @@ func sinksMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cfg := sinkConfig{seconds: time.Duration(*seconds * float64(time.Second)), warmup: *warmup, writers: *writers,
 		batch: *batch, hotRate: *hotRate, delayMs: *delayMs, lagRows: *lagRows, lagBatch: *lagBatch, drainTimeout: *drainTimeout}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	e, err := newEnv(ctx, *serverBin, *keep)
-	if err != nil {
+	var rep *sinkReport
+	err := onOneServer(ctx, *timeout, *serverBin, *keep, "sinks", *serverArgs, func(ctx context.Context, srv *tributaryServer) (err error) {
+		rep, err = runSinks(ctx, srv.DSN(), srv.Pid(), cfg)
 		return err
-	}
-	defer e.close()
-	dir, err := e.subdir("sinks")
-	if err != nil {
-		return err
-	}
-	srv, err := startTributary(ctx, e.bin, dir, strings.Fields(*serverArgs))
-	if err != nil {
-		return err
-	}
-	rep, err := runSinks(ctx, srv.DSN(), srv.Pid(), cfg)
-	if stopErr := srv.Stop(); err == nil {
-		err = stopErr
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("sinks: %w", err)
 	}

@@ -204,7 +204,7 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: int32(writer), types: plan.Types(n.Input.Schema()),
 		sink: sink, limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default()}
 	s.actor = actx.ID
-	s.sink, s.log = nil, &logWriter{table: t, writer: int32(writer), reader: r}
+	s.sink, s.log = nil, &logWriter{table: t, types: r.types, writer: int32(writer), reader: r}
 	r.start()
 	return s, func() {
 		r.stop()
@@ -235,7 +235,7 @@ func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int
 		limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
 		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults, coupled: n.Coupled, win: newSnapshotWindow()}
 	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID, coupled: n.Coupled,
-		log: &logWriter{table: t, writer: writer, reader: r}}
+		log: &logWriter{table: t, types: r.types, writer: writer, reader: r}}
 	r.start()
 	return s, r.stop, nil
 }

@@ -70,6 +70,7 @@ type SinkMonitor interface {
 // logWriter is the actor's side of the log store.
 type logWriter struct {
 	table   *state.Table
+	types   []types.T // the input's column types
 	writer  int32
 	epoch   uint64 // the open epoch (Curr of the last barrier)
 	seq     int32
@@ -90,7 +91,7 @@ func (w *logWriter) appendChunk(c *types.Chunk) error {
 		w.payload = append(w.payload, byte(c.Op(i)))
 		lenAt := len(w.payload)
 		w.payload = append(w.payload, 0, 0, 0, 0)
-		w.payload = codec.EncodeRow(w.payload, c.Types(), w.row)
+		w.payload = codec.EncodeRow(w.payload, w.types, w.row)
 		binary.BigEndian.PutUint32(w.payload[lenAt:], uint32(len(w.payload)-lenAt-4))
 		w.rows++
 	}
@@ -509,21 +510,31 @@ func (r *logReader) mapInto(src, out *types.Chunk) {
 // and returns how many.
 func decodePayload(ts []types.T, p []byte, out *types.Chunk) (int64, error) {
 	var row []types.Datum
+	return eachPayloadRow(p, func(op types.Op, enc []byte) error {
+		var err error
+		if row, err = codec.DecodeRow(ts, enc, row); err != nil {
+			return fmt.Errorf("log store row: %w", err)
+		}
+		out.AppendRowOp(op, row)
+		return nil
+	})
+}
+
+// eachPayloadRow calls fn with each row of a log store entry (op, encoded
+// row; see logWriter.appendChunk) and returns how many it took.
+func eachPayloadRow(p []byte, fn func(op types.Op, enc []byte) error) (int64, error) {
 	var n int64
 	for len(p) > 0 {
 		if len(p) < 5 {
-			return n, fmt.Errorf("log store entry truncated")
+			return n, errors.New("log store entry truncated")
 		}
-		op := types.Op(p[0])
 		l := int(binary.BigEndian.Uint32(p[1:5]))
 		if len(p) < 5+l {
-			return n, fmt.Errorf("log store entry truncated")
+			return n, errors.New("log store entry truncated")
 		}
-		var err error
-		if row, err = codec.DecodeRow(ts, p[5:5+l], row); err != nil {
-			return n, fmt.Errorf("log store row: %w", err)
+		if err := fn(types.Op(p[0]), p[5:5+l]); err != nil {
+			return n, err
 		}
-		out.AppendRowOp(op, row)
 		p = p[5+l:]
 		n++
 	}
@@ -546,31 +557,21 @@ func (r *logReader) write(ctx context.Context, c *types.Chunk) error {
 // to the connector.
 func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk) (int64, error) {
 	var row []types.Datum
-	var rows int64
-	for len(p) > 0 {
-		if len(p) < 5 {
-			return rows, fmt.Errorf("sink %s: log store entry truncated", r.name)
-		}
-		op := types.Op(p[0])
-		n := int(binary.BigEndian.Uint32(p[1:5]))
-		if len(p) < 5+n {
-			return rows, fmt.Errorf("sink %s: log store entry truncated", r.name)
-		}
+	return eachPayloadRow(p, func(op types.Op, enc []byte) error {
 		var err error
-		if row, err = codec.DecodeRow(r.types, p[5:5+n], row); err != nil {
-			return rows, fmt.Errorf("sink %s: log store row: %w", r.name, err)
+		if row, err = codec.DecodeRow(r.types, enc, row); err != nil {
+			return fmt.Errorf("sink %s: log store row: %w", r.name, err)
 		}
 		out.AppendRowOp(op, row)
-		rows++
-		p = p[5+n:]
-		if out.Len() >= BackfillChunkRows {
-			if err := r.write(ctx, out); err != nil {
-				return rows, err
-			}
-			out.Reset()
+		if out.Len() < BackfillChunkRows {
+			return nil
 		}
-	}
-	return rows, nil
+		if err := r.write(ctx, out); err != nil {
+			return err
+		}
+		out.Reset()
+		return nil
+	})
 }
 
 // stats is the log store's current state.
@@ -607,14 +608,6 @@ func (r *logReader) countLeft(ctx context.Context) {
 }
 
 func countPayloadRows(p []byte) int64 {
-	var n int64
-	for len(p) >= 5 {
-		l := int(binary.BigEndian.Uint32(p[1:5]))
-		if len(p) < 5+l {
-			break
-		}
-		p = p[5+l:]
-		n++
-	}
+	n, _ := eachPayloadRow(p, func(types.Op, []byte) error { return nil })
 	return n
 }

@@ -55,6 +55,19 @@ func (s *Session) exists(schema, name string, ifNotExists bool, tag string) (pgw
 	return nil, true, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", old.Name)
 }
 
+// columnOf is a column definition of CREATE TABLE or CREATE SOURCE: its
+// name (not the reserved row id's), type, NOT NULL and DEFAULT.
+func columnOf(cd *parser.ColumnDef) (catalog.Column, error) {
+	if cd.Name == catalog.RowIDColumn {
+		return catalog.Column{}, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
+	}
+	t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+	if err != nil {
+		return catalog.Column{}, err
+	}
+	return catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText}, nil
+}
+
 func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
@@ -71,14 +84,11 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
-		if cd.Name == catalog.RowIDColumn {
-			return nil, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
-		}
-		t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+		col, err := columnOf(cd)
 		if err != nil {
 			return nil, err
 		}
-		col := catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull || cd.PrimaryKey, Default: cd.DefaultText}
+		col.NotNull = col.NotNull || cd.PrimaryKey
 		if cd.PrimaryKey && !slices.Contains(pkNames, cd.Name) {
 			pkNames = append(pkNames, cd.Name)
 		}

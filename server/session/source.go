@@ -137,20 +137,18 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
 		AppendOnly: true, CreatedAt: time.Now().UTC()}
 	for _, cd := range n.Columns {
-		if cd.Name == catalog.RowIDColumn {
-			return nil, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
-		}
 		if cd.PrimaryKey {
 			return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id)")
 		}
-		t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+		col, err := columnOf(cd)
 		if err != nil {
 			return nil, err
 		}
 		if rel.ColumnIndex(cd.Name) >= 0 {
 			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", cd.Name)
 		}
-		rel.Columns = append(rel.Columns, catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull})
+		col.Default = "" // a source's rows come from its connector
+		rel.Columns = append(rel.Columns, col)
 	}
 	if len(rel.Columns) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "a source needs at least one column")
