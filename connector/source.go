@@ -1,0 +1,212 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// The Meta of the columns a source connector fills besides the payload.
+const (
+	// MetaRowID is the hidden row id that keys a source's rows: a function
+	// of the row's split and position, so a replayed row keeps its key.
+	MetaRowID = "row_id"
+	// MetaSplit and MetaPosition are the hidden columns of a shared
+	// source's stream: each row's split and its position in that split, by
+	// which a new job's backfill tells the rows it read itself from the
+	// rows of the shared stream.
+	MetaSplit    = "split"
+	MetaPosition = "position"
+	// The INCLUDE columns a connector may offer (INCLUDE partition | offset
+	// | timestamp | key [AS name]).
+	MetaPartition = "partition"
+	MetaOffset    = "offset"
+	MetaTimestamp = "timestamp"
+	MetaKey       = "key"
+)
+
+// SourceColumn is one column of the rows a source connector fills.
+type SourceColumn struct {
+	Name string
+	Type types.T
+	// Meta says what fills the column: "" for the payload (a JSON field,
+	// a generated value), else one of the Meta constants.
+	Meta string
+}
+
+// SourceSpec is what a source connector's options are parsed against.
+type SourceSpec struct {
+	// Relation is the source's or table's qualified name, for messages.
+	Relation string
+	// Props are the WITH options, keys lower-cased ("connector" included).
+	Props map[string]string
+	// Format and Encode are the FORMAT ... ENCODE clause, lower-cased ("" when absent).
+	Format, Encode string
+	// Columns are the relation's columns, in order: every row a reader
+	// appends has them all.
+	Columns []SourceColumn
+	// Key lists the primary key's column indices.
+	Key []int
+	// Table is true when the rows go into a table (CREATE TABLE ... WITH
+	// (connector = ...)), false for a CREATE SOURCE.
+	Table bool
+}
+
+// SourceConnector is a source connector as registered by name.
+type SourceConnector struct {
+	Name string
+	// Shared connectors read an external system: a CREATE SOURCE runs one
+	// reader job whose stream every job on the source shares, each
+	// backfilling the splits' history first. The others (generators) are
+	// read by each job on the source in its own job.
+	Shared bool
+	// Parse checks the options against the columns and returns the typed
+	// source; its errors name the bad option (types.ErrInvalidParameter,
+	// types.ErrUnsupported).
+	Parse func(spec SourceSpec) (Source, error)
+}
+
+// Source is a parsed source connector: typed options, validated.
+type Source interface {
+	// Check verifies at CREATE that the external system answers and has
+	// what the options name (a topic); nil for generators.
+	Check(ctx context.Context) error
+	// Enumerator lists the splits.
+	Enumerator(ctx context.Context) (SplitEnumerator, error)
+	// Reader opens a reader of splits, each from its offset (nil: the
+	// startup position the options give).
+	Reader(ctx context.Context, splits []SplitOffset, env ReaderEnv) (SplitReader, error)
+	// DefaultRate is the rows per second over all splits when no
+	// source_rate_limit applies (< 0: as fast as possible).
+	DefaultRate() int64
+	// TotalRows is the number of rows over all splits, or -1 when the
+	// source never ends.
+	TotalRows() int64
+	// ChunkRows bounds the rows of one Read.
+	ChunkRows() int
+	// Upsert reports that the rows carry deletes (FORMAT UPSERT: a
+	// message without value deletes its key's row); the others are inserts.
+	Upsert() bool
+}
+
+// SplitOffset is a split and where to read it from: the opaque offset a
+// reader returned after its last rows (nil: the startup position).
+type SplitOffset struct {
+	Split  string
+	Offset []byte
+}
+
+// SplitBounds is a split's extent now: where its startup position is and
+// the position after its last row (Kafka: the high watermark).
+type SplitBounds struct {
+	Start    []byte // the offset of the startup position
+	StartPos int64  // its position
+	End      int64
+}
+
+// SplitEnumerator lists a source's splits. It is used by one goroutine.
+type SplitEnumerator interface {
+	// Splits lists the splits now, sorted; splits added to the external
+	// system while running appear in later calls.
+	Splits(ctx context.Context) ([]string, error)
+	// Bounds returns each split's bounds now.
+	Bounds(ctx context.Context, splits []string) (map[string]SplitBounds, error)
+	Close() error
+}
+
+// ReaderEnv is how a reader reports what it could not read.
+type ReaderEnv struct {
+	// BadMessage is called for a message skipped or partly read (its
+	// values that did not fit set to NULL): malformed, too large, a value
+	// of the wrong type. May be nil.
+	BadMessage func(split string, position int64, err error)
+	// Trouble is called when the external system fails (unreachable,
+	// topic gone); the reader retries with a capped backoff. May be nil.
+	Trouble func(err error)
+}
+
+// SplitReader reads a set of splits. Read is called by one goroutine; Ready
+// may be waited on from it only.
+type SplitReader interface {
+	// Read appends to dst (whose columns are the spec's) up to limit rows
+	// of one split and says which and where it stands after them. Rows == 0
+	// with a nil error means nothing is available now: wait on Ready.
+	Read(dst *types.Chunk, limit int) (ReadResult, error)
+	// Ready is signalled when Read may find rows again.
+	Ready() <-chan struct{}
+	// Close releases the reader.
+	Close() error
+}
+
+// ReadResult is what one Read did.
+type ReadResult struct {
+	Split string
+	// Rows appended to dst.
+	Rows int
+	// Offset is the split's offset after them: a reader opened there goes
+	// on with the next row.
+	Offset []byte
+	// Next is the position after them (the next row's position).
+	Next int64
+	// Exhausted: every split of the reader has ended (bounded sources).
+	Exhausted bool
+}
+
+var registry = struct {
+	sync.RWMutex
+	sources map[string]SourceConnector
+}{sources: map[string]SourceConnector{}}
+
+// RegisterSource registers a source connector under its name (lower case);
+// connectors register themselves in init.
+func RegisterSource(c SourceConnector) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.sources[strings.ToLower(c.Name)] = c
+}
+
+// LookupSource returns the source connector named by props["connector"]
+// (matched case-insensitively), or a types.ErrUnsupported error naming the
+// known ones.
+func LookupSource(props map[string]string) (SourceConnector, error) {
+	name := props["connector"]
+	registry.RLock()
+	defer registry.RUnlock()
+	if c, ok := registry.sources[strings.ToLower(name)]; ok {
+		return c, nil
+	}
+	var known []string
+	for n := range registry.sources {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	if name == "" {
+		return SourceConnector{}, types.Errorf(types.ErrUnsupported, "a connector option is needed (connector = %s)", quoteList(known))
+	}
+	return SourceConnector{}, types.Errorf(types.ErrUnsupported, "source connector %q is not supported (supported: %s)", name, strings.Join(known, ", "))
+}
+
+// ParseSource looks spec's connector up and parses its options.
+func ParseSource(spec SourceSpec) (SourceConnector, Source, error) {
+	c, err := LookupSource(spec.Props)
+	if err != nil {
+		return c, nil, err
+	}
+	src, err := c.Parse(spec)
+	if err != nil {
+		return c, nil, err
+	}
+	return c, src, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("'%s'", n)
+	}
+	return strings.Join(q, " | ")
+}
