@@ -64,7 +64,32 @@ type Column struct {
 	Default string `json:"default,omitempty"`
 	// Hidden columns (the row id) are not expanded by * and not listed by \d.
 	Hidden bool `json:"hidden,omitempty"`
+	// Meta says what a connector fills the column with ("" for the payload):
+	// the connector package's Meta constants (row_id, split, position, and
+	// INCLUDE partition | offset | timestamp | key).
+	Meta string `json:"meta,omitempty"`
 }
+
+// Connector is the connector of a source or of a table fed by one: its
+// typed settings, recorded at CREATE and read by the planner and the
+// coordinator.
+type Connector struct {
+	// Props are the WITH options, keys lower-cased ("connector" included).
+	Props map[string]string `json:"props"`
+	// Format and Encode are the FORMAT ... ENCODE clause, lower-cased.
+	Format string `json:"format,omitempty"`
+	Encode string `json:"encode,omitempty"`
+	// Shared marks a source read by one reader job (its split offsets in
+	// StateTables[0]) whose stream every job on it shares, each backfilling
+	// per split first.
+	Shared bool `json:"shared,omitempty"`
+	// RateLimit is source_rate_limit in rows per second over all splits
+	// (< 0: the connector's own rate; 0 pauses).
+	RateLimit int64 `json:"rate_limit"`
+}
+
+// Name is the connector's name.
+func (c *Connector) Name() string { return c.Props["connector"] }
 
 // Relation is a table, view, materialized view, sink, source or system table.
 // Descriptors are immutable once published: changes replace the whole value.
@@ -84,7 +109,9 @@ type Relation struct {
 	// order the planner assigned them (a restart assigns them again in that order).
 	StateTables []uint32          `json:"state_tables,omitempty"`
 	Options     map[string]string `json:"options,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
+	// Connector is set for sources and tables fed by a connector.
+	Connector *Connector `json:"connector,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 }
 
 // QualifiedName returns schema.name.

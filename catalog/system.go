@@ -364,9 +364,22 @@ var systemTables = []systemTable{
 		col("sink_name", tText), col("actor_id", tI8), col("pending_epochs", tI8), col("pending_rows", tI8),
 		col("pending_bytes", tI8), col("delivered_epoch", tI8), col("failures", tI8), col("last_error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
-	// rw_event_logs: recent failures (sink deliveries), from the streaming engine.
+	// rw_event_logs: recent failures (sink deliveries, source trouble and
+	// bad messages, sampled), from the streaming engine.
 	{"rw_catalog", "rw_event_logs", []Column{
-		col("timestamp", tTSTZ), col("event_type", tText), col("sink_name", tText), col("actor_id", tI8), col("error", tText),
+		col("timestamp", tTSTZ), col("event_type", tText), col("object_name", tText), col("actor_id", tI8), col("error", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_source_splits: each source split's reader: where it stands, rows
+	// read since it started, bad messages since the server started.
+	{"rw_catalog", "rw_source_splits", []Column{
+		col("source_name", tText), col("split", tText), col("actor_id", tI8), col("next_offset", tI8),
+		col("rows_read", tI8), col("bad_messages", tI8), col("last_error", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_source_backfill_progress: every running shared source backfill's
+	// state per split (from the streaming engine).
+	{"rw_catalog", "rw_source_backfill_progress", []Column{
+		col("job_id", tI8), col("actor_id", tI8), col("source_name", tText), col("split", tText),
+		col("state", tText), col("start_offset", tI8), col("next_offset", tI8), col("end_offset", tI8), col("row_count", tI8),
 	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_backfill_vnode_progress: every running backfill's state per upstream
 	// vnode (from the streaming engine).
@@ -729,7 +742,9 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 		var rows [][]types.Datum
 		for _, rel := range userRelations(r, k) {
 			connector := null
-			if c, ok := rel.Options["connector"]; ok {
+			if rel.Connector != nil {
+				connector = dS(rel.Connector.Name())
+			} else if c, ok := rel.Options["connector"]; ok {
 				connector = dS(c)
 			} else if c, ok := rel.Options["with.connector"]; ok {
 				connector = dS(c)

@@ -3,6 +3,8 @@ package coordinator
 import (
 	"fmt"
 
+	"github.com/tributary/tributary/catalog"
+
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 )
@@ -142,11 +144,20 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	if !n.Backfill {
 		return merge, nil
 	}
+	progress := b.c.progressFor(b.j, b.actx.ID, n.Relation.ID)
+	if n.Relation.Kind == catalog.KindSource {
+		exec, closer, err := stream.NewSourceBackfill(b.actx, n, merge, progress, b.opts.BackfillRate, b.c.cfg.Sinks)
+		if err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, closer)
+		return exec, nil
+	}
 	newBackfill := stream.NewBackfill
 	if n.Snapshot {
 		newBackfill = stream.NewSnapshotBackfill
 	}
-	exec, closer, err := newBackfill(b.actx, n, merge, b.c.progressFor(b.j, b.actx.ID, n.Relation.ID), b.opts.BackfillRate)
+	exec, closer, err := newBackfill(b.actx, n, merge, progress, b.opts.BackfillRate)
 	if err != nil {
 		return nil, err
 	}
@@ -154,19 +165,20 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 	return exec, nil
 }
 
-// sourceScan builds a source's reader in a view's or sink's job: a root fed
-// barriers like a constant source. A bounded source reports its progress as
-// the job's backfill, so a blocking CREATE, WAIT and SHOW JOBS follow it.
+// sourceScan builds a source's reader (a shared source's reader job, or a
+// generator read in a view's or sink's job): a root fed barriers like a
+// constant source. A bounded source reports its progress as the job's
+// backfill, so a blocking CREATE, WAIT and SHOW JOBS follow it.
 func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) {
 	if b.f.parallel != 1 {
 		return nil, fmt.Errorf("a source fragment must run one actor")
 	}
-	gen, err := stream.ParseConnector(n.Source, n.Props)
+	_, src, err := stream.OpenSource(n.Source)
 	if err != nil {
 		return nil, err
 	}
 	var report stream.Progress
-	if gen.TotalRows() >= 0 {
+	if src.TotalRows() >= 0 {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Source.ID)
 	}
 	b.j.sources = append(b.j.sources, b.actx.ID)
@@ -176,7 +188,12 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 	b.j.scans[b.actx.ID] = n.Source.ID
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
-	return stream.NewSourceScan(b.actx, n, ch, report)
+	exec, closer, err := stream.NewSourceScan(b.actx, n, ch, report, b.c.cfg.Sinks)
+	if err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closer)
+	return exec, nil
 }
 
 // connectorSource builds the root of a connector table's job: fed barriers
@@ -184,12 +201,12 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 // bounded source reports its progress as the job's backfill, so WAIT and
 // SHOW JOBS follow it until its last row is in.
 func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executor, error) {
-	gen, err := stream.ParseConnector(n.Table, n.Props)
+	_, src, err := stream.OpenSource(n.Table)
 	if err != nil {
 		return nil, err
 	}
 	var report stream.Progress
-	if gen.TotalRows() >= 0 {
+	if src.TotalRows() >= 0 {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
 	b.j.sources = append(b.j.sources, b.actx.ID)
@@ -200,5 +217,10 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	}
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
-	return stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report)
+	exec, closer, err := stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report, b.c.cfg.Sinks)
+	if err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closer)
+	return exec, nil
 }

@@ -49,6 +49,7 @@ type backfill struct {
 	upstream uint32 // the relation it backfills from
 	last     stream.BackfillReport
 	vnodes   []stream.VnodeReport // from the last report that had them
+	splits   []stream.SplitReport // likewise
 }
 
 // job is a running streaming job (a materialized view).
@@ -339,7 +340,10 @@ func (c *Coordinator) progressFor(j *job, aid stream.ActorID, upstream uint32) s
 		if r.Vnodes != nil {
 			bf.vnodes = r.Vnodes
 		}
-		r.Vnodes = nil
+		if r.Splits != nil {
+			bf.splits = r.Splits
+		}
+		r.Vnodes, r.Splits = nil, nil
 		bf.last = r
 		c.progress.Unlock()
 		c.progress.cond.Broadcast()
@@ -525,6 +529,47 @@ func (c *Coordinator) BackfillVnodes() []VnodeProgress {
 			return x.Actor < y.Actor
 		}
 		return x.Vnode < y.Vnode
+	})
+	return out
+}
+
+// SplitProgress is one split of a running job's shared source backfill.
+type SplitProgress struct {
+	Job      uint32
+	Actor    stream.ActorID
+	Upstream uint32
+	stream.SplitReport
+}
+
+// BackfillSplits lists the per-split state of every shared source backfill
+// of the jobs whose backfill has not finished, by job, actor and split.
+func (c *Coordinator) BackfillSplits() []SplitProgress {
+	jobs := c.jobList()
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	var out []SplitProgress
+	for _, j := range jobs {
+		if j.summaryLocked().Done {
+			continue
+		}
+		for aid, bf := range j.backfills {
+			for _, s := range bf.splits {
+				out = append(out, SplitProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, SplitReport: s})
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.Job != y.Job {
+			return x.Job < y.Job
+		}
+		if x.Actor != y.Actor {
+			return x.Actor < y.Actor
+		}
+		if len(x.Split) != len(y.Split) {
+			return len(x.Split) < len(y.Split)
+		}
+		return x.Split < y.Split
 	})
 	return out
 }

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/tributary/tributary/executor/stream"
 )
@@ -19,6 +20,9 @@ type SinkLog struct {
 		stores map[storeKey]*registration
 		events []stream.SinkEvent // ring, next is the oldest once full
 		next   int
+		// sources' split stats and when each kind of event was last logged
+		splits  map[splitKey]*SourceSplitStats
+		sampled map[splitKey]time.Time
 	}
 }
 
@@ -56,6 +60,10 @@ func (l *SinkLog) Register(sink string, actor stream.ActorID, stats func() strea
 func (l *SinkLog) Event(e stream.SinkEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.eventLocked(e)
+}
+
+func (l *SinkLog) eventLocked(e stream.SinkEvent) {
 	if len(l.mu.events) < sinkEventsLen {
 		l.mu.events = append(l.mu.events, e)
 		return

@@ -30,6 +30,9 @@ type BackfillReport struct {
 	Estimate int64
 	// Vnodes is the per-vnode state, when this report carries it (at barriers).
 	Vnodes []VnodeReport
+	// Splits is the per-split state of a shared source's backfill, when
+	// this report carries it.
+	Splits []SplitReport
 }
 
 // VnodeReport is the backfill of one upstream vnode.

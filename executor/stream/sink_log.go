@@ -53,8 +53,10 @@ type SinkLogStats struct {
 
 // SinkEvent is a sink failure, for the event log.
 type SinkEvent struct {
-	Time  time.Time
-	Sink  string
+	Time time.Time
+	// Type is the event's kind ("": SINK_FAIL).
+	Type  string
+	Sink  string // the sink's (or source's) qualified name
 	Actor ActorID
 	Err   string
 }

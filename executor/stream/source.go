@@ -2,14 +2,16 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
-	"github.com/tributary/tributary/connector/datagen"
-	"github.com/tributary/tributary/connector/nexmark"
+	"github.com/tributary/tributary/connector"
+	_ "github.com/tributary/tributary/connector/all" // registers the connectors
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/state"
@@ -24,92 +26,62 @@ type TableWriter interface {
 	Write(ctx context.Context, epoch uint64, c *types.Chunk) (bool, error)
 }
 
-// Generator is a connector's row generator, read split by split: the rows
-// of split s are a pure function of s and their offset (how many of its rows
-// came before), so a split resumes exactly from its committed offset.
-type Generator interface {
-	// SplitCount is the number of splits.
-	SplitCount() int
-	// TotalRows is the number of rows over all splits, or -1 when the
-	// source never ends.
-	TotalRows() int64
-	// DefaultRate is the rows per second over all splits when no
-	// source_rate_limit applies (-1: as fast as possible).
-	DefaultRate() int64
-	// ChunkRows bounds the rows of one chunk.
-	ChunkRows() int
-	// Fill appends up to limit rows of split, from its offset off, as Insert
-	// rows to dst (whose columns are the table's) and returns how many: fewer
-	// than limit only when the split is exhausted.
-	Fill(dst *types.Chunk, split int, off int64, limit int) int
+// SourceMonitor collects what source readers report (nil: not collected):
+// messages they could not read whole, trouble with the external system,
+// and where each split stands.
+type SourceMonitor interface {
+	BadMessage(source, split string, actor ActorID, position int64, err error)
+	Trouble(source string, actor ActorID, err error)
+	SplitState(source, split string, actor ActorID, next int64, rows int64)
 }
 
-// ParseConnector checks a connector table's options against its columns
-// (the errors CREATE TABLE reports) and returns its generator. Keys are
-// matched case-insensitively.
-func ParseConnector(rel *catalog.Relation, props map[string]string) (Generator, error) {
-	var name string
-	for k, v := range props {
-		if strings.EqualFold(k, "connector") {
-			name = v
-		}
+// SourceSpec is what rel's connector parses its options against: the
+// options recorded with rel and its columns.
+func SourceSpec(rel *catalog.Relation) connector.SourceSpec {
+	spec := connector.SourceSpec{Relation: rel.QualifiedName(), Key: rel.PK, Table: rel.Kind == catalog.KindTable}
+	if rel.Connector != nil {
+		spec.Props, spec.Format, spec.Encode = rel.Connector.Props, rel.Connector.Format, rel.Connector.Encode
 	}
-	switch {
-	case strings.EqualFold(name, datagen.Name):
-		cols := make([]datagen.Column, len(rel.Columns))
-		for i, c := range rel.Columns {
-			cols[i] = datagen.Column{Name: c.Name, Type: c.Type, RowIndex: isRowID(c)}
-		}
-		cfg, err := datagen.Parse(props, cols)
-		if err != nil {
-			return nil, err
-		}
-		return datagenGen{cfg}, nil
-	case strings.EqualFold(name, nexmark.Name):
-		cols := make([]nexmark.Column, len(rel.Columns))
-		for i, c := range rel.Columns {
-			cols[i] = nexmark.Column{Name: c.Name, Type: c.Type, RowIndex: isRowID(c)}
-		}
-		cfg, err := nexmark.Parse(props, cols)
-		if err != nil {
-			return nil, err
-		}
-		return nexmarkGen{cfg}, nil
+	for _, c := range rel.Columns {
+		spec.Columns = append(spec.Columns, connector.SourceColumn{Name: c.Name, Type: c.Type, Meta: c.Meta})
 	}
-	return nil, types.Errorf(types.ErrUnsupported, "connector %q is not supported (supported: datagen, nexmark)", name)
+	return spec
 }
 
-func isRowID(c catalog.Column) bool { return c.Hidden && c.Name == catalog.RowIDColumn }
-
-type datagenGen struct{ *datagen.Config }
-
-func (g datagenGen) SplitCount() int    { return g.Splits }
-func (g datagenGen) TotalRows() int64   { return g.Total }
-func (g datagenGen) DefaultRate() int64 { return g.RowsPerSecond }
-func (g datagenGen) ChunkRows() int     { return types.DefaultChunkSize }
-
-type nexmarkGen struct{ *nexmark.Config }
-
-func (g nexmarkGen) SplitCount() int    { return g.Splits }
-func (g nexmarkGen) TotalRows() int64   { return g.Total() }
-func (g nexmarkGen) DefaultRate() int64 { return g.RowsPerSecond() }
-func (g nexmarkGen) ChunkRows() int     { return g.MaxChunk }
+// OpenSource parses rel's connector options (the errors CREATE reports).
+func OpenSource(rel *catalog.Relation) (connector.SourceConnector, connector.Source, error) {
+	return connector.ParseSource(SourceSpec(rel))
+}
 
 // sourceConfig is a connector source's fixed configuration.
 type sourceConfig struct {
-	gen    Generator
-	ts     []types.T
-	rel    *catalog.Relation
-	writer TableWriter
-	report Progress
+	src connector.Source
+	// discover: list the splits again every DiscoverInterval (an external
+	// system's splits grow); a generator's are fixed.
+	discover bool
+	ts       []types.T
+	rel      *catalog.Relation
+	writer   TableWriter
+	report   Progress
+	monitor  SourceMonitor
 }
 
-// sourceExec is the root of a connector table's job: between barriers it
-// reads rows from its splits at the allowed rate and writes them into the
-// table through a TableWriter, in the epoch its last barrier opened; each
-// split's offset goes to a state table with the same epoch, so a restart
-// resumes exactly after the last committed rows. It emits only barriers,
-// and never makes one wait: a barrier is handled as soon as it arrives.
+// sourceSplit is one split a source executor reads.
+type sourceSplit struct {
+	offset []byte // where reading goes on (nil: the startup position)
+	next   int64  // the position after the last row read
+	rows   int64  // rows read in this run
+	dirty  bool   // offset changed since the last barrier
+}
+
+// sourceExec is the root of a source's reader: a connector table's job (the
+// rows go into the table through a TableWriter, in the epoch the last
+// barrier opened), a shared source's reader job or a generator read inside a
+// view's job (the rows are the executor's output). Between barriers it reads
+// its splits at the allowed rate; each split's offset goes to a state table
+// in the same epoch as its rows, so a restart resumes exactly after the last
+// committed rows. A barrier is handled as soon as it arrives: waiting for an
+// external system never holds one up (splits are listed by a goroutine).
 type sourceExec struct {
 	sourceConfig
 	actx     *ActorContext
@@ -120,11 +92,11 @@ type sourceExec struct {
 	started   bool
 	done      bool
 	epoch     uint64 // the epoch rows are written in (0 before the first barrier)
-	offsets   []int64
-	dirty     []bool
-	next      int          // the split to read next (round robin)
+	splits    map[string]*sourceSplit
+	reader    connector.SplitReader
+	idle      bool         // the reader had nothing: wait for Ready
 	pending   *types.Chunk // rows read but refused (their epoch had ended)
-	pendSplit int
+	pendRead  connector.ReadResult
 	blocked   bool // a write was refused: wait for the barrier
 	exhausted bool
 	rate      int64 // rows per second over all splits (< 0 unlimited, 0 paused)
@@ -133,10 +105,11 @@ type sourceExec struct {
 	produced  int64
 	epochRows int64 // rows written in the current epoch
 	asked     bool  // a barrier was requested for this epoch
-	// emit: the rows are this executor's output (a source scan), not
-	// written into a table; out is the chunk to return next.
+	// emit: the rows are this executor's output, not written into a table;
+	// out is the chunk to return next.
 	emit bool
 	out  *types.Chunk
+	list splitLister
 }
 
 // SourceEpochRows bounds the rows a connector source writes in one epoch;
@@ -146,52 +119,57 @@ type sourceExec struct {
 // source causes.
 const SourceEpochRows = 32 * types.DefaultChunkSize
 
+// DiscoverInterval is how often a source of an external system lists its
+// splits again, to pick up new ones (Kafka partitions added to the topic).
+var DiscoverInterval = 5 * time.Second
+
 // NewConnectorSource returns the executor of a StreamConnectorSource fed by
 // barriers; w writes its rows into the table and report (may be nil)
-// receives its progress for bounded sources.
-func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress) (Executor, error) {
-	gen, err := ParseConnector(n.Table, n.Props)
+// receives its progress for bounded sources. The closer stops its
+// goroutines and its reader.
+func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress, monitor SourceMonitor) (Executor, func(), error) {
+	e, err := newSourceExec(actx, n.Table, n.State, n.RateLimit, barriers, report, monitor)
 	if err != nil {
-		return nil, fmt.Errorf("source of %s: %w", n.Table.QualifiedName(), err)
+		return nil, nil, err
 	}
-	st, err := actx.NewTable(stateSchema(n.State))
-	if err != nil {
-		return nil, fmt.Errorf("source of %s: %w", n.Table.QualifiedName(), err)
-	}
-	rate := gen.DefaultRate()
-	if n.RateLimit >= 0 {
-		rate = n.RateLimit
-	}
-	return &sourceExec{
-		sourceConfig: sourceConfig{gen: gen, ts: n.Table.ColumnTypes(), rel: n.Table, writer: w, report: report},
-		actx:         actx, barriers: barriers, state: st, rate: rate,
-		offsets: make([]int64, gen.SplitCount()), dirty: make([]bool, gen.SplitCount()),
-	}, nil
+	e.writer = w
+	return e, e.close, nil
 }
 
-// NewSourceScan returns the executor of a StreamSourceScan: a connector
-// source whose rows are its output (a view or sink over a CREATE SOURCE),
-// fed barriers like a constant source.
-func NewSourceScan(actx *ActorContext, n *plan.StreamSourceScan, barriers <-chan *Barrier, report Progress) (Executor, error) {
-	gen, err := ParseConnector(n.Source, n.Props)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", n.Source.QualifiedName(), err)
-	}
+// NewSourceScan returns the executor of a StreamSourceScan: a source whose
+// rows are its output (a shared source's reader job, or a generator read in
+// a view's or sink's job), fed barriers like a constant source.
+func NewSourceScan(actx *ActorContext, n *plan.StreamSourceScan, barriers <-chan *Barrier, report Progress, monitor SourceMonitor) (Executor, func(), error) {
 	if len(n.State()) != 1 {
-		return nil, fmt.Errorf("source %s: no split state assigned", n.Source.QualifiedName())
+		return nil, nil, fmt.Errorf("source %s: no split state assigned", n.Source.QualifiedName())
 	}
-	st, err := actx.NewTable(stateSchema(n.State()[0]))
+	e, err := newSourceExec(actx, n.Source, n.State()[0], n.RateLimit, barriers, report, monitor)
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", n.Source.QualifiedName(), err)
+		return nil, nil, err
 	}
-	rate := gen.DefaultRate()
-	if n.RateLimit >= 0 {
-		rate = n.RateLimit
+	e.emit = true
+	return e, e.close, nil
+}
+
+func newSourceExec(actx *ActorContext, rel *catalog.Relation, st plan.StateTable, rateLimit int64, barriers <-chan *Barrier, report Progress, monitor SourceMonitor) (*sourceExec, error) {
+	c, src, err := OpenSource(rel)
+	if err != nil {
+		return nil, fmt.Errorf("source of %s: %w", rel.QualifiedName(), err)
+	}
+	t, err := actx.NewTable(stateSchema(st))
+	if err != nil {
+		return nil, fmt.Errorf("source of %s: %w", rel.QualifiedName(), err)
+	}
+	rate := src.DefaultRate()
+	if rateLimit >= 0 {
+		rate = rateLimit
+	}
+	if src.TotalRows() < 0 {
+		report = nil // an endless source has no progress to follow
 	}
 	return &sourceExec{
-		sourceConfig: sourceConfig{gen: gen, ts: n.Source.ColumnTypes(), rel: n.Source, report: report},
-		actx:         actx, barriers: barriers, state: st, rate: rate, emit: true,
-		offsets: make([]int64, gen.SplitCount()), dirty: make([]bool, gen.SplitCount()),
+		sourceConfig: sourceConfig{src: src, discover: c.Shared, ts: rel.ColumnTypes(), rel: rel, report: report, monitor: monitor},
+		actx:         actx, barriers: barriers, state: t, rate: rate, splits: map[string]*sourceSplit{},
 	}, nil
 }
 
@@ -206,6 +184,14 @@ func (e *sourceExec) Schema() []types.T {
 	return nil
 }
 
+func (e *sourceExec) close() {
+	e.list.stop()
+	if e.reader != nil {
+		e.reader.Close()
+		e.reader = nil
+	}
+}
+
 func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 	if e.done {
 		return Message{}, io.EOF
@@ -214,12 +200,17 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 		select {
 		case b := <-e.barriers:
 			return e.onBarrier(ctx, b)
+		case l := <-e.list.out:
+			if err := e.addSplits(ctx, l.splits); err != nil {
+				return Message{}, e.wrap(err)
+			}
+			continue
 		default:
 		}
 		wait := e.wait(time.Now())
 		if wait == 0 {
 			if err := e.produce(ctx); err != nil {
-				return Message{}, fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+				return Message{}, e.wrap(err)
 			}
 			if e.out != nil {
 				c := e.out
@@ -234,26 +225,43 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 			timer = time.NewTimer(wait)
 			fire = timer.C
 		}
+		var ready <-chan struct{}
+		if e.idle && e.reader != nil {
+			ready = e.reader.Ready()
+		}
 		select {
 		case b := <-e.barriers:
-			if timer != nil {
-				timer.Stop()
-			}
+			stopTimer(timer)
 			return e.onBarrier(ctx, b)
+		case l := <-e.list.out:
+			stopTimer(timer)
+			if err := e.addSplits(ctx, l.splits); err != nil {
+				return Message{}, e.wrap(err)
+			}
+		case <-ready:
+			e.idle = false
 		case <-fire:
 		case <-ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
+			stopTimer(timer)
 			return Message{}, ctx.Err()
 		}
 	}
 }
 
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+func (e *sourceExec) wrap(err error) error {
+	return fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+}
+
 // wait returns 0 when a chunk may be read now, how long until one may, or
-// -1 when only a barrier can change that.
+// -1 when only a barrier, new splits or the reader's Ready can change that.
 func (e *sourceExec) wait(now time.Time) time.Duration {
-	if e.epoch == 0 || e.blocked || e.exhausted || e.rate == 0 {
+	if e.epoch == 0 || e.reader == nil || e.blocked || e.exhausted || e.rate == 0 {
 		return -1
 	}
 	if e.epochRows >= SourceEpochRows {
@@ -263,7 +271,13 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 		}
 		return -1
 	}
-	if e.rate < 0 || e.pending != nil {
+	if e.pending != nil {
+		return 0
+	}
+	if e.idle {
+		return -1
+	}
+	if e.rate < 0 {
 		return 0
 	}
 	// Tokens accrue at the rate, up to a tenth of a second's worth; a chunk
@@ -271,7 +285,7 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 	burst := max(float64(e.rate)/10, 1)
 	e.tokens = min(burst, e.tokens+now.Sub(e.last).Seconds()*float64(e.rate))
 	e.last = now
-	want := min(burst, float64(e.gen.ChunkRows()))
+	want := min(burst, float64(e.src.ChunkRows()))
 	if e.tokens >= want {
 		return 0
 	}
@@ -281,19 +295,20 @@ func (e *sourceExec) wait(now time.Time) time.Duration {
 // produce reads one chunk (or retries the refused one) and writes it.
 func (e *sourceExec) produce(ctx context.Context) error {
 	if e.pending == nil {
-		n := e.gen.ChunkRows()
+		n := e.src.ChunkRows()
 		if e.rate > 0 {
-			n = min(n, int(e.tokens))
+			n = max(min(n, int(e.tokens)), 1)
 		}
-		for i := 0; i < len(e.offsets); i++ {
-			s := (e.next + i) % len(e.offsets)
-			c := types.NewChunk(e.ts, n)
-			if e.gen.Fill(c, s, e.offsets[s], n) > 0 {
-				e.pending, e.pendSplit = c, s
-				break
+		c := types.NewChunk(e.ts, n)
+		r, err := e.reader.Read(c, n)
+		if err != nil {
+			return err
+		}
+		if r.Rows == 0 {
+			if !r.Exhausted {
+				e.idle = true
+				return nil
 			}
-		}
-		if e.pending == nil {
 			e.exhausted = true
 			// The last rows commit (and a bounded source's job finishes)
 			// with the next barrier: ask for it rather than wait for the
@@ -303,6 +318,7 @@ func (e *sourceExec) produce(ctx context.Context) error {
 			}
 			return nil
 		}
+		e.pending, e.pendRead = c, r
 	}
 	if e.emit {
 		e.out = e.pending // the stream itself: it belongs to the open epoch
@@ -316,46 +332,63 @@ func (e *sourceExec) produce(ctx context.Context) error {
 			return nil
 		}
 	}
-	n := e.pending.Len()
-	e.offsets[e.pendSplit] += int64(n)
-	e.dirty[e.pendSplit] = true
-	e.produced += int64(n)
-	e.epochRows += int64(n)
-	e.tokens -= float64(n)
-	e.next = e.pendSplit + 1
+	r := e.pendRead
+	s := e.splits[r.Split]
+	if s == nil {
+		return fmt.Errorf("the reader returned rows of split %q, which it was not given", r.Split)
+	}
+	s.offset, s.next, s.dirty = r.Offset, r.Next, true
+	s.rows += int64(r.Rows)
+	e.produced += int64(r.Rows)
+	e.epochRows += int64(r.Rows)
+	e.tokens -= float64(r.Rows)
 	e.pending = nil
 	return nil
 }
 
 func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error) {
 	if b == nil {
-		return Message{}, fmt.Errorf("source of %s: barrier channel closed without a stop barrier", e.rel.QualifiedName())
+		return Message{}, e.wrap(errors.New("barrier channel closed without a stop barrier"))
 	}
 	if !e.started {
 		e.started = true
 		if err := e.load(ctx); err != nil {
-			return Message{}, fmt.Errorf("source of %s: %w", e.rel.QualifiedName(), err)
+			return Message{}, e.wrap(err)
 		}
 		e.last = time.Now()
-	}
-	for s, d := range e.dirty {
-		if d {
-			if err := e.state.Insert([]types.Datum{types.DInt(int64(s)), types.DInt(e.offsets[s])}); err != nil {
-				return Message{}, fmt.Errorf("source of %s: save split %d: %w", e.rel.QualifiedName(), s, err)
+		every := time.Duration(0)
+		if e.discover {
+			every = DiscoverInterval
+		}
+		e.list.start(e.src, every, func(err error) {
+			if e.monitor != nil {
+				e.monitor.Trouble(e.rel.QualifiedName(), e.actx.ID, err)
 			}
-			e.dirty[s] = false
+		})
+	}
+	for name, s := range e.splits {
+		if !s.dirty {
+			continue
+		}
+		if err := e.state.Insert([]types.Datum{types.DString(name), bytesOrNull(s.offset), types.DInt(s.next)}); err != nil {
+			return Message{}, e.wrap(fmt.Errorf("save split %s: %w", name, err))
+		}
+		s.dirty = false
+		if e.monitor != nil {
+			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows)
 		}
 	}
 	b.ForEachMutation(func(m Mutation) {
 		if r, ok := m.(*SetRateLimit); ok && r.Actors[e.actx.ID] {
 			e.rate = r.RowsPerSecond
 			if e.rate < 0 {
-				e.rate = e.gen.DefaultRate()
+				e.rate = e.src.DefaultRate()
 			}
 		}
 	})
 	if b.Stops(e.actx.ID) {
 		e.done = true
+		e.close()
 		return BarrierMsg(b), nil
 	}
 	e.epoch = b.Epoch.Curr
@@ -364,34 +397,65 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	return BarrierMsg(b), nil
 }
 
-// load reads the committed split offsets; a split with none starts at 0.
+// load reads the committed split offsets.
 func (e *sourceExec) load(ctx context.Context) error {
-	it, err := e.state.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
-	if err != nil {
-		return err
+	return eachRow(ctx, e.state, func(row []types.Datum) {
+		s := &sourceSplit{next: row[2].I}
+		if !row[1].Null {
+			s.offset = []byte(row[1].S)
+		}
+		e.splits[row[0].S] = s
+		e.produced += s.next
+	})
+}
+
+// addSplits takes the splits listed now: new ones start at the startup
+// position, and the reader is reopened over all of them (rows read but not
+// yet written are read again).
+func (e *sourceExec) addSplits(ctx context.Context, names []string) error {
+	added := false
+	for _, name := range names {
+		if _, ok := e.splits[name]; !ok {
+			e.splits[name] = &sourceSplit{dirty: true}
+			added = true
+		}
 	}
-	defer it.Close()
-	for {
-		if err := it.Next(); err != nil {
-			if err == io.EOF {
-				return it.Close()
-			}
-			return err
-		}
-		row := it.Row()
-		s := int(row[0].I)
-		if s < 0 || s >= len(e.offsets) {
-			return fmt.Errorf("split %d saved, but the source has %d splits", s, len(e.offsets))
-		}
-		e.offsets[s] = row[1].I
-		e.produced += row[1].I
+	if e.reader != nil && !added {
+		return nil
+	}
+	if e.reader != nil {
+		e.reader.Close()
+		e.reader = nil
+	}
+	e.pending = nil
+	var offs []connector.SplitOffset
+	for name, s := range e.splits {
+		offs = append(offs, connector.SplitOffset{Split: name, Offset: s.offset})
+	}
+	slices.SortFunc(offs, func(a, b connector.SplitOffset) int { return compareSplits(a.Split, b.Split) })
+	r, err := e.src.Reader(ctx, offs, e.readerEnv())
+	if err != nil {
+		return fmt.Errorf("open reader: %w", err)
+	}
+	e.reader, e.idle, e.exhausted = r, false, false
+	return nil
+}
+
+func (e *sourceExec) readerEnv() connector.ReaderEnv {
+	if e.monitor == nil {
+		return connector.ReaderEnv{}
+	}
+	name, aid := e.rel.QualifiedName(), e.actx.ID
+	return connector.ReaderEnv{
+		BadMessage: func(split string, pos int64, err error) { e.monitor.BadMessage(name, split, aid, pos, err) },
+		Trouble:    func(err error) { e.monitor.Trouble(name, aid, err) },
 	}
 }
 
 // reportProgress tells a bounded source's progress: done once every row has
 // been written in an epoch now sealed (the barrier being handled seals it).
 func (e *sourceExec) reportProgress() {
-	total := e.gen.TotalRows()
+	total := e.src.TotalRows()
 	if e.report == nil || total < 0 {
 		return
 	}
@@ -403,4 +467,143 @@ func (e *sourceExec) reportProgress() {
 		r.Covered = float64(e.produced) / float64(total)
 	}
 	e.report(r)
+}
+
+// compareSplits orders split names: numbers numerically, then by text.
+func compareSplits(a, b string) int {
+	if len(a) != len(b) && isDigits(a) && isDigits(b) {
+		return len(a) - len(b)
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitList is one listing of a source's splits.
+type splitList struct {
+	splits []string
+	bounds map[string]connector.SplitBounds // when asked for
+}
+
+// splitLister lists a source's splits on a goroutine, so that an external
+// system that does not answer never holds up a barrier: the first listing at
+// once (retried with a capped backoff until it succeeds), then every
+// interval when it is not 0. The newest listing waits in out.
+type splitLister struct {
+	out    chan splitList
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// listBackoff bounds the wait between failed listings.
+const listBackoff = 30 * time.Second
+
+func (l *splitLister) start(src connector.Source, every time.Duration, trouble func(error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	l.out = make(chan splitList, 1)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				trouble(fmt.Errorf("split listing panicked: %v", r))
+			}
+		}()
+		en, err := openEnumerator(ctx, src, trouble)
+		if err != nil {
+			return
+		}
+		defer en.Close()
+		for {
+			splits := listSplits(ctx, en, trouble)
+			if splits == nil {
+				return // stopped
+			}
+			select {
+			case <-l.out: // replace an unread listing
+			default:
+			}
+			l.out <- splitList{splits: splits}
+			if every <= 0 {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(every):
+			}
+		}
+	}()
+}
+
+func (l *splitLister) stop() {
+	if l.cancel != nil {
+		l.cancel()
+		l.wg.Wait()
+		l.cancel = nil
+	}
+}
+
+// openEnumerator opens src's enumerator, retrying with a capped backoff
+// until it succeeds or ctx ends.
+func openEnumerator(ctx context.Context, src connector.Source, trouble func(error)) (connector.SplitEnumerator, error) {
+	var en connector.SplitEnumerator
+	err := retry(ctx, trouble, func() error {
+		var err error
+		en, err = src.Enumerator(ctx)
+		return err
+	})
+	return en, err
+}
+
+// listSplits lists the splits, retrying with a capped backoff; nil when ctx ended.
+func listSplits(ctx context.Context, en connector.SplitEnumerator, trouble func(error)) []string {
+	var splits []string
+	if retry(ctx, trouble, func() error {
+		var err error
+		splits, err = en.Splits(ctx)
+		if err == nil && splits == nil {
+			splits = []string{}
+		}
+		return err
+	}) != nil {
+		return nil
+	}
+	return splits
+}
+
+// retry calls fn until it succeeds or ctx ends, reporting each failure and
+// waiting from 100 ms doubling up to listBackoff between tries.
+func retry(ctx context.Context, trouble func(error), fn func() error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		trouble(err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, listBackoff)
+	}
 }

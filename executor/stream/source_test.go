@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memkv"
@@ -43,9 +44,9 @@ func (w *stWriter) Write(_ context.Context, epoch uint64, c *types.Chunk) (bool,
 func stSourceNode() *plan.StreamConnectorSource {
 	rel := &catalog.Relation{ID: 50, Name: "g", Kind: catalog.KindTable, PK: []int{0},
 		Columns: []catalog.Column{{Name: "id", Type: types.TInt64}, {Name: "v", Type: types.TInt32}}}
-	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(51), RateLimit: -1,
-		Props: map[string]string{"connector": "datagen", "fields.id.kind": "sequence", "fields.id.end": "5000",
-			"datagen.split.num": "3", "datagen.rows.per.second": "1000000000"}}
+	rel.Connector = &catalog.Connector{RateLimit: -1, Props: map[string]string{"connector": "datagen", "fields.id.kind": "sequence",
+		"fields.id.end": "5000", "datagen.split.num": "3", "datagen.rows.per.second": "1000000000"}}
+	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(51), RateLimit: -1}
 }
 
 // TestConnectorSourceResumes runs a source for a few epochs, commits them,
@@ -59,10 +60,11 @@ func TestConnectorSourceResumes(t *testing.T) {
 		w := &stWriter{perEpoch: 2, byEpoch: map[uint64][]int64{}, calls: map[uint64]int{}, refused: make(chan struct{}, 1)}
 		ch := make(chan *Barrier, 1)
 		actx := stActx(kv)
-		e, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil)
+		e, closer, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer closer()
 		type result struct {
 			m   Message
 			err error
@@ -135,28 +137,36 @@ func TestConnectorSourceResumes(t *testing.T) {
 	}
 }
 
-// TestParseConnectorNexmark checks the dispatch to the nexmark generator:
-// its row count, splits, chunk bound and pacing, and a hidden row id.
-func TestParseConnectorNexmark(t *testing.T) {
+// TestOpenSourceNexmark checks the registry's dispatch to the nexmark
+// generator: its row count, splits, chunk bound and pacing, and a hidden row
+// id; an unknown connector is refused.
+func TestOpenSourceNexmark(t *testing.T) {
 	rel := &catalog.Relation{ID: 60, Name: "bid", Kind: catalog.KindTable, PK: []int{1},
-		Columns: []catalog.Column{{Name: "price", Type: types.TInt64}, {Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}}}
-	g, err := ParseConnector(rel, map[string]string{"Connector": "Nexmark", "nexmark.table.type": "Bid",
-		"nexmark.event.num": "500", "nexmark.split.num": "2", "nexmark.max.chunk.size": "100"})
+		Columns: []catalog.Column{{Name: "price", Type: types.TInt64}, {Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true, Meta: connector.MetaRowID}},
+		Connector: &catalog.Connector{Props: map[string]string{"connector": "Nexmark", "nexmark.table.type": "Bid",
+			"nexmark.event.num": "500", "nexmark.split.num": "2", "nexmark.max.chunk.size": "100"}}}
+	_, src, err := OpenSource(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.TotalRows() != 460 || g.SplitCount() != 2 || g.ChunkRows() != 100 || g.DefaultRate() != 9200 {
-		t.Fatalf("rows %d splits %d chunk %d rate %d; want 460 2 100 9200", g.TotalRows(), g.SplitCount(), g.ChunkRows(), g.DefaultRate())
+	if src.TotalRows() != 460 || src.ChunkRows() != 100 || src.DefaultRate() != 9200 {
+		t.Fatalf("rows %d chunk %d rate %d; want 460 100 9200", src.TotalRows(), src.ChunkRows(), src.DefaultRate())
 	}
+	r, err := src.Reader(context.Background(), []connector.SplitOffset{{Split: "1"}}, connector.ReaderEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	c := types.NewChunk(rel.ColumnTypes(), 2)
-	if n := g.Fill(c, 1, 0, 2); n != 2 {
-		t.Fatalf("filled %d rows", n)
+	if res, err := r.Read(c, 2); err != nil || res.Rows != 2 || res.Split != "1" || res.Next != 2 {
+		t.Fatalf("read %+v %v", res, err)
 	}
 	// Split 1 holds bid rows 1, 3, ...: events 5 and 7, row ids 6 and 8.
 	if got := c.Cols[1].I64; got[0] != 6 || got[1] != 8 {
 		t.Fatalf("row ids %v, want [6 8]", got)
 	}
-	if _, err := ParseConnector(rel, map[string]string{"connector": "kafka"}); !errors.Is(err, types.ErrUnsupported) {
-		t.Fatalf("kafka: %v", err)
+	rel.Connector = &catalog.Connector{Props: map[string]string{"connector": "nosuch"}}
+	if _, _, err := OpenSource(rel); !errors.Is(err, types.ErrUnsupported) {
+		t.Fatalf("nosuch: %v", err)
 	}
 }

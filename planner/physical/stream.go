@@ -3,7 +3,6 @@ package physical
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
@@ -226,23 +225,21 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 	return exchange(s, plan.DistHash, rel.PK), nil
 }
 
-// sourceScan reads a source's connector in the job itself, one actor,
-// redistributed by the hidden row id that keys its rows.
+// sourceScan reads a source: a shared source's stream (from its reader job,
+// backfilled per split), or a generator source's connector in the job
+// itself, one actor; redistributed by the hidden row id that keys its rows.
 func (p *planner) sourceScan(n *plan.Scan) (plan.StreamNode, error) {
 	rel := n.Table
-	props := map[string]string{}
-	for k, v := range rel.Options {
-		if name, ok := strings.CutPrefix(k, "with."); ok {
-			props[name] = v
-		}
-	}
-	s := &plan.StreamSourceScan{Source: rel, Props: props, Out: n.Out, RateLimit: -1}
-	if v, err := strconv.ParseInt(rel.Options["source_rate_limit"], 10, 64); err == nil {
-		s.RateLimit = v
-	}
 	if len(n.Lookup) > 0 {
 		return nil, unsupported("a key lookup on source %s", rel.QualifiedName())
 	}
+	if rel.Connector == nil {
+		return nil, unsupported("source %s has no connector", rel.QualifiedName())
+	}
+	if rel.Connector.Shared {
+		return exchange(&plan.StreamSource{Relation: rel, Out: n.Out}, plan.DistHash, rel.PK), nil
+	}
+	s := &plan.StreamSourceScan{Source: rel, Out: n.Out, RateLimit: rel.Connector.RateLimit}
 	return exchange(s, plan.DistHash, rel.PK), nil
 }
 

@@ -87,6 +87,11 @@ func (n *StreamSource) StateLayouts() []StateTable {
 	switch {
 	case !n.Backfill:
 		return nil
+	case n.Relation.Kind == catalog.KindSource:
+		// A shared source's backfill, one row per split: split, phase,
+		// offset, next position, row count, start position.
+		return []StateTable{{Name: "source backfill progress", PK: []int{0},
+			Types: []types.T{types.TVarchar, types.TInt32, types.TBytea, types.TInt64, types.TInt64, types.TInt64}}}
 	case n.Snapshot:
 		// One row per upstream vnode (and vnode -1 for the job): vnode, phase,
 		// epoch, catch-up range end, position, row count, finished.

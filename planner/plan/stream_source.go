@@ -13,36 +13,41 @@ import (
 // reach the table's change stream; it emits only barriers. State keeps each
 // split's offset: (split int, offset bigint) keyed by split.
 type StreamConnectorSource struct {
-	Table *catalog.Relation
-	// Props are the table's WITH options, keys lower-cased.
-	Props map[string]string
+	Table *catalog.Relation // its Connector says what reads it
 	State StateTable
 	// RateLimit caps the rows per second over all splits (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64
 }
 
-// ConnectorSourceState is the layout of a connector source's split offsets.
+// ConnectorSourceState is the layout of a connector source's split offsets:
+// split name, the connector's offset (where reading goes on), the position
+// after the last row read.
 func ConnectorSourceState(id uint32) StateTable {
-	return StateTable{ID: id, Name: "source splits", Types: []types.T{types.TInt32, types.TInt64}, PK: []int{0}}
+	return StateTable{ID: id, Name: "source splits", Types: []types.T{types.TVarchar, types.TBytea, types.TInt64}, PK: []int{0}}
+}
+
+func connectorName(rel *catalog.Relation) string {
+	if rel.Connector == nil {
+		return ""
+	}
+	return rel.Connector.Name()
 }
 
 func (n *StreamConnectorSource) Schema() []Field      { return nil }
 func (n *StreamConnectorSource) StreamKey() []int     { return nil }
 func (n *StreamConnectorSource) Inputs() []StreamNode { return nil }
 func (n *StreamConnectorSource) Describe() string {
-	return fmt.Sprintf("StreamConnectorSource connector=%s into %s", n.Props["connector"], n.Table.QualifiedName())
+	return fmt.Sprintf("StreamConnectorSource connector=%s into %s", connectorName(n.Table), n.Table.QualifiedName())
 }
 
-// StreamSourceScan reads a source (CREATE SOURCE) inside the job of a view or
-// sink over it: the connector's rows are the stream itself (inserts keyed by
-// the hidden row id the connector fills), and the split offsets are the
-// job's state.
+// StreamSourceScan reads a source's connector: the rows are the stream
+// itself (inserts keyed by the hidden row id the connector fills), and the
+// split offsets are the state. It is a shared source's reader job, or reads
+// a generator source inside the job of a view or sink over it.
 type StreamSourceScan struct {
 	StateInfo
-	Source *catalog.Relation
-	// Props are the source's WITH options, keys lower-cased.
-	Props map[string]string
-	Out   []Field
+	Source *catalog.Relation // its Connector says what reads it
+	Out    []Field
 	// RateLimit caps the rows per second over all splits (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64
 }
@@ -51,7 +56,7 @@ func (n *StreamSourceScan) Schema() []Field      { return n.Out }
 func (n *StreamSourceScan) StreamKey() []int     { return n.Source.PK }
 func (n *StreamSourceScan) Inputs() []StreamNode { return nil }
 func (n *StreamSourceScan) Describe() string {
-	return fmt.Sprintf("StreamSourceScan %s connector=%s", n.Source.QualifiedName(), n.Props["connector"])
+	return fmt.Sprintf("StreamSourceScan %s connector=%s", n.Source.QualifiedName(), connectorName(n.Source))
 }
 
 // StateLayouts implements StatefulNode: the split offsets.

@@ -75,8 +75,11 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if err != nil {
 		return nil, err
 	}
-	if n.Format != nil {
-		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported for tables yet")
+	if n.Format != nil && len(n.With) == 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE needs a connector: WITH (connector = ...)")
+	}
+	if len(n.Include) > 0 && len(n.With) == 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "INCLUDE needs a connector: WITH (connector = ...)")
 	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
@@ -123,7 +126,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 	}
 	if len(n.With) > 0 {
-		if err := s.connectorOptions(rel, n.With); err != nil {
+		if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include); err != nil {
 			return nil, err
 		}
 	}
@@ -245,6 +248,11 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		switch r.Kind {
 		case catalog.KindMaterializedView, catalog.KindSink:
 			err = s.eng.coord().DropJob(ctx, r.ID)
+		case catalog.KindSource:
+			if isSharedSource(r) {
+				err = s.eng.coord().DropJob(ctx, r.ID)
+				s.eng.sinks.ForgetSource(r.QualifiedName())
+			}
 		case catalog.KindTable:
 			if isConnectorTable(r) {
 				if err = s.eng.coord().DropJob(ctx, r.StateTables[0]); err != nil {

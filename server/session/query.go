@@ -36,6 +36,12 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_event_logs" {
 			return s.eng.eventLogRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_splits" {
+			return s.eng.sourceSplitRows(), nil
+		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
+			return s.eng.sourceBackfillRows(), nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }

@@ -3,12 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
@@ -17,58 +17,122 @@ import (
 	"github.com/tributary/tributary/sql/types"
 )
 
-// withPrefix marks a connector table's WITH options in Relation.Options.
+// withPrefix marks a sink's WITH options in Relation.Options.
 const withPrefix = "with."
 
-// connectorOptions checks a CREATE TABLE's WITH options against the table
-// and records them (and the session's source_rate_limit) in rel.Options.
-func (s *Session) connectorOptions(rel *catalog.Relation, with []parser.Option) error {
+// includeColumns are the default names and types of INCLUDE columns.
+var includeColumns = map[string]catalog.Column{
+	connector.MetaPartition: {Name: "_rw_kafka_partition", Type: types.TVarchar},
+	connector.MetaOffset:    {Name: "_rw_kafka_offset", Type: types.TVarchar},
+	connector.MetaTimestamp: {Name: "_rw_kafka_timestamp", Type: types.TTimestamptz},
+	connector.MetaKey:       {Name: "_rw_key", Type: types.TBytea},
+}
+
+// The hidden columns of a shared source's stream: each row's split and
+// position, by which a new job's backfill tells its own rows from the
+// shared stream's.
+const (
+	splitColumn    = "_rw_split"
+	positionColumn = "_rw_position"
+)
+
+// connectorOptions checks a CREATE TABLE's or CREATE SOURCE's connector
+// options against the relation, adds its INCLUDE columns (and a shared
+// source's hidden split and position columns), and records the typed
+// settings in rel.Connector (with the session's source_rate_limit). A
+// shared connector's external system must answer.
+func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, with []parser.Option, format *parser.FormatEncode, include []parser.Include) error {
 	props := map[string]string{}
 	for _, o := range with {
 		props[strings.ToLower(o.Key)] = o.Value
 	}
-	if _, ok := props["connector"]; !ok {
-		return types.Errorf(types.ErrUnsupported, "CREATE %s ... WITH (...) needs a connector option (connector = 'datagen' or 'nexmark')", strings.ToUpper(rel.Kind.String()))
+	conn := &catalog.Connector{Props: props, RateLimit: -1}
+	if format != nil {
+		if len(format.Options) > 0 {
+			return types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE ... (options) is not supported")
+		}
+		conn.Format, conn.Encode = strings.ToLower(format.Format), strings.ToLower(format.Encode)
 	}
-	if _, err := stream.ParseConnector(rel, props); err != nil {
+	c, err := connector.LookupSource(props)
+	if err != nil {
 		return err
 	}
-	if rel.Options == nil {
-		rel.Options = map[string]string{}
+	// INCLUDE columns go before the hidden row id, in the order given.
+	var rowID *catalog.Column
+	if n := len(rel.Columns); n > 0 && rel.Columns[n-1].Name == catalog.RowIDColumn && rel.HasRowID() {
+		rowID = &rel.Columns[n-1]
+		rel.Columns = rel.Columns[:n-1]
 	}
-	for k, v := range props {
-		rel.Options[withPrefix+k] = v
+	for _, inc := range include {
+		col, ok := includeColumns[inc.What]
+		if !ok {
+			return types.Errorf(types.ErrUnsupported, "INCLUDE %s is not supported (supported: partition, offset, timestamp, key)", inc.What)
+		}
+		if inc.Name != "" {
+			col.Name = inc.Name
+		}
+		col.Meta = inc.What
+		if rel.ColumnIndex(col.Name) >= 0 {
+			return types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", col.Name)
+		}
+		rel.Columns = append(rel.Columns, col)
+	}
+	if rowID != nil {
+		rowID.Meta = connector.MetaRowID
+		rel.Columns = append(rel.Columns, *rowID)
+		rel.PK = []int{len(rel.Columns) - 1}
+	}
+	conn.Shared = c.Shared && rel.Kind == catalog.KindSource
+	if conn.Shared {
+		rel.Columns = append(rel.Columns,
+			catalog.Column{Name: splitColumn, Type: types.TVarchar, NotNull: true, Hidden: true, Meta: connector.MetaSplit},
+			catalog.Column{Name: positionColumn, Type: types.TInt64, NotNull: true, Hidden: true, Meta: connector.MetaPosition})
 	}
 	if r, err := s.vars.get("source_rate_limit"); err == nil && r != "default" {
-		rel.Options["source_rate_limit"] = r
+		if conn.RateLimit, err = strconv.ParseInt(r, 10, 64); err != nil {
+			return types.Errorf(types.ErrInvalidParameter, "source_rate_limit must be a non-negative integer or DEFAULT")
+		}
 	}
-	return nil
+	rel.Connector = conn
+	_, src, err := stream.OpenSource(rel)
+	if err != nil {
+		return err
+	}
+	return src.Check(ctx)
 }
 
 // isConnectorTable reports whether rel is a table fed by a connector.
 func isConnectorTable(rel *catalog.Relation) bool {
-	return rel.Kind == catalog.KindTable && rel.Options[withPrefix+"connector"] != "" && len(rel.StateTables) == 1
+	return rel.Kind == catalog.KindTable && rel.Connector != nil && len(rel.StateTables) == 1
+}
+
+// isSharedSource reports whether rel is a source with its own reader job.
+func isSharedSource(rel *catalog.Relation) bool {
+	return rel.Kind == catalog.KindSource && rel.Connector != nil && rel.Connector.Shared && len(rel.StateTables) == 1
 }
 
 // connectorSource is the plan of a connector table's source job.
 func connectorSource(rel *catalog.Relation) *plan.StreamConnectorSource {
-	props := map[string]string{}
-	for k, v := range rel.Options {
-		if name, ok := strings.CutPrefix(k, withPrefix); ok {
-			props[name] = v
-		}
+	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: rel.Connector.RateLimit}
+}
+
+// sharedSource is the plan of a shared source's reader job.
+func sharedSource(rel *catalog.Relation) *plan.StreamSourceScan {
+	n := &plan.StreamSourceScan{Source: rel, RateLimit: rel.Connector.RateLimit}
+	for _, c := range rel.Columns {
+		n.Out = append(n.Out, plan.Field{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
-	n := &plan.StreamConnectorSource{Table: rel, Props: props, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: -1}
-	if v, err := strconv.ParseInt(rel.Options["source_rate_limit"], 10, 64); err == nil {
-		n.RateLimit = v
-	}
+	n.SetState([]plan.StateTable{plan.ConnectorSourceState(rel.StateTables[0])})
 	return n
 }
 
 // connectorJobOptions describes a connector table's source job for SHOW JOBS.
 func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
-	return coordinator.JobOptions{Parallelism: 1, BackfillRate: -1, Background: true,
-		Statement: "CREATE TABLE " + rel.Name + " (source)", BackfillType: "Source"}
+	what := "CREATE TABLE " + rel.Name + " (source)"
+	if rel.Kind == catalog.KindSource {
+		what = "CREATE SOURCE " + rel.Name
+	}
+	return coordinator.JobOptions{Parallelism: 1, BackfillRate: -1, Background: true, Statement: what, BackfillType: "Source"}
 }
 
 // alterSourceRate is ALTER TABLE name SET SOURCE_RATE_LIMIT {= | TO} {n |
@@ -87,9 +151,9 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	if n.Kind == parser.KindTable && !isConnectorTable(rel) {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table with a connector", rel.Name)
 	}
-	updated := *rel
-	updated.Options = maps.Clone(rel.Options)
-	delete(updated.Options, "source_rate_limit")
+	if rel.Connector == nil {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" has no connector", rel.Name)
+	}
 	rate := int64(-1)
 	if !n.Default && !strings.EqualFold(n.Value, "default") {
 		v, err := strconv.ParseInt(n.Value, 10, 64)
@@ -97,10 +161,19 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 			return nil, types.Errorf(types.ErrInvalidParameter, "source_rate_limit must be a non-negative integer or DEFAULT")
 		}
 		rate = v
-		updated.Options["source_rate_limit"] = strconv.FormatInt(v, 10)
 	}
+	updated := *rel
+	conn := *rel.Connector
+	conn.RateLimit = rate
+	updated.Connector = &conn
 	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
+	}
+	if isSharedSource(rel) {
+		if err := s.eng.coord().SetSourceRate(ctx, rel.ID, rate); err != nil {
+			return nil, fmt.Errorf("alter source %s: %w", rel.Name, err)
+		}
+		return tagOnly("ALTER_SOURCE"), nil
 	}
 	if rel.Kind == catalog.KindSource {
 		if err := s.eng.coord().SetSourceScanRate(ctx, rel.ID, rate); err != nil {
@@ -114,19 +187,20 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	return tagOnly("ALTER_TABLE"), nil
 }
 
-// createSource is CREATE SOURCE name (columns) WITH (connector = ...): a
-// descriptor only. Every view or sink over it reads the connector in its own
-// job (a StreamSourceScan), from its own split offsets; its rows are keyed by
-// a hidden row id the connector fills from each row's number.
+// createSource is CREATE SOURCE name (columns) WITH (connector = ...). A
+// shared connector's source (an external system: Kafka) runs one reader job
+// whose stream every view or sink on it shares, each backfilling the
+// splits' history first. A generator's source is a descriptor only: every
+// view or sink over it reads the connector in its own job (a
+// StreamSourceScan), from its own split offsets. Either way its rows are
+// keyed by a hidden row id the connector fills from each row's split and
+// position.
 func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
 	schema, err := schemaOf(n.Name)
 	if err != nil {
 		return nil, err
-	}
-	if n.Format != nil {
-		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the datagen and nexmark connectors")
 	}
 	if len(n.PrimaryKey) > 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id); use CREATE TABLE ... WITH (connector = ...) for a keyed table")
@@ -155,12 +229,23 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	}
 	rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 	rel.PK = []int{len(rel.Columns) - 1}
-	if err := s.connectorOptions(rel, n.With); err != nil {
+	if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include); err != nil {
 		return nil, err
 	}
 	rel.ID = s.eng.Catalog.NextID()
+	if rel.Connector.Shared {
+		rel.StateTables = []uint32{s.eng.Catalog.NextID()} // the reader's split offsets
+	}
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
+	}
+	if isSharedSource(rel) {
+		if err := s.eng.coord().AddJob(ctx, rel.ID, sharedSource(rel), connectorJobOptions(rel)); err != nil {
+			// Undo the source: it must not exist without its reader.
+			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})
+			s.eng.Catalog.Remove(rel.ID)
+			return nil, err
+		}
 	}
 	return tagOnly("CREATE_SOURCE"), nil
 }

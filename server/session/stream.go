@@ -11,6 +11,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
@@ -30,6 +31,12 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			if isConnectorTable(rel) {
 				if err := c.AddJob(ctx, rel.StateTables[0], connectorSource(rel), connectorJobOptions(rel)); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
+				}
+			}
+		case catalog.KindSource:
+			if isSharedSource(rel) {
+				if err := c.AddJob(ctx, rel.ID, sharedSource(rel), connectorJobOptions(rel)); err != nil {
+					return fmt.Errorf("recover the reader of source %s: %w", rel.Name, err)
 				}
 			}
 		case catalog.KindMaterializedView, catalog.KindSink:
@@ -352,12 +359,51 @@ func (e *Engine) sinkLogStoreRows() [][]types.Datum {
 	return rows
 }
 
-// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures.
+// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures and
+// source troubles.
 func (e *Engine) eventLogRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, ev := range e.sinks.Events() {
-		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString("SINK_FAIL"), types.DString(ev.Sink),
+		kind := ev.Type
+		if kind == "" {
+			kind = "SINK_FAIL"
+		}
+		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString(kind), types.DString(ev.Sink),
 			types.DInt(int64(ev.Actor)), types.DString(ev.Err)})
+	}
+	return rows
+}
+
+// sourceSplitRows answers rw_catalog.rw_source_splits.
+func (e *Engine) sourceSplitRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, s := range e.sinks.SourceSplits() {
+		lastErr := types.NullDatum
+		if s.LastError != "" {
+			lastErr = types.DString(s.LastError)
+		}
+		rows = append(rows, []types.Datum{types.DString(s.Source), types.DString(s.Split), types.DInt(int64(s.Actor)),
+			types.DInt(s.Next), types.DInt(s.Rows), types.DInt(s.BadMessages), lastErr})
+	}
+	return rows
+}
+
+// sourceBackfillRows answers rw_catalog.rw_source_backfill_progress.
+func (e *Engine) sourceBackfillRows() [][]types.Datum {
+	var rows [][]types.Datum
+	orNull := func(v int64) types.Datum {
+		if v < 0 {
+			return types.NullDatum
+		}
+		return types.DInt(v)
+	}
+	for _, s := range e.coord().BackfillSplits() {
+		name := types.NullDatum
+		if up, ok := e.Catalog.ByID(s.Upstream); ok {
+			name = types.DString(up.QualifiedName())
+		}
+		rows = append(rows, []types.Datum{types.DInt(int64(s.Job)), types.DInt(int64(s.Actor)), name, types.DString(s.Split),
+			types.DString(stream.SplitPhaseName(s.Phase)), orNull(s.Start), orNull(s.Next), orNull(s.Target), types.DInt(s.Rows)})
 	}
 	return rows
 }

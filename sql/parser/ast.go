@@ -156,8 +156,17 @@ type CreateTable struct {
 	Columns     []*ColumnDef
 	PrimaryKey  []string
 	AppendOnly  bool
+	Include     []Include
 	With        []Option
 	Format      *FormatEncode
+}
+
+// Include is an INCLUDE what [AS name] clause of a connector's CREATE SOURCE
+// or CREATE TABLE: a column filled from the message's metadata. What is
+// lower case (partition, offset, timestamp, key); Name is "" when not given.
+type Include struct {
+	What string
+	Name string
 }
 
 // CreateMaterializedView is CREATE MATERIALIZED VIEW [IF NOT EXISTS] n
@@ -203,6 +212,7 @@ type CreateSource struct {
 	IfNotExists bool
 	Columns     []*ColumnDef
 	PrimaryKey  []string
+	Include     []Include
 	With        []Option
 	Format      *FormatEncode
 }

@@ -287,7 +287,13 @@ func (p *ddlParser) createTable() (Statement, error) {
 			if st.Format, err = p.formatEncode(); err != nil {
 				return nil, err
 			}
-		case n.kwIn("on", "include", "as", "engine"):
+		case n.kw("include"):
+			inc, err := p.include()
+			if err != nil {
+				return nil, err
+			}
+			st.Include = append(st.Include, inc)
+		case n.kwIn("on", "as", "engine"):
 			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
 		default:
 			return nil, p.errHere()
@@ -698,12 +704,32 @@ func (p *ddlParser) createSource() (Statement, error) {
 				return nil, err
 			}
 		case n.kw("include"):
-			return nil, p.unsupported(n, "INCLUDE is not supported")
+			inc, err := p.include()
+			if err != nil {
+				return nil, err
+			}
+			st.Include = append(st.Include, inc)
 		default:
 			return nil, p.errHere()
 		}
 	}
 	return st, nil
+}
+
+// include parses INCLUDE what [AS name].
+func (p *ddlParser) include() (Include, error) {
+	p.i++ // INCLUDE
+	what, err := p.ident()
+	if err != nil {
+		return Include{}, err
+	}
+	inc := Include{What: strings.ToLower(what)}
+	if p.kw("as") {
+		if inc.Name, err = p.ident(); err != nil {
+			return Include{}, err
+		}
+	}
+	return inc, nil
 }
 
 // objectKind reads TABLE, MATERIALIZED VIEW, VIEW, SINK, SOURCE or INDEX.
