@@ -87,11 +87,7 @@ func Parse(props map[string]string, format, encode string, cols []connector.Colu
 		switch k {
 		case "connector", "type", "primary_key", "force_append_only":
 		case "properties.bootstrap.server":
-			for _, b := range strings.Split(v, ",") {
-				if b = strings.TrimSpace(b); b != "" {
-					cfg.Brokers = append(cfg.Brokers, b)
-				}
-			}
+			cfg.Brokers = splitBrokers(v)
 		case "topic":
 			cfg.Topic = strings.TrimSpace(v)
 		case "properties.message.timeout.ms":
@@ -196,19 +192,38 @@ func keyColumn(cols []connector.Column, name string) int {
 	return -1
 }
 
+// splitBrokers splits properties.bootstrap.server's comma-separated
+// host:port list, dropping empty entries.
+func splitBrokers(v string) []string {
+	var brokers []string
+	for _, b := range strings.Split(v, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			brokers = append(brokers, b)
+		}
+	}
+	return brokers
+}
+
 // Check connects to the brokers and verifies that the topic exists, within
 // ctx and at most checkTimeout.
 func (c Config) Check(ctx context.Context) error {
+	return checkTopic(ctx, "kafka sink", c.Brokers, c.Topic)
+}
+
+// checkTopic connects to brokers and verifies that topic exists, within ctx
+// and at most checkTimeout; its errors (types.ErrInvalidParameter) start
+// with what ("kafka sink") and name the brokers or the topic.
+func checkTopic(ctx context.Context, what string, brokers []string, topic string) error {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...), kgo.ClientID(clientID))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID(clientID))
 	if err != nil {
-		return types.Errorf(types.ErrInvalidParameter, "kafka sink: properties.bootstrap.server: %v", err)
+		return types.Errorf(types.ErrInvalidParameter, "%s: properties.bootstrap.server: %v", what, err)
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrMetadataRequest()
 	t := kmsg.NewMetadataRequestTopic()
-	t.Topic = kmsg.StringPtr(c.Topic)
+	t.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, t)
 	req.AllowAutoTopicCreation = false
 	resp, err := req.RequestWith(ctx, cl)
@@ -216,21 +231,21 @@ func (c Config) Check(ctx context.Context) error {
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		return types.Errorf(types.ErrInvalidParameter, "kafka sink: cannot reach the brokers %s: %v", strings.Join(c.Brokers, ","), err)
+		return types.Errorf(types.ErrInvalidParameter, "%s: cannot reach the brokers %s: %v", what, strings.Join(brokers, ","), err)
 	}
 	for _, rt := range resp.Topics {
-		if rt.Topic == nil || *rt.Topic != c.Topic {
+		if rt.Topic == nil || *rt.Topic != topic {
 			continue
 		}
 		switch err := kerr.ErrorForCode(rt.ErrorCode); {
 		case errors.Is(err, kerr.UnknownTopicOrPartition):
-			return types.Errorf(types.ErrInvalidParameter, "kafka sink: topic %q does not exist on %s; create it first", c.Topic, strings.Join(c.Brokers, ","))
+			return types.Errorf(types.ErrInvalidParameter, "%s: topic %q does not exist on %s; create it first", what, topic, strings.Join(brokers, ","))
 		case err != nil:
-			return types.Errorf(types.ErrInvalidParameter, "kafka sink: topic %q: %v", c.Topic, err)
+			return types.Errorf(types.ErrInvalidParameter, "%s: topic %q: %v", what, topic, err)
 		}
 		return nil
 	}
-	return types.Errorf(types.ErrInvalidParameter, "kafka sink: topic %q does not exist on %s; create it first", c.Topic, strings.Join(c.Brokers, ","))
+	return types.Errorf(types.ErrInvalidParameter, "%s: topic %q does not exist on %s; create it first", what, topic, strings.Join(brokers, ","))
 }
 
 // clientID names this system's clients to the brokers.
