@@ -134,7 +134,12 @@ type ReaderEnv struct {
 type SplitReader interface {
 	// Read appends to dst (whose columns are the spec's) up to limit rows
 	// of one split and says which and where it stands after them. Rows == 0
-	// with a nil error means nothing is available now: wait on Ready.
+	// with a nil error and no Split means nothing is available now: wait on
+	// Ready. Rows == 0 with a Split means the reader passed messages that
+	// carry no row (skipped as bad, tombstones of a plain topic): store
+	// that split's Offset and Next as after rows, so a split whose last
+	// messages are skipped still reaches its end; Ready is signalled if
+	// more is available.
 	Read(dst *types.Chunk, limit int) (ReadResult, error)
 	// Ready is signalled when Read may find rows again.
 	Ready() <-chan struct{}
