@@ -3,7 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -30,8 +30,8 @@ func newEnumerator(s *Source) (*Enumerator, error) {
 }
 
 // Splits implements connector.SplitEnumerator: the topic's partitions now
-// (a metadata request each call, so added partitions appear), sorted as
-// strings.
+// (a metadata request each call, so added partitions appear), in
+// partition order ("2" before "10").
 func (e *Enumerator) Splits(ctx context.Context) ([]string, error) {
 	topic := e.src.cfg.Topic
 	req := kmsg.NewPtrMetadataRequest()
@@ -49,11 +49,15 @@ func (e *Enumerator) Splits(ctx context.Context) ([]string, error) {
 		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
 			return nil, e.errorf("listing the partitions of topic %q: %w", topic, err)
 		}
-		splits := make([]string, 0, len(rt.Partitions))
+		parts := make([]int32, 0, len(rt.Partitions))
 		for _, p := range rt.Partitions {
-			splits = append(splits, splitName(p.Partition))
+			parts = append(parts, p.Partition)
 		}
-		sort.Strings(splits)
+		slices.Sort(parts)
+		splits := make([]string, len(parts))
+		for i, p := range parts {
+			splits[i] = splitName(p)
+		}
 		return splits, nil
 	}
 	return nil, e.errorf("listing the partitions of topic %q: %w", topic, kerr.UnknownTopicOrPartition)
