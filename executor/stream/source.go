@@ -304,6 +304,13 @@ func (e *sourceExec) produce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if r.Rows == 0 && r.Split != "" {
+			// Messages that carry no row: the split moves on all the same.
+			if s := e.splits[r.Split]; s != nil {
+				s.offset, s.next, s.dirty = r.Offset, r.Next, true
+			}
+			return nil
+		}
 		if r.Rows == 0 {
 			if !r.Exhausted {
 				e.idle = true

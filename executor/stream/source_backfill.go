@@ -432,7 +432,7 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 		return nil, err
 	}
 	b.limit.charge(r.Rows - BackfillChunkRows) // give back what was not read
-	if r.Rows == 0 {
+	if r.Rows == 0 && r.Split == "" {
 		b.idle = !r.Exhausted
 		return nil, nil
 	}
@@ -440,9 +440,13 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 	if s == nil || s.phase != SplitBackfilling {
 		return nil, fmt.Errorf("the reader returned rows of split %q, which it does not backfill", r.Split)
 	}
+	// Rows == 0 with a split: it passed messages that carry no row.
 	s.offset, s.next, s.dirty = r.Offset, r.Next, true
 	s.rows += int64(r.Rows)
 	b.maybeCatchUp(r.Split, s)
+	if r.Rows == 0 {
+		return nil, nil
+	}
 	return c, nil
 }
 
