@@ -364,7 +364,8 @@ var systemTables = []systemTable{
 		col("sink_name", tText), col("actor_id", tI8), col("pending_epochs", tI8), col("pending_rows", tI8),
 		col("pending_bytes", tI8), col("delivered_epoch", tI8), col("failures", tI8), col("last_error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
-	// rw_event_logs: recent failures (sink deliveries), from the streaming engine.
+	// rw_event_logs: recent failures (sink deliveries, SINK_FAIL) and streaming
+	// jobs' expression errors (EXPR_ERROR), from the streaming engine.
 	{"rw_catalog", "rw_event_logs", []Column{
 		col("timestamp", tTSTZ), col("event_type", tText), col("sink_name", tText), col("actor_id", tI8), col("error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},

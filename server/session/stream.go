@@ -352,11 +352,22 @@ func (e *Engine) sinkLogStoreRows() [][]types.Datum {
 	return rows
 }
 
-// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures.
+// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures
+// (SINK_FAIL) and streaming jobs' expression errors (EXPR_ERROR, whose
+// sink_name is the job's relation).
 func (e *Engine) eventLogRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, ev := range e.sinks.Events() {
-		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString("SINK_FAIL"), types.DString(ev.Sink),
+		typ, name := ev.Type, ev.Sink
+		if typ == "" {
+			typ = "SINK_FAIL"
+		}
+		if ev.Job != 0 && name == "" {
+			if rel, ok := e.Catalog.ByID(ev.Job); ok {
+				name = rel.Name
+			}
+		}
+		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString(typ), types.DString(name),
 			types.DInt(int64(ev.Actor)), types.DString(ev.Err)})
 	}
 	return rows
