@@ -364,8 +364,10 @@ var systemTables = []systemTable{
 		col("sink_name", tText), col("actor_id", tI8), col("pending_epochs", tI8), col("pending_rows", tI8),
 		col("pending_bytes", tI8), col("delivered_epoch", tI8), col("failures", tI8), col("last_error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
-	// rw_event_logs: recent failures (sink deliveries, source trouble and
-	// bad messages, sampled), from the streaming engine.
+	// rw_event_logs: recent failures (sink deliveries, SINK_FAIL), streaming
+	// jobs' expression errors (EXPR_ERROR) and sources' trouble and bad
+	// messages (SOURCE_ERROR, SOURCE_BAD_MESSAGE, sampled), from the
+	// streaming engine.
 	{"rw_catalog", "rw_event_logs", []Column{
 		col("timestamp", tTSTZ), col("event_type", tText), col("object_name", tText), col("actor_id", tI8), col("error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},

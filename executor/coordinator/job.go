@@ -286,6 +286,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		}
 	}
 	// Build every actor first; register them only when all succeeded.
+	evalErrs := stream.NewEvalErrors(id, c.cfg.Sinks, c.cfg.Logger)
 	var built []*running
 	roots := map[stream.ActorID]*root{}
 	for _, f := range order {
@@ -293,7 +294,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		for i, aid := range ids[f] {
 			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
-				OpenEpoch: c.OpenEpoch}
+				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}

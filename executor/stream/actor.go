@@ -3,6 +3,8 @@ package stream
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -29,6 +31,19 @@ type Actor struct {
 	Closers []func()
 }
 
+// safeNext is e.Next with a panic turned into an error (its stack logged),
+// for the goroutines that run executors outside Actor.Run (an aligner's or a
+// backfill's input pumps): an unrecovered panic there ends the process.
+func safeNext(ctx context.Context, e Executor) (m Message, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("stream: executor panicked", "panic", r, "stack", string(debug.Stack()))
+			m, err = Message{}, fmt.Errorf("executor panicked: %v", r)
+		}
+	}()
+	return e.Next(ctx)
+}
+
 // Run pulls from the root until a barrier stops the actor, ctx ends, or an
 // executor fails. Every barrier is dispatched downstream first, then the
 // actor's state writes for the sealed epoch are reported with it.
@@ -40,6 +55,7 @@ func (a *Actor) Run(ctx context.Context) (err error) {
 	}()
 	defer func() {
 		if r := recover(); r != nil {
+			slog.Error("stream: actor panicked", "actor", a.Ctx.ID, "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("actor %d panicked: %v", a.Ctx.ID, r)
 		}
 		if err != nil && ctx.Err() == nil {

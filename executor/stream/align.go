@@ -55,7 +55,7 @@ func (a *Aligner) start(ctx context.Context) {
 	pump := func(side Side, in Executor) {
 		defer a.wg.Done()
 		for {
-			m, err := in.Next(a.ctx)
+			m, err := safeNext(a.ctx, in)
 			select {
 			case a.ch <- sideMsg{side: side, msg: m, err: err}:
 			case <-a.ctx.Done():

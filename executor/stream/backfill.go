@@ -159,7 +159,7 @@ func (b *backfillExec) start(ctx context.Context) {
 	go func() {
 		defer b.pump.wg.Done()
 		for {
-			m, err := b.upstream.Next(pctx)
+			m, err := safeNext(pctx, b.upstream)
 			select {
 			case b.pump.ch <- pumpMsg{msg: m, err: err}:
 			case <-pctx.Done():

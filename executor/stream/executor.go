@@ -61,6 +61,9 @@ type ActorContext struct {
 	WaitCommitted func(ctx context.Context, epoch uint64) error
 	// OpenEpoch returns the epoch writes go into now (nil: unknown).
 	OpenEpoch func() uint64
+	// EvalErrors receives the job's runtime expression errors, which make
+	// values NULL instead of failing the job (nil: discarded).
+	EvalErrors *EvalErrors
 
 	mu     sync.Mutex
 	writes storage.Batch

@@ -9,8 +9,8 @@ import (
 	"github.com/tributary/tributary/sql/types"
 )
 
-// filterExec keeps the rows whose condition is true (not false, not NULL),
-// evaluated vectorised per chunk. An update pair with one passing half
+// filterExec keeps the rows whose condition is true (not false, not NULL,
+// not failing: see lenientEval), evaluated vectorised per chunk. An update pair with one passing half
 // becomes that half's Delete or Insert. A chunk whose rows all pass is
 // forwarded as is; otherwise the passing rows are copied into a new chunk.
 type filterExec struct {
@@ -18,8 +18,9 @@ type filterExec struct {
 	cond expr.Expr
 	ts   []types.T
 
-	ectx expr.Ctx
-	res  types.Vector
+	ectx    expr.Ctx
+	lenient lenientEval
+	res     types.Vector
 }
 
 // NewFilter returns the executor of a StreamFilter.
@@ -27,7 +28,7 @@ func NewFilter(actx *ActorContext, n *plan.StreamFilter, in Executor) (Executor,
 	if t := n.Cond.Type(); t.ID != types.Bool && t.ID != types.Unknown {
 		return nil, fmt.Errorf("filter: condition %s has type %s, not boolean", n.Cond, t)
 	}
-	return &filterExec{in: in, cond: n.Cond, ts: in.Schema()}, nil
+	return &filterExec{in: in, cond: n.Cond, ts: in.Schema(), lenient: newLenientEval(actx)}, nil
 }
 
 func (e *filterExec) Schema() []types.T { return e.ts }
@@ -56,7 +57,7 @@ func (e *filterExec) filter(c *types.Chunk) (*types.Chunk, error) {
 		return nil, nil
 	}
 	e.res.Init(e.cond.Type(), n)
-	if err := e.cond.Eval(&e.ectx, c, &e.res); err != nil {
+	if err := e.lenient.eval(&e.ectx, e.cond, c, &e.res); err != nil {
 		return nil, err
 	}
 	if e.res.Type.ID != types.Bool { // an untyped NULL

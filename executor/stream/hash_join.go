@@ -40,6 +40,7 @@ type hashJoin struct {
 type joinRun struct {
 	sides   [2]*joinSide
 	ectx    expr.Ctx
+	lenient lenientEval // a failing condition is false
 	tick    uint64
 	row     []types.Datum // the input row being processed (+ degree)
 	kd      []types.Datum // its join key values
@@ -87,6 +88,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		outT:  append(append(make([]types.T, 0, len(lt)+len(rt)), lt...), rt...),
 		limit: actx.CacheRows,
 	}
+	e.run.lenient = newLenientEval(actx)
 	if e.limit <= 0 {
 		e.limit = DefaultCacheRows
 	}
@@ -294,7 +296,7 @@ func (e *hashJoin) fillJoined(side Side, row, orow []types.Datum) {
 }
 
 func (e *hashJoin) evalCond() (bool, error) {
-	d, err := e.cond.EvalRow(&e.run.ectx, e.run.joined)
+	d, err := e.run.lenient.evalRow(&e.run.ectx, e.cond, e.run.joined)
 	if err != nil {
 		return false, fmt.Errorf("hash join: condition: %w", err)
 	}

@@ -20,8 +20,9 @@ type projectExec struct {
 	// wmOut[c] is the output column that is input column c unchanged (-1: none), for watermarks.
 	wmOut []int
 
-	ectx expr.Ctx
-	tmp  types.Vector
+	ectx    expr.Ctx
+	lenient lenientEval
+	tmp     types.Vector
 }
 
 // NewProject returns the executor of a StreamProject.
@@ -29,7 +30,7 @@ func NewProject(actx *ActorContext, n *plan.StreamProject, in Executor) (Executo
 	if len(n.Exprs) != len(n.Out) {
 		return nil, fmt.Errorf("project: %d expressions for %d output columns", len(n.Exprs), len(n.Out))
 	}
-	e := &projectExec{in: in, exprs: n.Exprs, ts: plan.Types(n.Out), key: n.Key}
+	e := &projectExec{in: in, exprs: n.Exprs, ts: plan.Types(n.Out), key: n.Key, lenient: newLenientEval(actx)}
 	for j, x := range n.Exprs {
 		if xt := x.Type(); xt.Physical() != e.ts[j].Physical() && xt.ID != types.Unknown {
 			return nil, fmt.Errorf("project: expression %s of type %s for a %s column", x, xt, e.ts[j])
@@ -94,7 +95,7 @@ func (e *projectExec) project(c *types.Chunk) (*types.Chunk, error) {
 		if x.Type().Physical() != e.ts[j].Physical() {
 			// An untyped literal (or NULL) where the column wants another layout.
 			e.tmp.Init(x.Type(), n)
-			if err := x.Eval(&e.ectx, c, &e.tmp); err != nil {
+			if err := e.lenient.eval(&e.ectx, x, c, &e.tmp); err != nil {
 				return nil, err
 			}
 			out.Cols[j].Init(e.ts[j], n)
@@ -104,7 +105,7 @@ func (e *projectExec) project(c *types.Chunk) (*types.Chunk, error) {
 			continue
 		}
 		out.Cols[j].Init(e.ts[j], n)
-		if err := x.Eval(&e.ectx, c, &out.Cols[j]); err != nil {
+		if err := e.lenient.eval(&e.ectx, x, c, &out.Cols[j]); err != nil {
 			return nil, err
 		}
 	}

@@ -51,12 +51,15 @@ type SinkLogStats struct {
 	LastError      string
 }
 
-// SinkEvent is a sink failure, for the event log.
+// SinkEvent is an event of the streaming engine's event log: a sink's
+// failed delivery (Type "" or SINK_FAIL, Sink names it) or a job's runtime
+// expression error (Type EventExprError, Job is its relation id).
 type SinkEvent struct {
 	Time time.Time
 	// Type is the event's kind ("": SINK_FAIL).
 	Type  string
 	Sink  string // the sink's (or source's) qualified name
+	Job   uint32
 	Actor ActorID
 	Err   string
 }

@@ -26,6 +26,53 @@ type Binder struct {
 	setting      func(name string) (string, error)
 	outer        []*scope // enclosing queries' scopes while a subquery binds
 	system       bool     // the statement read a system table (rows fixed at bind time)
+	// declared holds every WITH list enclosing the current point, complete,
+	// while ctes holds only what may be referenced there.
+	declared  []map[string]*cte
+	exprDepth int // bindExpr calls on the stack
+	nesting   int // query blocks and joins on the stack
+	relations int // relation references bound (a WITH query counts at each use)
+}
+
+// maxRelations bounds the relation references of one statement: a WITH query
+// is expanded at each reference, so a chain of WITH queries each reading the
+// previous one twice would otherwise grow exponentially.
+const maxRelations = 10000
+
+// nest counts one more query block or join on the stack; unnest undoes it.
+// Past types.MaxNesting it refuses with 54001, as Go cannot survive a stack
+// overflow.
+func (b *Binder) nest() error {
+	if b.nesting >= types.MaxNesting {
+		return types.StackDepthError(types.MaxNesting, "queries and joins")
+	}
+	b.nesting++
+	return nil
+}
+
+func (b *Binder) unnest() { b.nesting-- }
+
+// checkPlanDepth refuses plans deeper than types.MaxExprDepth nodes (a long
+// UNION list builds one level per query), without recursing.
+func checkPlanDepth(root plan.Node) error {
+	type item struct {
+		n plan.Node
+		d int
+	}
+	stack := []item{{root, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.d > types.MaxExprDepth {
+			return types.StackDepthError(types.MaxExprDepth, "plan nodes")
+		}
+		for _, c := range it.n.Children() {
+			if c != nil {
+				stack = append(stack, item{c, it.d + 1})
+			}
+		}
+	}
+	return nil
 }
 
 // ReadsSystemTables reports whether the plan holds system-table rows, which
@@ -41,6 +88,9 @@ func (b *Binder) WithSettings(f func(name string) (string, error)) *Binder {
 type cte struct {
 	query   ast.ResultSetNode
 	columns []string
+	// visible is what its query may reference: the WITH lists around it and
+	// the queries before it in its own list (there is no WITH RECURSIVE).
+	visible []map[string]*cte
 }
 
 // New returns a binder over cat. paramTypes are the client's declared

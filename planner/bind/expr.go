@@ -22,7 +22,18 @@ type exprCtx struct {
 	clause string      // for errors: "WHERE", "JOIN conditions", ...
 }
 
+// bindExpr binds one expression; past types.MaxExprDepth levels of recursion
+// it refuses with 54001.
 func (b *Binder) bindExpr(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
+	if b.exprDepth >= types.MaxExprDepth {
+		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
+	}
+	b.exprDepth++
+	defer func() { b.exprDepth-- }()
+	return b.bindExprIn(c, n)
+}
+
+func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	if c.agg != nil {
 		if e, ok, err := c.agg.match(b, c, n); ok || err != nil {
 			return e, err

@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -106,9 +108,15 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	if tf, ok := b.tableFuncs[name]; ok {
 		return b.bindTableFunc(tf, alias)
 	}
+	if b.relations++; b.relations > maxRelations {
+		return nil, types.Errorf(types.ErrProgramLimit, "statement references more than %d relations (a WITH query counts at each reference)", maxRelations)
+	}
 	if tn.Schema.O == "" {
 		if c := b.lookupCTE(name); c != nil {
+			saved := b.ctes
+			b.ctes = c.visible
 			node, err := b.bindResultSet(c.query)
+			b.ctes = saved
 			if err != nil {
 				return nil, err
 			}
@@ -120,6 +128,11 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	}
 	rel, err := b.cat.Lookup(tn.Schema.O, name)
 	if err != nil {
+		if tn.Schema.O == "" && errors.Is(err, types.ErrUndefinedTable) && b.declaredCTE(name) {
+			return nil, &types.Error{Kind: types.ErrUndefinedTable, Msg: fmt.Sprintf("relation \"%s\" does not exist", name),
+				Detail: fmt.Sprintf("There is a WITH item named \"%s\", but it cannot be referenced from this part of the query.", name),
+				Hint:   "Use WITH RECURSIVE, or re-order the WITH items to remove forward references."}
+		}
 		return nil, err
 	}
 	if alias == "" {
@@ -192,6 +205,10 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 }
 
 func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
+	if err := b.nest(); err != nil {
+		return nil, err
+	}
+	defer b.unnest()
 	left, err := b.bindFrom(j.Left)
 	if err != nil {
 		return nil, err
@@ -292,7 +309,11 @@ func (b *Binder) finishJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) 
 		}
 		rest = append(rest, c)
 	}
-	j.Cond = andAll(rest)
+	cond, err := andAll(rest)
+	if err != nil {
+		return nil, err
+	}
+	j.Cond = cond
 	return j, nil
 }
 
@@ -368,19 +389,19 @@ func splitAnd(e expr.Expr) []expr.Expr {
 	return []expr.Expr{e}
 }
 
-func andAll(es []expr.Expr) expr.Expr {
+func andAll(es []expr.Expr) (expr.Expr, error) {
 	if len(es) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := es[0]
 	for _, e := range es[1:] {
 		c, err := expr.Call("and", []expr.Expr{out, e})
 		if err != nil {
-			return out
+			return nil, err
 		}
 		out = c
 	}
-	return out
+	return out, nil
 }
 
 // generateSeries plans generate_series(start, stop[, step]) over integers

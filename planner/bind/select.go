@@ -11,6 +11,18 @@ import (
 
 // bindResultSet binds anything that yields rows.
 func (b *Binder) bindResultSet(n ast.ResultSetNode) (plan.Node, error) {
+	if err := b.nest(); err != nil {
+		return nil, err
+	}
+	defer b.unnest()
+	node, err := b.bindResultSetIn(n)
+	if err == nil && b.nesting == 1 {
+		err = checkPlanDepth(node)
+	}
+	return node, err
+}
+
+func (b *Binder) bindResultSetIn(n ast.ResultSetNode) (plan.Node, error) {
 	switch n := n.(type) {
 	case *ast.SelectStmt:
 		return b.bindSelect(n)
@@ -30,7 +42,7 @@ func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
 		return nil, types.Errorf(types.ErrUnsupported, "WITH RECURSIVE is not supported")
 	}
 	m := map[string]*cte{}
-	b.ctes = append(b.ctes, m)
+	outer := b.ctes
 	for _, c := range w.CTEs {
 		cols := make([]string, len(c.ColNameList))
 		for i, n := range c.ColNameList {
@@ -39,9 +51,30 @@ func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
 		if _, dup := m[c.Name.O]; dup {
 			return nil, types.Errorf(types.ErrDuplicateAlias, "WITH query name \"%s\" specified more than once", c.Name.O)
 		}
-		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols}
+		before := make(map[string]*cte, len(m))
+		for k, v := range m {
+			before[k] = v
+		}
+		visible := append(append([]map[string]*cte(nil), outer...), before)
+		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols, visible: visible}
 	}
-	return func() { b.ctes = b.ctes[:len(b.ctes)-1] }, nil
+	b.ctes = append(outer, m)
+	b.declared = append(b.declared, m)
+	return func() {
+		b.ctes = outer
+		b.declared = b.declared[:len(b.declared)-1]
+	}, nil
+}
+
+// declaredCTE reports whether a WITH list around the current point names a
+// query called name, whether or not it may be referenced here.
+func (b *Binder) declaredCTE(name string) bool {
+	for _, m := range b.declared {
+		if _, ok := m[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Binder) lookupCTE(name string) *cte {

@@ -36,7 +36,11 @@ func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan
 		conds = pointLookup(scan, conds)
 	}
 	if len(conds) > 0 {
-		input = &plan.Filter{Input: input, Cond: andAll(conds)}
+		cond, err := andAll(conds)
+		if err != nil {
+			return nil, err
+		}
+		input = &plan.Filter{Input: input, Cond: cond}
 	}
 	if len(input.Schema()) > width {
 		input = trimColumns(input, width)

@@ -75,6 +75,8 @@ var sqlStates = []struct {
 	{types.ErrInvalidName, "42602"},
 	{types.ErrInvalidDefinition, "42P17"},
 	{types.ErrFeatureNotReady, "55000"},
+	{types.ErrStackDepth, "54001"},
+	{types.ErrProgramLimit, "54000"},
 	{context.Canceled, codeQueryCanceled},
 }
 

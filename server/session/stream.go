@@ -359,16 +359,22 @@ func (e *Engine) sinkLogStoreRows() [][]types.Datum {
 	return rows
 }
 
-// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures and
-// source troubles.
+// eventLogRows answers rw_catalog.rw_event_logs: the last sink failures
+// (SINK_FAIL), streaming jobs' expression errors (EXPR_ERROR, whose
+// object_name is the job's relation) and source troubles.
 func (e *Engine) eventLogRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, ev := range e.sinks.Events() {
-		kind := ev.Type
-		if kind == "" {
-			kind = "SINK_FAIL"
+		typ, name := ev.Type, ev.Sink
+		if typ == "" {
+			typ = "SINK_FAIL"
 		}
-		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString(kind), types.DString(ev.Sink),
+		if ev.Job != 0 && name == "" {
+			if rel, ok := e.Catalog.ByID(ev.Job); ok {
+				name = rel.Name
+			}
+		}
+		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString(typ), types.DString(name),
 			types.DInt(int64(ev.Actor)), types.DString(ev.Err)})
 	}
 	return rows

@@ -16,6 +16,7 @@ type CaseExpr struct {
 	Else    Expr // nil means ELSE NULL
 	Typ     types.T
 	cmpType types.T
+	depth   int
 }
 
 // Case builds a CASE expression; operand is nil for a searched CASE. The result
@@ -25,6 +26,16 @@ func Case(operand Expr, whens []Expr, thens []Expr, els Expr) (Expr, error) {
 		return nil, types.Errorf(types.ErrSyntax, "CASE needs matching WHEN and THEN clauses")
 	}
 	c := &CaseExpr{}
+	c.depth = max(argDepth(whens), argDepth(thens))
+	if operand != nil {
+		c.depth = max(c.depth, argDepth([]Expr{operand}))
+	}
+	if els != nil {
+		c.depth = max(c.depth, argDepth([]Expr{els}))
+	}
+	if c.depth > types.MaxExprDepth {
+		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
+	}
 	var err error
 	if operand != nil {
 		all := append([]Expr{operand}, whens...)

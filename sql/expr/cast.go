@@ -27,7 +27,8 @@ type CastExpr struct {
 	To       types.T
 	Explicit bool
 
-	fn castFn
+	fn    castFn
+	depth int
 }
 
 func (c *CastExpr) Type() types.T { return c.To }
@@ -97,8 +98,12 @@ func castExpr(e Expr, to types.T, mode castMode) (Expr, error) {
 		}
 		return nil, types.Errorf(types.ErrDatatypeMismatch, "expression of type %s cannot be coerced to type %s", from.Base(), to)
 	}
+	d := argDepth([]Expr{e})
+	if d > types.MaxExprDepth {
+		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
+	}
 	fn := castFunc(from, to, mode == castExplicit)
-	c := &CastExpr{Input: e, To: to, Explicit: mode == castExplicit, fn: fn}
+	c := &CastExpr{Input: e, To: to, Explicit: mode == castExplicit, fn: fn, depth: d}
 	if k, ok := e.(*Const); ok {
 		d, err := c.EvalRow(nil, nil)
 		if err != nil {

@@ -247,6 +247,38 @@ func children(e Expr) []Expr {
 	return nil
 }
 
+// Depth returns the number of levels of e's tree (1 for a leaf). The
+// constructors (Call, Cast, Case) refuse trees deeper than types.MaxExprDepth,
+// so Eval, EvalRow, String and Walk recurse at most that deep.
+func Depth(e Expr) int {
+	switch x := e.(type) {
+	case *FuncExpr:
+		if x.depth > 0 {
+			return x.depth
+		}
+	case *CastExpr:
+		if x.depth > 0 {
+			return x.depth
+		}
+	case *CaseExpr:
+		if x.depth > 0 {
+			return x.depth
+		}
+	case *Quantified:
+		return argDepth([]Expr{x.Left})
+	}
+	return argDepth(children(e))
+}
+
+// argDepth is the depth of a node over args: one more than the deepest.
+func argDepth(args []Expr) int {
+	d := 0
+	for _, a := range args {
+		d = max(d, Depth(a))
+	}
+	return d + 1
+}
+
 // IsConst reports whether e depends on no column, parameter, statement value
 // or volatile function, so it can be evaluated once at plan time.
 func IsConst(e Expr) bool {

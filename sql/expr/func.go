@@ -39,6 +39,7 @@ type FuncExpr struct {
 	vec    vecFn
 	lazy   lazyFn
 	strict bool
+	depth  int // levels of the tree rooted here (argDepth of Args)
 }
 
 func (f *FuncExpr) Type() types.T { return f.Ret }
@@ -233,6 +234,9 @@ func (o *overload) variadic_() *overload        { o.variadic = true; return o }
 // its arguments coerced. An unknown name or no matching overload gives a
 // *types.Error of kind ErrUndefinedFunction.
 func Call(name string, args []Expr) (Expr, error) {
+	if argDepth(args) > types.MaxExprDepth {
+		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
+	}
 	lname := strings.ToLower(name)
 	if sp, ok := specials[lname]; ok {
 		return sp(lname, args)
@@ -271,7 +275,7 @@ func bind(name string, o *overload, args []Expr) (Expr, error) {
 	if o.retFn != nil {
 		ret = o.retFn(ts)
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: ret, Volatility: o.vol, row: o.row, vec: o.vec,
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: ret, Volatility: o.vol, row: o.row, vec: o.vec,
 		lazy: o.lazy, strict: !o.nonStrict}, nil
 }
 

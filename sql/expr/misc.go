@@ -34,6 +34,6 @@ func init() {
 			return nil, noFunction(name, exprTypes(args))
 		}
 		s := args[0].Type().String()
-		return &FuncExpr{Name: name, Args: args, Ret: tS, row: str(s)}, nil
+		return &FuncExpr{Name: name, Args: args, depth: argDepth(args), Ret: tS, row: str(s)}, nil
 	}
 }

@@ -504,7 +504,7 @@ func resolveCompare(name string, args []Expr) (Expr, error) {
 		return nil, err
 	}
 	tbl := cmpTable(name)
-	f := &FuncExpr{Name: name, Args: cargs, Ret: tB, strict: name != "<=>"}
+	f := &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: tB, strict: name != "<=>"}
 	f.vec = compareVec(t, tbl, name == "<=>")
 	f.row = func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		if a[0].Null || a[1].Null {
@@ -582,7 +582,7 @@ func resolveIsNull(name string, args []Expr) (Expr, error) {
 		return nil, noFunction(name, exprTypes(args))
 	}
 	want := name == "is_null"
-	return &FuncExpr{Name: name, Args: args, Ret: tB,
+	return &FuncExpr{Name: name, Args: args, depth: argDepth(args), Ret: tB,
 		vec: func(_ *Ctx, args []vecArg, n int, out *types.Vector) error {
 			a := &args[0]
 			for i := 0; i < n; i++ {
@@ -607,7 +607,7 @@ func resolveIn(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: tB, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: tB, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		if a[0].Null {
 			return types.NullDatum, nil
 		}
@@ -638,7 +638,7 @@ func resolveBetween(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: tB, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: tB, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		// x >= lo AND x <= hi, three-valued.
 		lo, hi := tri(t, &a[0], &a[1]), tri(t, &a[2], &a[0])
 		switch {
@@ -674,7 +674,7 @@ func resolveCoalesce(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: t,
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: t,
 		vec: func(_ *Ctx, args []vecArg, n int, out *types.Vector) error {
 			for i := 0; i < n; i++ {
 				done := false
@@ -715,7 +715,7 @@ func resolveNullif(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: t, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: t, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		if !a[0].Null && !a[1].Null && types.CompareNonNull(t, &a[0], &a[1]) == 0 {
 			return types.NullDatum, nil
 		}
@@ -739,7 +739,7 @@ func resolveGreatestLeast(name string, args []Expr) (Expr, error) {
 	if name == "least" {
 		sign = -1
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: t, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: t, row: func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		best := -1
 		for k := range a {
 			if a[k].Null {

@@ -23,6 +23,9 @@ type Quantified struct {
 
 // NewQuantified resolves op between left and the list's element type.
 func NewQuantified(left Expr, op string, all bool, slot int, elem types.T) (Expr, error) {
+	if argDepth([]Expr{left}) > types.MaxExprDepth {
+		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
+	}
 	cmp, err := Call(op, []Expr{Column(0, left.Type()), Column(1, elem)})
 	if err != nil {
 		return nil, err

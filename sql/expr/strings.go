@@ -550,7 +550,7 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 			}
 			cargs[i] = c
 		}
-		return &FuncExpr{Name: name, Args: cargs, Ret: types.TBytea, strict: true,
+		return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: types.TBytea, strict: true,
 			row: func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DString(a[0].S + a[1].S), nil },
 		}, nil
 	}
@@ -566,7 +566,7 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 		}
 		cargs[i] = c
 	}
-	return &FuncExpr{Name: name, Args: cargs, Ret: tS, strict: true,
+	return &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: tS, strict: true,
 		vec: func(_ *Ctx, args []vecArg, n int, out *types.Vector) error {
 			a, b := &args[0], &args[1]
 			for i := 0; i < n; i++ {
@@ -597,7 +597,7 @@ func resolveConcat(name string, args []Expr) (Expr, error) {
 		var err error
 		if a.Type().ID == types.Bool {
 			// concat() prints values with their output function: t/f, not true/false.
-			c = &FuncExpr{Name: "text", Args: []Expr{a}, Ret: tS, strict: true,
+			c = &FuncExpr{Name: "text", Args: []Expr{a}, depth: argDepth([]Expr{a}), Ret: tS, strict: true,
 				row: func(_ *Ctx, d []types.Datum) (types.Datum, error) {
 					return types.DString(types.FormatText(types.TBool, &d[0])), nil
 				}}
@@ -606,7 +606,7 @@ func resolveConcat(name string, args []Expr) (Expr, error) {
 		}
 		cargs[i] = c
 	}
-	f := &FuncExpr{Name: name, Args: cargs, Ret: tS}
+	f := &FuncExpr{Name: name, Args: cargs, depth: argDepth(cargs), Ret: tS}
 	switch name {
 	case "concat":
 		f.row = func(_ *Ctx, a []types.Datum) (types.Datum, error) {

@@ -9,7 +9,8 @@ import (
 // Parse splits sql into statements and parses each. An empty, whitespace-only
 // or comment-only string gives no statements and no error. Errors are
 // *types.Error of kind types.ErrSyntax (Pos: 1-based character offset into
-// sql) or types.ErrUnsupported.
+// sql), types.ErrUnsupported, or types.ErrStackDepth for statements nested
+// deeper than the limits in sql/types.
 func Parse(sql string) (stmts []Statement, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -19,6 +20,9 @@ func Parse(sql string) (stmts []Statement, err error) {
 	}()
 	toks, err := lex(sql)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDepth(toks); err != nil {
 		return nil, err
 	}
 	start := 0

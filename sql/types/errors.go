@@ -54,7 +54,30 @@ var (
 	ErrInvalidName            = errors.New("invalid name")                     // 42602
 	ErrInvalidDefinition      = errors.New("invalid object definition")        // 42P17
 	ErrFeatureNotReady        = errors.New("object not in prerequisite state") // 55000
+	ErrStackDepth             = errors.New("stack depth limit exceeded")       // 54001
+	ErrProgramLimit           = errors.New("program limit exceeded")           // 54000
 )
+
+// Nesting limits. Go cannot recover from a stack overflow, so every recursive
+// stage (parser, binder, planner, expression evaluation) refuses input nested
+// deeper than these with StackDepthError, as PostgreSQL does past
+// max_stack_depth (where about 5,000 chained operators already fail).
+const (
+	// MaxExprDepth bounds the depth of an expression: operators chained or
+	// nested, e.g. 0+1+1+... with more than this many terms.
+	MaxExprDepth = 10000
+	// MaxNesting bounds brackets nested in a statement's text and queries
+	// nested in a statement (subqueries, joins, set operations).
+	MaxNesting = 1000
+)
+
+// StackDepthError is PostgreSQL's 54001 "stack depth limit exceeded", with a
+// hint naming the limit that was passed.
+func StackDepthError(limit int, what string) error {
+	return &Error{Kind: ErrStackDepth, Msg: "stack depth limit exceeded",
+		Hint: fmt.Sprintf("The statement nests %s more than %d deep; simplify it "+
+			"(Tributary's limit is fixed: there is no \"max_stack_depth\" parameter to increase).", what, limit)}
+}
 
 // Error is a user-facing error: a kind (one of the Err* sentinels), the message
 // PostgreSQL would print, and optionally a 1-based character position in the

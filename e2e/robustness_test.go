@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestDeepStatementsDoNotCrash sends statements nested deeper than any stage
+// can recurse (each ended the process with a Go stack overflow before the
+// depth limits) to a real server, in the simple and the extended protocol:
+// each must fail with 54001 or 54000, quickly, and the server must keep
+// answering on the same connection.
+func TestDeepStatementsDoNotCrash(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY, x int)"); err != nil {
+		t.Fatal(err)
+	}
+	ctes := []string{"a0 AS (SELECT 1 AS x)"}
+	for i := 1; i < 40; i++ {
+		ctes = append(ctes, fmt.Sprintf("a%d AS (SELECT a%d.x FROM a%d, a%d b)", i, i-1, i-1, i-1))
+	}
+	for _, tc := range []struct {
+		name, sql, code string
+	}{
+		{"400k-term sum", "SELECT 0" + strings.Repeat("+1", 400000), "54001"},
+		{"1M parentheses", "SELECT " + strings.Repeat("(", 1000000) + "1" + strings.Repeat(")", 1000000), "54001"},
+		{"100k casts", "SELECT 1" + strings.Repeat("::int", 100000), "54001"},
+		{"100k NOTs", "SELECT " + strings.Repeat("NOT ", 100000) + "true", "54001"},
+		{"20k nested function calls", "SELECT " + strings.Repeat("abs(", 20000) + "1" + strings.Repeat(")", 20000), "54001"},
+		{"20k nested subqueries", "SELECT * FROM " + strings.Repeat("(SELECT * FROM ", 20000) + "t" + strings.Repeat(") x", 20000), "54001"},
+		{"20k-table join", "SELECT 1 FROM t" + strings.Repeat(", t", 20000), "54001"},
+		{"long WHERE chain in a view", "CREATE MATERIALIZED VIEW m AS SELECT * FROM t WHERE x = 0" + strings.Repeat(" OR x = 1", 20000), "54001"},
+		{"WITH queries doubling 40 times", "WITH " + strings.Join(ctes, ", ") + " SELECT count(*) FROM a39", "54000"},
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+			start := time.Now()
+			_, err := conn.Exec(ctx, tc.sql, mode)
+			wantCode(t, err, tc.code)
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("%s: took %v", tc.name, d)
+			}
+			var one int
+			if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+				t.Fatalf("%s (mode %v): the server no longer answers: %v", tc.name, mode, err)
+			}
+		}
+	}
+	// Just under the limits, the same forms work.
+	var sum int64
+	if err := conn.QueryRow(ctx, "SELECT 0"+strings.Repeat("+1", 9000)).Scan(&sum); err != nil || sum != 9000 {
+		t.Errorf("9000-term sum: %d %v", sum, err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT "+strings.Repeat("(", 900)+"1"+strings.Repeat(")", 900)).Scan(&n); err != nil || n != 1 {
+		t.Errorf("900 parentheses: %d %v", n, err)
+	}
+}
