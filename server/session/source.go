@@ -60,8 +60,9 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	// INCLUDE columns go before the hidden row id, in the order given.
 	var rowID *catalog.Column
 	if n := len(rel.Columns); n > 0 && rel.Columns[n-1].Name == catalog.RowIDColumn && rel.HasRowID() {
-		rowID = &rel.Columns[n-1]
-		rel.Columns = rel.Columns[:n-1]
+		c := rel.Columns[n-1]
+		rowID = &c
+		rel.Columns = rel.Columns[:n-1:n-1]
 	}
 	for _, inc := range include {
 		col, ok := includeColumns[inc.What]

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// produceJSON writes n JSON messages {"id": i, "g": i % 10, "v": "x<i>"}
+// for i in [from, from+n) to topic, spread over its partitions by key.
+func produceJSON(t testing.TB, ctx context.Context, brokers []string, topic string, from, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, 0, n)
+	for i := from; i < from+n; i++ {
+		recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprintf(`{"id": %d, "G": %d, "v": "x%d"}`, i, i%10, i))})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitRows polls query until it answers want (one row, text form) or the deadline passes.
+func waitRows(t testing.TB, ctx context.Context, query func() (string, error), want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		got, err := query()
+		if err == nil && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %q (err %v), want %q", got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestKafkaSourceShared: a shared Kafka source, a view created over existing
+// messages backfills them, a second view created later too, and both follow
+// new messages; a table on the topic holds every message.
+func TestKafkaSourceShared(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	brokers := cluster.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	produceJSON(t, ctx, brokers, "events", 0, 1000)
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	with := fmt.Sprintf("WITH (connector = 'kafka', properties.bootstrap.server = '%s', topic = 'events') FORMAT PLAIN ENCODE JSON", strings.Join(brokers, ","))
+	for _, s := range []string{
+		"CREATE SOURCE ev (id int, g int, v varchar) INCLUDE partition AS p INCLUDE offset " + with,
+		"CREATE MATERIALIZED VIEW m1 AS SELECT count(*) AS n, sum(id) AS s, count(DISTINCT p) AS parts FROM ev",
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	q := func(sql string) func() (string, error) {
+		return func() (string, error) {
+			rows, err := rowsOf(ctx, conn, sql)
+			return strings.Join(rows, ";"), err
+		}
+	}
+	waitRows(t, ctx, q("SELECT n, s, parts FROM m1"), "1000|499500|4", 30*time.Second)
+	produceJSON(t, ctx, brokers, "events", 1000, 500)
+	if _, err := conn.Exec(ctx, "CREATE MATERIALIZED VIEW m2 AS SELECT g, count(*) AS n FROM ev GROUP BY g"); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, ctx, q("SELECT n, s FROM m1"), "1500|1124250", 30*time.Second)
+	waitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "1500|10", 30*time.Second)
+	produceJSON(t, ctx, brokers, "events", 1500, 500)
+	waitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "2000|10", 30*time.Second)
+	waitRows(t, ctx, q("SELECT n FROM m1"), "2000", 30*time.Second)
+	if _, err := conn.Exec(ctx, "CREATE TABLE tt (id int PRIMARY KEY, g int, v varchar) "+with); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, ctx, q("SELECT count(*), sum(id) FROM tt"), "2000|1999000", 30*time.Second)
+	rows, err := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_source_splits")
+	t.Logf("splits: %v %v", rows, err)
+}
