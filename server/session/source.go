@@ -62,7 +62,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if n := len(rel.Columns); n > 0 && rel.Columns[n-1].Name == catalog.RowIDColumn && rel.HasRowID() {
 		c := rel.Columns[n-1]
 		rowID = &c
-		rel.Columns = rel.Columns[:n-1:n-1]
+		rel.Columns = rel.Columns[: n-1 : n-1]
 	}
 	for _, inc := range include {
 		col, ok := includeColumns[inc.What]
