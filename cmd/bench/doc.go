@@ -8,6 +8,7 @@
 // It builds ./cmd/server and starts it on a free port with a temporary data directory (or
 // uses --addr), initdb's a private PostgreSQL cluster, and prints a table (or JSON). The
 // workloads live in stream.go, the peak-RSS run in memory.go, the backfill isolation phases
-// (hot throughput and barrier latency while a view backfills) in isolation.go, the child
-// processes in procs.go.
+// (hot throughput and barrier latency while a view backfills) in isolation.go, the Kafka
+// source against datagen (an in-process kfake broker, server and bench CPU apart) in
+// kafka.go, the child processes in procs.go.
 package main

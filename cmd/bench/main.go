@@ -25,7 +25,8 @@ const usage = `usage:
   bench isolation [--base-rows 5000000] [--seconds 10] [--hot-rate 20000] [--phases snapshot,into,unlimited,limited,adaptive,after] [--json]
   bench sinks [--seconds 10] [--hot-rate 20000] [--delay-ms 50] [--lag-rows 10000000] [--json]
   bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
-Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h" or "bench nexmark -h" for every flag.`
+  bench kafka [--messages 2000000] [--partitions 8] [--cases shared-count,...] [--profile-dir d] [--json]
+Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h" or "bench kafka -h" for every flag.`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -45,6 +46,8 @@ func main() {
 		err = sinksMain(ctx, os.Args[2:], os.Stdout)
 	case "nexmark":
 		err = nexmarkMain(ctx, os.Args[2:], os.Stdout)
+	case "kafka":
+		err = kafkaMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()
