@@ -97,22 +97,22 @@ func TestTypesCheckAndRewrite(t *testing.T) {
 		Rows:              [][][]byte{{[]byte("1"), []byte("x")}},
 	}
 	r := &Runner{}
-	if err := r.checkQuery(s.Records[0], []*pgconn.Result{two}); err == nil || !strings.Contains(err.Error(), "declares 1 columns") {
+	if err := r.checkQuery(s.Records[0], []*pgconn.Result{two}, true); err == nil || !strings.Contains(err.Error(), "declares 1 columns") {
 		t.Fatalf("column count check: %v", err)
 	}
 	r = &Runner{Rewrite: true, edits: map[string][]edit{}}
-	if err := r.checkQuery(s.Records[0], []*pgconn.Result{two}); err != nil {
+	if err := r.checkQuery(s.Records[0], []*pgconn.Result{two}, true); err != nil {
 		t.Fatal(err)
 	}
 	ab := &pgconn.Result{
 		FieldDescriptions: []pgconn.FieldDescription{{DataTypeOID: 25}},
 		Rows:              [][][]byte{{[]byte("b")}, {[]byte("a")}},
 	}
-	if err := r.checkQuery(s.Records[1], []*pgconn.Result{ab}); err != nil {
+	if err := r.checkQuery(s.Records[1], []*pgconn.Result{ab}, true); err != nil {
 		t.Fatal(err)
 	}
 	one := &pgconn.Result{FieldDescriptions: []pgconn.FieldDescription{{DataTypeOID: 23}}, Rows: [][][]byte{{[]byte("1")}}}
-	if err := r.checkQuery(s.Records[2], []*pgconn.Result{one}); err != nil {
+	if err := r.checkQuery(s.Records[2], []*pgconn.Result{one}, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.applyEdits(s); err != nil {

@@ -111,6 +111,13 @@ func (p *parser) parse(file, src string, depth int) error {
 			continue
 		}
 		rec := &Record{Pos: Pos{File: file, Line: i + 1}, Count: -1, directive: line}
+		if f[0] == "statement" || f[0] == "query" {
+			var err error
+			if line, err = rec.setRetry(line); err != nil {
+				return errf(i, "%v", err)
+			}
+			f = directiveFields(strings.TrimSpace(line))
+		}
 		switch f[0] {
 		case "skipif", "onlyif":
 			if len(f) != 2 {
@@ -229,6 +236,13 @@ func (p *parser) parse(file, src string, depth int) error {
 				return errf(i, "restart takes nothing or kill")
 			}
 			i++
+		case "kafka":
+			cmd, next, err := parseKafka(f, lines, i)
+			if err != nil {
+				return errf(i, "%v", err)
+			}
+			rec.Kind, rec.Kafka = KindKafka, cmd
+			i = next
 		case "control":
 			if len(f) != 3 || f[1] != "sortmode" {
 				return errf(i, "only `control sortmode <mode>` is supported")
@@ -271,6 +285,32 @@ func (p *parser) parse(file, src string, depth int) error {
 		return errf(pendingLine-1, "skipif/onlyif/connection at end of file")
 	}
 	return nil
+}
+
+// retryRE matches sqllogictest-rs's `retry <n> backoff <duration>` at the end of a statement
+// or query directive.
+var retryRE = regexp.MustCompile(`^(.*?)\s+retry\s+(\S+)\s+backoff\s+(\S+)\s*$`)
+
+// setRetry reads a trailing `retry <n> backoff <duration>` of line into r and returns the
+// line without it.
+func (r *Record) setRetry(line string) (string, error) {
+	m := retryRE.FindStringSubmatch(strings.TrimSpace(line))
+	if m == nil {
+		if strings.Contains(" "+strings.Join(directiveFields(line), " ")+" ", " retry ") {
+			return "", fmt.Errorf("retry wants `retry <n> backoff <duration>` at the end of the line")
+		}
+		return line, nil
+	}
+	n, err := strconv.Atoi(m[2])
+	if err != nil || n < 1 {
+		return "", fmt.Errorf("bad retry count %q", m[2])
+	}
+	d, err := time.ParseDuration(m[3])
+	if err != nil || d < 0 {
+		return "", fmt.Errorf("bad retry backoff %q", m[3])
+	}
+	r.Retry, r.Backoff = n, d
+	return m[1], nil
 }
 
 func (r *Record) setError(pattern string) error {

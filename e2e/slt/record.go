@@ -16,6 +16,7 @@ const (
 	KindSleep                 // sleep <duration>
 	KindHalt                  // halt: stop running the script
 	KindRestart               // restart [kill]: Tributary's own directive
+	KindKafka                 // kafka <command> ...: the script's in-process Kafka cluster
 )
 
 func (k Kind) String() string {
@@ -30,6 +31,8 @@ func (k Kind) String() string {
 		return "halt"
 	case KindRestart:
 		return "restart"
+	case KindKafka:
+		return "kafka"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -107,6 +110,12 @@ type Record struct {
 
 	Duration time.Duration // sleep
 	Kill     bool          // restart kill
+	Kafka    *KafkaCommand // kafka
+
+	// Statements and queries with `retry <n> backoff <duration>`: run again up to Retry more
+	// times, Backoff apart, until the record passes (within the record's timeout).
+	Retry   int
+	Backoff time.Duration
 
 	directive string // the directive line as written, for rewrite
 

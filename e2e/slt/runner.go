@@ -35,6 +35,7 @@ type Runner struct {
 
 	conns map[string]*pgx.Conn
 	edits map[string][]edit // file -> pending rewrites
+	kc    *kafkaCluster     // the script's Kafka cluster, nil until used
 }
 
 // RunFile parses the script at path and runs it.
@@ -48,9 +49,11 @@ func (r *Runner) RunFile(ctx context.Context, path string) error {
 
 // Run executes the script's records in order and stops at the first failure, which it returns
 // with the record's file:line and SQL. With Rewrite, result mismatches are written back into
-// the files (even when a later record fails) rather than reported.
+// the files (even when a later record fails) rather than reported. A Kafka cluster the script
+// used is stopped at its end.
 func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 	r.edits = map[string][]edit{}
+	defer r.closeKafka()
 	defer func() {
 		if werr := r.applyEdits(s); werr != nil && err == nil {
 			err = werr
@@ -77,8 +80,9 @@ func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 	return nil
 }
 
-// Close closes every open session.
+// Close closes every open session (and a Kafka cluster left by a Run that did not return).
 func (r *Runner) Close(ctx context.Context) {
+	r.closeKafka()
 	for name, c := range r.conns {
 		_ = c.Close(ctx) // best effort: the server may already be gone
 		delete(r.conns, name)
@@ -111,23 +115,47 @@ func (r *Runner) runRecord(ctx context.Context, rec *Record) error {
 			return fmt.Errorf("%s: restart (kill=%v): %w", rec.Pos, rec.Kill, err)
 		}
 		return nil
+	case KindKafka:
+		if err := r.runKafka(ctx, rec.Kafka); err != nil {
+			return fmt.Errorf("%s: kafka %s %s: %w", rec.Pos, rec.Kafka.Op, rec.Kafka.Topic, err)
+		}
+		return nil
 	case KindStatement, KindQuery:
-		results, err := r.exec(ctx, rec)
-		if rec.ExpectError {
-			if err := checkError(rec, err); err != nil {
-				return recordError(rec, err)
+		for attempt := 0; ; attempt++ {
+			last := attempt >= rec.Retry
+			err := r.runOnce(ctx, rec, last)
+			if err == nil || last {
+				return err
 			}
-			return nil
+			t := time.NewTimer(rec.Backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: gave up retrying after %d attempts (%v), the last failure: %w", rec.Pos, attempt+1, ctx.Err(), err)
+			}
 		}
-		if err != nil {
-			return recordError(rec, err)
-		}
-		if rec.Kind == KindStatement {
-			return checkCount(rec, results)
-		}
-		return r.checkQuery(rec, results)
 	}
 	return fmt.Errorf("%s: cannot run a %s record", rec.Pos, rec.Kind)
+}
+
+// runOnce runs a statement or query record once; only the last attempt of a retried record
+// rewrites its expected results.
+func (r *Runner) runOnce(ctx context.Context, rec *Record, last bool) error {
+	results, err := r.exec(ctx, rec)
+	if rec.ExpectError {
+		if err := checkError(rec, err); err != nil {
+			return recordError(rec, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return recordError(rec, err)
+	}
+	if rec.Kind == KindStatement {
+		return checkCount(rec, results)
+	}
+	return r.checkQuery(rec, results, last)
 }
 
 func recordError(rec *Record, err error) error {
@@ -158,11 +186,15 @@ func (r *Runner) session(ctx context.Context, name string) (*pgx.Conn, error) {
 // exec sends rec.SQL as one simple-protocol query, so every value comes back as text and a
 // record may hold several statements.
 func (r *Runner) exec(ctx context.Context, rec *Record) ([]*pgconn.Result, error) {
+	sql, err := r.substitute(rec.SQL)
+	if err != nil {
+		return nil, err
+	}
 	c, err := r.session(ctx, rec.Connection)
 	if err != nil {
 		return nil, err
 	}
-	return readAll(c.PgConn().Exec(ctx, rec.SQL))
+	return readAll(c.PgConn().Exec(ctx, sql))
 }
 
 // readAll is MultiResultReader.ReadAll, except that a result's columns are kept even when it
@@ -227,7 +259,8 @@ func checkCount(rec *Record, results []*pgconn.Result) error {
 	return nil
 }
 
-func (r *Runner) checkQuery(rec *Record, results []*pgconn.Result) error {
+func (r *Runner) checkQuery(rec *Record, results []*pgconn.Result, last bool) error {
+	rewrite := r.Rewrite && last
 	var res *pgconn.Result
 	if len(results) > 0 {
 		res = results[len(results)-1] // the last statement's answer
@@ -239,7 +272,7 @@ func (r *Runner) checkQuery(rec *Record, results []*pgconn.Result) error {
 		actual[i] = FormatRow(row)
 	}
 	if n := len(res.FieldDescriptions); n != len(rec.Types) {
-		if !r.Rewrite {
+		if !rewrite {
 			return recordError(rec, fmt.Errorf("query declares %d columns (%s) but the result has %d", len(rec.Types), rec.Types, n))
 		}
 		r.rewriteTypes(rec, TypesFor(res.FieldDescriptions))
@@ -248,7 +281,7 @@ func (r *Runner) checkQuery(rec *Record, results []*pgconn.Result) error {
 	if at < 0 {
 		return nil
 	}
-	if r.Rewrite {
+	if rewrite {
 		r.rewriteResult(rec, actual)
 		return nil
 	}
