@@ -30,13 +30,13 @@ const NullMessage = "<null>"
 //	kafka produce <topic> [partition=<p>] [timestamp=<unix ms>]
 //	<value> | <key><TAB><value>                (one message a line, until a blank line)
 type KafkaCommand struct {
-	Op         string // create-topic, add-partitions, delete-topic, produce
-	Topic      string
-	N          int32             // create-topic: partitions; add-partitions: how many more
-	Configs    map[string]string // create-topic: topic configs
-	Partition  int32             // produce: -1 spreads the messages (see Runner)
-	Timestamp  int64             // produce: Unix ms, 0 for the produce time
-	Messages   []KafkaMessage    // produce
+	Op        string // create-topic, add-partitions, delete-topic, produce
+	Topic     string
+	N         int32             // create-topic: partitions; add-partitions: how many more
+	Configs   map[string]string // create-topic: topic configs
+	Partition int32             // produce: -1 spreads the messages (see Runner)
+	Timestamp int64             // produce: Unix ms, 0 for the produce time
+	Messages  []KafkaMessage    // produce
 }
 
 // KafkaMessage is one message line of `kafka produce`.
