@@ -83,6 +83,10 @@ func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 // Close closes every open session (and a Kafka cluster left by a Run that did not return).
 func (r *Runner) Close(ctx context.Context) {
 	r.closeKafka()
+	r.closeSessions(ctx)
+}
+
+func (r *Runner) closeSessions(ctx context.Context) {
 	for name, c := range r.conns {
 		_ = c.Close(ctx) // best effort: the server may already be gone
 		delete(r.conns, name)
@@ -110,7 +114,7 @@ func (r *Runner) runRecord(ctx context.Context, rec *Record) error {
 		if r.Restart == nil {
 			return fmt.Errorf("%s: restart: this runner cannot restart its server", rec.Pos)
 		}
-		r.Close(ctx)
+		r.closeSessions(ctx) // the Kafka cluster stays
 		if err := r.Restart(ctx, rec.Kill); err != nil {
 			return fmt.Errorf("%s: restart (kill=%v): %w", rec.Pos, rec.Kill, err)
 		}
