@@ -482,6 +482,12 @@ func (d *decoder) appendJSONValue(vec *types.Vector, t types.T, jv *fastjson.Val
 	case types.Timestamp, types.Timestamptz:
 		switch jt {
 		case fastjson.TypeString:
+			if s, _ := jv.StringBytes(); len(s) > 0 {
+				if us, ok := parseTimestamp(s); ok {
+					appendInt(vec, us)
+					return nil
+				}
+			}
 			return d.appendText(vec, t, jv)
 		case fastjson.TypeNumber:
 			ms, err := jv.Int64()
