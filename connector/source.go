@@ -93,6 +93,15 @@ type Source interface {
 	Upsert() bool
 }
 
+// FirstOffsetter is implemented by sources whose splits can appear while
+// they run (Kafka partitions added to a topic): a split that appears after
+// the source started is read from its first row, not from the startup
+// position (which, for 'latest', would skip the rows written to it before
+// it was listed).
+type FirstOffsetter interface {
+	FirstOffset(split string) []byte
+}
+
 // SplitOffset is a split and where to read it from: the opaque offset a
 // reader returned after its last rows (nil: the startup position).
 type SplitOffset struct {

@@ -235,3 +235,7 @@ func DecodeOffset(b []byte) (int64, error) {
 	}
 	return n, nil
 }
+
+// FirstOffset implements connector.FirstOffsetter: offset 0 (a partition
+// truncated by retention is read from its log start).
+func (s *Source) FirstOffset(string) []byte { return EncodeOffset(0) }

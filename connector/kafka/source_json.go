@@ -150,7 +150,28 @@ type decoder struct {
 	lower    []byte // a field name, lower-cased
 	scratch  []byte // a value's JSON text
 	bad      error  // the message's first value that did not fit
+	// fields remembers the column of the i-th field of the messages seen
+	// (the messages of a topic mostly share one field order), so a field
+	// costs a comparison of its name rather than a map lookup; field is
+	// the position in the message being read.
+	fields []seenField
+	field  int
+	// strs holds the message's string values (one allocation per message,
+	// not one per value); strsCap is its size, the message's, which bounds
+	// the unescaped strings. A row kept downstream keeps its message's
+	// strings alive, no more.
+	strs    []byte
+	strsCap int
 }
+
+// seenField is a field name and the payload column it names (-1: none).
+type seenField struct {
+	name []byte
+	col  int
+}
+
+// maxSeenFields bounds the remembered field order.
+const maxSeenFields = 256
 
 func newDecoder(plan *decodePlan, maxBytes int) *decoder {
 	d := &decoder{plan: plan, maxBytes: maxBytes,
@@ -160,7 +181,7 @@ func newDecoder(plan *decodePlan, maxBytes int) *decoder {
 		d.keyVecs[j].Init(plan.cols[j].typ, 1)
 	}
 	d.visitVal = func(k []byte, v *fastjson.Value) {
-		if j := d.column(k); j >= 0 && !plan.isKey[j] {
+		if j := d.fieldColumn(k); j >= 0 && !plan.isKey[j] {
 			d.vals[j] = v
 		}
 	}
@@ -170,6 +191,43 @@ func newDecoder(plan *decodePlan, maxBytes int) *decoder {
 		}
 	}
 	return d
+}
+
+// fieldColumn is column(k) for the next field of the message, answered
+// from the remembered field order when the name is the one seen there.
+func (d *decoder) fieldColumn(k []byte) int {
+	i := d.field
+	d.field++
+	if i < len(d.fields) && string(d.fields[i].name) == string(k) {
+		return d.fields[i].col
+	}
+	j := d.column(k)
+	switch {
+	case i < len(d.fields):
+		d.fields[i] = seenField{name: append(d.fields[i].name[:0], k...), col: j}
+	case i == len(d.fields) && i < maxSeenFields:
+		d.fields = append(d.fields, seenField{name: append([]byte(nil), k...), col: j})
+	}
+	return j
+}
+
+// str returns b as a string in the message's string block, or in its own
+// allocation when the block is full.
+func (d *decoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if d.strs == nil {
+		d.strs = make([]byte, 0, max(d.strsCap, len(b)))
+	}
+	n := len(d.strs)
+	if cap(d.strs)-n < len(b) {
+		return string(b)
+	}
+	// Bytes once appended are never written again (a new message gets a
+	// new block), so the string stays immutable.
+	d.strs = append(d.strs, b...)
+	return unsafe.String(&d.strs[n], len(b))
 }
 
 // column returns the payload column a field names (exactly, else ignoring
@@ -225,7 +283,9 @@ func (d *decoder) decode(dst *types.Chunk, rec *kgo.Record, split string) (bool,
 		return false, nil // a tombstone carries no row
 	}
 	clear(d.vals)
+	d.strs, d.strsCap = nil, len(rec.Value)
 	if op == types.OpInsert {
+		d.field = 0
 		v, err := d.val.ParseBytes(rec.Value)
 		if err != nil {
 			return false, types.Errorf(types.ErrInvalidText, "malformed JSON: %v: skipped", err)
@@ -473,7 +533,7 @@ func (d *decoder) appendJSONValue(vec *types.Vector, t types.T, jv *fastjson.Val
 			appendStr(vec, dd.S)
 			return nil
 		}
-		appendStr(vec, string(b))
+		appendStr(vec, d.str(b))
 		return nil
 	case types.Bytea, types.Date, types.Time, types.Interval:
 		if jt == fastjson.TypeString {

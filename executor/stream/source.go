@@ -110,6 +110,9 @@ type sourceExec struct {
 	emit bool
 	out  *types.Chunk
 	list splitLister
+	// running: the source has read before (its splits were listed): a
+	// split first listed now appeared since, and is read from its first row.
+	running bool
 }
 
 // SourceEpochRows bounds the rows a connector source writes in one epoch;
@@ -201,7 +204,7 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 		case b := <-e.barriers:
 			return e.onBarrier(ctx, b)
 		case l := <-e.list.out:
-			if err := e.addSplits(ctx, l.splits); err != nil {
+			if err := e.addSplits(ctx, l); err != nil {
 				return Message{}, e.wrap(err)
 			}
 			continue
@@ -235,7 +238,7 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 			return e.onBarrier(ctx, b)
 		case l := <-e.list.out:
 			stopTimer(timer)
-			if err := e.addSplits(ctx, l.splits); err != nil {
+			if err := e.addSplits(ctx, l); err != nil {
 				return Message{}, e.wrap(err)
 			}
 		case <-ready:
@@ -406,7 +409,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 
 // load reads the committed split offsets.
 func (e *sourceExec) load(ctx context.Context) error {
-	return eachRow(ctx, e.state, func(row []types.Datum) {
+	err := eachRow(ctx, e.state, func(row []types.Datum) {
 		s := &sourceSplit{next: row[2].I}
 		if !row[1].Null {
 			s.offset = []byte(row[1].S)
@@ -414,19 +417,30 @@ func (e *sourceExec) load(ctx context.Context) error {
 		e.splits[row[0].S] = s
 		e.produced += s.next
 	})
+	e.running = len(e.splits) > 0
+	return err
 }
 
 // addSplits takes the splits listed now: new ones start at the startup
-// position, and the reader is reopened over all of them (rows read but not
+// position (or, appearing while the source runs, at their first row), and
+// the reader is reopened over all of them (rows read but not
 // yet written are read again).
-func (e *sourceExec) addSplits(ctx context.Context, names []string) error {
+func (e *sourceExec) addSplits(ctx context.Context, l splitList) error {
 	added := false
-	for _, name := range names {
+	first, _ := e.src.(connector.FirstOffsetter)
+	for _, name := range l.splits {
 		if _, ok := e.splits[name]; !ok {
-			e.splits[name] = &sourceSplit{dirty: true}
+			// Pin the startup position now (it moves for 'latest'), or
+			// start a split that appeared while running at its first row.
+			s := &sourceSplit{dirty: true, offset: l.bounds[name].Start, next: l.bounds[name].StartPos}
+			if e.running && first != nil {
+				s.offset, s.next = first.FirstOffset(name), 0
+			}
+			e.splits[name] = s
 			added = true
 		}
 	}
+	e.running = true
 	if e.reader != nil && !added {
 		return nil
 	}
@@ -540,11 +554,19 @@ func (l *splitLister) start(src connector.Source, every time.Duration, trouble f
 			if splits == nil {
 				return // stopped
 			}
+			var bounds map[string]connector.SplitBounds
+			if retry(ctx, trouble, func() error {
+				var err error
+				bounds, err = en.Bounds(ctx, splits)
+				return err
+			}) != nil {
+				return
+			}
 			select {
 			case <-l.out: // replace an unread listing
 			default:
 			}
-			l.out <- splitList{splits: splits}
+			l.out <- splitList{splits: splits, bounds: bounds}
 			if every <= 0 {
 				return
 			}
