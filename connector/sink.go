@@ -2,6 +2,8 @@ package connector
 
 import (
 	"context"
+	"sort"
+	"strings"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -47,4 +49,87 @@ type SinkTarget struct {
 	// when they are not all visible: an upsert then needs primary_key).
 	Key    []string
 	Writer int
+}
+
+// SinkConnector is a sink connector as registered by name.
+type SinkConnector struct {
+	Name string
+	// Decoupled: a sink of this connector writes through a log store unless
+	// sink_decouple says otherwise.
+	Decoupled bool
+	// Formats: the connector takes a FORMAT ... ENCODE clause.
+	Formats bool
+	// Parse checks the WITH options (keys lower-cased) and the FORMAT clause
+	// ("" when absent) and returns what opens the sink's instances; its
+	// errors name the bad option.
+	Parse func(props map[string]string, format, encode string) (SinkOpener, error)
+}
+
+// SinkOpener opens the instances of a parsed sink.
+type SinkOpener interface {
+	// Open opens the instance of one sink actor.
+	Open(ctx context.Context, t SinkTarget) (Sink, error)
+	// Check verifies at CREATE that the target answers and exists (a table,
+	// a topic), so that a wrong one is refused before the sink starts.
+	Check(ctx context.Context, t SinkTarget) error
+}
+
+// OpenCheck is a Check for connectors whose Open reaches the target: open
+// one instance and close it.
+func OpenCheck(ctx context.Context, o SinkOpener, t SinkTarget) error {
+	s, err := o.Open(ctx, t)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// RegisterSink registers a sink connector under its name (lower case);
+// connectors register themselves in init.
+func RegisterSink(c SinkConnector) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.sinks[strings.ToLower(c.Name)] = c
+}
+
+// LookupSink returns the sink connector named by props["connector"]
+// (matched case-insensitively), or an error naming the known ones.
+func LookupSink(props map[string]string) (SinkConnector, error) {
+	name := props["connector"]
+	registry.RLock()
+	defer registry.RUnlock()
+	if c, ok := registry.sinks[strings.ToLower(name)]; ok {
+		return c, nil
+	}
+	var known []string
+	for n := range registry.sinks {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	if name == "" {
+		return SinkConnector{}, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option (connector = %s)", quoteList(known))
+	}
+	return SinkConnector{}, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: %s)", name, strings.Join(known, ", "))
+}
+
+// ParseSink looks the sink connector of props up and parses its options.
+func ParseSink(props map[string]string, format, encode string) (SinkConnector, SinkOpener, error) {
+	c, err := LookupSink(props)
+	if err != nil {
+		return c, nil, err
+	}
+	if (format != "" || encode != "") && !c.Formats {
+		var with []string
+		registry.RLock()
+		for n, s := range registry.sinks {
+			if s.Formats {
+				with = append(with, n)
+			}
+		}
+		registry.RUnlock()
+		sort.Strings(with)
+		return c, nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the %s sink connector (only by %s)", c.Name, strings.Join(with, ", "))
+	}
+	o, err := c.Parse(props, format, encode)
+	return c, o, err
 }

@@ -173,7 +173,8 @@ type ReadResult struct {
 var registry = struct {
 	sync.RWMutex
 	sources map[string]SourceConnector
-}{sources: map[string]SourceConnector{}}
+	sinks   map[string]SinkConnector
+}{sources: map[string]SourceConnector{}, sinks: map[string]SinkConnector{}}
 
 // RegisterSource registers a source connector under its name (lower case);
 // connectors register themselves in init.

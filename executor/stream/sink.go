@@ -8,10 +8,6 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/connector"
-	"github.com/tributary/tributary/connector/blackhole"
-	"github.com/tributary/tributary/connector/file"
-	"github.com/tributary/tributary/connector/kafka"
-	"github.com/tributary/tributary/connector/postgres"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/state"
@@ -26,55 +22,22 @@ const sinkOpenTimeout = 30 * time.Second
 // OpenSink validates a sink's WITH options and FORMAT ... ENCODE clause
 // (empty when absent) and returns its opener.
 func OpenSink(props map[string]string, format, encode string) (SinkOpener, error) {
-	var name string
+	lower := make(map[string]string, len(props))
 	for k, v := range props {
-		if strings.EqualFold(k, "connector") {
-			name = v
-		}
+		lower[strings.ToLower(k)] = v
 	}
-	if (format != "" || encode != "") && !strings.EqualFold(name, kafka.Name) {
-		return nil, types.Errorf(types.ErrUnsupported, "FORMAT ... ENCODE is not supported by the %s sink connector (only by kafka)", name)
+	_, o, err := connector.ParseSink(lower, format, encode)
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case name == "":
-		return nil, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option, such as connector = 'blackhole'")
-	case strings.EqualFold(name, kafka.Name):
-		return func(ctx context.Context, t connector.SinkTarget) (connector.Sink, error) {
-			cfg, err := kafka.Parse(props, format, encode, t.Columns, t.Key)
-			if err != nil {
-				return nil, err
-			}
-			return kafka.Open(ctx, cfg, t)
-		}, nil
-	case strings.EqualFold(name, blackhole.Name):
-		cfg, err := blackhole.Parse(props)
-		if err != nil {
-			return nil, err
-		}
-		return func(context.Context, connector.SinkTarget) (connector.Sink, error) { return blackhole.New(cfg), nil }, nil
-	case strings.EqualFold(name, file.Name):
-		cfg, err := file.Parse(props)
-		if err != nil {
-			return nil, err
-		}
-		return func(_ context.Context, t connector.SinkTarget) (connector.Sink, error) { return file.Open(cfg, t) }, nil
-	case strings.EqualFold(name, postgres.Name):
-		if _, err := postgres.Parse(props, []string{"-"}); err != nil { // the key is checked when opened
-			return nil, err
-		}
-		return func(ctx context.Context, t connector.SinkTarget) (connector.Sink, error) {
-			cfg, err := postgres.Parse(props, t.Key)
-			if err != nil {
-				return nil, err
-			}
-			cols := make([]postgres.Column, len(t.Columns))
-			for i, c := range t.Columns {
-				cols[i] = postgres.Column{Name: c.Name, Type: c.Type}
-			}
-			return postgres.Open(ctx, cfg, cols)
-		}, nil
-	}
-	return nil, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: blackhole, file, kafka, postgres)", name)
+	return o.Open, nil
+}
+
+// SinkDecoupled reports whether a sink of the connector props names writes
+// through a log store by default.
+func SinkDecoupled(props map[string]string) bool {
+	c, err := connector.LookupSink(props)
+	return err == nil && c.Decoupled
 }
 
 // SinkTargetOf describes a sink for its connector: its visible columns, the
@@ -97,31 +60,17 @@ func SinkTargetOf(n *plan.StreamSink, writer int) connector.SinkTarget {
 	return t
 }
 
-// CheckSink opens and closes one connector instance: a CREATE SINK finds a
-// wrong target (an unreachable system, a missing table) before it starts.
+// CheckSink asks the connector to check its target: a CREATE SINK finds a
+// wrong one (an unreachable system, a missing table or topic) before it
+// starts.
 func CheckSink(ctx context.Context, n *plan.StreamSink) error {
-	open, err := OpenSink(n.Props, n.Format, n.Encode)
+	_, o, err := connector.ParseSink(n.Props, n.Format, n.Encode)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, sinkOpenTimeout)
 	defer cancel()
-	t := SinkTargetOf(n, 0)
-	if strings.EqualFold(n.Props["connector"], kafka.Name) {
-		// Opening a kafka sink does not reach the brokers: check the topic.
-		cfg, err := kafka.Parse(n.Props, n.Format, n.Encode, t.Columns, t.Key)
-		if err != nil {
-			return err
-		}
-		if err := cfg.Check(ctx); err != nil {
-			return err
-		}
-	}
-	s, err := open(ctx, t)
-	if err != nil {
-		return err
-	}
-	return s.Close()
+	return o.Check(ctx, SinkTargetOf(n, 0))
 }
 
 // visibleOnly hands a connector chunks without the sink's hidden columns.

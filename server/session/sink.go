@@ -423,7 +423,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	s.jobSettings(rel)
 	decouple, _ := s.vars.get("sink_decouple")
 	if decouple == "default" {
-		decouple = strconv.FormatBool(!strings.EqualFold(props["connector"], "blackhole"))
+		decouple = strconv.FormatBool(stream.SinkDecoupled(props))
 	}
 	rel.Options["sink_decouple"] = decouple
 	if strings.EqualFold(props["create_wait"], "delivered") && decouple != "true" {
