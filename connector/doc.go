@@ -1,7 +1,11 @@
-// Package connector holds the sources and sinks that talk to the outside
-// world, one sub-package per connector (connector/datagen and
-// connector/nexmark generate rows; connector/blackhole is a sink), and the
-// Sink interface every sink connector implements. A connector depends only
-// on sql/types: the stream executors in executor/stream drive it, split by
-// split for sources and actor by actor for sinks.
+// Package connector holds the contracts between the engine and the outside
+// world, and a registry of the connectors by name; one sub-package per
+// connector registers itself in init (connector/all imports them all):
+// kafka (source and sink), datagen and nexmark (generated sources),
+// blackhole, file and postgres (sinks). A SourceConnector parses its typed
+// options into a Source, whose SplitEnumerator lists splits and whose
+// SplitReader reads them from opaque offsets; a SinkConnector parses its
+// options into a SinkOpener of Sinks. A connector depends only on
+// sql/types: executor/stream drives it, split by split for sources and
+// actor by actor for sinks.
 package connector

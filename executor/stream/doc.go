@@ -6,5 +6,9 @@
 // flush the epoch's writes into their ActorContext, which the actor hands to
 // the coordinator with its barrier report. Each operator has a constructor
 // (NewProject, NewAgg, NewHashJoin, NewBackfill, ...) that the coordinator's
-// builder calls from its one type switch over stream plan nodes.
+// builder calls from its one type switch over stream plan nodes. Sources
+// and sinks are looked up in the connector registry by name (OpenSource,
+// OpenSink): a source reader (NewSourceScan, NewConnectorSource) reads the
+// splits of a connector.Source, and NewSourceBackfill backfills a shared
+// source's splits for a new job before it follows the shared stream.
 package stream
