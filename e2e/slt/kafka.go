@@ -27,8 +27,11 @@ const NullMessage = "<null>"
 //	kafka create-topic <topic> <partitions> [<config>=<value> ...]
 //	kafka add-partitions <topic> <n>           (n more partitions)
 //	kafka delete-topic <topic>
-//	kafka produce <topic> [partition=<p>] [timestamp=<unix ms>]
+//	kafka produce <topic> [partition=<p>] [timestamp=<unix ms>] [count=<n> [from=<k>]]
 //	<value> | <key><TAB><value>                (one message a line, until a blank line)
+//
+// With count=n the single message line is a template produced n times, ${i} in it replaced
+// by k, k+1, ... k+n-1 (k is 0 unless from= says otherwise).
 type KafkaCommand struct {
 	Op        string // create-topic, add-partitions, delete-topic, produce
 	Topic     string
@@ -36,6 +39,8 @@ type KafkaCommand struct {
 	Configs   map[string]string // create-topic: topic configs
 	Partition int32             // produce: -1 spreads the messages (see Runner)
 	Timestamp int64             // produce: Unix ms, 0 for the produce time
+	Count     int64             // produce: >0 repeats the one message line as a template
+	From      int64             // produce: the first ${i} of a template
 	Messages  []KafkaMessage    // produce
 }
 
@@ -104,8 +109,12 @@ func parseKafka(f []string, lines []string, i int) (*KafkaCommand, int, error) {
 			cmd.Partition = int32(n)
 		case k == "timestamp" && err == nil && n > 0:
 			cmd.Timestamp = n
+		case k == "count" && err == nil && n > 0 && n <= 1e6:
+			cmd.Count = n
+		case k == "from" && err == nil:
+			cmd.From = n
 		default:
-			return nil, 0, fmt.Errorf("kafka produce: bad option %q (partition=<n>, timestamp=<unix ms>)", opt)
+			return nil, 0, fmt.Errorf("kafka produce: bad option %q (partition=<n>, timestamp=<unix ms>, count=<n>, from=<k>)", opt)
 		}
 	}
 	j := i + 1
@@ -126,7 +135,26 @@ func parseKafka(f []string, lines []string, i int) (*KafkaCommand, int, error) {
 	if len(cmd.Messages) == 0 {
 		return nil, 0, errors.New("kafka produce wants one message a line after it")
 	}
+	if cmd.Count > 0 {
+		if len(cmd.Messages) != 1 {
+			return nil, 0, errors.New("kafka produce count=<n> wants exactly one template line")
+		}
+		tmpl := cmd.Messages[0]
+		cmd.Messages = make([]KafkaMessage, cmd.Count)
+		for n := range cmd.Messages {
+			i := strconv.FormatInt(cmd.From+int64(n), 10)
+			cmd.Messages[n] = KafkaMessage{Key: expand(tmpl.Key, i), Value: expand(tmpl.Value, i)}
+		}
+	}
 	return cmd, j, nil
+}
+
+// expand replaces ${i} in b (nil stays nil).
+func expand(b []byte, i string) []byte {
+	if b == nil {
+		return nil
+	}
+	return []byte(strings.ReplaceAll(string(b), "${i}", i))
 }
 
 // kafkaCluster is a script's in-process Kafka cluster and an admin client to it.

@@ -72,6 +72,10 @@ func TestParseKafka(t *testing.T) {
 			t.Errorf("message %d = %q/%q, want %q/%q", i, m.Key, m.Value, want[i].Key, want[i].Value)
 		}
 	}
+	tm := mustParse(t, "kafka produce t count=3 from=7\nk${i}\t{\"id\": ${i}}\n").Records[0].Kafka
+	if len(tm.Messages) != 3 || string(tm.Messages[0].Key) != "k7" || string(tm.Messages[2].Value) != `{"id": 9}` {
+		t.Errorf("template: %+v", tm.Messages)
+	}
 	if a := s.Records[2].Kafka; a.Op != "add-partitions" || a.N != 2 {
 		t.Errorf("add: %+v", a)
 	}
@@ -86,6 +90,8 @@ func TestParseKafka(t *testing.T) {
 		"kafka produce t colour=red\nx\n",
 		"kafka rename t u\n",
 		"kafka add-partitions t\n",
+		"kafka produce t count=2\na\nb\n",
+		"kafka produce t count=0\na\n",
 	} {
 		if _, err := Parse("bad.slt", bad); err == nil {
 			t.Errorf("%q parsed", bad)
