@@ -91,6 +91,42 @@ type Connector struct {
 // Name is the connector's name.
 func (c *Connector) Name() string { return c.Props["connector"] }
 
+// JobSettings are a streaming job's settings (a materialized view's or a
+// sink's), taken from the session at CREATE and changed by ALTER.
+type JobSettings struct {
+	// Parallelism of its hash-distributed fragments (0: the server's default).
+	Parallelism int `json:"parallelism,omitempty"`
+	// BackfillRate is backfill_rate_limit in rows per second (nil: unlimited;
+	// 0 pauses). With Adaptive it is steered to keep the barrier latency
+	// under TargetLatencyMs.
+	BackfillRate    *int64 `json:"backfill_rate,omitempty"`
+	Adaptive        bool   `json:"adaptive,omitempty"`
+	TargetLatencyMs int    `json:"target_latency_ms,omitempty"`
+	// SnapshotBackfill selects snapshot backfill over arrangement backfill.
+	SnapshotBackfill bool `json:"snapshot_backfill,omitempty"`
+}
+
+// SinkSettings are a sink's settings.
+type SinkSettings struct {
+	// Props are the connector's WITH options, keys lower-cased (none for a
+	// sink into a table).
+	Props map[string]string `json:"props,omitempty"`
+	// Format and Encode are the FORMAT ... ENCODE clause, lower-cased.
+	Format string `json:"format,omitempty"`
+	Encode string `json:"encode,omitempty"`
+	// Decoupled sinks write through a log store.
+	Decoupled bool `json:"decoupled,omitempty"`
+	// RateLimit is sink_rate_limit in rows per second (nil: unlimited).
+	RateLimit *int64 `json:"rate_limit,omitempty"`
+	// Into names the table a sink into a table writes, IntoColumns the
+	// columns it fills (nil: all visible ones in order).
+	Into        string   `json:"into,omitempty"`
+	IntoColumns []string `json:"into_columns,omitempty"`
+	// CreateWait is create_wait: "delivered" makes a blocking CREATE wait
+	// for delivery ("" or "backfilled": for the backfill).
+	CreateWait string `json:"create_wait,omitempty"`
+}
+
 // Relation is a table, view, materialized view, sink, source or system table.
 // Descriptors are immutable once published: changes replace the whole value.
 type Relation struct {
@@ -107,11 +143,13 @@ type Relation struct {
 	DependsOn  []uint32 `json:"depends_on,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).
-	StateTables []uint32          `json:"state_tables,omitempty"`
-	Options     map[string]string `json:"options,omitempty"`
+	StateTables []uint32 `json:"state_tables,omitempty"`
 	// Connector is set for sources and tables fed by a connector.
 	Connector *Connector `json:"connector,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
+	// Job is set for materialized views and sinks, Sink for sinks.
+	Job       *JobSettings  `json:"job,omitempty"`
+	Sink      *SinkSettings `json:"sink,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
 }
 
 // QualifiedName returns schema.name.

@@ -746,10 +746,8 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 			connector := null
 			if rel.Connector != nil {
 				connector = dS(rel.Connector.Name())
-			} else if c, ok := rel.Options["connector"]; ok {
-				connector = dS(c)
-			} else if c, ok := rel.Options["with.connector"]; ok {
-				connector = dS(c)
+			} else if rel.Sink != nil && rel.Sink.Props["connector"] != "" {
+				connector = dS(rel.Sink.Props["connector"])
 			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),

@@ -36,8 +36,8 @@ func testCatalog(t *testing.T) *Catalog {
 		}, PK: []int{1}, AppendOnly: true},
 		{ID: 16401, Schema: "public", Name: "src", Kind: KindSource, Columns: []Column{
 			{Name: "x", Type: types.TInt64},
-		}, Options: map[string]string{"connector": "datagen"}},
-		{ID: 16402, Schema: "public", Name: "snk", Kind: KindSink, Options: map[string]string{"connector": "blackhole"}},
+		}, Connector: &Connector{Props: map[string]string{"connector": "datagen"}}},
+		{ID: 16402, Schema: "public", Name: "snk", Kind: KindSink, Sink: &SinkSettings{Props: map[string]string{"connector": "blackhole"}}},
 	}
 	for _, r := range rels {
 		if err := c.Add(r); err != nil {

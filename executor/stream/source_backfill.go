@@ -108,6 +108,11 @@ type sourceBackfillExec struct {
 	idle     bool
 	finished bool // every split finished and saved: pass through
 	queue    []Message
+	// epochRows counts the rows read in the open epoch: at SourceEpochRows
+	// the backfill asks for a barrier and waits for it (asked), so an epoch
+	// holds a bounded number of its rows.
+	epochRows int
+	asked     bool
 	list     struct {
 		out    chan splitList
 		req    chan []string
@@ -423,7 +428,14 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 			b.reader, b.idle = r, false
 		}
 	}
-	if b.reader == nil || b.idle || !b.limit.allow(BackfillChunkRows) {
+	if b.reader == nil || b.idle || b.epochRows >= SourceEpochRows {
+		if b.epochRows >= SourceEpochRows && !b.asked && b.actx.RequestBarrier != nil {
+			b.asked = true
+			b.actx.RequestBarrier()
+		}
+		return nil, nil
+	}
+	if !b.limit.allow(BackfillChunkRows) {
 		return nil, nil
 	}
 	c := types.NewChunk(b.ts, BackfillChunkRows)
@@ -443,6 +455,7 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 	// Rows == 0 with a split: it passed messages that carry no row.
 	s.offset, s.next, s.dirty = r.Offset, r.Next, true
 	s.rows += int64(r.Rows)
+	b.epochRows += r.Rows
 	b.maybeCatchUp(r.Split, s)
 	if r.Rows == 0 {
 		return nil, nil
@@ -488,6 +501,7 @@ func (b *sourceBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 				b.limit.Set(r.RowsPerSecond)
 			}
 		})
+		b.epochRows, b.asked = 0, false
 		if err := b.passIdle(ctx); err != nil {
 			return err
 		}

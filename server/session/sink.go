@@ -18,36 +18,24 @@ import (
 	"github.com/tributary/tributary/sql/types"
 )
 
-// sinkOptions returns a sink's WITH options (keys lower-cased) as recorded
-// in its descriptor, under withPrefix.
-func sinkOptions(rel *catalog.Relation) map[string]string {
-	props := map[string]string{}
-	for k, v := range rel.Options {
-		if name, ok := strings.CutPrefix(k, withPrefix); ok {
-			props[name] = v
-		}
-	}
-	return props
-}
-
-// sinkJobPlan is sinkPlan, or for a sink into a table (rel.Options["into"])
-// the plan that writes into it.
+// sinkJobPlan is sinkPlan, or for a sink into a table (rel.Sink.Into) the
+// plan that writes into it.
 func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
-	if rel.Options["into"] == "" {
+	if rel.Sink == nil {
+		return nil, fmt.Errorf("sink %s has no settings", rel.Name)
+	}
+	if rel.Sink.Into == "" {
 		return sinkPlan(sq, rel)
 	}
-	target, err := s.eng.Catalog.Lookup(rel.Schema, rel.Options["into"])
+	target, err := s.eng.Catalog.Lookup(rel.Schema, rel.Sink.Into)
 	if err != nil {
 		return nil, err
 	}
-	var cols []string
-	if c := rel.Options["into_columns"]; c != "" {
-		cols = strings.Split(c, ",")
-	}
+	cols := rel.Sink.IntoColumns
 	root := physical.Sink(sq, rel, map[string]string{}, false, true)
-	root.Coupled = rel.Options["sink_decouple"] == "false"
-	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
-		root.RateLimit = v
+	root.Coupled = !rel.Sink.Decoupled
+	if r := rel.Sink.RateLimit; r != nil {
+		root.RateLimit = *r
 	}
 	root.Into = target
 	if root.IntoMap, root.IntoDefaults, err = s.intoMapping(rel, target, cols); err != nil {
@@ -127,8 +115,7 @@ func (s *Session) intoMapping(rel, target *catalog.Relation, names []string) ([]
 // job's plan: append-only needs an insert-only stream unless
 // force_append_only; upsert needs a key (primary_key, else the stream key).
 func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
-	props := sinkOptions(rel)
-	delete(props, "create_wait") // the engine's, not the connector's
+	props := maps.Clone(rel.Sink.Props)
 	insertOnly := physical.AppendOnly(sq.Root)
 	force := strings.EqualFold(props["force_append_only"], "true")
 	typ := strings.ToLower(props["type"])
@@ -157,10 +144,10 @@ func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode,
 		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
 	}
 	props["type"] = typ // as settled: the connector needs it
-	root := physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Options["sink_decouple"] == "true")
-	root.Format, root.Encode = rel.Options["sink_format"], rel.Options["sink_encode"]
-	if v, err := strconv.ParseInt(rel.Options["sink_rate_limit"], 10, 64); err == nil {
-		root.RateLimit = v
+	root := physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Sink.Decoupled)
+	root.Format, root.Encode = rel.Sink.Format, rel.Sink.Encode
+	if r := rel.Sink.RateLimit; r != nil {
+		root.RateLimit = *r
 	}
 	return root, nil
 }
@@ -202,12 +189,12 @@ func (s *Session) alterSinkRate(ctx context.Context, n *parser.Alter) (pgwire.Re
 	if rel.Kind != catalog.KindSink {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a sink", rel.Name)
 	}
-	if rel.Options["sink_decouple"] != "true" {
+	if rel.Sink == nil || !rel.Sink.Decoupled {
 		return nil, types.Errorf(types.ErrUnsupported, "sink %s is coupled: SINK_RATE_LIMIT applies to decoupled sinks (create it with sink_decouple = true)", rel.Name)
 	}
 	updated := *rel
-	updated.Options = maps.Clone(rel.Options)
-	delete(updated.Options, "sink_rate_limit")
+	ss := *rel.Sink
+	ss.RateLimit = nil
 	rate := int64(-1)
 	if !n.Default && !strings.EqualFold(n.Value, "default") {
 		v, err := strconv.ParseInt(n.Value, 10, 64)
@@ -215,8 +202,9 @@ func (s *Session) alterSinkRate(ctx context.Context, n *parser.Alter) (pgwire.Re
 			return nil, types.Errorf(types.ErrInvalidParameter, "sink_rate_limit must be a non-negative integer or DEFAULT")
 		}
 		rate = v
-		updated.Options["sink_rate_limit"] = strconv.FormatInt(v, 10)
+		ss.RateLimit = &v
 	}
+	updated.Sink = &ss
 	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
 	}
@@ -248,7 +236,7 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	}
 	rel.ID = s.eng.Catalog.NextID()
 	var wait func(context.Context) error
-	if strings.EqualFold(rel.Options[withPrefix+"create_wait"], "delivered") {
+	if strings.EqualFold(rel.Sink.CreateWait, "delivered") {
 		wait = func(ctx context.Context) error { return s.waitDelivered(ctx, rel) }
 	}
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE_SINK", "sink", wait)
@@ -350,26 +338,22 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
 	s.jobSettings(rel)
 	// A sink into a table is decoupled unless asked otherwise.
-	rel.Options["sink_decouple"] = "true"
+	ss := &catalog.SinkSettings{Decoupled: true, Into: target.Name, CreateWait: props["create_wait"], IntoColumns: n.IntoColumns}
 	if d, _ := s.vars.get("sink_decouple"); d == "false" {
-		rel.Options["sink_decouple"] = "false"
-	}
-	rel.Options["into"] = target.Name
-	if w := props["create_wait"]; w != "" {
-		rel.Options[withPrefix+"create_wait"] = w
-	}
-	if len(n.IntoColumns) > 0 {
-		rel.Options["into_columns"] = strings.Join(n.IntoColumns, ",")
+		ss.Decoupled = false
 	}
 	if r, _ := s.vars.get("sink_rate_limit"); r != "default" {
-		rel.Options["sink_rate_limit"] = r
+		if v, err := strconv.ParseInt(r, 10, 64); err == nil {
+			ss.RateLimit = &v
+		}
 	}
+	rel.Sink = ss
 	root, err := s.sinkJobPlan(sq, rel)
 	if err != nil {
 		return nil, nil, err
@@ -410,22 +394,18 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: deps, CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+		DependsOn: deps, CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
-	for k, v := range props {
-		rel.Options[withPrefix+k] = v
-	}
-	if format != "" {
-		rel.Options["sink_format"], rel.Options["sink_encode"] = format, encode
-	}
+	ss := &catalog.SinkSettings{Props: connProps, Format: format, Encode: encode, CreateWait: props["create_wait"]}
 	s.jobSettings(rel)
 	decouple, _ := s.vars.get("sink_decouple")
 	if decouple == "default" {
 		decouple = strconv.FormatBool(stream.SinkDecoupled(props))
 	}
-	rel.Options["sink_decouple"] = decouple
+	ss.Decoupled = decouple == "true"
+	rel.Sink = ss
 	if strings.EqualFold(props["create_wait"], "delivered") && decouple != "true" {
 		return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait = 'delivered' needs a decoupled sink (a coupled one delivers before CREATE returns)")
 	}
@@ -433,7 +413,9 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		if decouple != "true" {
 			return nil, nil, types.Errorf(types.ErrUnsupported, "sink_rate_limit = %s applies to decoupled sinks only: SET sink_decouple = true, or sink_rate_limit = default", r)
 		}
-		rel.Options["sink_rate_limit"] = r
+		if v, err := strconv.ParseInt(r, 10, 64); err == nil {
+			ss.RateLimit = &v
+		}
 	}
 	root, err := sinkPlan(sq, rel)
 	if err != nil {

@@ -17,9 +17,6 @@ import (
 	"github.com/tributary/tributary/sql/types"
 )
 
-// withPrefix marks a sink's WITH options in Relation.Options.
-const withPrefix = "with."
-
 // includeColumns are the default names and types of INCLUDE columns.
 var includeColumns = map[string]catalog.Column{
 	connector.MetaPartition: {Name: "_rw_kafka_partition", Type: types.TVarchar},

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -82,25 +81,29 @@ func (s *Session) targetLatencyMs() string {
 	return target
 }
 
-// jobOptions are a job's persisted settings.
+// jobOptions are a job's persisted settings, as the coordinator takes them.
 func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	opts := coordinator.JobOptions{BackfillRate: -1}
-	opts.Parallelism, _ = strconv.Atoi(rel.Options["parallelism"])
-	if v, err := strconv.ParseInt(rel.Options["backfill_rate_limit"], 10, 64); err == nil {
-		opts.BackfillRate = v
+	js := rel.Job
+	if js == nil {
+		return opts
 	}
-	if rel.Options["backfill_rate_limit"] == "adaptive" {
-		ms, _ := strconv.Atoi(rel.Options["backfill_target_barrier_latency_ms"])
-		opts.Adaptive, opts.BackfillRate, opts.TargetLatency = true, 10_000, time.Duration(max(ms, 10))*time.Millisecond
+	opts.Parallelism = js.Parallelism
+	if js.BackfillRate != nil {
+		opts.BackfillRate = *js.BackfillRate
+	}
+	if js.Adaptive {
+		opts.Adaptive, opts.BackfillRate, opts.TargetLatency = true, 10_000, time.Duration(max(js.TargetLatencyMs, 10))*time.Millisecond
 	}
 	return opts
 }
 
 // enableBackfill makes every source of a job backfill its relation's
-// existing rows, by snapshot backfill or arrangement backfill (rel.Options["backfill"]).
+// existing rows, by snapshot backfill or arrangement backfill (as the job's
+// settings say; a shared source's own backfill either way).
 func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
 	if s, ok := n.(*plan.StreamSource); ok {
-		s.Backfill, s.Snapshot = true, rel.Options["backfill"] == "snapshot"
+		s.Backfill, s.Snapshot = true, rel.Job != nil && rel.Job.SnapshotBackfill
 	}
 	for _, in := range n.Inputs() {
 		enableBackfill(in, rel)
@@ -108,7 +111,7 @@ func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
 }
 
 func backfillType(rel *catalog.Relation) string {
-	if rel.Options["backfill"] == "snapshot" {
+	if rel.Job != nil && rel.Job.SnapshotBackfill {
 		return "SnapshotBackfill"
 	}
 	return "ArrangementBackfill"
@@ -177,7 +180,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC(), Options: map[string]string{}}
+		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
@@ -190,18 +193,22 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 // jobSettings records the session's streaming settings a new job keeps
 // across restarts: parallelism, backfill rate limit and kind.
 func (s *Session) jobSettings(rel *catalog.Relation) {
+	js := &catalog.JobSettings{}
 	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
-		rel.Options["parallelism"] = p
+		js.Parallelism, _ = strconv.Atoi(p)
 	}
 	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" {
-		rel.Options["backfill_rate_limit"] = r
 		if r == "adaptive" {
-			rel.Options["backfill_target_barrier_latency_ms"] = s.targetLatencyMs()
+			js.Adaptive = true
+			js.TargetLatencyMs, _ = strconv.Atoi(s.targetLatencyMs())
+		} else if v, err := strconv.ParseInt(r, 10, 64); err == nil {
+			js.BackfillRate = &v
 		}
 	}
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
-		rel.Options["backfill"] = "snapshot"
+		js.SnapshotBackfill = true
 	}
+	rel.Job = js
 }
 
 // startJob publishes rel and starts its streaming job (root, whose sources
@@ -276,7 +283,7 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
-		rel.Options = map[string]string{"backfill": "snapshot"}
+		rel.Job = &catalog.JobSettings{SnapshotBackfill: true}
 	}
 	root := physical.Materialize(sq, rel)
 	enableBackfill(root, rel)
@@ -512,25 +519,26 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
 	}
 	updated := *rel
-	updated.Options = maps.Clone(rel.Options)
-	if updated.Options == nil {
-		updated.Options = map[string]string{}
+	js := catalog.JobSettings{}
+	if rel.Job != nil {
+		js = *rel.Job
 	}
-	delete(updated.Options, "backfill_rate_limit")
+	js.BackfillRate, js.Adaptive = nil, false
 	switch {
 	case n.Default || strings.EqualFold(n.Value, "default"):
 	case strings.EqualFold(n.Value, "adaptive"):
-		updated.Options["backfill_rate_limit"] = "adaptive"
-		if updated.Options["backfill_target_barrier_latency_ms"] == "" {
-			updated.Options["backfill_target_barrier_latency_ms"] = s.targetLatencyMs()
+		js.Adaptive = true
+		if js.TargetLatencyMs == 0 {
+			js.TargetLatencyMs, _ = strconv.Atoi(s.targetLatencyMs())
 		}
 	default:
 		v, err := strconv.ParseInt(n.Value, 10, 64)
 		if err != nil || v < 0 {
 			return nil, types.Errorf(types.ErrInvalidParameter, "backfill_rate_limit must be a non-negative integer, 'adaptive' or DEFAULT")
 		}
-		updated.Options["backfill_rate_limit"] = strconv.FormatInt(v, 10)
+		js.BackfillRate = &v
 	}
+	updated.Job = &js
 	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
 	}
