@@ -400,8 +400,10 @@ func (c *Coordinator) fail(epoch uint64, err error) {
 		go c.cfg.OnFailure(c, err)
 	}
 	c.committed.Lock()
+	// No epoch commits on a failed coordinator (its owner replaces it):
+	// every wait from epoch on fails.
 	c.committed.err = err
-	c.committed.errAt = epoch
+	c.committed.errAt = ^uint64(0)
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
 }

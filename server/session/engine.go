@@ -36,7 +36,11 @@ type Engine struct {
 	sinks    *coordinator.SinkLog    // the same for decoupled sinks' states and failures
 	closed   bool
 	// ddl serialises catalog changes so descriptors persist in the order they publish.
-	ddl     sync.Mutex
+	ddl sync.Mutex
+	// pendingDrops are jobs whose CREATE failed with the streaming engine:
+	// gone from the catalog, their stored descriptors and state are deleted
+	// by the recovery (guarded by ddl).
+	pendingDrops []*catalog.Relation
 	nextPID atomic.Int32
 }
 
@@ -128,6 +132,7 @@ func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
 		if err == nil {
 			e.mu.coord = c
 			e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
+			e.finishDropsLocked(c)
 			return
 		}
 		e.Logger.Error("recovery failed", "attempt", attempt, "err", err)
@@ -188,4 +193,21 @@ func (e *Engine) withCoordinator(ctx context.Context, fn func(c *coordinator.Coo
 			}
 		}
 	}
+}
+
+// finishDropsLocked deletes the stored descriptors and state of the jobs
+// whose CREATE failed with the streaming engine (the caller holds ddl).
+func (e *Engine) finishDropsLocked(c *coordinator.Coordinator) {
+	if len(e.pendingDrops) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
+		return e.deleteState(ctx, snapshot, e.pendingDrops, b)
+	}); err != nil {
+		e.Logger.Error("delete the state of failed jobs", "err", err)
+		return
+	}
+	e.pendingDrops = nil
 }

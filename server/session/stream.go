@@ -234,8 +234,7 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 	opts.Background = bg == "true"
 	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 		s.eng.Logger.Warn("create "+noun+" failed", "name", rel.Name, "err", err)
-		s.eng.coord().DropJob(context.Background(), rel.ID)
-		s.unpublish(context.Background(), rel)
+		s.abandonJob(rel)
 		return nil, fmt.Errorf("create %s %s: %w", noun, rel.Name, err)
 	}
 	if opts.Background {
@@ -252,9 +251,7 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 		err = wait(ctx)
 	}
 	if err != nil {
-		s.eng.coord().DropJob(context.Background(), rel.ID)
-		s.dropStreamingState(context.Background(), []*catalog.Relation{rel})
-		s.eng.Catalog.Remove(rel.ID)
+		s.abandonJob(rel)
 		if ctx.Err() != nil {
 			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
 		}
@@ -269,6 +266,21 @@ func (s *Session) unpublish(ctx context.Context, rel *catalog.Relation) {
 		persist.Delete(b, rel.ID)
 		return nil
 	})
+	s.eng.Catalog.Remove(rel.ID)
+}
+
+// abandonJob removes a job whose CREATE failed, with its descriptor and
+// state (the caller holds the ddl lock). When the streaming engine failed
+// (the job may be why) that must wait for the recovery, which needs the ddl
+// lock: the job leaves the catalog now, so the recovery does not rebuild
+// it, and the recovery deletes what it stored.
+func (s *Session) abandonJob(rel *catalog.Relation) {
+	ctx := context.Background()
+	_ = s.eng.coord().DropJob(ctx, rel.ID)
+	if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
+		s.eng.Logger.Warn("the failed job's state is removed after recovery", "name", rel.Name, "err", err)
+		s.eng.pendingDrops = append(s.eng.pendingDrops, rel)
+	}
 	s.eng.Catalog.Remove(rel.ID)
 }
 
@@ -295,21 +307,27 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 // dropStreamingState removes a dropped job's rows and state tables in one epoch.
 func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relation) error {
 	_, err := s.eng.coord().Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
-		for _, r := range rels {
-			persist.Delete(b, r.ID)
-			ids := append([]uint32{r.ID}, r.StateTables...)
-			if r.Kind == catalog.KindView {
-				ids = nil
-			}
-			for _, id := range ids {
-				if err := deleteRows(ctx, s.eng.Store, snapshot, id, b); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return s.eng.deleteState(ctx, snapshot, rels, b)
 	})
 	return err
+}
+
+// deleteState adds to b the deletion of rels' stored descriptors, rows and
+// state tables as of snapshot.
+func (e *Engine) deleteState(ctx context.Context, snapshot uint64, rels []*catalog.Relation, b *storage.Batch) error {
+	for _, r := range rels {
+		persist.Delete(b, r.ID)
+		ids := append([]uint32{r.ID}, r.StateTables...)
+		if r.Kind == catalog.KindView {
+			ids = nil
+		}
+		for _, id := range ids {
+			if err := deleteRows(ctx, e.Store, snapshot, id, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // progressText renders a job's progress like RisingWave: "12.50% (125/1000)".
