@@ -113,7 +113,7 @@ type sourceBackfillExec struct {
 	// holds a bounded number of its rows.
 	epochRows int
 	asked     bool
-	list     struct {
+	list      struct {
 		out    chan splitList
 		req    chan []string
 		cancel context.CancelFunc

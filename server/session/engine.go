@@ -41,7 +41,7 @@ type Engine struct {
 	// gone from the catalog, their stored descriptors and state are deleted
 	// by the recovery (guarded by ddl).
 	pendingDrops []*catalog.Relation
-	nextPID atomic.Int32
+	nextPID      atomic.Int32
 }
 
 // Config holds the engine's system parameters.
