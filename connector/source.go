@@ -102,6 +102,13 @@ type FirstOffsetter interface {
 	FirstOffset(split string) []byte
 }
 
+// SplitRemover is implemented by readers that can stop reading some of
+// their splits and go on with the others, keeping what they fetched of
+// those (a backfill hands its finished splits over one by one).
+type SplitRemover interface {
+	RemoveSplits(splits []string)
+}
+
 // SplitOffset is a split and where to read it from: the opaque offset a
 // reader returned after its last rows (nil: the startup position).
 type SplitOffset struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,9 @@ type Reader struct {
 		sync.Mutex
 		queue []*batch
 		bytes int
+		// removed are the splits RemoveSplits took away: their batches
+		// still in flight are dropped.
+		removed map[string]bool
 	}
 
 	// Read's state.
@@ -176,6 +180,40 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	return connector.ReadResult{Split: b.split, Rows: rows, Offset: EncodeOffset(next), Next: next}, nil
 }
 
+// RemoveSplits implements connector.SplitRemover: the client stops
+// fetching the splits' partitions and their fetched batches are dropped;
+// the other splits go on with what was fetched for them. Call it from the
+// goroutine that calls Read.
+func (r *Reader) RemoveSplits(splits []string) {
+	parts := make([]int32, 0, len(splits))
+	r.mu.Lock()
+	if r.mu.removed == nil {
+		r.mu.removed = map[string]bool{}
+	}
+	for _, sp := range splits {
+		if p, err := parseSplit(sp); err == nil {
+			parts = append(parts, p)
+			r.mu.removed[sp] = true
+		}
+	}
+	kept := r.mu.queue[:0]
+	for _, b := range r.mu.queue {
+		if r.mu.removed[b.split] {
+			r.mu.bytes -= b.bytes
+			continue
+		}
+		kept = append(kept, b)
+	}
+	clear(r.mu.queue[len(kept):])
+	r.mu.queue = kept
+	r.mu.Unlock()
+	signal(r.space)
+	if r.cur != nil && slices.Contains(splits, r.cur.split) {
+		r.cur = nil
+	}
+	r.cl.RemoveConsumePartitions(map[string][]int32{r.topic: parts})
+}
+
 // Ready implements connector.SplitReader.
 func (r *Reader) Ready() <-chan struct{} { return r.ready }
 
@@ -243,6 +281,9 @@ func (r *Reader) poll(ctx context.Context) {
 		if len(added) > 0 {
 			r.mu.Lock()
 			for _, b := range added {
+				if r.mu.removed[b.split] {
+					continue
+				}
 				r.mu.queue = append(r.mu.queue, b)
 				r.mu.bytes += b.bytes
 			}

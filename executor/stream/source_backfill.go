@@ -410,6 +410,18 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 		}
 	}
 	slices.SortFunc(set, compareSplits)
+	if rm, ok := b.reader.(connector.SplitRemover); ok && len(set) > 0 && len(set) < len(b.readSet) && isSubset(set, b.readSet) {
+		// Splits handed over: the reader goes on with the others and
+		// keeps what it fetched of them (nothing is fetched twice).
+		var gone []string
+		for _, name := range b.readSet {
+			if !slices.Contains(set, name) {
+				gone = append(gone, name)
+			}
+		}
+		rm.RemoveSplits(gone)
+		b.readSet = set
+	}
 	if !slices.Equal(set, b.readSet) {
 		if b.reader != nil {
 			b.reader.Close()
@@ -667,4 +679,14 @@ func (b *sourceBackfillExec) sendReport() {
 		r.Splits = []SplitReport{}
 	}
 	b.report(r)
+}
+
+// isSubset reports whether every name of a is in b.
+func isSubset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
