@@ -201,7 +201,7 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 // bounded source reports its progress as the job's backfill, so WAIT and
 // SHOW JOBS follow it until its last row is in.
 func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executor, error) {
-	_, src, err := stream.OpenSource(n.Table)
+	conn, src, err := stream.OpenSource(n.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +210,10 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
 	b.j.sources = append(b.j.sources, b.actx.ID)
-	if b.c.started() {
-		// A new table (recovery builds before Start): nothing but its source
-		// has written it yet.
+	if b.c.started() && !conn.Shared && !src.Upsert() {
+		// A new table (recovery builds before Start) of a generator: nothing
+		// but its source has written it yet, and its keys never repeat. An
+		// external system's messages may repeat a key or delete one.
 		b.c.mu.fresh[n.Table.ID] = true
 	}
 	ch := make(chan *stream.Barrier, 1)

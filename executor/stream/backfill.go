@@ -551,6 +551,24 @@ func (r *rateLimiter) refillLocked(burst int) {
 	r.last = now
 }
 
+// grant returns how many of up to n rows may be read now, taking them from
+// the bucket: 0 while paused or until a row's worth has accrued, so a rate
+// below n rows a second reads a few rows at a time.
+func (r *rateLimiter) grant(n int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refillLocked(n)
+	switch {
+	case r.rate < 0:
+		return n
+	case r.rate == 0 || r.tokens < 1:
+		return 0
+	}
+	k := min(n, int(r.tokens))
+	r.tokens -= float64(k)
+	return k
+}
+
 // allow reports whether n rows may be read now, taking them from the bucket.
 func (r *rateLimiter) allow(n int) bool {
 	r.mu.Lock()

@@ -218,3 +218,28 @@ func TestRateLimiterReadyAndCharge(t *testing.T) {
 		t.Fatal("ready still waiting 5 s after the limit was lifted")
 	}
 }
+
+// TestRateLimiterGrant: a rate below a chunk's rows grants a few rows as
+// they accrue (it granted nothing until a whole chunk had); paused grants
+// none, unlimited all.
+func TestRateLimiterGrant(t *testing.T) {
+	if got := newRateLimiter(-1).grant(1024); got != 1024 {
+		t.Fatalf("unlimited: granted %d", got)
+	}
+	if got := newRateLimiter(0).grant(1024); got != 0 {
+		t.Fatalf("paused: granted %d", got)
+	}
+	r := newRateLimiter(100) // a row every 10 ms
+	deadline := time.Now().Add(5 * time.Second)
+	total := 0
+	for total == 0 || total >= 1024 {
+		if time.Now().After(deadline) {
+			t.Fatalf("granted %d rows in 5 s at 100 rows/s", total)
+		}
+		total += r.grant(1024)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if total > 100 {
+		t.Fatalf("granted %d rows at once at 100 rows/s", total)
+	}
+}

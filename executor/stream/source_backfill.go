@@ -447,15 +447,16 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 		}
 		return nil, nil
 	}
-	if !b.limit.allow(BackfillChunkRows) {
+	n := b.limit.grant(BackfillChunkRows)
+	if n == 0 {
 		return nil, nil
 	}
-	c := types.NewChunk(b.ts, BackfillChunkRows)
-	r, err := b.reader.Read(c, BackfillChunkRows)
+	c := types.NewChunk(b.ts, n)
+	r, err := b.reader.Read(c, n)
 	if err != nil {
 		return nil, err
 	}
-	b.limit.charge(r.Rows - BackfillChunkRows) // give back what was not read
+	b.limit.charge(r.Rows - n) // give back what was not read
 	if r.Rows == 0 && r.Split == "" {
 		b.idle = !r.Exhausted
 		return nil, nil

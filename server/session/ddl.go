@@ -68,6 +68,22 @@ func columnOf(cd *parser.ColumnDef) (catalog.Column, error) {
 	return catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText}, nil
 }
 
+// resolveKey sets rel's primary key to the named columns (NOT NULL).
+func resolveKey(rel *catalog.Relation, names []string) error {
+	for _, name := range names {
+		idx := rel.ColumnIndex(name)
+		if idx < 0 {
+			return types.Errorf(types.ErrUndefinedColumn, "column \"%s\" named in key does not exist", name)
+		}
+		if slices.Contains(rel.PK, idx) {
+			return types.Errorf(types.ErrDuplicateColumn, "column \"%s\" appears twice in primary key constraint", name)
+		}
+		rel.Columns[idx].NotNull = true
+		rel.PK = append(rel.PK, idx)
+	}
+	return nil
+}
+
 func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
@@ -100,18 +116,14 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if len(rel.Columns) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "a table needs at least one column")
 	}
-	for _, name := range pkNames {
-		idx := rel.ColumnIndex(name)
-		if idx < 0 {
-			return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" named in key does not exist", name)
+	// A key naming INCLUDE columns is resolved once they are added.
+	deferKey := len(n.Include) > 0 && len(pkNames) > 0
+	if !deferKey {
+		if err := resolveKey(rel, pkNames); err != nil {
+			return nil, err
 		}
-		if slices.Contains(rel.PK, idx) {
-			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" appears twice in primary key constraint", name)
-		}
-		rel.Columns[idx].NotNull = true
-		rel.PK = append(rel.PK, idx)
 	}
-	if len(rel.PK) == 0 {
+	if len(rel.PK) == 0 && !deferKey {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 		rel.PK = []int{len(rel.Columns) - 1}
 	}
@@ -126,7 +138,11 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 	}
 	if len(n.With) > 0 {
-		if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include); err != nil {
+		var key []string
+		if deferKey {
+			key = pkNames
+		}
+		if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include, key); err != nil {
 			return nil, err
 		}
 	}
@@ -258,6 +274,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 				if err = s.eng.coord().DropJob(ctx, r.StateTables[0]); err != nil {
 					break
 				}
+				s.eng.sinks.ForgetSource(r.QualifiedName())
 			}
 			err = s.eng.coord().DropTable(ctx, r.ID)
 		}

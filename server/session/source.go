@@ -34,11 +34,12 @@ const (
 )
 
 // connectorOptions checks a CREATE TABLE's or CREATE SOURCE's connector
-// options against the relation, adds its INCLUDE columns (and a shared
+// options against the relation, adds its INCLUDE columns (then sets the
+// primary key to key's columns, when given: it may name them) (and a shared
 // source's hidden split and position columns), and records the typed
 // settings in rel.Connector (with the session's source_rate_limit). A
 // shared connector's external system must answer.
-func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, with []parser.Option, format *parser.FormatEncode, include []parser.Include) error {
+func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, with []parser.Option, format *parser.FormatEncode, include []parser.Include, key []string) error {
 	props := map[string]string{}
 	for _, o := range with {
 		props[strings.ToLower(o.Key)] = o.Value
@@ -79,6 +80,11 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 		rowID.Meta = connector.MetaRowID
 		rel.Columns = append(rel.Columns, *rowID)
 		rel.PK = []int{len(rel.Columns) - 1}
+	}
+	if len(key) > 0 { // a primary key that may name INCLUDE columns
+		if err := resolveKey(rel, key); err != nil {
+			return err
+		}
 	}
 	conn.Shared = c.Shared && rel.Kind == catalog.KindSource
 	if conn.Shared {
@@ -227,7 +233,7 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	}
 	rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 	rel.PK = []int{len(rel.Columns) - 1}
-	if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include); err != nil {
+	if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include, nil); err != nil {
 		return nil, err
 	}
 	rel.ID = s.eng.Catalog.NextID()

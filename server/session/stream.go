@@ -50,7 +50,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			opts := jobOptions(rel)
 			// A job still backfilling after a restart has lost its client: it is a background job now.
 			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
-			opts.BackfillType = backfillType(rel)
+			opts.BackfillType = backfillType(rel, root)
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
 			}
@@ -110,11 +110,28 @@ func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
 	}
 }
 
-func backfillType(rel *catalog.Relation) string {
+// backfillType names how job root of rel backfills, for rw_ddl_progress:
+// from a shared source (per split), or from tables and views.
+func backfillType(rel *catalog.Relation, root plan.StreamNode) string {
+	if readsSharedSource(root) {
+		return "SourceBackfill"
+	}
 	if rel.Job != nil && rel.Job.SnapshotBackfill {
 		return "SnapshotBackfill"
 	}
 	return "ArrangementBackfill"
+}
+
+func readsSharedSource(n plan.StreamNode) bool {
+	if s, ok := n.(*plan.StreamSource); ok && s.Relation.Kind == catalog.KindSource {
+		return true
+	}
+	for _, in := range n.Inputs() {
+		if readsSharedSource(in) {
+			return true
+		}
+	}
+	return false
 }
 
 // streamQuery binds and plans a materialized view's query for streaming.
@@ -229,7 +246,7 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 	}
 	c := s.eng.coord()
 	opts := jobOptions(rel)
-	opts.Statement, opts.BackfillType = statement, backfillType(rel)
+	opts.Statement, opts.BackfillType = statement, backfillType(rel, root)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = bg == "true"
 	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {

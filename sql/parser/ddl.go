@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -299,6 +300,9 @@ func (p *ddlParser) createTable() (Statement, error) {
 			return nil, p.errHere()
 		}
 	}
+	if err := p.checkKey(g, st.Columns, st.PrimaryKey, st.Include); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -369,19 +373,29 @@ func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, e
 		cols = append(cols, col)
 	}
 	for _, name := range pk {
-		found := false
 		for _, c := range cols {
 			if c.Name == name {
-				found = true
 				c.NotNull = true
 				c.PrimaryKey = true
 			}
 		}
-		if !found {
-			return nil, nil, types.ErrorAt(types.ErrUndefinedColumn, charPos(p.src, g.tok.pos), "column %q named in key does not exist", name)
-		}
 	}
 	return cols, pk, nil
+}
+
+// checkKey refuses a primary key naming a column that is not defined (g is
+// the column list). With INCLUDE columns the key may name one of them: the
+// statement's executor checks it.
+func (p *ddlParser) checkKey(g *node, cols []*ColumnDef, pk []string, include []Include) error {
+	if len(include) > 0 {
+		return nil
+	}
+	for _, name := range pk {
+		if !slices.ContainsFunc(cols, func(c *ColumnDef) bool { return c.Name == name }) {
+			return types.ErrorAt(types.ErrUndefinedColumn, charPos(p.src, g.tok.pos), "column %q named in key does not exist", name)
+		}
+	}
+	return nil
 }
 
 func (p *ddlParser) columnDef() (*ColumnDef, error) {
@@ -685,7 +699,8 @@ func (p *ddlParser) createSource() (Statement, error) {
 	if st.Name, err = p.objectName(); err != nil {
 		return nil, err
 	}
-	if g := p.peek(); g != nil && g.isParen() {
+	g := p.peek()
+	if g != nil && g.isParen() {
 		p.i++
 		if st.Columns, st.PrimaryKey, err = p.columnDefs(g, st.Name.Name); err != nil {
 			return nil, err
@@ -711,6 +726,11 @@ func (p *ddlParser) createSource() (Statement, error) {
 			st.Include = append(st.Include, inc)
 		default:
 			return nil, p.errHere()
+		}
+	}
+	if g != nil && g.isParen() {
+		if err := p.checkKey(g, st.Columns, st.PrimaryKey, st.Include); err != nil {
+			return nil, err
 		}
 	}
 	return st, nil
