@@ -507,20 +507,12 @@ type VnodeProgress struct {
 // BackfillVnodes lists the per-vnode state of every backfill that has not
 // finished, by job, actor and vnode.
 func (c *Coordinator) BackfillVnodes() []VnodeProgress {
-	jobs := c.jobList()
-	c.progress.Lock()
-	defer c.progress.Unlock()
 	var out []VnodeProgress
-	for _, j := range jobs {
-		if j.summaryLocked().Done {
-			continue
+	c.eachUnfinishedBackfill(func(j *job, aid stream.ActorID, bf *backfill) {
+		for _, v := range bf.vnodes {
+			out = append(out, VnodeProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, VnodeReport: v})
 		}
-		for aid, bf := range j.backfills {
-			for _, v := range bf.vnodes {
-				out = append(out, VnodeProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, VnodeReport: v})
-			}
-		}
-	}
+	})
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if x.Job != y.Job {
@@ -534,6 +526,22 @@ func (c *Coordinator) BackfillVnodes() []VnodeProgress {
 	return out
 }
 
+// eachUnfinishedBackfill calls fn with every backfill of the jobs whose
+// backfill has not finished, holding c.progress.
+func (c *Coordinator) eachUnfinishedBackfill(fn func(j *job, aid stream.ActorID, bf *backfill)) {
+	jobs := c.jobList()
+	c.progress.Lock()
+	defer c.progress.Unlock()
+	for _, j := range jobs {
+		if j.summaryLocked().Done {
+			continue
+		}
+		for aid, bf := range j.backfills {
+			fn(j, aid, bf)
+		}
+	}
+}
+
 // SplitProgress is one split of a running job's shared source backfill.
 type SplitProgress struct {
 	Job      uint32
@@ -545,20 +553,12 @@ type SplitProgress struct {
 // BackfillSplits lists the per-split state of every shared source backfill
 // of the jobs whose backfill has not finished, by job, actor and split.
 func (c *Coordinator) BackfillSplits() []SplitProgress {
-	jobs := c.jobList()
-	c.progress.Lock()
-	defer c.progress.Unlock()
 	var out []SplitProgress
-	for _, j := range jobs {
-		if j.summaryLocked().Done {
-			continue
+	c.eachUnfinishedBackfill(func(j *job, aid stream.ActorID, bf *backfill) {
+		for _, s := range bf.splits {
+			out = append(out, SplitProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, SplitReport: s})
 		}
-		for aid, bf := range j.backfills {
-			for _, s := range bf.splits {
-				out = append(out, SplitProgress{Job: j.id, Actor: aid, Upstream: bf.upstream, SplitReport: s})
-			}
-		}
-	}
+	})
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if x.Job != y.Job {

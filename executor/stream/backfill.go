@@ -85,18 +85,9 @@ type backfillExec struct {
 	held     []*types.Chunk
 	queue    []Message
 
-	pump struct {
-		ch     chan pumpMsg
-		cancel context.CancelFunc
-		wg     sync.WaitGroup
-	}
+	pump     upstreamPump
 	row, key []types.Datum
 	keyBuf   []byte
-}
-
-type pumpMsg struct {
-	msg Message
-	err error
 }
 
 // BackfillChunkRows is how many snapshot rows one read emits.
@@ -152,32 +143,10 @@ func (b *backfillExec) Schema() []types.T { return b.upstream.Schema() }
 
 func (b *backfillExec) start(ctx context.Context) {
 	b.started = true
-	pctx, cancel := context.WithCancel(ctx)
-	b.pump.cancel = cancel
-	b.pump.ch = make(chan pumpMsg, 1)
-	b.pump.wg.Add(1)
-	go func() {
-		defer b.pump.wg.Done()
-		for {
-			m, err := safeNext(pctx, b.upstream)
-			select {
-			case b.pump.ch <- pumpMsg{msg: m, err: err}:
-			case <-pctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	b.pump.start(ctx, b.upstream)
 }
 
-func (b *backfillExec) close() {
-	if b.started {
-		b.pump.cancel()
-		b.pump.wg.Wait()
-	}
-}
+func (b *backfillExec) close() { b.pump.stop() }
 
 // loadProgress reads the persisted position (once, before the first snapshot read).
 func (b *backfillExec) loadProgress(ctx context.Context) error {
@@ -317,14 +286,7 @@ func (b *backfillExec) Next(ctx context.Context) (Message, error) {
 }
 
 // take returns the next upstream message once the backfill is over.
-func (b *backfillExec) take(ctx context.Context) (Message, error) {
-	select {
-	case pm := <-b.pump.ch:
-		return pm.msg, pm.err
-	case <-ctx.Done():
-		return Message{}, ctx.Err()
-	}
-}
+func (b *backfillExec) take(ctx context.Context) (Message, error) { return b.pump.take(ctx) }
 
 // handle holds an upstream chunk, or at a barrier releases the epoch's held
 // changes that concern rows already emitted and queues the barrier.

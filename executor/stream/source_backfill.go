@@ -119,11 +119,7 @@ type sourceBackfillExec struct {
 		cancel context.CancelFunc
 		wg     sync.WaitGroup
 	}
-	pump struct {
-		ch     chan pumpMsg
-		cancel context.CancelFunc
-		wg     sync.WaitGroup
-	}
+	pump upstreamPump
 }
 
 // NewSourceBackfill returns the backfill of a StreamSource on a shared
@@ -168,33 +164,8 @@ func (b *sourceBackfillExec) wrap(err error) error {
 	return fmt.Errorf("source backfill %s: %w", b.rel.QualifiedName(), err)
 }
 
-func (b *sourceBackfillExec) start() {
-	pctx, cancel := context.WithCancel(context.Background())
-	b.pump.cancel = cancel
-	b.pump.ch = make(chan pumpMsg, 1)
-	b.pump.wg.Add(1)
-	go func() {
-		defer b.pump.wg.Done()
-		for {
-			m, err := b.upstream.Next(pctx)
-			select {
-			case b.pump.ch <- pumpMsg{msg: m, err: err}:
-			case <-pctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-}
-
 func (b *sourceBackfillExec) close() {
-	if b.pump.cancel != nil {
-		b.pump.cancel()
-		b.pump.wg.Wait()
-		b.pump.cancel = nil
-	}
+	b.pump.stop()
 	b.stopBackfill()
 }
 
@@ -309,8 +280,8 @@ func (b *sourceBackfillExec) load(ctx context.Context) error {
 }
 
 func (b *sourceBackfillExec) Next(ctx context.Context) (Message, error) {
-	if b.pump.cancel == nil {
-		b.start()
+	if !b.pump.started() {
+		b.pump.start(context.Background(), b.upstream)
 	}
 	for {
 		if len(b.queue) > 0 {
@@ -319,12 +290,7 @@ func (b *sourceBackfillExec) Next(ctx context.Context) (Message, error) {
 			return m, nil
 		}
 		if b.finished {
-			select { // backfill over and recorded: pass through
-			case pm := <-b.pump.ch:
-				return pm.msg, pm.err
-			case <-ctx.Done():
-				return Message{}, ctx.Err()
-			}
+			return b.pump.take(ctx) // backfill over and recorded: pass through
 		}
 		// Take what came without waiting while there is backfill work.
 		select {
