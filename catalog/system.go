@@ -371,6 +371,11 @@ var systemTables = []systemTable{
 	{"rw_catalog", "rw_event_logs", []Column{
 		col("timestamp", tTSTZ), col("event_type", tText), col("object_name", tText), col("actor_id", tI8), col("error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_fragments: every running job's fragments (from the streaming
+	// engine): its top operator, parallelism and actors.
+	{"rw_catalog", "rw_fragments", []Column{
+		col("job_id", tI8), col("fragment_id", tI4), col("kind", tText), col("parallelism", tI4), col("actor_ids", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_source_splits: each source split's reader: where it stands, rows
 	// read since it started, bad messages since the server started.
 	{"rw_catalog", "rw_source_splits", []Column{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tributary/tributary/executor/stream"
@@ -71,6 +72,35 @@ type job struct {
 	// upstream lists the outputs this job attached to other actors' dispatchers.
 	upstream map[stream.ActorID][]stream.OutputID
 	roots    []stream.ActorID // its constant sources (barrier entry points)
+	// fragments describe the job's fragments, children first (rw_fragments).
+	fragments []FragmentInfo
+}
+
+// FragmentInfo is one fragment of a running job.
+type FragmentInfo struct {
+	Job uint32
+	// ID numbers the job's fragments from 0, children first.
+	ID int
+	// Kind names the fragment's top operator.
+	Kind   string
+	Actors []stream.ActorID
+}
+
+// Fragments lists every running job's fragments, by job and fragment.
+func (c *Coordinator) Fragments() []FragmentInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []FragmentInfo
+	for _, j := range c.mu.jobs {
+		out = append(out, j.fragments...)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Job != out[b].Job {
+			return out[a].Job < out[b].Job
+		}
+		return out[a].ID < out[b].ID
+	})
+	return out
 }
 
 // AddTable starts the DML source of table id: an actor forwarding the
@@ -316,6 +346,13 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, r := range built {
 		c.mu.actors[r.actor.Ctx.ID] = r
 		c.mu.starting = append(c.mu.starting, r)
+	}
+	for i, f := range order {
+		kind := f.root.Describe()
+		if sp := strings.IndexByte(kind, ' '); sp > 0 {
+			kind = kind[:sp]
+		}
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f]})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r

@@ -126,6 +126,7 @@ func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
 		return
 	}
 	e.Logger.Error("streaming engine failed; recovering from the last committed epoch", "err", cause)
+	release := e.holdVersions()
 	failed.Stop()
 	for attempt := 1; ; attempt++ {
 		c, err := e.startCoordinator(context.Background())
@@ -133,6 +134,7 @@ func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
 			e.mu.coord = c
 			e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
 			e.finishDropsLocked(c)
+			release(c)
 			return
 		}
 		e.Logger.Error("recovery failed", "attempt", attempt, "err", err)

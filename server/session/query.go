@@ -36,6 +36,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_event_logs" {
 			return s.eng.eventLogRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_fragments" {
+			return s.eng.fragmentRows(), nil
+		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_splits" {
 			return s.eng.sourceSplitRows(), nil
 		}

@@ -249,6 +249,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }
 			return nil
 		}
+		if n.Key == "parallelism" {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterParallelism(ctx, n) }
+			return nil
+		}
 		if n.Kind == parser.KindSink && n.Key == "sink_rate_limit" {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSinkRate(ctx, n) }
 			return nil

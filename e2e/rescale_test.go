@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// rescaleViews are the jobs the rescale test changes: each name with its
+// query, which FLUSH makes its view equal to.
+var rescaleViews = []struct{ name, query string }{
+	{"agg", "SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g"},
+	{"joined", "SELECT t.g, count(*) AS n, sum(u.w) AS s FROM t JOIN u ON t.id = u.id GROUP BY t.g"},
+	{"top", "SELECT id, v FROM t ORDER BY v DESC, id LIMIT 5"},
+	{"onagg", "SELECT n % 3 AS k, count(*) AS groups, sum(s) AS s FROM agg GROUP BY n % 3"},
+}
+
+// TestRescaleUnderWrites: aggregation, join, top-N and view-on-view jobs
+// under a running writer are rescaled among 1 to 4 actors at random moments
+// (one of them while a new view backfills in the background) and the server
+// is killed (SIGKILL) in between; afterwards every view equals its query.
+func TestRescaleUnderWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rescales and kills a server under writes")
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	exec := func(c *pgx.Conn, sqls ...string) {
+		t.Helper()
+		for _, s := range sqls {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	exec(conn,
+		"CREATE TABLE t (id int PRIMARY KEY, g int, v int)",
+		"CREATE TABLE u (id int PRIMARY KEY, w int)",
+		"INSERT INTO t SELECT i, i % 17, i FROM generate_series(1, 20000) i",
+		"INSERT INTO u SELECT i, i % 5 FROM generate_series(1, 20000, 2) i",
+		"SET streaming_parallelism = 2")
+	for _, v := range rescaleViews {
+		exec(conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", v.name, v.query))
+	}
+
+	// The writer: random DML until stopped, reconnecting after kills.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	writerRng := rand.New(rand.NewSource(rng.Int63()))
+	var writes int
+	next := 100_000 // ids the writer inserts (a failed INSERT may have committed: it takes new ones)
+	go func() {
+		defer wg.Done()
+		var c *pgx.Conn
+		defer func() {
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c == nil {
+				var err error
+				if c, err = pgx.Connect(ctx, srv.DSN()); err != nil {
+					c = nil
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+			}
+			var s string
+			switch writerRng.Intn(4) {
+			case 0:
+				next++
+				s = fmt.Sprintf("INSERT INTO t VALUES (%d, %d, %d), (%d, %d, %d)", next, next%17, writerRng.Intn(100000),
+					next+1_000_000, next%17, writerRng.Intn(100000))
+			case 1:
+				s = fmt.Sprintf("UPDATE t SET v = v + %d WHERE id %% 97 = %d", writerRng.Intn(50), writerRng.Intn(97))
+			case 2:
+				s = fmt.Sprintf("DELETE FROM t WHERE id %% 211 = %d", writerRng.Intn(211))
+			default:
+				s = fmt.Sprintf("UPDATE u SET w = w + 1 WHERE id %% 53 = %d", writerRng.Intn(53))
+			}
+			if _, err := c.Exec(ctx, s); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				c.Close(context.Background())
+				c = nil
+				continue
+			}
+			writes++
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+
+	rescales, kills := 0, 0
+	rescale := func(c *pgx.Conn) {
+		t.Helper()
+		v := rescaleViews[rng.Intn(len(rescaleViews))].name
+		p := fmt.Sprint(1 + rng.Intn(4))
+		if rng.Intn(5) == 0 {
+			p = "DEFAULT"
+		}
+		exec(c, fmt.Sprintf("ALTER MATERIALIZED VIEW %s SET PARALLELISM = %s", v, p))
+		rescales++
+	}
+	kill := func() {
+		t.Helper()
+		if err := srv.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		kills++
+		conn.Close(context.Background())
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		conn = connect(t, ctx, srv)
+	}
+	for step := 0; rescales < 10 || kills < 5; step++ {
+		time.Sleep(time.Duration(50+rng.Intn(400)) * time.Millisecond)
+		switch {
+		case step == 3:
+			// A view backfilling in the background, rescaled (and maybe
+			// killed) mid-way: its rows must come out exactly once.
+			exec(conn, "SET background_ddl = true", "SET backfill_rate_limit = 20000",
+				"CREATE MATERIALIZED VIEW late AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g",
+				"SET background_ddl = false", "SET backfill_rate_limit = DEFAULT")
+			exec(conn, "ALTER MATERIALIZED VIEW late SET PARALLELISM = 3")
+			rescales++
+		case rng.Intn(3) == 0 && kills < 5:
+			kill()
+		default:
+			rescale(conn)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d rescales, %d kills, %d writes", rescales, kills, writes)
+	exec(conn, "WAIT", "FLUSH")
+	views := append(rescaleViews, struct{ name, query string }{"late", rescaleViews[0].query})
+	for _, v := range views {
+		checkView(t, ctx, conn, "SELECT * FROM "+v.name, mustRows(t, ctx, conn, v.query))
+	}
+	frags, err := rowsOf(ctx, conn, "SELECT job_id, kind, parallelism FROM rw_catalog.rw_fragments")
+	if err != nil || len(frags) == 0 {
+		t.Fatalf("rw_fragments: %v %v", frags, err)
+	}
+}
+
+func mustRows(t *testing.T, ctx context.Context, conn *pgx.Conn, query string) []string {
+	t.Helper()
+	rows, err := rowsOf(ctx, conn, query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return rows
+}

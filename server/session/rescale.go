@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// maxParallelism bounds ALTER ... SET PARALLELISM (vnodes are 256).
+const maxParallelism = 256
+
+// alterParallelism is ALTER MATERIALIZED VIEW | SINK | TABLE | SOURCE name
+// SET PARALLELISM {= | TO} {n | DEFAULT}: the job's new parallelism is
+// recorded with it, then every job is rebuilt at once over the epoch just
+// committed (rescheduleLocked): actors resume from their state in storage,
+// which is keyed by vnode, so nothing is copied.
+func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	n2 := 0
+	if !n.Default && !strings.EqualFold(n.Value, "default") {
+		v, err := strconv.Atoi(strings.TrimSpace(n.Value))
+		if err != nil || v < 1 || v > maxParallelism {
+			return nil, types.Errorf(types.ErrInvalidParameter, "parallelism must be an integer between 1 and %d, or DEFAULT", maxParallelism)
+		}
+		n2 = v
+	}
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if want := dropKinds[n.Kind]; rel.Kind != want {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
+	}
+	switch {
+	case rel.Kind == catalog.KindTable || rel.Kind == catalog.KindSource:
+		return nil, types.Errorf(types.ErrUnsupported, "%s %s is read by one actor: its parallelism cannot be changed yet (ALTER the materialized views and sinks on it)", rel.Kind, rel.Name)
+	case rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Decoupled:
+		return nil, types.Errorf(types.ErrUnsupported, "sink %s writes through a log store, whose entries cannot move between actors yet: its parallelism cannot be changed", rel.Name)
+	case rel.Job == nil:
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a streaming job", rel.Name)
+	}
+	updated := *rel
+	js := *rel.Job
+	js.Parallelism = n2
+	updated.Job = &js
+	if err := s.replaceRelation(ctx, &updated); err != nil {
+		return nil, err
+	}
+	if err := s.eng.rescheduleLocked(ctx); err != nil {
+		return nil, fmt.Errorf("alter %s %s: %w", rel.Kind, rel.Name, err)
+	}
+	return tagOnly("ALTER_" + strings.ToUpper(strings.ReplaceAll(rel.Kind.String(), " ", "_"))), nil
+}
+
+// rescheduleLocked rebuilds every streaming job from the catalog with the
+// parallelism it records (the caller holds ddl): the coordinator commits
+// what was written, stops, and a new one starts over the committed epoch,
+// as after a failure. Statements in flight whose epoch did not commit are
+// run again on the new coordinator (withCoordinator), backfills resume from
+// their committed progress. The pause grows with the number of jobs, not
+// with their state: no state is read to rebuild them.
+func (e *Engine) rescheduleLocked(ctx context.Context) error {
+	start := time.Now()
+	old := e.coord()
+	if err := old.Flush(ctx); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.coord != old || e.closed {
+		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
+	}
+	release := e.holdVersions()
+	old.Stop()
+	c, err := e.startCoordinator(context.Background())
+	if err != nil {
+		// The catalog holds the change; rebuild as after a failure.
+		e.Logger.Error("reschedule failed; recovering", "err", err)
+		for attempt := 1; err != nil; attempt++ {
+			time.Sleep(time.Duration(min(attempt, 10)) * time.Second)
+			c, err = e.startCoordinator(context.Background())
+		}
+	}
+	e.mu.coord = c
+	e.finishDropsLocked(c)
+	release(c)
+	e.Logger.Info("streaming jobs rescheduled", "pause", time.Since(start), "committed_epoch", e.Store.CommittedEpoch())
+	return nil
+}
+
+// fragmentRows answers rw_catalog.rw_fragments.
+func (e *Engine) fragmentRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, f := range e.coord().Fragments() {
+		ids := make([]string, len(f.Actors))
+		for i, a := range f.Actors {
+			ids[i] = strconv.FormatUint(uint64(a), 10)
+		}
+		rows = append(rows, []types.Datum{types.DInt(int64(f.Job)), types.DInt(int64(f.ID)), types.DString(f.Kind),
+			types.DInt(int64(len(f.Actors))), types.DString(strings.Join(ids, ","))})
+	}
+	return rows
+}
+
+// holdVersions keeps the store's old versions while the streaming engine
+// is replaced: the stopping jobs release their pins (a snapshot backfill's
+// snapshot epoch, a log store reader's), and the jobs rebuilt pin the same
+// epochs again only when their first barrier comes. The returned release
+// waits for the new coordinator's first epoch (every actor has passed a
+// barrier) in the background, then lets the versions go.
+func (e *Engine) holdVersions() func(c *coordinator.Coordinator) {
+	unpin, err := e.Store.Pin(e.Store.DiscardEpoch())
+	if err != nil {
+		e.Logger.Warn("could not hold old versions during the rebuild", "err", err)
+		return func(*coordinator.Coordinator) {}
+	}
+	return func(c *coordinator.Coordinator) {
+		go func() {
+			defer unpin()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = c.Flush(ctx) // fails only if c stops: then nothing pins anyway
+		}()
+	}
+}
