@@ -91,4 +91,20 @@ func TestKafkaSourceShared(t *testing.T) {
 	waitRows(t, ctx, q("SELECT count(*), sum(id) FROM tt"), "2000|1999000", 30*time.Second)
 	rows, err := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_source_splits")
 	t.Logf("splits: %v %v", rows, err)
+
+	// The shared reader rescaled: its actors share out the partitions, each
+	// resuming them from their committed offsets.
+	for i, p := range []string{"1", "3", "DEFAULT"} {
+		if _, err := conn.Exec(ctx, "ALTER SOURCE ev SET PARALLELISM = "+p); err != nil {
+			t.Fatal(err)
+		}
+		produceJSON(t, ctx, brokers, "events", 2000+500*i, 500)
+		want := 2500 + 500*i
+		waitRows(t, ctx, q("SELECT n, parts FROM m1"), fmt.Sprintf("%d|4", want), 30*time.Second)
+		waitRows(t, ctx, q("SELECT sum(n) FROM m2"), fmt.Sprint(want), 30*time.Second)
+	}
+	frags, err := rowsOf(ctx, conn, "SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_sources s ON f.job_id = s.id")
+	if err != nil || len(frags) != 1 {
+		t.Fatalf("the source's fragments: %v %v", frags, err)
+	}
 }

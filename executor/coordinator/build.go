@@ -170,7 +170,7 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 // constant source. A bounded source reports its progress as the job's
 // backfill, so a blocking CREATE, WAIT and SHOW JOBS follow it.
 func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) {
-	if b.f.parallel != 1 {
+	if b.f.parallel != 1 && !n.Split {
 		return nil, fmt.Errorf("a source fragment must run one actor")
 	}
 	_, src, err := stream.OpenSource(n.Source)
@@ -188,7 +188,7 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 	b.j.scans[b.actx.ID] = n.Source.ID
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
-	exec, closer, err := stream.NewSourceScan(b.actx, n, ch, report, b.c.cfg.Sinks)
+	exec, closer, err := stream.NewSourceScan(b.actx, n, ch, report, b.c.cfg.Sinks, stream.SplitShare{Index: b.index, Of: b.f.parallel})
 	if err != nil {
 		return nil, err
 	}

@@ -271,6 +271,9 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 				f.parallel = parallelism
 			}
 		}
+		if s, ok := f.root.(*plan.StreamSourceScan); ok && s.Split {
+			f.parallel = parallelism // readers sharing out the splits
+		}
 		order = append(order, f)
 	}
 	visit(top)
@@ -644,7 +647,9 @@ func (c *Coordinator) SetSourceRate(ctx context.Context, id uint32, rowsPerSecon
 		c.mu.Unlock()
 		return fmt.Errorf("job %d has no running source", id)
 	}
-	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
+	// Its actors share the rate (a shared source's readers each read a
+	// share of the splits).
+	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: stream.ShareRate(rowsPerSecond, len(j.sources))}
 	for _, aid := range j.sources {
 		m.Actors[aid] = true
 	}

@@ -48,6 +48,9 @@ type StreamSourceScan struct {
 	StateInfo
 	Source *catalog.Relation // its Connector says what reads it
 	Out    []Field
+	// Split: the job's parallel actors each read a share of the splits (a
+	// shared source's reader job); otherwise one actor reads them all.
+	Split bool
 	// RateLimit caps the rows per second over all splits (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64
 }

@@ -40,8 +40,11 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	if want := dropKinds[n.Kind]; rel.Kind != want {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
 	}
+	if isSharedSource(rel) && rel.Job == nil {
+		rel.Job = &catalog.JobSettings{} // never set: the default
+	}
 	switch {
-	case rel.Kind == catalog.KindTable || rel.Kind == catalog.KindSource:
+	case rel.Kind == catalog.KindTable || (rel.Kind == catalog.KindSource && !isSharedSource(rel)):
 		return nil, types.Errorf(types.ErrUnsupported, "%s %s is read by one actor: its parallelism cannot be changed yet (ALTER the materialized views and sinks on it)", rel.Kind, rel.Name)
 	case rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Decoupled:
 		return nil, types.Errorf(types.ErrUnsupported, "sink %s writes through a log store, whose entries cannot move between actors yet: its parallelism cannot be changed", rel.Name)

@@ -122,7 +122,7 @@ func connectorSource(rel *catalog.Relation) *plan.StreamConnectorSource {
 
 // sharedSource is the plan of a shared source's reader job.
 func sharedSource(rel *catalog.Relation) *plan.StreamSourceScan {
-	n := &plan.StreamSourceScan{Source: rel, RateLimit: rel.Connector.RateLimit}
+	n := &plan.StreamSourceScan{Source: rel, RateLimit: rel.Connector.RateLimit, Split: true}
 	for _, c := range rel.Columns {
 		n.Out = append(n.Out, plan.Field{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
 	}
@@ -133,10 +133,15 @@ func sharedSource(rel *catalog.Relation) *plan.StreamSourceScan {
 // connectorJobOptions describes a connector table's source job for SHOW JOBS.
 func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	what := "CREATE TABLE " + rel.Name + " (source)"
+	parallelism := 1
 	if rel.Kind == catalog.KindSource {
 		what = "CREATE SOURCE " + rel.Name
+		parallelism = 0 // the default: its actors share out the splits
+		if rel.Job != nil {
+			parallelism = rel.Job.Parallelism
+		}
 	}
-	return coordinator.JobOptions{Parallelism: 1, BackfillRate: -1, Background: true, Statement: what, BackfillType: "Source"}
+	return coordinator.JobOptions{Parallelism: parallelism, BackfillRate: -1, Background: true, Statement: what, BackfillType: "Source"}
 }
 
 // alterSourceRate is ALTER TABLE name SET SOURCE_RATE_LIMIT {= | TO} {n |
