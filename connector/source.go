@@ -109,6 +109,16 @@ type SplitRemover interface {
 	RemoveSplits(splits []string)
 }
 
+// OffsetCommitter is implemented by readers that tell the external system
+// what the engine has made durable (PostgreSQL CDC: the replication slot's
+// confirmed LSN, so the upstream keeps its WAL exactly as long as a restart
+// may need it). Committed is called with a split's offset once the epoch
+// that stored it has committed, from the goroutine that calls Read, in
+// commit order; it must not block.
+type OffsetCommitter interface {
+	Committed(split string, offset []byte)
+}
+
 // SplitOffset is a split and where to read it from: the opaque offset a
 // reader returned after its last rows (nil: the startup position).
 type SplitOffset struct {
