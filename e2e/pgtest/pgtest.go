@@ -85,6 +85,16 @@ var TestSettings = []string{
 // installed. As root, the cluster runs as the postgres (or nobody) user.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	return StartWith(t)
+}
+
+// LogicalSettings are the settings a cluster for logical replication (CDC)
+// adds to TestSettings.
+var LogicalSettings = []string{"wal_level=logical", "max_replication_slots=20", "max_wal_senders=20"}
+
+// StartWith is Start with more postgres settings (-c), e.g. LogicalSettings.
+func StartWith(t testing.TB, settings ...string) *Cluster {
+	t.Helper()
 	if _, err := BinDir(); err != nil {
 		t.Skipf("pgtest: %v", err)
 	}
@@ -94,7 +104,7 @@ func Start(t testing.TB) *Cluster {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // temporary files; nothing to report
-	c, err := Launch(dir, TestSettings)
+	c, err := Launch(dir, append(append([]string(nil), TestSettings...), settings...))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}

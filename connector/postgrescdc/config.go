@@ -1,0 +1,229 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Name is the connector's name in WITH (connector = ...).
+const Name = "postgres-cdc"
+
+// The options (WITH keys, lower case).
+const (
+	OptHostname          = "hostname"
+	OptPort              = "port"
+	OptUsername          = "username"
+	OptPassword          = "password"
+	OptDatabase          = "database.name"
+	OptSchema            = "schema.name"
+	OptTable             = "table.name"
+	OptSlot              = "slot.name"
+	OptPublication       = "publication.name"
+	OptPublicationCreate = "publication.create.enable"
+	OptSSLMode           = "ssl.mode"
+	OptChunkRows         = "snapshot.batch.size"
+)
+
+var knownOptions = []string{"connector", OptHostname, OptPort, OptUsername, OptPassword, OptDatabase, OptSchema,
+	OptTable, OptSlot, OptPublication, OptPublicationCreate, OptSSLMode, OptChunkRows}
+
+// DefaultChunkRows is how many rows one copy query reads.
+const DefaultChunkRows = 8192
+
+// connectTimeout bounds connecting to the upstream.
+const connectTimeout = 10 * time.Second
+
+// Config is a postgres-cdc table's options, validated.
+type Config struct {
+	Host     string
+	Port     int
+	User     string
+	Password string
+	Database string
+	Schema   string
+	Table    string
+	// Slot and Publication name the replication slot and the publication
+	// (defaults derived from the Tributary relation and the upstream table).
+	Slot              string
+	Publication       string
+	CreatePublication bool
+	// SSLMode is libpq's sslmode (disable, prefer, require, ...).
+	SSLMode string
+	// ChunkRows is the rows one copy query reads.
+	ChunkRows int
+}
+
+// ParseConfig reads the options (keys lower case). relation is the
+// Tributary relation's qualified name, from which the slot's default name
+// is made. Errors name the option (types.ErrInvalidParameter).
+func ParseConfig(props map[string]string, relation string) (Config, error) {
+	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows}
+	var unknown []string
+	for k, v := range props {
+		switch k {
+		case "connector":
+		case OptHostname:
+			c.Host = strings.TrimSpace(v)
+		case OptPort:
+			p, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || p <= 0 || p > 65535 {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be a port number (1-65535), got %q", k, v)
+			}
+			c.Port = p
+		case OptUsername:
+			c.User = v
+		case OptPassword:
+			c.Password = v
+		case OptDatabase:
+			c.Database = v
+		case OptSchema:
+			c.Schema = v
+		case OptTable:
+			c.Table = v
+		case OptSlot:
+			c.Slot = v
+		case OptPublication:
+			c.Publication = v
+		case OptPublicationCreate:
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be true or false, got %q", k, v)
+			}
+			c.CreatePublication = b
+		case OptSSLMode:
+			switch m := strings.ToLower(strings.TrimSpace(v)); m {
+			case "disable", "allow", "prefer", "require", "verify-ca", "verify-full":
+				c.SSLMode = m
+			default:
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be disable, allow, prefer, require, verify-ca or verify-full, got %q", k, v)
+			}
+		case OptChunkRows:
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n <= 0 || n > 1<<20 {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be an integer from 1 to %d, got %q", k, 1<<20, v)
+			}
+			c.ChunkRows = n
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return c, types.Errorf(types.ErrInvalidParameter, "unknown postgres-cdc option %s (known: %s)", quoted(unknown), strings.Join(knownOptions, ", "))
+	}
+	for _, req := range []struct{ opt, val string }{{OptHostname, c.Host}, {OptUsername, c.User}, {OptDatabase, c.Database}, {OptTable, c.Table}} {
+		if req.val == "" {
+			return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: the %s option is required", req.opt)
+		}
+	}
+	if c.Schema == "" {
+		return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must not be empty", OptSchema)
+	}
+	if strings.Contains(c.Table, ".") && props[OptSchema] == "" {
+		// table.name = 'schema.table'
+		i := strings.IndexByte(c.Table, '.')
+		c.Schema, c.Table = c.Table[:i], c.Table[i+1:]
+	}
+	if c.Slot == "" {
+		c.Slot = identifier("tributary_" + relation)
+	} else if !validSlot(c.Slot) {
+		return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s %q is not a valid replication slot name (lower-case letters, digits and underscores, at most 63)", OptSlot, c.Slot)
+	}
+	if c.Publication == "" {
+		c.Publication = identifier("tributary_pub_" + c.Schema + "_" + c.Table)
+	}
+	return c, nil
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// identifier makes a valid slot (and publication) name of s: lower case,
+// characters other than [a-z0-9_] replaced by '_', at most 63 bytes.
+func identifier(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 63 {
+		b = b[:63]
+	}
+	return string(b)
+}
+
+func validSlot(s string) bool {
+	return s != "" && len(s) <= 63 && identifier(s) == s
+}
+
+// Addr is host:port.
+func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// QualifiedTable is the upstream table, quoted for SQL.
+func (c Config) QualifiedTable() string { return quoteIdent(c.Schema) + "." + quoteIdent(c.Table) }
+
+// connString is a libpq URL for the database; replication adds
+// replication=database (a walsender connection). The session settings fix
+// the text forms the values arrive in.
+func (c Config) connString() string {
+	u := url.URL{Scheme: "postgres", Host: c.Addr(), Path: "/" + c.Database}
+	if c.Password != "" {
+		u.User = url.UserPassword(c.User, c.Password)
+	} else {
+		u.User = url.User(c.User)
+	}
+	q := url.Values{}
+	q.Set("sslmode", c.SSLMode)
+	q.Set("connect_timeout", strconv.Itoa(int(connectTimeout/time.Second)))
+	q.Set("application_name", "tributary-cdc")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// settings are the session settings of every connection: the text forms
+// types.ParseText reads.
+var settings = map[string]string{
+	"DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC", "extra_float_digits": "3",
+	"bytea_output": "hex", "client_encoding": "UTF8",
+}
+
+// connect opens a connection (replication: a walsender connection).
+func (c Config) connect(ctx context.Context, replication bool) (*pgconn.PgConn, error) {
+	pc, err := pgconn.ParseConfig(c.connString())
+	if err != nil {
+		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %v", err)
+	}
+	for k, v := range settings {
+		pc.RuntimeParams[k] = v
+	}
+	if replication {
+		pc.RuntimeParams["replication"] = "database"
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout+5*time.Second)
+	defer cancel()
+	conn, err := pgconn.ConnectConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres-cdc: connect to %s database %q as %q: %w", c.Addr(), c.Database, c.User, err)
+	}
+	return conn, nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func quoteLiteral(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }

@@ -1,0 +1,208 @@
+package postgrescdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/sql/types"
+)
+
+func init() {
+	connector.RegisterSource(connector.SourceConnector{Name: Name, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
+		s, err := ParseSource(spec)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}})
+}
+
+// checkTimeout bounds Check.
+const checkTimeout = 30 * time.Second
+
+// Source is a parsed postgres-cdc table (connector.Source).
+type Source struct {
+	cfg  Config
+	spec connector.SourceSpec
+}
+
+// ParseSource reads a postgres-cdc table's options. Only CREATE TABLE takes
+// the connector (the rows carry deletes); FORMAT is refused.
+func ParseSource(spec connector.SourceSpec) (*Source, error) {
+	if !spec.Table {
+		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc: use CREATE TABLE t (columns, PRIMARY KEY (...)) WITH (connector = 'postgres-cdc', ..., table.name = '...'); a shared CDC source (CREATE SOURCE ... / CREATE TABLE ... FROM source TABLE) is not supported yet")
+	}
+	if spec.Format != "" || spec.Encode != "" {
+		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc: FORMAT ... ENCODE ... is not allowed (the rows are the upstream table's)")
+	}
+	cfg, err := ParseConfig(spec.Props, spec.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Key) == 0 {
+		return nil, types.Errorf(types.ErrInvalidTableDefinition, "postgres-cdc: the table needs a PRIMARY KEY, the upstream table's")
+	}
+	for _, c := range spec.Columns {
+		if c.Meta != "" {
+			return nil, types.Errorf(types.ErrInvalidTableDefinition, "postgres-cdc: the table needs a PRIMARY KEY, the upstream table's, and no INCLUDE columns (column %q)", c.Name)
+		}
+	}
+	return &Source{cfg: cfg, spec: spec}, nil
+}
+
+// Config returns the options.
+func (s *Source) Config() Config { return s.cfg }
+
+// Check implements connector.Source: the upstream answers with wal_level =
+// logical, the user may replicate, the table exists with a primary key and
+// columns that match, and the publication and the slot exist (made when
+// missing: the publication only with publication.create.enable). What
+// Check made is dropped again when a later step fails.
+func (s *Source) Check(ctx context.Context) (err error) {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	conn, err := s.cfg.connect(ctx, false)
+	if err != nil {
+		return types.Errorf(types.ErrInvalidParameter, "%v", err)
+	}
+	defer conn.Close(context.Background())
+	cfg := s.cfg
+	rows, err := query(ctx, conn, "SELECT current_setting('wal_level'), (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user)")
+	if err != nil {
+		return err
+	}
+	if rows[0][0] != "logical" {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: the upstream's wal_level is %s; logical replication needs wal_level = logical (ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL)", rows[0][0])
+	}
+	if rows[0][1] != "t" {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q may not replicate (ALTER ROLE %s WITH REPLICATION)", cfg.User, quoteIdent(cfg.User))
+	}
+	up, err := describe(ctx, conn, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := bind(s.spec, cfg, up); err != nil {
+		return err
+	}
+	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
+	}
+	var undo []string
+	defer func() {
+		if err != nil {
+			for _, u := range undo {
+				_, _ = query(context.Background(), conn, u) // best effort: the error says what failed
+			}
+		}
+	}()
+	rows, err = query(ctx, conn, "SELECT puballtables FROM pg_publication WHERE pubname = "+quoteLiteral(cfg.Publication))
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rows) == 0 && !cfg.CreatePublication:
+		return types.Errorf(types.ErrUndefinedObject, "postgres-cdc: publication %q does not exist (create it: CREATE PUBLICATION %s FOR TABLE %s, or set %s = 'true')",
+			cfg.Publication, quoteIdent(cfg.Publication), cfg.QualifiedTable(), OptPublicationCreate)
+	case len(rows) == 0:
+		if _, err := query(ctx, conn, "CREATE PUBLICATION "+quoteIdent(cfg.Publication)+" FOR TABLE "+cfg.QualifiedTable()); err != nil {
+			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: create publication %q: %v", cfg.Publication, err)
+		}
+		undo = append(undo, "DROP PUBLICATION IF EXISTS "+quoteIdent(cfg.Publication))
+	default:
+		rows, err = query(ctx, conn, "SELECT 1 FROM pg_publication_tables WHERE pubname = "+quoteLiteral(cfg.Publication)+
+			" AND schemaname = "+quoteLiteral(cfg.Schema)+" AND tablename = "+quoteLiteral(cfg.Table))
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: publication %q does not publish table %s (ALTER PUBLICATION %s ADD TABLE %s)",
+				cfg.Publication, cfg.QualifiedTable(), quoteIdent(cfg.Publication), cfg.QualifiedTable())
+		}
+	}
+	rows, err = query(ctx, conn, "SELECT plugin, database FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(cfg.Slot))
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		if _, err := query(ctx, conn, "SELECT pg_create_logical_replication_slot("+quoteLiteral(cfg.Slot)+", 'pgoutput')"); err != nil {
+			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: create replication slot %q: %v", cfg.Slot, err)
+		}
+		undo = append(undo, "SELECT pg_drop_replication_slot("+quoteLiteral(cfg.Slot)+")")
+	} else if rows[0][0] != "pgoutput" || rows[0][1] != cfg.Database {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: replication slot %q exists with plugin %s on database %s (want pgoutput on %s): choose another %s",
+			cfg.Slot, rows[0][0], rows[0][1], cfg.Database, OptSlot)
+	}
+	return nil
+}
+
+// Drop removes the replication slot (DROP TABLE): the upstream stops
+// keeping WAL for it. The publication is left (others may use it).
+func (s *Source) Drop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	conn, err := s.cfg.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	// The reader's walsender may still be ending: retry while the slot is active.
+	for {
+		_, err = query(ctx, conn, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(s.cfg.Slot))
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || pe.Code != "55006" { // object_in_use
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres-cdc: drop replication slot %q: %w", s.cfg.Slot, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Enumerator implements connector.Source: one split, named after the
+// upstream table.
+func (s *Source) Enumerator(context.Context) (connector.SplitEnumerator, error) {
+	return enumerator{split: s.split()}, nil
+}
+
+func (s *Source) split() string { return s.cfg.Schema + "." + s.cfg.Table }
+
+// Reader implements connector.Source.
+func (s *Source) Reader(_ context.Context, splits []connector.SplitOffset, env connector.ReaderEnv) (connector.SplitReader, error) {
+	if len(splits) != 1 || splits[0].Split != s.split() {
+		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc %s: a reader of splits %v (want the one split %q)", s.spec.Relation, splits, s.split())
+	}
+	return newReader(s, splits[0].Offset, env)
+}
+
+// DefaultRate implements connector.Source: as fast as the upstream serves.
+func (s *Source) DefaultRate() int64 { return -1 }
+
+// TotalRows implements connector.Source: the change stream never ends.
+func (s *Source) TotalRows() int64 { return -1 }
+
+// ChunkRows implements connector.Source.
+func (s *Source) ChunkRows() int { return types.DefaultChunkSize }
+
+// Upsert implements connector.Source: the rows carry deletes (and repeat keys).
+func (s *Source) Upsert() bool { return true }
+
+type enumerator struct{ split string }
+
+func (e enumerator) Splits(context.Context) ([]string, error) { return []string{e.split}, nil }
+
+func (e enumerator) Bounds(_ context.Context, splits []string) (map[string]connector.SplitBounds, error) {
+	out := map[string]connector.SplitBounds{}
+	for _, s := range splits {
+		out[s] = connector.SplitBounds{}
+	}
+	return out, nil
+}
+
+func (e enumerator) Close() error { return nil }
