@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -53,6 +55,23 @@ func OpenSource(rel *catalog.Relation) (connector.SourceConnector, connector.Sou
 	return connector.ParseSource(SourceSpec(rel))
 }
 
+// SplitShare says which of a source's splits an actor reads: those whose
+// number (or, for a name that is not a number, hash) is Index modulo Of.
+type SplitShare struct{ Index, Of int }
+
+// owns reports whether the share includes split.
+func (s SplitShare) owns(split string) bool {
+	if s.Of <= 1 {
+		return true
+	}
+	if n, err := strconv.ParseUint(split, 10, 63); err == nil {
+		return int(n%uint64(s.Of)) == s.Index
+	}
+	h := fnv.New32a()
+	h.Write([]byte(split))
+	return int(h.Sum32()%uint32(s.Of)) == s.Index
+}
+
 // sourceConfig is a connector source's fixed configuration.
 type sourceConfig struct {
 	src connector.Source
@@ -64,6 +83,7 @@ type sourceConfig struct {
 	writer   TableWriter
 	report   Progress
 	monitor  SourceMonitor
+	share    SplitShare
 }
 
 // sourceSplit is one split a source executor reads.
@@ -152,15 +172,16 @@ func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barri
 // NewSourceScan returns the executor of a StreamSourceScan: a source whose
 // rows are its output (a shared source's reader job, or a generator read in
 // a view's or sink's job), fed barriers like a constant source.
-func NewSourceScan(actx *ActorContext, n *plan.StreamSourceScan, barriers <-chan *Barrier, report Progress, monitor SourceMonitor) (Executor, func(), error) {
+func NewSourceScan(actx *ActorContext, n *plan.StreamSourceScan, barriers <-chan *Barrier, report Progress, monitor SourceMonitor, share SplitShare) (Executor, func(), error) {
 	if len(n.State()) != 1 {
 		return nil, nil, fmt.Errorf("source %s: no split state assigned", n.Source.QualifiedName())
 	}
-	e, err := newSourceExec(actx, n.Source, n.State()[0], n.RateLimit, barriers, report, monitor)
+	rate := ShareRate(n.RateLimit, share.Of) // the actors share the rate
+	e, err := newSourceExec(actx, n.Source, n.State()[0], rate, barriers, report, monitor)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.emit = true
+	e.emit, e.share = true, share
 	return e, e.close, nil
 }
 
@@ -447,6 +468,9 @@ func (e *sourceExec) tellCommitted() {
 // load reads the committed split offsets.
 func (e *sourceExec) load(ctx context.Context) error {
 	err := eachRow(ctx, e.state, func(row []types.Datum) {
+		if !e.share.owns(row[0].S) {
+			return // another actor's
+		}
 		s := &sourceSplit{next: row[2].I}
 		if !row[1].Null {
 			s.offset = []byte(row[1].S)
@@ -466,6 +490,9 @@ func (e *sourceExec) addSplits(ctx context.Context, l splitList) error {
 	added := false
 	first, _ := e.src.(connector.FirstOffsetter)
 	for _, name := range l.splits {
+		if !e.share.owns(name) {
+			continue
+		}
 		if _, ok := e.splits[name]; !ok {
 			// Pin the startup position now (it moves for 'latest'), or
 			// start a split that appeared while running at its first row.
@@ -478,7 +505,7 @@ func (e *sourceExec) addSplits(ctx context.Context, l splitList) error {
 		}
 	}
 	e.running = true
-	if e.reader != nil && !added {
+	if (e.reader != nil && !added) || len(e.splits) == 0 {
 		return nil
 	}
 	if e.reader != nil {
