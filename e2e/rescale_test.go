@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +53,10 @@ func TestRescaleUnderWrites(t *testing.T) {
 	for _, v := range rescaleViews {
 		exec(conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", v.name, v.query))
 	}
+	// A sink into a table, rebuilt with every rescale (its own parallelism
+	// cannot change yet): it must stay exact.
+	exec(conn, "CREATE TABLE tgt (g int PRIMARY KEY, n bigint, s bigint)",
+		"CREATE SINK si INTO tgt AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g")
 
 	// The writer: random DML until stopped, reconnecting after kills.
 	stop := make(chan struct{})
@@ -163,6 +168,21 @@ func TestRescaleUnderWrites(t *testing.T) {
 	for _, v := range views {
 		checkView(t, ctx, conn, "SELECT * FROM "+v.name, mustRows(t, ctx, conn, v.query))
 	}
+	// The sink delivers into its table after the commit: poll.
+	want := mustRows(t, ctx, conn, rescaleViews[0].query)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		got := mustRows(t, ctx, conn, "SELECT * FROM tgt")
+		if sameRows(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			checkView(t, ctx, conn, "SELECT * FROM tgt", want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := conn.Exec(ctx, "ALTER SINK si SET PARALLELISM = 2"); err == nil {
+		t.Error("a sink into a table was rescaled: its log store entries cannot move yet")
+	}
 	frags, err := rowsOf(ctx, conn, "SELECT job_id, kind, parallelism FROM rw_catalog.rw_fragments")
 	if err != nil || len(frags) == 0 {
 		t.Fatalf("rw_fragments: %v %v", frags, err)
@@ -176,4 +196,20 @@ func mustRows(t *testing.T, ctx context.Context, conn *pgx.Conn, query string) [
 		t.Fatalf("%s: %v", query, err)
 	}
 	return rows
+}
+
+// sameRows reports whether a and b hold the same rows in any order.
+func sameRows(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(x)
+	sort.Strings(y)
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
 }
