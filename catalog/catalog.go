@@ -83,6 +83,9 @@ type Connector struct {
 	// StateTables[0]) whose stream every job on it shares, each backfilling
 	// per split first.
 	Shared bool `json:"shared,omitempty"`
+	// ReadOnly marks a table that mirrors an external table (CDC): DML on
+	// it is refused.
+	ReadOnly bool `json:"read_only,omitempty"`
 	// RateLimit is source_rate_limit in rows per second over all splits
 	// (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64 `json:"rate_limit"`

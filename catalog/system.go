@@ -382,6 +382,12 @@ var systemTables = []systemTable{
 		col("source_name", tText), col("split", tText), col("actor_id", tI8), col("next_offset", tI8),
 		col("rows_read", tI8), col("bad_messages", tI8), col("last_error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_cdc_progress: each CDC table's copy and change stream position, as
+	// last committed (from its reader).
+	{"rw_catalog", "rw_cdc_progress", []Column{
+		col("table_name", tText), col("split", tText), col("pk_position", tText), col("finished", tBool),
+		col("row_count", tI8), col("lsn", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_source_backfill_progress: every running shared source backfill's
 	// state per split (from the streaming engine).
 	{"rw_catalog", "rw_source_backfill_progress", []Column{

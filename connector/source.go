@@ -64,6 +64,9 @@ type SourceConnector struct {
 	// backfilling the splits' history first. The others (generators) are
 	// read by each job on the source in its own job.
 	Shared bool
+	// ReadOnly tables mirror an external table (CDC): INSERT, UPDATE and
+	// DELETE on them are refused.
+	ReadOnly bool
 	// Parse checks the options against the columns and returns the typed
 	// source; its errors name the bad option (types.ErrInvalidParameter,
 	// types.ErrUnsupported).
@@ -117,6 +120,13 @@ type SplitRemover interface {
 // commit order; it must not block.
 type OffsetCommitter interface {
 	Committed(split string, offset []byte)
+}
+
+// Dropper is implemented by sources that hold something in the external
+// system for the relation (a replication slot): Drop releases it when the
+// relation is dropped.
+type Dropper interface {
+	Drop(ctx context.Context) error
 }
 
 // SplitOffset is a split and where to read it from: the opaque offset a

@@ -23,7 +23,7 @@ import (
 const (
 	// maxQueuedRows bounds the rows read from the upstream and not yet
 	// taken by Read.
-	maxQueuedRows = 64 * 1024
+	maxQueuedRows = 16 * 1024
 	// statusEvery is how often the reader tells the upstream where it
 	// stands (also its keepalive: wal_sender_timeout is 60 s by default).
 	statusEvery = 10 * time.Second

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	connector.RegisterSource(connector.SourceConnector{Name: Name, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
+	connector.RegisterSource(connector.SourceConnector{Name: Name, ReadOnly: true, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
 		s, err := ParseSource(spec)
 		if err != nil {
 			return nil, err

@@ -75,6 +75,9 @@ func (b *Binder) dmlTable(refs *ast.TableRefsClause) (*catalog.Relation, string,
 	if rel.Kind != catalog.KindTable {
 		return nil, "", types.Errorf(types.ErrWrongObjectType, "cannot change %s \"%s\"", rel.Kind, rel.Name)
 	}
+	if rel.Connector != nil && rel.Connector.ReadOnly {
+		return nil, "", types.Errorf(types.ErrWrongObjectType, "cannot change table \"%s\": it mirrors an upstream table (connector %s); change the upstream", rel.Name, rel.Connector.Name())
+	}
 	alias := ts.AsName.O
 	if alias == "" {
 		alias = rel.Name

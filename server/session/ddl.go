@@ -275,6 +275,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 					break
 				}
 				s.eng.sinks.ForgetSource(r.QualifiedName())
+				releaseSource(ctx, r)
 			}
 			err = s.eng.coord().DropTable(ctx, r.ID)
 		}

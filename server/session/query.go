@@ -42,6 +42,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_splits" {
 			return s.eng.sourceSplitRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_cdc_progress" {
+			return cdcProgressRows(), nil
+		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil
 		}

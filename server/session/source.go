@@ -87,6 +87,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 		}
 	}
 	conn.Shared = c.Shared && rel.Kind == catalog.KindSource
+	conn.ReadOnly = c.ReadOnly
 	if conn.Shared {
 		rel.Columns = append(rel.Columns,
 			catalog.Column{Name: splitColumn, Type: types.TVarchar, NotNull: true, Hidden: true, Meta: connector.MetaSplit},
@@ -103,6 +104,20 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 		return err
 	}
 	return src.Check(ctx)
+}
+
+// releaseSource lets a dropped relation's connector release what it holds
+// in the external system (a CDC table's replication slot). Best effort:
+// an unreachable upstream does not keep the DROP from going on.
+func releaseSource(ctx context.Context, rel *catalog.Relation) {
+	connector.ForgetCDCProgress(rel.QualifiedName())
+	_, src, err := stream.OpenSource(rel)
+	if err != nil {
+		return
+	}
+	if d, ok := src.(connector.Dropper); ok {
+		_ = d.Drop(ctx) // documented: drop the slot by hand when the upstream was unreachable
+	}
 }
 
 // isConnectorTable reports whether rel is a table fed by a connector.

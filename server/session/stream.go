@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/physical"
@@ -432,6 +433,20 @@ func (e *Engine) sourceSplitRows() [][]types.Datum {
 		}
 		rows = append(rows, []types.Datum{types.DString(s.Source), types.DString(s.Split), types.DInt(int64(s.Actor)),
 			types.DInt(s.Next), types.DInt(s.Rows), types.DInt(s.BadMessages), lastErr})
+	}
+	return rows
+}
+
+// cdcProgressRows answers rw_catalog.rw_cdc_progress.
+func cdcProgressRows() [][]types.Datum {
+	var rows [][]types.Datum
+	for _, p := range connector.CDCProgresses() {
+		pk := types.NullDatum
+		if p.PK != "" {
+			pk = types.DString(p.PK)
+		}
+		rows = append(rows, []types.Datum{types.DString(p.Relation), types.DString(p.Split), pk, types.DBool(p.Finished),
+			types.DInt(p.Rows), types.DString(p.LSN)})
 	}
 	return rows
 }
