@@ -207,6 +207,10 @@ func (r *Runner) closeKafka() {
 
 // substitute replaces KafkaBrokerVar in sql, starting the cluster if sql uses it.
 func (r *Runner) substitute(sql string) (string, error) {
+	sql, err := r.substituteUpstream(sql)
+	if err != nil {
+		return "", err
+	}
 	if !strings.Contains(sql, KafkaBrokerVar) {
 		return sql, nil
 	}

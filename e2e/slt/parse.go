@@ -243,6 +243,18 @@ func (p *parser) parse(file, src string, depth int) error {
 			}
 			rec.Kind, rec.Kafka = KindKafka, cmd
 			i = next
+		case "system":
+			if len(f) != 2 || f[1] != "ok" {
+				return errf(i, "system wants `system ok` and the command on the following lines")
+			}
+			var cmd []string
+			for i++; i < len(lines) && !isBlank(lines[i]); i++ {
+				cmd = append(cmd, lines[i])
+			}
+			if len(cmd) == 0 {
+				return errf(i-1, "system ok without a command")
+			}
+			rec.Kind, rec.Command = KindSystem, strings.Join(cmd, "\n")
 		case "control":
 			if len(f) != 3 || f[1] != "sortmode" {
 				return errf(i, "only `control sortmode <mode>` is supported")

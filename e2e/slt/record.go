@@ -17,6 +17,7 @@ const (
 	KindHalt                  // halt: stop running the script
 	KindRestart               // restart [kill]: Tributary's own directive
 	KindKafka                 // kafka <command> ...: the script's in-process Kafka cluster
+	KindSystem                // system ok: a shell command (Tributary's own directive)
 )
 
 func (k Kind) String() string {
@@ -33,6 +34,8 @@ func (k Kind) String() string {
 		return "restart"
 	case KindKafka:
 		return "kafka"
+	case KindSystem:
+		return "system"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -111,6 +114,7 @@ type Record struct {
 	Duration time.Duration // sleep
 	Kill     bool          // restart kill
 	Kafka    *KafkaCommand // kafka
+	Command  string        // system ok: the shell command (sh -c)
 
 	// Statements and queries with `retry <n> backoff <duration>`: run again up to Retry more
 	// times, Backoff apart, until the record passes (within the record's timeout).

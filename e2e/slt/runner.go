@@ -36,6 +36,7 @@ type Runner struct {
 	conns map[string]*pgx.Conn
 	edits map[string][]edit // file -> pending rewrites
 	kc    *kafkaCluster     // the script's Kafka cluster, nil until used
+	pg    *upstreamPG       // the script's upstream PostgreSQL, nil until used
 }
 
 // RunFile parses the script at path and runs it.
@@ -54,6 +55,7 @@ func (r *Runner) RunFile(ctx context.Context, path string) error {
 func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 	r.edits = map[string][]edit{}
 	defer r.closeKafka()
+	defer r.closeUpstream()
 	defer func() {
 		if werr := r.applyEdits(s); werr != nil && err == nil {
 			err = werr
@@ -83,6 +85,7 @@ func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 // Close closes every open session (and a Kafka cluster left by a Run that did not return).
 func (r *Runner) Close(ctx context.Context) {
 	r.closeKafka()
+	r.closeUpstream()
 	r.closeSessions(ctx)
 }
 
@@ -122,6 +125,11 @@ func (r *Runner) runRecord(ctx context.Context, rec *Record) error {
 	case KindKafka:
 		if err := r.runKafka(ctx, rec.Kafka); err != nil {
 			return fmt.Errorf("%s: kafka %s %s: %w", rec.Pos, rec.Kafka.Op, rec.Kafka.Topic, err)
+		}
+		return nil
+	case KindSystem:
+		if err := r.runSystem(ctx, rec.Command); err != nil {
+			return fmt.Errorf("%s: system: %w", rec.Pos, err)
 		}
 		return nil
 	case KindStatement, KindQuery:
