@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,4 +213,56 @@ func sameRows(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestAlterDuringBlockingCreate: an ALTER ... SET PARALLELISM in one session
+// while another session's blocking CREATE backfills returns without waiting
+// for it, and the CREATE goes on (on the rebuilt engine) to a correct view.
+func TestAlterDuringBlockingCreate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	a, b := connect(t, ctx, srv), connect(t, ctx, srv)
+	for _, s := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY, g int, v int)",
+		"INSERT INTO t SELECT i, i % 17, i FROM generate_series(1, 20000) i",
+		"CREATE MATERIALIZED VIEW other AS SELECT g, count(*) AS n FROM t GROUP BY g",
+		"SET backfill_rate_limit = 4000",
+	} {
+		if _, err := a.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := a.Exec(ctx, "CREATE MATERIALIZED VIEW big AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g")
+		created <- err
+	}()
+	// Wait until the CREATE is backfilling, then rescale another job.
+	waitRows(t, ctx, func() (string, error) {
+		rows, err := rowsOf(ctx, b, "SELECT count(*) FROM rw_catalog.rw_ddl_progress")
+		return strings.Join(rows, ""), err
+	}, "1", 30*time.Second)
+	start := time.Now()
+	if _, err := b.Exec(ctx, "ALTER MATERIALIZED VIEW other SET PARALLELISM = 3"); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	select {
+	case err := <-created:
+		t.Fatalf("the CREATE returned (%v) before the ALTER could be checked: make the backfill slower", err)
+	default:
+	}
+	if took > 2*time.Second {
+		t.Errorf("the ALTER took %v: it waited for the blocking CREATE", took)
+	}
+	select {
+	case err := <-created:
+		if err != nil {
+			t.Fatalf("the blocking CREATE failed after the rescale: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the blocking CREATE did not return")
+	}
+	checkView(t, ctx, b, "SELECT * FROM big", mustRows(t, ctx, b, "SELECT g, count(*), sum(v) FROM t GROUP BY g"))
 }

@@ -446,6 +446,14 @@ func (c *Coordinator) OpenEpoch() uint64 {
 	return c.mu.epoch
 }
 
+// Failed returns the error that failed the coordinator (nil while it runs,
+// or when it was only stopped).
+func (c *Coordinator) Failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.failed
+}
+
 // SinkLog returns what decoupled sinks reported.
 func (c *Coordinator) SinkLog() *SinkLog { return c.cfg.Sinks }
 

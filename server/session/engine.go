@@ -107,6 +107,13 @@ func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator
 	return c, nil
 }
 
+// isClosed reports whether the engine shut down.
+func (e *Engine) isClosed() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.closed
+}
+
 // coord returns the current coordinator.
 func (e *Engine) coord() *coordinator.Coordinator {
 	e.mu.RLock()

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -259,17 +260,20 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 		return tagOnly(tag), nil
 	}
 	// Blocking DDL: return when the backfill has fed every existing row.
-	err := c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
-		s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\": backfilled %d rows", noun, rel.Name, rows))
-	})
+	// Other DDL (an ALTER, a DROP) and the engine's recovery need not wait
+	// for it: the DDL lock is released meanwhile.
+	s.eng.ddl.Unlock()
+	err := s.waitJob(ctx, rel, noun, wait)
+	s.eng.ddl.Lock()
 	if err == nil {
-		err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
-	}
-	if err == nil && wait != nil {
-		err = wait(ctx)
+		if _, ok := s.eng.Catalog.ByID(rel.ID); !ok {
+			return nil, fmt.Errorf("create %s %s: it was dropped while it backfilled", noun, rel.Name)
+		}
 	}
 	if err != nil {
-		s.abandonJob(rel)
+		if _, ok := s.eng.Catalog.ByID(rel.ID); ok {
+			s.abandonJob(rel)
+		}
 		if ctx.Err() != nil {
 			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
 		}
@@ -285,6 +289,43 @@ func (s *Session) unpublish(ctx context.Context, rel *catalog.Relation) {
 		return nil
 	})
 	s.eng.Catalog.Remove(rel.ID)
+}
+
+// waitJob waits for a blocking CREATE's backfill (and wait, when not nil),
+// following the job to the new coordinator when a rescale replaced the
+// one it ran on; it fails when the job fails the streaming engine or is
+// dropped.
+func (s *Session) waitJob(ctx context.Context, rel *catalog.Relation, noun string, wait func(context.Context) error) error {
+	for {
+		c := s.eng.coord()
+		err := c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
+			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\": backfilled %d rows", noun, rel.Name, rows))
+		})
+		if err == nil {
+			err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
+		}
+		if err == nil && wait != nil {
+			err = wait(ctx)
+		}
+		if err == nil || ctx.Err() != nil || c.Failed() != nil || !errors.Is(err, coordinator.ErrStopped) {
+			return err
+		}
+		// Stopped without failing: replaced by a rescale, which rebuilt the
+		// job (if it still exists) on the new coordinator, or shut down.
+		for s.eng.coord() == c {
+			if s.eng.isClosed() {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if _, ok := s.eng.Catalog.ByID(rel.ID); !ok {
+			return fmt.Errorf("it was dropped while it backfilled")
+		}
+	}
 }
 
 // abandonJob removes a job whose CREATE failed, with its descriptor and
