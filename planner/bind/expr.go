@@ -270,7 +270,11 @@ func negateConst(k *expr.Const) (expr.Expr, error) {
 	t := k.Typ
 	switch t.Physical() {
 	case types.PhysI64:
-		d.I = -d.I
+		v, err := expr.NegInt(t.ID, d.I)
+		if err != nil {
+			return nil, err
+		}
+		d.I = v
 	case types.PhysF64:
 		d.F = -d.F
 	case types.PhysDec:

@@ -51,10 +51,13 @@ func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) (
 		s.describeStatic(st, cols, rows)
 		return []pgwire.Statement{st}, nil
 	}
-	stmts, err := parser.Parse(sql)
+	stmts, notices, err := parser.ParseNotices(sql)
 	if err != nil {
 		s.failed()
 		return nil, err
+	}
+	for _, n := range notices {
+		s.notifier.Notice("NOTICE", n.Code, n.Msg)
 	}
 	out := make([]pgwire.Statement, len(stmts))
 	for i, st := range stmts {

@@ -37,15 +37,28 @@ func init() {
 		}
 		def("neg", t, t).v(intNeg(t.ID))
 		def("mod", t, t, t).v(intArith('%', t.ID))
+		id := t.ID
+		lo, hi := intBounds(id)
 		def("gcd", t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
-			return types.DInt(gcd(a[0].I, a[1].I)), nil
+			g := gcd(a[0].I, a[1].I)
+			if g < 0 || g > hi { // gcd(min, 0) and gcd(min, min) are -min
+				return types.NullDatum, intRangeErr(id)
+			}
+			return types.DInt(g), nil
 		})
 		def("lcm", t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 			g := gcd(a[0].I, a[1].I)
 			if g == 0 {
 				return types.DInt(0), nil
 			}
-			l := a[0].I / g * a[1].I
+			if g < 0 {
+				return types.NullDatum, intRangeErr(id)
+			}
+			x, y := a[0].I/g, a[1].I
+			l := x * y
+			if (x != 0 && l/x != y) || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) || l <= lo || l > hi {
+				return types.NullDatum, intRangeErr(id)
+			}
 			if l < 0 {
 				l = -l
 			}
@@ -148,6 +161,16 @@ func intArith(op byte, id types.ID) vecFn {
 		}
 		return nil
 	}
+}
+
+// NegInt negates an integer of type id (Int16, Int32 or Int64), with
+// PostgreSQL's 22003 error for the type's minimum, whose negation does not
+// fit; the binder folds "-constant" with it.
+func NegInt(id types.ID, x int64) (int64, error) {
+	if lo, _ := intBounds(id); x == lo {
+		return 0, intRangeErr(id)
+	}
+	return -x, nil
 }
 
 func intNeg(id types.ID) vecFn {

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -74,28 +75,63 @@ const opChars = "+-*/<>=~!@#%^&|`?"
 
 // lexer tokenizes PostgreSQL SQL text.
 type lexer struct {
-	src  string
-	i    int
-	toks []token
+	src     string
+	i       int
+	toks    []token
+	notices []Notice
+}
+
+// maxIdentLen is PostgreSQL's NAMEDATALEN-1: longer identifiers are truncated
+// to this many bytes (at a character boundary) with a NOTICE.
+const maxIdentLen = 63
+
+// Notice is a message the parser reports without failing, sent to the client
+// as a NoticeResponse (e.g. an identifier truncated to 63 bytes).
+type Notice struct {
+	Code, Msg string
 }
 
 // lex splits src into tokens. Comments and whitespace are dropped (they only
 // set the next token's sp flag).
 func lex(src string) ([]token, error) {
+	toks, _, err := lexNotices(src)
+	return toks, err
+}
+
+// lexNotices is lex that also returns the notices of identifiers truncated
+// to maxIdentLen bytes, as PostgreSQL's scanner truncates them.
+func lexNotices(src string) ([]token, []Notice, error) {
 	l := &lexer{src: src}
 	for {
 		before := l.i
-		l.skipSpace()
+		if err := l.skipSpace(); err != nil {
+			return nil, nil, err
+		}
 		if l.i >= len(l.src) {
-			return l.toks, nil
+			return l.toks, l.notices, nil
 		}
 		t, err := l.next()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if (t.kind == tkIdent || t.kind == tkQIdent) && len(t.val) > maxIdentLen {
+			t.val = l.truncateIdent(t.val)
 		}
 		t.sp = l.i > before && t.pos > before
 		l.toks = append(l.toks, t)
 	}
+}
+
+// truncateIdent cuts id to at most maxIdentLen bytes without splitting a
+// character and records PostgreSQL's NOTICE (42622).
+func (l *lexer) truncateIdent(id string) string {
+	n := maxIdentLen
+	for n > 0 && !utf8.RuneStart(id[n]) {
+		n--
+	}
+	l.notices = append(l.notices, Notice{Code: "42622",
+		Msg: fmt.Sprintf("identifier \"%s\" will be truncated to \"%s\"", id, id[:n])})
+	return id[:n]
 }
 
 func (l *lexer) errAt(pos int, format string, args ...any) error {
@@ -113,7 +149,7 @@ func charPos(src string, off int) int {
 	return utf8.RuneCountInString(src[:off]) + 1
 }
 
-func (l *lexer) skipSpace() {
+func (l *lexer) skipSpace() error {
 	for l.i < len(l.src) {
 		c := l.src[l.i]
 		switch {
@@ -143,11 +179,15 @@ func (l *lexer) skipSpace() {
 					j++
 				}
 			}
-			l.i = j // an unterminated comment runs to the end of input
+			if depth > 0 {
+				return l.errAt(l.i, "unterminated /* comment at or near %q", l.src[l.i:])
+			}
+			l.i = j
 		default:
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 func isIdentStart(r rune) bool {
@@ -207,7 +247,13 @@ func (l *lexer) next() (token, error) {
 		l.i++
 		return token{kind: tkPunct, val: ":", pos: start, end: l.i}, nil
 	case strings.IndexByte(opChars, c) >= 0:
-		return l.operator(start), nil
+		t := l.operator(start)
+		if strings.IndexByte(t.val, '`') >= 0 {
+			// PostgreSQL has no operator with a backquote; refuse MySQL's
+			// quoted identifiers rather than let TiDB read them as such.
+			return token{}, l.errAt(start, "syntax error at or near %q", t.val)
+		}
+		return t, nil
 	}
 	r, size := utf8.DecodeRuneInString(s[l.i:])
 	if isIdentStart(r) {

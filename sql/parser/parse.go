@@ -12,18 +12,25 @@ import (
 // sql), types.ErrUnsupported, or types.ErrStackDepth for statements nested
 // deeper than the limits in sql/types.
 func Parse(sql string) (stmts []Statement, err error) {
+	stmts, _, err = ParseNotices(sql)
+	return stmts, err
+}
+
+// ParseNotices is Parse that also returns the notices PostgreSQL's parser
+// would send (identifiers truncated to 63 bytes, 42622), in text order.
+func ParseNotices(sql string) (stmts []Statement, notices []Notice, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			stmts = nil
+			stmts, notices = nil, nil
 			err = types.ErrorAt(types.ErrSyntax, 1, "syntax error: %v", r)
 		}
 	}()
-	toks, err := lex(sql)
+	toks, notices, err := lexNotices(sql)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkDepth(toks); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	start := 0
 	for i := 0; i <= len(toks); i++ {
@@ -33,13 +40,13 @@ func Parse(sql string) (stmts []Statement, err error) {
 		if i > start {
 			st, err := parseStatement(sql, toks[start:i])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			stmts = append(stmts, st)
 		}
 		start = i + 1
 	}
-	return stmts, nil
+	return stmts, notices, nil
 }
 
 // textSetter is implemented by every statement through its embedded Source.

@@ -34,6 +34,11 @@ func TestErrorPositions(t *testing.T) {
 		{sql: "CREATE TABLE t (a int,)", pos: 23, msg: `syntax error at or near ")"`},
 		{sql: "CREATE TABLE t (a nosuchtype(x))", pos: 30, msg: `syntax error at or near "x"`},
 		{sql: "SELECT 1e", pos: 8, msg: `trailing junk after numeric literal at or near "1e"`},
+		{sql: "SELECT 1 /* abc", pos: 10, msg: `unterminated /* comment at or near "/* abc"`},
+		{sql: "SELECT 1 /* a /* b */", pos: 10, msg: `unterminated /* comment at or near "/* a /* b */"`},
+		{sql: "SELECT `a`", pos: 8, msg: "syntax error at or near \"`\""},
+		{sql: "SELECT 1 LIMIT 1, 2", pos: 10, msg: "LIMIT #,# syntax is not supported"},
+		{sql: "SELECT * FROM (SELECT 1 LIMIT 1, 2) s", pos: 25, msg: "LIMIT #,# syntax is not supported"},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.sql)
@@ -176,4 +181,32 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: position %d outside the input", sql, te.Pos)
 		}
 	})
+}
+
+// TestIdentifierTruncation: identifiers longer than 63 bytes are cut to 63
+// bytes at a character boundary, with PostgreSQL's NOTICE for each.
+func TestIdentifierTruncation(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	stmts, notices, err := ParseNotices("CREATE TABLE " + strings.ToUpper(long) + " (\"" + long + "\" int)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := stmts[0].(*CreateTable)
+	if ct.Name.Name != long[:63] {
+		t.Errorf("table name %q", ct.Name.Name)
+	}
+	if len(notices) != 2 || notices[0].Code != "42622" ||
+		notices[0].Msg != `identifier "`+long+`" will be truncated to "`+long[:63]+`"` {
+		t.Errorf("notices %+v", notices)
+	}
+	// 62 ASCII bytes then a 2-byte character: the character does not fit.
+	id := strings.Repeat("b", 62) + "é" + "c"
+	_, notices, err = ParseNotices("SELECT 1 AS \"" + id + "\"")
+	if err != nil || len(notices) != 1 || !strings.HasSuffix(notices[0].Msg, `"`+strings.Repeat("b", 62)+`"`) {
+		t.Errorf("%v %+v", err, notices)
+	}
+	// 63 bytes exactly: kept, no notice.
+	if _, notices, err = ParseNotices("SELECT 1 AS " + long[:63]); err != nil || len(notices) != 0 {
+		t.Errorf("%v %+v", err, notices)
+	}
 }

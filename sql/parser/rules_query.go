@@ -1,6 +1,10 @@
 package parser
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tributary/tributary/sql/types"
+)
 
 // maxLimit stands in for "no limit" when only OFFSET is given.
 const maxLimit = "18446744073709551615"
@@ -35,8 +39,9 @@ func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
 			if end == i+1 {
 				return nil, c.syntax(nodeAt(seq, i+1))
 			}
-			if end < len(seq) && seq[end].isPunct(",") { // MySQL's LIMIT m, n: leave as is
-				return seq, nil
+			if end < len(seq) && seq[end].isPunct(",") { // MySQL's LIMIT m, n
+				return nil, &types.Error{Kind: types.ErrSyntax, Pos: charPos(c.src, n.tok.pos),
+					Msg: "LIMIT #,# syntax is not supported", Hint: "Use separate LIMIT and OFFSET clauses."}
 			}
 			limit = seq[i+1 : end]
 			i = end
