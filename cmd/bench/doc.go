@@ -10,5 +10,6 @@
 // workloads live in stream.go, the peak-RSS run in memory.go, the backfill isolation phases
 // (hot throughput and barrier latency while a view backfills) in isolation.go, the Kafka
 // source against datagen (an in-process kfake broker, server and bench CPU apart) in
-// kafka.go, the child processes in procs.go.
+// kafka.go, ALTER ... SET PARALLELISM's pause and a running pipeline meanwhile (issue 12) in
+// rescale.go, the child processes in procs.go.
 package main

@@ -26,7 +26,8 @@ const usage = `usage:
   bench sinks [--seconds 10] [--hot-rate 20000] [--delay-ms 50] [--lag-rows 10000000] [--json]
   bench nexmark [--query q0[,q5...] | --all] [--events 1000000] [--generator-only]
   bench kafka [--messages 2000000] [--partitions 8] [--cases shared-count,...] [--profile-dir d] [--json]
-Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h" or "bench kafka -h" for every flag.`
+  bench rescale [--rows 1000000,10000000] [--parallelism 4,1,3,2,4,1] [--hot-rate 20000] [--window 3s] [--json]
+Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h", "bench kafka -h" or "bench rescale -h" for every flag.`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -48,6 +49,8 @@ func main() {
 		err = nexmarkMain(ctx, os.Args[2:], os.Stdout)
 	case "kafka":
 		err = kafkaMain(ctx, os.Args[2:], os.Stdout)
+	case "rescale":
+		err = rescaleMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()
