@@ -163,6 +163,8 @@ type ReaderEnv struct {
 	// Trouble is called when the external system fails (unreachable,
 	// topic gone); the reader retries with a capped backoff. May be nil.
 	Trouble func(err error)
+	// CDC is called with a CDC split's progress as committed. May be nil.
+	CDC func(p CDCProgress)
 }
 
 // SplitReader reads a set of splits. Read is called by one goroutine; Ready
@@ -254,7 +256,7 @@ func quoteList(names []string) string {
 }
 
 // CDCProgress is a CDC table's copy and stream position as last committed
-// (rw_catalog.rw_cdc_progress), published by its reader.
+// (rw_catalog.rw_cdc_progress), reported by its reader (ReaderEnv.CDC).
 type CDCProgress struct {
 	Relation, Split string
 	// PK is the last copied key, in text ("" before the first).
@@ -265,44 +267,4 @@ type CDCProgress struct {
 	Rows, Estimate int64
 	// LSN is the change stream's committed position (PostgreSQL's 0/16B3748 form).
 	LSN string
-}
-
-var cdcProgress = struct {
-	sync.Mutex
-	m map[[2]string]CDCProgress
-}{m: map[[2]string]CDCProgress{}}
-
-// PublishCDCProgress records a CDC split's committed progress.
-func PublishCDCProgress(p CDCProgress) {
-	cdcProgress.Lock()
-	defer cdcProgress.Unlock()
-	cdcProgress.m[[2]string{p.Relation, p.Split}] = p
-}
-
-// CDCProgresses returns every CDC split's progress, by relation and split.
-func CDCProgresses() []CDCProgress {
-	cdcProgress.Lock()
-	out := make([]CDCProgress, 0, len(cdcProgress.m))
-	for _, p := range cdcProgress.m {
-		out = append(out, p)
-	}
-	cdcProgress.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Relation != out[j].Relation {
-			return out[i].Relation < out[j].Relation
-		}
-		return out[i].Split < out[j].Split
-	})
-	return out
-}
-
-// ForgetCDCProgress drops a relation's CDC progress (DROP TABLE).
-func ForgetCDCProgress(relation string) {
-	cdcProgress.Lock()
-	defer cdcProgress.Unlock()
-	for k := range cdcProgress.m {
-		if k[0] == relation {
-			delete(cdcProgress.m, k)
-		}
-	}
 }

@@ -53,8 +53,11 @@ func (o Offset) equal(p Offset) bool {
 	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && slices.Equal(o.PK, p.PK)
 }
 
-// publishProgress tells rw_cdc_progress where relation's split stands.
-func publishProgress(relation, split string, o Offset) {
-	connector.PublishCDCProgress(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
+// publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
+func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) {
+	if env.CDC == nil {
+		return
+	}
+	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
 		Finished: o.Copied, Rows: o.Rows, Estimate: -1, LSN: o.LSNString()})
 }

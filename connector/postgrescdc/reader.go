@@ -118,7 +118,7 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 		done: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
 	}
 	r.committed.Store(start.LSN)
-	publishProgress(s.spec.Relation, r.split, start)
+	publishProgress(env, s.spec.Relation, r.split, start)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go r.run(ctx, start)
@@ -175,7 +175,7 @@ func (r *Reader) Committed(split string, offset []byte) {
 			break
 		}
 	}
-	publishProgress(r.src.spec.Relation, split, o)
+	publishProgress(r.env, r.src.spec.Relation, split, o)
 }
 
 // Ready implements connector.SplitReader.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/stream"
 )
 
@@ -23,6 +24,7 @@ type SinkLog struct {
 		// sources' split stats and when each kind of event was last logged
 		splits  map[splitKey]*SourceSplitStats
 		sampled map[splitKey]time.Time
+		cdc     map[splitKey]connector.CDCProgress
 	}
 }
 

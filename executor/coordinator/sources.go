@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"sort"
+
+	"github.com/tributary/tributary/connector"
 	"strconv"
 	"time"
 
@@ -103,7 +105,8 @@ func (l *SinkLog) SourceSplits() []SourceSplitStats {
 	return out
 }
 
-// ForgetSource drops a source's split stats (DROP SOURCE or TABLE).
+// ForgetSource drops a source's split stats and CDC progress (DROP SOURCE
+// or TABLE).
 func (l *SinkLog) ForgetSource(source string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -112,4 +115,36 @@ func (l *SinkLog) ForgetSource(source string) {
 			delete(l.mu.splits, k)
 		}
 	}
+	for k := range l.mu.cdc {
+		if k.source == source {
+			delete(l.mu.cdc, k)
+		}
+	}
+}
+
+// CDCProgress implements stream.SourceMonitor.
+func (l *SinkLog) CDCProgress(p connector.CDCProgress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.cdc == nil {
+		l.mu.cdc = map[splitKey]connector.CDCProgress{}
+	}
+	l.mu.cdc[splitKey{p.Relation, p.Split}] = p
+}
+
+// CDCProgresses returns every CDC split's progress, by relation and split.
+func (l *SinkLog) CDCProgresses() []connector.CDCProgress {
+	l.mu.Lock()
+	out := make([]connector.CDCProgress, 0, len(l.mu.cdc))
+	for _, p := range l.mu.cdc {
+		out = append(out, p)
+	}
+	l.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Relation != out[j].Relation {
+			return out[i].Relation < out[j].Relation
+		}
+		return out[i].Split < out[j].Split
+	})
+	return out
 }

@@ -35,6 +35,7 @@ type SourceMonitor interface {
 	BadMessage(source, split string, actor ActorID, position int64, err error)
 	Trouble(source string, actor ActorID, err error)
 	SplitState(source, split string, actor ActorID, next int64, rows int64)
+	CDCProgress(p connector.CDCProgress)
 }
 
 // SourceSpec is what rel's connector parses its options against: the
@@ -534,6 +535,7 @@ func (e *sourceExec) readerEnv() connector.ReaderEnv {
 	return connector.ReaderEnv{
 		BadMessage: func(split string, pos int64, err error) { e.monitor.BadMessage(name, split, aid, pos, err) },
 		Trouble:    func(err error) { e.monitor.Trouble(name, aid, err) },
+		CDC:        e.monitor.CDCProgress,
 	}
 }
 

@@ -43,7 +43,7 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 			return s.eng.sourceSplitRows(), nil
 		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_cdc_progress" {
-			return cdcProgressRows(), nil
+			return s.eng.cdcProgressRows(), nil
 		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil

@@ -110,7 +110,6 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 // in the external system (a CDC table's replication slot). Best effort:
 // an unreachable upstream does not keep the DROP from going on.
 func releaseSource(ctx context.Context, rel *catalog.Relation) {
-	connector.ForgetCDCProgress(rel.QualifiedName())
 	_, src, err := stream.OpenSource(rel)
 	if err != nil {
 		return

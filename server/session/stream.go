@@ -10,7 +10,6 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
-	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/physical"
@@ -479,9 +478,9 @@ func (e *Engine) sourceSplitRows() [][]types.Datum {
 }
 
 // cdcProgressRows answers rw_catalog.rw_cdc_progress.
-func cdcProgressRows() [][]types.Datum {
+func (e *Engine) cdcProgressRows() [][]types.Datum {
 	var rows [][]types.Datum
-	for _, p := range connector.CDCProgresses() {
+	for _, p := range e.sinks.CDCProgresses() {
 		pk := types.NullDatum
 		if p.PK != "" {
 			pk = types.DString(p.PK)
