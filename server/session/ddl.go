@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -155,7 +156,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	}
 	s.eng.coord().AddTable(rel.ID, rel.ColumnTypes())
 	if isConnectorTable(rel) {
-		if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], connectorSource(rel), connectorJobOptions(rel)); err != nil {
+		if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), connectorJobOptions(rel)); err != nil {
 			// Undo the table: it must not exist without its source.
 			_ = s.eng.coord().DropTable(ctx, rel.ID)
 			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})

@@ -11,7 +11,7 @@ import (
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
-	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -127,21 +127,6 @@ func isConnectorTable(rel *catalog.Relation) bool {
 // isSharedSource reports whether rel is a source with its own reader job.
 func isSharedSource(rel *catalog.Relation) bool {
 	return rel.Kind == catalog.KindSource && rel.Connector != nil && rel.Connector.Shared && len(rel.StateTables) == 1
-}
-
-// connectorSource is the plan of a connector table's source job.
-func connectorSource(rel *catalog.Relation) *plan.StreamConnectorSource {
-	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: rel.Connector.RateLimit}
-}
-
-// sharedSource is the plan of a shared source's reader job.
-func sharedSource(rel *catalog.Relation) *plan.StreamSourceScan {
-	n := &plan.StreamSourceScan{Source: rel, RateLimit: rel.Connector.RateLimit, Split: true}
-	for _, c := range rel.Columns {
-		n.Out = append(n.Out, plan.Field{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
-	}
-	n.SetState([]plan.StateTable{plan.ConnectorSourceState(rel.StateTables[0])})
-	return n
 }
 
 // connectorJobOptions describes a connector table's source job for SHOW JOBS.
@@ -263,7 +248,7 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 		return nil, err
 	}
 	if isSharedSource(rel) {
-		if err := s.eng.coord().AddJob(ctx, rel.ID, sharedSource(rel), connectorJobOptions(rel)); err != nil {
+		if err := s.eng.coord().AddJob(ctx, rel.ID, physical.SharedSourceReader(rel), connectorJobOptions(rel)); err != nil {
 			// Undo the source: it must not exist without its reader.
 			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})
 			s.eng.Catalog.Remove(rel.ID)

@@ -29,13 +29,13 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 		case catalog.KindTable:
 			c.AddTable(rel.ID, rel.ColumnTypes())
 			if isConnectorTable(rel) {
-				if err := c.AddJob(ctx, rel.StateTables[0], connectorSource(rel), connectorJobOptions(rel)); err != nil {
+				if err := c.AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), connectorJobOptions(rel)); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
 				}
 			}
 		case catalog.KindSource:
 			if isSharedSource(rel) {
-				if err := c.AddJob(ctx, rel.ID, sharedSource(rel), connectorJobOptions(rel)); err != nil {
+				if err := c.AddJob(ctx, rel.ID, physical.SharedSourceReader(rel), connectorJobOptions(rel)); err != nil {
 					return fmt.Errorf("recover the reader of source %s: %w", rel.Name, err)
 				}
 			}
