@@ -93,6 +93,12 @@ type selectItem struct {
 	e    expr.Expr
 }
 
+// maxTargetEntries is PostgreSQL's MaxTupleAttributeNumber: a SELECT list
+// (after * is expanded) has at most this many entries.
+const maxTargetEntries = 1664
+
+var errTooManyTargets = types.Errorf(types.ErrTooManyColumns, "target lists can have at most %d entries", maxTargetEntries)
+
 func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	pop, err := b.pushCTEs(s.With)
 	if err != nil {
@@ -162,6 +168,9 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	wb := &winBinding{input: input}
 	c.win = wb
 	// SELECT list
+	if len(fields) > maxTargetEntries {
+		return nil, errTooManyTargets
+	}
 	var items []selectItem
 	for _, f := range fields {
 		if f.WildCard != nil {
@@ -180,6 +189,9 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 			return nil, err
 		}
 		items = append(items, selectItem{name: columnName(f), ast: f.Expr, e: e})
+	}
+	if len(items) > maxTargetEntries {
+		return nil, errTooManyTargets
 	}
 	// ORDER BY keys: resolve against output names, ordinals, or input expressions.
 	var orderExprs []expr.Expr

@@ -203,6 +203,23 @@ func (c *conn) extended(err error) {
 	c.skipTillSync = true
 }
 
+// maxWireCount is the most parameters or result columns the protocol can
+// describe: ParameterDescription and RowDescription count them in 16 bits.
+const maxWireCount = 65535
+
+// checkCounts refuses a statement with more parameters or result columns than
+// the protocol can carry (54000) rather than fail to encode its description
+// and drop the connection.
+func checkCounts(params, cols int) error {
+	if params > maxWireCount {
+		return types.Errorf(types.ErrProgramLimit, "number of parameters must be between 0 and %d", maxWireCount)
+	}
+	if cols > maxWireCount {
+		return types.Errorf(types.ErrTooManyColumns, "target lists can have at most %d entries", maxWireCount)
+	}
+	return nil
+}
+
 // setRunning makes cancel the target of cancel requests (nil: nothing runs).
 func (c *conn) setRunning(cancel context.CancelFunc) {
 	c.mu.Lock()
@@ -252,6 +269,9 @@ func (c *conn) simpleQuery(sql string) {
 }
 
 func (c *conn) runSimple(ctx context.Context, sql string) error {
+	if err := checkText(sql); err != nil {
+		return err
+	}
 	stmts, err := c.sess.Parse(ctx, sql, nil)
 	if err != nil {
 		return err
@@ -283,6 +303,9 @@ func (c *conn) runToEnd(ctx context.Context, st Statement) error {
 	}
 	defer res.Close()
 	cols := res.Columns()
+	if err := checkCounts(0, len(cols)); err != nil {
+		return err
+	}
 	if cols != nil {
 		c.w.send(rowDescription(cols, nil))
 	}
@@ -366,6 +389,9 @@ func (c *conn) handleParse(m *pgproto3.Parse) error {
 	} else if _, ok := c.stmts[m.Name]; ok {
 		return wireErrorf(codeDuplicateStatement, "prepared statement %q already exists", m.Name)
 	}
+	if err := checkText(m.Query); err != nil {
+		return err
+	}
 	declared := make([]types.T, len(m.ParameterOIDs))
 	for i, oid := range m.ParameterOIDs {
 		t, ok := types.FromOID(oid)
@@ -395,6 +421,9 @@ func (c *conn) handleParse(m *pgproto3.Parse) error {
 		}
 		for len(params) < len(declared) { // declared but unused parameters still count
 			params = append(params, declared[len(params)])
+		}
+		if err := checkCounts(len(params), len(cols)); err != nil {
+			return err
 		}
 		p.st, p.params, p.cols = stmts[0], params, cols
 	default:

@@ -2,8 +2,10 @@ package pgwire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
@@ -11,6 +13,46 @@ import (
 )
 
 const codeCharacterNotInRepertoire = "22021"
+
+// checkText refuses text PostgreSQL would not accept from a UTF8 client:
+// invalid UTF-8 and NUL bytes, with PostgreSQL's 22021 message naming the
+// offending bytes (as many as the first byte announces).
+func checkText[S string | []byte](s S) error {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != 0 && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		var size int
+		if c != 0 {
+			var r rune
+			r, size = utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+			if r != utf8.RuneError || size > 1 {
+				i += size
+				continue
+			}
+		}
+		n := 1
+		switch {
+		case c&0xe0 == 0xc0:
+			n = 2
+		case c&0xf0 == 0xe0:
+			n = 3
+		case c&0xf8 == 0xf0:
+			n = 4
+		}
+		var b strings.Builder
+		for j := i; j < min(i+n, len(s)); j++ {
+			if j > i {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "0x%02x", s[j])
+		}
+		return wireErrorf(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": %s", b.String())
+	}
+	return nil
+}
 
 // decodeParam decodes bind parameter idx (0-based), sent in format, as a value of
 // type t. A nil raw value is NULL. Parameters of unknown type are taken as text.
@@ -23,8 +65,8 @@ func decodeParam(t types.T, format int16, raw []byte, idx int) (types.Datum, err
 	}
 	switch format {
 	case formatText:
-		if !utf8.Valid(raw) {
-			return types.Datum{}, wireErrorf(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\" in bind parameter %d", idx+1)
+		if err := checkText(raw); err != nil {
+			return types.Datum{}, err
 		}
 		return types.ParseText(t, string(raw))
 	case formatBinary:
@@ -80,8 +122,8 @@ func decodeBinary(t types.T, raw []byte, idx int) (types.Datum, error) {
 			return d, err
 		}
 	case types.Varchar:
-		if !utf8.Valid(raw) {
-			return d, wireErrorf(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\" in bind parameter %d", idx+1)
+		if err := checkText(raw); err != nil {
+			return d, err
 		}
 		return types.ParseText(t, string(raw)) // applies varchar(n)
 	case types.Bytea:
@@ -89,6 +131,9 @@ func decodeBinary(t types.T, raw []byte, idx int) (types.Datum, error) {
 	case types.Jsonb:
 		if len(raw) < 1 || raw[0] != 1 {
 			return d, errBadBinary(idx)
+		}
+		if err := checkText(raw[1:]); err != nil {
+			return d, err
 		}
 		return types.ParseText(t, string(raw[1:]))
 	case types.Date:

@@ -77,6 +77,7 @@ var sqlStates = []struct {
 	{types.ErrFeatureNotReady, "55000"},
 	{types.ErrStackDepth, "54001"},
 	{types.ErrProgramLimit, "54000"},
+	{types.ErrTooManyColumns, "54011"},
 	{context.Canceled, codeQueryCanceled},
 }
 

@@ -60,3 +60,34 @@ func TestToPgError(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckText: invalid UTF-8 and NUL are PostgreSQL's 22021 naming the
+// bytes of the bad character (as many as its first byte announces).
+func TestCheckText(t *testing.T) {
+	for in, want := range map[string]string{
+		"abc":            "",
+		"café 😀":         "",
+		"a\xffb":         "0xff",
+		"a\x00b":         "0x00",
+		"caf\xc3(":       "0xc3 0x28",
+		"\xe2\x82":       "0xe2 0x82",
+		"x\xed\xa0\x80y": "0xed 0xa0 0x80",
+		"\xf0\x9f\x98":   "0xf0 0x9f 0x98",
+		"\xc0\xaf":       "0xc0 0xaf",
+	} {
+		err := checkText(in)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", in, err)
+			}
+			continue
+		}
+		pe := toPgError(err)
+		if pe.Code != "22021" || pe.Message != `invalid byte sequence for encoding "UTF8": `+want {
+			t.Errorf("%q: %s %q", in, pe.Code, pe.Message)
+		}
+		if err2 := checkText([]byte(in)); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("%q as bytes: %v", in, err2)
+		}
+	}
+}

@@ -73,20 +73,27 @@ func regexpMatchSubscript(c *rewriteCtx, seq []*node) ([]*node, error) {
 
 // dollarParams turns $n into __pg_param(n).
 func dollarParams(c *rewriteCtx, seq []*node) ([]*node, error) {
-	for i := 0; i < len(seq); i++ {
-		n := seq[i]
+	var out []*node // built in one pass: splicing each $n was quadratic
+	for i, n := range seq {
 		if n.group || n.tok.kind != tkParam {
+			if out != nil {
+				out = append(out, n)
+			}
 			continue
+		}
+		if out == nil {
+			out = append(make([]*node, 0, len(seq)+3*(len(seq)-i)), seq[:i]...)
 		}
 		num := synth(tkNumber, strings.TrimLeft(n.tok.val, "0"), n.tok, false)
 		if num.tok.val == "" {
 			num.tok.val = "0"
 		}
-		call := callNode("__pg_param", n.tok, n.tok.sp, one(num))
-		seq = splice(seq, i, i+1, call...)
-		i++
+		out = append(out, callNode("__pg_param", n.tok, n.tok.sp, one(num))...)
 	}
-	return seq, nil
+	if out == nil {
+		return seq, nil
+	}
+	return out, nil
 }
 
 var intervalUnits = map[string]string{
@@ -199,25 +206,35 @@ func operatorKeyword(c *rewriteCtx, seq []*node) ([]*node, error) {
 // castOperators turns x::T into __pg_cast(x, 'T'); :: binds tighter than
 // any other operator, so x is the primary expression just before it.
 func castOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
+	var out []*node // built in one pass (primaryStart only looks back): splicing each cast was quadratic
 	for i := 0; i < len(seq); i++ {
 		if !seq[i].isOp("::") {
+			if out != nil {
+				out = append(out, seq[i])
+			}
 			continue
 		}
-		start := primaryStart(seq, i)
-		if start == i {
+		if out == nil {
+			out = append(make([]*node, 0, len(seq)), seq[:i]...)
+		}
+		start := primaryStart(out, len(out))
+		if start == len(out) {
 			return nil, c.syntax(seq[i])
 		}
 		t, end, err := parseTypeName(c.src, seq, i+1)
 		if err != nil {
 			return nil, err
 		}
-		first := seq[start].tok
-		call := callNode("__pg_cast", first, first.sp, clone(seq[start:i]), one(strNode(t.String(), seq[i+1].tok)))
-		seq[start].tok.sp = false
-		seq = splice(seq, start, end, call...)
-		i = start
+		first := out[start].tok
+		call := callNode("__pg_cast", first, first.sp, clone(out[start:]), one(strNode(t.String(), seq[i+1].tok)))
+		out[start].tok.sp = false
+		out = append(out[:start], call...)
+		i = end - 1
 	}
-	return seq, nil
+	if out == nil {
+		return seq, nil
+	}
+	return out, nil
 }
 
 // dropCollate removes COLLATE name clauses (pg_catalog.default, "C", ...).

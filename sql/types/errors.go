@@ -56,6 +56,7 @@ var (
 	ErrFeatureNotReady        = errors.New("object not in prerequisite state") // 55000
 	ErrStackDepth             = errors.New("stack depth limit exceeded")       // 54001
 	ErrProgramLimit           = errors.New("program limit exceeded")           // 54000
+	ErrTooManyColumns         = errors.New("too many columns")                 // 54011
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive
