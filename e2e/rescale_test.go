@@ -243,11 +243,34 @@ func TestAlterDuringBlockingCreate(t *testing.T) {
 		rows, err := rowsOf(ctx, b, "SELECT count(*) FROM rw_catalog.rw_ddl_progress")
 		return strings.Join(rows, ""), err
 	}, "1", 30*time.Second)
+	percent := func() float64 {
+		t.Helper()
+		rows := mustRows(t, ctx, b, "SELECT progress FROM rw_catalog.rw_ddl_progress")
+		if len(rows) != 1 {
+			return -1 // done
+		}
+		var p float64
+		if _, err := fmt.Sscanf(rows[0], "%f%%", &p); err != nil {
+			t.Fatalf("progress %q: %v", rows[0], err)
+		}
+		return p
+	}
+	// Let it make some progress first, so that a reset would show.
+	for deadline := time.Now().Add(30 * time.Second); percent() < 5; {
+		if time.Now().After(deadline) {
+			t.Fatal("the backfill made no progress")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := percent()
 	start := time.Now()
 	if _, err := b.Exec(ctx, "ALTER MATERIALIZED VIEW other SET PARALLELISM = 3"); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
+	if after := percent(); after >= 0 && after < before {
+		t.Errorf("the backfill's progress went from %.2f%% to %.2f%% across the rescale", before, after)
+	}
 	select {
 	case err := <-created:
 		t.Fatalf("the CREATE returned (%v) before the ALTER could be checked: make the backfill slower", err)

@@ -26,6 +26,11 @@ type JobOptions struct {
 	Statement    string
 	Background   bool
 	BackfillType string
+	// Started and PercentFloor carry a rebuilt job's progress over (a
+	// rescale, a recovery): when it started, and the share it had shown,
+	// which its progress never goes below.
+	Started      time.Time
+	PercentFloor float64
 }
 
 // JobInfo is a job's backfill progress, for SHOW JOBS and rw_ddl_progress.
@@ -279,8 +284,12 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	visit(top)
 
 	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
-		info:     JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType},
+		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType,
+			Percent: opts.PercentFloor},
 		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate}
+	if !opts.Started.IsZero() {
+		j.info.Started = opts.Started
+	}
 	adds := map[stream.ActorID][]*stream.Output{}
 	// Create actors (ids, contexts) first, parents need children's counts for channels.
 	ids := map[*fragment][]stream.ActorID{}

@@ -41,6 +41,10 @@ type Engine struct {
 	// gone from the catalog, their stored descriptors and state are deleted
 	// by the recovery (guarded by ddl).
 	pendingDrops []*catalog.Relation
+	// carried is the backfill progress of the jobs of a coordinator being
+	// replaced, by job id, which their rebuilt jobs start from (guarded by
+	// ddl).
+	carried map[uint32]coordinator.JobInfo
 	nextPID      atomic.Int32
 }
 
@@ -134,6 +138,7 @@ func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
 	}
 	e.Logger.Error("streaming engine failed; recovering from the last committed epoch", "err", cause)
 	release := e.holdVersions()
+	e.carryProgressLocked(failed)
 	failed.Stop()
 	for attempt := 1; ; attempt++ {
 		c, err := e.startCoordinator(context.Background())
@@ -201,6 +206,15 @@ func (e *Engine) withCoordinator(ctx context.Context, fn func(c *coordinator.Coo
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
+	}
+}
+
+// carryProgressLocked keeps c's running jobs' progress for their rebuilt
+// jobs (the caller holds ddl).
+func (e *Engine) carryProgressLocked(c *coordinator.Coordinator) {
+	e.carried = map[uint32]coordinator.JobInfo{}
+	for _, j := range c.Jobs() {
+		e.carried[j.ID] = j
 	}
 }
 

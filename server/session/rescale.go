@@ -83,6 +83,7 @@ func (e *Engine) rescheduleLocked(ctx context.Context) error {
 		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
 	}
 	release := e.holdVersions()
+	e.carryProgressLocked(old)
 	old.Stop()
 	c, err := e.startCoordinator(context.Background())
 	if err != nil {

@@ -52,6 +52,9 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			// A job still backfilling after a restart has lost its client: it is a background job now.
 			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
 			opts.BackfillType = backfillType(rel, root)
+			if j, ok := e.carried[rel.ID]; ok { // rebuilt in this process: its progress goes on
+				opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+			}
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
 			}
