@@ -45,7 +45,7 @@ type Engine struct {
 	// replaced, by job id, which their rebuilt jobs start from (guarded by
 	// ddl).
 	carried map[uint32]coordinator.JobInfo
-	nextPID      atomic.Int32
+	nextPID atomic.Int32
 }
 
 // Config holds the engine's system parameters.
