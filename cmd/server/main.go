@@ -57,6 +57,7 @@ func run() error {
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
+	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	flag.Parse()
 
 	var level slog.Level
@@ -94,7 +95,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger}, eng.NewSession)
+	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns}, eng.NewSession)
 	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir)
 
 	served := make(chan error, 1)

@@ -23,10 +23,13 @@ type conn struct {
 	nc          net.Conn
 	log         *slog.Logger
 	pid, secret uint32
-	w           *wire
-	be          *pgproto3.Backend
-	sess        Session
-	enc         rowEncoder
+	// refused is set for a connection past MaxConnections: after its startup
+	// packet it is told so and closed.
+	refused bool
+	w       *wire
+	be      *pgproto3.Backend
+	sess    Session
+	enc     rowEncoder
 
 	stmts   map[string]*prepared
 	portals map[string]*portal

@@ -22,6 +22,7 @@ const (
 	codeInvalidAuthSpec     = "28000"
 	codeSyntax              = "42601"
 	codeUndefinedParameter  = "42P02"
+	codeTooManyConnections  = "53300"
 )
 
 // sqlStates maps each types.Err* kind to its SQLSTATE; the first match (errors.Is)

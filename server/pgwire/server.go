@@ -23,8 +23,14 @@ type Config struct {
 	// MaxMessageSize caps one frontend message body; default 64 MiB. A larger
 	// message closes the connection with FATAL 08P01.
 	MaxMessageSize int
-	// StartupTimeout bounds the time from accept to a completed startup; default 60s.
+	// StartupTimeout bounds the time from accept to a completed startup
+	// message: a client that has not finished it by then is closed; default 10s.
 	StartupTimeout time.Duration
+	// MaxConnections is max_connections: client connections past it, counted
+	// from accept (before the startup message and authentication), are
+	// refused with FATAL 53300 "sorry, too many clients already"; cancel
+	// requests are still served. Default 100.
+	MaxConnections int
 }
 
 func (c *Config) setDefaults() {
@@ -38,7 +44,10 @@ func (c *Config) setDefaults() {
 		c.MaxMessageSize = 64 << 20
 	}
 	if c.StartupTimeout <= 0 {
-		c.StartupTimeout = 60 * time.Second
+		c.StartupTimeout = 10 * time.Second
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = 100
 	}
 }
 
@@ -59,6 +68,8 @@ type Server struct {
 		listeners map[net.Listener]struct{}
 		conns     map[uint32]*conn // by process id
 		nextPID   uint32
+		admitted  int // connections counted against MaxConnections
+		refusing  int // connections past it, until they are told so
 	}
 }
 
@@ -129,6 +140,20 @@ func (s *Server) startConn(nc net.Conn) bool {
 		return false
 	}
 	c := newConn(s, nc)
+	switch {
+	case s.mu.admitted < s.cfg.MaxConnections:
+		s.mu.admitted++
+	case s.mu.refusing < s.cfg.MaxConnections:
+		// Read its startup packet (a cancel request is served) and refuse it.
+		c.refused = true
+		s.mu.refusing++
+	default:
+		// As many again are already being refused: close at once, so idle
+		// sockets cannot exhaust file descriptors.
+		s.log.Warn("pgwire: too many connections, closing a new one unread", "remote", nc.RemoteAddr().String())
+		_ = nc.Close()
+		return true
+	}
 	c.pid = s.allocPIDLocked()
 	c.secret = randomSecret()
 	s.mu.conns[c.pid] = c
@@ -167,6 +192,11 @@ func (s *Server) removeConn(c *conn) {
 	defer s.mu.Unlock()
 	if s.mu.conns[c.pid] == c {
 		delete(s.mu.conns, c.pid)
+		if c.refused {
+			s.mu.refusing--
+		} else {
+			s.mu.admitted--
+		}
 	}
 }
 

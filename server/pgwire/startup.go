@@ -111,6 +111,11 @@ func (c *conn) startup() bool {
 				Message: fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", major, minor)})
 			return false
 		}
+		if c.refused {
+			c.log.Info("pgwire: connection refused: too many clients", "max_connections", c.srv.cfg.MaxConnections)
+			c.fatal(pgError{Code: codeTooManyConnections, Message: "sorry, too many clients already"})
+			return false
+		}
 		params, pqOptions, err := parseStartupParams(body[4:])
 		if err != nil {
 			c.fatal(toPgError(err))
