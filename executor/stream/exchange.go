@@ -118,25 +118,27 @@ func (d *Dispatcher) dispatchHash(ctx context.Context, c *types.Chunk) error {
 	for i := range d.parts {
 		d.parts[i] = types.NewChunk(ts, c.Len()/n+1)
 	}
-	row := make([]types.Datum, len(ts))
+	// Rows are hashed by their key columns and copied column by column: no
+	// row of values is made.
+	var scratch types.Datum
+	targetOf := func(i int) int {
+		return d.VnodeMap[codec.VnodeOf(codec.HashChunkRow(c, i, d.Keys, &scratch))] % n
+	}
 	for i := 0; i < c.Len(); i++ {
 		if !c.Visible(i) {
 			continue
 		}
-		row = c.Row(i, row)
-		v := codec.VnodeOf(codec.HashRow(ts, row, d.Keys))
-		target := d.VnodeMap[v] % n
-		op := c.Op(i)
-		if op == types.OpUpdateDelete && i+1 < c.Len() {
-			next := c.Row(i+1, nil)
-			if t2 := d.VnodeMap[codec.VnodeOf(codec.HashRow(ts, next, d.Keys))] % n; t2 != target {
-				d.parts[target].AppendRowOp(types.OpDelete, row)
-				d.parts[t2].AppendRowOp(types.OpInsert, next)
+		target := targetOf(i)
+		if c.Op(i) == types.OpUpdateDelete && i+1 < c.Len() {
+			if t2 := targetOf(i + 1); t2 != target {
+				// The update moves the row: a delete here, an insert there.
+				appendWithOp(d.parts[target], c, i, types.OpDelete)
+				appendWithOp(d.parts[t2], c, i+1, types.OpInsert)
 				i++
 				continue
 			}
 		}
-		d.parts[target].AppendRowOp(op, row)
+		d.parts[target].AppendFrom(c, i)
 	}
 	for i, p := range d.parts {
 		if p.Len() == 0 {
@@ -148,6 +150,18 @@ func (d *Dispatcher) dispatchHash(ctx context.Context, c *types.Chunk) error {
 	}
 	d.parts = d.parts[:0]
 	return nil
+}
+
+// appendWithOp appends row i of src to dst with op instead of its own.
+func appendWithOp(dst, src *types.Chunk, i int, op types.Op) {
+	dst.AppendFrom(src, i)
+	switch {
+	case dst.Ops != nil:
+		dst.Ops[dst.Len()-1] = op
+	case op != types.OpInsert:
+		dst.Ops = make([]types.Op, dst.Len(), dst.Len()+types.DefaultChunkSize)
+		dst.Ops[dst.Len()-1] = op
+	}
 }
 
 // VnodeMapFor spreads the vnodes over n outputs in contiguous ranges.

@@ -28,6 +28,19 @@ func HashRow(ts []types.T, row []types.Datum, cols []int) uint64 {
 	return h.Sum64()
 }
 
+// HashChunkRow is HashRow of row i of c: only its cols are read, straight
+// from their vectors (d is scratch space).
+func HashChunkRow(c *types.Chunk, i int, cols []int, d *types.Datum) uint64 {
+	var h xxhash.Digest
+	h.Reset()
+	for _, k := range cols {
+		v := &c.Cols[k]
+		v.GetInto(i, d)
+		types.HashInto(&h, v.Type, d)
+	}
+	return h.Sum64()
+}
+
 // AppendTablePrefix appends table_id(4) | vnode(2), big endian.
 func AppendTablePrefix(buf []byte, tableID uint32, vnode uint16) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, tableID)
