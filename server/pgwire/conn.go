@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -134,10 +135,22 @@ func (c *conn) fatal(pe pgError) {
 
 func (c *conn) loop() {
 	for {
+		idle := c.idleDeadline()
 		msg, err := c.be.Receive()
+		var ne net.Error
+		if err != nil && idle && errors.As(err, &ne) && ne.Timeout() {
+			c.log.Info("pgwire: closing a connection idle in a transaction", "idle_in_transaction_session_timeout", c.sess.(Timeouts).IdleInTransactionTimeout())
+			c.fatal(pgError{Code: codeIdleInTxTimeout, Message: "terminating connection due to idle-in-transaction timeout"})
+			return
+		}
 		if err != nil {
 			c.receiveFailed(err)
 			return
+		}
+		if idle {
+			if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
+				return
+			}
 		}
 		if c.skipTillSync {
 			switch msg.(type) {
@@ -250,6 +263,49 @@ func (c *conn) endOfTransaction() {
 	}
 }
 
+// armStatementTimeout cancels a statement (through cancel) once the
+// session's statement_timeout passes. The returned stop disarms it and
+// reports whether it fired; the caller then turns the statement's error into
+// errStatementTimeout.
+func (c *conn) armStatementTimeout(cancel context.CancelFunc) (stop func() bool) {
+	ts, ok := c.sess.(Timeouts)
+	if !ok {
+		return func() bool { return false }
+	}
+	d := ts.StatementTimeout()
+	if d <= 0 {
+		return func() bool { return false }
+	}
+	var fired atomic.Bool
+	t := time.AfterFunc(d, func() {
+		fired.Store(true)
+		cancel()
+	})
+	return func() bool {
+		t.Stop()
+		return fired.Load()
+	}
+}
+
+func errStatementTimeout() error {
+	return types.Errorf(types.ErrQueryCanceled, "canceling statement due to statement timeout")
+}
+
+// idleDeadline sets a read deadline for the wait for the next message when
+// the session is in a transaction block and has an
+// idle_in_transaction_session_timeout; it reports whether it set one.
+func (c *conn) idleDeadline() bool {
+	ts, ok := c.sess.(Timeouts)
+	if !ok || c.sess.TxStatus() == 'I' {
+		return false
+	}
+	d := ts.IdleInTransactionTimeout()
+	if d <= 0 {
+		return false
+	}
+	return c.nc.SetReadDeadline(time.Now().Add(d)) == nil
+}
+
 func errCanceled() error {
 	return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
 }
@@ -261,7 +317,11 @@ func (c *conn) simpleQuery(sql string) {
 	delete(c.stmts, "")
 	ctx, cancel := context.WithCancel(c.srv.ctx)
 	c.setRunning(cancel)
+	timedOut := c.armStatementTimeout(cancel)
 	err := c.runSimple(ctx, sql)
+	if timedOut() && err != nil {
+		err = errStatementTimeout()
+	}
 	c.setRunning(nil)
 	cancel()
 	if err != nil {
@@ -600,6 +660,15 @@ func (c *conn) execute(p *portal, maxRows int) error {
 	}
 	c.setRunning(p.cancel)
 	defer c.setRunning(nil)
+	timedOut := c.armStatementTimeout(p.cancel)
+	err := c.executeRun(p, maxRows)
+	if timedOut() && err != nil {
+		err = errStatementTimeout()
+	}
+	return err
+}
+
+func (c *conn) executeRun(p *portal, maxRows int) error {
 	if !p.started {
 		if err := p.ctx.Err(); err != nil {
 			return errCanceled()

@@ -23,6 +23,7 @@ const (
 	codeSyntax              = "42601"
 	codeUndefinedParameter  = "42P02"
 	codeTooManyConnections  = "53300"
+	codeIdleInTxTimeout     = "25P03"
 )
 
 // sqlStates maps each types.Err* kind to its SQLSTATE; the first match (errors.Is)

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"time"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -68,3 +69,14 @@ type Notifier interface {
 // params; "database" defaults to "user") or returns an error (*types.Error of kind
 // ErrInvalidCatalogName for an unknown database → FATAL 3D000).
 type Factory func(params map[string]string, n Notifier) (Session, error)
+
+// Timeouts is implemented by a Session whose timeouts pgwire enforces:
+// statement_timeout cancels a statement running longer (57014, "canceling
+// statement due to statement timeout"), idle_in_transaction_session_timeout
+// closes a connection idle that long inside a transaction block (FATAL
+// 25P03). Zero turns either off. pgwire reads them when a statement starts
+// and when it waits for the client.
+type Timeouts interface {
+	StatementTimeout() time.Duration
+	IdleInTransactionTimeout() time.Duration
+}

@@ -38,6 +38,15 @@ func (s *Session) TxStatus() byte {
 // Close implements pgwire.Session.
 func (s *Session) Close() {}
 
+// StatementTimeout implements pgwire.Timeouts: statement_timeout.
+func (s *Session) StatementTimeout() time.Duration { return s.vars.millisSetting("statement_timeout") }
+
+// IdleInTransactionTimeout implements pgwire.Timeouts:
+// idle_in_transaction_session_timeout.
+func (s *Session) IdleInTransactionTimeout() time.Duration {
+	return s.vars.millisSetting("idle_in_transaction_session_timeout")
+}
+
 // Parse implements pgwire.Session.
 func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) ([]pgwire.Statement, error) {
 	// psql's \d family sends catalog queries our SQL engine cannot run (arrays,

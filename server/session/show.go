@@ -18,14 +18,18 @@ import (
 
 func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
 	if n.Default {
-		if err := s.vars.set(n.Name, "", true); err != nil {
+		if _, err := s.vars.set(n.Name, "", true); err != nil {
 			return nil, err
 		}
 		return tagOnly("SET"), nil
 	}
 	value := strings.Join(n.Value, ", ")
-	if err := s.vars.set(n.Name, value, false); err != nil {
+	notice, err := s.vars.set(n.Name, value, false)
+	if err != nil {
 		return nil, err
+	}
+	if notice != "" {
+		s.notifier.Notice("NOTICE", "0A000", notice)
 	}
 	if n.Local {
 		s.notifier.Notice("WARNING", "25P01", "SET LOCAL applies to the session: Tributary has no multi-statement transactions")
