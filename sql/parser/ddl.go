@@ -114,7 +114,7 @@ func (p *ddlParser) identList() ([]string, error) {
 
 // unsupportedCommands are recognised statements we do not implement.
 var unsupportedCommands = map[string]string{
-	"grant": "GRANT", "revoke": "REVOKE", "copy": "COPY", "prepare": "PREPARE", "execute": "EXECUTE",
+	"grant": "GRANT", "revoke": "REVOKE", "prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
 	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
 	"savepoint": "SAVEPOINT", "release": "RELEASE", "checkpoint": "CHECKPOINT", "reindex": "REINDEX",
@@ -190,6 +190,8 @@ func (p *ddlParser) statement() (Statement, error) {
 		st = &Rollback{}
 	case first.kw("explain"):
 		return p.explain()
+	case first.kw("copy"):
+		st, err = p.copyStmt()
 	case first.kw("discard"):
 		n := p.peek()
 		if n == nil || !n.kwIn("all", "plans", "sequences", "temp", "temporary") {

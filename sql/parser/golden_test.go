@@ -212,6 +212,15 @@ func summarize(s Statement) string {
 			}
 		}
 		return out
+	case *Copy:
+		out := fmt.Sprintf("Copy %s columns=%v from=%v file=%q program=%v", s.Table, s.Columns, s.From, s.File, s.Program)
+		for _, o := range s.Options {
+			out += fmt.Sprintf("\n  %s=%q columns=%v all=%v", o.Key, o.Value, o.Columns, o.All)
+		}
+		if s.Query != nil {
+			out += "\n  " + summarize(s.Query)
+		}
+		return out
 	case *Explain:
 		return fmt.Sprintf("Explain verbose=%v\n  %s", s.Verbose, strings.ReplaceAll(summarize(s.Stmt), "\n", "\n  "))
 	case *CreateTable:
