@@ -365,6 +365,9 @@ func (c *conn) runToEnd(ctx context.Context, st Statement) error {
 		return err
 	}
 	defer res.Close()
+	if ok, err := c.runCopy(ctx, res); ok {
+		return err
+	}
 	cols := res.Columns()
 	if err := checkCounts(0, len(cols)); err != nil {
 		return err
@@ -675,6 +678,11 @@ func (c *conn) executeRun(p *portal, maxRows int) error {
 		}
 		res, err := p.stmt.st.Run(p.ctx, p.params)
 		if err != nil {
+			return err
+		}
+		if ok, err := c.runCopy(p.ctx, res); ok {
+			res.Close()
+			p.started, p.done = true, true
 			return err
 		}
 		p.res, p.started = res, true

@@ -79,6 +79,7 @@ var sqlStates = []struct {
 	{types.ErrFeatureNotReady, "55000"},
 	{types.ErrStackDepth, "54001"},
 	{types.ErrProgramLimit, "54000"},
+	{types.ErrInsufficientPrivilege, "42501"},
 	{types.ErrTooManyColumns, "54011"},
 	{context.Canceled, codeQueryCanceled},
 }
@@ -98,7 +99,9 @@ func wireErrorf(code, format string, args ...any) error {
 // pgError is the content of an ErrorResponse.
 type pgError struct {
 	Code, Message, Detail, Hint string
-	Position                    int32
+	// Where is the context (CONTEXT in psql), e.g. a COPY's line and column.
+	Where    string
+	Position int32
 }
 
 // SQLState returns the SQLSTATE for err: a pgwire protocol code, the code of its
@@ -135,6 +138,10 @@ func toPgError(err error) pgError {
 		if te.Pos > 0 {
 			pe.Position = int32(te.Pos)
 		}
+	}
+	var ce *copyError
+	if errors.As(err, &ce) {
+		pe.Where = ce.where
 	}
 	if errors.Is(err, context.Canceled) && pe.Code == codeQueryCanceled && te == nil {
 		pe.Message = "canceling statement due to user request"

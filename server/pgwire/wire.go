@@ -110,6 +110,7 @@ func (w *wire) sendError(severity string, pe pgError) {
 		Message:             pe.Message,
 		Detail:              pe.Detail,
 		Hint:                pe.Hint,
+		Where:               pe.Where,
 		Position:            pe.Position,
 	}
 	w.send(&er)

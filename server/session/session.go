@@ -282,6 +282,8 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.cols = textColumns("Id")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.cancelJobs(ctx, n.IDs) }
 		return nil
+	case *parser.Copy:
+		return s.describeCopy(st, n)
 	case *parser.Recover:
 		return types.Errorf(types.ErrUnsupported, "RECOVER is not supported yet")
 	}

@@ -57,6 +57,7 @@ var (
 	ErrStackDepth             = errors.New("stack depth limit exceeded")       // 54001
 	ErrProgramLimit           = errors.New("program limit exceeded")           // 54000
 	ErrTooManyColumns         = errors.New("too many columns")                 // 54011
+	ErrInsufficientPrivilege  = errors.New("insufficient privilege")           // 42501
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive
