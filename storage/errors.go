@@ -1,6 +1,10 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
 
 // Sentinel errors returned (wrapped, with context) by every KV implementation. Check them with errors.Is.
 var (
@@ -14,7 +18,9 @@ var (
 	ErrEpochDiscarded = errors.New("storage: epoch below the discard epoch")
 	// ErrDiskFull is returned by Commit when the data directory's filesystem has less free space than
 	// the configured minimum. Nothing was written. (SQLSTATE 53100 at the wire.)
-	ErrDiskFull = errors.New("storage: not enough free disk space")
+	// It wraps syscall.ENOSPC, as a write that met a full disk does, so one check
+	// (errors.Is(err, syscall.ENOSPC)) finds both.
+	ErrDiskFull = fmt.Errorf("storage: not enough free disk space: %w", syscall.ENOSPC)
 	// ErrInvalidKey is returned by Commit for an empty key, a key too long, or a key in the reserved range.
 	ErrInvalidKey = errors.New("storage: invalid key")
 	// ErrFailed is returned after a Commit failed half way: the store may hold part of an uncommitted

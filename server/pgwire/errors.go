@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -71,6 +72,7 @@ var sqlStates = []struct {
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},
 	{types.ErrDiskFull, "53100"},
+	{syscall.ENOSPC, "53100"}, // a full disk met in storage (storage.ErrDiskFull wraps it)
 	{types.ErrInternal, "XX000"},
 	{types.ErrObjectInUse, "55006"},
 	{types.ErrInsufficientRes, "53000"},
@@ -145,6 +147,12 @@ func toPgError(err error) pgError {
 	}
 	if errors.Is(err, context.Canceled) && pe.Code == codeQueryCanceled && te == nil {
 		pe.Message = "canceling statement due to user request"
+	}
+	if te == nil && errors.Is(err, syscall.ENOSPC) {
+		// The storage error names epochs and paths: logged by the server,
+		// not the client's business.
+		pe.Message = "could not write to the data directory: No space left on device"
+		pe.Hint = "Free disk space where the server keeps its data; until then it refuses writes."
 	}
 	return pe
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tributary/tributary/sql/types"
@@ -35,7 +37,7 @@ func TestSQLStateTableMatchesTypes(t *testing.T) {
 			t.Errorf("kind %q maps to %s, errors.go says %s", k[1], code, k[2])
 		}
 	}
-	if len(kinds) != len(sqlStates)-1 { // + context.Canceled
+	if len(kinds) != len(sqlStates)-2 { // + context.Canceled, syscall.ENOSPC
 		t.Errorf("errors.go has %d kinds, the table %d entries", len(kinds), len(sqlStates))
 	}
 }
@@ -88,6 +90,22 @@ func TestCheckText(t *testing.T) {
 		}
 		if err2 := checkText([]byte(in)); err2 == nil || err2.Error() != err.Error() {
 			t.Errorf("%q as bytes: %v", in, err2)
+		}
+	}
+}
+
+// TestDiskFull: a full disk met in storage (its ErrDiskFull wraps ENOSPC, as
+// a failed write does) is 53100 without the storage error's epochs and paths.
+func TestDiskFull(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("commit epoch 7234: data dir /var/lib/tributary has 1024 bytes free, below the minimum 67108864: %w",
+			fmt.Errorf("storage: not enough free disk space: %w", syscall.ENOSPC)),
+		fmt.Errorf("commit epoch 9: write /data/000012.vlog: %w", &os.PathError{Op: "write", Path: "/data/000012.vlog", Err: syscall.ENOSPC}),
+	} {
+		pe := toPgError(err)
+		if pe.Code != "53100" || strings.Contains(pe.Message, "epoch") || strings.Contains(pe.Message, "/") ||
+			!strings.Contains(pe.Message, "No space left on device") {
+			t.Errorf("%v: %s %q", err, pe.Code, pe.Message)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"syscall"
 	"testing"
 
 	"github.com/tributary/tributary/storage"
@@ -49,8 +50,8 @@ func TestDiskFull(t *testing.T) {
 	var b storage.Batch
 	b.Put([]byte("k"), []byte("v"))
 	s.SetMinFreeBytes(math.MaxUint64 / 2)
-	if err := s.Commit(ctx, 1, &b); !errors.Is(err, storage.ErrDiskFull) {
-		t.Fatalf("commit with huge minimum: %v, want ErrDiskFull", err)
+	if err := s.Commit(ctx, 1, &b); !errors.Is(err, storage.ErrDiskFull) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("commit with huge minimum: %v, want ErrDiskFull (ENOSPC, 53100 at the wire)", err)
 	}
 	if s.CommittedEpoch() != 0 || s.MaxVersion() != 0 {
 		t.Fatalf("refused commit moved epochs: committed %d max %d", s.CommittedEpoch(), s.MaxVersion())
