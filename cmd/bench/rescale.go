@@ -99,8 +99,9 @@ type rescaleStep struct {
 	ViewRows     int64   `json:"view_rows"`
 	Fragments    string  `json:"fragments"` // kind:parallelism of big_agg's fragments after the ALTER
 
-	returned time.Time  // when the ALTER returned
-	window   timeWindow // from the ALTER's start, cfg.window long
+	returned time.Time    // when the ALTER returned
+	window   timeWindow   // from the ALTER's start, cfg.window long
+	hist     []barrierRow // rw_barrier_latency read at the window's end
 }
 
 // rescaleRun is one state size on its own server.
@@ -117,6 +118,8 @@ type rescaleRun struct {
 	MedianAlterMs      float64 `json:"median_alter_ms"`
 	HotViewRows        int     `json:"hot_view_rows_checked"`
 	HotTableRows       int64   `json:"hot_table_rows"`
+
+	baseHist []barrierRow // rw_barrier_latency read at the baseline's end
 }
 
 // rescaleReport is the whole run.
@@ -295,35 +298,33 @@ func runRescale(ctx context.Context, dsn, logPath string, n int, cfg rescaleConf
 	if err := errors.Join(append(errs, stepErr)...); err != nil {
 		return nil, err
 	}
-	hist, err := barrierHistory(ctx, ctl)
-	if err != nil {
-		return nil, err
-	}
 	var all []hotSample
 	for _, s := range samples {
 		all = append(all, s...)
 	}
-	base := timeWindow{loadStart, loadStart.Add(cfg.baseline)}
-	run.Baseline = hotStats(all, hist, []timeWindow{base}, h.batch)
-	var during []timeWindow
+	run.Baseline = hotStats(all, []histWindow{{timeWindow{loadStart, loadStart.Add(cfg.baseline)}, run.baseHist}}, h.batch)
+	var during []histWindow
 	for i := range run.Steps {
 		st := &run.Steps[i]
-		w := st.window
+		w := histWindow{st.window, st.hist}
 		during = append(during, w)
-		st.Hot = hotStats(all, hist, []timeWindow{w}, h.batch)
+		st.Hot = hotStats(all, []histWindow{w}, h.batch)
+		if len(st.hist) == 0 || (len(st.hist) >= barrierHistoryLen && st.hist[0].committed.After(st.returned)) {
+			return nil, fmt.Errorf("rw_barrier_latency read %v after the ALTER to %d no longer reaches back to it", cfg.window, st.To)
+		}
 		st.NextCommitMs, st.NextBarrierMs = -1, -1
-		for _, b := range hist {
+		for _, b := range st.hist {
 			if b.committed.After(st.returned) {
-				st.NextCommitMs = ms(b.committed.Sub(w.from))
+				st.NextCommitMs = ms(b.committed.Sub(st.window.from))
 				st.NextBarrierMs = b.latencyMs
 				break
 			}
 		}
 		if st.NextCommitMs < 0 {
-			return nil, fmt.Errorf("no epoch committed after the ALTER to %d in rw_barrier_latency", st.To)
+			return nil, fmt.Errorf("no epoch committed within %v after the ALTER to %d (rw_barrier_latency)", cfg.window, st.To)
 		}
 	}
-	run.During = hotStats(all, hist, during, h.batch)
+	run.During = hotStats(all, during, h.batch)
 	var next, alter []float64
 	for _, st := range run.Steps {
 		next = append(next, st.NextCommitMs)
@@ -354,6 +355,12 @@ func rescaleSteps(ctx context.Context, ctl *pgx.Conn, logPath string, job int64,
 	run *rescaleRun, stop *atomic.Bool) error {
 	fmt.Fprintf(os.Stderr, "bench: rescale: %d rows: baseline %v\n", n, cfg.baseline)
 	waitUntil(ctx, loadStart.Add(cfg.baseline), stop)
+	// rw_barrier_latency keeps the last 16384 epochs, about 80 s of the hot load's early
+	// barriers: each window's are read at its end, before the checks.
+	var err error
+	if run.baseHist, err = barrierHistory(ctx, ctl); err != nil {
+		return err
+	}
 	nextID := int64(n) // the first id of the next DML's rows
 	for _, p := range cfg.parallelism {
 		if stop.Load() || ctx.Err() != nil {
@@ -387,6 +394,9 @@ func rescaleSteps(ctx context.Context, ctl *pgx.Conn, logPath string, job int64,
 			st.ServerPauseMs = ms(after[len(after)-1])
 		}
 		waitUntil(ctx, st.window.to, stop)
+		if st.hist, err = barrierHistory(ctx, ctl); err != nil {
+			return err
+		}
 
 		to, frags, err := fragmentsOf(ctx, ctl, job)
 		if err != nil {
@@ -542,41 +552,41 @@ type timeWindow struct{ from, to time.Time }
 
 func (w timeWindow) has(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
 
-func inAny(ws []timeWindow, t time.Time) bool {
-	for _, w := range ws {
-		if w.has(t) {
-			return true
-		}
-	}
-	return false
+// histWindow is a time window with rw_barrier_latency as read at its end.
+type histWindow struct {
+	timeWindow
+	hist []barrierRow
 }
 
-// hotStats summarises the INSERTs sent and the epochs committed within any of ws.
-func hotStats(samples []hotSample, hist []barrierRow, ws []timeWindow, batch int) hotWindow {
+// hotStats summarises the INSERTs sent and the epochs committed within the windows
+// (disjoint), each window's epochs from its own reading of rw_barrier_latency.
+func hotStats(samples []hotSample, ws []histWindow, batch int) hotWindow {
 	var r hotWindow
+	var ins, bar []time.Duration
 	for _, w := range ws {
 		r.Seconds += w.to.Sub(w.from).Seconds()
-	}
-	var ins, bar []time.Duration
-	for _, s := range samples {
-		if inAny(ws, s.at) {
-			ins = append(ins, s.d)
+		for _, s := range samples {
+			if w.has(s.at) {
+				ins = append(ins, s.d)
+			}
 		}
-	}
-	for i, b := range hist {
-		if !inAny(ws, b.committed) {
-			continue
+		for i, b := range w.hist {
+			if !w.has(b.committed) {
+				continue
+			}
+			bar = append(bar, time.Duration(b.latencyMs*float64(time.Millisecond)))
+			if i > 0 {
+				r.MaxCommitGapMs = math.Max(r.MaxCommitGapMs, ms(b.committed.Sub(w.hist[i-1].committed)))
+			}
 		}
-		bar = append(bar, time.Duration(b.latencyMs*float64(time.Millisecond)))
-		if i > 0 {
-			r.MaxCommitGapMs = math.Max(r.MaxCommitGapMs, ms(b.committed.Sub(hist[i-1].committed)))
+		if len(w.hist) >= barrierHistoryLen && w.hist[0].committed.After(w.from) {
+			r.Barrier.Truncated = true
 		}
 	}
 	r.Statements = len(ins)
 	r.RowsPerSec = float64(len(ins)*batch) / r.Seconds
 	r.Insert = latencies(ins)
-	r.Barrier = barrierStats{latencyStats: latencies(bar), Count: len(bar)}
-	r.Barrier.Truncated = len(hist) >= barrierHistoryLen && len(ws) > 0 && hist[0].committed.After(ws[0].from)
+	r.Barrier.latencyStats, r.Barrier.Count = latencies(bar), len(bar)
 	return r
 }
 
@@ -663,6 +673,9 @@ func printRescale(out io.Writer, r *rescaleReport) {
 				w.h.Barrier.Count, w.h.Barrier.P50, w.h.Barrier.P99, w.h.Barrier.Max, w.h.MaxCommitGapMs, w.h.Insert.P50, w.h.Insert.P99, w.h.Insert.Max)
 		}
 		_ = tw.Flush()
+		if run.Baseline.Barrier.Truncated || run.During.Barrier.Truncated {
+			fmt.Fprintln(out, "warning: rw_barrier_latency no longer reached back to a window's start: its barrier figures cover only the end")
+		}
 		fmt.Fprintf(out, "checked after every ALTER: rw_fragments shows the new parallelism, big_agg equals its query (%d rows at the end); hot_agg equals its query, hot has the %d rows inserted\n",
 			run.Steps[len(run.Steps)-1].ViewRows, run.HotTableRows)
 	}
