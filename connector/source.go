@@ -122,6 +122,26 @@ type OffsetCommitter interface {
 	Committed(split string, offset []byte)
 }
 
+// Progresser is implemented by sources whose splits begin with a finite
+// part that a table must take before it is complete (a CDC table's copy of
+// the upstream table): the source executor reports it as the job's
+// backfill, so a blocking CREATE, WAIT, SHOW JOBS and rw_ddl_progress
+// follow it. Progress reads a split's offset as stored (nil: the startup
+// position): the rows of the finite part read before it, an estimate of
+// that part's rows (<= 0: unknown) and whether it has been read whole.
+type Progresser interface {
+	Progress(split string, offset []byte) (rows, estimate int64, done bool)
+}
+
+// BackfillRater is implemented by readers of a Progresser source that can
+// limit the rate of the finite part alone (backfill_rate_limit; the change
+// stream goes on at its own rate): rows per second, < 0 unlimited, 0
+// paused. It is called from the goroutine that calls Read and must not
+// block.
+type BackfillRater interface {
+	SetBackfillRate(rowsPerSecond int64)
+}
+
 // Dropper is implemented by sources that hold something in the external
 // system for the relation (a replication slot): Drop releases it when the
 // relation is dropped.
@@ -197,6 +217,10 @@ type ReadResult struct {
 	Next int64
 	// Exhausted: every split of the reader has ended (bounded sources).
 	Exhausted bool
+	// Truncate (with Rows == 0): the external table was truncated here;
+	// every row of the table is deleted before Offset is stored, in the
+	// same epoch (a CDC table mirroring an upstream TRUNCATE).
+	Truncate bool
 }
 
 var registry = struct {

@@ -133,6 +133,10 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	create := fmt.Sprintf(`CREATE TABLE big (id bigint, v varchar, n int, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
 		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'big')`, host, port)
+	// In the background: the kills come while it copies.
+	if _, err := conn.Exec(ctx, "SET background_ddl = true"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := conn.Exec(ctx, create); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,10 @@ type Offset struct {
 	PK []string `json:"pk,omitempty"`
 	// Rows counts the rows copied.
 	Rows int64 `json:"rows"`
+	// Estimate is the upstream's row estimate (pg_class.reltuples) when
+	// the copy began (0: unknown), kept so that the share copied, Rows
+	// over it, never goes down across restarts.
+	Estimate int64 `json:"est,omitempty"`
 	// LSN: every change committed upstream at or below it is in the table,
 	// for keys at or below PK (all keys once Copied); the stream resumes
 	// after it.
@@ -50,7 +54,7 @@ func DecodeOffset(b []byte) (Offset, error) {
 func (o Offset) LSNString() string { return pglogrepl.LSN(o.LSN).String() }
 
 func (o Offset) equal(p Offset) bool {
-	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && slices.Equal(o.PK, p.PK)
+	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && o.Estimate == p.Estimate && slices.Equal(o.PK, p.PK)
 }
 
 // publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
@@ -58,6 +62,10 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 	if env.CDC == nil {
 		return
 	}
+	est := o.Estimate
+	if est <= 0 {
+		est = -1
+	}
 	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
-		Finished: o.Copied, Rows: o.Rows, Estimate: -1, LSN: o.LSNString()})
+		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString()})
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +41,12 @@ const (
 	troubleEvery = 5 * time.Second
 	// watermarkPrefix marks the reader's watermark messages in the WAL.
 	watermarkPrefix = "tributary-cdc"
+	// estimateEvery: while the upstream's row estimate is unknown (a table
+	// never analyzed), the copy asks for it again at most this often.
+	estimateEvery = 5 * time.Second
+	// throttleWait bounds one wait of a throttled copy (a new rate applies
+	// within it).
+	throttleWait = 200 * time.Millisecond
 )
 
 // Reader reads the table's one split (connector.SplitReader): a goroutine
@@ -73,6 +81,9 @@ type Reader struct {
 	// committed is the LSN the engine has made durable (Committed); sent
 	// to the upstream as the slot's confirmed flush position.
 	committed atomic.Uint64
+	// copyRate is the copy's rate limit in rows per second (< 0
+	// unlimited, 0 paused; SetBackfillRate): the stream is not limited.
+	copyRate atomic.Int64
 
 	closeOnce sync.Once
 
@@ -85,10 +96,12 @@ type Reader struct {
 	cur *segment // Read's
 }
 
-// segment is rows queued for Read, with the offset after any prefix.
+// segment is rows queued for Read, with the offset after any prefix; or,
+// with truncate, an upstream TRUNCATE (no rows).
 type segment struct {
-	ops  []types.Op
-	rows [][]types.Datum
+	truncate bool
+	ops      []types.Op
+	rows     [][]types.Datum
 	// copy: rows copied in key order; after k rows the offset is base with
 	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
 	// after any prefix is base.
@@ -97,6 +110,9 @@ type segment struct {
 	base Offset
 	pos  int // rows taken by Read
 }
+
+// marker: a segment of no rows that only moves the offset.
+func (s *segment) marker() bool { return len(s.rows) == 0 && !s.truncate }
 
 func (s *segment) after(k int) Offset {
 	if !s.copy || k == 0 {
@@ -118,6 +134,7 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 		done: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
 	}
 	r.committed.Store(start.LSN)
+	r.copyRate.Store(-1)
 	publishProgress(env, s.spec.Relation, r.split, start)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -141,6 +158,16 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 			}
 		}
 		s := r.cur
+		if s.truncate {
+			if took {
+				break // the rows before it first
+			}
+			r.cur = nil
+			if r.queued() {
+				signal(r.ready)
+			}
+			return connector.ReadResult{Split: r.split, Offset: EncodeOffset(s.base), Next: s.base.Rows, Truncate: true}, nil
+		}
 		k := min(limit-n, len(s.rows)-s.pos)
 		for i := s.pos; i < s.pos+k; i++ {
 			dst.AppendRowOp(s.ops[i], s.rows[i])
@@ -177,6 +204,11 @@ func (r *Reader) Committed(split string, offset []byte) {
 	}
 	publishProgress(r.env, r.src.spec.Relation, split, o)
 }
+
+// SetBackfillRate implements connector.BackfillRater: the copy reads at
+// most rowsPerSecond rows a second (< 0 unlimited, 0 paused) while the
+// change stream goes on unthrottled (for the keys copied so far).
+func (r *Reader) SetBackfillRate(rowsPerSecond int64) { r.copyRate.Store(rowsPerSecond) }
 
 // Ready implements connector.SplitReader.
 func (r *Reader) Ready() <-chan struct{} { return r.ready }
@@ -266,16 +298,25 @@ type session struct {
 	lastMarker time.Time
 	startLSN   uint64
 	pkBuf      []types.Datum
+	// The copy's rate limit (throttle).
+	tokens     float64
+	lastTokens time.Time
+	// lastEstimate is when the upstream's row estimate was last asked for.
+	lastEstimate time.Time
+	// copied caches the parsed key of st.PK (copiedKey).
+	copied    []types.Datum
+	copiedFor []string
 }
 
 // window is the key range of the chunk being copied: changes read before
 // its watermark are applied for keys at or below hi, and make a key above
-// lo dirty (its chunk row is dropped).
+// lo dirty (its chunk row is dropped); a TRUNCATE makes every key dirty.
 type window struct {
-	lo, hi []types.Datum // nil lo: no key copied before; nil hi: the last chunk
-	dirty  map[string]bool
-	wm     string
-	seen   bool
+	lo, hi    []types.Datum // nil lo: no key copied before; nil hi: the last chunk
+	dirty     map[string]bool
+	truncated bool
+	wm        string
+	seen      bool
 }
 
 func (s *session) run(ctx context.Context) error {
@@ -304,18 +345,74 @@ func (s *session) run(ctx context.Context) error {
 	_, _ = rand.Read(nonce[:]) // never fails
 	s.nonce = hex.EncodeToString(nonce[:])
 	for !s.st.Copied {
-		if err := s.copyChunk(ctx); err != nil {
+		s.estimate(ctx, up.oid)
+		n, err := s.throttle(ctx)
+		if err != nil {
+			return err
+		}
+		if err := s.copyChunk(ctx, n); err != nil {
 			return err
 		}
 	}
-	return s.pump(ctx, nil)
+	return s.pump(ctx, nil, time.Time{})
 }
 
-// copyChunk copies the next chunk: select it, write its watermark, read the
-// stream up to the watermark, then queue the chunk's rows whose keys no
-// change touched.
-func (s *session) copyChunk(ctx context.Context) error {
-	b, n := s.b, s.cfg.ChunkRows
+// estimate reads the upstream's row estimate (pg_class.reltuples, summed
+// over a partitioned table's partitions) when the offset has none yet, at
+// most every estimateEvery; it stays unknown (0) while the table has never
+// been analyzed. The offsets carry it from then on.
+func (s *session) estimate(ctx context.Context, oid uint32) {
+	if s.st.Estimate > 0 || s.st.Copied || time.Since(s.lastEstimate) < estimateEvery {
+		return
+	}
+	s.lastEstimate = time.Now()
+	rows, err := query(ctx, s.conn, fmt.Sprintf(`SELECT CASE WHEN min(reltuples) < 0 THEN -1 ELSE sum(reltuples)::int8 END FROM pg_class
+		WHERE (oid = %[1]d AND relkind = 'r') OR oid IN (SELECT relid FROM pg_partition_tree(%[1]d::oid::regclass) WHERE isleaf)`, oid))
+	if err != nil || len(rows) != 1 {
+		return // unknown: the copy itself reports what is wrong with the connection
+	}
+	if n, err := strconv.ParseInt(rows[0][0], 10, 64); err == nil && n > 0 {
+		s.st.Estimate = n
+		_ = s.marker(ctx) // shown at once, even while the copy is paused (fails only when ctx ends)
+	}
+}
+
+// throttle waits until the copy may read its next chunk under the backfill
+// rate and returns the rows it may read: a chunk of a quarter second's rows
+// (ChunkRows at most). Meanwhile it follows the stream, so changes to the
+// keys copied so far keep flowing at any copy rate, 0 included.
+func (s *session) throttle(ctx context.Context) (int, error) {
+	for {
+		rate := s.r.copyRate.Load()
+		if rate < 0 {
+			s.tokens, s.lastTokens = 0, time.Time{}
+			return s.cfg.ChunkRows, nil
+		}
+		n := int(min(int64(s.cfg.ChunkRows), max(rate/4, 1)))
+		now := time.Now()
+		if !s.lastTokens.IsZero() {
+			s.tokens = min(float64(n), s.tokens+now.Sub(s.lastTokens).Seconds()*float64(rate))
+		}
+		s.lastTokens = now
+		if rate > 0 && s.tokens >= float64(n) {
+			s.tokens -= float64(n)
+			return n, nil
+		}
+		wait := throttleWait
+		if rate > 0 {
+			wait = min(wait, max(time.Duration((float64(n)-s.tokens)/float64(rate)*float64(time.Second)), time.Millisecond))
+		}
+		if err := s.pump(ctx, nil, now.Add(wait)); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// copyChunk copies the next chunk of up to n rows: select it, write its
+// watermark, read the stream up to the watermark, then queue the chunk's
+// rows whose keys no change touched.
+func (s *session) copyChunk(ctx context.Context, n int) error {
+	b := s.b
 	var sql strings.Builder
 	sql.WriteString("SELECT ")
 	for i, name := range b.names {
@@ -363,7 +460,7 @@ func (s *session) copyChunk(ctx context.Context) error {
 	}
 	s.win = w
 	wctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
-	err := s.pump(wctx, func() bool { return w.seen })
+	err := s.pump(wctx, func() bool { return w.seen }, time.Time{})
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && wctx.Err() != nil {
@@ -381,7 +478,7 @@ func (s *session) copyChunk(ctx context.Context) error {
 			pk[i] = string(raw[k])
 		}
 		last = pk
-		if w.dirty[keyString(pk)] {
+		if w.truncated || w.dirty[keyString(pk)] {
 			continue
 		}
 		row, ok := s.parseRow(raw, s.st.Rows+int64(len(seg.rows)))
@@ -405,15 +502,23 @@ func (s *session) copyChunk(ctx context.Context) error {
 	return s.marker(ctx)
 }
 
-// pump reads the stream until done reports true (nil: until ctx ends or the
-// connection fails), answering keepalives and telling the upstream what
-// the engine has committed.
-func (s *session) pump(ctx context.Context, done func() bool) error {
+// pump reads the stream until done reports true or until passes (nil and
+// zero: until ctx ends or the connection fails), answering keepalives and
+// telling the upstream what the engine has committed.
+func (s *session) pump(ctx context.Context, done func() bool, until time.Time) error {
 	for done == nil || !done() {
+		wait := time.Second
+		if !until.IsZero() {
+			left := time.Until(until)
+			if left <= 0 {
+				return nil
+			}
+			wait = min(wait, left)
+		}
 		if err := s.status(ctx, false); err != nil {
 			return err
 		}
-		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		rctx, cancel := context.WithTimeout(ctx, wait)
 		msg, err := s.repl.ReceiveMessage(rctx)
 		cancel()
 		if err != nil {
@@ -554,12 +659,27 @@ func (s *session) message(ctx context.Context, data []byte) error {
 			return s.change(ctx, m.OldTuple, nil)
 		}
 	case *pglogrepl.TruncateMessage:
-		if !s.skipTxn && containsUint32(m.RelationIDs, s.relID) {
-			s.r.trbl.reportNow(fmt.Errorf("postgres-cdc %s: upstream table %s was truncated (commit at %v); TRUNCATE is not mirrored: the rows stay until the table is dropped and created again",
-				s.r.src.spec.Relation, s.cfg.QualifiedTable(), pglogrepl.LSN(s.st.LSN)))
+		if !s.skipTxn && s.relID != 0 && containsUint32(m.RelationIDs, s.relID) {
+			return s.truncate(ctx)
 		}
 	}
 	return nil
+}
+
+// truncate mirrors an upstream TRUNCATE: a segment by which the executor
+// deletes every row of the table, in order with the changes around it. In
+// the copy, the keys copied so far are among those rows; the chunk being
+// copied is dropped whole (its select may predate the truncate; what the
+// table holds after it comes from the stream, and from the chunks after).
+// A restart after the epoch holding it committed resumes after its
+// transaction's commit; before, it replays the transaction, TRUNCATE
+// included: either way once.
+func (s *session) truncate(ctx context.Context) error {
+	if s.win != nil {
+		s.win.truncated = true
+	}
+	s.txnRows = true
+	return s.enqueue(ctx, &segment{truncate: true, base: s.st})
 }
 
 // change applies one row change: old is the old key or row (updates that
@@ -615,7 +735,9 @@ func (s *session) take(key []types.Datum, pk []string) bool {
 	}
 	w := s.win
 	if w == nil {
-		return false // between chunks nothing is read from the stream
+		// Between chunks (a throttled copy): the keys copied so far.
+		lo := s.copiedKey()
+		return lo != nil && compareKeys(s.b.pkTypes, key, lo) <= 0
 	}
 	if w.lo != nil && compareKeys(s.b.pkTypes, key, w.lo) <= 0 {
 		return true
@@ -625,6 +747,14 @@ func (s *session) take(key []types.Datum, pk []string) bool {
 		return true
 	}
 	return false
+}
+
+// copiedKey is the last copied key, parsed (nil before the first).
+func (s *session) copiedKey() []types.Datum {
+	if !slices.Equal(s.copiedFor, s.st.PK) {
+		s.copied, s.copiedFor = s.parseKey(s.st.PK), s.st.PK
+	}
+	return s.copied
 }
 
 // tupleRow makes a Tributary row of a tuple, and its key's text forms;
@@ -814,7 +944,7 @@ func (s *session) enqueue(ctx context.Context, seg *segment) error {
 		r.mu.Lock()
 		if r.mu.rows < maxQueuedRows {
 			// Markers in a row: the last one says it all.
-			if n := len(r.mu.segs); n > 0 && len(seg.rows) == 0 && len(r.mu.segs[n-1].rows) == 0 {
+			if n := len(r.mu.segs); n > 0 && seg.marker() && r.mu.segs[n-1].marker() {
 				r.mu.segs[n-1] = seg
 			} else {
 				r.mu.segs = append(r.mu.segs, seg)

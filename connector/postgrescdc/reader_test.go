@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -104,11 +105,12 @@ func open(t *testing.T, sp connector.SourceSpec) *Source {
 // mirror is the Tributary table the rows go into: rows by key, applied as
 // TableSet.Apply does (inserts upsert, deletes delete by key).
 type mirror struct {
-	ts     []types.T
-	key    []int
-	rows   map[string][]types.Datum
-	offset []byte
-	reads  int
+	ts        []types.T
+	key       []int
+	rows      map[string][]types.Datum
+	offset    []byte
+	reads     int
+	truncates int // Truncate results read
 }
 
 func newMirror(sp connector.SourceSpec) *mirror {
@@ -146,6 +148,10 @@ func (m *mirror) read(t *testing.T, r connector.SplitReader, limit int) bool {
 	}
 	if res.Split == "" {
 		return false
+	}
+	if res.Truncate {
+		m.rows = map[string][]types.Datum{}
+		m.truncates++
 	}
 	var row []types.Datum
 	for i := 0; i < c.Len(); i++ {
@@ -541,5 +547,110 @@ func TestCommittedAdvancesTheSlot(t *testing.T) {
 			t.Fatalf("the slot's confirmed LSN is %s (was %s), want %s", confirmed(), before, o.LSNString())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestEstimateAndBackfillRate: the offsets carry the upstream's row
+// estimate from the start of the copy; a backfill rate of 0 pauses the
+// copy while changes to the keys copied so far still flow; a rate of n
+// rows/s makes the rest of the copy take about (rows left)/n.
+func TestEstimateAndBackfillRate(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 3000
+	u.exec("CREATE TABLE r (id int8 PRIMARY KEY, v text, n int4)",
+		fmt.Sprintf("INSERT INTO r SELECT g, 'row ' || g, g FROM generate_series(1, %d) g", rows), "ANALYZE r")
+	sp := spec("public.r", u.props("r", OptChunkRows, "500"), simpleCols, "id")
+	s := open(t, sp)
+	r := openReader(t, s, nil, nil)
+	m := newMirror(sp)
+	m.readN(t, r, 1, 100)
+	if o := m.off(t); o.Estimate != rows {
+		t.Fatalf("the offset's estimate is %d, want %d (reltuples after ANALYZE)", o.Estimate, rows)
+	}
+	if got, est, done := s.Progress(s.split(), m.offset); got != m.off(t).Rows || est != rows || done {
+		t.Fatalf("Progress = %d, %d, %v", got, est, done)
+	}
+	// Pause the copy once a chunk or two are in: the rows copied stop growing.
+	r.(connector.BackfillRater).SetBackfillRate(0)
+	m.until(t, r, "a pause", func() bool { return m.off(t).Rows > 0 })
+	paused := m.off(t)
+	if paused.Copied {
+		t.Fatal("the copy finished before it was paused")
+	}
+	// A change of a copied key flows while paused (id 1 is copied: keys go in order).
+	u.exec("UPDATE r SET v = 'changed while paused' WHERE id = 1")
+	m.until(t, r, "the change of a copied key", func() bool {
+		row := m.rows["1"]
+		return row != nil && row[1].S == "changed while paused"
+	})
+	if o := m.off(t); o.Rows != paused.Rows || !slices.Equal(o.PK, paused.PK) {
+		t.Fatalf("the copy moved while paused: %+v, then %+v", paused, o)
+	}
+	// 4000 rows/s: chunks of 1000 rows, each waiting for its tokens.
+	const rate = 4000
+	began := time.Now()
+	r.(connector.BackfillRater).SetBackfillRate(rate)
+	m.until(t, r, "the copy", func() bool { return m.off(t).Copied })
+	left := float64(rows) - float64(paused.Rows)
+	if took, least := time.Since(began), time.Duration((left-rate/4)/rate*float64(time.Second)); took < least {
+		t.Fatalf("the last %.0f rows took %v at %d rows/s, want at least %v", left, took, rate, least)
+	}
+	m.sentinel(t, u, r, "INSERT INTO r VALUES (-1, 'sentinel', 0)", "-1")
+	sameRows(t, "after a paused and a throttled copy", m.sorted(), u.rows(sp, "r"))
+}
+
+// TestTruncateMirrored truncates the upstream table during the copy and
+// after it, with inserts and a writer around: each TRUNCATE reaches the
+// reader's caller once, in order with the changes, and the mirror equals
+// the upstream; a reader reopened at an offset before a TRUNCATE reads it
+// again, one reopened after it does not.
+func TestTruncateMirrored(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 5000
+	u.exec("CREATE TABLE tr (id int8 PRIMARY KEY, v text, n int4)",
+		fmt.Sprintf("INSERT INTO tr SELECT g, 'row ' || g, g FROM generate_series(1, %d) g", rows))
+	sp := spec("public.tr", u.props("tr", OptChunkRows, "300"), simpleCols, "id")
+	s := open(t, sp)
+	r := openReader(t, s, nil, nil)
+	m := newMirror(sp)
+	m.readN(t, r, 4, 200)
+	before := m.clone() // an offset before the truncate
+	// In the copy: truncate, then rows below and above the copied position.
+	u.exec("BEGIN; INSERT INTO tr VALUES (100000, 'gone', 0); TRUNCATE tr; INSERT INTO tr SELECT g, 'after ' || g, g FROM generate_series(1, 4000, 7) g; COMMIT")
+	w := startWriter(t, u, "tr", 4000, 3)
+	m.until(t, r, "the truncate", func() bool { return m.truncates > 0 })
+	m.until(t, r, "the copy", func() bool { return m.off(t).Copied })
+	w.finish(t)
+	m.sentinel(t, u, r, "INSERT INTO tr VALUES (-1, 'sentinel', 0)", "-1")
+	sameRows(t, "after a truncate in the copy", m.sorted(), u.rows(sp, "tr"))
+	if m.truncates != 1 {
+		t.Fatalf("%d truncates read, want 1", m.truncates)
+	}
+	after := m.clone()
+	r.Close()
+
+	// Reopened before the truncate: it is read again, and the copy converges.
+	r = openReader(t, s, before.offset, nil)
+	m = before.clone()
+	m.sentinel(t, u, r, "INSERT INTO tr VALUES (-2, 'sentinel', 0)", "-2")
+	sameRows(t, "reopened before the truncate", m.sorted(), u.rows(sp, "tr"))
+	if m.truncates != 1 {
+		t.Fatalf("reopened before the truncate: %d truncates read, want 1", m.truncates)
+	}
+	r.Close()
+
+	// Reopened after it: not read again. Then a truncate after the copy.
+	r = openReader(t, s, after.offset, nil)
+	m = after.clone()
+	m.truncates = 0
+	m.sentinel(t, u, r, "INSERT INTO tr VALUES (-3, 'sentinel', 0)", "-3")
+	if m.truncates != 0 {
+		t.Fatalf("reopened after the truncate: %d truncates read, want 0", m.truncates)
+	}
+	u.exec("TRUNCATE tr", "INSERT INTO tr VALUES (1, 'one', 1), (2, 'two', 2)")
+	m.sentinel(t, u, r, "INSERT INTO tr VALUES (-4, 'sentinel', 0)", "-4")
+	sameRows(t, "after a truncate after the copy", m.sorted(), u.rows(sp, "tr"))
+	if m.truncates != 1 {
+		t.Fatalf("%d truncates read after the copy, want 1", m.truncates)
 	}
 }

@@ -181,6 +181,16 @@ func (s *Source) Reader(_ context.Context, splits []connector.SplitOffset, env c
 	return newReader(s, splits[0].Offset, env)
 }
 
+// Progress implements connector.Progresser: the copy's rows, the upstream's
+// estimate when it began, and whether it is done, as of offset.
+func (s *Source) Progress(_ string, offset []byte) (rows, estimate int64, done bool) {
+	o, err := DecodeOffset(offset)
+	if err != nil {
+		return 0, 0, false
+	}
+	return o.Rows, o.Estimate, o.Copied
+}
+
 // DefaultRate implements connector.Source: as fast as the upstream serves.
 func (s *Source) DefaultRate() int64 { return -1 }
 

@@ -2,7 +2,10 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
@@ -161,6 +164,40 @@ func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64,
 			return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
 		}
 		s.record(rel, types.OpInsert, row)
+	}
+	return nil
+}
+
+// DeleteAll deletes every row of rel (read at snapshot plus the set's
+// pending writes), recording each delete: how an upstream TRUNCATE reaches
+// a CDC table, in one epoch.
+func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapshot uint64) error {
+	tbl, err := s.Table(rel)
+	if err != nil {
+		return err
+	}
+	it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: snapshot})
+	if err != nil {
+		return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+	}
+	defer it.Close()
+	var rows [][]types.Datum
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+		}
+		rows = append(rows, slices.Clone(it.Row()))
+	}
+	// Deleted once the iterator is done with the pending writes it merges.
+	for _, row := range rows {
+		if err := tbl.Delete(row); err != nil {
+			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+		}
+		s.record(rel, types.OpDelete, row)
 	}
 	return nil
 }

@@ -198,15 +198,17 @@ func (b *builder) sourceScan(n *plan.StreamSourceScan) (stream.Executor, error) 
 
 // connectorSource builds the root of a connector table's job: fed barriers
 // like a constant source, writing its rows into the table as DML does. A
-// bounded source reports its progress as the job's backfill, so WAIT and
-// SHOW JOBS follow it until its last row is in.
+// bounded source, or one whose splits begin with a finite part (a CDC
+// table's copy, which the job's backfill rate limits), reports its progress
+// as the job's backfill, so a blocking CREATE, WAIT and SHOW JOBS follow it
+// until its last row is in.
 func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executor, error) {
 	conn, src, err := stream.OpenSource(n.Table)
 	if err != nil {
 		return nil, err
 	}
 	var report stream.Progress
-	if src.TotalRows() >= 0 {
+	if stream.ReportsProgress(src) {
 		report = b.c.progressFor(b.j, b.actx.ID, n.Table.ID)
 	}
 	b.j.sources = append(b.j.sources, b.actx.ID)
@@ -218,7 +220,7 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	}
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
-	exec, closer, err := stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report, b.c.cfg.Sinks)
+	exec, closer, err := stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report, b.c.cfg.Sinks, b.opts.BackfillRate)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,28 @@ type tableWriter struct {
 }
 
 func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk) (bool, error) {
+	return w.write(ctx, epoch, func(tables *batch.TableSet) error {
+		write := tables.Upsert
+		if w.c.mu.fresh[w.rel.ID] {
+			write = tables.InsertNew
+		}
+		return write(ctx, w.rel, w.c.kv.CommittedEpoch(), chunk)
+	})
+}
+
+// Truncate deletes every row of the table in the open epoch (an upstream
+// TRUNCATE), its deletes going to the table's streaming jobs as DML's do
+// (stream.TableWriter).
+func (w *tableWriter) Truncate(ctx context.Context, epoch uint64) (bool, error) {
+	return w.write(ctx, epoch, func(tables *batch.TableSet) error {
+		return tables.DeleteAll(ctx, w.rel, w.c.kv.CommittedEpoch())
+	})
+}
+
+// write runs fn on the tables' pending state for the open epoch (with c.mu
+// held) and sends the table's changes to its streaming jobs; false when
+// epoch is no longer open or the table is being dropped.
+func (w *tableWriter) write(ctx context.Context, epoch uint64, fn func(tables *batch.TableSet) error) (bool, error) {
 	c := w.c
 	c.foreground.Store(time.Now().UnixNano())
 	c.mu.Lock()
@@ -80,11 +102,7 @@ func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chun
 		return false, nil // the table is being dropped
 	}
 	tables := c.mu.tables
-	write := tables.Upsert
-	if c.mu.fresh[w.rel.ID] {
-		write = tables.InsertNew
-	}
-	if err := write(ctx, w.rel, c.kv.CommittedEpoch(), chunk); err != nil {
+	if err := fn(tables); err != nil {
 		tables.Discard()
 		return false, err
 	}

@@ -637,7 +637,7 @@ func (c *Coordinator) SetBackfillRate(ctx context.Context, id uint32, opts JobOp
 		return fmt.Errorf("job %d is not running", id)
 	}
 	j.adaptive, j.target, j.rate = opts.Adaptive, opts.TargetLatency, rowsPerSecond
-	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond}
+	m := &stream.SetRateLimit{Actors: map[stream.ActorID]bool{}, RowsPerSecond: rowsPerSecond, Backfill: true}
 	c.progress.Lock()
 	for aid := range j.backfills {
 		m.Actors[aid] = true
@@ -747,7 +747,7 @@ func (c *Coordinator) steerBackfillsLocked(latency time.Duration) {
 		}
 		if rate != j.rate {
 			j.rate = rate
-			c.mu.pending = append(c.mu.pending, &stream.SetRateLimit{Actors: actors, RowsPerSecond: rate})
+			c.mu.pending = append(c.mu.pending, &stream.SetRateLimit{Actors: actors, RowsPerSecond: rate, Backfill: true})
 			c.cfg.Logger.Debug("adaptive backfill rate", "job", j.id, "rows_per_second", rate, "barrier_latency", latency)
 		}
 	}

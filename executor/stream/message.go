@@ -38,6 +38,10 @@ type SetRateLimit struct {
 	Actors map[ActorID]bool
 	// RowsPerSecond < 0 means unlimited; 0 pauses.
 	RowsPerSecond int64
+	// Backfill: the job's backfill rate (backfill_rate_limit), which a
+	// connector source with a finite first part (a CDC table's copy)
+	// applies to that part alone; else the source's rate.
+	Backfill bool
 }
 
 // SetSinkRate changes the delivery rate of the listed actors' decoupled

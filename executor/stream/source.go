@@ -26,6 +26,9 @@ type TableWriter interface {
 	// writes nothing when epoch is no longer the open epoch (its barrier is
 	// on its way to the source) or the table is gone.
 	Write(ctx context.Context, epoch uint64, c *types.Chunk) (bool, error)
+	// Truncate deletes every row of the table in epoch, as Write writes
+	// (connector.ReadResult.Truncate).
+	Truncate(ctx context.Context, epoch uint64) (bool, error)
 }
 
 // SourceMonitor collects what source readers report (nil: not collected):
@@ -85,6 +88,9 @@ type sourceConfig struct {
 	report   Progress
 	monitor  SourceMonitor
 	share    SplitShare
+	// progresser: the source's splits begin with a finite part (a CDC
+	// table's copy), reported as the job's backfill.
+	progresser connector.Progresser
 }
 
 // sourceSplit is one split a source executor reads.
@@ -137,6 +143,10 @@ type sourceExec struct {
 	// saved are the offsets stored at barriers whose epochs have not yet
 	// been seen committed, for a connector.OffsetCommitter reader.
 	saved []savedOffset
+
+	// backfillRate limits a progresser's finite part alone (a
+	// connector.BackfillRater reader's), in rows per second (< 0 unlimited).
+	backfillRate int64
 }
 
 // savedOffset is a split's offset stored in an epoch.
@@ -159,15 +169,24 @@ var DiscoverInterval = 5 * time.Second
 
 // NewConnectorSource returns the executor of a StreamConnectorSource fed by
 // barriers; w writes its rows into the table and report (may be nil)
-// receives its progress for bounded sources. The closer stops its
-// goroutines and its reader.
-func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress, monitor SourceMonitor) (Executor, func(), error) {
+// receives its progress for bounded sources and connector.Progresser ones,
+// whose finite part backfillRate limits (rows per second, < 0 unlimited).
+// The closer stops its goroutines and its reader.
+func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress, monitor SourceMonitor, backfillRate int64) (Executor, func(), error) {
 	e, err := newSourceExec(actx, n.Table, n.State, n.RateLimit, barriers, report, monitor)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.writer = w
+	e.writer, e.backfillRate = w, backfillRate
 	return e, e.close, nil
+}
+
+// ReportsProgress reports whether a source's reading has a finite part a
+// job's backfill progress follows: bounded sources and connector.Progresser
+// ones (a CDC table's copy).
+func ReportsProgress(src connector.Source) bool {
+	_, ok := src.(connector.Progresser)
+	return ok || src.TotalRows() >= 0
 }
 
 // NewSourceScan returns the executor of a StreamSourceScan: a source whose
@@ -199,12 +218,13 @@ func newSourceExec(actx *ActorContext, rel *catalog.Relation, st plan.StateTable
 	if rateLimit >= 0 {
 		rate = rateLimit
 	}
-	if src.TotalRows() < 0 {
+	if !ReportsProgress(src) {
 		report = nil // an endless source has no progress to follow
 	}
+	p, _ := src.(connector.Progresser)
 	return &sourceExec{
-		sourceConfig: sourceConfig{src: src, discover: c.Shared, ts: rel.ColumnTypes(), rel: rel, report: report, monitor: monitor},
-		actx:         actx, barriers: barriers, state: t, rate: rate, splits: map[string]*sourceSplit{},
+		sourceConfig: sourceConfig{src: src, discover: c.Shared, ts: rel.ColumnTypes(), rel: rel, report: report, monitor: monitor, progresser: p},
+		actx:         actx, barriers: barriers, state: t, rate: rate, backfillRate: -1, splits: map[string]*sourceSplit{},
 	}, nil
 }
 
@@ -339,6 +359,13 @@ func (e *sourceExec) produce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if r.Truncate {
+			if e.emit {
+				return errors.New("the reader truncated a split, which a source's stream cannot carry")
+			}
+			e.pending, e.pendRead = c, r
+			return e.write(ctx)
+		}
 		if r.Rows == 0 && r.Split != "" {
 			// Messages that carry no row: the split moves on all the same.
 			if s := e.splits[r.Split]; s != nil {
@@ -362,10 +389,22 @@ func (e *sourceExec) produce(ctx context.Context) error {
 		}
 		e.pending, e.pendRead = c, r
 	}
+	return e.write(ctx)
+}
+
+// write writes the pending rows (or truncate) in the open epoch, or emits
+// them, and moves their split on.
+func (e *sourceExec) write(ctx context.Context) error {
 	if e.emit {
 		e.out = e.pending // the stream itself: it belongs to the open epoch
 	} else {
-		ok, err := e.writer.Write(ctx, e.epoch, e.pending)
+		write := e.writer.Write
+		if e.pendRead.Truncate {
+			write = func(ctx context.Context, epoch uint64, _ *types.Chunk) (bool, error) {
+				return e.writer.Truncate(ctx, epoch)
+			}
+		}
+		ok, err := write(ctx, e.epoch, e.pending)
 		if err != nil {
 			return err
 		}
@@ -427,6 +466,11 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	}
 	b.ForEachMutation(func(m Mutation) {
 		if r, ok := m.(*SetRateLimit); ok && r.Actors[e.actx.ID] {
+			if r.Backfill && e.progresser != nil {
+				e.backfillRate = r.RowsPerSecond
+				e.tellBackfillRate()
+				return
+			}
 			e.rate = r.RowsPerSecond
 			if e.rate < 0 {
 				e.rate = e.src.DefaultRate()
@@ -524,7 +568,15 @@ func (e *sourceExec) addSplits(ctx context.Context, l splitList) error {
 		return fmt.Errorf("open reader: %w", err)
 	}
 	e.reader, e.idle, e.exhausted = r, false, false
+	e.tellBackfillRate()
 	return nil
+}
+
+// tellBackfillRate passes the backfill rate to a connector.BackfillRater reader.
+func (e *sourceExec) tellBackfillRate() {
+	if br, ok := e.reader.(connector.BackfillRater); ok {
+		br.SetBackfillRate(e.backfillRate)
+	}
 }
 
 func (e *sourceExec) readerEnv() connector.ReaderEnv {
@@ -541,9 +593,28 @@ func (e *sourceExec) readerEnv() connector.ReaderEnv {
 
 // reportProgress tells a bounded source's progress: done once every row has
 // been written in an epoch now sealed (the barrier being handled seals it).
+// A connector.Progresser's is read from its splits' offsets as stored at
+// this barrier.
 func (e *sourceExec) reportProgress() {
+	if e.report == nil {
+		return
+	}
+	if e.progresser != nil {
+		r := BackfillReport{Done: len(e.splits) > 0}
+		known := true
+		for name, s := range e.splits {
+			rows, est, done := e.progresser.Progress(name, s.offset)
+			r.Rows, r.Estimate, r.Done = r.Rows+rows, r.Estimate+est, r.Done && done
+			known = known && est > 0
+		}
+		if !known {
+			r.Estimate = 0
+		}
+		e.report(r)
+		return
+	}
 	total := e.src.TotalRows()
-	if e.report == nil || total < 0 {
+	if total < 0 {
 		return
 	}
 	if !e.exhausted && e.produced >= total {

@@ -41,6 +41,10 @@ func (w *stWriter) Write(_ context.Context, epoch uint64, c *types.Chunk) (bool,
 	return true, nil
 }
 
+func (w *stWriter) Truncate(context.Context, uint64) (bool, error) {
+	return false, errors.New("stWriter: no truncate")
+}
+
 func stSourceNode() *plan.StreamConnectorSource {
 	rel := &catalog.Relation{ID: 50, Name: "g", Kind: catalog.KindTable, PK: []int{0},
 		Columns: []catalog.Column{{Name: "id", Type: types.TInt64}, {Name: "v", Type: types.TInt32}}}
@@ -60,7 +64,7 @@ func TestConnectorSourceResumes(t *testing.T) {
 		w := &stWriter{perEpoch: 2, byEpoch: map[uint64][]int64{}, calls: map[uint64]int{}, refused: make(chan struct{}, 1)}
 		ch := make(chan *Barrier, 1)
 		actx := stActx(kv)
-		e, closer, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil, nil)
+		e, closer, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil, nil, -1)
 		if err != nil {
 			t.Fatal(err)
 		}

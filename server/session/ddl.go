@@ -148,23 +148,72 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 	}
 	rel.ID = s.eng.Catalog.NextID()
+	copies := false // a CDC table: its job copies the upstream table first
 	if len(n.With) > 0 {
 		rel.StateTables = []uint32{s.eng.Catalog.NextID()} // the source's split offsets
+		if copies = copiesFirst(rel); copies {
+			if rel.Job, err = s.tableJobSettings(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
 	}
 	s.eng.coord().AddTable(rel.ID, rel.ColumnTypes())
-	if isConnectorTable(rel) {
-		if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), connectorJobOptions(rel)); err != nil {
-			// Undo the table: it must not exist without its source.
-			_ = s.eng.coord().DropTable(ctx, rel.ID)
-			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})
-			s.eng.Catalog.Remove(rel.ID)
-			return nil, err
+	if !isConnectorTable(rel) {
+		return tagOnly("CREATE TABLE"), nil
+	}
+	opts := connectorJobOptions(rel)
+	bg, _ := s.vars.get("background_ddl")
+	opts.Background = !copies || bg == "true"
+	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), opts); err != nil {
+		// Undo the table: it must not exist without its source.
+		s.abandonConnectorTable(rel)
+		return nil, err
+	}
+	if opts.Background {
+		return tagOnly("CREATE TABLE"), nil
+	}
+	// A CDC table returns once the copy is in, as CREATE MATERIALIZED VIEW
+	// does once its backfill is (background_ddl: at once). The DDL lock is
+	// released meanwhile.
+	s.eng.ddl.Unlock()
+	err = s.waitJob(ctx, rel, "table", nil)
+	s.eng.ddl.Lock()
+	if err == nil {
+		if _, ok := s.eng.Catalog.ByID(rel.ID); !ok {
+			return nil, fmt.Errorf("create table %s: it was dropped while it copied", rel.Name)
 		}
 	}
+	if err != nil {
+		if _, ok := s.eng.Catalog.ByID(rel.ID); ok {
+			s.abandonConnectorTable(rel)
+		}
+		if ctx.Err() != nil {
+			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+		return nil, fmt.Errorf("create table %s: %w", rel.Name, err)
+	}
 	return tagOnly("CREATE TABLE"), nil
+}
+
+// abandonConnectorTable removes a connector table whose CREATE failed or
+// was canceled: its job, its DML source, its rows and state, what its
+// connector holds upstream (a replication slot) and its descriptor (the
+// caller holds the ddl lock). When the streaming engine failed, the
+// recovery deletes what it stored, as for abandonJob.
+func (s *Session) abandonConnectorTable(rel *catalog.Relation) {
+	ctx := context.Background()
+	_ = s.eng.coord().DropJob(ctx, rel.StateTables[0])
+	_ = s.eng.coord().DropTable(ctx, rel.ID)
+	s.eng.sinks.ForgetSource(rel.QualifiedName())
+	releaseSource(ctx, rel)
+	if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
+		s.eng.Logger.Warn("the failed table's state is removed after recovery", "name", rel.Name, "err", err)
+		s.eng.pendingDrops = append(s.eng.pendingDrops, rel)
+	}
+	s.eng.Catalog.Remove(rel.ID)
 }
 
 func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.Result, error) {

@@ -273,6 +273,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterRateLimit(ctx, n) }
 			return nil
 		}
+		if n.Kind == parser.KindTable && n.Key == "backfill_rate_limit" {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+				return s.alterTableBackfillRate(ctx, n)
+			}
+			return nil
+		}
 		if (n.Kind == parser.KindTable || n.Kind == parser.KindSource) && n.Key == "source_rate_limit" {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSourceRate(ctx, n) }
 			return nil

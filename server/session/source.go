@@ -129,18 +129,96 @@ func isSharedSource(rel *catalog.Relation) bool {
 	return rel.Kind == catalog.KindSource && rel.Connector != nil && rel.Connector.Shared && len(rel.StateTables) == 1
 }
 
-// connectorJobOptions describes a connector table's source job for SHOW JOBS.
+// connectorJobOptions describes a connector table's source job for SHOW JOBS,
+// with a CDC table's backfill rate (its copy's).
 func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
 	what := "CREATE TABLE " + rel.Name + " (source)"
 	parallelism := 1
+	opts := coordinator.JobOptions{BackfillRate: -1, Background: true, BackfillType: "Source"}
 	if rel.Kind == catalog.KindSource {
 		what = "CREATE SOURCE " + rel.Name
 		parallelism = 0 // the default: its actors share out the splits
 		if rel.Job != nil {
 			parallelism = rel.Job.Parallelism
 		}
+	} else if rel.Connector.ReadOnly {
+		opts.BackfillType = "CdcBackfill"
+		if rel.Job != nil && rel.Job.BackfillRate != nil {
+			opts.BackfillRate = *rel.Job.BackfillRate
+		}
 	}
-	return coordinator.JobOptions{Parallelism: parallelism, BackfillRate: -1, Background: true, Statement: what, BackfillType: "Source"}
+	opts.Parallelism, opts.Statement = parallelism, what
+	return opts
+}
+
+// copiesFirst reports whether connector table rel's source begins with a
+// finite part its job copies before the table is complete (a CDC table's
+// copy of the upstream table: connector.Progresser), which a blocking
+// CREATE waits for and backfill_rate_limit limits.
+func copiesFirst(rel *catalog.Relation) bool {
+	_, src, err := stream.OpenSource(rel)
+	if err != nil {
+		return false
+	}
+	_, ok := src.(connector.Progresser)
+	return ok
+}
+
+// tableJobSettings are a CDC table's job settings from the session:
+// backfill_rate_limit, which limits its copy.
+func (s *Session) tableJobSettings() (*catalog.JobSettings, error) {
+	js := &catalog.JobSettings{}
+	r, err := s.vars.get("backfill_rate_limit")
+	if err != nil || r == "default" {
+		return js, nil
+	}
+	v, err := strconv.ParseInt(r, 10, 64)
+	if err != nil || v < 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "backfill_rate_limit = %s does not apply to a CDC table's copy: set a number of rows per second or DEFAULT", r)
+	}
+	js.BackfillRate = &v
+	return js, nil
+}
+
+// alterTableBackfillRate is ALTER TABLE name SET BACKFILL_RATE_LIMIT {= |
+// TO} {n | DEFAULT} of a CDC table: its copy changes rate online (by a
+// barrier mutation; the change stream keeps its own rate), and the rate is
+// recorded with the table for restarts.
+func (s *Session) alterTableBackfillRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", rel.Name)
+	}
+	if !isConnectorTable(rel) || !copiesFirst(rel) {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a CDC table: BACKFILL_RATE_LIMIT of a table limits its copy of an upstream table (SOURCE_RATE_LIMIT limits a connector's rows)", rel.Name)
+	}
+	js := catalog.JobSettings{}
+	if rel.Job != nil {
+		js = *rel.Job
+	}
+	js.BackfillRate = nil
+	rate := int64(-1)
+	if !n.Default && !strings.EqualFold(n.Value, "default") {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil || v < 0 {
+			return nil, types.Errorf(types.ErrInvalidParameter, "backfill_rate_limit of a CDC table must be a non-negative integer or DEFAULT")
+		}
+		rate, js.BackfillRate = v, &v
+	}
+	updated := *rel
+	updated.Job = &js
+	if err := s.replaceRelation(ctx, &updated); err != nil {
+		return nil, err
+	}
+	if err := s.eng.coord().SetBackfillRate(ctx, rel.StateTables[0], coordinator.JobOptions{BackfillRate: rate}); err != nil {
+		return nil, fmt.Errorf("alter table %s: %w", rel.Name, err)
+	}
+	return tagOnly("ALTER_TABLE"), nil
 }
 
 // alterSourceRate is ALTER TABLE name SET SOURCE_RATE_LIMIT {= | TO} {n |

@@ -29,7 +29,11 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 		case catalog.KindTable:
 			c.AddTable(rel.ID, rel.ColumnTypes())
 			if isConnectorTable(rel) {
-				if err := c.AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), connectorJobOptions(rel)); err != nil {
+				opts := connectorJobOptions(rel)
+				if j, ok := e.carried[rel.StateTables[0]]; ok { // rebuilt in this process: its progress goes on
+					opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+				}
+				if err := c.AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), opts); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
 				}
 			}
@@ -298,10 +302,20 @@ func (s *Session) unpublish(ctx context.Context, rel *catalog.Relation) {
 // one it ran on; it fails when the job fails the streaming engine or is
 // dropped.
 func (s *Session) waitJob(ctx context.Context, rel *catalog.Relation, noun string, wait func(context.Context) error) error {
+	id := rel.ID
+	if isConnectorTable(rel) {
+		id = rel.StateTables[0] // the job of its source
+	}
 	for {
 		c := s.eng.coord()
-		err := c.WaitBackfill(ctx, rel.ID, 5*time.Second, func(rows int64) {
-			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\": backfilled %d rows", noun, rel.Name, rows))
+		err := c.WaitBackfill(ctx, id, 5*time.Second, func(rows int64) {
+			progress := fmt.Sprintf("%d rows", rows)
+			for _, j := range c.Jobs() {
+				if j.ID == id {
+					progress = progressText(j)
+				}
+			}
+			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\": backfilled %s", noun, rel.Name, progress))
 		})
 		if err == nil {
 			err = c.Flush(ctx) // the epoch holding the last backfilled rows commits
@@ -555,6 +569,11 @@ func (s *Session) cancelJobs(ctx context.Context, ids []int64) (pgwire.Result, e
 	}
 	var canceled [][]string
 	for _, id := range ids {
+		for _, r := range s.eng.Catalog.Relations() {
+			if isConnectorTable(r) && r.StateTables[0] == uint32(id) && running[uint32(id)] {
+				return nil, types.Errorf(types.ErrFeatureNotReady, "job %d copies table %s from its upstream: DROP TABLE %s to cancel it", id, r.Name, r.Name)
+			}
+		}
 		rel, ok := s.eng.Catalog.ByID(uint32(id))
 		if !ok || !running[uint32(id)] {
 			return nil, types.Errorf(types.ErrUndefinedObject, "job %d is not running", id)
