@@ -7,7 +7,6 @@ import (
 	"net"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -28,9 +27,6 @@ const (
 	// doubling up to maxBackoff.
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 5 * time.Second
-	// troubleEvery rate-limits Trouble: the first report, then at most one
-	// per interval (with a count of those left out).
-	troubleEvery = 5 * time.Second
 )
 
 // Reader reads a set of partitions (connector.SplitReader): a franz-go
@@ -46,7 +42,7 @@ type Reader struct {
 	done   chan struct{} // closed when the poller has returned
 	ready  chan struct{} // signalled when batches arrive
 	space  chan struct{} // signalled when Read frees room in the queue
-	trbl   *troubleLog
+	trbl   *connector.TroubleLog
 
 	closeOnce sync.Once
 
@@ -84,7 +80,7 @@ func newReader(s *Source, splits []connector.SplitOffset, env connector.ReaderEn
 		done:   make(chan struct{}),
 		ready:  make(chan struct{}, 1),
 		space:  make(chan struct{}, 1),
-		trbl:   &troubleLog{fn: env.Trouble},
+		trbl:   &connector.TroubleLog{Fn: env.Trouble},
 		expect: map[int32]int64{},
 	}
 	offsets := map[int32]kgo.Offset{}
@@ -221,7 +217,7 @@ func (r *Reader) Ready() <-chan struct{} { return r.ready }
 // client and waits for them.
 func (r *Reader) Close() error {
 	r.closeOnce.Do(func() {
-		r.trbl.close()
+		r.trbl.Close()
 		r.cancel()
 		<-r.done
 		r.cl.Close()
@@ -310,7 +306,7 @@ func (r *Reader) poll(ctx context.Context) {
 func (r *Reader) newBatch(p kgo.FetchPartition) *batch {
 	first, last := p.Records[0].Offset, p.Records[len(p.Records)-1].Offset
 	if exp, ok := r.expect[p.Partition]; ok && exp >= 0 && first > exp && p.LogStartOffset > exp {
-		r.trbl.reportNow(fmt.Errorf("kafka source: topic %q partition %d: offsets %d to %d were deleted from the log (retention or DeleteRecords) before they were read; reading goes on from the log start, offset %d",
+		r.trbl.ReportNow(fmt.Errorf("kafka source: topic %q partition %d: offsets %d to %d were deleted from the log (retention or DeleteRecords) before they were read; reading goes on from the log start, offset %d",
 			r.topic, p.Partition, exp, p.LogStartOffset-1, first))
 	}
 	r.expect[p.Partition] = last + 1
@@ -327,11 +323,11 @@ func (r *Reader) fetchError(topic string, partition int32, err error) {
 	case errors.Is(err, context.Canceled):
 		return
 	case errors.As(err, &dl):
-		r.trbl.reportNow(fmt.Errorf("kafka source: topic %q partition %d: %w", topic, partition, err))
+		r.trbl.ReportNow(fmt.Errorf("kafka source: topic %q partition %d: %w", topic, partition, err))
 	case partition < 0:
-		r.trbl.report(fmt.Errorf("kafka source: topic %q: %w; retrying", topic, err))
+		r.trbl.Report(fmt.Errorf("kafka source: topic %q: %w; retrying", topic, err))
 	default:
-		r.trbl.report(fmt.Errorf("kafka source: topic %q partition %d: %w; retrying", topic, partition, err))
+		r.trbl.Report(fmt.Errorf("kafka source: topic %q partition %d: %w; retrying", topic, partition, err))
 	}
 }
 
@@ -361,49 +357,11 @@ func signal(ch chan struct{}) {
 }
 
 // connectHook reports failed connections to brokers.
-type connectHook struct{ t *troubleLog }
+type connectHook struct{ t *connector.TroubleLog }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (h connectHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
 	if err != nil {
-		h.t.report(fmt.Errorf("kafka source: cannot connect to broker %s:%d: %w; retrying", meta.Host, meta.Port, err))
+		h.t.Report(fmt.Errorf("kafka source: cannot connect to broker %s:%d: %w; retrying", meta.Host, meta.Port, err))
 	}
-}
-
-// troubleLog passes errors to a ReaderEnv's Trouble, at most one per
-// troubleEvery (counting those left out), one at a time.
-type troubleLog struct {
-	fn     func(error)
-	closed atomic.Bool
-	mu     struct {
-		sync.Mutex
-		last    time.Time
-		skipped int
-	}
-}
-
-func (t *troubleLog) close() { t.closed.Store(true) }
-
-// report passes err on unless one was passed on within troubleEvery.
-func (t *troubleLog) report(err error) { t.send(err, false) }
-
-// reportNow passes err on in any case (data lost: every one counts).
-func (t *troubleLog) reportNow(err error) { t.send(err, true) }
-
-func (t *troubleLog) send(err error, now bool) {
-	if t.fn == nil || t.closed.Load() {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	at := time.Now()
-	if !now && !t.mu.last.IsZero() && at.Sub(t.mu.last) < troubleEvery {
-		t.mu.skipped++
-		return
-	}
-	if t.mu.skipped > 0 {
-		err = fmt.Errorf("%w (and %d more errors since the last report)", err, t.mu.skipped)
-	}
-	t.mu.last, t.mu.skipped = at, 0
-	t.fn(err)
 }

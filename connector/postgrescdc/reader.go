@@ -37,8 +37,6 @@ const (
 	maxBackoff = 30 * time.Second
 	// watermarkTimeout bounds the wait for a chunk's watermark.
 	watermarkTimeout = 2 * time.Minute
-	// troubleEvery rate-limits Trouble reports.
-	troubleEvery = 5 * time.Second
 	// watermarkPrefix marks the reader's watermark messages in the WAL.
 	watermarkPrefix = "tributary-cdc"
 	// estimateEvery: while the upstream's row estimate is unknown (a table
@@ -73,7 +71,7 @@ type Reader struct {
 	src    *Source
 	split  string
 	env    connector.ReaderEnv
-	trbl   *troubleLog
+	trbl   *connector.TroubleLog
 	cancel context.CancelFunc
 	done   chan struct{}
 	ready  chan struct{}
@@ -130,7 +128,7 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 		return nil, fmt.Errorf("postgres-cdc %s: %w", s.spec.Relation, err)
 	}
 	r := &Reader{
-		src: s, split: s.split(), env: env, trbl: &troubleLog{fn: env.Trouble},
+		src: s, split: s.split(), env: env, trbl: &connector.TroubleLog{Fn: env.Trouble},
 		done: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
 	}
 	r.committed.Store(start.LSN)
@@ -217,7 +215,7 @@ func (r *Reader) Ready() <-chan struct{} { return r.ready }
 // its connections.
 func (r *Reader) Close() error {
 	r.closeOnce.Do(func() {
-		r.trbl.close()
+		r.trbl.Close()
 		r.cancel()
 		<-r.done
 	})
@@ -257,7 +255,7 @@ func (r *Reader) run(ctx context.Context, st Offset) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.trbl.report(fmt.Errorf("postgres-cdc %s: %w; retrying in %v", r.src.spec.Relation, err, backoff))
+		r.trbl.Report(fmt.Errorf("postgres-cdc %s: %w; retrying in %v", r.src.spec.Relation, err, backoff))
 		if time.Since(began) > time.Minute {
 			backoff = minBackoff
 		}
@@ -991,40 +989,4 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
-}
-
-// troubleLog passes errors to a ReaderEnv's Trouble, at most one per
-// troubleEvery (counting those left out).
-type troubleLog struct {
-	fn     func(error)
-	closed atomic.Bool
-	mu     struct {
-		sync.Mutex
-		last    time.Time
-		skipped int
-	}
-}
-
-func (t *troubleLog) close() { t.closed.Store(true) }
-
-func (t *troubleLog) report(err error) { t.send(err, false) }
-
-func (t *troubleLog) reportNow(err error) { t.send(err, true) }
-
-func (t *troubleLog) send(err error, now bool) {
-	if t.fn == nil || t.closed.Load() {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	at := time.Now()
-	if !now && !t.mu.last.IsZero() && at.Sub(t.mu.last) < troubleEvery {
-		t.mu.skipped++
-		return
-	}
-	if t.mu.skipped > 0 {
-		err = fmt.Errorf("%w (and %d more errors since the last report)", err, t.mu.skipped)
-	}
-	t.mu.last, t.mu.skipped = at, 0
-	t.fn(err)
 }
