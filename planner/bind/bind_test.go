@@ -14,7 +14,10 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/plans.txt with the actual plans")
 
-func testCatalog(t *testing.T) *catalog.Catalog {
+func testCatalog(t *testing.T) *catalog.Catalog { return testCatalogF(t) }
+
+// testCatalogF is testCatalog for a test, a benchmark or a fuzz target.
+func testCatalogF(t testing.TB) *catalog.Catalog {
 	t.Helper()
 	c := catalog.New(nil)
 	add := func(name string, cols []catalog.Column, pk ...int) {

@@ -174,7 +174,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: error is not *types.Error: %v", sql, err)
 		}
 		if !errors.Is(err, types.ErrSyntax) && !errors.Is(err, types.ErrUnsupported) &&
-			!errors.Is(err, types.ErrInvalidTableDefinition) && !errors.Is(err, types.ErrUndefinedColumn) {
+			!errors.Is(err, types.ErrInvalidTableDefinition) && !errors.Is(err, types.ErrUndefinedColumn) &&
+			!errors.Is(err, types.ErrStackDepth) && !errors.Is(err, types.ErrProgramLimit) {
 			t.Fatalf("%q: unexpected error kind %v", sql, te.Kind)
 		}
 		if te.Pos < 0 || te.Pos > utf8.RuneCountInString(sql)+1 {
