@@ -191,8 +191,13 @@ func TestBarrierLogRing(t *testing.T) {
 		t.Fatalf("empty log: %v", got)
 	}
 	const n = barrierHistoryLen + 100
+	var watched uint64 // Watch sees every record, past the ring's wrap
+	l.Watch(func(s BarrierStat) { watched += s.Epoch })
 	for e := uint64(1); e <= n; e++ {
 		l.record(BarrierStat{Epoch: e, Latency: time.Duration(e)})
+	}
+	if watched != n*(n+1)/2 {
+		t.Fatalf("Watch saw epochs summing to %d, want %d", watched, uint64(n*(n+1)/2))
 	}
 	got := l.Stats()
 	if len(got) != barrierHistoryLen || got[0].Epoch != n-barrierHistoryLen+1 || got[len(got)-1].Epoch != n {

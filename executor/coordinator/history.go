@@ -25,21 +25,36 @@ type BarrierLog struct {
 		sync.Mutex
 		ring []BarrierStat // grows to barrierHistoryLen, then is overwritten at next
 		next int
+		// watchers see every stat as it is recorded (Watch).
+		watchers []func(BarrierStat)
 	}
 }
 
 // NewBarrierLog returns an empty log.
 func NewBarrierLog() *BarrierLog { return &BarrierLog{} }
 
-func (l *BarrierLog) record(s BarrierStat) {
+// Watch calls fn with every stat recorded from now on, on the commit path:
+// fn must be quick and must not call back into the log (metrics count
+// epochs with it, which a scrape of the ring could miss once it wraps).
+func (l *BarrierLog) Watch(fn func(BarrierStat)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.mu.watchers = append(l.mu.watchers, fn)
+}
+
+func (l *BarrierLog) record(s BarrierStat) {
+	l.mu.Lock()
 	if len(l.mu.ring) < barrierHistoryLen {
 		l.mu.ring = append(l.mu.ring, s)
-		return
+	} else {
+		l.mu.ring[l.mu.next] = s
+		l.mu.next = (l.mu.next + 1) % barrierHistoryLen
 	}
-	l.mu.ring[l.mu.next] = s
-	l.mu.next = (l.mu.next + 1) % barrierHistoryLen
+	watchers := l.mu.watchers
+	l.mu.Unlock()
+	for _, fn := range watchers {
+		fn(s)
+	}
 }
 
 // Stats returns a copy of the kept stats, oldest (lowest epoch) first.

@@ -42,6 +42,8 @@ type conn struct {
 		sync.Mutex
 		cancel context.CancelFunc // cancels the running statement; nil when idle
 	}
+	// state is a ConnState, read by Server.ConnCounts.
+	state atomic.Int32
 }
 
 // prepared is a statement created by a Parse message.
@@ -238,6 +240,11 @@ func checkCounts(params, cols int) error {
 
 // setRunning makes cancel the target of cancel requests (nil: nothing runs).
 func (c *conn) setRunning(cancel context.CancelFunc) {
+	if cancel != nil {
+		c.state.Store(int32(ConnActive))
+	} else {
+		c.setIdle()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.cancel = cancel

@@ -146,6 +146,7 @@ func (s *Server) startConn(nc net.Conn) bool {
 	case s.mu.refusing < s.cfg.MaxConnections:
 		// Read its startup packet (a cancel request is served) and refuse it.
 		c.refused = true
+		c.state.Store(int32(ConnRefused))
 		s.mu.refusing++
 	default:
 		// As many again are already being refused: close at once, so idle

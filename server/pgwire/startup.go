@@ -145,6 +145,7 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 		return false
 	}
 	c.sess = sess
+	c.setIdle()
 	if enc := params["client_encoding"]; enc != "" && !isUTF8Name(enc) {
 		c.log.Warn("pgwire: client asked for an encoding other than UTF8; sending UTF8", "client_encoding", enc)
 	}

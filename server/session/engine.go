@@ -164,6 +164,25 @@ func (e *Engine) Close() {
 	c.Stop()
 }
 
+// Jobs returns the running backfills' progress (SHOW JOBS), by job id.
+func (e *Engine) Jobs() []coordinator.JobInfo { return e.coord().Jobs() }
+
+// JobName returns a relation's qualified name ("" when it is gone).
+func (e *Engine) JobName(id uint32) string {
+	if r, ok := e.Catalog.ByID(id); ok {
+		return r.QualifiedName()
+	}
+	return ""
+}
+
+// Barriers returns the log of committed epochs' barrier latencies, kept
+// across recoveries.
+func (e *Engine) Barriers() *coordinator.BarrierLog { return e.barriers }
+
+// SinkLog returns what decoupled sinks and sources report (log stores,
+// source splits, CDC progress), kept across recoveries.
+func (e *Engine) SinkLog() *coordinator.SinkLog { return e.sinks }
+
 // NewSession is the pgwire.Factory.
 func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire.Session, error) {
 	db := params["database"]
