@@ -25,6 +25,7 @@ var allowed = []struct {
 	{"server/session", []string{"server/pgwire", "server/psqlcat", "sql/", "planner/", "executor/", "catalog", "storage", "connector"}},
 	{"server/pgwire", []string{"sql/types"}},
 	{"server/psqlcat", []string{"catalog", "sql/types"}},
+	{"server/metrics", []string{"executor/coordinator", "executor/stream", "connector"}},
 	{"executor/coordinator", []string{"executor/stream", "executor/batch", "storage", "catalog", "sql/", "planner/plan", "connector"}},
 	{"executor/stream", []string{"planner/plan", "sql/", "storage", "connector", "catalog", "executor/stream"}},
 	{"executor/batch", []string{"planner/plan", "sql/expr", "sql/types", "storage", "catalog"}},

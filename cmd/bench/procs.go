@@ -118,8 +118,14 @@ func startTributary(ctx context.Context, bin, dir string, args []string) (*tribu
 	if err != nil {
 		return nil, err
 	}
+	// /metrics stays on (as by default) on a port of its own: benches run
+	// servers side by side.
+	httpAddr, err := testserver.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
 	s := &tributaryServer{Addr: addr, DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log")}
-	argv := append([]string{"--listen", addr, "--data-dir", s.DataDir, "--log-level", "warn"}, args...)
+	argv := append([]string{"--listen", addr, "--data-dir", s.DataDir, "--log-level", "warn", "--http-listen", httpAddr}, args...)
 	cmd := exec.Command(bin, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // die with the bench
 	if s.proc, err = startChild(cmd, s.LogPath); err != nil {

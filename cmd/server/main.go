@@ -1,7 +1,10 @@
 // Command server runs Tributary: a PostgreSQL-wire streaming database with
 // embedded Badger storage.
 //
-//	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data]
+//	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data] [--http-listen 127.0.0.1:5691]
+//
+// --http-listen serves Prometheus metrics at /metrics and Go's profiles at
+// /debug/pprof/ (empty: off).
 //
 // TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
 // SIGINT/SIGTERM shut down cleanly (exit status 0).
@@ -15,13 +18,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	_ "net/http/pprof"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/server/metrics"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/session"
 	"github.com/tributary/tributary/storage/badger"
@@ -55,7 +59,8 @@ func run() error {
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
-	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address (off when empty)")
+	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
+	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	flag.Parse()
@@ -76,9 +81,9 @@ func run() error {
 			logger.Error("close store", "err", err)
 		}
 	}()
-	if *pprofAddr != "" {
+	if *pprofAddr != "" && *pprofAddr != *httpAddr {
 		go func() {
-			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
+			if err := http.ListenAndServe(*pprofAddr, pprofMux()); err != nil {
 				logger.Warn("pprof server", "err", err)
 			}
 		}()
@@ -96,6 +101,20 @@ func run() error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns}, eng.NewSession)
+	if *httpAddr != "" {
+		httpLn, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			return fmt.Errorf("--http-listen: %w", err)
+		}
+		httpSrv := &http.Server{Handler: httpMux(eng, srv, store), ReadHeaderTimeout: 10 * time.Second}
+		defer httpSrv.Close()
+		go func() {
+			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Warn("http server", "err", err)
+			}
+		}()
+		logger.Info("serving /metrics", "addr", httpLn.Addr().String())
+	}
 	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir)
 
 	served := make(chan error, 1)
@@ -123,4 +142,40 @@ func run() error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// pprofMux serves Go's profiles at /debug/pprof/.
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// httpMux serves /metrics, read from the engine, the SinkLog and the
+// client connections at scrape time, and the pprof profiles.
+func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http.ServeMux {
+	sinks := eng.SinkLog()
+	m := metrics.New(metrics.Sources{
+		Jobs:    eng.Jobs,
+		JobName: eng.JobName,
+		Splits:  sinks.SourceSplits,
+		Stores:  sinks.Stores,
+		CDC:     sinks.CDCProgresses,
+		Connections: func() map[string]int {
+			out := map[string]int{}
+			for st, n := range srv.ConnCounts() {
+				out[st.String()] = n
+			}
+			return out
+		},
+		CommittedEpoch: store.CommittedEpoch,
+	})
+	eng.Barriers().Watch(m.ObserveBarrier)
+	mux := pprofMux()
+	mux.Handle("/metrics", m.Handler())
+	return mux
 }

@@ -138,10 +138,12 @@ func WaitReady(ctx context.Context, dsn string, exited <-chan struct{}, timeout 
 // Server is one running (or stopped) server process with a fixed address and data directory.
 // Its methods are for one goroutine at a time.
 type Server struct {
-	Addr    string // 127.0.0.1:port, kept across restarts
-	Bin     string
-	DataDir string
-	LogPath string // the process's stdout and stderr, appended across restarts
+	Addr string // 127.0.0.1:port, kept across restarts
+	// HTTPAddr is --http-listen (/metrics), a free port kept across restarts.
+	HTTPAddr string
+	Bin      string
+	DataDir  string
+	LogPath  string // the process's stdout and stderr, appended across restarts
 
 	opts    Options
 	cmd     *exec.Cmd
@@ -152,7 +154,7 @@ type Server struct {
 
 // Options are extra settings for StartWith.
 type Options struct {
-	Args []string // appended after --listen and --data-dir, on every start
+	Args []string // appended after --listen, --data-dir and --http-listen, on every start
 	Env  []string // KEY=value pairs added to the test's environment
 }
 
@@ -170,7 +172,11 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: addr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
+	httpAddr, err := FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: addr, HTTPAddr: httpAddr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("stop server at %s: %v", s.Addr, err)
@@ -189,6 +195,9 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 func (s *Server) DSN() string {
 	return fmt.Sprintf("postgres://tributary@%s/dev?sslmode=disable&connect_timeout=10", s.Addr)
 }
+
+// MetricsURL is the server's Prometheus endpoint.
+func (s *Server) MetricsURL() string { return "http://" + s.HTTPAddr + "/metrics" }
 
 // Running reports whether the process is up.
 func (s *Server) Running() bool {
@@ -213,7 +222,7 @@ func (s *Server) start() error {
 		return fmt.Errorf("open server log: %w", err)
 	}
 	defer log.Close() // the child has its own copy of the descriptor
-	args := append([]string{"--listen", s.Addr, "--data-dir", s.DataDir}, s.opts.Args...)
+	args := append([]string{"--listen", s.Addr, "--data-dir", s.DataDir, "--http-listen", s.HTTPAddr}, s.opts.Args...)
 	fmt.Fprintf(log, "=== testserver: start #%d: %s %s\n", s.starts, s.Bin, strings.Join(args, " "))
 	cmd := exec.Command(s.Bin, args...)
 	cmd.Env = append(os.Environ(), s.opts.Env...)

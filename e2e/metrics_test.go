@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tributary/tributary/e2e/testserver"
+)
+
+// scrapeMetrics GETs /metrics and parses the Prometheus text.
+func scrapeMetrics(t *testing.T, ctx context.Context, srv *testserver.Server) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.MetricsURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// samples returns the values of family name's samples whose labels include
+// want (a histogram's value is its count).
+func samples(fams map[string]*dto.MetricFamily, name string, want map[string]string) []float64 {
+	var out []float64
+next:
+	for _, m := range fams[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Gauge != nil:
+			out = append(out, m.GetGauge().GetValue())
+		case m.Counter != nil:
+			out = append(out, m.GetCounter().GetValue())
+		case m.Histogram != nil:
+			out = append(out, float64(m.GetHistogram().GetSampleCount()))
+		}
+	}
+	return out
+}
+
+// TestMetrics scrapes /metrics while a datagen table fills and a paused
+// background backfill waits: the barrier histogram's count grows, the job's
+// backfill series and the source's split series appear, and the job's
+// series go once its backfill finishes.
+func TestMetrics(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
+	conn := connect(t, ctx, srv)
+	for _, sql := range []string{
+		`CREATE TABLE t (k int PRIMARY KEY, v int)`,
+		`INSERT INTO t SELECT g, g % 10 FROM generate_series(1, 5000) g`,
+		`CREATE TABLE g (id bigint PRIMARY KEY, v int) WITH (connector = 'datagen',
+			fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000',
+			fields.v.min = '0', fields.v.max = '9', datagen.rows.per.second = '1000', datagen.split.num = '2')`,
+		`SET background_ddl = true`,
+		`SET backfill_rate_limit = 0`,
+		`CREATE MATERIALIZED VIEW m AS SELECT v, count(*) AS n FROM t GROUP BY v`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+
+	// The split series appear once each split's reader reports (a barrier).
+	var fams map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		fams = scrapeMetrics(t, ctx, srv)
+		if len(samples(fams, "tributary_source_rows_total", map[string]string{"source": "public.g"})) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rows series for g's 2 splits: %v", fams["tributary_source_rows_total"])
+		}
+	}
+	for _, name := range []string{"tributary_source_next_offset", "tributary_source_bad_messages_total"} {
+		if n := len(samples(fams, name, map[string]string{"source": "public.g"})); n != 2 {
+			t.Errorf("%s: %d series for g, want 2 (one per split)", name, n)
+		}
+	}
+	if got := samples(fams, "tributary_job_backfill_rows_total", map[string]string{"job": "public.m"}); len(got) != 1 || got[0] != 0 {
+		t.Errorf("paused job m's backfill rows: %v, want [0]", got)
+	}
+	if got := samples(fams, "tributary_job_backfill_progress_ratio", map[string]string{"job": "public.m"}); len(got) != 1 {
+		t.Errorf("job m's progress: %v", got)
+	}
+	if got := samples(fams, "tributary_connections", map[string]string{"state": "idle"}); len(got) != 1 || got[0] < 1 {
+		t.Errorf("idle connections: %v, want at least this test's", got)
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "tributary_committed_epoch_timestamp_seconds"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+	barriers := samples(fams, "tributary_barrier_latency_seconds", nil)
+	epochs := samples(fams, "tributary_epochs_committed_total", nil)
+	rows := samples(fams, "tributary_source_rows_total", map[string]string{"source": "public.g"})
+
+	time.Sleep(time.Second) // about 10 barriers
+	fams = scrapeMetrics(t, ctx, srv)
+	if got := samples(fams, "tributary_barrier_latency_seconds", nil); len(got) != 1 || got[0] <= barriers[0] {
+		t.Errorf("barrier latency count went from %v to %v, want growth", barriers, got)
+	}
+	if got := samples(fams, "tributary_epochs_committed_total", nil); len(got) != 1 || got[0] <= epochs[0] {
+		t.Errorf("epochs committed went from %v to %v, want growth", epochs, got)
+	}
+	if got := samples(fams, "tributary_source_rows_total", map[string]string{"source": "public.g"}); fmt.Sprint(got) == fmt.Sprint(rows) {
+		t.Errorf("g's split rows stayed at %v", got)
+	}
+
+	// Once the backfill runs to the end, the job's series go (WAIT would
+	// also wait for g's source, which runs for a day).
+	if _, err := conn.Exec(ctx, `ALTER MATERIALIZED VIEW m SET BACKFILL_RATE_LIMIT = DEFAULT`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		fams = scrapeMetrics(t, ctx, srv)
+		if len(samples(fams, "tributary_job_backfill_rows_total", map[string]string{"job": "public.m"})) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("finished job m still has backfill rows %v", fams["tributary_job_backfill_rows_total"])
+		}
+	}
+
+	// The same listener serves pprof.
+	resp, err := http.Get("http://" + srv.HTTPAddr + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/debug/pprof/: %s", resp.Status)
+	}
+}

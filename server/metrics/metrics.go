@@ -1,0 +1,209 @@
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/executor/stream"
+)
+
+// Sources are the functions the collector reads at scrape time; a nil one
+// leaves its metrics out.
+type Sources struct {
+	// Jobs lists the running backfills; JobName names a job's relation.
+	Jobs    func() []coordinator.JobInfo
+	JobName func(id uint32) string
+	// Splits, Stores and CDC are the SinkLog's source splits, decoupled
+	// sinks' log stores and CDC splits.
+	Splits func() []coordinator.SourceSplitStats
+	Stores func() []stream.SinkLogStats
+	CDC    func() []connector.CDCProgress
+	// Connections counts client connections by state name.
+	Connections func() map[string]int
+	// CommittedEpoch is storage's committed epoch.
+	CommittedEpoch func() uint64
+}
+
+// Metrics is the server's registry.
+type Metrics struct {
+	reg     *prometheus.Registry
+	barrier prometheus.Histogram
+	epochs  prometheus.Counter
+}
+
+// New returns a registry with the Go runtime and process collectors, the
+// barrier metrics and a collector over src.
+func New(src Sources) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		barrier: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tributary_barrier_latency_seconds",
+			Help: "Time from a barrier's injection to the end of its epoch's commit.",
+			// 0.25 ms to 33 s.
+			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 18),
+		}),
+		epochs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tributary_epochs_committed_total",
+			Help: "Epochs committed to storage.",
+		}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.barrier, m.epochs,
+		&collector{src: src},
+	)
+	return m
+}
+
+// ObserveBarrier counts a committed epoch and its barrier latency; pass it
+// to coordinator.BarrierLog.Watch.
+func (m *Metrics) ObserveBarrier(s coordinator.BarrierStat) {
+	m.barrier.Observe(s.Latency.Seconds())
+	m.epochs.Inc()
+}
+
+// Handler serves the registry in Prometheus text (or protobuf) format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry returns the registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+var (
+	descCommittedEpochTime = prometheus.NewDesc("tributary_committed_epoch_timestamp_seconds",
+		"Physical time of the last committed epoch (Unix seconds).", nil, nil)
+
+	jobLabels               = []string{"job_id", "job"}
+	descBackfillRows        = prometheus.NewDesc("tributary_job_backfill_rows_total", "Rows a running backfill has read so far.", jobLabels, nil)
+	descBackfillEstimate    = prometheus.NewDesc("tributary_job_backfill_estimated_rows", "Rows a running backfill is expected to read (absent while unknown).", jobLabels, nil)
+	descBackfillProgress    = prometheus.NewDesc("tributary_job_backfill_progress_ratio", "Share of a running backfill done, 0 to 1.", jobLabels, nil)
+	descBackfillBackgrounds = prometheus.NewDesc("tributary_jobs_backfilling", "Streaming jobs whose backfill is running.", nil, nil)
+
+	splitLabels       = []string{"source", "split"}
+	descSourceRows    = prometheus.NewDesc("tributary_source_rows_total", "Rows a source split's reader has read since it started.", splitLabels, nil)
+	descSourceNext    = prometheus.NewDesc("tributary_source_next_offset", "Position after the last row read from a source split (committed with the last barrier).", splitLabels, nil)
+	descSourceBad     = prometheus.NewDesc("tributary_source_bad_messages_total", "Messages of a source split skipped or read in part since the server started.", splitLabels, nil)
+	storeLabels       = []string{"sink", "actor"}
+	descSinkRows      = prometheus.NewDesc("tributary_sink_log_pending_rows", "Rows in a decoupled sink's log store not yet delivered.", storeLabels, nil)
+	descSinkEpochs    = prometheus.NewDesc("tributary_sink_log_pending_epochs", "Committed epochs in a decoupled sink's log store not yet delivered.", storeLabels, nil)
+	descSinkBytes     = prometheus.NewDesc("tributary_sink_log_pending_bytes", "Bytes in a decoupled sink's log store not yet delivered.", storeLabels, nil)
+	descSinkFailures  = prometheus.NewDesc("tributary_sink_delivery_failures_total", "Failed deliveries of a decoupled sink's log store reader.", storeLabels, nil)
+	descSinkDelivered = prometheus.NewDesc("tributary_sink_delivered_epoch_timestamp_seconds", "Physical time of the last epoch a decoupled sink committed (Unix seconds).", storeLabels, nil)
+	cdcLabels         = []string{"relation", "split"}
+	descCDCRows       = prometheus.NewDesc("tributary_cdc_snapshot_rows_total", "Rows of a CDC split's upstream table copied so far.", cdcLabels, nil)
+	descCDCEstimate   = prometheus.NewDesc("tributary_cdc_snapshot_estimated_rows", "The upstream's row estimate for a CDC split (absent while unknown).", cdcLabels, nil)
+	descCDCFinished   = prometheus.NewDesc("tributary_cdc_snapshot_finished", "1 once a CDC split has copied every upstream row.", cdcLabels, nil)
+	descCDCLSN        = prometheus.NewDesc("tributary_cdc_committed_lsn", "A CDC split's committed position in the upstream's WAL (bytes).", cdcLabels, nil)
+	descConnections   = prometheus.NewDesc("tributary_connections", "Client connections by state.", []string{"state"}, nil)
+)
+
+// collector reads Sources at scrape time.
+type collector struct{ src Sources }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descCommittedEpochTime, descBackfillRows, descBackfillEstimate,
+		descBackfillProgress, descBackfillBackgrounds, descSourceRows, descSourceNext, descSourceBad,
+		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
+		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.src
+	if s.CommittedEpoch != nil {
+		if e := s.CommittedEpoch(); e != 0 {
+			ch <- gauge(descCommittedEpochTime, epochSeconds(e))
+		}
+	}
+	if s.Jobs != nil {
+		jobs := s.Jobs()
+		ch <- gauge(descBackfillBackgrounds, float64(len(jobs)))
+		for _, j := range jobs {
+			id, name := strconv.FormatUint(uint64(j.ID), 10), ""
+			if s.JobName != nil {
+				name = s.JobName(j.ID)
+			}
+			ch <- counter(descBackfillRows, float64(j.Rows), id, name)
+			if j.Estimate > 0 {
+				ch <- gauge(descBackfillEstimate, float64(max(j.Estimate, j.Rows)), id, name)
+			}
+			ch <- gauge(descBackfillProgress, j.Percent/100, id, name)
+		}
+	}
+	if s.Splits != nil {
+		for _, sp := range s.Splits() {
+			ch <- counter(descSourceRows, float64(sp.Rows), sp.Source, sp.Split)
+			ch <- gauge(descSourceNext, float64(sp.Next), sp.Source, sp.Split)
+			ch <- counter(descSourceBad, float64(sp.BadMessages), sp.Source, sp.Split)
+		}
+	}
+	if s.Stores != nil {
+		for _, st := range s.Stores() {
+			actor := strconv.FormatUint(uint64(st.Actor), 10)
+			ch <- gauge(descSinkRows, float64(st.PendingRows), st.Sink, actor)
+			ch <- gauge(descSinkEpochs, float64(st.PendingEpochs), st.Sink, actor)
+			ch <- gauge(descSinkBytes, float64(st.PendingBytes), st.Sink, actor)
+			ch <- counter(descSinkFailures, float64(st.Failures), st.Sink, actor)
+			if st.DeliveredEpoch != 0 {
+				ch <- gauge(descSinkDelivered, epochSeconds(st.DeliveredEpoch), st.Sink, actor)
+			}
+		}
+	}
+	if s.CDC != nil {
+		for _, p := range s.CDC() {
+			ch <- counter(descCDCRows, float64(p.Rows), p.Relation, p.Split)
+			if p.Estimate >= 0 {
+				ch <- gauge(descCDCEstimate, float64(p.Estimate), p.Relation, p.Split)
+			}
+			finished := 0.0
+			if p.Finished {
+				finished = 1
+			}
+			ch <- gauge(descCDCFinished, finished, p.Relation, p.Split)
+			if lsn, ok := parseLSN(p.LSN); ok {
+				ch <- gauge(descCDCLSN, float64(lsn), p.Relation, p.Split)
+			}
+		}
+	}
+	if s.Connections != nil {
+		for state, n := range s.Connections() {
+			ch <- gauge(descConnections, float64(n), state)
+		}
+	}
+}
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+}
+
+// epochSeconds is an epoch's physical time: its high bits are Unix
+// milliseconds (DESIGN.md §2).
+func epochSeconds(e uint64) float64 { return float64(e>>16) / 1000 }
+
+// parseLSN reads PostgreSQL's "16/B374D848" form.
+func parseLSN(s string) (uint64, bool) {
+	hi, lo, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return h<<32 | l, true
+}
