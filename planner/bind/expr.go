@@ -446,6 +446,10 @@ var aggregateNames = map[string]bool{
 	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
 }
 
+// maxParams is the most parameters a statement can have (the wire
+// protocol's count is 16 bits).
+const maxParams = 65535
+
 func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	name := n.FnName.L
 	if aggregateNames[name] && n.Schema.L == "" {
@@ -456,6 +460,11 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		k, ok := intArg(n.Args[0])
 		if !ok || k < 1 {
 			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
+		}
+		if k > maxParams {
+			// The wire protocol carries at most 65535: a larger reference
+			// has no value (and must not size the parameter list).
+			return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $%d", k)
 		}
 		for len(b.params) < k {
 			b.params = append(b.params, types.TUnknown)
