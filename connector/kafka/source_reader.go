@@ -207,7 +207,9 @@ func (r *Reader) RemoveSplits(splits []string) {
 	if r.cur != nil && slices.Contains(splits, r.cur.split) {
 		r.cur = nil
 	}
-	r.cl.RemoveConsumePartitions(map[string][]int32{r.topic: parts})
+	// Paused, not removed: removing partitions resets the consumer's fetch state,
+	// and fetches in flight for the other partitions were then made again.
+	r.cl.PauseFetchPartitions(map[string][]int32{r.topic: parts})
 }
 
 // Ready implements connector.SplitReader.

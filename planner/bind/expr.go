@@ -462,9 +462,10 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
 		}
 		if k > maxParams {
-			// The wire protocol carries at most 65535: a larger reference
-			// has no value (and must not size the parameter list).
-			return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $%d", k)
+			// The wire protocol carries at most 65535 (and a larger
+			// reference must not size the parameter list): PostgreSQL's
+			// answer to such a statement at Parse.
+			return nil, types.Errorf(types.ErrProgramLimit, "number of parameters must be between 0 and %d", maxParams)
 		}
 		for len(b.params) < k {
 			b.params = append(b.params, types.TUnknown)
