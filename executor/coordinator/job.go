@@ -616,10 +616,7 @@ func (c *Coordinator) BackfillSplits() []SplitProgress {
 		if x.Actor != y.Actor {
 			return x.Actor < y.Actor
 		}
-		if len(x.Split) != len(y.Split) {
-			return len(x.Split) < len(y.Split)
-		}
-		return x.Split < y.Split
+		return stream.CompareSplits(x.Split, y.Split) < 0
 	})
 	return out
 }

@@ -97,10 +97,7 @@ func (l *SinkLog) SourceSplits() []SourceSplitStats {
 		if a.Source != b.Source {
 			return a.Source < b.Source
 		}
-		if len(a.Split) != len(b.Split) {
-			return len(a.Split) < len(b.Split)
-		}
-		return a.Split < b.Split
+		return stream.CompareSplits(a.Split, b.Split) < 0
 	})
 	return out
 }

@@ -562,7 +562,7 @@ func (e *sourceExec) addSplits(ctx context.Context, l splitList) error {
 	for name, s := range e.splits {
 		offs = append(offs, connector.SplitOffset{Split: name, Offset: s.offset})
 	}
-	slices.SortFunc(offs, func(a, b connector.SplitOffset) int { return compareSplits(a.Split, b.Split) })
+	slices.SortFunc(offs, func(a, b connector.SplitOffset) int { return CompareSplits(a.Split, b.Split) })
 	r, err := e.src.Reader(ctx, offs, e.readerEnv())
 	if err != nil {
 		return fmt.Errorf("open reader: %w", err)
@@ -627,8 +627,8 @@ func (e *sourceExec) reportProgress() {
 	e.report(r)
 }
 
-// compareSplits orders split names: numbers numerically, then by text.
-func compareSplits(a, b string) int {
+// CompareSplits orders split names: numbers numerically, then by text.
+func CompareSplits(a, b string) int {
 	if len(a) != len(b) && isDigits(a) && isDigits(b) {
 		return len(a) - len(b)
 	}

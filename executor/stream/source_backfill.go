@@ -375,7 +375,7 @@ func (b *sourceBackfillExec) read(ctx context.Context) (*types.Chunk, error) {
 			set = append(set, name)
 		}
 	}
-	slices.SortFunc(set, compareSplits)
+	slices.SortFunc(set, CompareSplits)
 	if rm, ok := b.reader.(connector.SplitRemover); ok && len(set) > 0 && len(set) < len(b.readSet) && isSubset(set, b.readSet) {
 		// Splits handed over: the reader goes on with the others and
 		// keeps what it fetched of them (nothing is fetched twice).
@@ -632,7 +632,7 @@ func (b *sourceBackfillExec) sendReport() {
 		}
 		r.Splits = append(r.Splits, SplitReport{Split: name, Phase: s.phase, Start: s.start, Next: s.next, Target: s.target, Rows: s.rows})
 	}
-	slices.SortFunc(r.Splits, func(x, y SplitReport) int { return compareSplits(x.Split, y.Split) })
+	slices.SortFunc(r.Splits, func(x, y SplitReport) int { return CompareSplits(x.Split, y.Split) })
 	if !known {
 		r.Estimate = 0
 	}

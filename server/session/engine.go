@@ -137,19 +137,28 @@ func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
 		return
 	}
 	e.Logger.Error("streaming engine failed; recovering from the last committed epoch", "err", cause)
+	e.replaceCoordinatorLocked(failed)
+	e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
+}
+
+// replaceCoordinatorLocked stops old and installs a new coordinator whose
+// jobs are rebuilt from the catalog over the last committed epoch (a
+// recovery, a rescale), retrying until one starts. The rebuilt jobs keep
+// old's progress, old versions are held until they pinned theirs, and the
+// state of failed CREATEs is deleted. The caller holds ddl and mu.
+func (e *Engine) replaceCoordinatorLocked(old *coordinator.Coordinator) {
 	release := e.holdVersions()
-	e.carryProgressLocked(failed)
-	failed.Stop()
+	e.carryProgressLocked(old)
+	old.Stop()
 	for attempt := 1; ; attempt++ {
 		c, err := e.startCoordinator(context.Background())
 		if err == nil {
 			e.mu.coord = c
-			e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
 			e.finishDropsLocked(c)
 			release(c)
 			return
 		}
-		e.Logger.Error("recovery failed", "attempt", attempt, "err", err)
+		e.Logger.Error("rebuilding the streaming jobs failed", "attempt", attempt, "err", err)
 		time.Sleep(time.Duration(min(attempt, 10)) * time.Second)
 	}
 }

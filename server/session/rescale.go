@@ -82,21 +82,7 @@ func (e *Engine) rescheduleLocked(ctx context.Context) error {
 	if e.mu.coord != old || e.closed {
 		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
 	}
-	release := e.holdVersions()
-	e.carryProgressLocked(old)
-	old.Stop()
-	c, err := e.startCoordinator(context.Background())
-	if err != nil {
-		// The catalog holds the change; rebuild as after a failure.
-		e.Logger.Error("reschedule failed; recovering", "err", err)
-		for attempt := 1; err != nil; attempt++ {
-			time.Sleep(time.Duration(min(attempt, 10)) * time.Second)
-			c, err = e.startCoordinator(context.Background())
-		}
-	}
-	e.mu.coord = c
-	e.finishDropsLocked(c)
-	release(c)
+	e.replaceCoordinatorLocked(old) // the catalog holds the change
 	e.Logger.Info("streaming jobs rescheduled", "pause", time.Since(start), "committed_epoch", e.Store.CommittedEpoch())
 	return nil
 }
