@@ -510,7 +510,7 @@ func (b *sourceBackfillExec) filter(c *types.Chunk) *types.Chunk {
 		if !c.Visible(i) {
 			continue
 		}
-		keep := b.keep(c.Cols[b.splitCol].Get(i).S, c.Cols[b.posCol].Get(i).I)
+		keep := b.keep(c.Cols[b.splitCol].Str[i], c.Cols[b.posCol].I64[i]) // both NOT NULL
 		if !keep && vis == nil {
 			vis = make([]bool, c.Len())
 			for j := 0; j < c.Len(); j++ {
