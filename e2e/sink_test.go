@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,16 +18,30 @@ import (
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
-// fileSinkState replays a file sink's JSON lines (files in name order:
-// writer, epoch, part) as upserts keyed by key, and returns the rows as
-// "key|col|col" strings, sorted.
+// fileSinkState replays a file sink's JSON lines (files in epoch, writer,
+// part order: a key's changes of one epoch are all one writer's, but a
+// rescale moves keys between writers) as upserts keyed by key, and returns
+// the rows as "key|col|col" strings, sorted.
 func fileSinkState(t *testing.T, dir, key string, cols []string) []string {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, "part-*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(names)
+	// part-WWWW-EEEE...-PPPP.jsonl: order by the epoch, then the name.
+	epochOf := func(name string) string {
+		f := strings.Split(filepath.Base(name), "-")
+		if len(f) < 4 {
+			t.Fatalf("file sink part %s: unexpected name", name)
+		}
+		return f[2]
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ei, ej := epochOf(names[i]), epochOf(names[j]); ei != ej {
+			return ei < ej
+		}
+		return names[i] < names[j]
+	})
 	state := map[string]string{}
 	for _, name := range names {
 		f, err := os.Open(name)
@@ -37,7 +52,9 @@ func fileSinkState(t *testing.T, dir, key string, cols []string) []string {
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var obj map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			dec.UseNumber() // large sums print as integers
+			if err := dec.Decode(&obj); err != nil {
 				t.Fatalf("%s: %v: %s", name, err, sc.Text())
 			}
 			k := fmt.Sprint(obj[key])

@@ -120,7 +120,12 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		exec, closer, err := stream.NewSink(b.actx, n, in, b.f.parallel)
+		if b.index == 0 {
+			// The log store's entries of earlier builds (of epochs through
+			// the one committed now) are handed over by actor 0.
+			b.f.handover = stream.NewSinkHandover(b.c.kv.CommittedEpoch())
+		}
+		exec, closer, err := stream.NewSink(b.actx, n, in, b.f.parallel, b.f.handover, b.index == 0)
 		if err != nil {
 			return nil, err
 		}

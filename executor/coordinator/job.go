@@ -234,6 +234,8 @@ type fragment struct {
 	inputs map[*plan.StreamExchange]*fragment
 	// channels[e][j]: the channels parent actor j reads for exchange e.
 	channels map[*plan.StreamExchange][][]chan stream.Message
+	// handover is a sink fragment's log store handover, shared by its actors.
+	handover *stream.SinkHandover
 }
 
 // buildJobLocked cuts the plan into fragments, creates their actors, wires

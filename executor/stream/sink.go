@@ -109,9 +109,13 @@ type sinkExec struct {
 // NewSink returns the executor of a StreamSink and its closer. A decoupled
 // sink writes to its log store, and a reader goroutine (stopped by the
 // closer) delivers to the connector.
-func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
+//
+// h is the log store's handover from the sink's earlier builds, shared by
+// the actors of this build, and adopter says whether this actor delivers
+// their entries (sink_handover.go).
+func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int, h *SinkHandover, adopter bool) (Executor, func(), error) {
 	if n.Into != nil {
-		return newSinkInto(actx, n, in, actors)
+		return newSinkInto(actx, n, in, actors, h, adopter)
 	}
 	open, err := OpenSink(n.Props, n.Format, n.Encode)
 	if err != nil {
@@ -136,6 +140,13 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 	if len(keep) < len(n.Relation.Columns) {
 		sink = &visibleOnly{Sink: sink, keep: keep}
 	}
+	openWriter := func(ctx context.Context, w int) (connector.Sink, error) {
+		s, err := open(ctx, SinkTargetOf(n, w))
+		if err != nil || len(keep) == len(n.Relation.Columns) {
+			return s, err
+		}
+		return &visibleOnly{Sink: s, keep: keep}, nil
+	}
 	s := &sinkExec{name: n.Relation.QualifiedName(), in: in, sink: sink, appendOnly: n.AppendOnly}
 	if !n.Decouple {
 		return s, func() { _ = sink.Close() }, nil
@@ -151,7 +162,8 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 		return nil, nil, fmt.Errorf("sink %s: log store: %w", s.name, err)
 	}
 	r := &logReader{actx: actx, name: s.name, tableID: st.ID, writer: int32(writer), types: plan.Types(n.Input.Schema()),
-		sink: sink, limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default()}
+		sink: sink, limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
+		handoverOf: h, adopter: adopter, openWriter: openWriter, oldDone: map[oldEntry]bool{}}
 	s.actor = actx.ID
 	s.sink, s.log = nil, &logWriter{table: t, types: r.types, writer: int32(writer), reader: r}
 	r.start()
@@ -163,7 +175,7 @@ func NewSink(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (E
 
 // newSinkInto is NewSink for a sink into a table: always decoupled, its log
 // store's reader writes into the table through the coordinator.
-func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int) (Executor, func(), error) {
+func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int, h *SinkHandover, adopter bool) (Executor, func(), error) {
 	name := n.Relation.QualifiedName()
 	if !n.Decouple || len(n.State()) != 1 {
 		return nil, nil, fmt.Errorf("sink %s: a sink into a table needs its log store", name)
@@ -182,7 +194,8 @@ func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int
 	}
 	r := &logReader{actx: actx, name: name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
 		limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
-		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults, coupled: n.Coupled, win: newSnapshotWindow()}
+		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults, coupled: n.Coupled, win: newSnapshotWindow(),
+		handoverOf: h, adopter: adopter, oldDone: map[oldEntry]bool{}}
 	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID, coupled: n.Coupled,
 		log: &logWriter{table: t, types: r.types, writer: writer, reader: r}}
 	r.start()

@@ -137,7 +137,7 @@ func (w *logWriter) barrier(b *Barrier) error {
 	}
 	for _, k := range w.reader.takeDelivered() {
 		for seq := int32(0); seq < k.seqs; seq++ {
-			if err := w.table.Delete([]types.Datum{types.DInt(int64(w.writer)), types.DInt(int64(k.epoch)), types.DInt(int64(seq)), types.NullDatum}); err != nil {
+			if err := w.table.Delete([]types.Datum{types.DInt(int64(k.writer)), types.DInt(int64(k.epoch)), types.DInt(int64(seq)), types.NullDatum}); err != nil {
 				return err
 			}
 		}
@@ -146,10 +146,11 @@ func (w *logWriter) barrier(b *Barrier) error {
 	return nil
 }
 
-// delivered names the entries of one delivered epoch.
+// delivered names the entries of one delivered epoch of one writer.
 type delivered struct {
-	epoch uint64
-	seqs  int32
+	writer int32
+	epoch  uint64
+	seqs   int32
 }
 
 // logReader delivers the committed log to the connector.
@@ -181,6 +182,16 @@ type logReader struct {
 	decided uint64
 	monitor SinkMonitor
 	logger  *slog.Logger
+	// The log store's handover between builds (sink_handover.go): the
+	// adopter delivers earlier builds' entries, every reader waits for
+	// that; own entries start after handoverOf.Through. openWriter opens
+	// a connector instance for another writer's entries, oldSinks keeps
+	// them, oldDone the old entries delivered.
+	handoverOf *SinkHandover
+	adopter    bool
+	openWriter func(ctx context.Context, writer int) (connector.Sink, error)
+	oldSinks   map[int32]connector.Sink
+	oldDone    map[oldEntry]bool
 
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -223,6 +234,7 @@ func (r *logReader) stop() {
 		r.cancel()
 		<-r.done
 	}
+	r.closeOldSinks()
 	if r.unregister != nil {
 		r.unregister()
 	}
@@ -231,6 +243,9 @@ func (r *logReader) stop() {
 // run delivers committed epochs as they appear, retrying a failed one.
 func (r *logReader) run(ctx context.Context) {
 	r.countLeft(ctx)
+	if !r.handover(ctx) {
+		return
+	}
 	backoff := sinkRetryMin
 	for ctx.Err() == nil {
 		progressed, err := r.deliverNext(ctx)
@@ -271,8 +286,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// span returns the key range of this writer's entries after epoch.
+// span returns the key range of this writer's entries after epoch (and
+// after the handover's epoch: earlier ones are the adopter's to deliver).
 func (r *logReader) span(after uint64) (lower, upper []byte) {
+	if r.handoverOf != nil {
+		after = max(after, r.handoverOf.Through)
+	}
 	ts := plan.LogStoreTypes[:2]
 	// The table has no distribution key: every row is on the vnode of an
 	// empty hash.
@@ -363,6 +382,9 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
 	r.pendingEpochs.Add(-int64(len(done)))
+	for i := range done {
+		done[i].writer = r.writer
+	}
 	r.mu.Lock()
 	r.mu.delivered = append(r.mu.delivered, done...)
 	r.mu.Unlock()
@@ -547,12 +569,15 @@ func eachPayloadRow(p []byte, fn func(op types.Op, enc []byte) error) (int64, er
 }
 
 // write hands a chunk to the connector as the rate limit allows.
-func (r *logReader) write(ctx context.Context, c *types.Chunk) error {
+func (r *logReader) write(ctx context.Context, c *types.Chunk) error { return r.writeTo(ctx, r.sink, c) }
+
+// writeTo hands a chunk to sink as the rate limit allows.
+func (r *logReader) writeTo(ctx context.Context, sink connector.Sink, c *types.Chunk) error {
 	if err := r.limit.ready(ctx); err != nil {
 		return err
 	}
 	r.limit.charge(c.Len())
-	if err := r.sink.Write(ctx, c); err != nil {
+	if err := sink.Write(ctx, c); err != nil {
 		return fmt.Errorf("sink %s: %w", r.name, err)
 	}
 	return nil
@@ -561,6 +586,11 @@ func (r *logReader) write(ctx context.Context, c *types.Chunk) error {
 // writePayload decodes one entry's changes into out, handing full chunks
 // to the connector.
 func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk) (int64, error) {
+	return r.writePayloadTo(ctx, r.sink, p, out)
+}
+
+// writePayloadTo is writePayload into sink.
+func (r *logReader) writePayloadTo(ctx context.Context, sink connector.Sink, p []byte, out *types.Chunk) (int64, error) {
 	var row []types.Datum
 	return eachPayloadRow(p, func(op types.Op, enc []byte) error {
 		var err error
@@ -571,7 +601,7 @@ func (r *logReader) writePayload(ctx context.Context, p []byte, out *types.Chunk
 		if out.Len() < BackfillChunkRows {
 			return nil
 		}
-		if err := r.write(ctx, out); err != nil {
+		if err := r.writeTo(ctx, sink, out); err != nil {
 			return err
 		}
 		out.Reset()
@@ -588,10 +618,32 @@ func (r *logReader) stats() SinkLogStats {
 		LastError: lastErr, PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
 }
 
-// countLeft counts the committed entries a restart left in the log store.
+// countLeft counts the committed entries a restart left in the log store:
+// its own writer's, and the adopter the earlier builds' too.
 func (r *logReader) countLeft(ctx context.Context) {
 	lower, upper := r.span(0)
 	committed := r.actx.Store.CommittedEpoch()
+	if r.adopter && r.handoverOf != nil {
+		if old, err := r.oldEntries(ctx, committed); err == nil {
+			prev := uint64(0)
+			for _, e := range old {
+				v, found, err := r.actx.Store.Get(ctx, r.entryKey(e), committed, nil)
+				if err != nil || !found {
+					break
+				}
+				row, err := codec.DecodeRow(plan.LogStoreTypes, v, nil)
+				if err != nil {
+					break
+				}
+				if e.epoch != prev {
+					r.pendingEpochs.Add(1)
+					prev = e.epoch
+				}
+				r.pendingBytes.Add(int64(len(row[3].S)))
+				r.pendingRows.Add(countPayloadRows([]byte(row[3].S)))
+			}
+		}
+	}
 	it, err := r.actx.Store.Scan(ctx, lower, upper, committed)
 	if err != nil {
 		return

@@ -46,8 +46,6 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	switch {
 	case rel.Kind == catalog.KindTable || (rel.Kind == catalog.KindSource && !isSharedSource(rel)):
 		return nil, types.Errorf(types.ErrUnsupported, "%s %s is read by one actor: its parallelism cannot be changed yet (ALTER the materialized views and sinks on it)", rel.Kind, rel.Name)
-	case rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Decoupled:
-		return nil, types.Errorf(types.ErrUnsupported, "sink %s writes through a log store, whose entries cannot move between actors yet: its parallelism cannot be changed", rel.Name)
 	case rel.Job == nil:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a streaming job", rel.Name)
 	}
