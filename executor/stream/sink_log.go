@@ -569,7 +569,9 @@ func eachPayloadRow(p []byte, fn func(op types.Op, enc []byte) error) (int64, er
 }
 
 // write hands a chunk to the connector as the rate limit allows.
-func (r *logReader) write(ctx context.Context, c *types.Chunk) error { return r.writeTo(ctx, r.sink, c) }
+func (r *logReader) write(ctx context.Context, c *types.Chunk) error {
+	return r.writeTo(ctx, r.sink, c)
+}
 
 // writeTo hands a chunk to sink as the rate limit allows.
 func (r *logReader) writeTo(ctx context.Context, sink connector.Sink, c *types.Chunk) error {
