@@ -400,6 +400,17 @@ var systemTables = []systemTable{
 		col("job_id", tI8), col("actor_id", tI8), col("upstream_table", tText), col("vnode", tI4),
 		col("state", tText), col("row_count", tI8), col("epoch", tI8),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// pg_stat_activity: one row per client connection (from the wire
+	// server, through the session).
+	{"pg_catalog", "pg_stat_activity", []Column{
+		col("datid", tOID), col("datname", tName), col("pid", tI4), col("leader_pid", tI4),
+		col("usesysid", tOID), col("usename", tName), col("application_name", tText),
+		col("client_addr", tText), col("client_hostname", tText), col("client_port", tI4),
+		col("backend_start", tTSTZ), col("xact_start", tTSTZ), col("query_start", tTSTZ),
+		col("state_change", tTSTZ), col("wait_event_type", tText), col("wait_event", tText),
+		col("state", tText), col("backend_xid", tText), col("backend_xmin", tText), col("query_id", tI8),
+		col("query", tText), col("backend_type", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 }
 
 // SystemRelations returns the fixed system-table descriptors (kind KindSystem,

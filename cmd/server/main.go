@@ -101,6 +101,7 @@ func run() error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns}, eng.NewSession)
+	eng.Backends = srv // pg_stat_activity, pg_cancel_backend, pg_terminate_backend
 	if *httpAddr != "" {
 		httpLn, err := net.Listen("tcp", *httpAddr)
 		if err != nil {

@@ -567,7 +567,34 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return expr.Call(name, args)
+	e, err := expr.Call(name, args)
+	if err != nil || !b.typeParamsFromCall(args, e) {
+		return e, err
+	}
+	return expr.Call(name, args) // again, over the typed parameters
+}
+
+// typeParamsFromCall gives each untyped parameter among a function call's
+// arguments the type of the overload's parameter it was coerced to (as
+// PostgreSQL types $1 in pg_cancel_backend($1) as integer), replacing it in
+// args; it reports whether it replaced any.
+func (b *Binder) typeParamsFromCall(args []expr.Expr, call expr.Expr) bool {
+	fe, ok := call.(*expr.FuncExpr)
+	if !ok {
+		return false
+	}
+	changed := false
+	for i, a := range args {
+		p, ok := a.(*expr.ParamRef)
+		if !ok || p.Typ.ID != types.Unknown || i >= len(fe.Args) {
+			continue
+		}
+		if t := fe.Args[i].Type(); t.ID != types.Unknown {
+			args[i] = b.coerceParam(a, t)
+			changed = true
+		}
+	}
+	return changed
 }
 
 func funcName(n ast.ExprNode) string {

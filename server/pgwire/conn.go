@@ -44,11 +44,16 @@ type conn struct {
 	}
 	// state is a ConnState, read by Server.ConnCounts.
 	state atomic.Int32
+	// act is what pg_stat_activity shows (Server.Activity); terminated is
+	// set by pg_terminate_backend (Server.Signal).
+	act        activity
+	terminated atomic.Bool
 }
 
 // prepared is a statement created by a Parse message.
 type prepared struct {
 	name   string
+	sql    string
 	st     Statement // nil for an empty query
 	params []types.T
 	cols   []Column
@@ -138,7 +143,15 @@ func (c *conn) fatal(pe pgError) {
 func (c *conn) loop() {
 	for {
 		idle := c.idleDeadline()
+		if c.terminated.Load() { // checked after any deadline is set: Signal sets its own after the flag
+			c.terminate()
+			return
+		}
 		msg, err := c.be.Receive()
+		if c.terminated.Load() {
+			c.terminate()
+			return
+		}
 		var ne net.Error
 		if err != nil && idle && errors.As(err, &ne) && ne.Timeout() {
 			c.log.Info("pgwire: closing a connection idle in a transaction", "idle_in_transaction_session_timeout", c.sess.(Timeouts).IdleInTransactionTimeout())
@@ -196,6 +209,10 @@ func (c *conn) loop() {
 			c.log.Debug("pgwire: connection write failed", "err", err)
 			return
 		}
+		if c.terminated.Load() {
+			c.terminate()
+			return
+		}
 	}
 }
 
@@ -245,6 +262,7 @@ func (c *conn) setRunning(cancel context.CancelFunc) {
 	} else {
 		c.setIdle()
 	}
+	c.stateChanged()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.cancel = cancel
@@ -323,6 +341,7 @@ func (c *conn) simpleQuery(sql string) {
 	c.closePortal("")
 	delete(c.stmts, "")
 	ctx, cancel := context.WithCancel(c.srv.ctx)
+	c.began(sql)
 	c.setRunning(cancel)
 	timedOut := c.armStatementTimeout(cancel)
 	err := c.runSimple(ctx, sql)
@@ -331,6 +350,9 @@ func (c *conn) simpleQuery(sql string) {
 	}
 	c.setRunning(nil)
 	cancel()
+	if c.terminated.Load() {
+		return // the loop ends the connection
+	}
 	if err != nil {
 		c.w.sendError("ERROR", toPgError(err))
 	}
@@ -483,7 +505,7 @@ func (c *conn) handleParse(m *pgproto3.Parse) error {
 	if err != nil {
 		return err
 	}
-	p := &prepared{name: m.Name}
+	p := &prepared{name: m.Name, sql: m.Query}
 	switch len(stmts) {
 	case 0:
 		p.params = declared
@@ -668,6 +690,7 @@ func (c *conn) execute(p *portal, maxRows int) error {
 		c.w.sendCommandComplete("SELECT 0")
 		return nil
 	}
+	c.began(p.stmt.sql)
 	c.setRunning(p.cancel)
 	defer c.setRunning(nil)
 	timedOut := c.armStatementTimeout(p.cancel)

@@ -25,6 +25,7 @@ const (
 	codeUndefinedParameter  = "42P02"
 	codeTooManyConnections  = "53300"
 	codeIdleInTxTimeout     = "25P03"
+	codeAdminShutdown       = "57P01"
 )
 
 // sqlStates maps each types.Err* kind to its SQLSTATE; the first match (errors.Is)

@@ -70,6 +70,11 @@ type Notifier interface {
 // ErrInvalidCatalogName for an unknown database → FATAL 3D000).
 type Factory func(params map[string]string, n Notifier) (Session, error)
 
+// ParamBackendPID is the params key under which a Factory finds the
+// connection's process id (BackendKeyData's, decimal), which pg_backend_pid
+// reports; it holds a NUL, so no startup packet can set it.
+const ParamBackendPID = "\x00backend_pid"
+
 // Timeouts is implemented by a Session whose timeouts pgwire enforces:
 // statement_timeout cancels a statement running longer (57014, "canceling
 // statement due to statement timeout"), idle_in_transaction_session_timeout

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -138,6 +140,7 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 		c.w.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: pqOptions})
 	}
 	c.w.send(&pgproto3.AuthenticationOk{})
+	params[ParamBackendPID] = strconv.FormatUint(uint64(c.pid), 10)
 	sess, err := c.srv.factory(params, notifier{c.w})
 	if err != nil {
 		c.log.Info("pgwire: session refused", "user", user, "database", params["database"], "err", err)
@@ -145,7 +148,12 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 		return false
 	}
 	c.sess = sess
+	c.act.Lock()
+	c.act.user, c.act.database, c.act.app = user, params["database"], params["application_name"]
+	c.act.backendStart = time.Now()
+	c.act.Unlock()
 	c.setIdle()
+	c.stateChanged()
 	if enc := params["client_encoding"]; enc != "" && !isUTF8Name(enc) {
 		c.log.Warn("pgwire: client asked for an encoding other than UTF8; sending UTF8", "client_encoding", enc)
 	}

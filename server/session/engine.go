@@ -23,6 +23,10 @@ import (
 type Engine struct {
 	Catalog *catalog.Catalog
 	Store   storage.KV
+	// Backends is the wire server's view of its connections
+	// (pg_stat_activity, pg_cancel_backend, pg_terminate_backend); nil
+	// without one.
+	Backends Backends
 	// mu guards the coordinator, which recovery replaces.
 	mu struct {
 		sync.RWMutex
@@ -201,12 +205,22 @@ func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire
 	if db != catalog.Database {
 		return nil, types.Errorf(types.ErrInvalidCatalogName, "database \"%s\" does not exist", db)
 	}
-	s := &Session{eng: e, notifier: n, user: params["user"], pid: e.nextPID.Add(1)}
+	pid := e.nextPID.Add(1)
+	if p, err := strconv.ParseInt(params[pgwire.ParamBackendPID], 10, 32); err == nil {
+		pid = int32(p) // the wire's process id, as BackendKeyData told the client
+	}
+	s := &Session{eng: e, notifier: n, user: params["user"], pid: pid}
 	s.vars = newVars()
 	if app, ok := params["application_name"]; ok {
 		s.vars.values["application_name"] = app
 	}
 	return s, nil
+}
+
+// Backends is what the wire server tells about its connections.
+type Backends interface {
+	Activity() []pgwire.Activity
+	Signal(pid int32, terminate bool) bool
 }
 
 // withCoordinator runs fn on the current coordinator; when that coordinator

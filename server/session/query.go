@@ -47,6 +47,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil
 		}
+		if rel.Schema == "pg_catalog" && rel.Name == "pg_stat_activity" {
+			return s.eng.activityRows(), nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }
@@ -74,6 +77,7 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 			}
 		}
 		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store}
+		env.Ctx.Context = ctx
 		var release func()
 		if t, err := s.txnState(); err != nil {
 			return nil, err
@@ -174,6 +178,7 @@ func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params [
 	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		out, affected = nil, 0
 		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
+		env.Ctx.Context = ctx
 		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 		if err != nil {
 			return err

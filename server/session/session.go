@@ -89,7 +89,11 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	if user == "" {
 		user = "root"
 	}
-	return &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: user, Database: "dev", BackendPID: s.pid}
+	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: user, Database: "dev", BackendPID: s.pid}
+	if s.eng.Backends != nil {
+		ctx.Backends = s.eng.Backends
+	}
+	return ctx
 }
 
 // statement is one parsed statement; Describe binds it and keeps a runner.

@@ -662,3 +662,35 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	}
 	return tagOnly("ALTER_MATERIALIZED_VIEW"), nil
 }
+
+// activityRows is pg_stat_activity: the wire server's connections.
+func (e *Engine) activityRows() [][]types.Datum {
+	if e.Backends == nil {
+		return nil
+	}
+	ts := func(t time.Time) types.Datum {
+		if t.IsZero() {
+			return types.NullDatum
+		}
+		return types.DInt(t.UnixMicro())
+	}
+	text := func(s string) types.Datum { return types.DString(s) }
+	var rows [][]types.Datum
+	for _, a := range e.Backends.Activity() {
+		addr, port := types.NullDatum, types.DInt(int64(a.ClientPort))
+		if a.ClientAddr != "" {
+			addr = text(a.ClientAddr)
+		}
+		query := text(a.Query)
+		rows = append(rows, []types.Datum{
+			types.DInt(catalog.DatabaseOID), text(a.Database), types.DInt(int64(a.PID)), types.NullDatum,
+			types.DInt(catalog.OwnerOID), text(a.User), text(a.ApplicationName),
+			addr, types.NullDatum, port,
+			ts(a.BackendStart), types.NullDatum, ts(a.QueryStart),
+			ts(a.StateChange), types.NullDatum, types.NullDatum,
+			text(a.State.String()), types.NullDatum, types.NullDatum, types.NullDatum,
+			query, text("client backend"),
+		})
+	}
+	return rows
+}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -35,9 +36,20 @@ type Ctx struct {
 	Database   string     // current_database() ("dev" when empty)
 	BackendPID int32      // pg_backend_pid()
 	Rand       *rand.Rand // random(); a process-wide source when nil
+	// Backends reaches other sessions for pg_cancel_backend and
+	// pg_terminate_backend (nil: none); Context is the statement's, which
+	// pg_sleep waits on (nil: never cancelled).
+	Backends Backends
+	Context  context.Context
 
 	free  []*types.Vector
 	dfree [][]types.Datum
+}
+
+// Backends signals other sessions: cancel the statement running on
+// session pid, or end the session (terminate); false when there is none.
+type Backends interface {
+	Signal(pid int32, terminate bool) bool
 }
 
 // getVec returns an empty scratch vector of type t.

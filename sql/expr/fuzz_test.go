@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"testing"
@@ -42,7 +43,7 @@ func FuzzEval(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ctx := &Ctx{Now: 1700000000000000}
+		ctx := &Ctx{Now: 1700000000000000, Context: cancelled} // pg_sleep returns at once
 		in := types.NewChunk(nil, 1)
 		in.SetLen(1)
 		out := types.NewVector(e.Type(), 1)
@@ -93,3 +94,10 @@ func fuzzDatum(t types.T, a, b int64, s string, i int) types.Datum {
 	}
 	return d
 }
+
+// cancelled is a context already cancelled.
+var cancelled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()

@@ -1,6 +1,9 @@
 package expr
 
 import (
+	"context"
+	"time"
+
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -29,6 +32,38 @@ func init() {
 	def("pg_backend_pid", tI4).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		return types.DInt(int64(ctx.BackendPID)), nil
 	}).vol_(Stable)
+	signal := func(terminate bool) rowFn {
+		return func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+			if ctx.Backends == nil {
+				return types.DBool(false), nil
+			}
+			return types.DBool(ctx.Backends.Signal(int32(a[0].I), terminate)), nil
+		}
+	}
+	def("pg_cancel_backend", tB, tI4).r(signal(false)).vol_(Volatile)
+	def("pg_terminate_backend", tB, tI4).r(signal(true)).vol_(Volatile)
+	def("pg_terminate_backend", tB, tI4, tI8).r(signal(true)).vol_(Volatile)
+	// pg_sleep returns void in PostgreSQL; here an empty string, which
+	// clients print the same way.
+	def("pg_sleep", tS, tF8).r(func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+		secs := a[0].F
+		if !(secs > 0) {
+			return types.DString(""), nil
+		}
+		d := time.Duration(min(secs, 1e9) * float64(time.Second))
+		done := context.Background().Done()
+		if ctx.Context != nil {
+			done = ctx.Context.Done()
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return types.DString(""), nil
+		case <-done:
+			return types.Datum{}, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		}
+	}).vol_(Volatile)
 	specials["pg_typeof"] = func(name string, args []Expr) (Expr, error) {
 		if len(args) != 1 {
 			return nil, noFunction(name, exprTypes(args))
