@@ -72,6 +72,11 @@ type SourceConnector struct {
 	// TABLE 'name'), each mirroring one external table, sharing the
 	// source's connection and change stream (PostgreSQL CDC).
 	Tables bool
+	// TableOf (with Tables) returns the options of a table mirroring the
+	// external table named table ('schema.table' or 'table') of the source
+	// named source whose options are props. Tables of one source that
+	// mirror the same external table get equal options.
+	TableOf func(props map[string]string, source, table string) (map[string]string, error)
 	// Parse checks the options against the columns and returns the typed
 	// source; its errors name the bad option (types.ErrInvalidParameter,
 	// types.ErrUnsupported).
@@ -146,6 +151,12 @@ type Progresser interface {
 type BackfillRater interface {
 	SetBackfillRate(rowsPerSecond int64)
 }
+
+// OptSiblings is the option by which the engine tells a table of a
+// Tables source which other tables read the source (their qualified names,
+// comma-separated), as the catalog lists them when the table's job is
+// built.
+const OptSiblings = "tributary.tables"
 
 // Resolver is implemented by sources whose CREATE fixes options the user
 // left out (a CDC source's slot and publication names) or makes something

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -44,10 +45,33 @@ const (
 	// OptSiblings lists the other tables of the slot (their qualified names,
 	// comma-separated), as the catalog has them when the job is built:
 	// the slot's confirmed LSN waits for all of them after a restart.
-	OptSiblings = "tributary.tables"
+	OptSiblings = connector.OptSiblings
 	// OptSlotCreated: CREATE SOURCE made the slot (DROP SOURCE drops it).
 	OptSlotCreated = "tributary.slot.created"
 )
+
+// TableOf is the options of a table of a CDC source (connector.SourceConnector.TableOf):
+// the source's, with the upstream table's schema and name.
+func TableOf(props map[string]string, source, table string) (map[string]string, error) {
+	schema, name := props[OptSchema], table
+	if i := strings.IndexByte(table, '.'); i >= 0 {
+		schema, name = table[:i], table[i+1:]
+	}
+	if schema == "" {
+		schema = "public"
+	}
+	if name == "" || strings.Contains(name, ".") {
+		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: TABLE '%s' must name an upstream table as 'schema.table' or 'table'", table)
+	}
+	out := make(map[string]string, len(props)+3)
+	for k, v := range props {
+		if k != OptSlotCreated {
+			out[k] = v
+		}
+	}
+	out[OptSchema], out[OptTable], out[OptSource] = schema, name, source
+	return out, nil
+}
 
 // InternalOption reports whether a WITH key is one Tributary records
 // itself.
