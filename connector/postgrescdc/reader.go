@@ -264,6 +264,10 @@ type session struct {
 	order  []*table
 	next   int
 	byRel  map[uint32]*table
+	// rels are the stream's relations as last described (pgoutput
+	// describes a relation once per session, before its first change,
+	// whether or not a table reads it yet).
+	rels map[uint32]*pglogrepl.RelationMessage
 	// retryAt: when to try again to open tables that failed to open.
 	retryAt time.Time
 	// The transaction being read.
@@ -323,7 +327,7 @@ func (s *session) run(ctx context.Context) error {
 		return err
 	}
 	defer s.conn.Close(context.Background())
-	s.tables, s.byRel = map[string]*table{}, map[uint32]*table{}
+	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32]*table{}, map[uint32]*pglogrepl.RelationMessage{}
 	rs, _ := s.h.readers(true)
 	for _, r := range rs {
 		if err := s.open(ctx, r); err != nil {
@@ -388,6 +392,13 @@ func (s *session) open(ctx context.Context, r *Reader) error {
 		return nil
 	}
 	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid}
+	for _, m := range s.rels {
+		if m.Namespace == t.cfg.Schema && m.RelationName == t.cfg.Table {
+			if err := t.relation(m); err != nil {
+				return err
+			}
+		}
+	}
 	s.tables[r.name] = t
 	s.order = append(s.order, t)
 	return nil
@@ -733,6 +744,7 @@ func (s *session) message(ctx context.Context, data []byte) error {
 	}
 	switch m := msg.(type) {
 	case *pglogrepl.RelationMessage:
+		s.rels[m.RelationID] = m
 		for _, t := range s.order {
 			if m.Namespace == t.cfg.Schema && m.RelationName == t.cfg.Table {
 				if err := t.relation(m); err != nil {

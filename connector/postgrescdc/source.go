@@ -308,6 +308,8 @@ func (s *Source) Drop(ctx context.Context) error {
 		if !s.cfg.SlotCreated {
 			return nil
 		}
+	default:
+		forgetHub(s.cfg)
 	}
 	return s.dropSlot(ctx)
 }
