@@ -305,7 +305,7 @@ func (s *Source) Drop(ctx context.Context) error {
 		return nil
 	case !s.spec.Table:
 		forgetHub(s.cfg)
-		if !s.cfg.SlotCreated {
+		if !s.cfg.SlotCreated && !s.madeSlot {
 			return nil
 		}
 	default:
