@@ -99,6 +99,9 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	exec("SET background_ddl = true")
 	exec("SET backfill_rate_limit = 20000")
 	exec(`CREATE TABLE big (id bigint, v varchar, n int, PRIMARY KEY (id)) FROM pg TABLE 'big'`)
+	// Its copy is a job of its own (the small table's is done).
+	waitRows(t, ctx, queryText(ctx, conn, "SELECT string_agg(ddl_statement || ' ' || backfill_type, ',') FROM rw_catalog.rw_ddl_progress"),
+		"CREATE TABLE big (source) CdcBackfill", 30*time.Second)
 
 	type progress struct {
 		rows     int
