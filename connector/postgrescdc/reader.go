@@ -330,7 +330,7 @@ func (s *session) run(ctx context.Context) error {
 	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32]*table{}, map[uint32]*pglogrepl.RelationMessage{}
 	rs, _ := s.h.readers(true)
 	for _, r := range rs {
-		if err := s.open(ctx, r); err != nil {
+		if err := s.open(ctx, r, false); err != nil {
 			return err
 		}
 	}
@@ -376,8 +376,10 @@ func (s *session) run(ctx context.Context) error {
 
 // open adds r's table to the session: the upstream table as it is now,
 // bound to the Tributary table's columns. A table whose binding fails
-// stays out (reported; tried again later): the others go on.
-func (s *session) open(ctx context.Context, r *Reader) error {
+// stays out (reported; tried again later): the others go on. behind: the
+// table's offset is behind the stream, which must restart (errRestart)
+// once the table binds.
+func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
 	up, err := describe(ctx, s.conn, r.src.cfg)
 	var b *binding
 	if err == nil {
@@ -390,6 +392,9 @@ func (s *session) open(ctx context.Context, r *Reader) error {
 		r.trbl.Report(fmt.Errorf("postgres-cdc %s: the upstream table changed: %w; trying again", r.src.spec.Relation, err))
 		s.retryAt = time.Now().Add(estimateEvery)
 		return nil
+	}
+	if behind {
+		return errRestart
 	}
 	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid}
 	for _, m := range s.rels {
@@ -441,10 +446,7 @@ func (s *session) sync(ctx context.Context) error {
 			s.order = append(s.order, t)
 			continue
 		}
-		if l := r.st.LSN; l > 0 && l < s.pos {
-			return errRestart
-		}
-		if err := s.open(ctx, r); err != nil {
+		if err := s.open(ctx, r, r.st.LSN > 0 && r.st.LSN < s.pos); err != nil {
 			return err
 		}
 	}
