@@ -391,6 +391,9 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	if rel.Connector == nil {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" has no connector", rel.Name)
 	}
+	if tablesSource(rel) {
+		return nil, types.Errorf(types.ErrWrongObjectType, "source \"%s\" reads nothing itself: set SOURCE_RATE_LIMIT on its tables (ALTER TABLE t SET SOURCE_RATE_LIMIT = n)", rel.Name)
+	}
 	rate := int64(-1)
 	if !n.Default && !strings.EqualFold(n.Value, "default") {
 		v, err := strconv.ParseInt(n.Value, 10, 64)
