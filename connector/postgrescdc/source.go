@@ -234,6 +234,13 @@ func (s *Source) checkSource(ctx context.Context, conn *pgconn.PgConn) (err erro
 		undo = append(undo, "DROP PUBLICATION IF EXISTS "+quoteIdent(cfg.Publication))
 		s.madePub = true
 	}
+	rows, err = query(ctx, conn, "SELECT active FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(cfg.Slot))
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 && rows[0][0] == "t" {
+		return types.Errorf(types.ErrObjectInUse, "postgres-cdc: replication slot %q is in use (another reader streams from it): choose another %s", cfg.Slot, OptSlot)
+	}
 	if s.madeSlot, err = ensureSlot(ctx, conn, cfg, true); err != nil {
 		return err
 	}
