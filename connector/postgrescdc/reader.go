@@ -368,7 +368,8 @@ func (s *session) run(ctx context.Context) error {
 		if wait < 0 {
 			wait = time.Second
 		}
-		if err := s.pump(ctx, s.h.changed, time.Now().Add(wait)); err != nil {
+		joined := func() bool { return !s.inTxn && s.h.changed() }
+		if err := s.pump(ctx, joined, time.Now().Add(wait)); err != nil {
 			return err
 		}
 	}
@@ -422,6 +423,9 @@ func isTableError(err error) bool {
 // opened (a table whose offset is behind the stream restarts it), tables
 // that left are no longer read (their changes are ignored).
 func (s *session) sync(ctx context.Context) error {
+	if s.inTxn {
+		return nil // a table joins between transactions: it skips or takes each whole
+	}
 	retry := !s.retryAt.IsZero() && time.Now().After(s.retryAt)
 	rs, ok := s.h.readers(retry)
 	if !ok {
