@@ -245,6 +245,10 @@ type ReadResult struct {
 	// every row of the table is deleted before Offset is stored, in the
 	// same epoch (a CDC table mirroring an upstream TRUNCATE).
 	Truncate bool
+	// Fresh: the rows are inserts of keys the table does not hold (a CDC
+	// copy's rows, whose keys no change has touched), written without a
+	// lookup for an existing row.
+	Fresh bool
 }
 
 var registry = struct {

@@ -154,6 +154,7 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	n := 0
 	var o Offset
 	took := false
+	fresh := false // the rows taken are a copy's (ReadResult.Fresh)
 	for n < limit {
 		if r.cur == nil {
 			if r.cur = r.pop(); r.cur == nil {
@@ -161,6 +162,14 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 			}
 		}
 		s := r.cur
+		if len(s.rows) > s.pos {
+			// Copied rows and changes are not mixed in one result: a
+			// copy's rows are written without a lookup.
+			if n > 0 && s.copy != fresh {
+				break
+			}
+			fresh = s.copy
+		}
 		if s.truncate {
 			if took {
 				break // the rows before it first
@@ -189,7 +198,7 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	if r.cur != nil || r.queued() {
 		signal(r.ready)
 	}
-	return connector.ReadResult{Split: r.split, Rows: n, Offset: EncodeOffset(o), Next: o.Rows}, nil
+	return connector.ReadResult{Split: r.split, Rows: n, Offset: EncodeOffset(o), Next: o.Rows, Fresh: fresh && n > 0}, nil
 }
 
 // Committed implements connector.OffsetCommitter: the upstream may free

@@ -112,6 +112,7 @@ type mirror struct {
 	offset    []byte
 	reads     int
 	truncates int // Truncate results read
+	fresh     int // rows read as Fresh
 }
 
 func newMirror(sp connector.SourceSpec) *mirror {
@@ -154,9 +155,18 @@ func (m *mirror) read(t *testing.T, r connector.SplitReader, limit int) bool {
 		m.rows = map[string][]types.Datum{}
 		m.truncates++
 	}
+	if res.Fresh {
+		m.fresh += res.Rows
+	}
 	var row []types.Datum
 	for i := 0; i < c.Len(); i++ {
 		row = c.Row(i, nil)
+		if res.Fresh {
+			// Written without a lookup: the key must be new.
+			if _, ok := m.rows[m.keyOf(row)]; ok || c.Op(i) != types.OpInsert {
+				t.Fatalf("a fresh (copied) row %v (%v) whose key the table holds", row, c.Op(i))
+			}
+		}
 		if c.Op(i).IsInsert() {
 			m.rows[m.keyOf(row)] = row
 		} else {
@@ -423,6 +433,8 @@ func TestCopyWithConcurrentChanges(t *testing.T) {
 	sameRows(t, "after the copy and the changes", m.sorted(), u.rows(sp, "t"))
 	if o := m.off(t); o.Rows < rows/2 || o.Rows > rows*6/5 {
 		t.Errorf("offset counts %d rows copied, want about %d", o.Rows, rows)
+	} else if int64(m.fresh) != o.Rows {
+		t.Errorf("%d rows read as fresh (copied), want the %d the offset counts", m.fresh, o.Rows)
 	}
 }
 

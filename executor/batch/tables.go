@@ -250,3 +250,80 @@ func (s *TableSet) Apply(ctx context.Context, rel *catalog.Relation, snapshot ui
 	}
 	return nil
 }
+
+// ApplyTxn writes a committing transaction's changes to rel (a chunk its
+// own TableSet captured: rows in rel's column order with ops, in the order
+// it wrote them), checking each against rel as read at snapshot plus the
+// set's pending writes: a deleted row or an update's old row must still be
+// there unchanged, and an inserted row's key must still be free. Otherwise
+// another transaction wrote the row after this one read it: a
+// serialization failure (40001), and the caller discards the set's writes.
+func (s *TableSet) ApplyTxn(ctx context.Context, rel *catalog.Relation, snapshot uint64, rows *types.Chunk) error {
+	tbl, err := s.Table(rel)
+	if err != nil {
+		return err
+	}
+	ts := rel.ColumnTypes()
+	nc := len(rel.Columns)
+	var row, cur []types.Datum
+	pk := make([]types.Datum, len(rel.PK))
+	same := func(a, b []types.Datum) bool {
+		for i := range nc {
+			if types.Compare(ts[i], &a[i], &b[i]) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	conflict := func() error {
+		return &types.Error{Kind: types.ErrSerialization, Msg: "could not serialize access due to concurrent update",
+			Detail: fmt.Sprintf("A row of %s that this transaction wrote was changed by another transaction after this one began.", rel.QualifiedName()),
+			Hint:   "Retry the transaction."}
+	}
+	for i := 0; i < rows.Len(); i++ {
+		if !rows.Visible(i) {
+			continue
+		}
+		row = rows.Row(i, row)[:nc]
+		for j, c := range rel.PK {
+			pk[j] = row[c]
+		}
+		var found bool
+		if cur, found, err = tbl.GetAt(ctx, snapshot, pk, cur); err != nil {
+			return fmt.Errorf("%s: read a written row: %w", rel.QualifiedName(), err)
+		}
+		switch op := rows.Op(i); op {
+		case types.OpInsert:
+			if found {
+				return conflict()
+			}
+			if err := tbl.Insert(row); err != nil {
+				return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, op, row)
+		case types.OpDelete:
+			if !found || !same(cur, row) {
+				return conflict()
+			}
+			if err := tbl.Delete(row); err != nil {
+				return fmt.Errorf("delete from %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, op, row)
+		case types.OpUpdateDelete:
+			if !found || !same(cur, row) || i+1 >= rows.Len() || rows.Op(i+1) != types.OpUpdateInsert {
+				return conflict()
+			}
+			old := slices.Clone(row)
+			i++
+			row = rows.Row(i, row)[:nc]
+			if err := tbl.Update(old, row); err != nil {
+				return fmt.Errorf("update %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, types.OpUpdateDelete, old)
+			s.record(rel, types.OpUpdateInsert, row)
+		default:
+			return fmt.Errorf("%s: a transaction's change %v out of place", rel.QualifiedName(), op)
+		}
+	}
+	return nil
+}

@@ -53,6 +53,12 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 			return nil, err
 		}
 		return stream.NewFilter(b.actx, n, in)
+	case *plan.StreamLocalAgg:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewLocalAgg(n, in)
 	case *plan.StreamAgg:
 		in, err := b.build(n.Input)
 		if err != nil {

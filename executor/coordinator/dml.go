@@ -68,10 +68,10 @@ type tableWriter struct {
 	rel *catalog.Relation
 }
 
-func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk) (bool, error) {
+func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk, fresh bool) (bool, error) {
 	return w.write(ctx, epoch, func(tables *batch.TableSet) error {
 		write := tables.Upsert
-		if w.c.mu.fresh[w.rel.ID] {
+		if fresh || w.c.mu.fresh[w.rel.ID] {
 			write = tables.InsertNew
 		}
 		return write(ctx, w.rel, w.c.kv.CommittedEpoch(), chunk)

@@ -19,7 +19,7 @@ import (
 // aggregates of sql/expr recomputed over the live rows after every epoch.
 
 // agRandCols: id, g, x, s, b, sep, n, f.
-var agRandTypes = []types.T{types.TInt64, types.TInt64, types.TInt64, types.TVarchar, types.TBool,
+var agRandTypes = []types.T{types.TInt64, types.TInt64, types.TInt32, types.TVarchar, types.TBool,
 	types.TVarchar, types.TNumeric, types.TFloat64}
 
 func agRandCalls(t testing.TB) []plan.AggCall {
@@ -166,9 +166,67 @@ func TestAggRandom(t *testing.T) {
 	}
 }
 
+// agRandTwoPhaseCalls are the aggregates of agRandCalls with a partial
+// form (plan.LocalAggPartials), and FILTERed ones.
+func agRandTwoPhaseCalls(t testing.TB) []plan.AggCall {
+	in := agRandTypes
+	return []plan.AggCall{
+		agCall(t, in, "count", false, -1),
+		agCall(t, in, "count", false, -1, 2),
+		agCall(t, in, "sum", false, -1, 2),
+		agCall(t, in, "avg", false, -1, 2),
+		agCall(t, in, "count", false, 4),
+		agCall(t, in, "sum", false, 4, 2),
+		agCall(t, in, "count", false, -1, 3),
+	}
+}
+
+// TestAggRandomTwoPhase is the randomized oracle over a local aggregation
+// feeding a merging one, the local phase holding few groups (so that it
+// sends partials mid-epoch too).
+func TestAggRandomTwoPhase(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for i, tc := range []struct {
+		name        string
+		groupBy     []int
+		cache       int
+		groups      int
+		localGroups int
+	}{
+		{"hash", []int{1}, 0, 6, 0},
+		{"hash-local2-cache2", []int{1}, 2, 12, 2},
+		{"hash-two-keys-local1", []int{1, 4}, 3, 5, 1},
+		{"simple", nil, 0, 3, 0},
+		{"distinct", []int{1, 3}, 0, 4, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seed := uint64(2000 + i)
+			t.Logf("seed %d", seed)
+			calls := agRandTwoPhaseCalls(t)
+			if tc.name == "distinct" {
+				calls = nil // SELECT DISTINCT g, s
+			}
+			agRandomWith(t, rand.New(rand.NewPCG(seed, seed)), tc.groupBy, tc.cache, tc.groups, calls, tc.localGroups)
+		})
+	}
+}
+
 func agRandom(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int) {
-	n := agNode(agRandTypes, []int{0}, groupBy, agRandCalls(t)...)
-	h := newAGHarness(t, n, cache)
+	agRandomWith(t, rng, groupBy, cache, groups, agRandCalls(t), -1)
+}
+
+// agRandomWith runs the oracle for calls; localGroups >= 0 plans them in two
+// phases (a local aggregation holding up to localGroups groups, 0 for the
+// default, feeding a merging one).
+func agRandomWith(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int, calls []plan.AggCall, localGroups int) {
+	n := agNode(agRandTypes, []int{0}, groupBy, calls...)
+	var h *agHarness
+	if localGroups < 0 {
+		h = newAGHarness(t, n, cache)
+	} else {
+		local, merged := agTwoPhase(t, n)
+		h = newAGHarnessLocal(t, merged, cache, local, localGroups)
+	}
 	live := map[int64][]types.Datum{}
 	committed := map[int64][]types.Datum{}
 	nextID := int64(1)
@@ -246,4 +304,22 @@ func agCloneRows(m map[int64][]types.Datum) map[int64][]types.Datum {
 		out[k] = v
 	}
 	return out
+}
+
+// agTwoPhase splits single-phase aggregation n into a local aggregation and
+// the merging aggregation it feeds, as the planner does.
+func agTwoPhase(t testing.TB, n *plan.StreamAgg) (*plan.StreamLocalAgg, *plan.StreamAgg) {
+	t.Helper()
+	out, ok := plan.LocalAggOut(n.Input.Schema(), n.GroupBy, n.Aggs)
+	if !ok {
+		t.Fatal("an aggregate without a partial form")
+	}
+	local := &plan.StreamLocalAgg{Input: n.Input, GroupBy: n.GroupBy, Aggs: n.Aggs, Out: out}
+	group := make([]int, len(n.GroupBy))
+	for i := range group {
+		group[i] = i
+	}
+	merged := &plan.StreamAgg{Input: local, GroupBy: group, Aggs: n.Aggs, Out: n.Out, Merge: true}
+	merged.SetState(n.State())
+	return local, merged
 }

@@ -138,6 +138,18 @@ func (f *aggFn) apply(acc *aggAcc, d *types.Datum, sign int64) error {
 	return fmt.Errorf("aggregate %s is kept in a table", f.call.Agg.Name)
 }
 
+// merge adds row i's partials of a local aggregation (starting at column
+// col of c, plan.LocalAggPartials) to acc: counts add to n, and sums of
+// integers go through applySum as one value (tmp is scratch).
+func (f *aggFn) merge(acc *aggAcc, c *types.Chunk, col int, tmp *types.Datum, i int) error {
+	acc.n += c.Cols[col].I64[i]
+	if f.kind != expr.AggSum && f.kind != expr.AggAvg {
+		return nil
+	}
+	*tmp = types.DInt(c.Cols[col+1].I64[i])
+	return f.applySum(acc, tmp, 1)
+}
+
 func (f *aggFn) applySum(acc *aggAcc, d *types.Datum, sign int64) error {
 	switch f.sumClass() {
 	case sumInt:

@@ -35,6 +35,12 @@ type aggConfig struct {
 	outTypes   []types.T
 	fns        []*aggFn
 	rowsCol    int // row count column of the "agg state" row
+	// merge: the input is a local aggregation's partial rows
+	// (plan.StreamAgg.Merge): aggregate a's partials start at input column
+	// partCol[a]; the weight is column weightCol.
+	merge      bool
+	partCol    []int
+	weightCol  int
 	stateWidth int // columns of the "agg state" row
 	cacheRows  int
 }
@@ -119,6 +125,22 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		e.fns = append(e.fns, f)
 	}
 	e.stateWidth = col
+	if n.Merge {
+		e.merge = true
+		pc := len(n.GroupBy)
+		for i := range n.Aggs {
+			ts, ok := plan.LocalAggPartials(&n.Aggs[i])
+			if !ok {
+				return nil, fmt.Errorf("%s: %s has no partial form to merge", e.name, n.Aggs[i].Name)
+			}
+			e.partCol = append(e.partCol, pc)
+			pc += len(ts)
+		}
+		e.weightCol = pc
+		if len(inTypes) != pc+1 {
+			return nil, fmt.Errorf("%s: %d input columns, the partial rows have %d", e.name, len(inTypes), pc+1)
+		}
+	}
 	if len(tables[0].Types) != col {
 		return nil, fmt.Errorf("%s: agg state table has %d columns, want %d", e.name, len(tables[0].Types), col)
 	}
@@ -240,6 +262,9 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 		if !c.Op(i).IsInsert() {
 			sign = -1
 		}
+		if e.merge {
+			sign = c.Cols[e.weightCol].I64[i]
+		}
 		var g *aggGroup
 		var err error
 		if e.simple {
@@ -254,6 +279,14 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 		g.rows += sign
+		if e.merge {
+			for a, f := range e.fns {
+				if err := f.merge(&g.accs[a], c, e.partCol[a], &r.arg, i); err != nil {
+					return fmt.Errorf("%s: %w", f.call.Name, err)
+				}
+			}
+			continue
+		}
 		for a, f := range e.fns {
 			if f.call.Filter >= 0 {
 				fc := &c.Cols[f.call.Filter]

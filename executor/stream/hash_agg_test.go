@@ -175,8 +175,13 @@ type agHarness struct {
 	actx  *ActorContext
 	src   *agSource
 	exec  Executor
-	epoch uint64
-	view  map[string]string // group key -> row
+	// local, when set, is the first phase of a two-phase aggregation (node
+	// has Merge): the source feeds it and it feeds node; localGroups bounds
+	// its groups (0: LocalAggGroups).
+	local       *plan.StreamLocalAgg
+	localGroups int
+	epoch       uint64
+	view        map[string]string // group key -> row
 	// committed is the view as of the last committed epoch (what a restart
 	// after a crash starts from).
 	committed map[string]string
@@ -185,9 +190,20 @@ type agHarness struct {
 
 func newAGHarness(t testing.TB, n *plan.StreamAgg, cache int) *agHarness {
 	t.Helper()
+	return newAGHarnessLocal(t, n, cache, nil, 0)
+}
+
+// newAGHarnessLocal is newAGHarness for a two-phase aggregation: local
+// (unless nil) feeds n, holding up to localGroups groups.
+func newAGHarnessLocal(t testing.TB, n *plan.StreamAgg, cache int, local *plan.StreamLocalAgg, localGroups int) *agHarness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	h := &agHarness{t: t, ctx: ctx, kv: memkv.New(), node: n, in: plan.Types(n.Input.Schema()), cache: cache,
+	in := plan.Types(n.Input.Schema())
+	if local != nil {
+		in = plan.Types(local.Input.Schema())
+	}
+	h := &agHarness{t: t, ctx: ctx, kv: memkv.New(), node: n, in: in, cache: cache, local: local, localGroups: localGroups,
 		epoch: 1 << 16, view: map[string]string{}, committed: map[string]string{}}
 	t.Cleanup(func() { h.kv.Close() })
 	h.restart()
@@ -200,7 +216,18 @@ func (h *agHarness) restart() {
 	h.t.Helper()
 	h.actx = &ActorContext{ID: 1, Store: h.kv, CacheRows: h.cache}
 	h.src = &agSource{ts: h.in}
-	e, err := NewAgg(h.actx, h.node, h.src)
+	var in Executor = h.src
+	if h.local != nil {
+		le, err := NewLocalAgg(h.local, h.src)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if h.localGroups > 0 {
+			le.(*localAggExec).maxGroups = h.localGroups
+		}
+		in = le
+	}
+	e, err := NewAgg(h.actx, h.node, in)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -25,7 +25,9 @@ type TableWriter interface {
 	// Write writes c's rows in epoch and returns true, or returns false and
 	// writes nothing when epoch is no longer the open epoch (its barrier is
 	// on its way to the source) or the table is gone.
-	Write(ctx context.Context, epoch uint64, c *types.Chunk) (bool, error)
+	// With fresh, c's rows are inserts of keys the table does not hold
+	// (connector.ReadResult.Fresh).
+	Write(ctx context.Context, epoch uint64, c *types.Chunk, fresh bool) (bool, error)
 	// Truncate deletes every row of the table in epoch, as Write writes
 	// (connector.ReadResult.Truncate).
 	Truncate(ctx context.Context, epoch uint64) (bool, error)
@@ -398,13 +400,13 @@ func (e *sourceExec) write(ctx context.Context) error {
 	if e.emit {
 		e.out = e.pending // the stream itself: it belongs to the open epoch
 	} else {
-		write := e.writer.Write
+		var ok bool
+		var err error
 		if e.pendRead.Truncate {
-			write = func(ctx context.Context, epoch uint64, _ *types.Chunk) (bool, error) {
-				return e.writer.Truncate(ctx, epoch)
-			}
+			ok, err = e.writer.Truncate(ctx, e.epoch)
+		} else {
+			ok, err = e.writer.Write(ctx, e.epoch, e.pending, e.pendRead.Fresh)
 		}
-		ok, err := write(ctx, e.epoch, e.pending)
 		if err != nil {
 			return err
 		}

@@ -456,7 +456,7 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return b.bindExpr(c, &ast.AggregateFuncExpr{F: name, Args: n.Args})
 	}
 	switch name {
-	case "__pg_param":
+	case "pg__param":
 		k, ok := intArg(n.Args[0])
 		if !ok || k < 1 {
 			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
@@ -471,7 +471,7 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 			b.params = append(b.params, types.TUnknown)
 		}
 		return expr.Param(k-1, b.params[k-1]), nil
-	case "__pg_cast":
+	case "pg__cast":
 		ts, ok := stringArg(n.Args[1])
 		if !ok {
 			return nil, types.Errorf(types.ErrInternal, "malformed cast")
@@ -485,7 +485,7 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 			return nil, err
 		}
 		return b.cast(arg, t)
-	case "__pg_interval":
+	case "pg__interval":
 		s, ok := stringArg(n.Args[0])
 		if !ok {
 			return nil, types.Errorf(types.ErrSyntax, "interval literal must be a string")
@@ -495,7 +495,7 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 			return nil, err
 		}
 		return expr.Literal(types.DInterval(iv), types.TInterval), nil
-	case "__pg_filter":
+	case "pg__filter":
 		if f, ok := n.Args[0].(*ast.FuncCallExpr); ok && aggregateNames[f.FnName.L] && c.agg != nil {
 			return c.agg.aggregateWithFilter(b, c, &ast.AggregateFuncExpr{F: f.FnName.L, Args: f.Args}, n.Args[1])
 		}
@@ -503,20 +503,20 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 			return c.agg.aggregateWithFilter(b, c, agg, n.Args[1])
 		}
 		return nil, types.Errorf(types.ErrGrouping, "FILTER specified, but %s is not an aggregate function", funcName(n.Args[0]))
-	case "__pg_nulls_first", "__pg_nulls_last", "__pg_distinct_on":
+	case "pg__nulls_first", "pg__nulls_last", "pg__distinct_on":
 		return nil, types.Errorf(types.ErrSyntax, "NULLS FIRST/LAST and DISTINCT ON are only allowed in their clauses")
-	case "__pg_regexp_i":
+	case "pg__regexp_i":
 		name = "regexp_i"
 	case "concat":
 		// Only a || b reaches here as concat: the parser renames real concat() calls.
 		if len(n.Args) == 2 {
 			name = "||"
 		}
-	case "__pg_concat_fn":
+	case "pg__concat_fn":
 		name = "concat"
-	case "__pg_div":
+	case "pg__div":
 		name = "div"
-	case "__pg_concat_op":
+	case "pg__concat_op":
 		name = "||"
 	case "current_setting":
 		if len(n.Args) == 1 && b.setting != nil {
@@ -540,8 +540,8 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		}
 	case "trim":
 		return b.bindTrim(c, n)
-	case "extract", "date_part", "__pg_extract":
-		if name == "__pg_extract" {
+	case "extract", "date_part", "pg__extract":
+		if name == "pg__extract" {
 			name = "extract"
 		}
 		if len(n.Args) == 2 {
@@ -618,7 +618,7 @@ func deriveName(n ast.ExprNode) string {
 		return deriveName(e.Expr)
 	case *ast.FuncCallExpr:
 		switch e.FnName.L {
-		case "__pg_cast":
+		case "pg__cast":
 			if inner := deriveName(e.Args[0]); inner != "?column?" {
 				return inner
 			}
@@ -629,15 +629,15 @@ func deriveName(n ast.ExprNode) string {
 				}
 			}
 			return "?column?"
-		case "__pg_interval":
+		case "pg__interval":
 			return "interval"
-		case "__pg_param":
+		case "pg__param":
 			return "?column?"
-		case "__pg_filter":
+		case "pg__filter":
 			return deriveName(e.Args[0])
-		case "__pg_extract":
+		case "pg__extract":
 			return "extract"
-		case "__pg_concat_op", "jsonb_get", "jsonb_get_text":
+		case "pg__concat_op", "jsonb_get", "jsonb_get_text":
 			return "?column?"
 		case "json_extract", "json_unquote":
 			return "?column?"
@@ -645,7 +645,7 @@ func deriveName(n ast.ExprNode) string {
 			return "current_timestamp"
 		case "concat":
 			return "?column?"
-		case "__pg_concat_fn":
+		case "pg__concat_fn":
 			return "concat"
 		}
 		return e.FnName.L

@@ -235,8 +235,8 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	var onExpr ast.ExprNode
 	if j.On != nil {
 		onExpr = j.On.Expr
-		// FULL JOIN arrives as JOIN ... ON __pg_full_join(cond) from the parser's rewrite.
-		if fc, ok := onExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == "__pg_full_join" {
+		// FULL JOIN arrives as JOIN ... ON pg__full_join(cond) from the parser's rewrite.
+		if fc, ok := onExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == "pg__full_join" {
 			kind = plan.FullJoin
 			onExpr = fc.Args[0]
 		}

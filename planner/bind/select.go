@@ -134,7 +134,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	// DISTINCT ON marker
 	var distinctOn []ast.ExprNode
 	if len(fields) > 0 && fields[0].Expr != nil {
-		if fc, ok := fields[0].Expr.(*ast.FuncCallExpr); ok && fc.FnName.L == "__pg_distinct_on" {
+		if fc, ok := fields[0].Expr.(*ast.FuncCallExpr); ok && fc.FnName.L == "pg__distinct_on" {
 			distinctOn = fc.Args
 			fields = fields[1:]
 		}
@@ -293,9 +293,9 @@ func trimColumns(n plan.Node, keep int) plan.Node {
 func unwrapNulls(e ast.ExprNode) (ast.ExprNode, bool, bool) {
 	if fc, ok := e.(*ast.FuncCallExpr); ok {
 		switch fc.FnName.L {
-		case "__pg_nulls_first":
+		case "pg__nulls_first":
 			return fc.Args[0], true, true
-		case "__pg_nulls_last":
+		case "pg__nulls_last":
 			return fc.Args[0], false, true
 		}
 	}

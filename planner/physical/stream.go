@@ -790,13 +790,42 @@ func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if local := localAgg(in, n.GroupBy, n.Aggs); local != nil {
+		return &plan.StreamAgg{Input: exchange(local, plan.DistHash, span(nil, 0, len(n.GroupBy))),
+			GroupBy: span(nil, 0, len(n.GroupBy)), Aggs: slices.Clone(n.Aggs), Out: slices.Clone(n.Out), Merge: true}, nil
+	}
 	return &plan.StreamAgg{Input: exchange(in, plan.DistHash, n.GroupBy), GroupBy: slices.Clone(n.GroupBy),
 		Aggs: slices.Clone(n.Aggs), Out: slices.Clone(n.Out)}, nil
+}
+
+// localAgg returns the first phase of a two-phase aggregation of in (a
+// StreamLocalAgg, in in's actors), or nil when in is already distributed by
+// the group (no exchange to save) or an aggregate has no partial form.
+func localAgg(in plan.StreamNode, groupBy []int, aggs []plan.AggCall) plan.StreamNode {
+	dist := plan.DistHash
+	if len(groupBy) == 0 {
+		dist = plan.DistSingle
+	}
+	if d, ks, ok := distOf(in); ok && d == dist && (dist != plan.DistHash || slices.Equal(ks, groupBy)) {
+		return nil
+	}
+	out, ok := plan.LocalAggOut(in.Schema(), groupBy, aggs)
+	if !ok {
+		return nil
+	}
+	if e, isEx := in.(*plan.StreamExchange); isEx {
+		in = e.Input
+	}
+	skipStatelessExchange(in) // the exchange after the local phase redistributes
+	return &plan.StreamLocalAgg{Input: in, GroupBy: slices.Clone(groupBy), Aggs: slices.Clone(aggs), Out: out}
 }
 
 // distinct groups by the first len(fields) columns with no aggregates.
 func distinct(in plan.StreamNode, fields []plan.Field) plan.StreamNode {
 	group := span(nil, 0, len(fields))
+	if local := localAgg(in, group, nil); local != nil {
+		return &plan.StreamAgg{Input: exchange(local, plan.DistHash, group), GroupBy: group, Out: slices.Clone(fields), Merge: true}
+	}
 	return &plan.StreamAgg{Input: exchange(in, plan.DistHash, group), GroupBy: group, Out: slices.Clone(fields)}
 }
 

@@ -135,12 +135,18 @@ type StreamFilter struct {
 // StreamAgg is hash aggregation (GroupBy non-empty, distributed by it) or
 // simple aggregation (GroupBy empty: one actor, always one output row).
 // Output: group columns, then one column per aggregate. Stream key: the group columns.
+//
+// With Merge, Input is the exchange over a StreamLocalAgg of the same Aggs
+// (GroupBy its group columns): each input row adds its partials to its
+// group's state and its weight to the group's row count; the aggregates'
+// Args and Filter refer to the local aggregation's input and are not read.
 type StreamAgg struct {
 	StateInfo
 	Input   StreamNode
 	GroupBy []int
 	Aggs    []AggCall
 	Out     []Field
+	Merge   bool
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
@@ -234,13 +240,7 @@ func (n *StreamFilter) StreamKey() []int         { return n.Input.StreamKey() }
 func (n *StreamTemporalFilter) StreamKey() []int { return n.Input.StreamKey() }
 func (n *StreamMaterialize) StreamKey() []int    { return n.PK }
 func (n *StreamUnion) StreamKey() []int          { return n.Key }
-func (n *StreamAgg) StreamKey() []int {
-	k := make([]int, len(n.GroupBy))
-	for i := range k {
-		k[i] = i
-	}
-	return k
-}
+func (n *StreamAgg) StreamKey() []int            { return span(len(n.GroupBy)) }
 
 // StreamKey of a top-N is the input key plus the group columns: a key must
 // determine the actor a row comes from (the group decides it), or an Insert

@@ -68,6 +68,8 @@ var sqlStates = []struct {
 	{types.ErrDependentObjects, "2BP01"},
 	{types.ErrInvalidTxState, "25000"},
 	{types.ErrInFailedTx, "25P02"},
+	{types.ErrActiveTx, "25001"},
+	{types.ErrSerialization, "40001"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

@@ -10,7 +10,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/tributary/tributary/executor/batch"
-	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
@@ -95,36 +94,34 @@ func (r *copyInResult) CopyIn() pgwire.CopySpec                    { return r.sp
 func (r *copyInResult) Load(ctx context.Context, src pgwire.CopySource) error {
 	s := r.s
 	attempt := 0
-	err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
+	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		if attempt++; attempt > 1 { // run again after a recovery: from the first row
 			if err := src.Rewind(); err != nil {
 				return err
 			}
 		}
-		return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
-			env := &batch.Env{Ctx: s.exprCtx(nil), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
-			w, err := batch.NewCopyWriter(env, r.plan)
+		env := &batch.Env{Ctx: s.exprCtx(nil), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
+		w, err := batch.NewCopyWriter(env, r.plan)
+		if err != nil {
+			return err
+		}
+		for {
+			ch, err := src.Next(ctx)
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
+				if ctx.Err() != nil {
+					return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+				}
 				return err
 			}
-			for {
-				ch, err := src.Next(ctx)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					if ctx.Err() != nil {
-						return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
-					}
-					return err
-				}
-				if i, err := w.Write(ctx, ch); err != nil {
-					return src.RowError(i, err)
-				}
+			if i, err := w.Write(ctx, ch); err != nil {
+				return src.RowError(i, err)
 			}
-			r.rows = w.Rows()
-			return nil
-		})
+		}
+		r.rows = w.Rows()
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

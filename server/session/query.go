@@ -9,7 +9,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
-	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
@@ -74,14 +73,22 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 				return nil, err
 			}
 		}
-		epoch := s.eng.coord().CommittedEpoch()
-		// Pin the snapshot so version GC keeps it readable while the query runs.
-		release, err := s.eng.Store.Pin(epoch)
-		if err != nil {
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store}
+		var release func()
+		if t, err := s.txnState(); err != nil {
 			return nil, err
+		} else if t != nil {
+			// In a transaction block: its snapshot (pinned until it ends)
+			// and its own writes.
+			env.Epoch, env.Tables, release = t.snapshot, t.tables, func() {}
+		} else {
+			env.Epoch = s.eng.coord().CommittedEpoch()
+			// Pin the snapshot so version GC keeps it readable while the query runs.
+			if release, err = s.eng.Store.Pin(env.Epoch); err != nil {
+				return nil, err
+			}
+			env.Tables = batch.NewTableSet(env.Store)
 		}
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: epoch}
-		env.Tables = batch.NewTableSet(env.Store)
 		exec, err := batch.Build(env, pq)
 		if err != nil {
 			release()
@@ -164,37 +171,35 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
 	var out *types.Chunk
 	var affected int64
-	err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
+	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		out, affected = nil, 0
-		return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
-			env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
-			exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
+		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
+		if err != nil {
+			return err
+		}
+		defer exec.Close()
+		for {
+			c, err := exec.Next(ctx)
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
 				return err
 			}
-			defer exec.Close()
-			for {
-				c, err := exec.Next(ctx)
-				if err == io.EOF {
-					break
+			if cols != nil {
+				if out == nil {
+					out = types.NewChunk(c.Types(), c.Len())
 				}
-				if err != nil {
-					return err
-				}
-				if cols != nil {
-					if out == nil {
-						out = types.NewChunk(c.Types(), c.Len())
-					}
-					for i := 0; i < c.Len(); i++ {
-						if c.Visible(i) {
-							out.AppendFrom(c, i)
-						}
+				for i := 0; i < c.Len(); i++ {
+					if c.Visible(i) {
+						out.AppendFrom(c, i)
 					}
 				}
 			}
-			affected = rowsAffected()
-			return nil
-		})
+		}
+		affected = rowsAffected()
+		return nil
 	})
 	if err != nil {
 		return nil, err

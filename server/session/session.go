@@ -21,8 +21,10 @@ type Session struct {
 	pid      int32
 	vars     *vars
 	// tx is the transaction status: 'I' idle, 'T' in a block, 'E' failed block.
-	tx         byte
-	warnedTxns bool
+	tx byte
+	// txn is the block's snapshot and pending writes (txn.go), from its
+	// first statement on tables.
+	txn *txn
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -35,8 +37,8 @@ func (s *Session) TxStatus() byte {
 	return s.tx
 }
 
-// Close implements pgwire.Session.
-func (s *Session) Close() {}
+// Close implements pgwire.Session: an open transaction block is rolled back.
+func (s *Session) Close() { s.endTxn() }
 
 // StatementTimeout implements pgwire.Timeouts: statement_timeout.
 func (s *Session) StatementTimeout() time.Duration { return s.vars.millisSetting("statement_timeout") }
@@ -124,6 +126,12 @@ func (st *statement) Run(ctx context.Context, params []types.Datum) (pgwire.Resu
 	if _, _, err := st.Describe(ctx); err != nil {
 		return nil, err
 	}
+	if what := ddlName(st.ast); what != "" {
+		if err := st.s.refuseInTxn(what); err != nil {
+			st.s.failed()
+			return nil, err
+		}
+	}
 	res, err := st.run(ctx, params)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
@@ -163,9 +171,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			if s.tx != 0 && s.tx != 'I' {
 				s.notifier.Notice("WARNING", "25001", "there is already a transaction in progress")
-			} else if !s.warnedTxns && !n.ReadOnly {
-				s.warnedTxns = true
-				s.notifier.Notice("NOTICE", "00000", "Tributary runs every statement in its own transaction: statements inside BEGIN ... COMMIT commit as they run and ROLLBACK does not undo them")
+				return tagOnly("BEGIN"), nil
+			}
+			if iso := strings.ToLower(strings.Join(strings.Fields(n.Isolation), " ")); iso != "" && iso != "repeatable read" {
+				s.notifier.Notice("NOTICE", "00000", isolationIgnored(iso))
 			}
 			s.tx = 'T'
 			return tagOnly("BEGIN"), nil
@@ -173,16 +182,20 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Commit:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			tag := "COMMIT"
 			switch s.tx {
 			case 'E':
-				tag = "ROLLBACK"
+				s.endTxn()
+				return tagOnly("ROLLBACK"), nil
 			case 'T':
+				err := s.commitTxn(ctx)
+				s.endTxn()
+				if err != nil {
+					return nil, err
+				}
 			default:
 				s.notifier.Notice("WARNING", "25P01", "there is no transaction in progress")
 			}
-			s.tx = 'I'
-			return tagOnly(tag), nil
+			return tagOnly("COMMIT"), nil
 		}
 		return nil
 	case *parser.Rollback:
@@ -190,7 +203,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			if s.tx != 'T' && s.tx != 'E' {
 				s.notifier.Notice("WARNING", "25P01", "there is no transaction in progress")
 			}
-			s.tx = 'I'
+			s.endTxn()
 			return tagOnly("ROLLBACK"), nil
 		}
 		return nil
@@ -294,4 +307,28 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return types.Errorf(types.ErrUnsupported, "RECOVER is not supported yet")
 	}
 	return types.Errorf(types.ErrUnsupported, "statement %T is not supported", st.ast)
+}
+
+// ddlName names a statement that changes the catalog or jobs (refused in a
+// transaction block), or returns "".
+func ddlName(st parser.Statement) string {
+	switch n := st.(type) {
+	case *parser.CreateTable:
+		return "CREATE TABLE"
+	case *parser.CreateView:
+		return "CREATE VIEW"
+	case *parser.CreateMaterializedView:
+		return "CREATE MATERIALIZED VIEW"
+	case *parser.CreateSink:
+		return "CREATE SINK"
+	case *parser.CreateSource:
+		return "CREATE SOURCE"
+	case *parser.Drop:
+		return "DROP " + strings.ToUpper(n.Kind.String())
+	case *parser.Alter:
+		return "ALTER " + strings.ToUpper(n.Kind.String())
+	case *parser.CancelJobs:
+		return "CANCEL JOBS"
+	}
+	return ""
 }

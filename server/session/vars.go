@@ -132,10 +132,11 @@ func isolationValue(v string) (string, error) {
 }
 
 func isolationIgnored(v string) string {
-	if v == "read committed" || v == "read uncommitted" {
+	if v == "repeatable read" {
 		return ""
 	}
-	return "isolation level " + strings.ToUpper(v) + " is not honoured: each statement reads the latest committed snapshot (READ COMMITTED)"
+	return "isolation level " + strings.ToUpper(v) + " is not honoured: transaction blocks run at REPEATABLE READ " +
+		"(snapshot isolation: one snapshot per block, the first committer of a row wins, the other gets 40001)"
 }
 
 func oneOf(vals ...string) func(string) (string, error) {
@@ -206,8 +207,8 @@ var varDefs = map[string]varDef{
 		"lock_timeout is not honoured: Tributary has no lock waits a client can bound (statement_timeout bounds the whole statement)")},
 	"idle_in_transaction_session_timeout": {"0", "Sets the maximum allowed idle time between queries, when in a transaction.", durationValue, nil},
 	"standard_conforming_strings":         {"on", "Causes '...' strings to treat backslashes literally.", oneOf("on"), nil},
-	"transaction_isolation":               {"read committed", "Sets the current transaction's isolation level.", isolationValue, isolationIgnored},
-	"default_transaction_isolation":       {"read committed", "Sets the transaction isolation level of each new transaction.", isolationValue, isolationIgnored},
+	"transaction_isolation":               {"repeatable read", "Sets the current transaction's isolation level.", isolationValue, isolationIgnored},
+	"default_transaction_isolation":       {"repeatable read", "Sets the transaction isolation level of each new transaction.", isolationValue, isolationIgnored},
 	"transaction_read_only": {"off", "Sets the current transaction's read-only status.", onOff, notHonouredUnless(func(v string) bool { return v == "off" },
 		"transaction_read_only is not honoured: writes are still allowed")},
 	"server_version":        {"15.0", "Shows the server version.", nil, nil},

@@ -44,8 +44,8 @@ func TestIgnoredSettingsSaySo(t *testing.T) {
 		notice      bool
 	}{
 		{"lock_timeout", "0", false}, {"lock_timeout", "1s", true},
-		{"transaction_isolation", "read committed", false}, {"transaction_isolation", "serializable", true},
-		{"default_transaction_isolation", "repeatable  read", true},
+		{"transaction_isolation", "repeatable read", false}, {"transaction_isolation", "serializable", true},
+		{"transaction_isolation", "read committed", true}, {"default_transaction_isolation", "repeatable  read", false},
 		{"transaction_read_only", "off", false}, {"transaction_read_only", "on", true},
 		{"synchronous_commit", "on", false}, {"synchronous_commit", "off", true},
 		{"client_min_messages", "notice", false}, {"client_min_messages", "warning", true},

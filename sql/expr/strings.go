@@ -136,7 +136,7 @@ func init() {
 	// regexp_match(s, pattern)[n], rewritten by the parser: the n-th capture
 	// group of the first match (the whole match when the pattern has no
 	// group and n is 1), NULL without a match or beyond the groups.
-	def("__regexp_match_group", tS, tS, tS, tI4).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+	def("pg__regexp_match_group", tS, tS, tS, tI4).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
 		re, err := compileRegex(a[1].S, false)
 		if err != nil {
 			return types.NullDatum, err

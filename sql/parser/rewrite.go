@@ -123,4 +123,8 @@ func one(n *node) []*node { return []*node{n} }
 // clone copies a node list shallowly so the original may be reused.
 func clone(seq []*node) []*node { return append([]*node(nil), seq...) }
 
-func placeholderName(n int) string { return fmt.Sprintf("__pg_tablefunc_%d", n) }
+// Internal names (functions the binder recognises, placeholder tables) start
+// with "pg__", not with "_": TiDB's scanner reads an identifier starting
+// with "_" as a possible charset introducer and builds an error with a stack
+// trace for each one that is not (some microseconds per $n or cast).
+func placeholderName(n int) string { return fmt.Sprintf("pg__tablefunc_%d", n) }

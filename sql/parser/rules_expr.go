@@ -39,7 +39,7 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // regexpMatchSubscript turns regexp_match(s, p)[n] (also parenthesized) into
-// __regexp_match_group(s, p, n): the one use of an array Nexmark's q21 makes,
+// pg__regexp_match_group(s, p, n): the one use of an array Nexmark's q21 makes,
 // served without an array type. Any other subscript stays an array (refused).
 func regexpMatchSubscript(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
@@ -64,14 +64,14 @@ func regexpMatchSubscript(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if len(parts) != 2 {
 			continue // regexp_match with flags: left to be refused
 		}
-		call := callNode("__regexp_match_group", fn.tok, seq[lo].tok.sp, parts[0], parts[1], one(sub.kids[0]))
+		call := callNode("pg__regexp_match_group", fn.tok, seq[lo].tok.sp, parts[0], parts[1], one(sub.kids[0]))
 		seq = splice(seq, lo, i+2, call...)
 		i = lo
 	}
 	return seq, nil
 }
 
-// dollarParams turns $n into __pg_param(n).
+// dollarParams turns $n into pg__param(n).
 func dollarParams(c *rewriteCtx, seq []*node) ([]*node, error) {
 	var out []*node // built in one pass: splicing each $n was quadratic
 	for i, n := range seq {
@@ -88,7 +88,7 @@ func dollarParams(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if num.tok.val == "" {
 			num.tok.val = "0"
 		}
-		out = append(out, callNode("__pg_param", n.tok, n.tok.sp, one(num))...)
+		out = append(out, callNode("pg__param", n.tok, n.tok.sp, one(num))...)
 	}
 	if out == nil {
 		return seq, nil
@@ -106,8 +106,8 @@ var intervalUnits = map[string]string{
 var typeLiteralWords = map[string]bool{"double": true, "national": true, "bit": true}
 
 // typedLiterals turns INTERVAL '1 hour', INTERVAL '1' HOUR and INTERVAL 1 HOUR
-// into __pg_interval('1 hour'), and T 'text' (TIMESTAMP '...', DATE '...')
-// into __pg_cast('text', 'T').
+// into pg__interval('1 hour'), and T 'text' (TIMESTAMP '...', DATE '...')
+// into pg__cast('text', 'T').
 func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
@@ -129,7 +129,7 @@ func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 					}
 				}
 			}
-			call := callNode("__pg_interval", n.tok, n.tok.sp, one(strNode(val, seq[i+1].tok)))
+			call := callNode("pg__interval", n.tok, n.tok.sp, one(strNode(val, seq[i+1].tok)))
 			seq = splice(seq, i, j, call...)
 			i++
 			continue
@@ -141,7 +141,7 @@ func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if err != nil || j >= len(seq) || seq[j].group || seq[j].tok.kind != tkString {
 			continue
 		}
-		call := callNode("__pg_cast", n.tok, n.tok.sp, one(seq[j]), one(strNode(t.String(), n.tok)))
+		call := callNode("pg__cast", n.tok, n.tok.sp, one(seq[j]), one(strNode(t.String(), n.tok)))
 		seq[j].tok.sp = false
 		seq = splice(seq, i, j+1, call...)
 		i++
@@ -149,7 +149,7 @@ func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
-// castCalls turns CAST(x AS T) into __pg_cast(x, 'T').
+// castCalls turns CAST(x AS T) into pg__cast(x, 'T').
 func castCalls(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		n := seq[i]
@@ -174,7 +174,7 @@ func castCalls(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if end != len(g.kids) {
 			return nil, c.syntax(g.kids[end])
 		}
-		call := callNode("__pg_cast", n.tok, n.tok.sp, g.kids[:as], one(strNode(t.String(), g.kids[as+1].tok)))
+		call := callNode("pg__cast", n.tok, n.tok.sp, g.kids[:as], one(strNode(t.String(), g.kids[as+1].tok)))
 		seq = splice(seq, i, i+2, call...)
 		i++
 	}
@@ -203,7 +203,7 @@ func operatorKeyword(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
-// castOperators turns x::T into __pg_cast(x, 'T'); :: binds tighter than
+// castOperators turns x::T into pg__cast(x, 'T'); :: binds tighter than
 // any other operator, so x is the primary expression just before it.
 func castOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 	var out []*node // built in one pass (primaryStart only looks back): splicing each cast was quadratic
@@ -226,7 +226,7 @@ func castOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, err
 		}
 		first := out[start].tok
-		call := callNode("__pg_cast", first, first.sp, clone(out[start:]), one(strNode(t.String(), seq[i+1].tok)))
+		call := callNode("pg__cast", first, first.sp, clone(out[start:]), one(strNode(t.String(), seq[i+1].tok)))
 		out[start].tok.sp = false
 		out = append(out[:start], call...)
 		i = end - 1
@@ -265,7 +265,7 @@ func nodeAt(seq []*node, i int) *node {
 }
 
 // regexOperators turns a ~ b into a REGEXP b, a !~ b into a NOT REGEXP b,
-// and the case-insensitive ~* and !~* into [NOT] __pg_regexp_i(a, b).
+// and the case-insensitive ~* and !~* into [NOT] pg__regexp_i(a, b).
 func regexOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
@@ -285,7 +285,7 @@ func regexOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 				return nil, c.syntax(n)
 			}
 			first := seq[lo].tok
-			call := callNode("__pg_regexp_i", first, false, clone(seq[lo:i]), clone(seq[i+1:hi]))
+			call := callNode("pg__regexp_i", first, false, clone(seq[lo:i]), clone(seq[i+1:hi]))
 			if n.tok.val == "!~*" {
 				call[0].tok.sp = true
 				call = cat(one(rawNode("NOT", n.tok, false)), call)
@@ -337,7 +337,7 @@ func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
-// filterClause turns agg(...) FILTER (WHERE c) into __pg_filter(agg(...), c).
+// filterClause turns agg(...) FILTER (WHERE c) into pg__filter(agg(...), c).
 func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 2; i+1 < len(seq); i++ {
 		if !seq[i].kw("filter") || !seq[i+1].isParen() || !seq[i-1].isParen() || !seq[i-2].isIdent() {
@@ -351,7 +351,7 @@ func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 		first := seq[start].tok
 		seq[start].tok.sp = false
 		g.kids[1].tok.sp = true
-		call := callNode("__pg_filter", first, first.sp, clone(seq[start:i]), g.kids[1:])
+		call := callNode("pg__filter", first, first.sp, clone(seq[start:i]), g.kids[1:])
 		seq = splice(seq, start, i+2, call...)
 		i = start
 	}
@@ -388,7 +388,7 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // nullsOrdering turns "e [ASC|DESC] NULLS FIRST|LAST" in ORDER BY into
-// "__pg_nulls_first(e) [ASC|DESC]" / "__pg_nulls_last(e) [ASC|DESC]".
+// "pg__nulls_first(e) [ASC|DESC]" / "pg__nulls_last(e) [ASC|DESC]".
 func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		if !seq[i].kw("nulls") || !seq[i+1].kwIn("first", "last") {
@@ -408,9 +408,9 @@ func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if end == s {
 			return nil, c.syntax(seq[i])
 		}
-		name := "__pg_nulls_first"
+		name := "pg__nulls_first"
 		if seq[i+1].kw("last") {
-			name = "__pg_nulls_last"
+			name = "pg__nulls_last"
 		}
 		first := seq[s].tok
 		seq[s].tok.sp = false
@@ -477,7 +477,7 @@ func extractField(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.syntax(nodeAt(kids, 0))
 		}
 		field := strNode(strings.ToLower(kids[0].tok.val), kids[0].tok)
-		call := callNode("__pg_extract", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
+		call := callNode("pg__extract", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
 		seq = splice(seq, i, i+2, call...)
 		i++
 	}

@@ -1,7 +1,7 @@
 package parser
 
 // fullJoin rewrites "a FULL [OUTER] JOIN b ON cond" - which TiDB would read as
-// a table aliased "full" - into "a JOIN b ON __pg_full_join(cond)", which the
+// a table aliased "full" - into "a JOIN b ON pg__full_join(cond)", which the
 // binder plans as a full outer join. FULL JOIN ... USING is refused.
 func fullJoin(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {
@@ -39,7 +39,7 @@ func fullJoin(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.syntax(nodeAt(seq, end))
 		}
 		first := seq[on+1].tok
-		call := callNode("__pg_full_join", first, true, clone(seq[on+1:end]))
+		call := callNode("pg__full_join", first, true, clone(seq[on+1:end]))
 		seq = splice(seq, on+1, end, call...)
 	}
 	return seq, nil
@@ -52,7 +52,7 @@ var joinEnders = []string{"join", "inner", "left", "right", "full", "cross", "na
 // renamedFuncs are calls TiDB would misread: a || b (PIPES_AS_CONCAT) arrives
 // as concat(a, b) and the two differ on NULL (|| yields NULL, concat() skips
 // it), and div is an operator keyword in TiDB.
-var renamedFuncs = map[string]string{"concat": "__pg_concat_fn", "div": "__pg_div"}
+var renamedFuncs = map[string]string{"concat": "pg__concat_fn", "div": "pg__div"}
 
 // concatFunction renames the calls in renamedFuncs so the binder can tell
 // them from TiDB's readings.
@@ -108,7 +108,7 @@ func aliasColumns(c *rewriteCtx, seq []*node) ([]*node, error) {
 // otherOperators maps PostgreSQL operators of the "any other operator" level
 // to calls: TiDB gives || the wrong precedence ('a' || 1 + 2 must concatenate
 // 3) and takes -> only after a column name.
-var otherOperators = map[string]string{"||": "__pg_concat_op", "->": "jsonb_get", "->>": "jsonb_get_text"}
+var otherOperators = map[string]string{"||": "pg__concat_op", "->": "jsonb_get", "->>": "jsonb_get_text"}
 
 // pgOperators rewrites a || b, a -> b and a ->> b (left-associative, binding
 // looser than + and tighter than comparisons) into function calls.

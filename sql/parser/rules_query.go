@@ -105,7 +105,7 @@ done:
 }
 
 // distinctOn turns SELECT DISTINCT ON (a, b) items into
-// SELECT __pg_distinct_on(a, b), items.
+// SELECT pg__distinct_on(a, b), items.
 func distinctOn(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+2 < len(seq); i++ {
 		if !seq[i].kw("distinct") || !seq[i+1].kw("on") || !seq[i+2].isParen() {
@@ -115,7 +115,7 @@ func distinctOn(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if len(g.kids) == 0 {
 			return nil, c.syntax(g.close.node())
 		}
-		call := callNode("__pg_distinct_on", seq[i].tok, seq[i].tok.sp, g.kids)
+		call := callNode("pg__distinct_on", seq[i].tok, seq[i].tok.sp, g.kids)
 		seq = splice(seq, i, i+3, append(call, synth(tkPunct, ",", g.close, false))...)
 	}
 	return seq, nil
@@ -302,7 +302,7 @@ func valuesToSelect(c *rewriteCtx, seq []*node, cols []string) ([]*node, error) 
 }
 
 // fromFunctions replaces a function call in FROM (generate_series, tumble,
-// hop, unnest, ...) with a placeholder table __pg_tablefunc_<n> keeping the
+// hop, unnest, ...) with a placeholder table pg__tablefunc_<n> keeping the
 // alias; the call is recorded for Query.TableFuncs.
 func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
 	inFrom := false

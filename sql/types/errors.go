@@ -44,6 +44,8 @@ var (
 	ErrDependentObjects       = errors.New("dependent objects still exist")    // 2BP01
 	ErrInvalidTxState         = errors.New("invalid transaction state")        // 25000
 	ErrInFailedTx             = errors.New("in failed sql transaction")        // 25P02
+	ErrActiveTx               = errors.New("active sql transaction")           // 25001
+	ErrSerialization          = errors.New("serialization failure")            // 40001
 	ErrQueryCanceled          = errors.New("query canceled")                   // 57014
 	ErrInvalidCatalogName     = errors.New("invalid catalog name")             // 3D000
 	ErrProtocolViolation      = errors.New("protocol violation")               // 08P01

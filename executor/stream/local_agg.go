@@ -1,0 +1,250 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+)
+
+// localAggChunkRows is the most rows of a chunk a local aggregation sends.
+const localAggChunkRows = 1024
+
+// LocalAggGroups bounds the groups a local aggregation holds: past it, it
+// sends its partial rows at the end of the chunk.
+const LocalAggGroups = 4096
+
+// localAggExec is the first phase of a two-phase aggregation
+// (plan.StreamLocalAgg): it folds changes into one partial row per group and
+// sends the partials as inserts before every barrier and watermark, and when
+// it holds more than LocalAggGroups groups. It keeps no state: what it holds
+// at a barrier is sent before the barrier.
+type localAggExec struct {
+	in         Executor
+	groupBy    []int
+	groupTypes []types.T
+	aggs       []localFn
+	width      int // partial columns
+	outTypes   []types.T
+	maxGroups  int // LocalAggGroups
+
+	groups  map[string]int // group key -> index in entries
+	entries []localEntry
+	simple  localEntry // no GroupBy: the one group
+	keyBuf  []byte
+	keyRow  []types.Datum
+	row     []types.Datum
+	outQ    []Message
+	wmOut   map[int]int // group input column -> output column, for watermarks
+}
+
+// localFn is one aggregate's partial computation.
+type localFn struct {
+	star   bool // count(*)
+	sum    bool // sum/avg of integers: net count of non-NULL arguments, net sum
+	arg    int  // argument column (-1: count(*))
+	filter int  // FILTER column (-1: none)
+	col    int  // first partial column in localEntry.parts
+}
+
+// localEntry is one group's partials.
+type localEntry struct {
+	keyRow []types.Datum
+	weight int64
+	parts  []int64
+	used   bool
+}
+
+// NewLocalAgg returns the executor of a StreamLocalAgg.
+func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
+	e := &localAggExec{in: in, groupBy: n.GroupBy, outTypes: plan.Types(n.Out), maxGroups: LocalAggGroups,
+		groups: map[string]int{}, wmOut: map[int]int{}}
+	inTypes := in.Schema()
+	for k, c := range n.GroupBy {
+		if c < 0 || c >= len(inTypes) {
+			return nil, fmt.Errorf("local agg: group column %d out of %d", c, len(inTypes))
+		}
+		e.groupTypes = append(e.groupTypes, inTypes[c])
+		e.wmOut[c] = k
+	}
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		ts, ok := plan.LocalAggPartials(c)
+		if !ok {
+			return nil, fmt.Errorf("local agg: %s has no partial form", c.Name)
+		}
+		f := localFn{star: c.Agg.Kind == expr.AggCountStar, sum: len(ts) == 2, arg: -1, filter: c.Filter, col: e.width}
+		if !f.star {
+			if len(c.Args) == 0 || c.Args[0] >= len(inTypes) {
+				return nil, fmt.Errorf("local agg: %s has no argument column", c.Name)
+			}
+			f.arg = c.Args[0]
+		}
+		e.aggs = append(e.aggs, f)
+		e.width += len(ts)
+	}
+	if want := len(n.GroupBy) + e.width + 1; len(e.outTypes) != want {
+		return nil, fmt.Errorf("local agg: %d output columns, want %d", len(e.outTypes), want)
+	}
+	e.keyRow = make([]types.Datum, len(n.GroupBy))
+	e.row = make([]types.Datum, len(e.outTypes))
+	e.simple.parts = make([]int64, e.width)
+	return e, nil
+}
+
+func (e *localAggExec) Schema() []types.T { return e.outTypes }
+
+func (e *localAggExec) Next(ctx context.Context) (Message, error) {
+	for {
+		if len(e.outQ) > 0 {
+			m := e.outQ[0]
+			e.outQ[0] = Message{}
+			e.outQ = e.outQ[1:]
+			return m, nil
+		}
+		m, err := e.in.Next(ctx)
+		if err != nil {
+			return m, err
+		}
+		switch {
+		case m.Chunk != nil:
+			e.fold(m.Chunk)
+			if len(e.entries) > e.maxGroups {
+				e.send()
+			}
+		case m.Watermark != nil:
+			k, ok := e.wmOut[m.Watermark.Col]
+			if !ok {
+				continue // says nothing about the groups
+			}
+			e.send()
+			e.outQ = append(e.outQ, WatermarkMsg(&Watermark{Col: k, Val: m.Watermark.Val}))
+		default:
+			e.send()
+			e.outQ = append(e.outQ, m)
+		}
+	}
+}
+
+// fold adds c's visible rows to their groups' partials.
+func (e *localAggExec) fold(c *types.Chunk) {
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		sign := int64(1)
+		if !c.Op(i).IsInsert() {
+			sign = -1
+		}
+		g := &e.simple
+		if len(e.groupBy) > 0 {
+			g = e.group(c, i)
+		}
+		if e.overflows(g, c, i, sign) {
+			e.sendEntry(g) // then the row starts the group's partials again
+		}
+		g.used = true
+		g.weight += sign
+		for _, f := range e.aggs {
+			if !f.counts(c, i) {
+				continue
+			}
+			g.parts[f.col] += sign
+			if f.sum {
+				g.parts[f.col+1] += sign * c.Cols[f.arg].I64[i]
+			}
+		}
+	}
+}
+
+// counts reports whether row i of c is counted by f (its filter holds and
+// its argument is not NULL).
+func (f *localFn) counts(c *types.Chunk, i int) bool {
+	if f.filter >= 0 {
+		if fc := &c.Cols[f.filter]; fc.Nulls[i] || fc.I64[i] == 0 {
+			return false
+		}
+	}
+	return f.star || !c.Cols[f.arg].Nulls[i]
+}
+
+// overflows reports whether folding row i of c into g would overflow a
+// partial sum (the arguments are int2 or int4: one row never overflows an
+// empty partial).
+func (e *localAggExec) overflows(g *localEntry, c *types.Chunk, i int, sign int64) bool {
+	for _, f := range e.aggs {
+		if !f.sum || !f.counts(c, i) {
+			continue
+		}
+		s, v := g.parts[f.col+1], sign*c.Cols[f.arg].I64[i]
+		if r := s + v; (v > 0 && r < s) || (v < 0 && r > s) {
+			return true
+		}
+	}
+	return false
+}
+
+// group returns row i's group entry, adding it if new.
+func (e *localAggExec) group(c *types.Chunk, i int) *localEntry {
+	buf := e.keyBuf[:0]
+	for k, col := range e.groupBy {
+		c.Cols[col].GetInto(i, &e.keyRow[k])
+		buf = codec.EncodeKey(buf, e.groupTypes[k], &e.keyRow[k], false)
+	}
+	e.keyBuf = buf
+	if j, ok := e.groups[string(buf)]; ok {
+		return &e.entries[j]
+	}
+	g := localEntry{keyRow: make([]types.Datum, len(e.groupBy)), parts: make([]int64, e.width)}
+	for k := range e.keyRow {
+		g.keyRow[k] = e.keyRow[k].Copy()
+	}
+	e.groups[string(buf)] = len(e.entries)
+	e.entries = append(e.entries, g)
+	return &e.entries[len(e.entries)-1]
+}
+
+// send queues the partial rows of every group and forgets them.
+func (e *localAggExec) send() {
+	if len(e.groupBy) == 0 {
+		e.sendEntry(&e.simple)
+		return
+	}
+	for j := range e.entries {
+		e.sendEntry(&e.entries[j])
+	}
+	e.entries = e.entries[:0]
+	clear(e.groups)
+}
+
+// sendEntry queues g's partial row unless it changes nothing, and resets g.
+func (e *localAggExec) sendEntry(g *localEntry) {
+	if !g.used {
+		return
+	}
+	zero := g.weight == 0
+	for _, p := range g.parts {
+		zero = zero && p == 0
+	}
+	if !zero {
+		copy(e.row, g.keyRow)
+		k := len(g.keyRow)
+		for j, p := range g.parts {
+			e.row[k+j] = types.DInt(p)
+		}
+		e.row[k+len(g.parts)] = types.DInt(g.weight)
+		var out *types.Chunk
+		if n := len(e.outQ); n > 0 && e.outQ[n-1].Chunk != nil && e.outQ[n-1].Chunk.Len() < localAggChunkRows {
+			out = e.outQ[n-1].Chunk
+		} else {
+			out = types.NewChunk(e.outTypes, min(max(len(e.entries), 1), localAggChunkRows))
+			e.outQ = append(e.outQ, ChunkMsg(out))
+		}
+		out.AppendRowOp(types.OpInsert, e.row)
+	}
+	g.used, g.weight = false, 0
+	clear(g.parts)
+}
