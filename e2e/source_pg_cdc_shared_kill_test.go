@@ -102,6 +102,10 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	// Its copy is a job of its own (the small table's is done).
 	waitRows(t, ctx, queryText(ctx, conn, "SELECT string_agg(ddl_statement || ' ' || backfill_type, ',') FROM rw_catalog.rw_ddl_progress"),
 		"CREATE TABLE big (source) CdcBackfill", 30*time.Second)
+	// A view over it sees each copied row once (a row written twice would count twice).
+	exec("SET background_ddl = false")
+	exec("SET backfill_rate_limit = DEFAULT")
+	exec("CREATE MATERIALIZED VIEW big_stats AS SELECT count(*) AS c, sum(n) AS s FROM big")
 
 	type progress struct {
 		rows     int
@@ -192,6 +196,14 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 			t.Fatalf("table %s has %d rows (digest %x), the upstream %d (digest %x)", table, gotN, gotSum, wantN, wantSum)
 		}
 		t.Logf("%s: %d rows equal upstream (writer: %d statements)", table, wantN, map[string]int{"small": writers[0].ops, "big": writers[1].ops}[table])
+	}
+	var want, got string
+	if err := up.QueryRow(ctx, "SELECT count(*) || ' ' || sum(n) FROM big").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, ctx, queryText(ctx, conn, "SELECT c || ' ' || s FROM big_stats"), want, 30*time.Second)
+	if err := conn.QueryRow(ctx, "SELECT c || ' ' || s FROM big_stats").Scan(&got); err != nil || got != want {
+		t.Fatalf("the view on big says %q (%v), the upstream %q", got, err, want)
 	}
 	t.Logf("upstream rows read from big: %d (%d less the writer's statements)", fetched+seq, copied)
 	if float64(copied) > 1.2*bigRows {

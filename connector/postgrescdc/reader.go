@@ -108,9 +108,13 @@ type segment struct {
 	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
 	// after any prefix is base.
 	copy bool
-	pks  [][]string
-	base Offset
-	pos  int // rows taken by Read
+	// stale: copied rows whose keys the table may hold already (changes
+	// applied before a restart in the middle of their chunk): written with
+	// a lookup, not as fresh inserts.
+	stale bool
+	pks   [][]string
+	base  Offset
+	pos   int // rows taken by Read
 }
 
 // marker: a segment of no rows that only moves the offset.
@@ -165,10 +169,10 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 		if len(s.rows) > s.pos {
 			// Copied rows and changes are not mixed in one result: a
 			// copy's rows are written without a lookup.
-			if n > 0 && s.copy != fresh {
+			if n > 0 && (s.copy && !s.stale) != fresh {
 				break
 			}
-			fresh = s.copy
+			fresh = s.copy && !s.stale
 		}
 		if s.truncate {
 			if took {
@@ -317,6 +321,12 @@ type table struct {
 	// copied caches the parsed key of st.PK (copiedKey).
 	copied    []types.Datum
 	copiedFor []string
+	// stale: when the table joined, its offset was in the middle of a
+	// chunk (Offset.Win): copied rows up to this key (any, with staleAll)
+	// may be held already.
+	stale     []types.Datum
+	staleText []string
+	staleAll  bool
 }
 
 // window is the key range of the chunk being copied: changes read before
@@ -406,7 +416,13 @@ func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
 	if behind {
 		return errRestart
 	}
-	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid}
+	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid, staleAll: r.st.WinAll}
+	if r.st.Win != nil && !r.st.WinAll {
+		t.staleText = r.st.Win
+		if t.stale = t.parseKey(r.st.Win); t.stale == nil {
+			t.staleAll = true // cannot tell: take every row as held
+		}
+	}
 	for _, m := range s.rels {
 		if m.Namespace == t.cfg.Schema && m.RelationName == t.cfg.Table {
 			if err := t.relation(m); err != nil {
@@ -583,6 +599,16 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 			return fmt.Errorf("copy %s: a primary key value that does not parse", t.cfg.QualifiedTable())
 		}
 	}
+	// Until its rows are queued, the offsets say that keys up to the
+	// chunk's end may be in the table (a resumed copy then looks them up).
+	switch {
+	case t.staleAll || w.hi == nil:
+		st.Win, st.WinAll = nil, true
+	case t.stale != nil && compareKeys(b.pkTypes, t.stale, w.hi) > 0:
+		st.Win = t.staleText
+	default:
+		st.Win = rowPK(b, rows[len(rows)-1])
+	}
 	// The watermark: committed after the select, so every change the
 	// select did not see commits after the changes it did.
 	s.seq++
@@ -604,14 +630,12 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	if s.tables[t.r.name] != t {
 		return nil // the table left while its chunk was read
 	}
-	// Queue the chunk's untouched rows, in key order.
-	seg := &segment{copy: true, base: *st}
+	// Queue the chunk's untouched rows, in key order: those whose keys the
+	// table may hold from before a restart (stale) first, then the fresh.
+	seg := &segment{copy: true, stale: t.staleAll, base: *st}
 	last := st.PK
 	for _, raw := range rows {
-		pk := make([]string, len(b.pk))
-		for i, k := range b.pk {
-			pk[i] = string(raw[k])
-		}
+		pk := rowPK(b, raw)
 		last = pk
 		if w.truncated || w.dirty[keyString(pk)] {
 			continue
@@ -620,21 +644,53 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		if !ok {
 			continue
 		}
+		if stale := t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.key(row), t.stale) <= 0; stale != seg.stale {
+			if err := t.queueCopy(ctx, seg); err != nil {
+				return err
+			}
+			seg = &segment{copy: true, stale: stale, base: *st}
+		}
 		seg.rows = append(seg.rows, row)
 		seg.ops = append(seg.ops, types.OpInsert)
 		seg.pks = append(seg.pks, pk)
 	}
-	if len(seg.rows) > 0 {
-		if err := t.enqueue(ctx, seg); err != nil {
-			return err
-		}
-		*st = seg.after(len(seg.rows))
+	if err := t.queueCopy(ctx, seg); err != nil {
+		return err
 	}
 	st.PK = last
-	if len(rows) < n {
+	st.Win, st.WinAll = nil, false
+	switch {
+	case len(rows) < n:
 		st.Copied = true
+		t.stale, t.staleText, t.staleAll = nil, nil, false
+	case t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.stale, t.parseKey(last)) > 0:
+		st.Win, st.WinAll = t.staleText, t.staleAll // the stale keys go on past this chunk
+	default:
+		t.stale, t.staleText = nil, nil
 	}
 	return t.marker(ctx)
+}
+
+// queueCopy queues a segment of copied rows (none: nothing) and moves the
+// table's offset past them.
+func (t *table) queueCopy(ctx context.Context, seg *segment) error {
+	if len(seg.rows) == 0 {
+		return nil
+	}
+	if err := t.enqueue(ctx, seg); err != nil {
+		return err
+	}
+	t.r.st = seg.after(len(seg.rows))
+	return nil
+}
+
+// rowPK is a copied row's key in text, in key order.
+func rowPK(b *binding, raw [][]byte) []string {
+	pk := make([]string, len(b.pk))
+	for i, k := range b.pk {
+		pk[i] = string(raw[k])
+	}
+	return pk
 }
 
 // pump reads the stream until done reports true or until passes (nil and
