@@ -2,7 +2,9 @@
 // world, and a registry of the connectors by name; one sub-package per
 // connector registers itself in init (connector/all imports them all):
 // kafka (source and sink), datagen and nexmark (generated sources),
-// blackhole, file and postgres (sinks). A SourceConnector parses its typed
+// postgres-cdc (tables mirroring PostgreSQL tables, alone or created FROM a
+// CDC source that holds no rows itself: SourceConnector.Tables), blackhole,
+// file and postgres (sinks). A SourceConnector parses its typed
 // options into a Source, whose SplitEnumerator lists splits and whose
 // SplitReader reads them from opaque offsets; a SinkConnector parses its
 // options into a SinkOpener of Sinks. A connector depends only on

@@ -67,6 +67,16 @@ type SourceConnector struct {
 	// ReadOnly tables mirror an external table (CDC): INSERT, UPDATE and
 	// DELETE on them are refused.
 	ReadOnly bool
+	// Tables: a CREATE SOURCE of this connector holds no rows and has no
+	// columns; tables are created FROM it (CREATE TABLE t (...) FROM source
+	// TABLE 'name'), each mirroring one external table, sharing the
+	// source's connection and change stream (PostgreSQL CDC).
+	Tables bool
+	// TableOf (with Tables) returns the options of a table mirroring the
+	// external table named table ('schema.table' or 'table') of the source
+	// named source whose options are props. Tables of one source that
+	// mirror the same external table get equal options.
+	TableOf func(props map[string]string, source, table string) (map[string]string, error)
 	// Parse checks the options against the columns and returns the typed
 	// source; its errors name the bad option (types.ErrInvalidParameter,
 	// types.ErrUnsupported).
@@ -140,6 +150,20 @@ type Progresser interface {
 // block.
 type BackfillRater interface {
 	SetBackfillRate(rowsPerSecond int64)
+}
+
+// OptSiblings is the option by which the engine tells a table of a
+// Tables source which other tables read the source (their qualified names,
+// comma-separated), as the catalog lists them when the table's job is
+// built.
+const OptSiblings = "tributary.tables"
+
+// Resolver is implemented by sources whose CREATE fixes options the user
+// left out (a CDC source's slot and publication names) or makes something
+// in the external system (a slot): after Check, Resolved returns the
+// options to record with the relation in place of the ones given.
+type Resolver interface {
+	Resolved() map[string]string
 }
 
 // Dropper is implemented by sources that hold something in the external

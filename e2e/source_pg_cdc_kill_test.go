@@ -21,18 +21,23 @@ import (
 // keys (above the preloaded ones and below them), updates, deletes and key
 // moves, one statement each, counted.
 type cdcWriter struct {
-	conn *pgx.Conn
-	rows int
-	ops  int
-	stop chan struct{}
-	done chan struct{}
-	err  error
+	conn  *pgx.Conn
+	table string // "big" when empty
+	rows  int
+	ops   int
+	stop  chan struct{}
+	done  chan struct{}
+	err   error
 }
 
 func (w *cdcWriter) run(ctx context.Context, seed int64) {
 	defer close(w.done)
 	rng := rand.New(rand.NewSource(seed))
 	next := w.rows + 1
+	table := w.table
+	if table == "" {
+		table = "big"
+	}
 	for {
 		select {
 		case <-w.stop:
@@ -45,16 +50,16 @@ func (w *cdcWriter) run(ctx context.Context, seed int64) {
 		var sql string
 		switch rng.Intn(6) {
 		case 0:
-			sql = fmt.Sprintf("INSERT INTO big VALUES (%d, 'new %d', %d)", next, w.ops, rng.Intn(1000))
+			sql = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'new %d', %d)", table, next, w.ops, rng.Intn(1000))
 			next++
 		case 1, 2:
-			sql = fmt.Sprintf("UPDATE big SET v = 'upd %d', n = n + 1 WHERE id = %d", w.ops, k)
+			sql = fmt.Sprintf("UPDATE %s SET v = 'upd %d', n = n + 1 WHERE id = %d", table, w.ops, k)
 		case 3:
-			sql = fmt.Sprintf("DELETE FROM big WHERE id = %d", k)
+			sql = fmt.Sprintf("DELETE FROM %s WHERE id = %d", table, k)
 		case 4: // a key moves below the copy (from above) or above it
-			sql = fmt.Sprintf("UPDATE big SET id = -id WHERE id = %d", k)
+			sql = fmt.Sprintf("UPDATE %s SET id = -id WHERE id = %d", table, k)
 		case 5:
-			sql = fmt.Sprintf("INSERT INTO big VALUES (%d, 'low %d', 1)", -w.rows-w.ops, w.ops)
+			sql = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'low %d', 1)", table, -w.rows-w.ops, w.ops)
 		}
 		if _, err := w.conn.Exec(ctx, sql); err != nil {
 			w.err = fmt.Errorf("%s: %w", sql, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -33,6 +34,48 @@ const (
 	OptSSLMode           = "ssl.mode"
 	OptChunkRows         = "snapshot.batch.size"
 )
+
+// The options Tributary records itself (a user's WITH may not name them).
+const (
+	// OptSource marks a table of a CDC source (CREATE TABLE ... FROM
+	// source TABLE): its value is the source's name. The table reads the
+	// source's slot with the source's other tables; DROP TABLE leaves the
+	// slot.
+	OptSource = "tributary.source"
+	// OptSiblings lists the other tables of the slot (their qualified names,
+	// comma-separated), as the catalog has them when the job is built:
+	// the slot's confirmed LSN waits for all of them after a restart.
+	OptSiblings = connector.OptSiblings
+	// OptSlotCreated: CREATE SOURCE made the slot (DROP SOURCE drops it).
+	OptSlotCreated = "tributary.slot.created"
+)
+
+// TableOf is the options of a table of a CDC source (connector.SourceConnector.TableOf):
+// the source's, with the upstream table's schema and name.
+func TableOf(props map[string]string, source, table string) (map[string]string, error) {
+	schema, name := props[OptSchema], table
+	if i := strings.IndexByte(table, '.'); i >= 0 {
+		schema, name = table[:i], table[i+1:]
+	}
+	if schema == "" {
+		schema = "public"
+	}
+	if name == "" || strings.Contains(name, ".") {
+		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: TABLE '%s' must name an upstream table as 'schema.table' or 'table'", table)
+	}
+	out := make(map[string]string, len(props)+3)
+	for k, v := range props {
+		if k != OptSlotCreated {
+			out[k] = v
+		}
+	}
+	out[OptSchema], out[OptTable], out[OptSource] = schema, name, source
+	return out, nil
+}
+
+// InternalOption reports whether a WITH key is one Tributary records
+// itself.
+func InternalOption(key string) bool { return strings.HasPrefix(key, "tributary.") }
 
 var knownOptions = []string{"connector", OptHostname, OptPort, OptUsername, OptPassword, OptDatabase, OptSchema,
 	OptTable, OptSlot, OptPublication, OptPublicationCreate, OptSSLMode, OptChunkRows}
@@ -61,12 +104,20 @@ type Config struct {
 	SSLMode string
 	// ChunkRows is the rows one copy query reads.
 	ChunkRows int
+	// SourceName is the CDC source a table reads ("" for the single-table
+	// form); Siblings are the other tables of its slot (splits).
+	SourceName string
+	Siblings   []string
+	// SlotCreated: CREATE SOURCE made the slot.
+	SlotCreated bool
 }
 
 // ParseConfig reads the options (keys lower case). relation is the
 // Tributary relation's qualified name, from which the slot's default name
-// is made. Errors name the option (types.ErrInvalidParameter).
-func ParseConfig(props map[string]string, relation string) (Config, error) {
+// is made; table is false for a CDC source (CREATE SOURCE: no table.name;
+// the publication's default name is made of relation too). Errors name
+// the option (types.ErrInvalidParameter).
+func ParseConfig(props map[string]string, relation string, table bool) (Config, error) {
 	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows}
 	var unknown []string
 	for k, v := range props {
@@ -107,6 +158,16 @@ func ParseConfig(props map[string]string, relation string) (Config, error) {
 			default:
 				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be disable, allow, prefer, require, verify-ca or verify-full, got %q", k, v)
 			}
+		case OptSource:
+			c.SourceName = v
+		case OptSiblings:
+			for _, sib := range strings.Split(v, ",") {
+				if sib != "" {
+					c.Siblings = append(c.Siblings, sib)
+				}
+			}
+		case OptSlotCreated:
+			c.SlotCreated = v == "true"
 		case OptChunkRows:
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n <= 0 || n > 1<<20 {
@@ -122,6 +183,12 @@ func ParseConfig(props map[string]string, relation string) (Config, error) {
 		return c, types.Errorf(types.ErrInvalidParameter, "unknown postgres-cdc option %s (known: %s)", quoted(unknown), strings.Join(knownOptions, ", "))
 	}
 	for _, req := range []struct{ opt, val string }{{OptHostname, c.Host}, {OptUsername, c.User}, {OptDatabase, c.Database}, {OptTable, c.Table}} {
+		if req.opt == OptTable && !table {
+			if req.val != "" {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: a source takes no %s: name the upstream table in CREATE TABLE t (...) FROM source TABLE 'schema.table'", OptTable)
+			}
+			continue
+		}
 		if req.val == "" {
 			return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: the %s option is required", req.opt)
 		}
@@ -139,8 +206,10 @@ func ParseConfig(props map[string]string, relation string) (Config, error) {
 	} else if !validSlot(c.Slot) {
 		return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s %q is not a valid replication slot name (lower-case letters, digits and underscores, at most 63)", OptSlot, c.Slot)
 	}
-	if c.Publication == "" {
+	if c.Publication == "" && table {
 		c.Publication = identifier("tributary_pub_" + c.Schema + "_" + c.Table)
+	} else if c.Publication == "" {
+		c.Publication = identifier("tributary_pub_" + relation)
 	}
 	return c, nil
 }

@@ -26,6 +26,12 @@ type Offset struct {
 	// the copy began (0: unknown), kept so that the share copied, Rows
 	// over it, never goes down across restarts.
 	Estimate int64 `json:"est,omitempty"`
+	// Win is set while a chunk is copied (from its select until all its
+	// rows are queued): changes to keys above PK up to Win (any key with
+	// WinAll) may be in the table already, so a copy that resumes here
+	// writes the rows up to it with a lookup, not as fresh inserts.
+	Win    []string `json:"win,omitempty"`
+	WinAll bool     `json:"win_all,omitempty"`
 	// LSN: every change committed upstream at or below it is in the table,
 	// for keys at or below PK (all keys once Copied); the stream resumes
 	// after it.
@@ -54,7 +60,8 @@ func DecodeOffset(b []byte) (Offset, error) {
 func (o Offset) LSNString() string { return pglogrepl.LSN(o.LSN).String() }
 
 func (o Offset) equal(p Offset) bool {
-	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && o.Estimate == p.Estimate && slices.Equal(o.PK, p.PK)
+	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && o.Estimate == p.Estimate && slices.Equal(o.PK, p.PK) &&
+		o.WinAll == p.WinAll && slices.Equal(o.Win, p.Win)
 }
 
 // publishProgress tells the engine (rw_cdc_progress) where relation's split stands.

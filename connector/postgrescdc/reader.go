@@ -47,11 +47,11 @@ const (
 	throttleWait = 200 * time.Millisecond
 )
 
-// Reader reads the table's one split (connector.SplitReader): a goroutine
-// holds a replication connection and a query connection, copies the table
-// in primary-key chunks interleaved with the change stream and then
-// follows the stream, queueing segments of rows with the offset after
-// them; Read takes from the queue's head.
+// Reader reads one table's split (connector.SplitReader): the table's
+// hub (the goroutine of its replication slot, shared with the slot's other
+// tables) copies the table in primary-key chunks interleaved with the
+// change stream and then follows the stream, queueing segments of rows with
+// the offset after them; Read takes from the queue's head.
 //
 // The interleaving (DBLog's watermarks): for each chunk, select the next
 // ChunkRows rows above the last copied key (the snapshot of one statement),
@@ -70,18 +70,22 @@ const (
 type Reader struct {
 	src    *Source
 	split  string
+	name   string // the Tributary table's (its key in the hub)
 	env    connector.ReaderEnv
 	trbl   *connector.TroubleLog
-	cancel context.CancelFunc
-	done   chan struct{}
+	hub    *hub
+	closed chan struct{}
 	ready  chan struct{}
 	space  chan struct{}
-	// committed is the LSN the engine has made durable (Committed); sent
-	// to the upstream as the slot's confirmed flush position.
+	// committed is the LSN the engine has made durable (Committed); the
+	// slot's confirmed LSN is the least over its tables.
 	committed atomic.Uint64
 	// copyRate is the copy's rate limit in rows per second (< 0
 	// unlimited, 0 paused; SetBackfillRate): the stream is not limited.
 	copyRate atomic.Int64
+	// st is the offset after everything queued; only the hub's session
+	// goroutine uses it once the reader is registered.
+	st Offset
 
 	closeOnce sync.Once
 
@@ -104,9 +108,13 @@ type segment struct {
 	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
 	// after any prefix is base.
 	copy bool
-	pks  [][]string
-	base Offset
-	pos  int // rows taken by Read
+	// stale: copied rows whose keys the table may hold already (changes
+	// applied before a restart in the middle of their chunk): written with
+	// a lookup, not as fresh inserts.
+	stale bool
+	pks   [][]string
+	base  Offset
+	pos   int // rows taken by Read
 }
 
 // marker: a segment of no rows that only moves the offset.
@@ -128,15 +136,16 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 		return nil, fmt.Errorf("postgres-cdc %s: %w", s.spec.Relation, err)
 	}
 	r := &Reader{
-		src: s, split: s.split(), env: env, trbl: &connector.TroubleLog{Fn: env.Trouble},
-		done: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
+		src: s, split: s.split(), name: s.spec.Relation, env: env, trbl: &connector.TroubleLog{Fn: env.Trouble}, st: start,
+		closed: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
 	}
 	r.committed.Store(start.LSN)
 	r.copyRate.Store(-1)
 	publishProgress(env, s.spec.Relation, r.split, start)
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go r.run(ctx, start)
+	r.hub = hubFor(s.cfg)
+	if err := r.hub.register(r, s.cfg.Siblings); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -160,10 +169,10 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 		if len(s.rows) > s.pos {
 			// Copied rows and changes are not mixed in one result: a
 			// copy's rows are written without a lookup.
-			if n > 0 && s.copy != fresh {
+			if n > 0 && (s.copy && !s.stale) != fresh {
 				break
 			}
-			fresh = s.copy
+			fresh = s.copy && !s.stale
 		}
 		if s.truncate {
 			if took {
@@ -197,7 +206,8 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 }
 
 // Committed implements connector.OffsetCommitter: the upstream may free
-// the WAL below the offset's LSN; rw_cdc_progress shows the offset.
+// the WAL below the offset's LSN once every table of the slot has
+// committed it; rw_cdc_progress shows the offset.
 func (r *Reader) Committed(split string, offset []byte) {
 	o, err := DecodeOffset(offset)
 	if err != nil || split != r.split {
@@ -220,13 +230,13 @@ func (r *Reader) SetBackfillRate(rowsPerSecond int64) { r.copyRate.Store(rowsPer
 // Ready implements connector.SplitReader.
 func (r *Reader) Ready() <-chan struct{} { return r.ready }
 
-// Close implements connector.SplitReader: it stops the goroutine and closes
-// its connections.
+// Close implements connector.SplitReader: the reader leaves its hub (whose
+// goroutine and connections stop with the last reader).
 func (r *Reader) Close() error {
 	r.closeOnce.Do(func() {
 		r.trbl.Close()
-		r.cancel()
-		<-r.done
+		close(r.closed)
+		r.hub.unregister(r)
 	})
 	return nil
 }
@@ -251,61 +261,59 @@ func (r *Reader) queued() bool {
 	return len(r.mu.segs) > 0
 }
 
-// run holds sessions with the upstream until ctx ends, retrying a failed
-// one with a capped backoff. st is the offset after everything queued.
-func (r *Reader) run(ctx context.Context, st Offset) {
-	defer close(r.done)
-	backoff := minBackoff
-	for {
-		s := &session{r: r, cfg: r.src.cfg, st: st}
-		began := time.Now()
-		err := s.run(ctx)
-		st = s.st
-		if ctx.Err() != nil {
-			return
-		}
-		r.trbl.Report(fmt.Errorf("postgres-cdc %s: %w; retrying in %v", r.src.spec.Relation, err, backoff))
-		if time.Since(began) > time.Minute {
-			backoff = minBackoff
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
+// errRestart ends a session that must read the stream again from an older
+// LSN (a table joined whose offset is behind the stream).
+var errRestart = errors.New("postgres-cdc: restart the stream for a table that joined")
 
-// session is one connection to the upstream: the copy's remaining chunks,
-// then the stream.
+// session is one connection to the upstream for a hub: the stream, routed
+// to the tables, and the copies of those still copying, round robin.
 type session struct {
-	r    *Reader
-	cfg  Config
-	st   Offset // the offset after everything queued
+	h    *hub
+	cfg  Config // the connection and the slot
 	conn *pgconn.PgConn
 	repl *pgconn.PgConn
-	b    *binding
+	// tables by split, their order (round robin) and by relation id.
+	tables map[string]*table
+	order  []*table
+	next   int
+	byRel  map[uint32]*table
+	// rels are the stream's relations as last described (pgoutput
+	// describes a relation once per session, before its first change,
+	// whether or not a table reads it yet).
+	rels map[uint32]*pglogrepl.RelationMessage
+	// retryAt: when to try again to open tables that failed to open.
+	retryAt time.Time
+	// The transaction being read.
+	inTxn bool
+	// The table whose chunk's watermark is awaited (nil outside a copy).
+	copying *table
+	// Watermarks.
+	nonce string
+	seq   int
+	// pos: every transaction committed at or below it has been read.
+	pos uint64
+	// Status.
+	sentStatus uint64
+	lastStatus time.Time
+}
+
+// table is one table in a session.
+type table struct {
+	s   *session
+	r   *Reader
+	cfg Config // the table's (schema, table, chunk size)
+	b   *binding
+	oid uint32
 	// The relation as the stream describes it.
 	relID   uint32
 	relCols []int // per upstream column in the stream: its Tributary column (-1: none)
 	// The transaction being read.
-	inTxn, skipTxn bool
-	txnRows        bool
+	skipTxn, txnRows bool
 	// The chunk whose watermark is awaited (nil outside the copy).
-	win *window
-	// Watermarks.
-	nonce string
-	seq   int
-	// Status.
-	sentStatus uint64
-	lastStatus time.Time
+	win        *window
 	lastMarker time.Time
-	startLSN   uint64
 	pkBuf      []types.Datum
-	// The copy's rate limit (throttle).
+	// The copy's rate limit (allowance).
 	tokens     float64
 	lastTokens time.Time
 	// lastEstimate is when the upstream's row estimate was last asked for.
@@ -313,6 +321,12 @@ type session struct {
 	// copied caches the parsed key of st.PK (copiedKey).
 	copied    []types.Datum
 	copiedFor []string
+	// stale: when the table joined, its offset was in the middle of a
+	// chunk (Offset.Win): copied rows up to this key (any, with staleAll)
+	// may be held already.
+	stale     []types.Datum
+	staleText []string
+	staleAll  bool
 }
 
 // window is the key range of the chunk being copied: changes read before
@@ -332,94 +346,221 @@ func (s *session) run(ctx context.Context) error {
 		return err
 	}
 	defer s.conn.Close(context.Background())
-	up, err := describe(ctx, s.conn, s.cfg)
-	if err != nil {
-		return err
+	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32]*table{}, map[uint32]*pglogrepl.RelationMessage{}
+	rs, _ := s.h.readers(true)
+	for _, r := range rs {
+		if err := s.open(ctx, r, false); err != nil {
+			return err
+		}
 	}
-	if s.b, err = bind(s.r.src.spec, s.cfg, up); err != nil {
-		return fmt.Errorf("the upstream table changed: %w", err)
+	// The stream starts at the least LSN a table needs (0: the slot's
+	// confirmed LSN, at or below every table's committed one).
+	var start uint64
+	for _, t := range s.tables {
+		if l := t.r.st.LSN; l > 0 && (start == 0 || l < start) {
+			start = l
+		}
 	}
+	s.pos = start
 	if s.repl, err = s.cfg.connect(ctx, true); err != nil {
 		return err
 	}
 	defer s.repl.Close(context.Background())
-	s.startLSN = s.st.LSN
 	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(s.cfg.Publication), "messages 'true'"}
-	if err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.Slot, pglogrepl.LSN(s.st.LSN), pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+	if err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.Slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("start replication from slot %q: %w", s.cfg.Slot, err)
 	}
 	var nonce [6]byte
 	_, _ = rand.Read(nonce[:]) // never fails
 	s.nonce = hex.EncodeToString(nonce[:])
-	for !s.st.Copied {
-		s.estimate(ctx, up.oid)
-		n, err := s.throttle(ctx)
-		if err != nil {
+	for {
+		if err := s.sync(ctx); err != nil {
 			return err
 		}
-		if err := s.copyChunk(ctx, n); err != nil {
+		t, n, wait := s.nextCopy(ctx, time.Now())
+		if t != nil {
+			if err := t.copyChunk(ctx, n); err != nil {
+				return err
+			}
+			continue
+		}
+		if wait < 0 {
+			wait = time.Second
+		}
+		joined := func() bool { return !s.inTxn && s.h.changed() }
+		if err := s.pump(ctx, joined, time.Now().Add(wait)); err != nil {
 			return err
 		}
 	}
-	return s.pump(ctx, nil, time.Time{})
+}
+
+// open adds r's table to the session: the upstream table as it is now,
+// bound to the Tributary table's columns. A table whose binding fails
+// stays out (reported; tried again later): the others go on. behind: the
+// table's offset is behind the stream, which must restart (errRestart)
+// once the table binds.
+func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
+	up, err := describe(ctx, s.conn, r.src.cfg)
+	var b *binding
+	if err == nil {
+		b, err = bind(r.src.spec, r.src.cfg, up)
+	}
+	if err != nil {
+		if !errors.Is(err, errUpstream) && !isTableError(err) {
+			return err
+		}
+		r.trbl.Report(fmt.Errorf("postgres-cdc %s: the upstream table changed: %w; trying again", r.src.spec.Relation, err))
+		s.retryAt = time.Now().Add(estimateEvery)
+		return nil
+	}
+	if behind {
+		return errRestart
+	}
+	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid, staleAll: r.st.WinAll}
+	if r.st.Win != nil && !r.st.WinAll {
+		t.staleText = r.st.Win
+		if t.stale = t.parseKey(r.st.Win); t.stale == nil {
+			t.staleAll = true // cannot tell: take every row as held
+		}
+	}
+	for _, m := range s.rels {
+		if m.Namespace == t.cfg.Schema && m.RelationName == t.cfg.Table {
+			if err := t.relation(m); err != nil {
+				return err
+			}
+		}
+	}
+	s.tables[r.name] = t
+	s.order = append(s.order, t)
+	return nil
+}
+
+func isTableError(err error) bool {
+	for _, k := range []error{types.ErrUndefinedTable, types.ErrUndefinedColumn, types.ErrDatatypeMismatch, types.ErrInvalidTableDefinition, types.ErrUnsupported} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// sync takes the hub's readers as they are now: tables that joined are
+// opened (a table whose offset is behind the stream restarts it), tables
+// that left are no longer read (their changes are ignored).
+func (s *session) sync(ctx context.Context) error {
+	if s.inTxn {
+		return nil // a table joins between transactions: it skips or takes each whole
+	}
+	retry := !s.retryAt.IsZero() && time.Now().After(s.retryAt)
+	rs, ok := s.h.readers(retry)
+	if !ok {
+		return nil
+	}
+	s.retryAt = time.Time{}
+	now := map[string]*Reader{}
+	for _, r := range rs {
+		now[r.name] = r
+	}
+	for split, t := range s.tables {
+		if now[split] != t.r {
+			delete(s.tables, split)
+			if t.relID != 0 {
+				delete(s.byRel, t.relID)
+			}
+		}
+	}
+	s.order = s.order[:0]
+	for _, r := range rs {
+		if t := s.tables[r.name]; t != nil {
+			s.order = append(s.order, t)
+			continue
+		}
+		if err := s.open(ctx, r, r.st.LSN > 0 && r.st.LSN < s.pos); err != nil {
+			return err
+		}
+	}
+	// open appended the new ones; keep split order
+	slices.SortFunc(s.order, func(a, b *table) int { return strings.Compare(a.r.name, b.r.name) })
+	s.order = slices.CompactFunc(s.order, func(a, b *table) bool { return a == b })
+	return nil
+}
+
+// nextCopy picks the next table (round robin) whose copy may read a chunk
+// now and how many rows; else how long until one may (-1: none copies).
+func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, time.Duration) {
+	wait := time.Duration(-1)
+	for i := range s.order {
+		k := (s.next + i) % len(s.order)
+		t := s.order[k]
+		if t.r.st.Copied {
+			continue
+		}
+		t.estimate(ctx)
+		n, w := t.allowance(now)
+		if n > 0 {
+			s.next = k + 1
+			return t, n, 0
+		}
+		if wait < 0 || w < wait {
+			wait = w
+		}
+	}
+	return nil, 0, wait
 }
 
 // estimate reads the upstream's row estimate (pg_class.reltuples, summed
 // over a partitioned table's partitions) when the offset has none yet, at
 // most every estimateEvery; it stays unknown (0) while the table has never
 // been analyzed. The offsets carry it from then on.
-func (s *session) estimate(ctx context.Context, oid uint32) {
-	if s.st.Estimate > 0 || s.st.Copied || time.Since(s.lastEstimate) < estimateEvery {
+func (t *table) estimate(ctx context.Context) {
+	st := &t.r.st
+	if st.Estimate > 0 || st.Copied || time.Since(t.lastEstimate) < estimateEvery {
 		return
 	}
-	s.lastEstimate = time.Now()
-	rows, err := query(ctx, s.conn, fmt.Sprintf(`SELECT CASE WHEN min(reltuples) < 0 THEN -1 ELSE sum(reltuples)::int8 END FROM pg_class
-		WHERE (oid = %[1]d AND relkind = 'r') OR oid IN (SELECT relid FROM pg_partition_tree(%[1]d::oid::regclass) WHERE isleaf)`, oid))
+	t.lastEstimate = time.Now()
+	rows, err := query(ctx, t.s.conn, fmt.Sprintf(`SELECT CASE WHEN min(reltuples) < 0 THEN -1 ELSE sum(reltuples)::int8 END FROM pg_class
+		WHERE (oid = %[1]d AND relkind = 'r') OR oid IN (SELECT relid FROM pg_partition_tree(%[1]d::oid::regclass) WHERE isleaf)`, t.oid))
 	if err != nil || len(rows) != 1 {
 		return // unknown: the copy itself reports what is wrong with the connection
 	}
 	if n, err := strconv.ParseInt(rows[0][0], 10, 64); err == nil && n > 0 {
-		s.st.Estimate = n
-		_ = s.marker(ctx) // shown at once, even while the copy is paused (fails only when ctx ends)
+		st.Estimate = n
+		_ = t.marker(ctx) // shown at once, even while the copy is paused (fails only when ctx ends)
 	}
 }
 
-// throttle waits until the copy may read its next chunk under the backfill
-// rate and returns the rows it may read: a chunk of a quarter second's rows
-// (ChunkRows at most). Meanwhile it follows the stream, so changes to the
-// keys copied so far keep flowing at any copy rate, 0 included.
-func (s *session) throttle(ctx context.Context) (int, error) {
-	for {
-		rate := s.r.copyRate.Load()
-		if rate < 0 {
-			s.tokens, s.lastTokens = 0, time.Time{}
-			return s.cfg.ChunkRows, nil
-		}
-		n := int(min(int64(s.cfg.ChunkRows), max(rate/4, 1)))
-		now := time.Now()
-		if !s.lastTokens.IsZero() {
-			s.tokens = min(float64(n), s.tokens+now.Sub(s.lastTokens).Seconds()*float64(rate))
-		}
-		s.lastTokens = now
-		if rate > 0 && s.tokens >= float64(n) {
-			s.tokens -= float64(n)
-			return n, nil
-		}
-		wait := throttleWait
-		if rate > 0 {
-			wait = min(wait, max(time.Duration((float64(n)-s.tokens)/float64(rate)*float64(time.Second)), time.Millisecond))
-		}
-		if err := s.pump(ctx, nil, now.Add(wait)); err != nil {
-			return 0, err
-		}
+// allowance returns the rows the copy may read now under the backfill
+// rate (a chunk of a quarter second's rows, ChunkRows at most), or 0 and
+// how long until it may. Meanwhile the session follows the stream, so
+// changes to the keys copied so far keep flowing at any copy rate, 0
+// included.
+func (t *table) allowance(now time.Time) (int, time.Duration) {
+	rate := t.r.copyRate.Load()
+	if rate < 0 {
+		t.tokens, t.lastTokens = 0, time.Time{}
+		return t.cfg.ChunkRows, 0
 	}
+	n := int(min(int64(t.cfg.ChunkRows), max(rate/4, 1)))
+	if !t.lastTokens.IsZero() {
+		t.tokens = min(float64(n), t.tokens+now.Sub(t.lastTokens).Seconds()*float64(rate))
+	}
+	t.lastTokens = now
+	if rate > 0 && t.tokens >= float64(n) {
+		t.tokens -= float64(n)
+		return n, 0
+	}
+	wait := throttleWait
+	if rate > 0 {
+		wait = min(wait, max(time.Duration((float64(n)-t.tokens)/float64(rate)*float64(time.Second)), time.Millisecond))
+	}
+	return 0, wait
 }
 
-// copyChunk copies the next chunk of up to n rows: select it, write its
-// watermark, read the stream up to the watermark, then queue the chunk's
-// rows whose keys no change touched.
-func (s *session) copyChunk(ctx context.Context, n int) error {
-	b := s.b
+// copyChunk copies the table's next chunk of up to n rows: select it,
+// write its watermark, read the stream up to the watermark (every table's
+// changes), then queue the chunk's rows whose keys no change touched.
+func (t *table) copyChunk(ctx context.Context, n int) error {
+	s, b, st := t.s, t.b, &t.r.st
 	var sql strings.Builder
 	sql.WriteString("SELECT ")
 	for i, name := range b.names {
@@ -428,7 +569,7 @@ func (s *session) copyChunk(ctx context.Context, n int) error {
 		}
 		sql.WriteString(quoteIdent(name))
 	}
-	sql.WriteString(" FROM " + s.cfg.QualifiedTable())
+	sql.WriteString(" FROM " + t.cfg.QualifiedTable())
 	keyCols := make([]string, len(b.pk))
 	for i, k := range b.pk {
 		keyCols[i] = quoteIdent(b.names[k])
@@ -437,26 +578,36 @@ func (s *session) copyChunk(ctx context.Context, n int) error {
 		}
 	}
 	var params [][]byte
-	if s.st.PK != nil {
+	if st.PK != nil {
 		ph := make([]string, len(b.pk))
 		for i := range b.pk {
 			ph[i] = fmt.Sprintf("$%d", i+1)
-			params = append(params, []byte(s.st.PK[i]))
+			params = append(params, []byte(st.PK[i]))
 		}
 		fmt.Fprintf(&sql, " WHERE (%s) > (%s)", strings.Join(keyCols, ", "), strings.Join(ph, ", "))
 	}
 	fmt.Fprintf(&sql, " ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), n)
 	res := s.conn.ExecParams(ctx, sql.String(), params, nil, nil, nil).Read()
 	if res.Err != nil {
-		return fmt.Errorf("copy %s: %w", s.cfg.QualifiedTable(), res.Err)
+		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), res.Err)
 	}
 	rows := res.Rows
-	w := &window{lo: s.parseKey(s.st.PK), dirty: map[string]bool{}}
+	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
 	if len(rows) == n {
-		w.hi = s.rowKey(rows[len(rows)-1])
+		w.hi = t.rowKey(rows[len(rows)-1])
 		if w.hi == nil {
-			return fmt.Errorf("copy %s: a primary key value that does not parse", s.cfg.QualifiedTable())
+			return fmt.Errorf("copy %s: a primary key value that does not parse", t.cfg.QualifiedTable())
 		}
+	}
+	// Until its rows are queued, the offsets say that keys up to the
+	// chunk's end may be in the table (a resumed copy then looks them up).
+	switch {
+	case t.staleAll || w.hi == nil:
+		st.Win, st.WinAll = nil, true
+	case t.stale != nil && compareKeys(b.pkTypes, t.stale, w.hi) > 0:
+		st.Win = t.staleText
+	default:
+		st.Win = rowPK(b, rows[len(rows)-1])
 	}
 	// The watermark: committed after the select, so every change the
 	// select did not see commits after the changes it did.
@@ -465,48 +616,81 @@ func (s *session) copyChunk(ctx context.Context, n int) error {
 	if _, err := query(ctx, s.conn, "SELECT pg_logical_emit_message(true, "+quoteLiteral(watermarkPrefix)+", "+quoteLiteral(w.wm)+")"); err != nil {
 		return fmt.Errorf("write a watermark: %w", err)
 	}
-	s.win = w
+	t.win, s.copying = w, t
 	wctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
 	err := s.pump(wctx, func() bool { return w.seen }, time.Time{})
 	cancel()
+	t.win, s.copying = nil, nil
 	if err != nil {
 		if ctx.Err() == nil && wctx.Err() != nil {
 			return fmt.Errorf("the chunk's watermark did not arrive in the change stream within %v", watermarkTimeout)
 		}
 		return err
 	}
-	s.win = nil
-	// Queue the chunk's untouched rows, in key order.
-	seg := &segment{copy: true, base: s.st}
-	last := s.st.PK
+	if s.tables[t.r.name] != t {
+		return nil // the table left while its chunk was read
+	}
+	// Queue the chunk's untouched rows, in key order: those whose keys the
+	// table may hold from before a restart (stale) first, then the fresh.
+	seg := &segment{copy: true, stale: t.staleAll, base: *st}
+	last := st.PK
 	for _, raw := range rows {
-		pk := make([]string, len(b.pk))
-		for i, k := range b.pk {
-			pk[i] = string(raw[k])
-		}
+		pk := rowPK(b, raw)
 		last = pk
 		if w.truncated || w.dirty[keyString(pk)] {
 			continue
 		}
-		row, ok := s.parseRow(raw, s.st.Rows+int64(len(seg.rows)))
+		row, ok := t.parseRow(raw, st.Rows+int64(len(seg.rows)))
 		if !ok {
 			continue
+		}
+		if stale := t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.key(row), t.stale) <= 0; stale != seg.stale {
+			if err := t.queueCopy(ctx, seg); err != nil {
+				return err
+			}
+			seg = &segment{copy: true, stale: stale, base: *st}
 		}
 		seg.rows = append(seg.rows, row)
 		seg.ops = append(seg.ops, types.OpInsert)
 		seg.pks = append(seg.pks, pk)
 	}
-	if len(seg.rows) > 0 {
-		if err := s.enqueue(ctx, seg); err != nil {
-			return err
-		}
-		s.st = seg.after(len(seg.rows))
+	if err := t.queueCopy(ctx, seg); err != nil {
+		return err
 	}
-	s.st.PK = last
-	if len(rows) < n {
-		s.st.Copied = true
+	st.PK = last
+	st.Win, st.WinAll = nil, false
+	switch {
+	case len(rows) < n:
+		st.Copied = true
+		t.stale, t.staleText, t.staleAll = nil, nil, false
+	case t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.stale, t.parseKey(last)) > 0:
+		st.Win, st.WinAll = t.staleText, t.staleAll // the stale keys go on past this chunk
+	default:
+		t.stale, t.staleText = nil, nil
 	}
-	return s.marker(ctx)
+	return t.marker(ctx)
+}
+
+// queueCopy queues a segment of copied rows (none: nothing) and moves the
+// table's offset past them.
+func (t *table) queueCopy(ctx context.Context, seg *segment) error {
+	if len(seg.rows) == 0 {
+		return nil
+	}
+	if err := t.enqueue(ctx, seg); err != nil {
+		return err
+	}
+	t.r.st = seg.after(len(seg.rows))
+	return nil
+}
+
+// rowPK is a copied row's key in text, in key order.
+func rowPK(b *binding, raw [][]byte) []string {
+	pk := make([]string, len(b.pk))
+	for i, k := range b.pk {
+		pk[i] = string(raw[k])
+	}
+	return pk
 }
 
 // pump reads the stream until done reports true or until passes (nil and
@@ -577,12 +761,16 @@ func (s *session) pump(ctx context.Context, done func() bool, until time.Time) e
 	return nil
 }
 
-// status tells the upstream the committed LSN: every statusEvery, when it
-// moved (at most once a second) or when asked (now).
+// status tells the upstream the LSN every table of the slot has committed:
+// every statusEvery, when it moved (at most once a second) or when asked
+// (now). 0 (not known for every table yet) confirms nothing.
 func (s *session) status(ctx context.Context, now bool) error {
-	lsn := max(s.r.committed.Load(), s.startLSN)
 	since := time.Since(s.lastStatus)
-	if !now && since < statusEvery && (lsn == s.sentStatus || since < time.Second) {
+	if !now && since < time.Second {
+		return nil
+	}
+	lsn := s.h.confirmed()
+	if !now && since < statusEvery && lsn == s.sentStatus {
 		return nil
 	}
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: pglogrepl.LSN(lsn)})
@@ -593,21 +781,30 @@ func (s *session) status(ctx context.Context, now bool) error {
 	return nil
 }
 
-// idle moves the offset's LSN to walEnd (the upstream's position, every
+// idle moves the tables' LSNs to walEnd (the upstream's position, every
 // commit below it read; 0: unknown) when no transaction is open, at most
-// once per markerEvery, so a quiet table's slot still advances.
+// once per markerEvery per table, so a quiet table's slot still advances.
 func (s *session) idle(ctx context.Context, walEnd uint64) error {
-	if s.inTxn || walEnd <= s.st.LSN || time.Since(s.lastMarker) < markerEvery {
+	if s.inTxn {
 		return nil
 	}
-	s.st.LSN = walEnd
-	return s.marker(ctx)
+	s.pos = max(s.pos, walEnd)
+	for _, t := range s.order {
+		if walEnd <= t.r.st.LSN || time.Since(t.lastMarker) < markerEvery {
+			continue
+		}
+		t.r.st.LSN = walEnd
+		if err := t.marker(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// marker queues the current offset with no rows.
-func (s *session) marker(ctx context.Context) error {
-	s.lastMarker = time.Now()
-	return s.enqueue(ctx, &segment{base: s.st})
+// marker queues the table's current offset with no rows.
+func (t *table) marker(ctx context.Context) error {
+	t.lastMarker = time.Now()
+	return t.enqueue(ctx, &segment{base: t.r.st})
 }
 
 // message handles one pgoutput message.
@@ -618,56 +815,84 @@ func (s *session) message(ctx context.Context, data []byte) error {
 	}
 	switch m := msg.(type) {
 	case *pglogrepl.RelationMessage:
-		if m.Namespace == s.cfg.Schema && m.RelationName == s.cfg.Table {
-			s.relID = m.RelationID
-			s.relCols = make([]int, len(m.Columns))
-			for i, c := range m.Columns {
-				s.relCols[i] = -1
-				for j, name := range s.b.names {
-					if name == c.Name {
-						s.relCols[i] = j
-					}
-				}
-			}
-			for j, name := range s.b.names {
-				if indexInt(s.relCols, j) < 0 {
-					return fmt.Errorf("the upstream table no longer has column %q", name)
+		s.rels[m.RelationID] = m
+		for _, t := range s.order {
+			if m.Namespace == t.cfg.Schema && m.RelationName == t.cfg.Table {
+				if err := t.relation(m); err != nil {
+					return err
 				}
 			}
 		}
 	case *pglogrepl.BeginMessage:
-		s.inTxn, s.txnRows = true, false
-		s.skipTxn = uint64(m.FinalLSN) <= s.st.LSN
+		s.inTxn = true
+		for _, t := range s.order {
+			t.txnRows = false
+			t.skipTxn = uint64(m.FinalLSN) <= t.r.st.LSN
+		}
 	case *pglogrepl.CommitMessage:
 		s.inTxn = false
-		if s.skipTxn {
-			return nil
-		}
-		if lsn := uint64(m.CommitLSN); lsn > s.st.LSN {
-			s.st.LSN = lsn
-		}
-		if s.txnRows || time.Since(s.lastMarker) >= markerEvery {
-			return s.marker(ctx)
+		lsn := uint64(m.CommitLSN)
+		s.pos = max(s.pos, lsn)
+		for _, t := range s.order {
+			if t.skipTxn {
+				continue
+			}
+			if lsn > t.r.st.LSN {
+				t.r.st.LSN = lsn
+			}
+			if t.txnRows || time.Since(t.lastMarker) >= markerEvery {
+				if err := t.marker(ctx); err != nil {
+					return err
+				}
+			}
 		}
 	case *pglogrepl.LogicalDecodingMessage:
-		if m.Prefix == watermarkPrefix && s.win != nil && string(m.Content) == s.win.wm {
-			s.win.seen = true
+		if t := s.copying; m.Prefix == watermarkPrefix && t != nil && t.win != nil && string(m.Content) == t.win.wm {
+			t.win.seen = true
 		}
 	case *pglogrepl.InsertMessage:
-		if m.RelationID == s.relID && !s.skipTxn {
-			return s.change(ctx, nil, m.Tuple)
+		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
+			return t.change(ctx, nil, m.Tuple)
 		}
 	case *pglogrepl.UpdateMessage:
-		if m.RelationID == s.relID && !s.skipTxn {
-			return s.change(ctx, m.OldTuple, m.NewTuple)
+		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
+			return t.change(ctx, m.OldTuple, m.NewTuple)
 		}
 	case *pglogrepl.DeleteMessage:
-		if m.RelationID == s.relID && !s.skipTxn {
-			return s.change(ctx, m.OldTuple, nil)
+		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
+			return t.change(ctx, m.OldTuple, nil)
 		}
 	case *pglogrepl.TruncateMessage:
-		if !s.skipTxn && s.relID != 0 && containsUint32(m.RelationIDs, s.relID) {
-			return s.truncate(ctx)
+		for _, id := range m.RelationIDs {
+			if t := s.byRel[id]; t != nil && !t.skipTxn {
+				if err := t.truncate(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// relation takes the stream's description of the table.
+func (t *table) relation(m *pglogrepl.RelationMessage) error {
+	if t.relID != 0 && t.s.byRel[t.relID] == t {
+		delete(t.s.byRel, t.relID)
+	}
+	t.relID = m.RelationID
+	t.s.byRel[m.RelationID] = t
+	t.relCols = make([]int, len(m.Columns))
+	for i, c := range m.Columns {
+		t.relCols[i] = -1
+		for j, name := range t.b.names {
+			if name == c.Name {
+				t.relCols[i] = j
+			}
+		}
+	}
+	for j, name := range t.b.names {
+		if indexInt(t.relCols, j) < 0 {
+			return fmt.Errorf("upstream table %s no longer has column %q", t.cfg.QualifiedTable(), name)
 		}
 	}
 	return nil
@@ -681,47 +906,47 @@ func (s *session) message(ctx context.Context, data []byte) error {
 // A restart after the epoch holding it committed resumes after its
 // transaction's commit; before, it replays the transaction, TRUNCATE
 // included: either way once.
-func (s *session) truncate(ctx context.Context) error {
-	if s.win != nil {
-		s.win.truncated = true
+func (t *table) truncate(ctx context.Context) error {
+	if t.win != nil {
+		t.win.truncated = true
 	}
-	s.txnRows = true
-	return s.enqueue(ctx, &segment{truncate: true, base: s.st})
+	t.txnRows = true
+	return t.enqueue(ctx, &segment{truncate: true, base: t.r.st})
 }
 
 // change applies one row change: old is the old key or row (updates that
 // changed the key, deletes), new the new row (inserts, updates).
-func (s *session) change(ctx context.Context, old, new *pglogrepl.TupleData) error {
+func (t *table) change(ctx context.Context, old, new *pglogrepl.TupleData) error {
 	var ops []types.Op
 	var rows [][]types.Datum
 	var newKey []types.Datum
 	if new != nil {
-		row, pk, ok, err := s.tupleRow(ctx, new, old)
+		row, pk, ok, err := t.tupleRow(ctx, new, old)
 		if err != nil {
 			return err
 		}
 		if ok {
 			op := types.OpInsert
 			if row == nil { // refetched and gone since
-				op, row = types.OpDelete, s.keyRow(pk)
+				op, row = types.OpDelete, t.keyRow(pk)
 			}
-			newKey = s.key(row)
-			if s.take(newKey, pk) {
+			newKey = t.key(row)
+			if t.take(newKey, pk) {
 				ops, rows = append(ops, op), append(rows, row)
 			}
 		}
 	}
 	if old != nil {
-		row, pk, ok, err := s.tupleRow(ctx, old, nil)
+		row, pk, ok, err := t.tupleRow(ctx, old, nil)
 		if err != nil {
 			return err
 		}
 		if ok && row == nil {
-			row = s.keyRow(pk)
+			row = t.keyRow(pk)
 		}
 		if ok {
-			oldKey := s.key(row)
-			if (newKey == nil || compareKeys(s.b.pkTypes, oldKey, newKey) != 0) && s.take(oldKey, pk) {
+			oldKey := t.key(row)
+			if (newKey == nil || compareKeys(t.b.pkTypes, oldKey, newKey) != 0) && t.take(oldKey, pk) {
 				// The delete goes first: the new key may equal another's old.
 				ops, rows = append([]types.Op{types.OpDelete}, ops...), append([][]types.Datum{row}, rows...)
 			}
@@ -730,26 +955,26 @@ func (s *session) change(ctx context.Context, old, new *pglogrepl.TupleData) err
 	if len(rows) == 0 {
 		return nil
 	}
-	s.txnRows = true
-	return s.enqueue(ctx, &segment{ops: ops, rows: rows, base: s.st})
+	t.txnRows = true
+	return t.enqueue(ctx, &segment{ops: ops, rows: rows, base: t.r.st})
 }
 
 // take decides whether a change of key applies now; a key in the awaited
 // chunk's range becomes dirty.
-func (s *session) take(key []types.Datum, pk []string) bool {
-	if s.st.Copied {
+func (t *table) take(key []types.Datum, pk []string) bool {
+	if t.r.st.Copied {
 		return true
 	}
-	w := s.win
+	w := t.win
 	if w == nil {
-		// Between chunks (a throttled copy): the keys copied so far.
-		lo := s.copiedKey()
-		return lo != nil && compareKeys(s.b.pkTypes, key, lo) <= 0
+		// Between chunks (a throttled copy, another table's chunk): the keys copied so far.
+		lo := t.copiedKey()
+		return lo != nil && compareKeys(t.b.pkTypes, key, lo) <= 0
 	}
-	if w.lo != nil && compareKeys(s.b.pkTypes, key, w.lo) <= 0 {
+	if w.lo != nil && compareKeys(t.b.pkTypes, key, w.lo) <= 0 {
 		return true
 	}
-	if w.hi == nil || compareKeys(s.b.pkTypes, key, w.hi) <= 0 {
+	if w.hi == nil || compareKeys(t.b.pkTypes, key, w.hi) <= 0 {
 		w.dirty[keyString(pk)] = true
 		return true
 	}
@@ -757,30 +982,30 @@ func (s *session) take(key []types.Datum, pk []string) bool {
 }
 
 // copiedKey is the last copied key, parsed (nil before the first).
-func (s *session) copiedKey() []types.Datum {
-	if !slices.Equal(s.copiedFor, s.st.PK) {
-		s.copied, s.copiedFor = s.parseKey(s.st.PK), s.st.PK
+func (t *table) copiedKey() []types.Datum {
+	if !slices.Equal(t.copiedFor, t.r.st.PK) {
+		t.copied, t.copiedFor = t.parseKey(t.r.st.PK), t.r.st.PK
 	}
-	return s.copied
+	return t.copied
 }
 
 // tupleRow makes a Tributary row of a tuple, and its key's text forms;
 // unchanged TOASTed values are taken from other (the old row, with REPLICA
 // IDENTITY FULL) or fetched again from the upstream. ok is false when the
 // row cannot be made (its key is missing or does not parse; reported).
-func (s *session) tupleRow(ctx context.Context, t, other *pglogrepl.TupleData) ([]types.Datum, []string, bool, error) {
-	row := make([]types.Datum, len(s.b.types))
+func (t *table) tupleRow(ctx context.Context, tup, other *pglogrepl.TupleData) ([]types.Datum, []string, bool, error) {
+	row := make([]types.Datum, len(t.b.types))
 	for j := range row {
 		row[j] = types.NullDatum
 	}
-	pk := make([]string, len(s.b.pk))
+	pk := make([]string, len(t.b.pk))
 	keys := 0
 	toasted := false
-	for i, c := range t.Columns {
-		if i >= len(s.relCols) || s.relCols[i] < 0 {
+	for i, c := range tup.Columns {
+		if i >= len(t.relCols) || t.relCols[i] < 0 {
 			continue
 		}
-		j := s.relCols[i]
+		j := t.relCols[i]
 		if c.DataType == pglogrepl.TupleDataTypeToast {
 			if other == nil || i >= len(other.Columns) || other.Columns[i].DataType != pglogrepl.TupleDataTypeText {
 				toasted = true
@@ -791,27 +1016,27 @@ func (s *session) tupleRow(ctx context.Context, t, other *pglogrepl.TupleData) (
 		if c.DataType != pglogrepl.TupleDataTypeText {
 			continue // NULL
 		}
-		d, err := types.ParseText(s.b.types[j], string(c.Data))
-		if k := indexInt(s.b.pk, j); k >= 0 {
+		d, err := types.ParseText(t.b.types[j], string(c.Data))
+		if k := indexInt(t.b.pk, j); k >= 0 {
 			if err != nil {
-				s.bad(fmt.Errorf("a change's key column %q: %w; the change is skipped", s.b.names[j], err))
+				t.bad(fmt.Errorf("a change's key column %q: %w; the change is skipped", t.b.names[j], err))
 				return nil, nil, false, nil
 			}
 			pk[k] = string(c.Data)
 			keys++
 		}
 		if err != nil {
-			s.bad(fmt.Errorf("column %q: %w; set to NULL", s.b.names[j], err))
+			t.bad(fmt.Errorf("column %q: %w; set to NULL", t.b.names[j], err))
 			continue
 		}
 		row[j] = d
 	}
 	if keys != len(pk) {
-		s.bad(errors.New("a change without its key (is the upstream table's REPLICA IDENTITY its primary key or FULL?); the change is skipped"))
+		t.bad(errors.New("a change without its key (is the upstream table's REPLICA IDENTITY its primary key or FULL?); the change is skipped"))
 		return nil, nil, false, nil
 	}
 	if toasted {
-		return s.refetch(ctx, row, pk)
+		return t.refetch(ctx, row, pk)
 	}
 	return row, pk, true, nil
 }
@@ -819,54 +1044,54 @@ func (s *session) tupleRow(ctx context.Context, t, other *pglogrepl.TupleData) (
 // refetch reads the row with key pk from the upstream now (a change whose
 // TOASTed values were not sent): the newest version, which later changes
 // of the key overwrite again; nil when the row is gone since.
-func (s *session) refetch(ctx context.Context, row []types.Datum, pk []string) ([]types.Datum, []string, bool, error) {
+func (t *table) refetch(ctx context.Context, row []types.Datum, pk []string) ([]types.Datum, []string, bool, error) {
 	var sql strings.Builder
 	sql.WriteString("SELECT ")
-	for i, name := range s.b.names {
+	for i, name := range t.b.names {
 		if i > 0 {
 			sql.WriteString(", ")
 		}
 		sql.WriteString(quoteIdent(name))
 	}
-	sql.WriteString(" FROM " + s.cfg.QualifiedTable() + " WHERE ")
+	sql.WriteString(" FROM " + t.cfg.QualifiedTable() + " WHERE ")
 	params := make([][]byte, len(pk))
-	for i, k := range s.b.pk {
+	for i, k := range t.b.pk {
 		if i > 0 {
 			sql.WriteString(" AND ")
 		}
-		fmt.Fprintf(&sql, "%s = $%d", quoteIdent(s.b.names[k]), i+1)
+		fmt.Fprintf(&sql, "%s = $%d", quoteIdent(t.b.names[k]), i+1)
 		params[i] = []byte(pk[i])
 	}
-	res := s.conn.ExecParams(ctx, sql.String(), params, nil, nil, nil).Read()
+	res := t.s.conn.ExecParams(ctx, sql.String(), params, nil, nil, nil).Read()
 	if res.Err != nil {
 		return nil, nil, false, fmt.Errorf("fetch a row whose TOASTed values the stream did not send: %w", res.Err)
 	}
 	if len(res.Rows) == 0 {
 		return nil, pk, true, nil // gone since: the caller deletes the key
 	}
-	r, ok := s.parseRow(res.Rows[0], -1)
+	r, ok := t.parseRow(res.Rows[0], -1)
 	return r, pk, ok, nil
 }
 
-func (s *session) isKey(j int) bool { return indexInt(s.b.pk, j) >= 0 }
+func (t *table) isKey(j int) bool { return indexInt(t.b.pk, j) >= 0 }
 
 // parseRow parses a copied row (text values in the binding's column
 // order); a value that does not parse is NULL (reported), a key that does
 // not parse skips the row (reported).
-func (s *session) parseRow(raw [][]byte, position int64) ([]types.Datum, bool) {
-	row := make([]types.Datum, len(s.b.types))
+func (t *table) parseRow(raw [][]byte, position int64) ([]types.Datum, bool) {
+	row := make([]types.Datum, len(t.b.types))
 	for j, v := range raw {
 		if v == nil {
 			row[j] = types.NullDatum
 			continue
 		}
-		d, err := types.ParseText(s.b.types[j], string(v))
+		d, err := types.ParseText(t.b.types[j], string(v))
 		if err != nil {
-			if s.isKey(j) {
-				s.badAt(position, fmt.Errorf("key column %q: %w; the row is skipped", s.b.names[j], err))
+			if t.isKey(j) {
+				t.badAt(position, fmt.Errorf("key column %q: %w; the row is skipped", t.b.names[j], err))
 				return nil, false
 			}
-			s.badAt(position, fmt.Errorf("column %q: %w; set to NULL", s.b.names[j], err))
+			t.badAt(position, fmt.Errorf("column %q: %w; set to NULL", t.b.names[j], err))
 			d = types.NullDatum
 		}
 		row[j] = d
@@ -875,43 +1100,43 @@ func (s *session) parseRow(raw [][]byte, position int64) ([]types.Datum, bool) {
 }
 
 // key returns row's key values, in key order (a fresh slice).
-func (s *session) key(row []types.Datum) []types.Datum {
-	k := make([]types.Datum, len(s.b.pk))
-	for i, j := range s.b.pk {
+func (t *table) key(row []types.Datum) []types.Datum {
+	k := make([]types.Datum, len(t.b.pk))
+	for i, j := range t.b.pk {
 		k[i] = row[j]
 	}
 	return k
 }
 
 // keyRow is a row of NULLs but for key pk (a delete's row).
-func (s *session) keyRow(pk []string) []types.Datum {
-	row := make([]types.Datum, len(s.b.types))
+func (t *table) keyRow(pk []string) []types.Datum {
+	row := make([]types.Datum, len(t.b.types))
 	for j := range row {
 		row[j] = types.NullDatum
 	}
-	for i, j := range s.b.pk {
-		row[j], _ = types.ParseText(s.b.types[j], pk[i]) // parsed before
+	for i, j := range t.b.pk {
+		row[j], _ = types.ParseText(t.b.types[j], pk[i]) // parsed before
 	}
 	return row
 }
 
 // rowKey parses a copied row's key (nil when it does not parse).
-func (s *session) rowKey(raw [][]byte) []types.Datum {
-	pk := make([]string, len(s.b.pk))
-	for i, k := range s.b.pk {
+func (t *table) rowKey(raw [][]byte) []types.Datum {
+	pk := make([]string, len(t.b.pk))
+	for i, k := range t.b.pk {
 		pk[i] = string(raw[k])
 	}
-	return s.parseKey(pk)
+	return t.parseKey(pk)
 }
 
 // parseKey parses key text forms (nil for nil or a key that does not parse).
-func (s *session) parseKey(pk []string) []types.Datum {
+func (t *table) parseKey(pk []string) []types.Datum {
 	if pk == nil {
 		return nil
 	}
 	k := make([]types.Datum, len(pk))
 	for i, v := range pk {
-		d, err := types.ParseText(s.b.pkTypes[i], v)
+		d, err := types.ParseText(t.b.pkTypes[i], v)
 		if err != nil {
 			return nil
 		}
@@ -933,20 +1158,20 @@ func compareKeys(ts []types.T, a, b []types.Datum) int {
 	return 0
 }
 
-func (s *session) bad(err error) { s.badAt(-1, err) }
+func (t *table) bad(err error) { t.badAt(-1, err) }
 
-func (s *session) badAt(position int64, err error) {
-	if s.r.env.BadMessage != nil {
-		s.r.env.BadMessage(s.r.split, position, err)
+func (t *table) badAt(position int64, err error) {
+	if t.r.env.BadMessage != nil {
+		t.r.env.BadMessage(t.r.split, position, err)
 	}
 }
 
 // enqueue queues seg, waiting while the queue is full (and telling the
 // upstream where it stands meanwhile, so it keeps the connection).
-func (s *session) enqueue(ctx context.Context, seg *segment) error {
-	r := s.r
-	t := time.NewTicker(statusEvery / 2)
-	defer t.Stop()
+func (t *table) enqueue(ctx context.Context, seg *segment) error {
+	r := t.r
+	tick := time.NewTicker(statusEvery / 2)
+	defer tick.Stop()
 	for {
 		r.mu.Lock()
 		if r.mu.rows < maxQueuedRows {
@@ -965,9 +1190,11 @@ func (s *session) enqueue(ctx context.Context, seg *segment) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-r.closed:
+			return nil // the table left: nobody reads its rows
 		case <-r.space:
-		case <-t.C:
-			if err := s.status(ctx, true); err != nil {
+		case <-tick.C:
+			if err := t.s.status(ctx, true); err != nil {
 				return err
 			}
 		}

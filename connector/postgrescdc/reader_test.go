@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary/tributary/connector"
@@ -664,5 +665,100 @@ func TestTruncateMirrored(t *testing.T) {
 	sameRows(t, "after a truncate after the copy", m.sorted(), u.rows(sp, "tr"))
 	if m.truncates != 1 {
 		t.Fatalf("%d truncates read after the copy, want 1", m.truncates)
+	}
+}
+
+// TestSharedSlot: tables of one source read one slot through one stream.
+// Two tables copy while writers change both, a third joins later; each
+// mirror equals its upstream table, and the slot's confirmed LSN waits
+// until every table (including one named only as a sibling) has committed.
+func TestSharedSlot(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 5000
+	for _, tb := range []string{"a", "b", "c"} {
+		u.exec(fmt.Sprintf("CREATE TABLE %s (id int8 PRIMARY KEY, v text, n int4)", tb),
+			fmt.Sprintf("INSERT INTO %s SELECT g, CASE WHEN g %% 9 = 0 THEN NULL ELSE '%s ' || g END, g %% 100 FROM generate_series(1, %d) g", tb, tb, rows))
+	}
+	props := u.props("", OptChunkRows, "300")
+	delete(props, OptTable)
+	src := open(t, connector.SourceSpec{Relation: "public.pg", Props: props})
+	resolved := src.Resolved()
+	if resolved[OptSlot] != "tributary_public_pg" || resolved[OptSlotCreated] != "true" {
+		t.Fatalf("resolved options %v", resolved)
+	}
+	table := func(name string, siblings ...string) (*Source, connector.SourceSpec) {
+		p, err := TableOf(resolved, "public.pg", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p[OptSiblings] = strings.Join(siblings, ",")
+		sp := spec("public."+name, p, simpleCols, "id")
+		return open(t, sp), sp
+	}
+	sa, spa := table("a", "public.b")
+	sb, spb := table("b", "public.a")
+	wa := startWriter(t, u, "a", rows*6/5, 3)
+	wb := startWriter(t, u, "b", rows*6/5, 4)
+	ra, rb := openReader(t, sa, nil, nil), openReader(t, sb, nil, nil)
+	ma, mb := newMirror(spa), newMirror(spb)
+	for !ma.off(t).Copied || !mb.off(t).Copied {
+		ma.until(t, ra, "a's copy", func() bool { return true })
+		mb.until(t, rb, "b's copy", func() bool { return true })
+	}
+	// c joins while the stream flows for a and b.
+	sc, spc := table("c", "public.a", "public.b")
+	rc := openReader(t, sc, nil, nil)
+	mc := newMirror(spc)
+	mc.until(t, rc, "c's copy", func() bool { return mc.offset != nil && mc.off(t).Copied })
+	wa.finish(t)
+	wb.finish(t)
+	ma.sentinel(t, u, ra, "INSERT INTO a VALUES (-1, 'sentinel', 0)", "-1")
+	mb.sentinel(t, u, rb, "INSERT INTO b VALUES (-1, 'sentinel', 0)", "-1")
+	mc.sentinel(t, u, rc, "INSERT INTO c VALUES (-1, 'sentinel', 0)", "-1")
+	sameRows(t, "a", ma.sorted(), u.rows(spa, "a"))
+	sameRows(t, "b", mb.sorted(), u.rows(spb, "b"))
+	sameRows(t, "c", mc.sorted(), u.rows(spc, "c"))
+
+	confirmed := func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := u.conn.Exec(ctx, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'tributary_public_pg'").ReadAll()
+		if err != nil || len(res[0].Rows) != 1 {
+			t.Fatalf("the slot: %v", err)
+		}
+		return string(res[0].Rows[0][0])
+	}
+	before := confirmed()
+	// a and b commit; c has not: the slot stays.
+	ra.(connector.OffsetCommitter).Committed(sa.split(), ma.offset)
+	rb.(connector.OffsetCommitter).Committed(sb.split(), mb.offset)
+	hold := time.Now().Add(2500 * time.Millisecond) // statuses go out every second
+	for time.Now().Before(hold) {
+		if got := confirmed(); got != before {
+			t.Fatalf("the slot moved from %s to %s before table c committed", before, got)
+		}
+		time.Sleep(100 * time.Millisecond) // polling
+	}
+	rc.(connector.OffsetCommitter).Committed(sc.split(), mc.offset)
+	want := min(ma.off(t).LSN, mb.off(t).LSN, mc.off(t).LSN)
+	deadline := time.Now().Add(30 * time.Second)
+	for confirmed() != pglogrepl.LSN(want).String() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot's confirmed LSN is %s, want %s (the least committed)", confirmed(), pglogrepl.LSN(want))
+		}
+		time.Sleep(50 * time.Millisecond) // polling
+	}
+	// Dropping the source drops the slot it made.
+	for _, r := range []connector.SplitReader{ra, rb, rc} {
+		r.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := src.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := u.conn.Exec(ctx, "SELECT count(*) FROM pg_replication_slots").ReadAll()
+	if err != nil || string(res[0].Rows[0][0]) != "0" {
+		t.Fatalf("slots after DROP SOURCE: %v %v", res, err)
 	}
 }

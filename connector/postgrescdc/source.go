@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	connector.RegisterSource(connector.SourceConnector{Name: Name, ReadOnly: true, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
+	connector.RegisterSource(connector.SourceConnector{Name: Name, ReadOnly: true, Tables: true, TableOf: TableOf, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
 		s, err := ParseSource(spec)
 		if err != nil {
 			return nil, err
@@ -25,24 +25,36 @@ func init() {
 // checkTimeout bounds Check.
 const checkTimeout = 30 * time.Second
 
-// Source is a parsed postgres-cdc table (connector.Source).
+// Source is a parsed postgres-cdc table or source (connector.Source). A
+// source (CREATE SOURCE) holds the connection, the slot and the
+// publication and reads nothing itself; its tables (CREATE TABLE ... FROM
+// source TABLE) read the slot together; a single-table form table reads
+// its own slot.
 type Source struct {
 	cfg  Config
 	spec connector.SourceSpec
+	// What Check made (a source's slot and publication).
+	madeSlot, madePub bool
 }
 
-// ParseSource reads a postgres-cdc table's options. Only CREATE TABLE takes
-// the connector (the rows carry deletes); FORMAT is refused.
+// ParseSource reads a postgres-cdc table's or source's options. FORMAT is
+// refused; a source takes no columns, a table needs the upstream's
+// primary key.
 func ParseSource(spec connector.SourceSpec) (*Source, error) {
-	if !spec.Table {
-		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc: use CREATE TABLE t (columns, PRIMARY KEY (...)) WITH (connector = 'postgres-cdc', ..., table.name = '...'); a shared CDC source (CREATE SOURCE ... / CREATE TABLE ... FROM source TABLE) is not supported yet")
-	}
 	if spec.Format != "" || spec.Encode != "" {
 		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc: FORMAT ... ENCODE ... is not allowed (the rows are the upstream table's)")
 	}
-	cfg, err := ParseConfig(spec.Props, spec.Relation)
+	cfg, err := ParseConfig(spec.Props, spec.Relation, spec.Table)
 	if err != nil {
 		return nil, err
+	}
+	if !spec.Table {
+		for _, c := range spec.Columns {
+			if c.Meta == "" {
+				return nil, types.Errorf(types.ErrInvalidTableDefinition, "postgres-cdc: a source has no columns: create a table per upstream table FROM it (CREATE TABLE t (columns, PRIMARY KEY (...)) FROM %s TABLE 'schema.table')", spec.Relation)
+			}
+		}
+		return &Source{cfg: cfg, spec: spec}, nil
 	}
 	if len(spec.Key) == 0 {
 		return nil, types.Errorf(types.ErrInvalidTableDefinition, "postgres-cdc: the table needs a PRIMARY KEY, the upstream table's")
@@ -71,16 +83,15 @@ func (s *Source) Check(ctx context.Context) (err error) {
 		return types.Errorf(types.ErrInvalidParameter, "%v", err)
 	}
 	defer conn.Close(context.Background())
+	switch {
+	case !s.spec.Table:
+		return s.checkSource(ctx, conn)
+	case s.cfg.SourceName != "":
+		return s.checkSourceTable(ctx, conn)
+	}
 	cfg := s.cfg
-	rows, err := query(ctx, conn, "SELECT current_setting('wal_level'), (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user)")
-	if err != nil {
+	if err := checkServer(ctx, conn, cfg); err != nil {
 		return err
-	}
-	if rows[0][0] != "logical" {
-		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: the upstream's wal_level is %s; logical replication needs wal_level = logical (ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL)", rows[0][0])
-	}
-	if rows[0][1] != "t" {
-		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q may not replicate (ALTER ROLE %s WITH REPLICATION)", cfg.User, quoteIdent(cfg.User))
 	}
 	up, err := describe(ctx, conn, cfg)
 	if err != nil {
@@ -100,7 +111,7 @@ func (s *Source) Check(ctx context.Context) (err error) {
 			}
 		}
 	}()
-	rows, err = query(ctx, conn, "SELECT puballtables FROM pg_publication WHERE pubname = "+quoteLiteral(cfg.Publication))
+	rows, err := query(ctx, conn, "SELECT puballtables FROM pg_publication WHERE pubname = "+quoteLiteral(cfg.Publication))
 	if err != nil {
 		return err
 	}
@@ -114,35 +125,203 @@ func (s *Source) Check(ctx context.Context) (err error) {
 		}
 		undo = append(undo, "DROP PUBLICATION IF EXISTS "+quoteIdent(cfg.Publication))
 	default:
-		rows, err = query(ctx, conn, "SELECT 1 FROM pg_publication_tables WHERE pubname = "+quoteLiteral(cfg.Publication)+
-			" AND schemaname = "+quoteLiteral(cfg.Schema)+" AND tablename = "+quoteLiteral(cfg.Table))
-		if err != nil {
+		if err := checkPublished(ctx, conn, cfg, false, &undo); err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: publication %q does not publish table %s (ALTER PUBLICATION %s ADD TABLE %s)",
-				cfg.Publication, cfg.QualifiedTable(), quoteIdent(cfg.Publication), cfg.QualifiedTable())
-		}
 	}
-	rows, err = query(ctx, conn, "SELECT plugin, database FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(cfg.Slot))
+	made, err := ensureSlot(ctx, conn, cfg, true)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
-		if _, err := query(ctx, conn, "SELECT pg_create_logical_replication_slot("+quoteLiteral(cfg.Slot)+", 'pgoutput')"); err != nil {
-			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: create replication slot %q: %v", cfg.Slot, err)
-		}
+	if made {
 		undo = append(undo, "SELECT pg_drop_replication_slot("+quoteLiteral(cfg.Slot)+")")
-	} else if rows[0][0] != "pgoutput" || rows[0][1] != cfg.Database {
-		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: replication slot %q exists with plugin %s on database %s (want pgoutput on %s): choose another %s",
-			cfg.Slot, rows[0][0], rows[0][1], cfg.Database, OptSlot)
 	}
 	return nil
 }
 
-// Drop removes the replication slot (DROP TABLE): the upstream stops
-// keeping WAL for it. The publication is left (others may use it).
+// checkServer checks wal_level and the user's replication privilege.
+func checkServer(ctx context.Context, conn *pgconn.PgConn, cfg Config) error {
+	rows, err := query(ctx, conn, "SELECT current_setting('wal_level'), (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user)")
+	if err != nil {
+		return err
+	}
+	if rows[0][0] != "logical" {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: the upstream's wal_level is %s; logical replication needs wal_level = logical (ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL)", rows[0][0])
+	}
+	if rows[0][1] != "t" {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q may not replicate (ALTER ROLE %s WITH REPLICATION)", cfg.User, quoteIdent(cfg.User))
+	}
+	return nil
+}
+
+// checkPublished checks that the publication publishes the table; when it
+// does not, add (the publication is Tributary's to manage) adds it, noting
+// the undo.
+func checkPublished(ctx context.Context, conn *pgconn.PgConn, cfg Config, add bool, undo *[]string) error {
+	rows, err := query(ctx, conn, "SELECT 1 FROM pg_publication_tables WHERE pubname = "+quoteLiteral(cfg.Publication)+
+		" AND schemaname = "+quoteLiteral(cfg.Schema)+" AND tablename = "+quoteLiteral(cfg.Table))
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		return nil
+	}
+	if !add {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: publication %q does not publish table %s (ALTER PUBLICATION %s ADD TABLE %s)",
+			cfg.Publication, cfg.QualifiedTable(), quoteIdent(cfg.Publication), cfg.QualifiedTable())
+	}
+	if _, err := query(ctx, conn, "ALTER PUBLICATION "+quoteIdent(cfg.Publication)+" ADD TABLE "+cfg.QualifiedTable()); err != nil {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: add table %s to publication %q: %v", cfg.QualifiedTable(), cfg.Publication, err)
+	}
+	*undo = append(*undo, "ALTER PUBLICATION "+quoteIdent(cfg.Publication)+" DROP TABLE "+cfg.QualifiedTable())
+	return nil
+}
+
+// ensureSlot checks that the slot exists for pgoutput on the database, or
+// (create) makes it; made reports that it did.
+func ensureSlot(ctx context.Context, conn *pgconn.PgConn, cfg Config, create bool) (made bool, err error) {
+	rows, err := query(ctx, conn, "SELECT plugin, database FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(cfg.Slot))
+	if err != nil {
+		return false, err
+	}
+	if len(rows) == 0 {
+		if !create {
+			return false, types.Errorf(types.ErrUndefinedObject, "postgres-cdc: replication slot %q of source %s does not exist any more (drop and create the source again)", cfg.Slot, cfg.SourceName)
+		}
+		if _, err := query(ctx, conn, "SELECT pg_create_logical_replication_slot("+quoteLiteral(cfg.Slot)+", 'pgoutput')"); err != nil {
+			return false, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: create replication slot %q: %v", cfg.Slot, err)
+		}
+		return true, nil
+	}
+	if rows[0][0] != "pgoutput" || rows[0][1] != cfg.Database {
+		return false, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: replication slot %q exists with plugin %s on database %s (want pgoutput on %s): choose another %s",
+			cfg.Slot, rows[0][0], rows[0][1], cfg.Database, OptSlot)
+	}
+	return false, nil
+}
+
+// checkSource is a CDC source's Check: the upstream answers with wal_level
+// = logical, the user may replicate, the publication exists (made, with no
+// table yet, when missing and publication.create.enable) and the slot
+// exists (made when missing). What it made is dropped again when a later
+// step fails.
+func (s *Source) checkSource(ctx context.Context, conn *pgconn.PgConn) (err error) {
+	cfg := s.cfg
+	if err := checkServer(ctx, conn, cfg); err != nil {
+		return err
+	}
+	var undo []string
+	defer func() {
+		if err != nil {
+			for _, u := range undo {
+				_, _ = query(context.Background(), conn, u) // best effort: the error says what failed
+			}
+			s.madePub, s.madeSlot = false, false
+		}
+	}()
+	rows, err := query(ctx, conn, "SELECT 1 FROM pg_publication WHERE pubname = "+quoteLiteral(cfg.Publication))
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rows) == 0 && !cfg.CreatePublication:
+		return types.Errorf(types.ErrUndefinedObject, "postgres-cdc: publication %q does not exist (create it: CREATE PUBLICATION %s FOR TABLE ..., or set %s = 'true')",
+			cfg.Publication, quoteIdent(cfg.Publication), OptPublicationCreate)
+	case len(rows) == 0:
+		if _, err := query(ctx, conn, "CREATE PUBLICATION "+quoteIdent(cfg.Publication)); err != nil {
+			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: create publication %q: %v", cfg.Publication, err)
+		}
+		undo = append(undo, "DROP PUBLICATION IF EXISTS "+quoteIdent(cfg.Publication))
+		s.madePub = true
+	}
+	rows, err = query(ctx, conn, "SELECT active FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(cfg.Slot))
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 && rows[0][0] == "t" {
+		return types.Errorf(types.ErrObjectInUse, "postgres-cdc: replication slot %q is in use (another reader streams from it): choose another %s", cfg.Slot, OptSlot)
+	}
+	if s.madeSlot, err = ensureSlot(ctx, conn, cfg, true); err != nil {
+		return err
+	}
+	if s.madeSlot {
+		undo = append(undo, "SELECT pg_drop_replication_slot("+quoteLiteral(cfg.Slot)+")")
+	}
+	return nil
+}
+
+// checkSourceTable is the Check of a table of a CDC source: the upstream
+// table exists with a primary key and columns that match, the user can read
+// it, the source's publication publishes it (it is added when the source
+// manages the publication: publication.create.enable) and the slot is
+// still there.
+func (s *Source) checkSourceTable(ctx context.Context, conn *pgconn.PgConn) (err error) {
+	cfg := s.cfg
+	up, err := describe(ctx, conn, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := bind(s.spec, cfg, up); err != nil {
+		return err
+	}
+	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
+	}
+	var undo []string
+	defer func() {
+		if err != nil {
+			for _, u := range undo {
+				_, _ = query(context.Background(), conn, u) // best effort: the error says what failed
+			}
+		}
+	}()
+	if err := checkPublished(ctx, conn, cfg, cfg.CreatePublication, &undo); err != nil {
+		return err
+	}
+	_, err = ensureSlot(ctx, conn, cfg, false)
+	return err
+}
+
+// Resolved implements connector.Resolver: a source's options with the slot
+// and publication named (their defaults fixed at CREATE) and whether
+// CREATE made the slot (DROP SOURCE then drops it).
+func (s *Source) Resolved() map[string]string {
+	out := make(map[string]string, len(s.spec.Props)+3)
+	for k, v := range s.spec.Props {
+		out[k] = v
+	}
+	if s.spec.Table {
+		return out
+	}
+	out[OptSlot], out[OptPublication] = s.cfg.Slot, s.cfg.Publication
+	if s.madeSlot || s.cfg.SlotCreated {
+		out[OptSlotCreated] = "true"
+	}
+	return out
+}
+
+// Drop implements connector.Dropper. A single-table form table's DROP
+// removes its replication slot: the upstream stops keeping WAL for it. A
+// table of a source leaves the slot to the source (the slot no longer
+// waits for the table); a source's DROP removes the slot when its CREATE
+// made it. The publication is left (others may use it).
 func (s *Source) Drop(ctx context.Context) error {
+	switch {
+	case s.spec.Table && s.cfg.SourceName != "":
+		hubFor(s.cfg).forget(s.spec.Relation)
+		return nil
+	case !s.spec.Table:
+		forgetHub(s.cfg)
+		if !s.cfg.SlotCreated && !s.madeSlot {
+			return nil
+		}
+	default:
+		forgetHub(s.cfg)
+	}
+	return s.dropSlot(ctx)
+}
+
+func (s *Source) dropSlot(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	conn, err := s.cfg.connect(ctx, false)
@@ -150,7 +329,7 @@ func (s *Source) Drop(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	// The reader's walsender may still be ending: retry while the slot is active.
+	// A reader's walsender may still be ending: retry while the slot is active.
 	for {
 		_, err = query(ctx, conn, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = "+quoteLiteral(s.cfg.Slot))
 		var pe *pgconn.PgError
@@ -168,6 +347,9 @@ func (s *Source) Drop(ctx context.Context) error {
 // Enumerator implements connector.Source: one split, named after the
 // upstream table.
 func (s *Source) Enumerator(context.Context) (connector.SplitEnumerator, error) {
+	if !s.spec.Table {
+		return enumerator{}, nil
+	}
 	return enumerator{split: s.split()}, nil
 }
 
@@ -175,6 +357,9 @@ func (s *Source) split() string { return s.cfg.Schema + "." + s.cfg.Table }
 
 // Reader implements connector.Source.
 func (s *Source) Reader(_ context.Context, splits []connector.SplitOffset, env connector.ReaderEnv) (connector.SplitReader, error) {
+	if !s.spec.Table {
+		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc source %s holds no rows: read its tables", s.spec.Relation)
+	}
 	if len(splits) != 1 || splits[0].Split != s.split() {
 		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc %s: a reader of splits %v (want the one split %q)", s.spec.Relation, splits, s.split())
 	}
@@ -205,7 +390,12 @@ func (s *Source) Upsert() bool { return true }
 
 type enumerator struct{ split string }
 
-func (e enumerator) Splits(context.Context) ([]string, error) { return []string{e.split}, nil }
+func (e enumerator) Splits(context.Context) ([]string, error) {
+	if e.split == "" {
+		return []string{}, nil
+	}
+	return []string{e.split}, nil
+}
 
 func (e enumerator) Bounds(_ context.Context, splits []string) (map[string]connector.SplitBounds, error) {
 	out := map[string]connector.SplitBounds{}

@@ -138,6 +138,11 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	if alias == "" {
 		alias = rel.Name
 	}
+	if rel.Kind == catalog.KindSource && rel.Connector != nil && len(rel.Columns) == 0 {
+		// A CDC source: its tables hold the rows.
+		return nil, types.Errorf(types.ErrWrongObjectType, "cannot read source \"%s\": a %s source holds no rows; query the tables created FROM it (CREATE TABLE t (columns, PRIMARY KEY (...)) FROM %s TABLE 'schema.table')",
+			rel.Name, rel.Connector.Name(), rel.Name)
+	}
 	if rel.Kind != catalog.KindSystem && !slices.Contains(b.deps, rel.ID) {
 		b.deps = append(b.deps, rel.ID)
 	}

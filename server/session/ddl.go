@@ -10,7 +10,6 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
-	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -98,6 +97,9 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if len(n.Include) > 0 && len(n.With) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "INCLUDE needs a connector: WITH (connector = ...)")
 	}
+	if n.FromSource != nil && (len(n.With) > 0 || n.Format != nil || len(n.Include) > 0 || n.AppendOnly) {
+		return nil, types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no WITH, FORMAT, INCLUDE or APPEND ONLY: the source's options apply")
+	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
 	}
@@ -147,9 +149,14 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
+	if n.FromSource != nil {
+		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable); err != nil {
+			return nil, err
+		}
+	}
 	rel.ID = s.eng.Catalog.NextID()
 	copies := false // a CDC table: its job copies the upstream table first
-	if len(n.With) > 0 {
+	if rel.Connector != nil {
 		rel.StateTables = []uint32{s.eng.Catalog.NextID()} // the source's split offsets
 		if copies = copiesFirst(rel); copies {
 			if rel.Job, err = s.tableJobSettings(); err != nil {
@@ -167,7 +174,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	opts := connectorJobOptions(rel)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = !copies || bg == "true"
-	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), opts); err != nil {
+	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], s.eng.connectorTablePlan(rel), opts); err != nil {
 		// Undo the table: it must not exist without its source.
 		s.abandonConnectorTable(rel)
 		return nil, err
@@ -318,6 +325,9 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 			if isSharedSource(r) {
 				err = s.eng.coord().DropJob(ctx, r.ID)
 				s.eng.sinks.ForgetSource(r.QualifiedName())
+			}
+			if tablesSource(r) {
+				releaseSource(ctx, r) // a CDC source's slot, when its CREATE made it
 			}
 		case catalog.KindTable:
 			if isConnectorTable(r) {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/physical"
+	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -42,7 +44,11 @@ const (
 func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, with []parser.Option, format *parser.FormatEncode, include []parser.Include, key []string) error {
 	props := map[string]string{}
 	for _, o := range with {
-		props[strings.ToLower(o.Key)] = o.Value
+		k := strings.ToLower(o.Key)
+		if strings.HasPrefix(k, internalOptionPrefix) {
+			return types.Errorf(types.ErrInvalidParameter, "unknown option %q (options beginning with %q are Tributary's own)", k, internalOptionPrefix)
+		}
+		props[k] = o.Value
 	}
 	conn := &catalog.Connector{Props: props, RateLimit: -1}
 	if format != nil {
@@ -93,10 +99,8 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 			catalog.Column{Name: splitColumn, Type: types.TVarchar, NotNull: true, Hidden: true, Meta: connector.MetaSplit},
 			catalog.Column{Name: positionColumn, Type: types.TInt64, NotNull: true, Hidden: true, Meta: connector.MetaPosition})
 	}
-	if r, err := s.vars.get("source_rate_limit"); err == nil && r != "default" {
-		if conn.RateLimit, err = strconv.ParseInt(r, 10, 64); err != nil {
-			return types.Errorf(types.ErrInvalidParameter, "source_rate_limit must be a non-negative integer or DEFAULT")
-		}
+	if conn.RateLimit, err = s.sourceRateLimit(); err != nil {
+		return err
 	}
 	rel.Connector = conn
 	_, src, err := stream.OpenSource(rel)
@@ -104,6 +108,153 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 		return err
 	}
 	return src.Check(ctx)
+}
+
+// internalOptionPrefix begins the connector options Tributary records
+// itself (connector.OptSiblings and a CDC source's own).
+const internalOptionPrefix = "tributary."
+
+// sourceRateLimit is the session's source_rate_limit (-1: DEFAULT).
+func (s *Session) sourceRateLimit() (int64, error) {
+	r, err := s.vars.get("source_rate_limit")
+	if err != nil || r == "default" {
+		return -1, nil
+	}
+	v, err := strconv.ParseInt(r, 10, 64)
+	if err != nil {
+		return -1, types.Errorf(types.ErrInvalidParameter, "source_rate_limit must be a non-negative integer or DEFAULT")
+	}
+	return v, nil
+}
+
+// tablesSource reports whether rel is a source that tables are created
+// FROM (a CDC source: it holds no rows itself).
+func tablesSource(rel *catalog.Relation) bool {
+	if rel.Kind != catalog.KindSource || rel.Connector == nil {
+		return false
+	}
+	c, err := connector.LookupSource(rel.Connector.Props)
+	return err == nil && c.Tables
+}
+
+// sourceOf returns the source a table of a CDC source reads (nil for any
+// other relation).
+func (e *Engine) sourceOf(rel *catalog.Relation) *catalog.Relation {
+	if rel.Kind != catalog.KindTable || rel.Connector == nil {
+		return nil
+	}
+	for _, id := range rel.DependsOn {
+		if src, ok := e.Catalog.ByID(id); ok && tablesSource(src) {
+			return src
+		}
+	}
+	return nil
+}
+
+// sourceTableOptions makes rel (CREATE TABLE ... FROM source TABLE 'name')
+// a table of a CDC source: the connector's options are the source's for
+// the upstream table, the table depends on the source (DROP SOURCE is
+// refused while it exists), and the upstream table must answer as the
+// table's columns need (the connector's Check).
+func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation, from parser.ObjectName, table string) error {
+	src, err := s.eng.Catalog.Lookup(from.Schema, from.Name)
+	if err != nil {
+		return err
+	}
+	if !tablesSource(src) {
+		return types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a CDC source: CREATE TABLE ... FROM source TABLE 'name' reads a source of a CDC connector (postgres-cdc)", src.Name)
+	}
+	c, err := connector.LookupSource(src.Connector.Props)
+	if err != nil {
+		return err
+	}
+	props, err := c.TableOf(src.Connector.Props, src.QualifiedName(), table)
+	if err != nil {
+		return err
+	}
+	for _, d := range s.eng.Catalog.Dependents(src.ID) {
+		if d.Kind == catalog.KindTable && d.Connector != nil && maps.Equal(d.Connector.Props, props) {
+			return types.Errorf(types.ErrDuplicateObject, "table \"%s\" already mirrors upstream table '%s' of source %s: query it (or create a view on it)", d.Name, table, src.Name)
+		}
+	}
+	conn := &catalog.Connector{Props: props, ReadOnly: c.ReadOnly}
+	if conn.RateLimit, err = s.sourceRateLimit(); err != nil {
+		return err
+	}
+	rel.Connector = conn
+	rel.DependsOn = []uint32{src.ID}
+	_, cs, err := stream.OpenSource(rel)
+	if err != nil {
+		return err
+	}
+	return cs.Check(ctx)
+}
+
+// connectorTablePlan is the plan of connector table rel's job; a table of
+// a CDC source learns the source's other tables (connector.OptSiblings),
+// as the catalog lists them now.
+func (e *Engine) connectorTablePlan(rel *catalog.Relation) *plan.StreamConnectorSource {
+	if src := e.sourceOf(rel); src != nil {
+		var sibs []string
+		for _, d := range e.Catalog.Dependents(src.ID) {
+			if d.ID != rel.ID && d.Kind == catalog.KindTable {
+				sibs = append(sibs, d.QualifiedName())
+			}
+		}
+		r, conn := *rel, *rel.Connector
+		conn.Props = maps.Clone(conn.Props)
+		conn.Props[connector.OptSiblings] = strings.Join(sibs, ",")
+		r.Connector = &conn
+		rel = &r
+	}
+	return physical.ConnectorTable(rel)
+}
+
+// withProps are WITH options with keys lower-cased.
+func withProps(with []parser.Option) map[string]string {
+	props := map[string]string{}
+	for _, o := range with {
+		props[strings.ToLower(o.Key)] = o.Value
+	}
+	return props
+}
+
+// createTablesSource is CREATE SOURCE name WITH (connector = ...) of a
+// connector whose tables are created FROM the source (CDC): the source
+// has no columns and no job and holds no rows; CREATE checks the external
+// system (and may make what the tables share there: a replication slot, a
+// publication) and records the options as the connector resolved them.
+func (s *Session) createTablesSource(ctx context.Context, rel *catalog.Relation, n *parser.CreateSource) (pgwire.Result, error) {
+	if len(n.Columns) > 0 || len(n.Include) > 0 || n.Format != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "a %s source takes no columns, INCLUDE or FORMAT: create a table per upstream table FROM it (CREATE TABLE t (columns, PRIMARY KEY (...)) FROM %s TABLE 'schema.table')", withProps(n.With)["connector"], rel.Name)
+	}
+	props := withProps(n.With)
+	for k := range props {
+		if strings.HasPrefix(k, internalOptionPrefix) {
+			return nil, types.Errorf(types.ErrInvalidParameter, "unknown option %q (options beginning with %q are Tributary's own)", k, internalOptionPrefix)
+		}
+	}
+	c, err := connector.LookupSource(props)
+	if err != nil {
+		return nil, err
+	}
+	rel.Connector = &catalog.Connector{Props: props, ReadOnly: c.ReadOnly, RateLimit: -1}
+	_, src, err := stream.OpenSource(rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.Check(ctx); err != nil {
+		return nil, err
+	}
+	if r, ok := src.(connector.Resolver); ok {
+		rel.Connector.Props = r.Resolved()
+	}
+	rel.ID = s.eng.Catalog.NextID()
+	if err := s.publish(ctx, rel); err != nil {
+		releaseSource(ctx, rel) // what Check made
+		return nil, err
+	}
+	return tagOnly("CREATE_SOURCE"), nil
 }
 
 // releaseSource lets a dropped relation's connector release what it holds
@@ -240,6 +391,9 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 	if rel.Connector == nil {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" has no connector", rel.Name)
 	}
+	if tablesSource(rel) {
+		return nil, types.Errorf(types.ErrWrongObjectType, "source \"%s\" reads nothing itself: set SOURCE_RATE_LIMIT on its tables (ALTER TABLE t SET SOURCE_RATE_LIMIT = n)", rel.Name)
+	}
 	rate := int64(-1)
 	if !n.Default && !strings.EqualFold(n.Value, "default") {
 		v, err := strconv.ParseInt(n.Value, 10, 64)
@@ -296,6 +450,9 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
 		AppendOnly: true, CreatedAt: time.Now().UTC()}
+	if c, err := connector.LookupSource(withProps(n.With)); err == nil && c.Tables {
+		return s.createTablesSource(ctx, rel, n)
+	}
 	for _, cd := range n.Columns {
 		if cd.PrimaryKey {
 			return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id)")

@@ -33,7 +33,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 				if j, ok := e.carried[rel.StateTables[0]]; ok { // rebuilt in this process: its progress goes on
 					opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
 				}
-				if err := c.AddJob(ctx, rel.StateTables[0], physical.ConnectorTable(rel), opts); err != nil {
+				if err := c.AddJob(ctx, rel.StateTables[0], e.connectorTablePlan(rel), opts); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
 				}
 			}

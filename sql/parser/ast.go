@@ -159,6 +159,10 @@ type CreateTable struct {
 	Include     []Include
 	With        []Option
 	Format      *FormatEncode
+	// FromSource and SourceTable are FROM source TABLE 'name': a table
+	// mirroring one upstream table of a CDC source.
+	FromSource  *ObjectName
+	SourceTable string
 }
 
 // Include is an INCLUDE what [AS name] clause of a connector's CREATE SOURCE

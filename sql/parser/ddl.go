@@ -296,6 +296,21 @@ func (p *ddlParser) createTable() (Statement, error) {
 				return nil, err
 			}
 			st.Include = append(st.Include, inc)
+		case n.kw("from") && st.FromSource == nil:
+			p.i++
+			src, err := p.objectName()
+			if err != nil {
+				return nil, err
+			}
+			st.FromSource = &src
+			if err := p.expect("table"); err != nil {
+				return nil, err
+			}
+			if t := p.peek(); t == nil || t.group || t.tok.kind != tkString {
+				return nil, p.errHere()
+			}
+			st.SourceTable = p.peek().tok.val
+			p.i++
 		case n.kwIn("on", "as", "engine"):
 			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
 		default:

@@ -226,6 +226,9 @@ func summarize(s Statement) string {
 	case *CreateTable:
 		out := fmt.Sprintf("CreateTable %s ifNotExists=%v appendOnly=%v pk=%v", s.Name, s.IfNotExists, s.AppendOnly, s.PrimaryKey)
 		out += columnsSummary(s.Columns) + optsSummary(s.With, s.Format)
+		if s.FromSource != nil {
+			out += fmt.Sprintf("\n  from source %s table %q", s.FromSource, s.SourceTable)
+		}
 		return out
 	case *CreateSource:
 		out := fmt.Sprintf("CreateSource %s ifNotExists=%v pk=%v", s.Name, s.IfNotExists, s.PrimaryKey)
