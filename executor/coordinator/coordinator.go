@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -431,12 +432,86 @@ func (c *Coordinator) WaitCommitted(ctx context.Context, epoch uint64) error {
 }
 
 // Flush waits until everything written before the call is committed.
+//
+// Rows a sink writes into a table are writes too: while sinks into tables
+// hold entries of the epochs committed so far, Flush waits until each has
+// written them into its table and commits again (those rows, and what views
+// over the target table and sinks from them do with them), up to one round
+// per sink into a table.
 func (c *Coordinator) Flush(ctx context.Context) error {
+	epoch, err := c.flushOnce(ctx)
+	if err != nil || c.cfg.Sinks == nil {
+		return err
+	}
+	into := 0
+	for _, st := range c.cfg.Sinks.Stores() {
+		if st.Into {
+			into++
+		}
+	}
+	for round := 0; round < into; round++ {
+		before := c.intoDelivered()
+		if err := c.waitSinksInto(ctx, epoch); err != nil {
+			return err
+		}
+		if round > 0 && maps.Equal(before, c.intoDelivered()) {
+			return nil // nothing more was written into a table
+		}
+		if epoch, err = c.flushOnce(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushOnce commits the open epoch and returns it.
+func (c *Coordinator) flushOnce(ctx context.Context) (uint64, error) {
 	c.mu.Lock()
 	epoch := c.mu.epoch
 	c.mu.Unlock()
 	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return epoch, c.WaitCommitted(ctx, epoch)
+}
+
+// intoDelivered is the last epoch each sink into a table's reader delivered.
+func (c *Coordinator) intoDelivered() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, st := range c.cfg.Sinks.Stores() {
+		if st.Into {
+			out[fmt.Sprintf("%s/%d", st.Sink, st.Actor)] = st.DeliveredEpoch
+		}
+	}
+	return out
+}
+
+// waitSinksInto waits until every sink into a table has written its entries
+// of epochs through epoch into its table, asking for barriers meanwhile (a
+// paced one writes one batch per epoch).
+func (c *Coordinator) waitSinksInto(ctx context.Context, epoch uint64) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		behind := false
+		for _, st := range c.cfg.Sinks.Stores() {
+			if st.Into && st.WrittenThrough < epoch {
+				behind = true
+				break
+			}
+		}
+		if !behind {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.stop:
+			return ErrStopped
+		case <-c.failedCh:
+			return ErrRecovering
+		case <-tick.C:
+			c.RequestBarrier()
+		}
+	}
 }
 
 // OpenEpoch returns the epoch that DML and other writes go into now.

@@ -49,6 +49,10 @@ type SinkLogStats struct {
 	DeliveredEpoch uint64 // the last epoch the connector committed
 	Failures       int64  // failed deliveries so far
 	LastError      string
+	// Into: a sink into a table, whose entries of every epoch through
+	// WrittenThrough are written into the table (in a later epoch).
+	Into           bool
+	WrittenThrough uint64
 }
 
 // SinkEvent is an event of the streaming engine's event log: a sink's
@@ -617,7 +621,8 @@ func (r *logReader) stats() SinkLogStats {
 	lastErr := r.mu.lastErr
 	r.mu.Unlock()
 	return SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last.Load(), Failures: r.failures.Load(),
-		LastError: lastErr, PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load()}
+		LastError: lastErr, PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load(),
+		Into: r.into != nil, WrittenThrough: r.writtenThrough.Load()}
 }
 
 // countLeft counts the committed entries a restart left in the log store:
