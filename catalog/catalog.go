@@ -107,6 +107,9 @@ type JobSettings struct {
 	TargetLatencyMs int    `json:"target_latency_ms,omitempty"`
 	// SnapshotBackfill selects snapshot backfill over arrangement backfill.
 	SnapshotBackfill bool `json:"snapshot_backfill,omitempty"`
+	// NoBackfill: the job reads only the changes after its creation, not
+	// its upstreams' existing rows (a sink's snapshot = 'false').
+	NoBackfill bool `json:"no_backfill,omitempty"`
 }
 
 // SinkSettings are a sink's settings.

@@ -108,8 +108,12 @@ func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 
 // enableBackfill makes every source of a job backfill its relation's
 // existing rows, by snapshot backfill or arrangement backfill (as the job's
-// settings say; a shared source's own backfill either way).
+// settings say; a shared source's own backfill either way), unless the job
+// reads only the changes after its creation (JobSettings.NoBackfill).
 func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
+	if rel.Job != nil && rel.Job.NoBackfill {
+		return // only the changes from now on
+	}
 	if s, ok := n.(*plan.StreamSource); ok {
 		s.Backfill, s.Snapshot = true, rel.Job != nil && rel.Job.SnapshotBackfill
 	}
@@ -206,8 +210,16 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC()}
+	k := 0
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+		if !f.Hidden && k < len(n.Columns) {
+			rel.Columns[i].Name = n.Columns[k]
+			k++
+		}
+	}
+	if len(n.Columns) > k {
+		return nil, types.Errorf(types.ErrSyntax, "too many column names were specified")
 	}
 	s.jobSettings(rel)
 	rel.ID = s.eng.Catalog.NextID()

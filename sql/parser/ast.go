@@ -179,6 +179,7 @@ type CreateMaterializedView struct {
 	Source
 	Name        ObjectName
 	IfNotExists bool
+	Columns     []string // optional names of the visible columns, in order
 	Query       *Query
 	With        []Option
 }

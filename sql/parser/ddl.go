@@ -489,7 +489,11 @@ func parseOptions(src string, g *node) ([]Option, error) {
 	if len(g.kids) == 0 {
 		return opts, nil
 	}
-	for _, part := range splitCommas(g.kids) {
+	parts := splitCommas(g.kids)
+	if n := len(parts); n > 1 && len(parts[n-1]) == 0 {
+		parts = parts[:n-1] // a trailing comma, as RisingWave accepts
+	}
+	for _, part := range parts {
 		if len(part) == 0 {
 			return nil, syntaxErrAt(src, g.close)
 		}
@@ -601,6 +605,11 @@ func (p *ddlParser) createMV(at *node) (Statement, error) {
 	var err error
 	if st.Name, err = p.objectName(); err != nil {
 		return nil, err
+	}
+	if n := p.peek(); n != nil && n.isParen() {
+		if st.Columns, err = p.identList(); err != nil {
+			return nil, err
+		}
 	}
 	if p.kw("with") {
 		if st.With, err = p.options(); err != nil {
