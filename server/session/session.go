@@ -235,14 +235,14 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
 			// (a resumed one after a restart) finish first, then an epoch commits.
-			if _, err := s.waitJobs(ctx); err != nil {
+			if _, err := s.waitJobs(ctx, true); err != nil {
 				return nil, err
 			}
 			return tagOnly("FLUSH"), nil
 		}
 		return nil
 	case *parser.Wait:
-		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx) }
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx, false) }
 		return nil
 	case *parser.Discard:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
