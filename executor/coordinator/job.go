@@ -10,6 +10,7 @@ import (
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
 )
 
 // JobOptions are a job's settings.
@@ -89,6 +90,9 @@ type FragmentInfo struct {
 	// Kind names the fragment's top operator.
 	Kind   string
 	Actors []stream.ActorID
+	// Vnodes[i] is how many vnodes actor i owns (all of them, VnodeCount,
+	// for a fragment of one actor).
+	Vnodes []int
 }
 
 // Fragments lists every running job's fragments, by job and fragment.
@@ -366,7 +370,15 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		if sp := strings.IndexByte(kind, ' '); sp > 0 {
 			kind = kind[:sp]
 		}
-		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f]})
+		vnodes := make([]int, len(ids[f]))
+		vmap := stream.VnodeMapFor(f.parallel)
+		for k := range vnodes {
+			vnodes[k] = codec.VnodeCount
+			if f.parallel > 1 {
+				vnodes[k] = len(stream.VnodesOf(vmap, k))
+			}
+		}
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r
