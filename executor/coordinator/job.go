@@ -27,11 +27,13 @@ type JobOptions struct {
 	Statement    string
 	Background   bool
 	BackfillType string
-	// Started and PercentFloor carry a rebuilt job's progress over (a
-	// rescale, a recovery): when it started, and the share it had shown,
-	// which its progress never goes below.
+	// Started, PercentFloor and RowsFloor carry a rebuilt job's progress
+	// over (a rescale, a recovery): when it started, and the share and rows
+	// it had shown, which its progress never goes below (its new actors
+	// report their restored rows one by one).
 	Started      time.Time
 	PercentFloor float64
+	RowsFloor    int64
 }
 
 // JobInfo is a job's backfill progress, for SHOW JOBS and rw_ddl_progress.
@@ -66,6 +68,9 @@ type job struct {
 	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
 	backfills map[stream.ActorID]*backfill
 	info      JobInfo // guarded by Coordinator.progress
+	// rowsFloor is the most backfilled rows shown so far (guarded by
+	// Coordinator.progress): the rows never go below it.
+	rowsFloor int64
 	// sources are the job's connector source actors (SetSourceRate).
 	sources []stream.ActorID
 	// scans maps the job's source-scan actors to the source each reads
@@ -292,7 +297,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
 		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType,
 			Percent: opts.PercentFloor},
-		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate}
+		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate, rowsFloor: opts.RowsFloor}
 	if !opts.Started.IsZero() {
 		j.info.Started = opts.Started
 	}
@@ -547,6 +552,8 @@ func (j *job) summaryLocked() JobInfo {
 	if !known {
 		info.Estimate = 0
 	}
+	info.Rows = max(info.Rows, j.rowsFloor) // never fewer than shown before
+	j.rowsFloor = info.Rows
 	pct := 0.0
 	switch {
 	case info.Done:

@@ -29,6 +29,8 @@ type Sources struct {
 	Connections func() map[string]int
 	// CommittedEpoch is storage's committed epoch.
 	CommittedEpoch func() uint64
+	// BackfillRowsRead counts the rows table backfills read since the start.
+	BackfillRowsRead func() int64
 }
 
 // Metrics is the server's registry.
@@ -87,6 +89,7 @@ var (
 	descBackfillEstimate    = prometheus.NewDesc("tributary_job_backfill_estimated_rows", "Rows a running backfill is expected to read (absent while unknown).", jobLabels, nil)
 	descBackfillProgress    = prometheus.NewDesc("tributary_job_backfill_progress_ratio", "Share of a running backfill done, 0 to 1.", jobLabels, nil)
 	descBackfillBackgrounds = prometheus.NewDesc("tributary_jobs_backfilling", "Streaming jobs whose backfill is running.", nil, nil)
+	descBackfillRowsRead    = prometheus.NewDesc("tributary_backfill_rows_read_total", "Upstream rows every table backfill read since the server started (rebuilt and resumed ones included).", nil, nil)
 
 	splitLabels       = []string{"source", "split"}
 	descSourceRows    = prometheus.NewDesc("tributary_source_rows_total", "Rows a source split's reader has read since it started.", splitLabels, nil)
@@ -111,7 +114,7 @@ type collector struct{ src Sources }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCommittedEpochTime, descBackfillRows, descBackfillEstimate,
-		descBackfillProgress, descBackfillBackgrounds, descSourceRows, descSourceNext, descSourceBad,
+		descBackfillProgress, descBackfillBackgrounds, descBackfillRowsRead, descSourceRows, descSourceNext, descSourceBad,
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
 		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections} {
 		ch <- d
@@ -124,6 +127,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if e := s.CommittedEpoch(); e != 0 {
 			ch <- gauge(descCommittedEpochTime, epochSeconds(e))
 		}
+	}
+	if s.BackfillRowsRead != nil {
+		ch <- counter(descBackfillRowsRead, float64(s.BackfillRowsRead()))
 	}
 	if s.Jobs != nil {
 		jobs := s.Jobs()

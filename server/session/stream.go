@@ -31,7 +31,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			if isConnectorTable(rel) {
 				opts := connectorJobOptions(rel)
 				if j, ok := e.carried[rel.StateTables[0]]; ok { // rebuilt in this process: its progress goes on
-					opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+					opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
 				}
 				if err := c.AddJob(ctx, rel.StateTables[0], e.connectorTablePlan(rel), opts); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
@@ -57,7 +57,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
 			opts.BackfillType = backfillType(rel, root)
 			if j, ok := e.carried[rel.ID]; ok { // rebuilt in this process: its progress goes on
-				opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+				opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
 			}
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
