@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -44,6 +45,14 @@ type Options struct {
 	BlockCacheSize int64
 	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
 	Logger *slog.Logger
+	// NoSync acknowledges commits before they reach the disk: they survive the process being
+	// killed but not an operating-system crash or power loss. By default every Commit is synced
+	// (fsync) before it returns; the writes of one epoch share one sync.
+	NoSync bool
+	// AcceptDamagedTail lets Open start when a write-ahead file has damaged bytes followed by
+	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
+	// refuses such a directory with a *DamageError.
+	AcceptDamagedTail bool
 }
 
 // Store is a storage.KV on a Badger database. Create it with Open.
@@ -90,7 +99,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	bo := bdg.DefaultOptions(opts.Dir).
 		WithLogger(slogLogger{logger.With("component", "badger", "dir", opts.Dir)}).
-		WithSyncWrites(false).
+		WithSyncWrites(!opts.NoSync).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithNumMemtables(3).
@@ -112,22 +123,31 @@ func Open(opts Options) (*Store, error) {
 	// A crash while Badger created a value-log or memtable file leaves it empty, and Open
 	// then fails on it (dgraph-io/badger#2207; Open's own attempt also makes the file
 	// non-empty, so this must happen first). An empty file holds no data: remove such
-	// files, under Badger's directory lock so a running server is never touched.
+	// files, under Badger's directory lock so a running server is never touched. Then
+	// check what Badger would otherwise lose or misread silently (checkDir).
 	if err := withDirLock(opts.Dir, func() error {
 		removed, err := removeEmptyLogFiles(opts.Dir)
 		if removed > 0 {
 			logger.Warn("removed empty log files left by a crash", "dir", opts.Dir, "files", removed)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return checkDir(opts.Dir, opts.AcceptDamagedTail, logger.Warn)
 	}); err != nil {
 		return nil, err
 	}
-	db, err := bdg.OpenManaged(bo)
+	var db *bdg.DB
+	err := catchPanic(func() error {
+		var err error
+		db, err = bdg.OpenManaged(bo)
+		return err
+	})
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, fmt.Errorf("data dir %s is in use by another process: %w (%v)", opts.Dir, ErrInUse, err)
 		}
-		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, err)
+		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, oneLineError{err})
 	}
 	s := &Store{db: db, dir: opts.Dir}
 	s.minFree.Store(minFree)
