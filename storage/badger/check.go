@@ -243,11 +243,11 @@ func verifyTable(path string, compression options.CompressionType) error {
 	})
 }
 
-// catchPanic runs fn and turns a panic into an error.
+// catchPanic runs fn and turns a panic (Badger's reaction to some damage) into an error.
 func catchPanic(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
+			err = fmt.Errorf("unreadable (Badger failed on it: %v)", r)
 		}
 	}()
 	return fn()
