@@ -2,6 +2,7 @@ package badger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -476,4 +477,52 @@ func TestDamageWALIncompleteLastWrite(t *testing.T) {
 	if n := countRows(t, s); n != damageRows*damageEpochs {
 		t.Fatalf("%d rows, want %d", n, damageRows*damageEpochs)
 	}
+}
+
+// Values from the value threshold up live in the value log; Badger alone truncates the newest one
+// at damaged bytes, and the table entries pointing past them then fail on read.
+func TestDamageValueLog(t *testing.T) {
+	dir := t.TempDir()
+	s, err := damageOpen(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, s.valueThreshold+100)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	var b storage.Batch
+	e := s.MaxVersion()
+	for i := range 12 {
+		b.Reset()
+		b.Put(damageKey(i), big)
+		e = storage.NextEpoch(e)
+		if err := s.Commit(context.Background(), e, &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vlogs := filesWithSuffix(t, dir, ".vlog")
+	path := vlogs[len(vlogs)-1]
+	r, err := scanLogFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.clean() || r.validEnd < int64(10*len(big)) {
+		t.Fatalf("%s before damage: %+v", path, r)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xa5}, 64), r.validEnd/2); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = damageOpen(dir, false)
+	wantDamage(t, err, path)
 }
