@@ -96,6 +96,16 @@ func checkDir(dir string, acceptTail bool, warn func(msg string, args ...any)) e
 	if err := checkTables(dir, mf); err != nil {
 		return err
 	}
+	for _, name := range ssts {
+		if id, ok := table.ParseFileID(name); ok {
+			if _, listed := mf.Tables[id]; !listed {
+				// Badger removes it at open: a table an interrupted compaction or flush wrote
+				// before the MANIFEST named it. Say so, in case it is not that.
+				warn("a table file the MANIFEST does not name will be removed (left by an interrupted compaction)",
+					"file", filepath.Join(dir, name))
+			}
+		}
+	}
 	// Badger replays every memtable file and the value log file with the highest id.
 	slices.Sort(mems) // names are zero-padded ids
 	logs := mems

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -525,4 +526,32 @@ func TestDamageValueLog(t *testing.T) {
 	}
 	_, err = damageOpen(dir, false)
 	wantDamage(t, err, path)
+}
+
+// A table file the MANIFEST does not name is what an interrupted compaction leaves; Badger removes
+// it at open. Open says so, naming it.
+func TestUnlistedTableLogged(t *testing.T) {
+	dir := closedDataDir(t)
+	ssts := filesWithSuffix(t, dir, ".sst")
+	data, err := os.ReadFile(ssts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := filepath.Join(dir, "999999.sst")
+	if err := os.WriteFile(extra, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s, err := Open(Options{Dir: dir, MemTableSize: damageMemTable, MinFreeBytes: 1,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(logs.String(), "does not name") || !strings.Contains(logs.String(), extra) {
+		t.Fatalf("no warning naming %s:\n%s", extra, logs.String())
+	}
+	if n := countRows(t, s); n != damageRows*damageEpochs {
+		t.Fatalf("%d rows, want %d", n, damageRows*damageEpochs)
+	}
 }
