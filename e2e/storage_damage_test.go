@@ -144,6 +144,9 @@ func TestStorageDamage(t *testing.T) {
 		if !strings.Contains(string(log), "accepting the loss of a damaged write-ahead tail") || !strings.Contains(string(log), path) {
 			t.Fatalf("the server log does not report the accepted loss in %s:\n%s", path, log)
 		}
+		if kept, _ := filepath.Glob(path + ".dropped-at-*"); len(kept) != 1 {
+			t.Fatalf("the dropped bytes of %s were not kept beside it: %v", path, kept)
+		}
 		t.Logf("accepted the loss: %d of %d acknowledged rows kept", n, baseRows+more)
 	})
 }

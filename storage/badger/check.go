@@ -58,8 +58,10 @@ func (e oneLineError) Unwrap() error { return e.err }
 //     end of its last complete write; what follows is zeros, or the incomplete last write a
 //     crash leaves, never readable entries behind damaged bytes.
 //
-// A damaged write-ahead tail is refused unless acceptTail is set; then it is logged and Badger
-// drops it. Everything else is refused. checkDir writes nothing.
+// A damaged write-ahead tail is refused unless acceptTail is set; then the file is truncated where
+// its last complete write ends (the dropped bytes kept beside it) and the loss logged. An
+// incomplete last write is truncated likewise, as Badger would. Everything else is refused, and
+// then checkDir has written nothing.
 func checkDir(dir string, acceptTail bool, warn func(msg string, args ...any)) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -126,12 +128,63 @@ func checkDir(dir string, acceptTail bool, warn func(msg string, args ...any)) e
 				"the writes from offset %d on would be lost; restore from a backup, or start with "+
 				"--accept-damaged-tail to drop them", r.stop, r.size, r.validEnd)
 		case r.damaged:
+			kept, err := dropTail(path, r, true)
+			if err != nil {
+				return err
+			}
 			warn("accepting the loss of a damaged write-ahead tail (--accept-damaged-tail)", "file", path,
-				"from_offset", r.validEnd, "bytes_dropped", r.dataEnd-r.validEnd)
+				"from_offset", r.validEnd, "bytes_dropped", r.dataEnd-r.validEnd, "dropped_bytes_kept_in", kept)
 		default:
+			if _, err := dropTail(path, r, false); err != nil {
+				return err
+			}
 			warn("dropping an incomplete last write (never acknowledged) left by a crash", "file", path,
 				"from_offset", r.validEnd, "bytes_dropped", r.dataEnd-r.validEnd)
 		}
+	}
+	return nil
+}
+
+// dropTail truncates a write-ahead file where its last complete write ends, as Badger's replay
+// would (Badger fails instead on some damage, such as a length that overflows), keeping the
+// dropped bytes in path.dropped-at-OFFSET first when keep is set. It returns that file's path.
+func dropTail(path string, r logScan, keep bool) (string, error) {
+	kept := ""
+	if keep {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("read damaged tail of %s: %w", path, err)
+		}
+		defer f.Close()
+		tail := make([]byte, r.dataEnd-r.validEnd)
+		if _, err := f.ReadAt(tail, r.validEnd); err != nil {
+			return "", fmt.Errorf("read damaged tail of %s: %w", path, err)
+		}
+		kept = fmt.Sprintf("%s.dropped-at-%d", path, r.validEnd)
+		if err := os.WriteFile(kept, tail, 0o600); err != nil {
+			return "", fmt.Errorf("keep damaged tail of %s: %w", path, err)
+		}
+		if err := syncFileAt(kept); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Truncate(path, r.validEnd); err != nil {
+		return "", fmt.Errorf("drop the tail of %s: %w", path, err)
+	}
+	if err := syncFileAt(path); err != nil {
+		return "", err
+	}
+	return kept, nil
+}
+
+func syncFileAt(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to sync: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }

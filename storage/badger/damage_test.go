@@ -555,3 +555,53 @@ func TestUnlistedTableLogged(t *testing.T) {
 		t.Fatalf("%d rows, want %d", n, damageRows*damageEpochs)
 	}
 }
+
+// damageAt overwrites the bytes of path at off with b.
+func damageAt(t *testing.T, path string, off int64, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bytes that read as an overflowing length make Badger fail to open even where it would drop a
+// damaged tail; with AcceptDamagedTail the store truncates the file itself, keeping what it drops.
+func TestDamageWALOverflowAccepted(t *testing.T) {
+	dir := killedDataDir(t)
+	path, r := lastMemFile(t, dir)
+	off := logHeaderSize + (r.validEnd-logHeaderSize)/2
+	damageAt(t, path, off, bytes.Repeat([]byte{0xff}, 64))
+	_, err := damageOpen(dir, false)
+	wantDamage(t, err, path)
+	s, err := damageOpen(dir, true)
+	if err != nil {
+		t.Fatalf("open with AcceptDamagedTail: %v", err)
+	}
+	defer s.Close()
+	if n := countRows(t, s); n >= damageRows*damageEpochs || n%damageRows != 0 {
+		t.Fatalf("%d rows after accepting the loss", n)
+	}
+	kept, err := filepath.Glob(path + ".dropped-at-*")
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("dropped bytes not kept beside %s: %v %v", path, kept, err)
+	}
+	info, err := os.Stat(kept[0])
+	if err != nil || info.Size() < 64 {
+		t.Fatalf("kept tail %s: %v %v", kept[0], info, err)
+	}
+}
+
+func TestDamageWALHeader(t *testing.T) {
+	dir := killedDataDir(t)
+	path, _ := lastMemFile(t, dir)
+	damageAt(t, path, 3, []byte{0x42})
+	_, err := damageOpen(dir, true)
+	wantDamage(t, err, path)
+}

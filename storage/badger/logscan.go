@@ -112,6 +112,11 @@ func scanLogFile(path string) (logScan, error) {
 		return logScan{}, fmt.Errorf("map %s: %w", path, err)
 	}
 	defer unmap()
+	// The header is a data key id (0: this store is never encrypted) and a random IV.
+	if id := binary.BigEndian.Uint64(data[:8]); id != 0 {
+		return logScan{}, damaged(path, "header damaged (data key id %d; the store is not encrypted); "+
+			"restore the data directory from a backup", id)
+	}
 
 	off := int64(logHeaderSize)
 	r.validEnd = off
