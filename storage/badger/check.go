@@ -115,31 +115,38 @@ func checkDir(dir string, acceptTail bool, warn func(msg string, args ...any)) e
 		slices.Sort(vlogs)
 		logs = append(logs, vlogs[len(vlogs)-1])
 	}
+	// Scan every file before changing any, so a refusal leaves the directory as it was.
+	type tail struct {
+		path string
+		r    logScan
+	}
+	var tails []tail
 	for _, name := range logs {
 		path := filepath.Join(dir, name)
 		r, err := scanLogFile(path)
 		if err != nil {
 			return err
 		}
-		switch {
-		case r.clean():
-		case r.damaged && !acceptTail:
+		if r.damaged && !acceptTail {
 			return damaged(path, "unreadable bytes at offset %d of %d with readable entries after them: "+
 				"the writes from offset %d on would be lost; restore from a backup, or start with "+
 				"--accept-damaged-tail to drop them", r.stop, r.size, r.validEnd)
-		case r.damaged:
-			kept, err := dropTail(path, r, true)
-			if err != nil {
-				return err
-			}
-			warn("accepting the loss of a damaged write-ahead tail (--accept-damaged-tail)", "file", path,
-				"from_offset", r.validEnd, "bytes_dropped", r.dataEnd-r.validEnd, "dropped_bytes_kept_in", kept)
-		default:
-			if _, err := dropTail(path, r, false); err != nil {
-				return err
-			}
-			warn("dropping an incomplete last write (never acknowledged) left by a crash", "file", path,
-				"from_offset", r.validEnd, "bytes_dropped", r.dataEnd-r.validEnd)
+		}
+		if !r.clean() {
+			tails = append(tails, tail{path, r})
+		}
+	}
+	for _, t := range tails {
+		kept, err := dropTail(t.path, t.r, t.r.damaged)
+		if err != nil {
+			return err
+		}
+		if t.r.damaged {
+			warn("accepting the loss of a damaged write-ahead tail (--accept-damaged-tail)", "file", t.path,
+				"from_offset", t.r.validEnd, "bytes_dropped", t.r.dataEnd-t.r.validEnd, "dropped_bytes_kept_in", kept)
+		} else {
+			warn("dropping an incomplete last write (never acknowledged) left by a crash", "file", t.path,
+				"from_offset", t.r.validEnd, "bytes_dropped", t.r.dataEnd-t.r.validEnd)
 		}
 	}
 	return nil
