@@ -62,6 +62,16 @@ func envInt(key string, def int) int {
 	return def
 }
 
+// envBool reads a boolean (strconv.ParseBool's forms) from the environment.
+func envBool(key string, def bool) bool {
+	if v := os.Getenv(key); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
 func run() error {
 	listen := flag.String("listen", envOr("TRIBUTARY_LISTEN", "127.0.0.1:4566"), "address to accept PostgreSQL connections on")
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
@@ -71,8 +81,8 @@ func run() error {
 	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
-	fsync := flag.Bool("fsync", envOr("TRIBUTARY_FSYNC", "true") != "false", "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
-	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged); without it the server refuses to start")
+	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
+	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
 	var level slog.Level
