@@ -231,3 +231,30 @@ func refusesToStart(t *testing.T, ctx context.Context, bin, dir, file string) {
 	}
 	t.Logf("refused: %s", last)
 }
+
+// TestFsyncFalse: --fsync=false is said at start, and what it acknowledged still survives kill -9.
+func TestFsyncFalse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--fsync=false"}})
+	conn := connect(t, ctx, srv)
+	mustExec(t, ctx, conn, `CREATE TABLE t (id bigint PRIMARY KEY, note text)`)
+	insertRows(t, ctx, conn, 0, 1000)
+	conn.Close(ctx)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRowsOf(t, ctx, srv); n != 1000 {
+		t.Fatalf("count(*) = %d after kill -9, want 1000", n)
+	}
+	log, err := os.ReadFile(srv.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "--fsync=false: commits are acknowledged before they reach the disk") {
+		t.Fatalf("no warning about --fsync=false in the log:\n%s", log)
+	}
+}
