@@ -62,6 +62,9 @@ type Column struct {
 	NotNull bool    `json:"not_null,omitempty"`
 	// Default is the SQL text of the DEFAULT expression ("" when none).
 	Default string `json:"default,omitempty"`
+	// Generated is the SQL text of a generated column's expression over the
+	// row's other columns ("" when none): written rows compute it.
+	Generated string `json:"generated,omitempty"`
 	// Hidden columns (the row id) are not expanded by * and not listed by \d.
 	Hidden bool `json:"hidden,omitempty"`
 	// Meta says what a connector fills the column with ("" for the payload):

@@ -69,6 +69,9 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	if err := applyGenerated(w.env, w.node.Generated, full); err != nil {
+		return -1, err
+	}
 	rel := w.node.Table
 	nc := len(rel.Columns)
 	for i := 0; i < full.Len(); i++ {

@@ -379,6 +379,9 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if target.Kind != catalog.KindTable {
 		return nil, nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", target.Name)
 	}
+	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")
+	}
 	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}

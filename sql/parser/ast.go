@@ -146,6 +146,10 @@ type ColumnDef struct {
 	PrimaryKey  bool
 	Default     ast.ExprNode // nil if none
 	DefaultText string       // the default expression's original text
+	// Generated is a generated column's expression (RisingWave's "AS expr"
+	// or PostgreSQL's GENERATED ALWAYS AS (expr) STORED), nil if none.
+	Generated     ast.ExprNode
+	GeneratedText string
 }
 
 // CreateTable is CREATE TABLE, parsed by our own grammar.
