@@ -254,6 +254,9 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 // noun names the object in messages ("materialized view", "sink"); wait, if
 // not nil, is a last condition a blocking create waits for.
 func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan.StreamNode, statement, tag, noun string, wait func(context.Context) error) (pgwire.Result, error) {
+	if err := s.waitCreatingSlot(ctx); err != nil {
+		return nil, err
+	}
 	enableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
@@ -710,4 +713,29 @@ func (e *Engine) activityRows() [][]types.Datum {
 		})
 	}
 	return rows
+}
+
+// maxCreatingParam is the system parameter bounding the jobs that backfill
+// at once (0: no bound).
+const maxCreatingParam = "max_concurrent_creating_streaming_jobs"
+
+// waitCreatingSlot waits (with the DDL lock released, which the caller
+// holds) until fewer jobs backfill than max_concurrent_creating_streaming_jobs
+// allows: a CREATE past the bound queues, as in RisingWave.
+func (s *Session) waitCreatingSlot(ctx context.Context) error {
+	limit, _ := strconv.Atoi(s.eng.params[maxCreatingParam])
+	if limit <= 0 {
+		return nil
+	}
+	for len(s.eng.coord().Jobs()) >= limit {
+		s.eng.ddl.Unlock()
+		select {
+		case <-ctx.Done():
+			s.eng.ddl.Lock()
+			return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		case <-time.After(20 * time.Millisecond):
+		}
+		s.eng.ddl.Lock()
+	}
+	return nil
 }
