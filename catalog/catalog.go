@@ -147,8 +147,11 @@ type Relation struct {
 	// PK lists the primary key's column indices (the hidden row id when none was declared).
 	PK []int `json:"pk,omitempty"`
 	// Definition is the CREATE statement's text (the query for views and MVs).
-	Definition string   `json:"definition,omitempty"`
-	AppendOnly bool     `json:"append_only,omitempty"`
+	Definition string `json:"definition,omitempty"`
+	AppendOnly bool   `json:"append_only,omitempty"`
+	// OnConflict is what an INSERT of a key the table holds does:
+	// "overwrite", "ignore", "do_update_if_not_null" ("": fail with 23505).
+	OnConflict string   `json:"on_conflict,omitempty"`
 	DependsOn  []uint32 `json:"depends_on,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).

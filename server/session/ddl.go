@@ -103,7 +103,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
 		col, err := columnOf(cd)
@@ -129,6 +129,12 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if len(rel.PK) == 0 && !deferKey {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 		rel.PK = []int{len(rel.Columns) - 1}
+	}
+	if n.OnConflict != "" && (len(n.PrimaryKey) == 0 && !slices.ContainsFunc(n.Columns, func(c *parser.ColumnDef) bool { return c.PrimaryKey })) {
+		return nil, types.Errorf(types.ErrInvalidTableDefinition, "ON CONFLICT needs a primary key")
+	}
+	if n.OnConflict != "" && len(n.With) > 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "ON CONFLICT on a table with a connector is not supported yet (its rows replace rows with the same key)")
 	}
 	// Defaults and generation expressions must bind and fit their column.
 	b := s.binder(nil)

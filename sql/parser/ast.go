@@ -160,9 +160,12 @@ type CreateTable struct {
 	Columns     []*ColumnDef
 	PrimaryKey  []string
 	AppendOnly  bool
-	Include     []Include
-	With        []Option
-	Format      *FormatEncode
+	// OnConflict is RisingWave's ON CONFLICT clause: "overwrite", "ignore"
+	// or "do_update_if_not_null" ("": PostgreSQL's 23505).
+	OnConflict string
+	Include    []Include
+	With       []Option
+	Format     *FormatEncode
 	// FromSource and SourceTable are FROM source TABLE 'name': a table
 	// mirroring one upstream table of a CDC source.
 	FromSource  *ObjectName

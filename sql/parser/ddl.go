@@ -312,6 +312,21 @@ func (p *ddlParser) createTable() (Statement, error) {
 			}
 			st.SourceTable = p.peek().tok.val
 			p.i++
+		case n.kw("on") && st.OnConflict == "":
+			p.i++
+			if err := p.expect("conflict"); err != nil {
+				return nil, err
+			}
+			switch {
+			case p.kw("overwrite"):
+				st.OnConflict = "overwrite"
+			case p.kw("ignore"), p.kw("do", "nothing"):
+				st.OnConflict = "ignore"
+			case p.kw("do", "update", "if", "not", "null"):
+				st.OnConflict = "do_update_if_not_null"
+			default:
+				return nil, p.errHere()
+			}
 		case n.kwIn("on", "as", "engine"):
 			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
 		default:
