@@ -199,6 +199,7 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 		},
 		CommittedEpoch:   store.CommittedEpoch,
 		BackfillRowsRead: stream.BackfillRowsRead.Load,
+		Fragments:        eng.Fragments,
 	})
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()

@@ -98,6 +98,8 @@ type FragmentInfo struct {
 	// Vnodes[i] is how many vnodes actor i owns (all of them, VnodeCount,
 	// for a fragment of one actor).
 	Vnodes []int
+	// Stats[i] are actor i's counters (rows in and out, busy and blocked time).
+	Stats []*stream.ActorStats
 }
 
 // Fragments lists every running job's fragments, by job and fragment.
@@ -345,7 +347,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: &stream.ActorStats{}, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
 				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {
@@ -383,7 +385,13 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 				vnodes[k] = len(stream.VnodesOf(vmap, k))
 			}
 		}
-		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes})
+		stats := make([]*stream.ActorStats, len(ids[f]))
+		for k, aid := range ids[f] {
+			if r := c.mu.actors[aid]; r != nil {
+				stats[k] = r.actor.Ctx.Stats
+			}
+		}
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r
