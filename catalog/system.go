@@ -815,3 +815,28 @@ func ViewDefinition(rel *Relation) string {
 	}
 	return " " + q + ";"
 }
+
+// RoleRows are pg_roles' and pg_user's rows for roles (the session
+// answers those tables from its roles).
+func RoleRows(roles []Role) (pgRoles, pgUser [][]types.Datum) {
+	for _, r := range roles {
+		pass := null
+		if r.Password != "" {
+			pass = dS("********")
+		}
+		pgRoles = append(pgRoles, []types.Datum{
+			dS(r.Name), dB(r.Superuser), dB(true), dB(r.Superuser),
+			dB(r.CreateDB), dB(r.Login), dB(r.Superuser),
+			dI(-1), pass, null,
+			dB(r.Superuser), null, dI(int64(r.OID)),
+		})
+		if r.Login {
+			pgUser = append(pgUser, []types.Datum{
+				dS(r.Name), dI(int64(r.OID)), dB(r.CreateDB), dB(r.Superuser),
+				dB(r.Superuser), dB(r.Superuser), pass, null,
+				null,
+			})
+		}
+	}
+	return pgRoles, pgUser
+}

@@ -54,6 +54,31 @@ func LoadParams(ctx context.Context, kv storage.KV) (map[string]string, error) {
 	return params, nil
 }
 
+var rolesKey = []byte{0, 0, 0, TableID, 0, 0, 'u'}
+
+// SaveRoles records the roles (users) in b.
+func SaveRoles(b *storage.Batch, roles []catalog.Role) error {
+	v, err := json.Marshal(roles)
+	if err != nil {
+		return fmt.Errorf("persist roles: %w", err)
+	}
+	b.Put(rolesKey, v)
+	return nil
+}
+
+// LoadRoles reads the roles (none when none were saved).
+func LoadRoles(ctx context.Context, kv storage.KV) ([]catalog.Role, error) {
+	v, ok, err := kv.Get(ctx, rolesKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var roles []catalog.Role
+	if err := json.Unmarshal(v, &roles); err != nil {
+		return nil, fmt.Errorf("load roles: %w", err)
+	}
+	return roles, nil
+}
+
 // Save records a relation descriptor and the id counter in b.
 func Save(b *storage.Batch, r *catalog.Relation, nextID uint32) error {
 	v, err := json.Marshal(r)

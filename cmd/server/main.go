@@ -83,9 +83,16 @@ func run() error {
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
+	auth := flag.String("auth", envOr("TRIBUTARY_AUTH", ""), "client authentication: trust (no passwords), password (SCRAM-SHA-256 for everyone) or empty (trust on loopback connections, password on others)")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
+	mode := session.AuthMode(*auth)
+	switch mode {
+	case session.AuthAuto, session.AuthTrust, session.AuthPassword:
+	default:
+		return fmt.Errorf("--auth: %q is not trust, password or empty", *auth)
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -115,7 +122,8 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, Logger: logger})
+	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, Logger: logger,
+		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD")})
 	if err != nil {
 		return err
 	}
@@ -124,7 +132,10 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns}, eng.NewSession)
+	if !pgwire.IsLoopback(ln.Addr()) && mode == session.AuthTrust {
+		logger.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT PASSWORDS (--auth trust): anyone who reaches it is a superuser", "listen", ln.Addr().String())
+	}
+	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns, Auth: eng.Authenticate(mode)}, eng.NewSession)
 	eng.Backends = srv // pg_stat_activity, pg_cancel_backend, pg_terminate_backend
 	if *httpAddr != "" {
 		httpLn, err := net.Listen("tcp", *httpAddr)

@@ -121,6 +121,10 @@ func WaitReady(ctx context.Context, dsn string, exited <-chan struct{}, timeout 
 			cancelClose()
 			return nil
 		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+			return nil // it answered: it asks for a password the probe does not have
+		}
 		lastErr = err
 		t := time.NewTimer(50 * time.Millisecond)
 		select {

@@ -50,6 +50,10 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		}
 		idx, err := c.scope.resolve(n.Name.Table.O, n.Name.Name.O)
 		if err != nil {
+			// SQL's parameterless functions, when no column has the name.
+			if n.Name.Table.O == "" && n.Name.Schema.O == "" && sqlValueFuncs[n.Name.Name.L] {
+				return expr.Call(n.Name.Name.L, nil)
+			}
 			return nil, b.correlated(n, err)
 		}
 		return expr.Column(idx, c.scope.fields[idx].Type), nil
@@ -749,3 +753,7 @@ func (b *Binder) correlated(n *ast.ColumnNameExpr, err error) error {
 	}
 	return err
 }
+
+// sqlValueFuncs are the functions SQL writes without parentheses that
+// TiDB's grammar does not know as such (it reads them as column names).
+var sqlValueFuncs = map[string]bool{"session_user": true, "current_role": true, "current_catalog": true, "current_schema": true}

@@ -113,8 +113,10 @@ func (c *conn) serve() {
 	if err := c.nc.SetDeadline(time.Time{}); err != nil {
 		return
 	}
-	c.be = pgproto3.NewBackend(c.nc, io.Discard) // output goes through c.w
-	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	if c.be == nil { // authentication may have made it
+		c.be = pgproto3.NewBackend(c.nc, io.Discard) // output goes through c.w
+		c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	}
 	c.loop()
 }
 

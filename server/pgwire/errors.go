@@ -21,6 +21,7 @@ const (
 	codeDuplicateStatement  = "42P05" // duplicate_prepared_statement
 	codeDuplicatePortal     = "42P03" // duplicate_cursor
 	codeInvalidAuthSpec     = "28000"
+	codeInvalidPassword     = "28P01"
 	codeSyntax              = "42601"
 	codeUndefinedParameter  = "42P02"
 	codeTooManyConnections  = "53300"

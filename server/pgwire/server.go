@@ -31,6 +31,9 @@ type Config struct {
 	// refused with FATAL 53300 "sorry, too many clients already"; cancel
 	// requests are still served. Default 100.
 	MaxConnections int
+	// Auth decides how a connecting user authenticates (auth.go); nil
+	// trusts everyone.
+	Auth func(user string, remote net.Addr) AuthDecision
 }
 
 func (c *Config) setDefaults() {

@@ -139,6 +139,9 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 	if minor > 0 || len(pqOptions) > 0 {
 		c.w.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: pqOptions})
 	}
+	if !c.authenticate(user) {
+		return false
+	}
 	c.w.send(&pgproto3.AuthenticationOk{})
 	params[ParamBackendPID] = strconv.FormatUint(uint64(c.pid), 10)
 	sess, err := c.srv.factory(params, notifier{c.w})

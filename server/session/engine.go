@@ -23,6 +23,8 @@ import (
 type Engine struct {
 	Catalog *catalog.Catalog
 	Store   storage.KV
+	// roles are the users (roles.go).
+	roles roles
 	// Backends is the wire server's view of its connections
 	// (pg_stat_activity, pg_cancel_backend, pg_terminate_backend); nil
 	// without one.
@@ -61,6 +63,9 @@ type Config struct {
 	// Parallelism is the default streaming_parallelism; default the number of cores.
 	Parallelism int
 	Logger      *slog.Logger
+	// RootPassword, when set, becomes root's password at this start
+	// (TRIBUTARY_ROOT_PASSWORD).
+	RootPassword string
 }
 
 // Open loads the persisted catalog from store, rebuilds every streaming job
@@ -97,6 +102,9 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	e.mu.coord = coord
+	if err := e.loadRoles(ctx, cfg.RootPassword); err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
 	logger.Info("catalog loaded", "relations", len(rels), "committed_epoch", store.CommittedEpoch())
 	return e, nil
 }

@@ -50,6 +50,13 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "pg_catalog" && rel.Name == "pg_stat_activity" {
 			return s.eng.activityRows(), nil
 		}
+		if rel.Schema == "pg_catalog" && (rel.Name == "pg_roles" || rel.Name == "pg_user") {
+			roles, users := catalog.RoleRows(s.eng.Roles())
+			if rel.Name == "pg_roles" {
+				return roles, nil
+			}
+			return users, nil
+		}
 		return catalog.SystemRows(cat, rel)
 	}).WithSettings(s.vars.get)
 }

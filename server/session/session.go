@@ -308,6 +308,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Copy:
 		return s.describeCopy(st, n)
+	case *parser.RoleStmt:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.roleStmt(ctx, n) }
+		return nil
 	case *parser.Recover:
 		// RisingWave's manual recovery: every streaming job is rebuilt from
 		// its committed state, as after a failure.
@@ -346,6 +349,8 @@ func ddlName(st parser.Statement) string {
 		return "CANCEL JOBS"
 	case *parser.Recover:
 		return "RECOVER"
+	case *parser.RoleStmt:
+		return strings.ToUpper(n.Action) + " ROLE"
 	}
 	return ""
 }

@@ -248,6 +248,10 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSink()
 	case p.kw("source"):
 		return p.createSource()
+	case p.kw("user"):
+		return p.role("create", true)
+	case p.kw("role"):
+		return p.role("create", false)
 	case n == nil:
 		return nil, p.errHere()
 	case n.kwIn("temp", "temporary", "unlogged", "global", "local"):
@@ -849,6 +853,9 @@ func (p *ddlParser) objectKind() (ObjectKind, bool) {
 }
 
 func (p *ddlParser) drop() (Statement, error) {
+	if p.kwOneOf("user", "role") {
+		return p.role("drop", false)
+	}
 	kind, ok := p.objectKind()
 	if !ok {
 		if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
@@ -878,6 +885,9 @@ func (p *ddlParser) drop() (Statement, error) {
 }
 
 func (p *ddlParser) alter() (Statement, error) {
+	if p.kwOneOf("user", "role") {
+		return p.role("alter", false)
+	}
 	st := &Alter{Action: "set"}
 	if p.kw("system") {
 		st.Kind = KindSystem

@@ -1,0 +1,222 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+)
+
+// AuthMode is how clients authenticate (--auth).
+type AuthMode string
+
+// Authentication modes.
+const (
+	// AuthAuto trusts loopback connections and asks every other for a
+	// password (the default).
+	AuthAuto AuthMode = ""
+	// AuthTrust asks no one for a password.
+	AuthTrust AuthMode = "trust"
+	// AuthPassword asks everyone for a password (SCRAM-SHA-256).
+	AuthPassword AuthMode = "password"
+)
+
+// roles are the users and roles (CREATE USER | ROLE), persisted with the
+// catalog; root always exists and is a superuser.
+type roles struct {
+	sync.RWMutex
+	byName map[string]*catalog.Role
+	next   uint32 // the next role oid
+}
+
+// firstRoleOID numbers created roles (root is catalog.OwnerOID).
+const firstRoleOID = 16384
+
+func (e *Engine) loadRoles(ctx context.Context, rootPassword string) error {
+	list, err := persist.LoadRoles(ctx, e.Store)
+	if err != nil {
+		return err
+	}
+	e.roles.byName = map[string]*catalog.Role{}
+	e.roles.next = firstRoleOID
+	for i := range list {
+		r := list[i]
+		e.roles.byName[r.Name] = &r
+		e.roles.next = max(e.roles.next, r.OID+1)
+	}
+	root := e.roles.byName[catalog.RootRole]
+	if root == nil {
+		root = &catalog.Role{Name: catalog.RootRole, OID: catalog.OwnerOID}
+		e.roles.byName[root.Name] = root
+	}
+	root.Superuser, root.Login, root.CreateDB = true, true, true
+	if rootPassword != "" {
+		// TRIBUTARY_ROOT_PASSWORD at every start: an operator can reset it.
+		v, err := pgwire.VerifierFor(rootPassword)
+		if err != nil {
+			return err
+		}
+		root.Password = v
+		if _, err := e.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+			return persist.SaveRoles(b, e.roleListLocked())
+		}); err != nil {
+			return fmt.Errorf("save the root password: %w", err)
+		}
+	}
+	return nil
+}
+
+// roleListLocked lists the roles by name (the caller holds roles or has
+// them to itself).
+func (e *Engine) roleListLocked() []catalog.Role {
+	out := make([]catalog.Role, 0, len(e.roles.byName))
+	for _, r := range e.roles.byName {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Roles lists the roles by name (pg_roles, pg_user).
+func (e *Engine) Roles() []catalog.Role {
+	e.roles.RLock()
+	defer e.roles.RUnlock()
+	return e.roleListLocked()
+}
+
+// Authenticate is pgwire's Config.Auth: trust or a password by the mode and
+// the client's address, and the user's verifier when it may log in.
+func (e *Engine) Authenticate(mode AuthMode) func(user string, remote net.Addr) pgwire.AuthDecision {
+	return func(user string, remote net.Addr) pgwire.AuthDecision {
+		if mode == AuthTrust || (mode == AuthAuto && pgwire.IsLoopback(remote)) {
+			return pgwire.AuthDecision{Trust: true}
+		}
+		e.roles.RLock()
+		defer e.roles.RUnlock()
+		r := e.roles.byName[user]
+		if r == nil || !r.Login {
+			return pgwire.AuthDecision{}
+		}
+		return pgwire.AuthDecision{Verifier: r.Password}
+	}
+}
+
+// roleStmt runs CREATE | ALTER | DROP USER | ROLE. Only a superuser may.
+func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Result, error) {
+	e := s.eng
+	if !s.superuser() {
+		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied to %s role", n.Action)
+	}
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	e.roles.Lock()
+	defer e.roles.Unlock()
+	changed := map[string]*catalog.Role{}
+	for k, v := range e.roles.byName {
+		changed[k] = v
+	}
+	tag := strings.ToUpper(n.Action) + "_ROLE"
+	switch n.Action {
+	case "create":
+		name := n.Names[0]
+		if changed[name] != nil {
+			return nil, types.Errorf(types.ErrDuplicateObject, "role \"%s\" already exists", name)
+		}
+		r := &catalog.Role{Name: name, OID: e.roles.next}
+		if err := applyRoleOptions(r, n); err != nil {
+			return nil, err
+		}
+		changed[name] = r
+	case "alter":
+		name := n.Names[0]
+		old := changed[name]
+		if old == nil {
+			return nil, types.Errorf(types.ErrUndefinedObject, "role \"%s\" does not exist", name)
+		}
+		r := *old
+		if err := applyRoleOptions(&r, n); err != nil {
+			return nil, err
+		}
+		if name == catalog.RootRole && !r.Superuser {
+			return nil, types.Errorf(types.ErrInsufficientPrivilege, "role \"%s\" must stay a superuser", name)
+		}
+		changed[name] = &r
+	case "drop":
+		for _, name := range n.Names {
+			switch {
+			case changed[name] == nil && n.IfExists:
+				s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("role \"%s\" does not exist, skipping", name))
+			case changed[name] == nil:
+				return nil, types.Errorf(types.ErrUndefinedObject, "role \"%s\" does not exist", name)
+			case name == catalog.RootRole || name == s.user:
+				return nil, types.Errorf(types.ErrObjectInUse, "current user cannot be dropped")
+			default:
+				delete(changed, name)
+			}
+		}
+	}
+	list := make([]catalog.Role, 0, len(changed))
+	for _, r := range changed {
+		list = append(list, *r)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	if _, err := e.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error { return persist.SaveRoles(b, list) }); err != nil {
+		return nil, err
+	}
+	e.roles.byName = changed
+	if n.Action == "create" {
+		e.roles.next++
+	}
+	return tagOnly(tag), nil
+}
+
+// applyRoleOptions sets what a CREATE or ALTER ROLE gives.
+func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt) error {
+	if n.Superuser != nil {
+		r.Superuser = *n.Superuser
+	}
+	if n.Login != nil {
+		r.Login = *n.Login
+	}
+	if n.CreateDB != nil {
+		r.CreateDB = *n.CreateDB
+	}
+	switch {
+	case n.NoPass:
+		r.Password = ""
+	case n.Password != nil:
+		if strings.HasPrefix(*n.Password, "SCRAM-SHA-256$") {
+			r.Password = *n.Password // an already hashed verifier, as pg_dump writes
+			return nil
+		}
+		if strings.HasPrefix(*n.Password, "md5") && len(*n.Password) == 35 {
+			return types.Errorf(types.ErrUnsupported, "md5 password hashes are not supported: give the password, which is stored as a SCRAM-SHA-256 verifier")
+		}
+		v, err := pgwire.VerifierFor(*n.Password)
+		if err != nil {
+			return err
+		}
+		r.Password = v
+	}
+	return nil
+}
+
+// superuser reports whether the session's user is a superuser. A user
+// name that is no role can only have come in trusted (AuthTrust, or a
+// loopback connection in AuthAuto): it acts as root, as every user did
+// before roles existed, until privileges are checked.
+func (s *Session) superuser() bool {
+	s.eng.roles.RLock()
+	defer s.eng.roles.RUnlock()
+	r := s.eng.roles.byName[s.user]
+	return r == nil || r.Superuser
+}
