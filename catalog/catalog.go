@@ -149,10 +149,29 @@ type Relation struct {
 	StateTables []uint32 `json:"state_tables,omitempty"`
 	// Connector is set for sources and tables fed by a connector.
 	Connector *Connector `json:"connector,omitempty"`
+	// Watermark is the WATERMARK FOR clause of a source or append-only table.
+	Watermark *Watermark `json:"watermark,omitempty"`
 	// Job is set for materialized views and sinks, Sink for sinks.
 	Job       *JobSettings  `json:"job,omitempty"`
 	Sink      *SinkSettings `json:"sink,omitempty"`
 	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Watermark is a source's or append-only table's WATERMARK FOR Column AS
+// Column - Delay: the jobs reading it take the greatest Column value seen
+// less Delay as the watermark, and drop rows below it as late.
+type Watermark struct {
+	Column string `json:"column"`
+	// Delay is the interval's text ("" for none).
+	Delay string `json:"delay,omitempty"`
+}
+
+// DelayInterval parses Delay.
+func (w *Watermark) DelayInterval() (types.IntervalValue, error) {
+	if w.Delay == "" {
+		return types.IntervalValue{}, nil
+	}
+	return types.ParseInterval(w.Delay)
 }
 
 // QualifiedName returns schema.name.
