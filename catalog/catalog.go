@@ -107,6 +107,9 @@ type JobSettings struct {
 	TargetLatencyMs int    `json:"target_latency_ms,omitempty"`
 	// SnapshotBackfill selects snapshot backfill over arrangement backfill.
 	SnapshotBackfill bool `json:"snapshot_backfill,omitempty"`
+	// EmitOnWindowClose: the job's windowed aggregation emits each window
+	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
+	EmitOnWindowClose bool `json:"emit_on_window_close,omitempty"`
 }
 
 // SinkSettings are a sink's settings.

@@ -85,13 +85,16 @@ func Sink(sq *StreamQuery, rel *catalog.Relation, props map[string]string, appen
 
 // AppendOnly reports whether a stream plan only ever inserts: its sources
 // are append-only tables and no operator on the way retracts (aggregations,
-// top-N, joins and temporal filters may).
+// except those emitting on window close, top-N, joins and temporal filters
+// may).
 func AppendOnly(n plan.StreamNode) bool {
 	switch n := n.(type) {
 	case *plan.StreamSource:
 		return n.Relation.AppendOnly
+	case *plan.StreamAgg:
+		return n.EmitOnWindowClose // each group emitted once, when its window closes
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
-		*plan.StreamUnion, *plan.StreamHopWindow:
+		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter:
 		for _, in := range n.Inputs() {
 			if !AppendOnly(in) {
 				return false
@@ -222,7 +225,63 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 		}
 		s = &plan.StreamFilter{Input: s, Cond: cond}
 	}
+	s, err := watermarkFilter(s, rel)
+	if err != nil {
+		return nil, err
+	}
 	return exchange(s, plan.DistHash, rel.PK), nil
+}
+
+// watermarkFilter puts the watermark generator of rel's WATERMARK FOR
+// clause (if any) over in, a scan of rel.
+func watermarkFilter(in plan.StreamNode, rel *catalog.Relation) (plan.StreamNode, error) {
+	if rel.Watermark == nil {
+		return in, nil
+	}
+	col := -1
+	for i, f := range in.Schema() {
+		if f.Name == rel.Watermark.Column && !f.Hidden {
+			col = i
+			break
+		}
+	}
+	if col < 0 {
+		return nil, types.Errorf(types.ErrInternal, "%s: the watermark column %q is not scanned", rel.QualifiedName(), rel.Watermark.Column)
+	}
+	delay, err := rel.Watermark.DelayInterval()
+	if err != nil {
+		return nil, err
+	}
+	return &plan.StreamWatermarkFilter{Input: in, Col: col, Delay: delay}, nil
+}
+
+// EmitOnWindowClose makes sq's aggregation emit each group once, when the
+// watermark passes its window (EMIT ON WINDOW CLOSE): the query must be a
+// hash aggregation, under projections and filters only, grouped by a column
+// that carries a watermark (window_start of TUMBLE or HOP over a source or
+// table with a WATERMARK FOR clause). Anything else is refused.
+func EmitOnWindowClose(sq *StreamQuery) error {
+	n := sq.Root
+	for {
+		switch x := n.(type) {
+		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
+			n = x.Inputs()[0]
+			continue
+		case *plan.StreamAgg:
+			if len(x.GroupBy) == 0 {
+				return unsupported("EMIT ON WINDOW CLOSE needs a GROUP BY with a watermarked column (window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
+			}
+			ws := plan.WatermarkCols(x.Input)
+			for k, c := range x.GroupBy {
+				if slices.Contains(ws, c) {
+					x.EmitOnWindowClose, x.WindowCol = true, k
+					return nil
+				}
+			}
+			return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+		}
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR), not on %s", n.Describe())
+	}
 }
 
 // sourceScan reads a source: a shared source's stream (from its reader job,
@@ -236,10 +295,16 @@ func (p *planner) sourceScan(n *plan.Scan) (plan.StreamNode, error) {
 	if rel.Connector == nil {
 		return nil, unsupported("source %s has no connector", rel.QualifiedName())
 	}
+	var s plan.StreamNode
 	if rel.Connector.Shared {
-		return exchange(&plan.StreamSource{Relation: rel, Out: n.Out}, plan.DistHash, rel.PK), nil
+		s = &plan.StreamSource{Relation: rel, Out: n.Out}
+	} else {
+		s = &plan.StreamSourceScan{Source: rel, Out: n.Out, RateLimit: rel.Connector.RateLimit}
 	}
-	s := &plan.StreamSourceScan{Source: rel, Out: n.Out, RateLimit: rel.Connector.RateLimit}
+	s, err := watermarkFilter(s, rel)
+	if err != nil {
+		return nil, err
+	}
 	return exchange(s, plan.DistHash, rel.PK), nil
 }
 
@@ -1135,6 +1200,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 	case *plan.StreamFilter:
 		return distOf(n.Input)
 	case *plan.StreamTemporalFilter:
+		return distOf(n.Input)
+	case *plan.StreamWatermarkFilter:
 		return distOf(n.Input)
 	case *plan.StreamHopWindow:
 		return distOf(n.Input)

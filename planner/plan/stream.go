@@ -147,6 +147,12 @@ type StreamAgg struct {
 	Aggs    []AggCall
 	Out     []Field
 	Merge   bool
+	// EmitOnWindowClose: a group's result is emitted once, as an insert,
+	// when the watermark on group column WindowCol (an index into GroupBy)
+	// passes its value, and its state is deleted then; rows of closed
+	// groups are dropped as late (EMIT ON WINDOW CLOSE).
+	EmitOnWindowClose bool
+	WindowCol         int
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
@@ -331,7 +337,11 @@ func (n *StreamAgg) Describe() string {
 	if len(n.GroupBy) == 0 {
 		kind = "StreamSimpleAgg"
 	}
-	return fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+	s := fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+	if n.EmitOnWindowClose {
+		s += fmt.Sprintf(" emit on window close $%d (state cleaned below the watermark)", n.WindowCol)
+	}
+	return s
 }
 func (n *StreamHashJoin) Describe() string {
 	pairs := make([]string, len(n.EqLeft))
@@ -382,6 +392,9 @@ func ExplainStream(n StreamNode) string {
 		}
 		b.WriteString(n.Describe())
 		fmt.Fprintf(&b, " { stream key: %s", colList(n.StreamKey()))
+		if ws := WatermarkCols(n); len(ws) > 0 {
+			fmt.Fprintf(&b, ", watermark: %s", colList(ws))
+		}
 		if s, ok := n.(StatefulNode); ok && len(s.State()) > 0 {
 			parts := make([]string, len(s.State()))
 			for i, t := range s.State() {

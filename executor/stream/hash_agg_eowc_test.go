@@ -1,0 +1,120 @@
+package stream
+
+import (
+	"io"
+	"testing"
+
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// eowcNode: (w int8, k int8, v int8) grouped by (w, k) with count(*) and
+// max(v) (which keeps an extra table), emitting on window close of w.
+func eowcHarness(t *testing.T) *agHarness {
+	in := []types.T{types.TInt64, types.TInt64, types.TInt64}
+	n := agNode(in, nil, []int{0, 1}, agCall(t, in, "count", false, -1), agCall(t, in, "max", false, -1, 2))
+	n.EmitOnWindowClose, n.WindowCol = true, 0
+	return newAGHarness(t, n, 2)
+}
+
+// stateRows counts the rows of every state table of h's aggregation.
+func (h *agHarness) stateRows() int {
+	h.t.Helper()
+	x := h.exec.(*aggExec)
+	n := 0
+	for _, tb := range append([]*state.Table{x.run.state}, x.run.tables...) {
+		it, err := tb.Iter(h.ctx, state.IterOptions{Vnode: state.AllVnodes})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			n++
+		}
+		if err := it.Close(); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return n
+}
+
+func eowcWM(v int64) Message { return WatermarkMsg(&Watermark{Col: 0, Val: types.DInt(v)}) }
+
+// TestAggEmitOnWindowClose: nothing is emitted until the watermark on the
+// window column passes a group; then its result is inserted once and its
+// state (the agg state row and its max input rows) deleted; later rows of
+// a closed window are dropped.
+func TestAggEmitOnWindowClose(t *testing.T) {
+	h := eowcHarness(t)
+	h.expect(h.step(`
+		+ 10 1 5
+		+ 10 1 7
+		+ 10 2 1
+		+ 20 1 3`), "")
+	if got := h.stateRows(); got != 3+4 {
+		t.Fatalf("state rows: got %d, want 7 (3 groups, 4 max inputs)", got)
+	}
+	// A watermark below every window closes nothing.
+	h.expect(h.stepMsgs(true, eowcWM(10)), "")
+	// Watermark 20: the groups of window 10 close.
+	h.src.msgs = append(h.src.msgs, ChunkMsg(agParse(t, h.in, "+ 20 1 9")))
+	h.expect(h.stepMsgs(true, eowcWM(20)), `
+		10 1 2 7
+		10 2 1 1`)
+	if h.outRows != 2 {
+		t.Fatalf("emitted %d rows, want 2", h.outRows)
+	}
+	if got := h.stateRows(); got != 1+2 {
+		t.Fatalf("state rows after closing window 10: got %d, want 3", got)
+	}
+	// A late row of window 10 is dropped: nothing emitted, no state.
+	h.expect(h.step("+ 10 1 100"), `
+		10 1 2 7
+		10 2 1 1`)
+	if h.outRows != 0 || h.stateRows() != 3 {
+		t.Fatalf("late row: emitted %d rows, %d state rows", h.outRows, h.stateRows())
+	}
+	if x := h.exec.(*aggExec); x.run.late != 1 {
+		t.Fatalf("late rows: %d, want 1", x.run.late)
+	}
+	h.expect(h.stepMsgs(true, eowcWM(30)), `
+		10 1 2 7
+		10 2 1 1
+		20 1 2 9`)
+	if got := h.stateRows(); got != 0 {
+		t.Fatalf("state rows after every window closed: %d", got)
+	}
+}
+
+// TestAggEmitOnWindowCloseRecovery: a crash after a window's rows and its
+// closing watermark were processed but before the epoch committed, then a
+// replay of that epoch's input: each window is emitted exactly once.
+func TestAggEmitOnWindowCloseRecovery(t *testing.T) {
+	h := eowcHarness(t)
+	h.expect(h.step("+ 10 1 5\n+ 20 1 6"), "")
+	// Not committed: the crash loses the close of window 10 and row 11.
+	h.src.msgs = append(h.src.msgs, ChunkMsg(agParse(t, h.in, "+ 10 1 8")))
+	h.expect(h.stepMsgs(false, eowcWM(20)), "10 1 2 8")
+	h.restart()
+	if got := h.content(); got != "" {
+		t.Fatalf("after the crash the view holds %q", got)
+	}
+	// Replay, mid-window 20.
+	h.src.msgs = append(h.src.msgs, ChunkMsg(agParse(t, h.in, "+ 10 1 8")))
+	h.expect(h.stepMsgs(true, eowcWM(20)), "10 1 2 8")
+	h.restart()
+	h.expect(h.step("+ 20 1 1"), "10 1 2 8")
+	// The first watermark after a restart closes window 20 once.
+	h.expect(h.stepMsgs(true, eowcWM(25)), "10 1 2 8\n20 1 2 6")
+	h.restart()
+	h.expect(h.stepMsgs(true, eowcWM(25)), "10 1 2 8\n20 1 2 6")
+	if h.outRows != 0 || h.stateRows() != 0 {
+		t.Fatalf("after the last restart: emitted %d rows, %d state rows", h.outRows, h.stateRows())
+	}
+}
