@@ -63,10 +63,10 @@ type aggRun struct {
 	single *aggGroup   // simple aggregation's group, once loaded
 	dirty  []*aggGroup // groups changed since the last flush, in first-change order
 
-	outQ       []Message // messages to return before reading more input
-	out        *types.Chunk
-	watermarks []Watermark // latest watermark per group column, sent after the next barrier's changes
-	done       bool
+	outQ        []Message // messages to return before reading more input
+	out         *types.Chunk
+	watermarks  []Watermark // latest watermark per group column, sent after the next barrier's changes
+	done        bool
 	closedBelow types.Datum // eowc: every group whose window column is below it was emitted (when hasClosed)
 	hasClosed   bool
 	late        int64 // eowc: input rows of closed groups, dropped
