@@ -280,7 +280,7 @@ func EmitOnWindowClose(sq *StreamQuery) error {
 			}
 			return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
 		}
-		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR), not on %s", n.Describe())
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR) at the top of the query")
 	}
 }
 
