@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/server/metrics"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/session"
@@ -174,6 +175,7 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 			return out
 		},
 		CommittedEpoch: store.CommittedEpoch,
+		LateRows:       stream.LateRows,
 	})
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()

@@ -288,6 +288,7 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 		}
 		if e.eowc && r.hasClosed && e.closed(c, i) {
 			r.late++
+			lateRows.Add(1)
 			continue
 		}
 		var g *aggGroup

@@ -7,5 +7,8 @@
 // and a merging StreamAgg after it; Materialize puts the materialized
 // view's sink on top, and AssignState gives stateful nodes their state-table
 // ids in a fixed order. StreamQuery is the planned query with the MV's
-// columns (visible, then hidden stream-key columns) and primary key.
+// columns (visible, then hidden stream-key columns) and primary key. A scan
+// of a relation with a WATERMARK FOR clause gets a StreamWatermarkFilter;
+// EmitOnWindowClose turns the query's top aggregation into one emitting on
+// window close, when a group column carries a watermark (plan.WatermarkCols).
 package physical
