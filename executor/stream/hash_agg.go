@@ -682,7 +682,9 @@ type closedKey struct {
 }
 
 // closedGroups lists the groups in state (this actor's vnodes) whose window
-// column is below closedBelow, in key order.
+// column is below closedBelow, in key order: a scan of the groups before
+// closedBelow when the window column is the first group column, else of
+// every group.
 func (e *aggExec) closedGroups(ctx context.Context) ([]closedKey, error) {
 	r := &e.run
 	vnodes := []int{state.AllVnodes}
@@ -693,9 +695,14 @@ func (e *aggExec) closedGroups(ctx context.Context) ([]closedKey, error) {
 		}
 	}
 	t := e.groupTypes[e.windowCol]
+	var rng state.KeyRange
+	if e.windowCol == 0 {
+		// The window column leads the key: the closed groups are a prefix of each vnode's range.
+		rng.End = codec.EncodeKey(nil, t, &r.closedBelow, false)
+	}
 	var keys []closedKey
 	for _, v := range vnodes {
-		it, err := r.state.Iter(ctx, state.IterOptions{Vnode: v})
+		it, err := r.state.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
 		if err != nil {
 			return nil, fmt.Errorf("scan groups: %w", err)
 		}

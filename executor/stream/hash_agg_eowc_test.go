@@ -118,3 +118,21 @@ func TestAggEmitOnWindowCloseRecovery(t *testing.T) {
 		t.Fatalf("after the last restart: emitted %d rows, %d state rows", h.outRows, h.stateRows())
 	}
 }
+
+// TestAggEmitOnWindowCloseSecondColumn: the window column second in the
+// group (GROUP BY k, window_start): closing scans every group.
+func TestAggEmitOnWindowCloseSecondColumn(t *testing.T) {
+	in := []types.T{types.TInt64, types.TInt64, types.TInt64}
+	n := agNode(in, nil, []int{1, 0}, agCall(t, in, "count", false, -1))
+	n.EmitOnWindowClose, n.WindowCol = true, 1
+	h := newAGHarness(t, n, 0)
+	h.expect(h.step("+ 10 1 5\n+ 20 1 6\n+ 10 2 7\n+ 30 0 1"), "")
+	h.expect(h.stepMsgs(true, eowcWM(20)), "1 10 1\n2 10 1")
+	if got := h.stateRows(); got != 2 {
+		t.Fatalf("state rows: got %d, want 2", got)
+	}
+	h.expect(h.stepMsgs(true, eowcWM(31)), "1 10 1\n2 10 1\n1 20 1\n0 30 1")
+	if got := h.stateRows(); got != 0 {
+		t.Fatalf("state rows: got %d, want 0", got)
+	}
+}
