@@ -98,13 +98,18 @@ func (e *hopWindowExec) Next(ctx context.Context) (Message, error) {
 			return ChunkMsg(c), nil
 		}
 		m, err := e.in.Next(ctx)
-		if err == nil && m.Watermark != nil && m.Watermark.Col == e.timeCol && !m.Watermark.Val.Null {
+		if err == nil && m.Watermark != nil && m.Watermark.Col == e.timeCol && !m.Watermark.Val.Null &&
+			m.Watermark.Val.I != types.NegInfinityTS {
 			// A watermark w on the time column bounds the windows of later
 			// rows: none starts before the first window containing w.
-			start := e.firstStart(m.Watermark.Val.I)
+			start, end := int64(types.InfinityTS), int64(types.InfinityTS)
+			if t := m.Watermark.Val.I; t != types.InfinityTS {
+				start = e.firstStart(t)
+				end = start + e.size
+			}
 			e.wms = append(e.wms[:0],
 				WatermarkMsg(&Watermark{Col: e.nin, Val: types.Datum{I: start}}),
-				WatermarkMsg(&Watermark{Col: e.nin + 1, Val: types.Datum{I: start + e.size}}))
+				WatermarkMsg(&Watermark{Col: e.nin + 1, Val: types.Datum{I: end}}))
 			return m, nil
 		}
 		if err != nil || m.Chunk == nil {

@@ -153,6 +153,7 @@ func TestHopWindowWatermarks(t *testing.T) {
 		{"1 minute", "5 minutes", "2024-01-01 10:02:30", []string{"$1 2024-01-01 10:02:30", "$2 2024-01-01 09:58:00", "$3 2024-01-01 10:03:00"}},
 		// Slide above size: 10:03 is between windows; the next starts at 10:05.
 		{"5 minutes", "2 minutes", "2024-01-01 10:03:00", []string{"$1 2024-01-01 10:03:00", "$2 2024-01-01 10:05:00", "$3 2024-01-01 10:07:00"}},
+		{"1 minute", "5 minutes", "infinity", []string{"$1 infinity", "$2 infinity", "$3 infinity"}},
 	} {
 		e := stHop(t, c.slide, c.size, WatermarkMsg(&Watermark{Col: 1, Val: ts(c.wm)}), WatermarkMsg(&Watermark{Col: 0, Val: types.DInt(3)}))
 		msgs, err := Collect(context.Background(), e, 1)

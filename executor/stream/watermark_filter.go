@@ -201,11 +201,11 @@ func (e *watermarkFilterExec) visibility(c *types.Chunk) []bool {
 func (e *watermarkFilterExec) barrier(ctx context.Context) error {
 	if e.hasMax {
 		e.candidateBuf[0] = e.max
-		d, err := e.minus.EvalRow(&e.ectx, e.candidateBuf[:])
-		if err != nil {
-			return fmt.Errorf("max - delay: %w", err)
+		// max - delay out of the timestamp range (at its very start) leaves
+		// the watermark where it is.
+		if d, err := e.minus.EvalRow(&e.ectx, e.candidateBuf[:]); err == nil {
+			e.raise(d)
 		}
-		e.raise(d)
 	}
 	if e.hasWM && (!e.hasStored || types.Compare(e.ts[e.col], &e.wm, &e.stored) > 0) {
 		e.wmRow[0], e.wmRow[1] = e.key, e.wm
