@@ -32,6 +32,9 @@ type hashJoin struct {
 	outT    []types.T
 	limit   int // cached rows per side
 	sameKey bool
+	inner   bool
+	eqs     [2][]int  // the join key columns of each side
+	keyT    []types.T // the join key types (the left side's)
 
 	run joinRun
 }
@@ -51,6 +54,11 @@ type joinRun struct {
 	out     []*types.Chunk
 	marks   []lruMark
 	stopped bool
+	// Watermarks of an inner join, per join key: each side's latest, and
+	// the least of the two last sent (on both of the key's output columns).
+	wm     [2][]types.Datum
+	wmSent []types.Datum
+	wmQ    []Message
 }
 
 // NewHashJoin returns the stream hash join of n over its two inputs, and the
@@ -113,6 +121,18 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		}
 		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, e.outer[s])
 	}
+	e.inner = n.Kind == plan.InnerJoin
+	e.eqs = eqs
+	for _, c := range n.EqLeft {
+		e.keyT = append(e.keyT, lt[c])
+	}
+	for s := range e.run.wm {
+		e.run.wm[s] = make([]types.Datum, len(n.EqLeft))
+		for i := range e.run.wm[s] {
+			e.run.wm[s][i] = types.NullDatum
+		}
+	}
+	e.run.wmSent = slices.Clone(e.run.wm[0])
 	e.sameKey = true
 	for i := range n.EqLeft {
 		if lt[n.EqLeft[i]] != rt[n.EqRight[i]] {
@@ -143,6 +163,11 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 			r.out = r.out[1:]
 			return ChunkMsg(c), nil
 		}
+		if len(r.wmQ) > 0 {
+			m := r.wmQ[0]
+			r.wmQ = r.wmQ[1:]
+			return m, nil
+		}
 		if r.stopped {
 			return Message{}, io.EOF
 		}
@@ -168,10 +193,50 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 				r.stopped = true
 			}
 			return m, nil
-		default:
-			// Watermarks are dropped: forwarding one on a join key column needs both
-			// inputs' watermarks on it (the lower one holds), which is not done yet.
+		case m.Watermark != nil:
+			e.watermark(side, m.Watermark)
 		}
+	}
+}
+
+// watermark records a side's watermark on a join key column of an inner
+// join: once both sides have one on that key, the lesser holds for every
+// later output row's key (each is a new row's key, from one side or the
+// other), and is sent on the key's left and right output columns when it
+// rises. Other watermarks are dropped (an outer join's NULL-padded rows may
+// be retracted below them).
+func (e *hashJoin) watermark(side Side, w *Watermark) {
+	if !e.inner || w.Val.Null {
+		return
+	}
+	r := &e.run
+	s := 0
+	if side != Left {
+		s = 1
+	}
+	for i, c := range e.eqs[s] {
+		if c != w.Col {
+			continue
+		}
+		t := e.keyT[i]
+		if cur := &r.wm[s][i]; cur.Null || types.Compare(t, &w.Val, cur) > 0 {
+			*cur = w.Val.Copy()
+		}
+		a, b := &r.wm[0][i], &r.wm[1][i]
+		if a.Null || b.Null {
+			continue
+		}
+		least := a
+		if types.Compare(t, b, a) < 0 {
+			least = b
+		}
+		if sent := &r.wmSent[i]; !sent.Null && types.Compare(t, least, sent) <= 0 {
+			continue
+		}
+		r.wmSent[i] = least.Copy()
+		r.wmQ = append(r.wmQ,
+			WatermarkMsg(&Watermark{Col: e.eqs[0][i], Val: least.Copy()}),
+			WatermarkMsg(&Watermark{Col: e.nl + e.eqs[1][i], Val: least.Copy()}))
 	}
 }
 

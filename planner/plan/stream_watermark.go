@@ -39,8 +39,8 @@ func (n *StreamWatermarkFilter) StateLayouts() []StateTable {
 // (ascending): a watermark filter's column, and what survives of its
 // input's through projections (a column passed unchanged), filters,
 // exchanges, hop windows (window_start and window_end follow the time
-// column), aggregations (group columns) and unions (columns every input
-// has).
+// column), aggregations (group columns), inner joins (key columns with a
+// watermark on both sides) and unions (columns every input has).
 func WatermarkCols(n StreamNode) []int {
 	var out []int
 	switch n := n.(type) {
@@ -73,6 +73,18 @@ func WatermarkCols(n StreamNode) []int {
 		for k, c := range n.GroupBy {
 			if slices.Contains(in, c) {
 				out = append(out, k)
+			}
+		}
+	case *StreamHashJoin:
+		// An inner join's key column: the lesser of both sides' watermarks.
+		if n.Kind != InnerJoin {
+			break
+		}
+		l, r := WatermarkCols(n.Left), WatermarkCols(n.Right)
+		nl := len(n.Left.Schema())
+		for i := range n.EqLeft {
+			if slices.Contains(l, n.EqLeft[i]) && slices.Contains(r, n.EqRight[i]) {
+				out = append(out, n.EqLeft[i], nl+n.EqRight[i])
 			}
 		}
 	case *StreamUnion:
