@@ -56,9 +56,10 @@ type joinRun struct {
 	stopped bool
 	// Watermarks of an inner join, per join key: each side's latest, and
 	// the least of the two last sent (on both of the key's output columns).
-	wm     [2][]types.Datum
-	wmSent []types.Datum
-	wmQ    []Message
+	wm      [2][]types.Datum
+	wmSent  []types.Datum
+	wmClean []types.Datum // per join key, the watermark state was last cleaned below
+	wmQ     []Message
 }
 
 // NewHashJoin returns the stream hash join of n over its two inputs, and the
@@ -133,6 +134,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		}
 	}
 	e.run.wmSent = slices.Clone(e.run.wm[0])
+	e.run.wmClean = slices.Clone(e.run.wm[0])
 	e.sameKey = true
 	for i := range n.EqLeft {
 		if lt[n.EqLeft[i]] != rt[n.EqRight[i]] {
@@ -187,6 +189,11 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 				if err := s.flush(); err != nil {
 					return Message{}, err
 				}
+			}
+			if err := e.cleanState(ctx); err != nil {
+				return Message{}, err
+			}
+			for _, s := range r.sides {
 				r.marks = s.evict(e.limit, r.marks)
 			}
 			if m.Barrier.Stops(e.actx.ID) {
@@ -392,4 +399,26 @@ func (e *hashJoin) emit(op types.Op, row []types.Datum) {
 		r.out = append(r.out, r.cur)
 		r.cur = nil
 	}
+}
+
+// cleanState, at a barrier, deletes from both sides' state (and cache) the
+// rows whose join key is below the watermark an inner join sent on it: no
+// later row of either side has such a key, so they can neither match nor
+// change again.
+func (e *hashJoin) cleanState(ctx context.Context) error {
+	r := &e.run
+	for i := range r.wmSent {
+		wm := &r.wmSent[i]
+		t := e.keyT[i]
+		if wm.Null || !r.wmClean[i].Null && types.Compare(t, wm, &r.wmClean[i]) <= 0 {
+			continue
+		}
+		r.wmClean[i] = wm.Copy()
+		for _, side := range r.sides {
+			if err := side.deleteBelow(ctx, e.actx.Vnodes, i, wm); err != nil {
+				return fmt.Errorf("hash join: clean state below the watermark: %w", err)
+			}
+		}
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/memkv"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // Hash join tests. Fixtures are text (STYLE 10): a chunk is a header of type
@@ -762,5 +763,79 @@ func TestHashJoinWatermarks(t *testing.T) {
 				t.Fatalf("inner join watermarks %v: not pairs ($1, $4)", got)
 			}
 		}
+	}
+}
+
+// TestHashJoinWatermarkCleansState: once an inner join's key watermark
+// passes a key, both sides' rows of that key leave the state (and cache);
+// rows above it still join.
+func TestHashJoinWatermarkCleansState(t *testing.T) {
+	h := newHJHarness(t, plan.InnerJoin, "I I", "I I", []int{1}, []int{1}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wm := func(v int64) Message { return WatermarkMsg(&Watermark{Col: 1, Val: types.DInt(v)}) }
+	bar := func(e uint64) Message {
+		return BarrierMsg(&Barrier{Epoch: Epoch{Prev: e, Curr: e + 1}, Checkpoint: true})
+	}
+	chunk := func(text string) Message { return ChunkMsg(hjParseChunk(t, "I I\n"+text)) }
+	ls := &hjSource{ts: h.lts, msgs: []Message{chunk("+ 1 10\n+ 2 20"), bar(1), wm(15), bar(2), chunk("+ 3 20"), bar(3)}}
+	rs := &hjSource{ts: h.rts, msgs: []Message{chunk("+ 7 10\n+ 8 20\n+ 9 30"), bar(1), wm(16), bar(2), bar(3)}}
+	actx := &ActorContext{ID: 7, Store: h.kv}
+	j, al, err := NewHashJoin(actx, h.n, ls, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	stateRows := func() int {
+		n := 0
+		for _, s := range j.(*hashJoin).run.sides {
+			it, err := s.table.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for it.Next() == nil {
+				n++
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	var out []string
+	var rows []int
+	for epoch := 0; epoch < 3; {
+		m, err := j.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Chunk != nil:
+			for i := 0; i < m.Chunk.Len(); i++ {
+				out = append(out, hjFormatRow(m.Chunk, i))
+			}
+		case m.Watermark != nil:
+			out = append(out, fmt.Sprintf("watermark $%d %d", m.Watermark.Col, m.Watermark.Val.I))
+		case m.Barrier != nil:
+			actx.Flush(m.Barrier.Epoch.Prev)
+			if err := h.kv.Commit(ctx, m.Barrier.Epoch.Prev, actx.TakeWrites()); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, stateRows())
+			epoch++
+		}
+	}
+	want := []string{"1 10 7 10", "2 20 8 20", "watermark $1 15", "watermark $3 15", "3 20 8 20"}
+	slices.Sort(want[:2])
+	got := slices.Clone(out)
+	if len(got) >= 2 {
+		slices.Sort(got[:2])
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("output %q, want %q", got, want)
+	}
+	// 5 rows; after the watermark 15 the key 10 rows are gone; then one more.
+	if !slices.Equal(rows, []int{5, 3, 4}) {
+		t.Fatalf("state rows after each barrier %v, want [5 3 4]", rows)
 	}
 }

@@ -315,3 +315,62 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 	}
 	return marks
 }
+
+// deleteBelow deletes the side's rows whose join key k (an index into key)
+// is below wm, in the vnodes given (nil: all), from the state table and the
+// cache; call it after flush, when no entry is pending.
+func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, k int, wm *types.Datum) error {
+	t := s.keyTypes[k]
+	col := s.key[k]
+	for key, e := range s.cache {
+		if len(e.rows) > 0 && !e.rows[col].Null && types.Compare(t, &e.rows[col], wm) < 0 {
+			s.cached -= max(len(e.dirty), 1)
+			delete(s.cache, key)
+		}
+	}
+	var rng state.KeyRange
+	if k == 0 {
+		// The key column leads the state key: the rows below are a prefix of each vnode's range.
+		rng.End = codec.EncodeKey(nil, t, wm, false)
+	}
+	scan := []int{state.AllVnodes}
+	if vnodes != nil {
+		scan = scan[:0]
+		for _, v := range vnodes {
+			scan = append(scan, int(v))
+		}
+	}
+	var doomed []types.Datum
+	for _, v := range scan {
+		it, err := s.table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
+		if err != nil {
+			return err
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return err
+			}
+			row := it.Row()
+			if row[col].Null || types.Compare(t, &row[col], wm) >= 0 {
+				continue
+			}
+			for j := range row {
+				doomed = append(doomed, row[j].Copy())
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	for off := 0; off < len(doomed); off += s.width {
+		if err := s.table.Delete(doomed[off : off+s.width]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -352,6 +352,9 @@ func (n *StreamHashJoin) Describe() string {
 	if n.Cond != nil {
 		s += " cond " + n.Cond.String()
 	}
+	if ws := WatermarkCols(n); len(ws) > 0 {
+		s += fmt.Sprintf(" (state cleaned below the watermark on %s)", colList(ws))
+	}
 	return s
 }
 func (n *StreamTopN) Describe() string {
