@@ -9,6 +9,7 @@
 // ids in a fixed order. StreamQuery is the planned query with the MV's
 // columns (visible, then hidden stream-key columns) and primary key. A scan
 // of a relation with a WATERMARK FOR clause gets a StreamWatermarkFilter;
-// EmitOnWindowClose turns the query's top aggregation into one emitting on
-// window close, when a group column carries a watermark (plan.WatermarkCols).
+// EmitOnWindowClose makes every aggregation of the query emit on window
+// close, when each has a group column carrying a watermark
+// (plan.WatermarkCols) and nothing between them and the sources retracts.
 package physical

@@ -3,6 +3,7 @@ package physical
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
@@ -83,6 +84,21 @@ func Sink(sq *StreamQuery, rel *catalog.Relation, props map[string]string, appen
 	return &plan.StreamSink{Input: in, Relation: rel, Props: props, AppendOnly: appendOnly, Decouple: decouple, RateLimit: -1}
 }
 
+// eowcBelow reports whether n's output comes from an aggregation emitting on
+// window close through projections, filters and exchanges.
+func eowcBelow(n plan.StreamNode) bool {
+	for {
+		switch x := n.(type) {
+		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
+			n = x.Inputs()[0]
+		case *plan.StreamAgg:
+			return x.EmitOnWindowClose
+		default:
+			return false
+		}
+	}
+}
+
 // AppendOnly reports whether a stream plan only ever inserts: its sources
 // are append-only tables and no operator on the way retracts (aggregations,
 // except those emitting on window close, top-N, joins and temporal filters
@@ -93,6 +109,9 @@ func AppendOnly(n plan.StreamNode) bool {
 		return n.Relation.AppendOnly
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
+	case *plan.StreamHashJoin:
+		// An inner join over aggregations emitting on window close.
+		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
 		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter:
 		for _, in := range n.Inputs() {
@@ -255,33 +274,63 @@ func watermarkFilter(in plan.StreamNode, rel *catalog.Relation) (plan.StreamNode
 	return &plan.StreamWatermarkFilter{Input: in, Col: col, Delay: delay}, nil
 }
 
-// EmitOnWindowClose makes sq's aggregation emit each group once, when the
-// watermark passes its window (EMIT ON WINDOW CLOSE): the query must be a
-// hash aggregation, under projections and filters only, grouped by a column
-// that carries a watermark (window_start of TUMBLE or HOP over a source or
-// table with a WATERMARK FOR clause). Anything else is refused.
+// EmitOnWindowClose makes sq's aggregations emit each group once, when the
+// watermark passes its window (EMIT ON WINDOW CLOSE), so the query's output
+// only inserts: every aggregation must be grouped by a column that carries a
+// watermark (window_start of TUMBLE or HOP over a source or table with a
+// WATERMARK FOR clause, or a group column of such an aggregation below), and
+// between them and the sources only projections, filters, hop windows,
+// unions and inner joins may stand (their output, over insert-only inputs,
+// only inserts). There must be at least one aggregation. Anything else is
+// refused.
 func EmitOnWindowClose(sq *StreamQuery) error {
-	n := sq.Root
-	for {
-		switch x := n.(type) {
-		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
-			n = x.Inputs()[0]
-			continue
-		case *plan.StreamAgg:
-			if len(x.GroupBy) == 0 {
-				return unsupported("EMIT ON WINDOW CLOSE needs a GROUP BY with a watermarked column (window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
-			}
-			ws := plan.WatermarkCols(x.Input)
-			for k, c := range x.GroupBy {
-				if slices.Contains(ws, c) {
-					x.EmitOnWindowClose, x.WindowCol = true, k
-					return nil
-				}
-			}
-			return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
-		}
-		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR) at the top of the query")
+	aggs := 0
+	if err := eowc(sq.Root, &aggs); err != nil {
+		return err
 	}
+	if aggs == 0 {
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
+	}
+	return nil
+}
+
+// eowc marks the aggregations of the plan under n as emitting on window
+// close, counting them, or refuses what cannot be.
+func eowc(n plan.StreamNode, aggs *int) error {
+	for _, in := range n.Inputs() {
+		if err := eowc(in, aggs); err != nil {
+			return err
+		}
+	}
+	switch x := n.(type) {
+	case *plan.StreamAgg:
+		if len(x.GroupBy) == 0 {
+			return unsupported("EMIT ON WINDOW CLOSE needs every aggregation grouped by a watermarked column (window_start of TUMBLE or HOP over a source or table with WATERMARK FOR), not a simple aggregation")
+		}
+		ws := plan.WatermarkCols(x.Input)
+		for k, c := range x.GroupBy {
+			if slices.Contains(ws, c) {
+				x.EmitOnWindowClose, x.WindowCol = true, k
+				*aggs++
+				return nil
+			}
+		}
+		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamHashJoin:
+		if x.Kind != plan.InnerJoin {
+			return unsupported("EMIT ON WINDOW CLOSE is not supported over a %s join (only inner joins keep the output insert-only)", strings.ToLower(x.Kind.String()))
+		}
+		return nil
+	case *plan.StreamSource:
+		if !x.Relation.AppendOnly {
+			return unsupported("EMIT ON WINDOW CLOSE needs append-only inputs: %s %s is not", x.Relation.Kind, x.Relation.QualifiedName())
+		}
+		return nil
+	case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange, *plan.StreamHopWindow,
+		*plan.StreamWatermarkFilter, *plan.StreamUnion, *plan.StreamValues, *plan.StreamSourceScan, *plan.StreamLocalAgg:
+		return nil
+	}
+	return unsupported("EMIT ON WINDOW CLOSE is not supported over %s", n.Describe())
 }
 
 // sourceScan reads a source: a shared source's stream (from its reader job,
