@@ -151,9 +151,6 @@ func (e *watermarkFilterExec) filter(c *types.Chunk) *types.Chunk {
 	kept := 0
 	for i := 0; i < n; i++ {
 		if !c.Visible(i) {
-			if vis != nil {
-				vis[i] = false
-			}
 			continue
 		}
 		if v.Nulls[i] {
