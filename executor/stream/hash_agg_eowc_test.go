@@ -1,7 +1,11 @@
 package stream
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tributary/tributary/sql/types"
@@ -134,5 +138,116 @@ func TestAggEmitOnWindowCloseSecondColumn(t *testing.T) {
 	h.expect(h.stepMsgs(true, eowcWM(31)), "1 10 1\n2 10 1\n1 20 1\n0 30 1")
 	if got := h.stateRows(); got != 0 {
 		t.Fatalf("state rows: got %d, want 0", got)
+	}
+}
+
+// TestAggEmitOnWindowCloseRandom: random rows (some late) and rising
+// watermarks over windows, with crashes before a commit and replays of the
+// lost epoch, against an oracle: the view holds exactly the closed windows'
+// results, each inserted once, and the state only open windows. Seeds are
+// logged.
+func TestAggEmitOnWindowCloseRandom(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		seed := uint64(3000 + i)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Logf("seed %d", seed)
+			eowcRandom(t, rand.New(rand.NewPCG(seed, seed)))
+		})
+	}
+}
+
+func eowcRandom(t *testing.T, rng *rand.Rand) {
+	in := []types.T{types.TInt64, types.TInt64, types.TInt64}
+	n := agNode(in, nil, []int{0, 1}, agCall(t, in, "count", false, -1), agCall(t, in, "max", false, -1, 2))
+	n.EmitOnWindowClose, n.WindowCol = true, 0
+	h := newAGHarness(t, n, 1+rng.IntN(8))
+	type epoch struct {
+		rows string
+		wm   int64 // 0: none
+	}
+	// The epochs, and the oracle: per open window and key, count and max.
+	type acc struct {
+		n, hi int64
+		vals  map[int64]bool // the max input rows: by value (the input has no stream key)
+	}
+	open := map[[2]int64]*acc{}
+	want := map[string]bool{}
+	var epochs []epoch
+	// Windows below closed are emitted (once a watermark came: hasClosed);
+	// hi is the greatest window seen.
+	closed, hi, hasClosed := int64(0), int64(0), false
+	for e := 0; e < 30; e++ {
+		var ep epoch
+		for r := rng.IntN(6); r > 0; r-- {
+			w := closed + rng.Int64N(5) - 1 // sometimes below the closed ones: late
+			k, v := rng.Int64N(3), rng.Int64N(100)
+			ep.rows += fmt.Sprintf("+ %d %d %d\n", w, k, v)
+			if hasClosed && w < closed {
+				continue
+			}
+			hi = max(hi, w)
+			a := open[[2]int64{w, k}]
+			if a == nil {
+				a = &acc{hi: v, vals: map[int64]bool{}}
+				open[[2]int64{w, k}] = a
+			}
+			a.n++
+			a.hi = max(a.hi, v)
+			a.vals[v] = true
+		}
+		if rng.IntN(3) == 0 {
+			ep.wm = max(closed, 1) + rng.Int64N(2) // at times not rising
+			if ep.wm > closed || !hasClosed {
+				closed, hasClosed = ep.wm, true
+				for key, a := range open {
+					if key[0] < closed {
+						want[fmt.Sprintf("%d %d %d %d", key[0], key[1], a.n, a.hi)] = true
+						delete(open, key)
+					}
+				}
+			}
+		}
+		epochs = append(epochs, ep)
+	}
+	feed := func(ep epoch, commit bool) string {
+		if ep.rows != "" {
+			h.src.msgs = append(h.src.msgs, ChunkMsg(agParse(t, h.in, ep.rows)))
+		}
+		var msgs []Message
+		if ep.wm > 0 {
+			msgs = append(msgs, eowcWM(ep.wm))
+		}
+		return h.stepMsgs(commit, msgs...)
+	}
+	lastWM := int64(0)
+	for _, ep := range epochs {
+		if rng.IntN(5) == 0 {
+			// A crash before the commit: the epoch is replayed after the restart,
+			// after the watermark last committed (as a watermark filter resends it).
+			feed(ep, false)
+			h.restart()
+			if lastWM > 0 {
+				h.stepMsgs(true, eowcWM(lastWM))
+			}
+		}
+		feed(ep, true)
+		if ep.wm > lastWM {
+			lastWM = ep.wm
+		}
+	}
+	var wantRows []string
+	for r := range want {
+		wantRows = append(wantRows, r)
+	}
+	slices.Sort(wantRows)
+	h.expect(h.content(), strings.Join(wantRows, "\n"))
+	// The state holds the open groups only: one agg state row each, plus
+	// their max input rows.
+	wantState := 0
+	for _, a := range open {
+		wantState += 1 + len(a.vals)
+	}
+	if got := h.stateRows(); got != wantState {
+		t.Fatalf("state rows %d, want %d (%d open groups), windows below %d closed, greatest %d", got, wantState, len(open), closed, hi)
 	}
 }
