@@ -35,6 +35,7 @@ type hashJoin struct {
 	inner   bool
 	eqs     [2][]int  // the join key columns of each side
 	keyT    []types.T // the join key types (the left side's)
+	bands   []plan.JoinBand
 
 	run joinRun
 }
@@ -60,6 +61,11 @@ type joinRun struct {
 	wmSent  []types.Datum
 	wmClean []types.Datum // per join key, the watermark state was last cleaned below
 	wmQ     []Message
+	// Every column's latest watermark per side, and per band the bound
+	// (µs) its side's state was last cleaned below.
+	wmCol     [2]map[int]types.Datum
+	bandClean []int64
+	bandSeen  []bool
 }
 
 // NewHashJoin returns the stream hash join of n over its two inputs, and the
@@ -135,6 +141,15 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 	}
 	e.run.wmSent = slices.Clone(e.run.wm[0])
 	e.run.wmClean = slices.Clone(e.run.wm[0])
+	e.bands = n.Bands()
+	for _, b := range e.bands {
+		if ts := [2][]types.T{lt, rt}; ts[b.Side][b.Col].Physical() != types.PhysI64 || ts[1-b.Side][b.Other].Physical() != types.PhysI64 {
+			return nil, nil, fmt.Errorf("hash join: interval band %+v over non-timestamp columns", b)
+		}
+	}
+	e.run.bandClean = make([]int64, len(e.bands))
+	e.run.bandSeen = make([]bool, len(e.bands))
+	e.run.wmCol = [2]map[int]types.Datum{{}, {}}
 	e.sameKey = true
 	for i := range n.EqLeft {
 		if lt[n.EqLeft[i]] != rt[n.EqRight[i]] {
@@ -220,6 +235,9 @@ func (e *hashJoin) watermark(side Side, w *Watermark) {
 	s := 0
 	if side != Left {
 		s = 1
+	}
+	if cur, ok := r.wmCol[s][w.Col]; !ok || w.Val.I > cur.I {
+		r.wmCol[s][w.Col] = w.Val.Copy() // for interval bands (timestamps: compared as µs)
 	}
 	for i, c := range e.eqs[s] {
 		if c != w.Col {
@@ -414,10 +432,37 @@ func (e *hashJoin) cleanState(ctx context.Context) error {
 			continue
 		}
 		r.wmClean[i] = wm.Copy()
-		for _, side := range r.sides {
-			if err := side.deleteBelow(ctx, e.actx.Vnodes, i, wm); err != nil {
+		for s, side := range r.sides {
+			if err := side.deleteBelow(ctx, e.actx.Vnodes, e.eqs[s][i], t, wm, i == 0); err != nil {
 				return fmt.Errorf("hash join: clean state below the watermark: %w", err)
 			}
+		}
+	}
+	// Interval bands: a side's rows with Col below the other side's
+	// watermark on Other less Delay match no later row; they are deleted
+	// once the side's own watermark on Col has passed them too (so no later
+	// change of its own refers to them).
+	for bi, b := range e.bands {
+		wo, ok1 := r.wmCol[1-b.Side][b.Other]
+		ws, ok2 := r.wmCol[b.Side][b.Col]
+		if !ok1 || !ok2 || wo.I == types.NegInfinityTS || ws.I == types.NegInfinityTS {
+			continue
+		}
+		bound := ws.I
+		if wo.I != types.InfinityTS && wo.I-b.Delay < bound {
+			bound = wo.I - b.Delay
+		}
+		if r.bandSeen[bi] && bound <= r.bandClean[bi] {
+			continue
+		}
+		r.bandClean[bi], r.bandSeen[bi] = bound, true
+		t := e.outT[b.Col]
+		if b.Side == 1 {
+			t = e.outT[e.nl+b.Col]
+		}
+		d := types.Datum{I: bound}
+		if err := r.sides[b.Side].deleteBelow(ctx, e.actx.Vnodes, b.Col, t, &d, false); err != nil {
+			return fmt.Errorf("hash join: clean state below the interval bound: %w", err)
 		}
 	}
 	return nil

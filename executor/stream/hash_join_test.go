@@ -28,7 +28,8 @@ import (
 // its barrier; the harness applies the emitted changes to a multiset, failing
 // on a retraction of an absent row and on duplicate stream keys.
 
-var hjTypeLetters = map[string]types.T{"I": types.TInt64, "i": types.TInt32, "T": types.TVarchar, "N": types.TNumeric}
+var hjTypeLetters = map[string]types.T{"I": types.TInt64, "i": types.TInt32, "T": types.TVarchar, "N": types.TNumeric,
+	"TS": types.TTimestamp}
 
 func hjParseChunk(t testing.TB, text string) *types.Chunk {
 	t.Helper()
@@ -837,5 +838,86 @@ func TestHashJoinWatermarkCleansState(t *testing.T) {
 	// 5 rows; after the watermark 15 the key 10 rows are gone; then one more.
 	if !slices.Equal(rows, []int{5, 3, 4}) {
 		t.Fatalf("state rows after each barrier %v, want [5 3 4]", rows)
+	}
+}
+
+// TestHashJoinIntervalCleansState: an interval join (l.ts BETWEEN r.ts - 10s
+// AND r.ts) deletes a side's rows once the other side's watermark less the
+// band and its own watermark have passed them; later rows still join.
+func TestHashJoinIntervalCleansState(t *testing.T) {
+	ts := types.TTimestamp
+	ten, err := types.ParseInterval("10 seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (id, k, ts) on each side, joined on k.
+	cond := hjCall(t, "between", expr.Column(2, ts),
+		hjCall(t, "-", expr.Column(5, ts), expr.Literal(types.DInterval(ten), types.TInterval)), expr.Column(5, ts))
+	h := newHJHarness(t, plan.InnerJoin, "I I TS", "I I TS", []int{1}, []int{1}, cond)
+	if got := fmt.Sprint(h.n.Bands()); got != "[{0 2 2 10000000} {1 2 2 0}]" {
+		t.Fatalf("bands %s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	at := func(s string) types.Datum {
+		d, err := types.ParseText(ts, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	wm := func(s string) Message { return WatermarkMsg(&Watermark{Col: 2, Val: at(s)}) }
+	bar := func(e uint64) Message {
+		return BarrierMsg(&Barrier{Epoch: Epoch{Prev: e, Curr: e + 1}, Checkpoint: true})
+	}
+	chunk := func(text string) Message { return ChunkMsg(hjParseChunk(t, "I I TS\n"+text)) }
+	ls := &hjSource{ts: h.lts, msgs: []Message{chunk("+ 1 1 2024-01-01T10:00:05\n+ 2 1 2024-01-01T10:00:30"), bar(1),
+		wm("2024-01-01 10:00:20"), bar(2), bar(3)}}
+	rs := &hjSource{ts: h.rts, msgs: []Message{chunk("+ 7 1 2024-01-01T10:00:10"), bar(1),
+		wm("2024-01-01 10:00:25"), bar(2), chunk("+ 8 1 2024-01-01T10:00:35"), bar(3)}}
+	actx := &ActorContext{ID: 7, Store: h.kv}
+	j, al, err := NewHashJoin(actx, h.n, ls, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	var out []string
+	var rows []int
+	for epoch := 0; epoch < 3; {
+		m, err := j.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Chunk != nil:
+			for i := 0; i < m.Chunk.Len(); i++ {
+				out = append(out, hjFormatRow(m.Chunk, i))
+			}
+		case m.Barrier != nil:
+			actx.Flush(m.Barrier.Epoch.Prev)
+			if err := h.kv.Commit(ctx, m.Barrier.Epoch.Prev, actx.TakeWrites()); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range j.(*hashJoin).run.sides {
+				it, err := s.table.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for it.Next() == nil {
+					n++
+				}
+				it.Close()
+			}
+			rows = append(rows, n)
+			epoch++
+		}
+	}
+	want := []string{"1 1 2024-01-01 10:00:05 7 1 2024-01-01 10:00:10", "2 1 2024-01-01 10:00:30 8 1 2024-01-01 10:00:35"}
+	if !slices.Equal(out, want) {
+		t.Fatalf("output %q, want %q", out, want)
+	}
+	if !slices.Equal(rows, []int{3, 1, 2}) {
+		t.Fatalf("state rows after each barrier %v, want [3 1 2]", rows)
 	}
 }

@@ -316,21 +316,23 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 	return marks
 }
 
-// deleteBelow deletes the side's rows whose join key k (an index into key)
-// is below wm, in the vnodes given (nil: all), from the state table and the
-// cache; call it after flush, when no entry is pending.
-func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, k int, wm *types.Datum) error {
-	t := s.keyTypes[k]
-	col := s.key[k]
+// deleteBelow deletes the side's rows whose column col (of type t) is below
+// wm, in the vnodes given (nil: all), from the state table, and drops the
+// cache entries holding any; call it after flush, when no entry is pending.
+// keyLeads says col is the first column of the state key (then only the
+// rows below wm are read).
+func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t types.T, wm *types.Datum, keyLeads bool) error {
 	for key, e := range s.cache {
-		if len(e.rows) > 0 && !e.rows[col].Null && types.Compare(t, &e.rows[col], wm) < 0 {
-			s.cached -= max(len(e.dirty), 1)
-			delete(s.cache, key)
+		for off := 0; off < len(e.rows); off += s.width {
+			if d := &e.rows[off+col]; !d.Null && types.Compare(t, d, wm) < 0 {
+				s.cached -= max(len(e.dirty), 1)
+				delete(s.cache, key)
+				break
+			}
 		}
 	}
 	var rng state.KeyRange
-	if k == 0 {
-		// The key column leads the state key: the rows below are a prefix of each vnode's range.
+	if keyLeads {
 		rng.End = codec.EncodeKey(nil, t, wm, false)
 	}
 	scan := []int{state.AllVnodes}

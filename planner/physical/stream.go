@@ -542,7 +542,7 @@ func columnIndex(e expr.Expr) (int, bool) {
 // join (nil when nothing moved) and the conjuncts that stay above.
 func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
 	nl := len(j.Left.Schema())
-	var left, right, rest []expr.Expr
+	var left, right, rest, bands []expr.Expr
 	eqL, eqR := slices.Clone(j.EqLeft), slices.Clone(j.EqRight)
 	moved := false
 	for _, c := range conds {
@@ -578,6 +578,13 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 				moved = true
 				continue
 			}
+			if len(plan.BandsOf(c, j.Left.Schema(), j.Right.Schema())) > 0 && !hasTimeFunc(c) {
+				// A time band between the sides (an interval join): in the join's
+				// condition, where watermarks let the join clean its state.
+				bands = append(bands, c)
+				moved = true
+				continue
+			}
 			rest = append(rest, c)
 		}
 	}
@@ -586,6 +593,16 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 	}
 	nj := *j
 	nj.EqLeft, nj.EqRight = eqL, eqR
+	if len(bands) > 0 {
+		if j.Cond != nil {
+			bands = append([]expr.Expr{j.Cond}, bands...)
+		}
+		cond, err := andAll(bands)
+		if err != nil {
+			return nil, nil, err
+		}
+		nj.Cond = cond
+	}
 	if len(left) > 0 {
 		cond, err := andAll(left)
 		if err != nil {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
@@ -354,6 +355,13 @@ func (n *StreamHashJoin) Describe() string {
 	}
 	if ws := WatermarkCols(n); len(ws) > 0 {
 		s += fmt.Sprintf(" (state cleaned below the watermark on %s)", colList(ws))
+	}
+	nl := len(n.Left.Schema())
+	sides := [2][]int{WatermarkCols(n.Left), WatermarkCols(n.Right)}
+	for _, b := range n.Bands() {
+		if slices.Contains(sides[b.Side], b.Col) && slices.Contains(sides[1-b.Side], b.Other) {
+			s += " (state cleaned: " + b.String(nl) + ")"
+		}
 	}
 	return s
 }
