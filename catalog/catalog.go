@@ -62,6 +62,9 @@ type Column struct {
 	NotNull bool    `json:"not_null,omitempty"`
 	// Default is the SQL text of the DEFAULT expression ("" when none).
 	Default string `json:"default,omitempty"`
+	// Generated is the SQL text of a generated column's expression over the
+	// row's other columns ("" when none): written rows compute it.
+	Generated string `json:"generated,omitempty"`
 	// Hidden columns (the row id) are not expanded by * and not listed by \d.
 	Hidden bool `json:"hidden,omitempty"`
 	// Meta says what a connector fills the column with ("" for the payload):
@@ -110,6 +113,9 @@ type JobSettings struct {
 	// EmitOnWindowClose: the job's windowed aggregation emits each window
 	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
 	EmitOnWindowClose bool `json:"emit_on_window_close,omitempty"`
+	// NoBackfill: the job reads only the changes after its creation, not
+	// its upstreams' existing rows (a sink's snapshot = 'false').
+	NoBackfill bool `json:"no_backfill,omitempty"`
 }
 
 // SinkSettings are a sink's settings.
@@ -144,8 +150,11 @@ type Relation struct {
 	// PK lists the primary key's column indices (the hidden row id when none was declared).
 	PK []int `json:"pk,omitempty"`
 	// Definition is the CREATE statement's text (the query for views and MVs).
-	Definition string   `json:"definition,omitempty"`
-	AppendOnly bool     `json:"append_only,omitempty"`
+	Definition string `json:"definition,omitempty"`
+	AppendOnly bool   `json:"append_only,omitempty"`
+	// OnConflict is what an INSERT of a key the table holds does:
+	// "overwrite", "ignore", "do_update_if_not_null" ("": fail with 23505).
+	OnConflict string   `json:"on_conflict,omitempty"`
 	DependsOn  []uint32 `json:"depends_on,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).

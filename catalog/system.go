@@ -375,6 +375,7 @@ var systemTables = []systemTable{
 	// engine): its top operator, parallelism and actors.
 	{"rw_catalog", "rw_fragments", []Column{
 		col("job_id", tI8), col("fragment_id", tI4), col("kind", tText), col("parallelism", tI4), col("actor_ids", tText),
+		col("vnode_counts", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_source_splits: each source split's reader: where it stands, rows
 	// read since it started, bad messages since the server started.

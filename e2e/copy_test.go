@@ -368,3 +368,31 @@ func sortedLines(s string) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestCopyGeneratedColumns: COPY FROM leaves generated columns out of its
+// default column list and computes them; naming one is 428C9.
+func TestCopyGeneratedColumns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	if _, err := conn.Exec(ctx, "CREATE TABLE cg (id int PRIMARY KEY, a int, s int AS a * 2)"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{"cg"}, []string{"id", "a"}, pgx.CopyFromRows([][]any{{1, 5}, {2, 7}}))
+	if err != nil || n != 2 {
+		t.Fatalf("COPY: %d rows, %v", n, err)
+	}
+	if _, err := conn.PgConn().CopyFrom(ctx, strings.NewReader("3\t10\n"), "COPY cg FROM STDIN"); err != nil {
+		t.Fatalf("COPY without a column list: %v", err)
+	}
+	var sum int
+	if err := conn.QueryRow(ctx, "SELECT sum(s) FROM cg").Scan(&sum); err != nil || sum != 44 {
+		t.Fatalf("sum of the generated column: %d, %v (want 44)", sum, err)
+	}
+	_, err = conn.CopyFrom(ctx, pgx.Identifier{"cg"}, []string{"id", "s"}, pgx.CopyFromRows([][]any{{4, 1}}))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "428C9" {
+		t.Fatalf("COPY naming a generated column: %v, want 428C9", err)
+	}
+}

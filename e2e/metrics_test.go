@@ -149,6 +149,27 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 
+	// Per actor: m's fragments received and sent rows (its backfill's
+	// fragment pre-aggregates them: fewer than 5000 cross its exchange), and
+	// its operators were busy for some time.
+	var out, busy float64
+	for _, v := range samples(fams, "tributary_actor_rows_out_total", map[string]string{"job": "public.m"}) {
+		out += v
+	}
+	for _, v := range samples(fams, "tributary_actor_busy_seconds_total", map[string]string{"job": "public.m"}) {
+		busy += v
+	}
+	var in float64
+	for _, v := range samples(fams, "tributary_actor_rows_in_total", map[string]string{"job": "public.m"}) {
+		in += v
+	}
+	if out <= 0 || in <= 0 || busy <= 0 {
+		t.Errorf("job m's actors received %v rows, sent %v, were busy %v s: want some of each", in, out, busy)
+	}
+	if got := samples(fams, "tributary_backfill_rows_read_total", nil); len(got) != 1 || got[0] < 5000 {
+		t.Errorf("backfill rows read: %v, want at least m's 5000", got)
+	}
+
 	// The same listener serves pprof.
 	resp, err := http.Get("http://" + srv.HTTPAddr + "/debug/pprof/")
 	if err != nil {

@@ -313,3 +313,85 @@ func TestAlterDuringBlockingCreate(t *testing.T) {
 	}
 	checkView(t, ctx, b, "SELECT * FROM big", mustRows(t, ctx, b, "SELECT g, count(*), sum(v) FROM t GROUP BY g"))
 }
+
+// TestRescaleMidBackfill is issue 12's backfill check: a background view
+// backfilling 30,000 rows at a limited rate is rescaled among 1-4 actors
+// six times mid-way, for both backfill kinds; rw_ddl_progress sampled
+// around every rescale never goes back, the view ends equal to its query,
+// and the backfills read under 1.2x their input in total
+// (tributary_backfill_rows_read_total).
+func TestRescaleMidBackfill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backfills at a limited rate")
+	}
+	for _, snapshot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streaming_use_snapshot_backfill=%t", snapshot), func(t *testing.T) { rescaleMidBackfill(t, snapshot) })
+	}
+}
+
+func rescaleMidBackfill(t *testing.T, snapshot bool) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	const rows = 30000
+	for _, s := range []string{
+		"CREATE TABLE bt (id int PRIMARY KEY, g int, v int)",
+		fmt.Sprintf("INSERT INTO bt SELECT i, i %% 13, i FROM generate_series(1, %d) i", rows),
+		fmt.Sprintf("SET streaming_use_snapshot_backfill = %t", snapshot),
+		"SET background_ddl = true",
+		"SET backfill_rate_limit = 6000",
+		"CREATE MATERIALIZED VIEW bmv AS SELECT g, count(*) AS n, sum(v) AS s FROM bt GROUP BY g",
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	last := int64(0)
+	sample := func(when string) bool {
+		t.Helper()
+		n, ok, err := backfillRows(ctx, conn)
+		if err != nil {
+			t.Fatalf("%s: rw_ddl_progress: %v", when, err)
+		}
+		if !ok {
+			return false // finished
+		}
+		if n < last {
+			t.Fatalf("%s: backfill progress went back from %d to %d rows", when, last, n)
+		}
+		last = n
+		return true
+	}
+	rescales := 0
+	for rescales < 6 {
+		if !sample(fmt.Sprintf("before rescale %d", rescales+1)) {
+			t.Fatalf("the backfill finished after %d rescales: slow it down", rescales)
+		}
+		p := 1 + rng.Intn(4)
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER MATERIALIZED VIEW bmv SET PARALLELISM = %d", p)); err != nil {
+			t.Fatal(err)
+		}
+		rescales++
+		sample(fmt.Sprintf("after rescale %d to %d", rescales, p))
+		time.Sleep(time.Duration(200+rng.Intn(300)) * time.Millisecond)
+	}
+	t.Logf("%d rescales; %d of %d rows backfilled at the last sample", rescales, last, rows)
+	for _, s := range []string{"ALTER MATERIALIZED VIEW bmv SET BACKFILL_RATE_LIMIT = DEFAULT", "WAIT", "FLUSH"} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	checkView(t, ctx, conn, "SELECT * FROM bmv", mustRows(t, ctx, conn, "SELECT g, count(*), sum(v) FROM bt GROUP BY g"))
+	read := samples(scrapeMetrics(t, ctx, srv), "tributary_backfill_rows_read_total", nil)
+	if len(read) != 1 {
+		t.Fatalf("tributary_backfill_rows_read_total: %v", read)
+	}
+	t.Logf("backfills read %.0f rows for a %d-row table (%.3fx)", read[0], rows, read[0]/rows)
+	if read[0] < rows || read[0] > 1.2*rows {
+		t.Fatalf("backfills read %.0f rows in total for a %d-row table: want at least 1x and under 1.2x", read[0], rows)
+	}
+}

@@ -26,4 +26,7 @@ var (
 	// ErrFailed is returned after a Commit failed half way: the store may hold part of an uncommitted
 	// epoch and refuses further commits. Reads at committed epochs still work; reopen to recover.
 	ErrFailed = errors.New("storage: store failed; reopen to recover")
+	// ErrDamaged is returned by Open when a file of the data directory is missing or damaged: the
+	// store refuses to start rather than lose or misread data. The error names the file.
+	ErrDamaged = errors.New("storage: data damaged")
 )

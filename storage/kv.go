@@ -36,7 +36,9 @@ type KV interface {
 	// Commit applies the batch at epoch, atomically, then publishes epoch as committed. epoch must be
 	// above CommittedEpoch (else ErrStaleEpoch). An empty or nil batch just publishes the epoch.
 	// Commit may reorder the batch (Normalize) but does not keep it; the caller may Reset and reuse it
-	// once Commit returns. Commit is durable against a process crash but not a power loss until Sync.
+	// once Commit returns. Commit is durable against a process crash; whether it is also durable
+	// against an operating-system crash or power loss before Sync is the implementation's option
+	// (storage/badger: yes, unless opened with NoSync).
 	Commit(ctx context.Context, epoch uint64, b *Batch) error
 	// CommittedEpoch returns the last committed epoch (0 for an empty store).
 	CommittedEpoch() uint64

@@ -11,5 +11,6 @@
 // (hot throughput and barrier latency while a view backfills) in isolation.go, the Kafka
 // source against datagen (an in-process kfake broker, server and bench CPU apart) in
 // kafka.go, ALTER ... SET PARALLELISM's pause and a running pipeline meanwhile (issue 12) in
-// rescale.go, the child processes in procs.go.
+// rescale.go, durable single-row commits beside PostgreSQL with fsync on (issue 14) in
+// durable.go, the child processes in procs.go.
 package main

@@ -28,6 +28,7 @@ const usage = `usage:
   bench kafka [--messages 2000000] [--partitions 8] [--cases shared-count,...] [--profile-dir d] [--json]
   bench rescale [--rows 1000000,10000000] [--parallelism 4,1,3,2,4,1] [--hot-rate 20000] [--window 3s] [--json]
   bench cdc [--rows 10000000] [--events 1000000] [--rate 20000] [--seconds 30] [--json]
+  bench durable [--clients 1,50] [--seconds 10] [--nosync=false] [--no-pg] [--json]
 Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h", "bench kafka -h" or "bench rescale -h" for every flag.`
 
 func main() {
@@ -54,6 +55,8 @@ func main() {
 		err = rescaleMain(ctx, os.Args[2:], os.Stdout)
 	case "cdc":
 		err = cdcMain(ctx, os.Args[2:], os.Stdout)
+	case "durable":
+		err = durableMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()

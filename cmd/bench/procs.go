@@ -183,7 +183,8 @@ func procStatusKB(pid int, key string) (int64, error) {
 }
 
 // pgSettings are the benchmark cluster's settings: PostgreSQL's defaults except fsync=off (which
-// only helps PostgreSQL; Tributary's Badger store does not sync per commit either).
+// only helps PostgreSQL: Tributary syncs each epoch's commit unless started with --fsync=false).
+// The durable-commit benchmark uses durableSettings instead.
 var pgSettings = []string{
 	"listen_addresses=127.0.0.1", "unix_socket_directories=", "fsync=off", "max_connections=20",
 	"TimeZone=UTC", "logging_collector=off",

@@ -2,9 +2,17 @@
 // embedded Badger storage.
 //
 //	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data] [--http-listen 127.0.0.1:5691]
+//	                    [--fsync=true] [--accept-damaged-tail]
 //
 // --http-listen serves Prometheus metrics at /metrics and Go's profiles at
 // /debug/pprof/ (empty: off).
+//
+// --fsync=false acknowledges commits before they reach the disk (they survive a
+// killed process, not an OS crash or power loss). A data directory with a
+// missing or damaged file makes the server exit with status 1 and one line
+// naming the file; --accept-damaged-tail starts anyway when the damage is in
+// a write-ahead file, dropping the writes from the damage on (README: Damaged
+// data).
 //
 // TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
 // SIGINT/SIGTERM shut down cleanly (exit status 0).
@@ -55,6 +63,16 @@ func envInt(key string, def int) int {
 	return def
 }
 
+// envBool reads a boolean (strconv.ParseBool's forms) from the environment.
+func envBool(key string, def bool) bool {
+	if v := os.Getenv(key); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
 func run() error {
 	listen := flag.String("listen", envOr("TRIBUTARY_LISTEN", "127.0.0.1:4566"), "address to accept PostgreSQL connections on")
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
@@ -64,6 +82,8 @@ func run() error {
 	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
+	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
+	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
 	var level slog.Level
@@ -73,9 +93,12 @@ func run() error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 
-	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger})
+	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail})
 	if err != nil {
 		return fmt.Errorf("open data dir: %w", err)
+	}
+	if !*fsync {
+		logger.Warn("--fsync=false: commits are acknowledged before they reach the disk; an OS crash or power loss can lose them")
 	}
 	defer func() {
 		if err := store.Close(); err != nil {
@@ -174,8 +197,10 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 			}
 			return out
 		},
-		CommittedEpoch: store.CommittedEpoch,
-		LateRows:       stream.LateRows,
+		CommittedEpoch:   store.CommittedEpoch,
+		LateRows:         stream.LateRows,
+		BackfillRowsRead: stream.BackfillRowsRead.Load,
+		Fragments:        eng.Fragments,
 	})
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()

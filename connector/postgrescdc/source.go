@@ -93,15 +93,8 @@ func (s *Source) Check(ctx context.Context) (err error) {
 	if err := checkServer(ctx, conn, cfg); err != nil {
 		return err
 	}
-	up, err := describe(ctx, conn, cfg)
-	if err != nil {
+	if err := s.checkReadable(ctx, conn); err != nil {
 		return err
-	}
-	if _, err := bind(s.spec, cfg, up); err != nil {
-		return err
-	}
-	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
-		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
 	}
 	var undo []string
 	defer func() {
@@ -257,15 +250,8 @@ func (s *Source) checkSource(ctx context.Context, conn *pgconn.PgConn) (err erro
 // still there.
 func (s *Source) checkSourceTable(ctx context.Context, conn *pgconn.PgConn) (err error) {
 	cfg := s.cfg
-	up, err := describe(ctx, conn, cfg)
-	if err != nil {
+	if err := s.checkReadable(ctx, conn); err != nil {
 		return err
-	}
-	if _, err := bind(s.spec, cfg, up); err != nil {
-		return err
-	}
-	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
-		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
 	}
 	var undo []string
 	defer func() {
@@ -406,3 +392,20 @@ func (e enumerator) Bounds(_ context.Context, splits []string) (map[string]conne
 }
 
 func (e enumerator) Close() error { return nil }
+
+// checkReadable checks that the upstream table binds to the table's
+// columns and that the user can read it.
+func (s *Source) checkReadable(ctx context.Context, conn *pgconn.PgConn) error {
+	cfg := s.cfg
+	up, err := describe(ctx, conn, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := bind(s.spec, cfg, up); err != nil {
+		return err
+	}
+	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
+		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
+	}
+	return nil
+}

@@ -69,6 +69,9 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	if err := applyGenerated(w.env, w.node.Generated, full); err != nil {
+		return -1, err
+	}
 	rel := w.node.Table
 	nc := len(rel.Columns)
 	for i := 0; i < full.Len(); i++ {
@@ -80,14 +83,13 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 		if err := checkNotNull(rel, w.row); err != nil {
 			return at, err
 		}
-		if w.scratch, err = checkNoConflict(ctx, w.env, w.tbl, rel, w.row, w.pk, w.scratch); err != nil {
+		var inserted bool
+		if inserted, w.scratch, err = insertRow(ctx, w.env, w.tbl, rel, w.row, w.pk, w.scratch); err != nil {
 			return at, err
 		}
-		if err := w.tbl.Insert(w.row); err != nil {
-			return at, errorf("insert into %s: %w", rel.QualifiedName(), err)
+		if inserted {
+			w.rows++
 		}
-		w.env.Tables.record(rel, types.OpInsert, w.row)
-		w.rows++
 	}
 	return -1, nil
 }

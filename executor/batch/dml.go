@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
@@ -178,6 +179,56 @@ func checkNoConflict(ctx context.Context, env *Env, tbl *state.Table, rel *catal
 	e := types.Errorf(types.ErrUniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").(*types.Error)
 	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
 	return scratch, e
+}
+
+// insertRow inserts row into rel (tbl), checking its primary key as rel's
+// ON CONFLICT says: a conflict fails with 23505 (the default), replaces the
+// row (overwrite), keeps the old one (ignore: inserted is false), or
+// replaces the old row's columns where the new row's are not NULL.
+func insertRow(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, row, pk, scratch []types.Datum) (inserted bool, _ []types.Datum, err error) {
+	if rel.OnConflict == "" {
+		if scratch, err = checkNoConflict(ctx, env, tbl, rel, row, pk, scratch); err != nil {
+			return false, scratch, err
+		}
+		if err := tbl.Insert(row); err != nil {
+			return false, scratch, errorf("insert into %s: %w", rel.QualifiedName(), err)
+		}
+		env.Tables.record(rel, types.OpInsert, row)
+		return true, scratch, nil
+	}
+	for i, c := range rel.PK {
+		pk[i] = row[c]
+	}
+	var found bool
+	if scratch, found, err = tbl.GetAt(ctx, env.Epoch, pk, scratch); err != nil {
+		return false, scratch, fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
+	}
+	switch {
+	case !found:
+		if err := tbl.Insert(row); err != nil {
+			return false, scratch, errorf("insert into %s: %w", rel.QualifiedName(), err)
+		}
+		env.Tables.record(rel, types.OpInsert, row)
+		return true, scratch, nil
+	case rel.OnConflict == "ignore":
+		return false, scratch, nil
+	}
+	old := slices.Clone(scratch[:len(row)])
+	upd := row
+	if rel.OnConflict == "do_update_if_not_null" {
+		upd = slices.Clone(old)
+		for i := range row {
+			if !row[i].Null {
+				upd[i] = row[i]
+			}
+		}
+	}
+	if err := tbl.Update(old, upd); err != nil {
+		return false, scratch, errorf("insert into %s: %w", rel.QualifiedName(), err)
+	}
+	env.Tables.record(rel, types.OpUpdateDelete, old)
+	env.Tables.record(rel, types.OpUpdateInsert, upd)
+	return true, scratch, nil
 }
 
 // rowText prints a row's visible columns as PostgreSQL's "Failing row contains" detail does.

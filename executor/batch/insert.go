@@ -21,6 +21,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		pk      = make([]types.Datum, len(rel.PK))
 		scratch []types.Datum
 		err     error
+		vis     []bool // set when a row is skipped
 	)
 	for i := 0; i < rows.Len(); i++ {
 		if i%types.DefaultChunkSize == 0 {
@@ -32,13 +33,28 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		if err := checkNotNull(rel, row); err != nil {
 			return nil, err
 		}
-		if scratch, err = checkNoConflict(ctx, env, tbl, rel, row, pk, scratch); err != nil {
+		var inserted bool
+		if inserted, scratch, err = insertRow(ctx, env, tbl, rel, row, pk, scratch); err != nil {
 			return nil, err
 		}
-		if err := tbl.Insert(row); err != nil {
-			return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
+		if !inserted { // ON CONFLICT IGNORE: not written, not counted
+			if vis == nil {
+				vis = make([]bool, rows.Len())
+				for k := range vis {
+					vis[k] = rows.Visible(k)
+				}
+			}
+			vis[i] = false
 		}
-		env.Tables.record(rel, types.OpInsert, row)
+	}
+	if vis != nil { // only the rows written are the statement's (count, RETURNING)
+		out := types.NewChunk(rows.Types(), rows.Len())
+		for i := 0; i < rows.Len(); i++ {
+			if vis[i] {
+				out.AppendFrom(rows, i)
+			}
+		}
+		return out, nil
 	}
 	return rows, nil
 }

@@ -80,3 +80,20 @@ func evalInto(env *Env, x expr.Expr, in *types.Chunk, out *types.Vector) error {
 	}
 	return x.Eval(env.Ctx, in, out)
 }
+
+// applyGenerated replaces each generated column i of c (gen[i] non-nil)
+// with gen[i] evaluated over c's row (which reads no generated column).
+func applyGenerated(env *Env, gen []expr.Expr, c *types.Chunk) error {
+	for i, g := range gen {
+		if g == nil {
+			continue
+		}
+		var v types.Vector
+		if err := evalInto(env, g, c, &v); err != nil {
+			return err
+		}
+		v.Type = c.Cols[i].Type
+		c.Cols[i] = v
+	}
+	return nil
+}

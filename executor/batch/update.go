@@ -56,6 +56,9 @@ func (w *updateWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		}
 	}
 	upd.SetLen(n)
+	if err := applyGenerated(env, w.node.Generated, upd); err != nil {
+		return nil, err
+	}
 
 	var (
 		oldRow, newRow []types.Datum

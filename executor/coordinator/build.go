@@ -7,6 +7,7 @@ import (
 
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // builder builds one actor's executors from its fragment's plan nodes.
@@ -30,7 +31,7 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		if chans == nil {
 			return nil, fmt.Errorf("exchange %s has no input fragment", n.Describe())
 		}
-		return stream.NewMerge(plan.Types(n.Schema()), chans[b.index]), nil
+		return b.merge(plan.Types(n.Schema()), chans[b.index]), nil
 	case *plan.StreamSource:
 		return b.source(n)
 	case *plan.StreamValues:
@@ -96,7 +97,7 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 			}
 			chans = append(chans, b.f.channels[e][b.index]...)
 		}
-		return stream.NewMerge(plan.Types(n.Schema()), chans), nil
+		return b.merge(plan.Types(n.Schema()), chans), nil
 	case *plan.StreamHopWindow:
 		in, err := b.build(n.Input)
 		if err != nil {
@@ -157,7 +158,7 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 		b.adds[up] = append(b.adds[up], o)
 		chans = append(chans, o.Ch)
 	}
-	merge := stream.NewMerge(plan.Types(n.Schema()), chans)
+	merge := b.merge(plan.Types(n.Schema()), chans)
 	if !n.Backfill {
 		return merge, nil
 	}
@@ -243,4 +244,11 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	}
 	b.closers = append(b.closers, closer)
 	return exec, nil
+}
+
+// merge is a receiver over chans counting into the actor's stats.
+func (b *builder) merge(schema []types.T, chans []chan stream.Message) *stream.Merge {
+	m := stream.NewMerge(schema, chans)
+	m.Stats = b.actx.Stats
+	return m
 }

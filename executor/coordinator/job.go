@@ -10,6 +10,7 @@ import (
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
 )
 
 // JobOptions are a job's settings.
@@ -26,11 +27,13 @@ type JobOptions struct {
 	Statement    string
 	Background   bool
 	BackfillType string
-	// Started and PercentFloor carry a rebuilt job's progress over (a
-	// rescale, a recovery): when it started, and the share it had shown,
-	// which its progress never goes below.
+	// Started, PercentFloor and RowsFloor carry a rebuilt job's progress
+	// over (a rescale, a recovery): when it started, and the share and rows
+	// it had shown, which its progress never goes below (its new actors
+	// report their restored rows one by one).
 	Started      time.Time
 	PercentFloor float64
+	RowsFloor    int64
 }
 
 // JobInfo is a job's backfill progress, for SHOW JOBS and rw_ddl_progress.
@@ -65,6 +68,9 @@ type job struct {
 	// backfills tracks the job's backfilling sources (guarded by Coordinator.progress).
 	backfills map[stream.ActorID]*backfill
 	info      JobInfo // guarded by Coordinator.progress
+	// rowsFloor is the most backfilled rows shown so far (guarded by
+	// Coordinator.progress): the rows never go below it.
+	rowsFloor int64
 	// sources are the job's connector source actors (SetSourceRate).
 	sources []stream.ActorID
 	// scans maps the job's source-scan actors to the source each reads
@@ -89,6 +95,11 @@ type FragmentInfo struct {
 	// Kind names the fragment's top operator.
 	Kind   string
 	Actors []stream.ActorID
+	// Vnodes[i] is how many vnodes actor i owns (all of them, VnodeCount,
+	// for a fragment of one actor).
+	Vnodes []int
+	// Stats[i] are actor i's counters (rows in and out, busy and blocked time).
+	Stats []*stream.ActorStats
 }
 
 // Fragments lists every running job's fragments, by job and fragment.
@@ -288,7 +299,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	j := &job{id: id, upstream: map[stream.ActorID][]stream.OutputID{}, backfills: map[stream.ActorID]*backfill{},
 		info: JobInfo{ID: id, Statement: opts.Statement, Background: opts.Background, Started: time.Now(), BackfillType: opts.BackfillType,
 			Percent: opts.PercentFloor},
-		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate}
+		adaptive: opts.Adaptive, target: opts.TargetLatency, rate: opts.BackfillRate, rowsFloor: opts.RowsFloor}
 	if !opts.Started.IsZero() {
 		j.info.Started = opts.Started
 	}
@@ -336,7 +347,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: &stream.ActorStats{}, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
 				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {
@@ -366,7 +377,21 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		if sp := strings.IndexByte(kind, ' '); sp > 0 {
 			kind = kind[:sp]
 		}
-		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f]})
+		vnodes := make([]int, len(ids[f]))
+		vmap := stream.VnodeMapFor(f.parallel)
+		for k := range vnodes {
+			vnodes[k] = codec.VnodeCount
+			if f.parallel > 1 {
+				vnodes[k] = len(stream.VnodesOf(vmap, k))
+			}
+		}
+		stats := make([]*stream.ActorStats, len(ids[f]))
+		for k, aid := range ids[f] {
+			if r := c.mu.actors[aid]; r != nil {
+				stats[k] = r.actor.Ctx.Stats
+			}
+		}
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r
@@ -535,6 +560,8 @@ func (j *job) summaryLocked() JobInfo {
 	if !known {
 		info.Estimate = 0
 	}
+	info.Rows = max(info.Rows, j.rowsFloor) // never fewer than shown before
+	j.rowsFloor = info.Rows
 	pct := 0.0
 	switch {
 	case info.Done:

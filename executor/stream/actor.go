@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -62,14 +63,31 @@ func (a *Actor) Run(ctx context.Context) (err error) {
 			a.Report(Collected{Actor: a.Ctx.ID, Err: err})
 		}
 	}()
+	st := a.Ctx.Stats
 	for {
+		var t0 time.Time
+		var waited int64
+		if st != nil {
+			t0, waited = time.Now(), st.waited.Load()
+		}
 		m, err := a.Root.Next(ctx)
 		if err != nil {
 			return fmt.Errorf("actor %d: %w", a.Ctx.ID, err)
 		}
+		var t1 time.Time
+		if st != nil {
+			t1 = time.Now()
+			st.BusyNanos.Add(int64(t1.Sub(t0)) - (st.waited.Load() - waited))
+			if m.Chunk != nil {
+				st.RowsOut.Add(int64(m.Chunk.Len()))
+			}
+		}
 		if a.Dispatcher != nil {
 			if err := a.Dispatcher.Dispatch(ctx, a.Ctx.ID, m); err != nil {
 				return fmt.Errorf("actor %d dispatch: %w", a.Ctx.ID, err)
+			}
+			if st != nil {
+				st.BlockedNanos.Add(int64(time.Since(t1)))
 			}
 		}
 		if b := m.Barrier; b != nil {

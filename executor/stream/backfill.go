@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary/tributary/planner/plan"
@@ -389,6 +390,12 @@ func (b *backfillExec) rowKey(row []types.Datum) []byte {
 	return codec.AppendKey(b.keyBuf, b.types, row, b.pk, nil)
 }
 
+// BackfillRowsRead counts the upstream rows every table backfill of the
+// process has read from its snapshot (rebuilt jobs included; from zero at
+// each start): what /metrics shows as tributary_backfill_rows_read_total,
+// which tells how much a resumed backfill read again.
+var BackfillRowsRead atomic.Int64
+
 // readSnapshot emits the next rows after pos at the snapshot epoch.
 func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
 	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.snap, &b.pos, &b.row, &b.vrows)
@@ -400,6 +407,7 @@ func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
 	}
 	b.finished = eof
 	b.rows += int64(out.Len())
+	BackfillRowsRead.Add(int64(out.Len()))
 	b.sendReport(false)
 	if out.Len() == 0 {
 		return nil, nil

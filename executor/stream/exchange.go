@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"time"
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/codec"
@@ -192,6 +193,8 @@ func VnodesOf(vnodeMap []int, i int) []uint16 {
 // of any input is below it). Inputs can be added by an AddInputs mutation in
 // the aligned barrier.
 type Merge struct {
+	// Stats, when set, count the rows received and the time waited.
+	Stats   *ActorStats
 	schema  []types.T
 	inputs  []chan Message
 	blocked []bool
@@ -258,6 +261,17 @@ func (m *Merge) Schema() []types.T { return m.schema }
 
 // Next implements Executor.
 func (m *Merge) Next(ctx context.Context) (Message, error) {
+	if m.Stats == nil {
+		return m.next(ctx)
+	}
+	t := time.Now()
+	msg, err := m.next(ctx)
+	m.Stats.waitedFor(time.Since(t))
+	m.Stats.received(msg)
+	return msg, err
+}
+
+func (m *Merge) next(ctx context.Context) (Message, error) {
 	if m.stopped {
 		return Message{}, io.EOF
 	}

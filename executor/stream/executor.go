@@ -37,6 +37,8 @@ type Executor interface {
 type ActorContext struct {
 	ID    ActorID
 	Store storage.KV
+	// Stats are the actor's counters (nil: not counted).
+	Stats *ActorStats
 	// Vnodes lists the vnodes this actor owns for hash-distributed state (nil: all).
 	Vnodes []uint16
 	// CacheRows bounds how many rows a stateful executor keeps in memory

@@ -519,6 +519,7 @@ func (s *snapshotBackfillExec) applySnap(sc snapChunk) (*types.Chunk, error) {
 	vp.rows += n
 	s.rows += n
 	s.window.rows += n
+	BackfillRowsRead.Add(n)
 	vp.dirty = true
 	if sc.done {
 		vp.finished = true

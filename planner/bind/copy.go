@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"fmt"
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -42,7 +43,11 @@ func (b *Binder) CopyFrom(name parser.ObjectName, columns []string) (*plan.CopyF
 			return nil, err
 		}
 	}
-	return &plan.CopyFrom{Table: rel, Columns: target, Exprs: exprs, Out: relFields(rel, rel.Name)}, nil
+	gen, err := b.generatedExprs(rel)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.CopyFrom{Table: rel, Columns: target, Exprs: exprs, Out: relFields(rel, rel.Name), Generated: gen}, nil
 }
 
 // copyColumns resolves a COPY column list (nil: every visible column).
@@ -50,7 +55,7 @@ func copyColumns(rel *catalog.Relation, columns []string) ([]int, error) {
 	var target []int
 	if len(columns) == 0 {
 		for i, c := range rel.Columns {
-			if !c.Hidden {
+			if !c.Hidden && c.Generated == "" { // COPY leaves generated columns out
 				target = append(target, i)
 			}
 		}
@@ -64,6 +69,10 @@ func copyColumns(rel *catalog.Relation, columns []string) ([]int, error) {
 		}
 		if seen[idx] {
 			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", name)
+		}
+		if rel.Columns[idx].Generated != "" {
+			return nil, &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("column \"%s\" is a generated column", name),
+				Detail: "Generated columns cannot be used in COPY."}
 		}
 		seen[idx] = true
 		target = append(target, idx)

@@ -37,6 +37,98 @@ func (b *Binder) DefaultExpr(col *catalog.Column) (expr.Expr, error) {
 	return assignCast(e, col)
 }
 
+// GeneratedExpr binds rel's column i's generation expression over a row of
+// rel (its columns in order, ColumnRef i for column i), cast to the
+// column's type. It refuses references to generated columns and volatile
+// functions, as PostgreSQL does (42P17).
+func (b *Binder) GeneratedExpr(rel *catalog.Relation, i int) (expr.Expr, error) {
+	col := &rel.Columns[i]
+	stmts, err := parser.Parse("SELECT " + col.Generated)
+	if err != nil || len(stmts) != 1 {
+		return nil, fmt.Errorf("generation expression of column %s: %w", col.Name, err)
+	}
+	q, ok := stmts[0].(*parser.Query)
+	if !ok {
+		return nil, fmt.Errorf("generation expression of column %s: not an expression", col.Name)
+	}
+	sel, ok := q.Node.(*ast.SelectStmt)
+	if !ok || len(sel.Fields.Fields) != 1 {
+		return nil, fmt.Errorf("generation expression of column %s: not an expression", col.Name)
+	}
+	sc := &scope{fields: relFields(rel, rel.Name)}
+	e, err := b.bindExpr(&exprCtx{scope: sc, clause: "generation expressions"}, sel.Fields.Fields[0].Expr)
+	if err != nil {
+		return nil, err
+	}
+	var bad error
+	expr.Walk(e, func(x expr.Expr) bool {
+		switch x := x.(type) {
+		case *expr.ColumnRef:
+			if x.Index < len(rel.Columns) && rel.Columns[x.Index].Generated != "" && bad == nil {
+				bad = &types.Error{Kind: types.ErrInvalidDefinition, Msg: "cannot use generated column \"" + rel.Columns[x.Index].Name + "\" in column generation expression",
+					Detail: "A generated column cannot reference another generated column."}
+			}
+		case *expr.FuncExpr:
+			if x.Volatility != expr.Immutable && bad == nil {
+				bad = types.Errorf(types.ErrInvalidDefinition, "generation expression is not immutable")
+			}
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return assignCast(e, col)
+}
+
+// generatedExprs binds every generated column of rel (nil for the others;
+// nil when rel has none).
+func (b *Binder) generatedExprs(rel *catalog.Relation) ([]expr.Expr, error) {
+	var out []expr.Expr
+	for i := range rel.Columns {
+		if rel.Columns[i].Generated == "" {
+			continue
+		}
+		if out == nil {
+			out = make([]expr.Expr, len(rel.Columns))
+		}
+		e, err := b.GeneratedExpr(rel, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// withGenerated wraps in (rows of rel's columns) in a projection computing
+// rel's generated columns, when it has any.
+func withGenerated(in plan.Node, gen []expr.Expr, out []plan.Field) plan.Node {
+	if gen == nil {
+		return in
+	}
+	exprs := make([]expr.Expr, len(out))
+	for i, f := range out {
+		if gen[i] != nil {
+			exprs[i] = gen[i]
+		} else {
+			exprs[i] = expr.Column(i, f.Type)
+		}
+	}
+	return &plan.Project{Input: in, Exprs: exprs, Out: out}
+}
+
+// generatedValueError is PostgreSQL's 428C9 for a value written into a
+// generated column.
+func generatedValueError(col *catalog.Column, update bool) error {
+	if update {
+		return &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("column \"%s\" can only be updated to DEFAULT", col.Name),
+			Detail: fmt.Sprintf("Column \"%s\" is a generated column.", col.Name)}
+	}
+	return &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("cannot insert a non-DEFAULT value into column \"%s\"", col.Name),
+		Detail: fmt.Sprintf("Column \"%s\" is a generated column.", col.Name)}
+}
+
 // assignCast coerces a value to a column's type with assignment rules.
 func assignCast(e expr.Expr, col *catalog.Column) (expr.Expr, error) {
 	if e.Type() == col.Type {
@@ -149,6 +241,9 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				continue
 			}
 			col := &rel.Columns[target[k]]
+			if col.Generated != "" {
+				return nil, nil, generatedValueError(col, false)
+			}
 			e, err := assignCast(expr.Column(i, f.Type), col)
 			if err != nil {
 				return nil, nil, err
@@ -177,6 +272,9 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				if _, isDefault := en.(*ast.DefaultExpr); isDefault {
 					continue
 				}
+				if col.Generated != "" {
+					return nil, nil, generatedValueError(col, false)
+				}
 				e, err := b.bindExpr(c, en)
 				if err != nil {
 					return nil, nil, err
@@ -190,6 +288,11 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 		}
 		input = &plan.Values{Rows: vals, Out: out}
 	}
+	gen, err := b.generatedExprs(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	input = withGenerated(input, gen, out)
 	ins := &plan.Insert{Table: rel, Input: input}
 	if ins.Returning, ins.RetOut, err = b.returning(q.Returning, out); err != nil {
 		return nil, nil, err
@@ -263,7 +366,14 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 		seen[idx] = true
 		col := &rel.Columns[idx]
 		var e expr.Expr
-		if _, isDefault := a.Expr.(*ast.DefaultExpr); isDefault {
+		_, isDefault := a.Expr.(*ast.DefaultExpr)
+		if col.Generated != "" {
+			if !isDefault {
+				return nil, nil, generatedValueError(col, true)
+			}
+			continue // recomputed from the new row anyway
+		}
+		if isDefault {
 			e, err = b.DefaultExpr(col)
 		} else {
 			e, err = b.bindExpr(c, a.Expr)
@@ -276,6 +386,9 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 		}
 		up.Cols = append(up.Cols, idx)
 		up.Set = append(up.Set, e)
+	}
+	if up.Generated, err = b.generatedExprs(rel); err != nil {
+		return nil, nil, err
 	}
 	if up.Returning, up.RetOut, err = b.returning(q.Returning, fields); err != nil {
 		return nil, nil, err

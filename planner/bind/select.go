@@ -2,6 +2,7 @@ package bind
 
 import (
 	"github.com/cockroachdb/apd/v3"
+	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/planner/plan"
@@ -173,10 +174,27 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	}
 	var items []selectItem
 	for _, f := range fields {
-		if f.WildCard != nil {
-			if ab != nil {
-				return nil, types.Errorf(types.ErrGrouping, "SELECT * with GROUP BY is not supported")
+		if f.WildCard != nil && ab != nil {
+			// SELECT * over a grouping: every column must be a group key
+			// (grouping by a table's primary key groups its other columns).
+			exp, err := expandWildcard(ab.inScope, f.WildCard)
+			if err != nil {
+				return nil, err
 			}
+			for _, it := range exp {
+				k := slices.Index(ab.groupStrs, it.e.String())
+				if k < 0 {
+					name := it.name
+					if cr, ok := it.e.(*expr.ColumnRef); ok && ab.inScope.fields[cr.Index].Table != "" {
+						name = ab.inScope.fields[cr.Index].Table + "." + name
+					}
+					return nil, types.Errorf(types.ErrGrouping, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", name)
+				}
+				items = append(items, selectItem{name: it.name, e: expr.Column(k, it.e.Type())})
+			}
+			continue
+		}
+		if f.WildCard != nil {
 			exp, err := expandWildcard(sc, f.WildCard)
 			if err != nil {
 				return nil, err
@@ -222,6 +240,16 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		idx, bound, err := b.bindOrderItem(c, items, d)
 		if err != nil {
 			return nil, err
+		}
+		if idx < 0 {
+			// The same expression as a hidden ORDER BY key is that column
+			// (DISTINCT ON (a) a + b ... ORDER BY a, b).
+			for k, oe := range orderExprs {
+				if oe.String() == bound.String() {
+					idx = len(items) + k
+					break
+				}
+			}
 		}
 		if idx < 0 {
 			idx = len(items) + len(orderExprs) + len(distinctExprs)

@@ -15,4 +15,7 @@ type CopyFrom struct {
 	Columns []int
 	Exprs   []expr.Expr
 	Out     []Field
+	// Generated[i], for a generated column i (nil for others), computes it
+	// over the row Exprs made.
+	Generated []expr.Expr
 }

@@ -54,6 +54,9 @@ type Update struct {
 	Set       []expr.Expr
 	Returning []expr.Expr
 	RetOut    []Field
+	// Generated[i], for a generated column i (nil for others), computes it
+	// over the new row.
+	Generated []expr.Expr
 }
 
 // Delete removes Input's rows (full table columns) from Table.

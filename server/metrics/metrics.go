@@ -31,6 +31,10 @@ type Sources struct {
 	CommittedEpoch func() uint64
 	// LateRows counts the rows streaming jobs dropped as late (stream.LateRows).
 	LateRows func() int64
+	// BackfillRowsRead counts the rows table backfills read since the start.
+	BackfillRowsRead func() int64
+	// Fragments lists the running jobs' fragments with their actors' counters.
+	Fragments func() []coordinator.FragmentInfo
 }
 
 // Metrics is the server's registry.
@@ -89,6 +93,12 @@ var (
 	descBackfillEstimate    = prometheus.NewDesc("tributary_job_backfill_estimated_rows", "Rows a running backfill is expected to read (absent while unknown).", jobLabels, nil)
 	descBackfillProgress    = prometheus.NewDesc("tributary_job_backfill_progress_ratio", "Share of a running backfill done, 0 to 1.", jobLabels, nil)
 	descBackfillBackgrounds = prometheus.NewDesc("tributary_jobs_backfilling", "Streaming jobs whose backfill is running.", nil, nil)
+	actorLabels             = []string{"job_id", "job", "fragment_id", "fragment", "actor"}
+	descActorRowsIn         = prometheus.NewDesc("tributary_actor_rows_in_total", "Rows an actor received from upstream actors (by job, fragment and the actor's index in it).", actorLabels, nil)
+	descActorRowsOut        = prometheus.NewDesc("tributary_actor_rows_out_total", "Rows an actor sent on (its fragment's output).", actorLabels, nil)
+	descActorBusy           = prometheus.NewDesc("tributary_actor_busy_seconds_total", "Time an actor's operators spent working (not waiting for input).", actorLabels, nil)
+	descActorBlocked        = prometheus.NewDesc("tributary_actor_blocked_seconds_total", "Time an actor waited for downstream actors to take its output (backpressure).", actorLabels, nil)
+	descBackfillRowsRead    = prometheus.NewDesc("tributary_backfill_rows_read_total", "Upstream rows every table backfill read since the server started (rebuilt and resumed ones included).", nil, nil)
 
 	splitLabels       = []string{"source", "split"}
 	descSourceRows    = prometheus.NewDesc("tributary_source_rows_total", "Rows a source split's reader has read since it started.", splitLabels, nil)
@@ -114,7 +124,7 @@ type collector struct{ src Sources }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCommittedEpochTime, descBackfillRows, descBackfillEstimate,
-		descBackfillProgress, descBackfillBackgrounds, descSourceRows, descSourceNext, descSourceBad,
+		descBackfillProgress, descBackfillBackgrounds, descBackfillRowsRead, descActorRowsIn, descActorRowsOut, descActorBusy, descActorBlocked, descSourceRows, descSourceNext, descSourceBad,
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
 		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows} {
 		ch <- d
@@ -127,6 +137,27 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if e := s.CommittedEpoch(); e != 0 {
 			ch <- gauge(descCommittedEpochTime, epochSeconds(e))
 		}
+	}
+	if s.Fragments != nil {
+		for _, f := range s.Fragments() {
+			id, name, frag := strconv.FormatUint(uint64(f.Job), 10), "", strconv.Itoa(f.ID)
+			if s.JobName != nil {
+				name = s.JobName(f.Job)
+			}
+			for i, st := range f.Stats {
+				if st == nil {
+					continue
+				}
+				idx := strconv.Itoa(i)
+				ch <- counter(descActorRowsIn, float64(st.RowsIn.Load()), id, name, frag, f.Kind, idx)
+				ch <- counter(descActorRowsOut, float64(st.RowsOut.Load()), id, name, frag, f.Kind, idx)
+				ch <- counter(descActorBusy, float64(st.BusyNanos.Load())/1e9, id, name, frag, f.Kind, idx)
+				ch <- counter(descActorBlocked, float64(st.BlockedNanos.Load())/1e9, id, name, frag, f.Kind, idx)
+			}
+		}
+	}
+	if s.BackfillRowsRead != nil {
+		ch <- counter(descBackfillRowsRead, float64(s.BackfillRowsRead()))
 	}
 	if s.Jobs != nil {
 		jobs := s.Jobs()

@@ -20,7 +20,16 @@ import (
 func epochAt(unixMS uint64) uint64 { return unixMS << 16 }
 
 func fakeSources() Sources {
+	st := &stream.ActorStats{}
+	st.RowsIn.Store(100)
+	st.RowsOut.Store(7)
+	st.BusyNanos.Store(1_500_000_000)
+	st.BlockedNanos.Store(250_000_000)
 	return Sources{
+		Fragments: func() []coordinator.FragmentInfo {
+			return []coordinator.FragmentInfo{{Job: 7, ID: 1, Kind: "StreamHashAgg", Actors: []stream.ActorID{11, 12}, Stats: []*stream.ActorStats{nil, st}}}
+		},
+		BackfillRowsRead: func() int64 { return 1234 },
 		Jobs: func() []coordinator.JobInfo {
 			return []coordinator.JobInfo{{ID: 7, Rows: 300, Estimate: 1000, Percent: 30}, {ID: 9, Rows: 5}}
 		},
@@ -122,6 +131,11 @@ func TestCollector(t *testing.T) {
 		{"tributary_cdc_snapshot_rows_total", map[string]string{"relation": "public.t"}, 8},
 		{"tributary_cdc_snapshot_finished", map[string]string{"relation": "public.t"}, 0},
 		{"tributary_cdc_committed_lsn", map[string]string{"relation": "public.t"}, 1<<32 | 10},
+		{"tributary_actor_rows_in_total", map[string]string{"job": "public.mv", "fragment_id": "1", "fragment": "StreamHashAgg", "actor": "1"}, 100},
+		{"tributary_actor_rows_out_total", map[string]string{"job_id": "7", "actor": "1"}, 7},
+		{"tributary_actor_busy_seconds_total", map[string]string{"job_id": "7", "actor": "1"}, 1.5},
+		{"tributary_actor_blocked_seconds_total", map[string]string{"job_id": "7", "actor": "1"}, 0.25},
+		{"tributary_backfill_rows_read_total", nil, 1234},
 		{"tributary_connections", map[string]string{"state": "idle"}, 2},
 		{"tributary_connections", map[string]string{"state": "active"}, 1},
 	} {

@@ -71,6 +71,7 @@ var sqlStates = []struct {
 	{types.ErrInFailedTx, "25P02"},
 	{types.ErrActiveTx, "25001"},
 	{types.ErrSerialization, "40001"},
+	{types.ErrGeneratedAlways, "428C9"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

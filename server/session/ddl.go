@@ -65,7 +65,7 @@ func columnOf(cd *parser.ColumnDef) (catalog.Column, error) {
 	if err != nil {
 		return catalog.Column{}, err
 	}
-	return catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText}, nil
+	return catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText, Generated: cd.GeneratedText}, nil
 }
 
 // resolveKey sets rel's primary key to the named columns (NOT NULL).
@@ -128,7 +128,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
 		col, err := columnOf(cd)
@@ -155,15 +155,32 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 		rel.PK = []int{len(rel.Columns) - 1}
 	}
-	// Defaults must bind and fit their column.
+	if n.OnConflict != "" && (len(n.PrimaryKey) == 0 && !slices.ContainsFunc(n.Columns, func(c *parser.ColumnDef) bool { return c.PrimaryKey })) {
+		return nil, types.Errorf(types.ErrInvalidTableDefinition, "ON CONFLICT needs a primary key")
+	}
+	if n.OnConflict != "" && len(n.With) > 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "ON CONFLICT on a table with a connector is not supported yet (its rows replace rows with the same key)")
+	}
+	// Defaults and generation expressions must bind and fit their column.
 	b := s.binder(nil)
 	for i := range rel.Columns {
+		if rel.Columns[i].Generated != "" {
+			if _, err := b.GeneratedExpr(rel, i); err != nil {
+				return nil, err
+			}
+			if slices.Contains(rel.PK, i) && len(n.With) > 0 {
+				return nil, types.Errorf(types.ErrUnsupported, "a generated column cannot be the primary key of a table with a connector")
+			}
+		}
 		if rel.Columns[i].Default == "" {
 			continue
 		}
 		if _, err := b.DefaultExpr(&rel.Columns[i]); err != nil {
 			return nil, err
 		}
+	}
+	if len(n.With) > 0 && slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
+		return nil, types.Errorf(types.ErrUnsupported, "generated columns on a table with a connector are not supported yet")
 	}
 	if len(n.With) > 0 {
 		var key []string

@@ -180,6 +180,9 @@ func (e *Engine) Close() {
 // Jobs returns the running backfills' progress (SHOW JOBS), by job id.
 func (e *Engine) Jobs() []coordinator.JobInfo { return e.coord().Jobs() }
 
+// Fragments lists the running jobs' fragments (rw_fragments, /metrics).
+func (e *Engine) Fragments() []coordinator.FragmentInfo { return e.coord().Fragments() }
+
 // JobName returns a relation's qualified name ("" when it is gone).
 func (e *Engine) JobName(id uint32) string {
 	if r, ok := e.Catalog.ByID(id); ok {

@@ -93,8 +93,12 @@ func (e *Engine) fragmentRows() [][]types.Datum {
 		for i, a := range f.Actors {
 			ids[i] = strconv.FormatUint(uint64(a), 10)
 		}
+		counts := make([]string, len(f.Vnodes))
+		for i, n := range f.Vnodes {
+			counts[i] = strconv.Itoa(n)
+		}
 		rows = append(rows, []types.Datum{types.DInt(int64(f.Job)), types.DInt(int64(f.ID)), types.DString(f.Kind),
-			types.DInt(int64(len(f.Actors))), types.DString(strings.Join(ids, ","))})
+			types.DInt(int64(len(f.Actors))), types.DString(strings.Join(ids, ",")), types.DString(strings.Join(counts, ","))})
 	}
 	return rows
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -235,14 +236,14 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
 			// (a resumed one after a restart) finish first, then an epoch commits.
-			if _, err := s.waitJobs(ctx); err != nil {
+			if _, err := s.waitJobs(ctx, true); err != nil {
 				return nil, err
 			}
 			return tagOnly("FLUSH"), nil
 		}
 		return nil
 	case *parser.Wait:
-		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx) }
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx, false) }
 		return nil
 	case *parser.Discard:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
@@ -308,7 +309,17 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Copy:
 		return s.describeCopy(st, n)
 	case *parser.Recover:
-		return types.Errorf(types.ErrUnsupported, "RECOVER is not supported yet")
+		// RisingWave's manual recovery: every streaming job is rebuilt from
+		// its committed state, as after a failure.
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			s.eng.ddl.Lock()
+			defer s.eng.ddl.Unlock()
+			if err := s.eng.rescheduleLocked(ctx); err != nil {
+				return nil, fmt.Errorf("recover: %w", err)
+			}
+			return tagOnly("RECOVER"), nil
+		}
+		return nil
 	}
 	return types.Errorf(types.ErrUnsupported, "statement %T is not supported", st.ast)
 }
@@ -333,6 +344,8 @@ func ddlName(st parser.Statement) string {
 		return "ALTER " + strings.ToUpper(n.Kind.String())
 	case *parser.CancelJobs:
 		return "CANCEL JOBS"
+	case *parser.Recover:
+		return "RECOVER"
 	}
 	return ""
 }

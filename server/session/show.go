@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -177,12 +178,31 @@ func (e *Engine) systemParams() [][]string {
 	return [][]string{
 		{"barrier_interval_ms", strconv.FormatInt(e.cfg.BarrierInterval.Milliseconds(), 10), "true"},
 		{"checkpoint_frequency", "1", "false"},
+		{maxCreatingParam, cmp.Or(e.params[maxCreatingParam], "0"), "true"},
 		{"streaming_parallelism_default", strconv.Itoa(e.cfg.Parallelism), "false"},
 	}
 }
 
 // alterSystem is ALTER SYSTEM SET name = value: persisted, applied online.
 func (s *Session) alterSystem(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
+	if n.Key == maxCreatingParam {
+		v := int64(0)
+		if !n.Default {
+			var err error
+			if v, err = strconv.ParseInt(strings.TrimSpace(n.Value), 10, 64); err != nil || v < 0 || v > 1<<20 {
+				return nil, types.Errorf(types.ErrInvalidParameter, "%s must be a non-negative integer (0: no limit)", maxCreatingParam)
+			}
+		}
+		s.eng.ddl.Lock()
+		defer s.eng.ddl.Unlock()
+		s.eng.params[maxCreatingParam] = strconv.FormatInt(v, 10)
+		if _, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+			return persist.SaveParams(b, s.eng.params)
+		}); err != nil {
+			return nil, err
+		}
+		return tagOnly("ALTER_SYSTEM"), nil
+	}
 	if n.Key != "barrier_interval_ms" {
 		return nil, types.Errorf(types.ErrUndefinedObject, "unrecognized or read-only system parameter \"%s\"", n.Key)
 	}

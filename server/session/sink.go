@@ -32,7 +32,11 @@ func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (
 		return nil, err
 	}
 	cols := rel.Sink.IntoColumns
-	root := physical.Sink(sq, rel, map[string]string{}, false, true)
+	appendOnly, err := intoAppendOnly(sq, rel)
+	if err != nil {
+		return nil, err
+	}
+	root := physical.Sink(sq, rel, map[string]string{}, appendOnly, true)
 	root.Coupled = !rel.Sink.Decoupled
 	if r := rel.Sink.RateLimit; r != nil {
 		root.RateLimit = *r
@@ -42,6 +46,47 @@ func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (
 		return nil, err
 	}
 	return root, nil
+}
+
+// intoAppendOnly checks a sink into a table's type and force_append_only
+// as sinkPlan does and reports whether its stream is made append-only
+// (deletes dropped, updates written as inserts).
+func intoAppendOnly(sq *physical.StreamQuery, rel *catalog.Relation) (bool, error) {
+	typ, force := rel.Sink.Props["type"], rel.Sink.Props["force_append_only"]
+	switch force {
+	case "", "false":
+	case "true":
+		if typ != "append-only" {
+			return false, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only needs type = 'append-only'", rel.Name)
+		}
+	default:
+		return false, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only must be 'true' or 'false', got %q", rel.Name, force)
+	}
+	insertOnly := physical.AppendOnly(sq.Root)
+	switch typ {
+	case "", "upsert":
+		return false, nil
+	case "append-only":
+		if !insertOnly && force != "true" {
+			return false, types.Errorf(types.ErrInvalidParameter,
+				"sink %s: the query can delete and update rows, so the sink cannot be append-only; add force_append_only = 'true' to drop deletes and turn updates into inserts, or use type = 'upsert'", rel.Name)
+		}
+		return !insertOnly, nil
+	}
+	return false, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid for a sink into a table (append-only or upsert)", typ)
+}
+
+// sinkSnapshotOff reads a sink's snapshot option: 'false' makes it read
+// only the changes after its creation, not its upstreams' existing rows.
+func sinkSnapshotOff(props map[string]string) (bool, error) {
+	switch v := strings.ToLower(props["snapshot"]); v {
+	case "", "true":
+		return false, nil
+	case "false":
+		return true, nil
+	default:
+		return false, types.Errorf(types.ErrInvalidParameter, "snapshot must be 'true' or 'false', got %q", v)
+	}
 }
 
 // intoMapping maps the target table's columns to the sink's: the listed
@@ -310,14 +355,22 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if n.Format != nil {
 		return nil, nil, types.Errorf(types.ErrSyntax, "a sink into a table takes no FORMAT")
 	}
+	into := map[string]string{} // type and force_append_only, kept with the sink
 	for k, v := range props {
 		switch {
 		case k == "create_wait" && (strings.EqualFold(v, "delivered") || strings.EqualFold(v, "backfilled")):
 		case k == "create_wait":
 			return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait must be 'backfilled' or 'delivered', got %q", v)
+		case k == "snapshot":
+		case k == "type" || k == "force_append_only":
+			into[k] = strings.ToLower(v)
 		default:
-			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only create_wait)", k)
+			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only type, force_append_only, snapshot and create_wait)", k)
 		}
+	}
+	noSnapshot, err := sinkSnapshotOff(props)
+	if err != nil {
+		return nil, nil, err
 	}
 	target, err := s.eng.Catalog.Lookup(n.Into.Schema, n.Into.Name)
 	if err != nil {
@@ -325,6 +378,9 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	}
 	if target.Kind != catalog.KindTable {
 		return nil, nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", target.Name)
+	}
+	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")
 	}
 	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
@@ -344,8 +400,12 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
+	rel.Job.NoBackfill = noSnapshot
 	// A sink into a table is decoupled unless asked otherwise.
 	ss := &catalog.SinkSettings{Decoupled: true, Into: target.Name, CreateWait: props["create_wait"], IntoColumns: n.IntoColumns}
+	if len(into) > 0 {
+		ss.Props = into
+	}
 	if d, _ := s.vars.get("sink_decouple"); d == "false" {
 		ss.Decoupled = false
 	}
@@ -384,8 +444,13 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	default:
 		return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait must be 'backfilled' or 'delivered', got %q", w)
 	}
+	noSnapshot, err := sinkSnapshotOff(props)
+	if err != nil {
+		return nil, nil, err
+	}
 	connProps := maps.Clone(props)
 	delete(connProps, "create_wait")
+	delete(connProps, "snapshot")
 	if _, err := stream.OpenSink(connProps, format, encode); err != nil {
 		return nil, nil, err
 	}
@@ -402,6 +467,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	ss := &catalog.SinkSettings{Props: connProps, Format: format, Encode: encode, CreateWait: props["create_wait"]}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
+	rel.Job.NoBackfill = noSnapshot
 	decouple, _ := s.vars.get("sink_decouple")
 	if decouple == "default" {
 		decouple = strconv.FormatBool(stream.SinkDecoupled(props))

@@ -467,6 +467,9 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 		if rel.ColumnIndex(cd.Name) >= 0 {
 			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", cd.Name)
 		}
+		if col.Generated != "" {
+			return nil, types.Errorf(types.ErrUnsupported, "generated columns on a source are not supported yet")
+		}
 		col.Default = "" // a source's rows come from its connector
 		rel.Columns = append(rel.Columns, col)
 	}

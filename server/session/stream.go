@@ -31,7 +31,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			if isConnectorTable(rel) {
 				opts := connectorJobOptions(rel)
 				if j, ok := e.carried[rel.StateTables[0]]; ok { // rebuilt in this process: its progress goes on
-					opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+					opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
 				}
 				if err := c.AddJob(ctx, rel.StateTables[0], e.connectorTablePlan(rel), opts); err != nil {
 					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
@@ -57,7 +57,7 @@ func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) er
 			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
 			opts.BackfillType = backfillType(rel, root)
 			if j, ok := e.carried[rel.ID]; ok { // rebuilt in this process: its progress goes on
-				opts.Statement, opts.Background, opts.Started, opts.PercentFloor = j.Statement, j.Background, j.Started, j.Percent
+				opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
 			}
 			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
 				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
@@ -108,8 +108,12 @@ func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
 
 // enableBackfill makes every source of a job backfill its relation's
 // existing rows, by snapshot backfill or arrangement backfill (as the job's
-// settings say; a shared source's own backfill either way).
+// settings say; a shared source's own backfill either way), unless the job
+// reads only the changes after its creation (JobSettings.NoBackfill).
 func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
+	if rel.Job != nil && rel.Job.NoBackfill {
+		return // only the changes from now on
+	}
 	if s, ok := n.(*plan.StreamSource); ok {
 		s.Backfill, s.Snapshot = true, rel.Job != nil && rel.Job.SnapshotBackfill
 	}
@@ -212,8 +216,16 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC()}
+	k := 0
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+		if !f.Hidden && k < len(n.Columns) {
+			rel.Columns[i].Name = n.Columns[k]
+			k++
+		}
+	}
+	if len(n.Columns) > k {
+		return nil, types.Errorf(types.ErrSyntax, "too many column names were specified")
 	}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
@@ -249,6 +261,9 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 // noun names the object in messages ("materialized view", "sink"); wait, if
 // not nil, is a last condition a blocking create waits for.
 func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan.StreamNode, statement, tag, noun string, wait func(context.Context) error) (pgwire.Result, error) {
+	if err := s.waitCreatingSlot(ctx); err != nil {
+		return nil, err
+	}
 	enableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
@@ -597,9 +612,14 @@ func (s *Session) cancelJobs(ctx context.Context, ids []int64) (pgwire.Result, e
 	return textRows([]string{"Id"}, canceled, "CANCEL_JOBS"), nil
 }
 
-// waitJobs is WAIT: it returns when every backfill has finished.
-func (s *Session) waitJobs(ctx context.Context) (pgwire.Result, error) {
+// waitJobs is WAIT: it returns when every backfill has finished. With
+// skipPaused (FLUSH) it does not wait for backfills paused by
+// backfill_rate_limit = 0, which would not finish until resumed.
+func (s *Session) waitJobs(ctx context.Context, skipPaused bool) (pgwire.Result, error) {
 	for _, j := range s.eng.coord().Jobs() {
+		if rel, ok := s.eng.Catalog.ByID(j.ID); skipPaused && ok && rel.Job != nil && rel.Job.BackfillRate != nil && *rel.Job.BackfillRate == 0 {
+			continue
+		}
 		err := s.eng.coord().WaitBackfill(ctx, j.ID, time.Hour, func(int64) {})
 		if err != nil && ctx.Err() != nil {
 			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
@@ -700,4 +720,29 @@ func (e *Engine) activityRows() [][]types.Datum {
 		})
 	}
 	return rows
+}
+
+// maxCreatingParam is the system parameter bounding the jobs that backfill
+// at once (0: no bound).
+const maxCreatingParam = "max_concurrent_creating_streaming_jobs"
+
+// waitCreatingSlot waits (with the DDL lock released, which the caller
+// holds) until fewer jobs backfill than max_concurrent_creating_streaming_jobs
+// allows: a CREATE past the bound queues, as in RisingWave.
+func (s *Session) waitCreatingSlot(ctx context.Context) error {
+	limit, _ := strconv.Atoi(s.eng.params[maxCreatingParam])
+	if limit <= 0 {
+		return nil
+	}
+	for len(s.eng.coord().Jobs()) >= limit {
+		s.eng.ddl.Unlock()
+		select {
+		case <-ctx.Done():
+			s.eng.ddl.Lock()
+			return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		case <-time.After(20 * time.Millisecond):
+		}
+		s.eng.ddl.Lock()
+	}
+	return nil
 }

@@ -146,6 +146,10 @@ type ColumnDef struct {
 	PrimaryKey  bool
 	Default     ast.ExprNode // nil if none
 	DefaultText string       // the default expression's original text
+	// Generated is a generated column's expression (RisingWave's "AS expr"
+	// or PostgreSQL's GENERATED ALWAYS AS (expr) STORED), nil if none.
+	Generated     ast.ExprNode
+	GeneratedText string
 }
 
 // CreateTable is CREATE TABLE, parsed by our own grammar.
@@ -156,9 +160,12 @@ type CreateTable struct {
 	Columns     []*ColumnDef
 	PrimaryKey  []string
 	AppendOnly  bool
-	Include     []Include
-	With        []Option
-	Format      *FormatEncode
+	// OnConflict is RisingWave's ON CONFLICT clause: "overwrite", "ignore"
+	// or "do_update_if_not_null" ("": PostgreSQL's 23505).
+	OnConflict string
+	Include    []Include
+	With       []Option
+	Format     *FormatEncode
 	// FromSource and SourceTable are FROM source TABLE 'name': a table
 	// mirroring one upstream table of a CDC source.
 	FromSource  *ObjectName
@@ -190,6 +197,7 @@ type CreateMaterializedView struct {
 	Source
 	Name        ObjectName
 	IfNotExists bool
+	Columns     []string // optional names of the visible columns, in order
 	Query       *Query
 	With        []Option
 	// EmitOnWindowClose is EMIT ON WINDOW CLOSE after the query.

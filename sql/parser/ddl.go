@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -311,6 +312,21 @@ func (p *ddlParser) createTable() (Statement, error) {
 			}
 			st.SourceTable = p.peek().tok.val
 			p.i++
+		case n.kw("on") && st.OnConflict == "":
+			p.i++
+			if err := p.expect("conflict"); err != nil {
+				return nil, err
+			}
+			switch {
+			case p.kw("overwrite"):
+				st.OnConflict = "overwrite"
+			case p.kw("ignore"), p.kw("do", "nothing"):
+				st.OnConflict = "ignore"
+			case p.kw("do", "update", "if", "not", "null"):
+				st.OnConflict = "do_update_if_not_null"
+			default:
+				return nil, p.errHere()
+			}
 		case n.kwIn("on", "as", "engine"):
 			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
 		default:
@@ -326,7 +342,7 @@ func (p *ddlParser) createTable() (Statement, error) {
 // columnStop ends a DEFAULT expression.
 var columnStop = map[string]bool{
 	"not": true, "null": true, "primary": true, "constraint": true, "unique": true, "check": true,
-	"references": true, "default": true, "generated": true, "collate": true,
+	"references": true, "default": true, "generated": true, "collate": true, "as": true,
 }
 
 // columnDefs parses the parenthesised column and constraint list of CREATE
@@ -519,6 +535,10 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 			if col.Default != nil {
 				return nil, syntaxErrAt(p.src, n.tok)
 			}
+			if col.Generated != nil {
+				return nil, &types.Error{Kind: types.ErrSyntax, Pos: charPos(p.src, n.tok.pos),
+					Msg: fmt.Sprintf("multiple default or generation expressions specified for column \"%s\"", col.Name)}
+			}
 			start := p.i
 			p.i++ // the first token always belongs to the expression
 			for p.i < len(p.seq) && !(p.peek().tok.kind == tkIdent && columnStop[p.peek().tok.val] && !p.peek().group) {
@@ -537,7 +557,38 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 			if _, err := p.ident(); err != nil {
 				return nil, err
 			}
-		case n.kwIn("unique", "check", "references", "generated", "as"):
+		case n.kwIn("as", "generated") && !(n.kw("generated") && !(p.peekAt(1) != nil && p.peekAt(1).kw("always"))):
+			if col.Default != nil || col.Generated != nil {
+				return nil, &types.Error{Kind: types.ErrSyntax, Pos: charPos(p.src, n.tok.pos),
+					Msg: fmt.Sprintf("multiple default or generation expressions specified for column \"%s\"", col.Name)}
+			}
+			var expr []*node
+			if p.kw("generated", "always", "as") {
+				g := p.peek()
+				if g == nil || !g.isParen() || len(g.kids) == 0 {
+					return nil, p.errHere()
+				}
+				p.i++
+				if err := p.expect("stored"); err != nil {
+					return nil, err
+				}
+				expr = g.kids
+			} else {
+				p.i++ // AS
+				start := p.i
+				for p.i < len(p.seq) && !(p.peek().tok.kind == tkIdent && columnStop[p.peek().tok.val] && !p.peek().group) {
+					p.i++
+				}
+				if start == p.i {
+					return nil, p.errHere()
+				}
+				expr = p.seq[start:p.i]
+			}
+			col.GeneratedText = srcText(p.src, expr)
+			if col.Generated, err = parseExpr(p.src, expr); err != nil {
+				return nil, err
+			}
+		case n.kwIn("unique", "check", "references", "generated"):
 			return nil, p.unsupported(n, "column constraint %s is not supported", strings.ToUpper(n.tok.val))
 		default:
 			return nil, p.errHere()
@@ -561,7 +612,11 @@ func parseOptions(src string, g *node) ([]Option, error) {
 	if len(g.kids) == 0 {
 		return opts, nil
 	}
-	for _, part := range splitCommas(g.kids) {
+	parts := splitCommas(g.kids)
+	if n := len(parts); n > 1 && len(parts[n-1]) == 0 {
+		parts = parts[:n-1] // a trailing comma, as RisingWave accepts
+	}
+	for _, part := range parts {
 		if len(part) == 0 {
 			return nil, syntaxErrAt(src, g.close)
 		}
@@ -673,6 +728,11 @@ func (p *ddlParser) createMV(at *node) (Statement, error) {
 	var err error
 	if st.Name, err = p.objectName(); err != nil {
 		return nil, err
+	}
+	if n := p.peek(); n != nil && n.isParen() {
+		if st.Columns, err = p.identList(); err != nil {
+			return nil, err
+		}
 	}
 	if p.kw("with") {
 		if st.With, err = p.options(); err != nil {

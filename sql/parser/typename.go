@@ -61,10 +61,10 @@ func parseTypeName(src string, seq []*node, i int) (t TypeName, next int, err er
 	next2 := func(w string) bool { return at(i) != nil && at(i).kw(w) }
 	switch word {
 	case "double":
-		if !next2("precision") {
-			return t, i, syntaxErrAtNode(src, at(i))
+		// "double" alone is RisingWave's name for double precision.
+		if next2("precision") {
+			i++
 		}
-		i++
 		t.Name = "double precision"
 	case "character", "char", "national":
 		if word == "national" {

@@ -46,6 +46,7 @@ var (
 	ErrInFailedTx             = errors.New("in failed sql transaction")        // 25P02
 	ErrActiveTx               = errors.New("active sql transaction")           // 25001
 	ErrSerialization          = errors.New("serialization failure")            // 40001
+	ErrGeneratedAlways        = errors.New("generated always")                 // 428C9
 	ErrQueryCanceled          = errors.New("query canceled")                   // 57014
 	ErrInvalidCatalogName     = errors.New("invalid catalog name")             // 3D000
 	ErrProtocolViolation      = errors.New("protocol violation")               // 08P01

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -44,6 +45,14 @@ type Options struct {
 	BlockCacheSize int64
 	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
 	Logger *slog.Logger
+	// NoSync acknowledges commits before they reach the disk: they survive the process being
+	// killed but not an operating-system crash or power loss. By default every Commit is synced
+	// (fsync) before it returns; the writes of one epoch share one sync.
+	NoSync bool
+	// AcceptDamagedTail lets Open start when a write-ahead file has damaged bytes followed by
+	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
+	// refuses such a directory with a *DamageError.
+	AcceptDamagedTail bool
 }
 
 // Store is a storage.KV on a Badger database. Create it with Open.
@@ -56,9 +65,12 @@ type Store struct {
 	maxVersion atomic.Uint64
 	discard    storage.DiscardTracker
 
-	// commitMu serialises Commit and guards failed.
+	// commitMu serialises Commit and guards failed and wal.
 	commitMu sync.Mutex
-	failed   error // set when a Commit failed after writing; further commits refuse
+	failed   error    // set when a Commit failed after writing; further commits refuse
+	wal      *walSync // syncs each commit (nil with NoSync)
+	// valueThreshold is the value size from which Badger puts values in the value log.
+	valueThreshold int
 
 	// closeMu is held shared by every operation touching db and exclusively by Close.
 	closeMu struct {
@@ -90,7 +102,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	bo := bdg.DefaultOptions(opts.Dir).
 		WithLogger(slogLogger{logger.With("component", "badger", "dir", opts.Dir)}).
-		WithSyncWrites(false).
+		WithSyncWrites(false). // walSync syncs each commit, with one flush instead of Badger's two
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithNumMemtables(3).
@@ -112,26 +126,40 @@ func Open(opts Options) (*Store, error) {
 	// A crash while Badger created a value-log or memtable file leaves it empty, and Open
 	// then fails on it (dgraph-io/badger#2207; Open's own attempt also makes the file
 	// non-empty, so this must happen first). An empty file holds no data: remove such
-	// files, under Badger's directory lock so a running server is never touched.
+	// files, under Badger's directory lock so a running server is never touched. Then
+	// check what Badger would otherwise lose or misread silently (checkDir).
 	if err := withDirLock(opts.Dir, func() error {
 		removed, err := removeEmptyLogFiles(opts.Dir)
 		if removed > 0 {
 			logger.Warn("removed empty log files left by a crash", "dir", opts.Dir, "files", removed)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return checkDir(opts.Dir, opts.AcceptDamagedTail, logger.Warn)
 	}); err != nil {
 		return nil, err
 	}
-	db, err := bdg.OpenManaged(bo)
+	var db *bdg.DB
+	err := catchPanic(func() error {
+		var err error
+		db, err = bdg.OpenManaged(bo)
+		return err
+	})
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, fmt.Errorf("data dir %s is in use by another process: %w (%v)", opts.Dir, ErrInUse, err)
 		}
-		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, err)
+		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, oneLineError{err})
 	}
-	s := &Store{db: db, dir: opts.Dir}
+	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold)}
 	s.minFree.Store(minFree)
 	s.iters.open = make(map[*iter]struct{})
+	if !opts.NoSync {
+		if s.wal, err = newWALSync(opts.Dir); err != nil {
+			return nil, errors.Join(fmt.Errorf("open badger store at %s: %w", opts.Dir, err), db.Close())
+		}
+	}
 	if err := s.recover(); err != nil {
 		return nil, errors.Join(fmt.Errorf("recover badger store at %s: %w", opts.Dir, err), db.Close())
 	}
@@ -218,6 +246,11 @@ func (s *Store) recover() error {
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("sync roll-back: %w", err)
 	}
+	if s.wal != nil {
+		if err := s.wal.sync(true); err != nil {
+			return fmt.Errorf("sync roll-back: %w", err)
+		}
+	}
 	slog.Default().Debug("rolled back uncommitted versions", "dir", s.dir, "keys", len(keys),
 		"committed", committed, "published", r)
 	s.committed.Store(r)
@@ -301,6 +334,12 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
+	if s.wal != nil {
+		if err := s.wal.sync(s.hasBigValue(b)); err != nil {
+			s.failed = err
+			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+		}
+	}
 	s.committed.Store(epoch)
 	s.db.SetDiscardTs(discard)
 	return nil
@@ -357,6 +396,16 @@ func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 	return s.writeMeta(epoch, discard)
 }
 
+// hasBigValue reports whether b holds a value Badger puts in the value log.
+func (s *Store) hasBigValue(b *storage.Batch) bool {
+	for i := 0; i < b.Len(); i++ {
+		if _, v, del := b.Entry(i); !del && len(v) >= s.valueThreshold {
+			return true
+		}
+	}
+	return false
+}
+
 func setEntry(txn *bdg.Txn, b *storage.Batch, i int) error {
 	key, value, del := b.Entry(i)
 	if del {
@@ -403,6 +452,8 @@ func (s *Store) Pin(epoch uint64) (func(), error) {
 
 // Sync implements storage.KV.
 func (s *Store) Sync() error {
+	s.commitMu.Lock() // before closeMu, as in Commit
+	defer s.commitMu.Unlock()
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.closeMu.closed {
@@ -411,11 +462,18 @@ func (s *Store) Sync() error {
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("badger sync %s: %w", s.dir, err)
 	}
+	if s.wal != nil {
+		if err := s.wal.sync(true); err != nil {
+			return fmt.Errorf("badger sync %s: %w", s.dir, err)
+		}
+	}
 	return nil
 }
 
 // Close implements storage.KV.
 func (s *Store) Close() error {
+	s.commitMu.Lock() // before closeMu, as in Commit; waits for a commit in flight
+	defer s.commitMu.Unlock()
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	if s.closeMu.closed {
@@ -433,6 +491,9 @@ func (s *Store) Close() error {
 		it.mu.Lock()
 		it.release()
 		it.mu.Unlock()
+	}
+	if s.wal != nil {
+		s.wal.close()
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close badger at %s: %w", s.dir, err)

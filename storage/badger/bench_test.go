@@ -39,3 +39,33 @@ func BenchmarkBadgerCommit(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkBadgerSmallCommit commits one-row epochs, synced (the default) or not, and reports
+// the time per commit: the floor of a lone client's durable INSERT.
+func BenchmarkBadgerSmallCommit(b *testing.B) {
+	for _, noSync := range []bool{false, true} {
+		name := "fsync"
+		if noSync {
+			name = "nosync"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := badger.Open(badger.Options{Dir: b.TempDir(), NoSync: noSync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var batch storage.Batch
+			key := make([]byte, 16)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				batch.Reset()
+				binary.BigEndian.PutUint64(key, uint64(i))
+				batch.Put(key, key)
+				if err := s.Commit(ctx, uint64(i+1), &batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

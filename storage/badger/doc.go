@@ -4,4 +4,11 @@
 // Store adds what Badger lacks for atomic epochs: a committed-epoch watermark persisted under a reserved
 // key, written after each epoch's writes, and a roll-back at Open of versions above it (a big batch is
 // split into several Badger transactions, which a crash may leave half applied). Options configure it.
+//
+// Commits are synced to disk before they return (Options.NoSync turns that off): the writes of an
+// epoch share one sync, of the write-ahead file they went to (walsync.go), not Badger's SyncWrites,
+// which flushes two files per write. Open checks the directory first (check.go, logscan.go) and refuses, with a
+// *DamageError naming the file, a missing MANIFEST, a missing or damaged table file, or a
+// write-ahead file with damaged bytes in front of readable ones: Badger alone would start empty,
+// misread, panic or silently drop acknowledged writes.
 package badger

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/pgtest"
+)
+
+// The durable-commit benchmark (issue 14, item 4): single-row INSERTs, each its own
+// transaction, from 1 and from many clients, against Tributary with --fsync (the default: an
+// acknowledged commit is on disk) and PostgreSQL with fsync and synchronous_commit on. Both group
+// concurrent commits into one sync (Tributary: every statement of an epoch shares the epoch's
+// commit; PostgreSQL: one WAL flush covers the commits waiting for it), so throughput should
+// grow with clients rather than fall. Tributary with --fsync=false is shown for the cost of the
+// sync.
+
+// durableSettings are PostgreSQL's defaults for durability (fsync, synchronous_commit,
+// full_page_writes on), with room for the clients.
+var durableSettings = []string{
+	"listen_addresses=127.0.0.1", "unix_socket_directories=", "fsync=on", "synchronous_commit=on",
+	"full_page_writes=on", "max_connections=120", "TimeZone=UTC", "logging_collector=off",
+}
+
+// durableResult is one run: a system, a client count, inserts acknowledged in the measured time.
+type durableResult struct {
+	System     string  `json:"system"`
+	Clients    int     `json:"clients"`
+	Inserts    int64   `json:"inserts"`
+	Seconds    float64 `json:"seconds"`
+	PerSec     float64 `json:"inserts_per_sec"`
+	P50        float64 `json:"p50_ms"`
+	P99        float64 `json:"p99_ms"`
+	TableRows  int64   `json:"table_rows_checked"`
+	RatioVsPG  float64 `json:"ratio_vs_postgres,omitempty"`
+	ServerArgs string  `json:"server_args,omitempty"`
+}
+
+func durableMain(ctx context.Context, args []string, out io.Writer) (err error) {
+	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
+	seconds := fs.Float64("seconds", 10, "measured seconds per run (after 1 s of warm-up)")
+	clientList := fs.String("clients", "1,50", "client counts; a comma-separated list runs each")
+	noPG := fs.Bool("no-pg", false, "skip PostgreSQL")
+	noSync := fs.Bool("nosync", true, "also run Tributary with --fsync=false, for the cost of the sync")
+	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
+	serverArgs := fs.String("server-args", "", "extra flags for the started servers")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	keep := fs.Bool("keep", false, "keep the temporary directory (data, logs)")
+	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	clients, err := parseInts(*clientList)
+	if err != nil {
+		return fmt.Errorf("--clients: %w", err)
+	}
+	if *seconds <= 0 {
+		return errors.New("--seconds must be positive")
+	}
+	measure := time.Duration(*seconds * float64(time.Second))
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	e, err := newEnv(ctx, *serverBin, *keep)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+
+	var results []durableResult
+	pgRate := map[int]float64{}
+	pgVersion := ""
+	if !*noPG {
+		dir, err := e.subdir("postgres")
+		if err != nil {
+			return err
+		}
+		cluster, err := pgtest.Launch(dir, durableSettings)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		c, err := connect(ctx, cluster.DSN())
+		if err != nil {
+			return err
+		}
+		var fsyncSetting, syncCommit string
+		err = c.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')").
+			Scan(&pgVersion, &fsyncSetting, &syncCommit)
+		_ = c.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("postgres settings: %w", err)
+		}
+		if fsyncSetting != "on" || syncCommit != "on" {
+			return fmt.Errorf("postgres runs with fsync=%s synchronous_commit=%s, want on", fsyncSetting, syncCommit)
+		}
+		for _, n := range clients {
+			fmt.Fprintf(os.Stderr, "bench: postgres (fsync on), %d clients\n", n)
+			r, err := runDurable(ctx, cluster.DSN(), "postgres", n, measure)
+			if err != nil {
+				return fmt.Errorf("postgres %d clients: %w", n, err)
+			}
+			pgRate[n] = r.PerSec
+			results = append(results, r)
+		}
+	}
+	modes := []string{""}
+	if *noSync {
+		modes = append(modes, "--fsync=false")
+	}
+	for _, mode := range modes {
+		name := "tributary"
+		if mode != "" {
+			name += " " + mode
+		}
+		dir, err := e.subdir("tributary")
+		if err != nil {
+			return err
+		}
+		srvArgs := strings.Fields(*serverArgs + " " + mode)
+		srv, err := startTributary(ctx, e.bin, dir, srvArgs)
+		if err != nil {
+			return err
+		}
+		for _, n := range clients {
+			fmt.Fprintf(os.Stderr, "bench: %s, %d clients\n", name, n)
+			r, rerr := runDurable(ctx, srv.DSN(), name, n, measure)
+			if rerr != nil {
+				_ = srv.Stop() // the run's error is the one to report
+				return fmt.Errorf("%s %d clients: %w", name, n, rerr)
+			}
+			r.ServerArgs = strings.Join(srvArgs, " ")
+			if pg := pgRate[n]; pg > 0 {
+				r.RatioVsPG = r.PerSec / pg
+			}
+			results = append(results, r)
+		}
+		if err := srv.Stop(); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Date     string          `json:"date"`
+			Postgres string          `json:"postgres_version,omitempty"`
+			Settings []string        `json:"postgres_settings,omitempty"`
+			Results  []durableResult `json:"results"`
+		}{time.Now().UTC().Format(time.RFC3339), pgVersion, durableSettings, results})
+	}
+	fmt.Fprintf(out, "durable-commit benchmark, %s: single-row INSERTs (each its own transaction), %.0f s per run after 1 s warm-up\n",
+		time.Now().UTC().Format("2006-01-02"), *seconds)
+	if pgVersion != "" {
+		fmt.Fprintf(out, "PostgreSQL %s with fsync=on, synchronous_commit=on; Tributary with --fsync (default) and --fsync=false\n", pgVersion)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tclients\tinserts/s\tp50 ms\tp99 ms\tvs PostgreSQL\trows checked\t")
+	for _, r := range results {
+		ratio := "-"
+		if r.RatioVsPG > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.RatioVsPG)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%s\t%d\t\n", r.System, r.Clients, r.PerSec, r.P50, r.P99, ratio, r.TableRows)
+	}
+	return tw.Flush()
+}
+
+// runDurable creates a fresh table and has n clients insert single rows into it as fast as
+// their commits return, for 1 s of warm-up and then measure; it checks the table holds every
+// acknowledged row.
+func runDurable(ctx context.Context, dsn, system string, n int, measure time.Duration) (durableResult, error) {
+	r := durableResult{System: system, Clients: n}
+	table := fmt.Sprintf("durable_%d_%d", n, time.Now().UnixNano()%1e9)
+	setup, err := connect(ctx, dsn)
+	if err != nil {
+		return r, err
+	}
+	defer setup.Close(context.Background())
+	if _, err := setup.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY, client int, note text)`, table)); err != nil {
+		return r, fmt.Errorf("create table: %w", err)
+	}
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		if conns[i], err = connect(ctx, dsn); err != nil {
+			return r, err
+		}
+		defer conns[i].Close(context.Background())
+	}
+	insert := fmt.Sprintf(`INSERT INTO %s VALUES ($1, $2, 'durable')`, table)
+	warm := time.Now().Add(time.Second)
+	end := warm.Add(measure)
+	var (
+		mu       sync.Mutex
+		lat      []time.Duration
+		measured int64
+		total    int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for c, conn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			var done, all int64
+			for i := int64(0); ; i++ {
+				start := time.Now()
+				if !start.Before(end) {
+					break
+				}
+				id := int64(c)<<32 | i
+				if _, err := conn.Exec(ctx, insert, id, c); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("client %d insert: %w", c, err)
+					}
+					mu.Unlock()
+					break
+				}
+				all++
+				if stop := time.Now(); start.After(warm) && stop.Before(end) {
+					mine = append(mine, stop.Sub(start))
+					done++
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			measured += done
+			total += all
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return r, firstErr
+	}
+	if err := setup.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s`, table)).Scan(&r.TableRows); err != nil {
+		return r, fmt.Errorf("count rows: %w", err)
+	}
+	if r.TableRows != total {
+		return r, fmt.Errorf("table holds %d rows, %d inserts were acknowledged", r.TableRows, total)
+	}
+	r.Inserts, r.Seconds = measured, measure.Seconds()
+	r.PerSec = float64(measured) / measure.Seconds()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.P50 = float64(lat[len(lat)/2]) / float64(time.Millisecond)
+		r.P99 = float64(lat[min(len(lat)-1, len(lat)*99/100)]) / float64(time.Millisecond)
+	}
+	return r, nil
+}
