@@ -110,6 +110,9 @@ type JobSettings struct {
 	TargetLatencyMs int    `json:"target_latency_ms,omitempty"`
 	// SnapshotBackfill selects snapshot backfill over arrangement backfill.
 	SnapshotBackfill bool `json:"snapshot_backfill,omitempty"`
+	// EmitOnWindowClose: the job's windowed aggregation emits each window
+	// once, when the watermark passes it (EMIT ON WINDOW CLOSE).
+	EmitOnWindowClose bool `json:"emit_on_window_close,omitempty"`
 	// NoBackfill: the job reads only the changes after its creation, not
 	// its upstreams' existing rows (a sink's snapshot = 'false').
 	NoBackfill bool `json:"no_backfill,omitempty"`
@@ -158,10 +161,29 @@ type Relation struct {
 	StateTables []uint32 `json:"state_tables,omitempty"`
 	// Connector is set for sources and tables fed by a connector.
 	Connector *Connector `json:"connector,omitempty"`
+	// Watermark is the WATERMARK FOR clause of a source or append-only table.
+	Watermark *Watermark `json:"watermark,omitempty"`
 	// Job is set for materialized views and sinks, Sink for sinks.
 	Job       *JobSettings  `json:"job,omitempty"`
 	Sink      *SinkSettings `json:"sink,omitempty"`
 	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Watermark is a source's or append-only table's WATERMARK FOR Column AS
+// Column - Delay: the jobs reading it take the greatest Column value seen
+// less Delay as the watermark, and drop rows below it as late.
+type Watermark struct {
+	Column string `json:"column"`
+	// Delay is the interval's text ("" for none).
+	Delay string `json:"delay,omitempty"`
+}
+
+// DelayInterval parses Delay.
+func (w *Watermark) DelayInterval() (types.IntervalValue, error) {
+	if w.Delay == "" {
+		return types.IntervalValue{}, nil
+	}
+	return types.ParseInterval(w.Delay)
 }
 
 // QualifiedName returns schema.name.

@@ -209,6 +209,7 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 			return out
 		},
 		CommittedEpoch:   store.CommittedEpoch,
+		LateRows:         stream.LateRows,
 		BackfillRowsRead: stream.BackfillRowsRead.Load,
 		Fragments:        eng.Fragments,
 	})

@@ -104,6 +104,12 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 			return nil, err
 		}
 		return stream.NewHopWindow(b.actx, n, in)
+	case *plan.StreamWatermarkFilter:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewWatermarkFilter(b.actx, n, in)
 	case *plan.StreamTemporalFilter:
 		in, err := b.build(n.Input)
 		if err != nil {

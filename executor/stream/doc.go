@@ -11,4 +11,11 @@
 // OpenSink): a source reader (NewSourceScan, NewConnectorSource) reads the
 // splits of a connector.Source, and NewSourceBackfill backfills a shared
 // source's splits for a new job before it follows the shared stream.
+// Watermarks start at NewWatermarkFilter (a WATERMARK FOR clause: late rows
+// dropped, counted by LateRows), are derived by projections, hop windows and
+// aggregations and inner joins, and merged as the least over a Merge's
+// inputs; an aggregation emitting on window close emits and deletes each
+// group once the watermark on its window column passes it, and an inner
+// join deletes the state rows below its key's watermark or an interval
+// band's bound.
 package stream

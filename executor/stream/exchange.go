@@ -187,9 +187,11 @@ func VnodesOf(vnodeMap []int, i int) []uint16 {
 
 // Merge receives from one or more upstream channels and aligns barriers:
 // once a barrier arrives on one input it stops reading that input until the
-// same barrier has arrived on all, then emits it once. Watermarks are passed
-// on as they come (a later issue may align them per column). Inputs can be
-// added by an AddInputs mutation in the aligned barrier.
+// same barrier has arrived on all, then emits it once. A watermark of a
+// column is emitted as the least of the inputs' latest watermarks on it, once
+// every input has sent one and whenever that least value rises (no later row
+// of any input is below it). Inputs can be added by an AddInputs mutation in
+// the aligned barrier.
 type Merge struct {
 	// Stats, when set, count the rows received and the time waited.
 	Stats   *ActorStats
@@ -200,6 +202,53 @@ type Merge struct {
 	pending *Barrier
 	cases   []reflect.SelectCase
 	stopped bool
+	wms     map[int]*mergeWatermark // by column
+}
+
+// mergeWatermark is one column's watermarks per input and the last emitted.
+type mergeWatermark struct {
+	in   []types.Datum
+	has  []bool
+	out  types.Datum
+	sent bool
+}
+
+// watermark records input i's watermark w and returns the watermark to emit
+// (nil: none yet, or no rise).
+func (m *Merge) watermark(i int, w *Watermark) *Watermark {
+	if w.Col < 0 || w.Col >= len(m.schema) {
+		return nil
+	}
+	if m.wms == nil {
+		m.wms = map[int]*mergeWatermark{}
+	}
+	s := m.wms[w.Col]
+	if s == nil {
+		s = &mergeWatermark{}
+		m.wms[w.Col] = s
+	}
+	for len(s.in) < len(m.inputs) {
+		s.in = append(s.in, types.Datum{})
+		s.has = append(s.has, false)
+	}
+	t := m.schema[w.Col]
+	if !s.has[i] || types.Compare(t, &w.Val, &s.in[i]) > 0 {
+		s.in[i], s.has[i] = w.Val.Copy(), true
+	}
+	var least *types.Datum
+	for k := range s.in {
+		if !s.has[k] {
+			return nil
+		}
+		if least == nil || types.Compare(t, &s.in[k], least) < 0 {
+			least = &s.in[k]
+		}
+	}
+	if s.sent && types.Compare(t, least, &s.out) <= 0 {
+		return nil
+	}
+	s.out, s.sent = least.Copy(), true
+	return &Watermark{Col: w.Col, Val: s.out.Copy()}
 }
 
 // NewMerge returns a receiver over the upstream channels.
@@ -257,10 +306,16 @@ func (m *Merge) next(ctx context.Context) (Message, error) {
 			return Message{}, fmt.Errorf("merge: upstream closed without a stop barrier")
 		}
 		msg := v.Interface().(Message)
+		i := idx[chosen]
+		if msg.Watermark != nil {
+			if w := m.watermark(i, msg.Watermark); w != nil {
+				return WatermarkMsg(w), nil
+			}
+			continue
+		}
 		if msg.Barrier == nil {
 			return msg, nil
 		}
-		i := idx[chosen]
 		m.blocked[i] = true
 		m.waiting++
 		if m.pending == nil {

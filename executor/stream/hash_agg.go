@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -43,6 +45,11 @@ type aggConfig struct {
 	weightCol  int
 	stateWidth int // columns of the "agg state" row
 	cacheRows  int
+	// eowc: emit on window close (plan.StreamAgg.EmitOnWindowClose); a
+	// group is emitted, once, when the watermark on group column windowCol
+	// passes its value, and then deleted.
+	eowc      bool
+	windowCol int
 }
 
 // aggRun is the per-run state.
@@ -56,10 +63,13 @@ type aggRun struct {
 	single *aggGroup   // simple aggregation's group, once loaded
 	dirty  []*aggGroup // groups changed since the last flush, in first-change order
 
-	outQ       []Message // messages to return before reading more input
-	out        *types.Chunk
-	watermarks []Watermark // latest watermark per group column, sent after the next barrier's changes
-	done       bool
+	outQ        []Message // messages to return before reading more input
+	out         *types.Chunk
+	watermarks  []Watermark // latest watermark per group column, sent after the next barrier's changes
+	done        bool
+	closedBelow types.Datum // eowc: every group whose window column is below it was emitted (when hasClosed)
+	hasClosed   bool
+	late        int64 // eowc: input rows of closed groups, dropped
 
 	keyBuf   []byte
 	keyRow   []types.Datum // group values of the current input row
@@ -96,6 +106,12 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		groupBy: n.GroupBy, streamKey: n.Input.StreamKey(), outTypes: plan.Types(n.Out), cacheRows: actx.CacheRows}}
 	if e.simple {
 		e.name = "simple agg"
+	}
+	if n.EmitOnWindowClose {
+		if e.simple || n.WindowCol < 0 || n.WindowCol >= len(n.GroupBy) {
+			return nil, fmt.Errorf("%s: emit on window close needs group column %d of %d", e.name, n.WindowCol, len(n.GroupBy))
+		}
+		e.eowc, e.windowCol = true, n.WindowCol
 	}
 	if e.cacheRows <= 0 {
 		e.cacheRows = DefaultCacheRows
@@ -219,6 +235,11 @@ func (e *aggExec) Next(ctx context.Context) (Message, error) {
 			if err := e.flush(ctx); err != nil {
 				return Message{}, fmt.Errorf("%s: %w", e.name, err)
 			}
+			if e.eowc {
+				if err := e.closeWindows(ctx); err != nil {
+					return Message{}, fmt.Errorf("%s: %w", e.name, err)
+				}
+			}
 			e.evict(e.cacheRows)
 			for _, w := range r.watermarks {
 				r.outQ = append(r.outQ, WatermarkMsg(&w))
@@ -264,6 +285,11 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 		}
 		if e.merge {
 			sign = c.Cols[e.weightCol].I64[i]
+		}
+		if e.eowc && r.hasClosed && e.closed(c, i) {
+			r.late++
+			lateRows.Add(1)
+			continue
 		}
 		var g *aggGroup
 		var err error
@@ -471,9 +497,13 @@ func (e *aggExec) writeStateRow(g *aggGroup) []types.Datum {
 	return row
 }
 
-// emit appends g's change since it was touched to the output.
+// emit appends g's change since it was touched to the output (nothing
+// when emitting on window close: closeWindows emits).
 func (e *aggExec) emit(g *aggGroup) error {
 	r := &e.run
+	if e.eowc {
+		return nil
+	}
 	had := g.prevRows > 0
 	has := g.rows > 0
 	if e.simple {
@@ -566,4 +596,178 @@ func (e *aggExec) describeGroup(g *aggGroup) string {
 		b = types.AppendText(b, e.groupTypes[k], &g.keyRow[k])
 	}
 	return string(b)
+}
+
+// closed reports whether row i of c belongs to a group already emitted on
+// window close (its window column below closedBelow).
+func (e *aggExec) closed(c *types.Chunk, i int) bool {
+	r := &e.run
+	col := e.groupBy[e.windowCol]
+	c.Cols[col].GetInto(i, &r.arg)
+	return !r.arg.Null && types.Compare(e.groupTypes[e.windowCol], &r.arg, &r.closedBelow) < 0
+}
+
+// closeWindows, at a barrier, emits and deletes every group whose window
+// column is below the newest watermark on it: its result as an insert (the
+// only change it ever emits), its "agg state" row and its rows in the
+// aggregates' extra tables.
+func (e *aggExec) closeWindows(ctx context.Context) error {
+	r := &e.run
+	var wm *types.Datum
+	for i := range r.watermarks {
+		if r.watermarks[i].Col == e.windowCol {
+			wm = &r.watermarks[i].Val
+		}
+	}
+	t := e.groupTypes[e.windowCol]
+	if wm == nil || wm.Null || r.hasClosed && types.Compare(t, wm, &r.closedBelow) <= 0 {
+		return nil
+	}
+	r.closedBelow, r.hasClosed = wm.Copy(), true
+	keys, err := e.closedGroups(ctx)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		g, cached := r.groups[key.enc]
+		if !cached {
+			g = e.newGroup(key.enc)
+			copy(g.keyRow, key.row)
+			if err := e.load(ctx, g, g.keyRow); err != nil {
+				return err
+			}
+		}
+		if g.dirty {
+			return fmt.Errorf("closing group (%s): it is dirty after the flush", e.describeGroup(g))
+		}
+		for a, f := range e.fns {
+			if g.accs[a].stale {
+				if err := e.recompute(ctx, f, g, &g.accs[a]); err != nil {
+					return fmt.Errorf("%s: %w", f.call.Name, err)
+				}
+			}
+			if err := f.resultInto(&g.accs[a], &r.res[a]); err != nil {
+				return fmt.Errorf("%s: %w", f.call.Name, err)
+			}
+		}
+		if g.rows > 0 {
+			e.appendOut(types.OpInsert, g, r.res)
+		}
+		if err := r.state.Delete(e.writeStateRow(g)); err != nil {
+			return err
+		}
+		for _, f := range e.fns {
+			if f.input == plan.AggInputNone {
+				continue
+			}
+			if err := e.deleteGroupRows(ctx, r.tables[f.table], g); err != nil {
+				return fmt.Errorf("%s: %w", f.call.Name, err)
+			}
+		}
+		if cached {
+			e.removeGroup(g)
+		}
+	}
+	if r.out != nil && r.out.Len() > 0 {
+		r.outQ = append(r.outQ, ChunkMsg(r.out))
+		r.out = nil
+	}
+	return nil
+}
+
+// closedKey is a group to close: its encoded key and values.
+type closedKey struct {
+	enc string
+	row []types.Datum
+}
+
+// closedGroups lists the groups in state (this actor's vnodes) whose window
+// column is below closedBelow, in key order: a scan of the groups before
+// closedBelow when the window column is the first group column, else of
+// every group.
+func (e *aggExec) closedGroups(ctx context.Context) ([]closedKey, error) {
+	r := &e.run
+	vnodes := []int{state.AllVnodes}
+	if e.actx.Vnodes != nil {
+		vnodes = vnodes[:0]
+		for _, v := range e.actx.Vnodes {
+			vnodes = append(vnodes, int(v))
+		}
+	}
+	t := e.groupTypes[e.windowCol]
+	var rng state.KeyRange
+	if e.windowCol == 0 {
+		// The window column leads the key: the closed groups are a prefix of each vnode's range.
+		rng.End = codec.EncodeKey(nil, t, &r.closedBelow, false)
+	}
+	var keys []closedKey
+	for _, v := range vnodes {
+		it, err := r.state.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
+		if err != nil {
+			return nil, fmt.Errorf("scan groups: %w", err)
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				_ = it.Close()
+				return nil, fmt.Errorf("scan groups: %w", err)
+			}
+			row := it.Row()
+			w := &row[e.windowCol]
+			if w.Null || types.Compare(t, w, &r.closedBelow) >= 0 {
+				continue
+			}
+			k := closedKey{row: make([]types.Datum, len(e.groupBy))}
+			var buf []byte
+			for j := range k.row {
+				k.row[j] = row[j].Copy()
+				buf = codec.EncodeKey(buf, e.groupTypes[j], &k.row[j], false)
+			}
+			k.enc = string(buf)
+			keys = append(keys, k)
+		}
+		if err := it.Close(); err != nil {
+			return nil, fmt.Errorf("scan groups: %w", err)
+		}
+	}
+	slices.SortFunc(keys, func(a, b closedKey) int { return strings.Compare(a.enc, b.enc) })
+	return keys, nil
+}
+
+// deleteGroupRows deletes g's rows from an aggregate's extra table.
+func (e *aggExec) deleteGroupRows(ctx context.Context, t *state.Table, g *aggGroup) error {
+	vnode, start := e.groupPrefix(t, g)
+	it, err := t.Iter(ctx, state.IterOptions{Vnode: vnode, Range: state.KeyRange{Start: start, End: codec.PrefixEnd(start)}})
+	if err != nil {
+		return err
+	}
+	var rows [][]types.Datum
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		row := it.Row()
+		cp := make([]types.Datum, len(row))
+		for j := range row {
+			cp[j] = row[j].Copy()
+		}
+		rows = append(rows, cp)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if err := t.Delete(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }

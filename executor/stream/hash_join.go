@@ -32,6 +32,10 @@ type hashJoin struct {
 	outT    []types.T
 	limit   int // cached rows per side
 	sameKey bool
+	inner   bool
+	eqs     [2][]int  // the join key columns of each side
+	keyT    []types.T // the join key types (the left side's)
+	bands   []plan.JoinBand
 
 	run joinRun
 }
@@ -51,6 +55,17 @@ type joinRun struct {
 	out     []*types.Chunk
 	marks   []lruMark
 	stopped bool
+	// Watermarks of an inner join, per join key: each side's latest, and
+	// the least of the two last sent (on both of the key's output columns).
+	wm      [2][]types.Datum
+	wmSent  []types.Datum
+	wmClean []types.Datum // per join key, the watermark state was last cleaned below
+	wmQ     []Message
+	// Every column's latest watermark per side, and per band the bound
+	// (µs) its side's state was last cleaned below.
+	wmCol     [2]map[int]types.Datum
+	bandClean []int64
+	bandSeen  []bool
 }
 
 // NewHashJoin returns the stream hash join of n over its two inputs, and the
@@ -113,6 +128,28 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		}
 		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, e.outer[s])
 	}
+	e.inner = n.Kind == plan.InnerJoin
+	e.eqs = eqs
+	for _, c := range n.EqLeft {
+		e.keyT = append(e.keyT, lt[c])
+	}
+	for s := range e.run.wm {
+		e.run.wm[s] = make([]types.Datum, len(n.EqLeft))
+		for i := range e.run.wm[s] {
+			e.run.wm[s][i] = types.NullDatum
+		}
+	}
+	e.run.wmSent = slices.Clone(e.run.wm[0])
+	e.run.wmClean = slices.Clone(e.run.wm[0])
+	e.bands = n.Bands()
+	for _, b := range e.bands {
+		if ts := [2][]types.T{lt, rt}; ts[b.Side][b.Col].Physical() != types.PhysI64 || ts[1-b.Side][b.Other].Physical() != types.PhysI64 {
+			return nil, nil, fmt.Errorf("hash join: interval band %+v over non-timestamp columns", b)
+		}
+	}
+	e.run.bandClean = make([]int64, len(e.bands))
+	e.run.bandSeen = make([]bool, len(e.bands))
+	e.run.wmCol = [2]map[int]types.Datum{{}, {}}
 	e.sameKey = true
 	for i := range n.EqLeft {
 		if lt[n.EqLeft[i]] != rt[n.EqRight[i]] {
@@ -143,6 +180,11 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 			r.out = r.out[1:]
 			return ChunkMsg(c), nil
 		}
+		if len(r.wmQ) > 0 {
+			m := r.wmQ[0]
+			r.wmQ = r.wmQ[1:]
+			return m, nil
+		}
 		if r.stopped {
 			return Message{}, io.EOF
 		}
@@ -162,16 +204,64 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 				if err := s.flush(); err != nil {
 					return Message{}, err
 				}
+			}
+			if err := e.cleanState(ctx); err != nil {
+				return Message{}, err
+			}
+			for _, s := range r.sides {
 				r.marks = s.evict(e.limit, r.marks)
 			}
 			if m.Barrier.Stops(e.actx.ID) {
 				r.stopped = true
 			}
 			return m, nil
-		default:
-			// Watermarks are dropped: forwarding one on a join key column needs both
-			// inputs' watermarks on it (the lower one holds), which is not done yet.
+		case m.Watermark != nil:
+			e.watermark(side, m.Watermark)
 		}
+	}
+}
+
+// watermark records a side's watermark on a join key column of an inner
+// join: once both sides have one on that key, the lesser holds for every
+// later output row's key (each is a new row's key, from one side or the
+// other), and is sent on the key's left and right output columns when it
+// rises. Other watermarks are dropped (an outer join's NULL-padded rows may
+// be retracted below them).
+func (e *hashJoin) watermark(side Side, w *Watermark) {
+	if !e.inner || w.Val.Null {
+		return
+	}
+	r := &e.run
+	s := 0
+	if side != Left {
+		s = 1
+	}
+	if cur, ok := r.wmCol[s][w.Col]; !ok || w.Val.I > cur.I {
+		r.wmCol[s][w.Col] = w.Val.Copy() // for interval bands (timestamps: compared as µs)
+	}
+	for i, c := range e.eqs[s] {
+		if c != w.Col {
+			continue
+		}
+		t := e.keyT[i]
+		if cur := &r.wm[s][i]; cur.Null || types.Compare(t, &w.Val, cur) > 0 {
+			*cur = w.Val.Copy()
+		}
+		a, b := &r.wm[0][i], &r.wm[1][i]
+		if a.Null || b.Null {
+			continue
+		}
+		least := a
+		if types.Compare(t, b, a) < 0 {
+			least = b
+		}
+		if sent := &r.wmSent[i]; !sent.Null && types.Compare(t, least, sent) <= 0 {
+			continue
+		}
+		r.wmSent[i] = least.Copy()
+		r.wmQ = append(r.wmQ,
+			WatermarkMsg(&Watermark{Col: e.eqs[0][i], Val: least.Copy()}),
+			WatermarkMsg(&Watermark{Col: e.nl + e.eqs[1][i], Val: least.Copy()}))
 	}
 }
 
@@ -327,4 +417,53 @@ func (e *hashJoin) emit(op types.Op, row []types.Datum) {
 		r.out = append(r.out, r.cur)
 		r.cur = nil
 	}
+}
+
+// cleanState, at a barrier, deletes from both sides' state (and cache) the
+// rows whose join key is below the watermark an inner join sent on it: no
+// later row of either side has such a key, so they can neither match nor
+// change again.
+func (e *hashJoin) cleanState(ctx context.Context) error {
+	r := &e.run
+	for i := range r.wmSent {
+		wm := &r.wmSent[i]
+		t := e.keyT[i]
+		if wm.Null || !r.wmClean[i].Null && types.Compare(t, wm, &r.wmClean[i]) <= 0 {
+			continue
+		}
+		r.wmClean[i] = wm.Copy()
+		for s, side := range r.sides {
+			if err := side.deleteBelow(ctx, e.actx.Vnodes, e.eqs[s][i], t, wm, i == 0); err != nil {
+				return fmt.Errorf("hash join: clean state below the watermark: %w", err)
+			}
+		}
+	}
+	// Interval bands: a side's rows with Col below the other side's
+	// watermark on Other less Delay match no later row; they are deleted
+	// once the side's own watermark on Col has passed them too (so no later
+	// change of its own refers to them).
+	for bi, b := range e.bands {
+		wo, ok1 := r.wmCol[1-b.Side][b.Other]
+		ws, ok2 := r.wmCol[b.Side][b.Col]
+		if !ok1 || !ok2 || wo.I == types.NegInfinityTS || ws.I == types.NegInfinityTS {
+			continue
+		}
+		bound := ws.I
+		if wo.I != types.InfinityTS && wo.I-b.Delay < bound {
+			bound = wo.I - b.Delay
+		}
+		if r.bandSeen[bi] && bound <= r.bandClean[bi] {
+			continue
+		}
+		r.bandClean[bi], r.bandSeen[bi] = bound, true
+		t := e.outT[b.Col]
+		if b.Side == 1 {
+			t = e.outT[e.nl+b.Col]
+		}
+		d := types.Datum{I: bound}
+		if err := r.sides[b.Side].deleteBelow(ctx, e.actx.Vnodes, b.Col, t, &d, false); err != nil {
+			return fmt.Errorf("hash join: clean state below the interval bound: %w", err)
+		}
+	}
+	return nil
 }

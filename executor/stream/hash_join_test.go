@@ -18,6 +18,7 @@ import (
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/memkv"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // Hash join tests. Fixtures are text (STYLE 10): a chunk is a header of type
@@ -27,7 +28,8 @@ import (
 // its barrier; the harness applies the emitted changes to a multiset, failing
 // on a retraction of an absent row and on duplicate stream keys.
 
-var hjTypeLetters = map[string]types.T{"I": types.TInt64, "i": types.TInt32, "T": types.TVarchar, "N": types.TNumeric}
+var hjTypeLetters = map[string]types.T{"I": types.TInt64, "i": types.TInt32, "T": types.TVarchar, "N": types.TNumeric,
+	"TS": types.TTimestamp}
 
 func hjParseChunk(t testing.TB, text string) *types.Chunk {
 	t.Helper()
@@ -712,5 +714,210 @@ func hjRandom(t *testing.T, rng *rand.Rand, kind plan.JoinKind, withCond bool) {
 		if !commit {
 			sides = committed
 		}
+	}
+}
+
+// TestHashJoinWatermarks: an inner join sends the lesser of both sides'
+// watermarks on a join key, on the key's left and right output columns,
+// once both have one and when it rises; an outer join sends none.
+func TestHashJoinWatermarks(t *testing.T) {
+	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.LeftJoin} {
+		h := newHJHarness(t, kind, "I I", "I I I", []int{1}, []int{2}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		wm := func(col int, v int64) Message { return WatermarkMsg(&Watermark{Col: col, Val: types.DInt(v)}) }
+		b := &Barrier{Epoch: Epoch{Prev: 1, Curr: 2}, Checkpoint: true}
+		ls := &hjSource{ts: h.lts, msgs: []Message{wm(1, 10), wm(0, 99), wm(1, 30), BarrierMsg(b)}}
+		rs := &hjSource{ts: h.rts, msgs: []Message{wm(2, 20), wm(2, 15), wm(2, 40), BarrierMsg(b)}}
+		actx := &ActorContext{ID: 7, Store: h.kv}
+		j, al, err := NewHashJoin(actx, h.n, ls, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for {
+			m, err := j.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Barrier != nil {
+				break
+			}
+			if m.Watermark != nil {
+				got = append(got, fmt.Sprintf("$%d=%d", m.Watermark.Col, m.Watermark.Val.I))
+			}
+		}
+		al.Close()
+		cancel()
+		if kind != plan.InnerJoin {
+			if len(got) > 0 {
+				t.Errorf("%s join sent watermarks %v", kind, got)
+			}
+			continue
+		}
+		// Sides are read in any order: the values sent rise in pairs ($1, $4)
+		// and end at min(30, 40).
+		if len(got) == 0 || len(got)%2 != 0 || got[len(got)-2] != "$1=30" || got[len(got)-1] != "$4=30" {
+			t.Fatalf("inner join watermarks %v: want pairs ($1, $4) ending at 30", got)
+		}
+		for i := 0; i+1 < len(got); i += 2 {
+			if got[i][:3] != "$1=" || got[i+1][:3] != "$4=" || got[i][3:] != got[i+1][3:] {
+				t.Fatalf("inner join watermarks %v: not pairs ($1, $4)", got)
+			}
+		}
+	}
+}
+
+// TestHashJoinWatermarkCleansState: once an inner join's key watermark
+// passes a key, both sides' rows of that key leave the state (and cache);
+// rows above it still join.
+func TestHashJoinWatermarkCleansState(t *testing.T) {
+	h := newHJHarness(t, plan.InnerJoin, "I I", "I I", []int{1}, []int{1}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wm := func(v int64) Message { return WatermarkMsg(&Watermark{Col: 1, Val: types.DInt(v)}) }
+	bar := func(e uint64) Message {
+		return BarrierMsg(&Barrier{Epoch: Epoch{Prev: e, Curr: e + 1}, Checkpoint: true})
+	}
+	chunk := func(text string) Message { return ChunkMsg(hjParseChunk(t, "I I\n"+text)) }
+	ls := &hjSource{ts: h.lts, msgs: []Message{chunk("+ 1 10\n+ 2 20"), bar(1), wm(15), bar(2), chunk("+ 3 20"), bar(3)}}
+	rs := &hjSource{ts: h.rts, msgs: []Message{chunk("+ 7 10\n+ 8 20\n+ 9 30"), bar(1), wm(16), bar(2), bar(3)}}
+	actx := &ActorContext{ID: 7, Store: h.kv}
+	j, al, err := NewHashJoin(actx, h.n, ls, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	stateRows := func() int {
+		n := 0
+		for _, s := range j.(*hashJoin).run.sides {
+			it, err := s.table.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for it.Next() == nil {
+				n++
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	var out []string
+	var rows []int
+	for epoch := 0; epoch < 3; {
+		m, err := j.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Chunk != nil:
+			for i := 0; i < m.Chunk.Len(); i++ {
+				out = append(out, hjFormatRow(m.Chunk, i))
+			}
+		case m.Watermark != nil:
+			out = append(out, fmt.Sprintf("watermark $%d %d", m.Watermark.Col, m.Watermark.Val.I))
+		case m.Barrier != nil:
+			actx.Flush(m.Barrier.Epoch.Prev)
+			if err := h.kv.Commit(ctx, m.Barrier.Epoch.Prev, actx.TakeWrites()); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, stateRows())
+			epoch++
+		}
+	}
+	want := []string{"1 10 7 10", "2 20 8 20", "watermark $1 15", "watermark $3 15", "3 20 8 20"}
+	slices.Sort(want[:2])
+	got := slices.Clone(out)
+	if len(got) >= 2 {
+		slices.Sort(got[:2])
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("output %q, want %q", got, want)
+	}
+	// 5 rows; after the watermark 15 the key 10 rows are gone; then one more.
+	if !slices.Equal(rows, []int{5, 3, 4}) {
+		t.Fatalf("state rows after each barrier %v, want [5 3 4]", rows)
+	}
+}
+
+// TestHashJoinIntervalCleansState: an interval join (l.ts BETWEEN r.ts - 10s
+// AND r.ts) deletes a side's rows once the other side's watermark less the
+// band and its own watermark have passed them; later rows still join.
+func TestHashJoinIntervalCleansState(t *testing.T) {
+	ts := types.TTimestamp
+	ten, err := types.ParseInterval("10 seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (id, k, ts) on each side, joined on k.
+	cond := hjCall(t, "between", expr.Column(2, ts),
+		hjCall(t, "-", expr.Column(5, ts), expr.Literal(types.DInterval(ten), types.TInterval)), expr.Column(5, ts))
+	h := newHJHarness(t, plan.InnerJoin, "I I TS", "I I TS", []int{1}, []int{1}, cond)
+	if got := fmt.Sprint(h.n.Bands()); got != "[{0 2 2 10000000} {1 2 2 0}]" {
+		t.Fatalf("bands %s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	at := func(s string) types.Datum {
+		d, err := types.ParseText(ts, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	wm := func(s string) Message { return WatermarkMsg(&Watermark{Col: 2, Val: at(s)}) }
+	bar := func(e uint64) Message {
+		return BarrierMsg(&Barrier{Epoch: Epoch{Prev: e, Curr: e + 1}, Checkpoint: true})
+	}
+	chunk := func(text string) Message { return ChunkMsg(hjParseChunk(t, "I I TS\n"+text)) }
+	ls := &hjSource{ts: h.lts, msgs: []Message{chunk("+ 1 1 2024-01-01T10:00:05\n+ 2 1 2024-01-01T10:00:30"), bar(1),
+		wm("2024-01-01 10:00:20"), bar(2), bar(3)}}
+	rs := &hjSource{ts: h.rts, msgs: []Message{chunk("+ 7 1 2024-01-01T10:00:10"), bar(1),
+		wm("2024-01-01 10:00:25"), bar(2), chunk("+ 8 1 2024-01-01T10:00:35"), bar(3)}}
+	actx := &ActorContext{ID: 7, Store: h.kv}
+	j, al, err := NewHashJoin(actx, h.n, ls, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	var out []string
+	var rows []int
+	for epoch := 0; epoch < 3; {
+		m, err := j.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Chunk != nil:
+			for i := 0; i < m.Chunk.Len(); i++ {
+				out = append(out, hjFormatRow(m.Chunk, i))
+			}
+		case m.Barrier != nil:
+			actx.Flush(m.Barrier.Epoch.Prev)
+			if err := h.kv.Commit(ctx, m.Barrier.Epoch.Prev, actx.TakeWrites()); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range j.(*hashJoin).run.sides {
+				it, err := s.table.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for it.Next() == nil {
+					n++
+				}
+				it.Close()
+			}
+			rows = append(rows, n)
+			epoch++
+		}
+	}
+	want := []string{"1 1 2024-01-01 10:00:05 7 1 2024-01-01 10:00:10", "2 1 2024-01-01 10:00:30 8 1 2024-01-01 10:00:35"}
+	if !slices.Equal(out, want) {
+		t.Fatalf("output %q, want %q", out, want)
+	}
+	if !slices.Equal(rows, []int{3, 1, 2}) {
+		t.Fatalf("state rows after each barrier %v, want [3 1 2]", rows)
 	}
 }

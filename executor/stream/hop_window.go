@@ -26,7 +26,18 @@ type hopWindowExec struct {
 	slide, size int64 // µs
 
 	pending    []*types.Chunk
+	wms        []Message // derived watermarks to send next
 	oldW, newW []int64
+}
+
+// firstStart returns the start of the earliest window a row at time t or
+// later can be in.
+func (e *hopWindowExec) firstStart(t int64) int64 {
+	last := t - ((t%e.slide)+e.slide)%e.slide // the latest start at or before t
+	if t-last >= e.size {
+		return last + e.slide // t is between windows
+	}
+	return last - (e.size-(t-last)-1)/e.slide*e.slide
 }
 
 // NewHopWindow returns the executor of a StreamHopWindow.
@@ -75,6 +86,11 @@ func (e *hopWindowExec) Schema() []types.T { return e.ts }
 
 func (e *hopWindowExec) Next(ctx context.Context) (Message, error) {
 	for {
+		if len(e.wms) > 0 {
+			m := e.wms[0]
+			e.wms = e.wms[1:]
+			return m, nil
+		}
 		if len(e.pending) > 0 {
 			c := e.pending[0]
 			e.pending[0] = nil
@@ -82,6 +98,20 @@ func (e *hopWindowExec) Next(ctx context.Context) (Message, error) {
 			return ChunkMsg(c), nil
 		}
 		m, err := e.in.Next(ctx)
+		if err == nil && m.Watermark != nil && m.Watermark.Col == e.timeCol && !m.Watermark.Val.Null &&
+			m.Watermark.Val.I != types.NegInfinityTS {
+			// A watermark w on the time column bounds the windows of later
+			// rows: none starts before the first window containing w.
+			start, end := int64(types.InfinityTS), int64(types.InfinityTS)
+			if t := m.Watermark.Val.I; t != types.InfinityTS {
+				start = e.firstStart(t)
+				end = start + e.size
+			}
+			e.wms = append(e.wms[:0],
+				WatermarkMsg(&Watermark{Col: e.nin, Val: types.Datum{I: start}}),
+				WatermarkMsg(&Watermark{Col: e.nin + 1, Val: types.Datum{I: end}}))
+			return m, nil
+		}
 		if err != nil || m.Chunk == nil {
 			// Watermarks keep their column: the input columns come first.
 			return m, err

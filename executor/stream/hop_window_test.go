@@ -1,6 +1,9 @@
 package stream
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tributary/tributary/planner/plan"
@@ -127,5 +130,47 @@ func TestHopWindowRefusesBadIntervals(t *testing.T) {
 	n := &plan.StreamHopWindow{TimeCol: 1, Slide: types.IntervalValue{Micros: 1}, Size: types.IntervalValue{Days: 1}, Out: out}
 	if _, err := NewHopWindow(stActx(memkv.New()), n, NewMockSource(ts)); err == nil {
 		t.Error("a row in 86e9 windows accepted")
+	}
+}
+
+// TestHopWindowWatermarks: a watermark on the time column passes on and
+// gives window_start the start of the earliest window a later row can be
+// in, and window_end that plus the size.
+func TestHopWindowWatermarks(t *testing.T) {
+	ts := func(s string) types.Datum {
+		d, err := types.ParseText(types.TTimestamp, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		slide, size, wm string
+		want            []string
+	}{
+		{"1 minute", "1 minute", "2024-01-01 10:00:30", []string{"$1 2024-01-01 10:00:30", "$2 2024-01-01 10:00:00", "$3 2024-01-01 10:01:00"}},
+		{"1 minute", "1 minute", "2024-01-01 10:01:00", []string{"$1 2024-01-01 10:01:00", "$2 2024-01-01 10:01:00", "$3 2024-01-01 10:02:00"}},
+		{"1 minute", "5 minutes", "2024-01-01 10:02:30", []string{"$1 2024-01-01 10:02:30", "$2 2024-01-01 09:58:00", "$3 2024-01-01 10:03:00"}},
+		// Slide above size: 10:03 is between windows; the next starts at 10:05.
+		{"5 minutes", "2 minutes", "2024-01-01 10:03:00", []string{"$1 2024-01-01 10:03:00", "$2 2024-01-01 10:05:00", "$3 2024-01-01 10:07:00"}},
+		{"1 minute", "5 minutes", "infinity", []string{"$1 infinity", "$2 infinity", "$3 infinity"}},
+	} {
+		e := stHop(t, c.slide, c.size, WatermarkMsg(&Watermark{Col: 1, Val: ts(c.wm)}), WatermarkMsg(&Watermark{Col: 0, Val: types.DInt(3)}))
+		msgs, err := Collect(context.Background(), e, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range msgs {
+			if m.Watermark != nil && m.Watermark.Col > 0 {
+				got = append(got, fmt.Sprintf("$%d %s", m.Watermark.Col, types.AppendText(nil, types.TTimestamp, &m.Watermark.Val)))
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("hop(%s, %s) watermark %s: got %v, want %v", c.slide, c.size, c.wm, got, c.want)
+		}
+		if len(msgs) != 4 || msgs[3].Watermark == nil || msgs[3].Watermark.Col != 0 {
+			t.Errorf("the watermark on column 0 did not pass through: %d messages", len(msgs))
+		}
 	}
 }

@@ -315,3 +315,64 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 	}
 	return marks
 }
+
+// deleteBelow deletes the side's rows whose column col (of type t) is below
+// wm, in the vnodes given (nil: all), from the state table, and drops the
+// cache entries holding any; call it after flush, when no entry is pending.
+// keyLeads says col is the first column of the state key (then only the
+// rows below wm are read).
+func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t types.T, wm *types.Datum, keyLeads bool) error {
+	for key, e := range s.cache {
+		for off := 0; off < len(e.rows); off += s.width {
+			if d := &e.rows[off+col]; !d.Null && types.Compare(t, d, wm) < 0 {
+				s.cached -= max(len(e.dirty), 1)
+				delete(s.cache, key)
+				break
+			}
+		}
+	}
+	var rng state.KeyRange
+	if keyLeads {
+		rng.End = codec.EncodeKey(nil, t, wm, false)
+	}
+	scan := []int{state.AllVnodes}
+	if vnodes != nil {
+		scan = scan[:0]
+		for _, v := range vnodes {
+			scan = append(scan, int(v))
+		}
+	}
+	var doomed []types.Datum
+	for _, v := range scan {
+		it, err := s.table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
+		if err != nil {
+			return err
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return err
+			}
+			row := it.Row()
+			if row[col].Null || types.Compare(t, &row[col], wm) >= 0 {
+				continue
+			}
+			for j := range row {
+				doomed = append(doomed, row[j].Copy())
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	for off := 0; off < len(doomed); off += s.width {
+		if err := s.table.Delete(doomed[off : off+s.width]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,5 +7,9 @@
 // and a merging StreamAgg after it; Materialize puts the materialized
 // view's sink on top, and AssignState gives stateful nodes their state-table
 // ids in a fixed order. StreamQuery is the planned query with the MV's
-// columns (visible, then hidden stream-key columns) and primary key.
+// columns (visible, then hidden stream-key columns) and primary key. A scan
+// of a relation with a WATERMARK FOR clause gets a StreamWatermarkFilter;
+// EmitOnWindowClose makes every aggregation of the query emit on window
+// close, when each has a group column carrying a watermark
+// (plan.WatermarkCols) and nothing between them and the sources retracts.
 package physical

@@ -3,6 +3,7 @@ package physical
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
@@ -83,15 +84,36 @@ func Sink(sq *StreamQuery, rel *catalog.Relation, props map[string]string, appen
 	return &plan.StreamSink{Input: in, Relation: rel, Props: props, AppendOnly: appendOnly, Decouple: decouple, RateLimit: -1}
 }
 
+// eowcBelow reports whether n's output comes from an aggregation emitting on
+// window close through projections, filters and exchanges.
+func eowcBelow(n plan.StreamNode) bool {
+	for {
+		switch x := n.(type) {
+		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
+			n = x.Inputs()[0]
+		case *plan.StreamAgg:
+			return x.EmitOnWindowClose
+		default:
+			return false
+		}
+	}
+}
+
 // AppendOnly reports whether a stream plan only ever inserts: its sources
 // are append-only tables and no operator on the way retracts (aggregations,
-// top-N, joins and temporal filters may).
+// except those emitting on window close, top-N, joins and temporal filters
+// may).
 func AppendOnly(n plan.StreamNode) bool {
 	switch n := n.(type) {
 	case *plan.StreamSource:
 		return n.Relation.AppendOnly
+	case *plan.StreamAgg:
+		return n.EmitOnWindowClose // each group emitted once, when its window closes
+	case *plan.StreamHashJoin:
+		// An inner join over aggregations emitting on window close.
+		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
-		*plan.StreamUnion, *plan.StreamHopWindow:
+		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter:
 		for _, in := range n.Inputs() {
 			if !AppendOnly(in) {
 				return false
@@ -222,7 +244,93 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 		}
 		s = &plan.StreamFilter{Input: s, Cond: cond}
 	}
+	s, err := watermarkFilter(s, rel)
+	if err != nil {
+		return nil, err
+	}
 	return exchange(s, plan.DistHash, rel.PK), nil
+}
+
+// watermarkFilter puts the watermark generator of rel's WATERMARK FOR
+// clause (if any) over in, a scan of rel.
+func watermarkFilter(in plan.StreamNode, rel *catalog.Relation) (plan.StreamNode, error) {
+	if rel.Watermark == nil {
+		return in, nil
+	}
+	col := -1
+	for i, f := range in.Schema() {
+		if f.Name == rel.Watermark.Column && !f.Hidden {
+			col = i
+			break
+		}
+	}
+	if col < 0 {
+		return nil, types.Errorf(types.ErrInternal, "%s: the watermark column %q is not scanned", rel.QualifiedName(), rel.Watermark.Column)
+	}
+	delay, err := rel.Watermark.DelayInterval()
+	if err != nil {
+		return nil, err
+	}
+	return &plan.StreamWatermarkFilter{Input: in, Col: col, Delay: delay}, nil
+}
+
+// EmitOnWindowClose makes sq's aggregations emit each group once, when the
+// watermark passes its window (EMIT ON WINDOW CLOSE), so the query's output
+// only inserts: every aggregation must be grouped by a column that carries a
+// watermark (window_start of TUMBLE or HOP over a source or table with a
+// WATERMARK FOR clause, or a group column of such an aggregation below), and
+// between them and the sources only projections, filters, hop windows,
+// unions and inner joins may stand (their output, over insert-only inputs,
+// only inserts). There must be at least one aggregation. Anything else is
+// refused.
+func EmitOnWindowClose(sq *StreamQuery) error {
+	aggs := 0
+	if err := eowc(sq.Root, &aggs); err != nil {
+		return err
+	}
+	if aggs == 0 {
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
+	}
+	return nil
+}
+
+// eowc marks the aggregations of the plan under n as emitting on window
+// close, counting them, or refuses what cannot be.
+func eowc(n plan.StreamNode, aggs *int) error {
+	for _, in := range n.Inputs() {
+		if err := eowc(in, aggs); err != nil {
+			return err
+		}
+	}
+	switch x := n.(type) {
+	case *plan.StreamAgg:
+		if len(x.GroupBy) == 0 {
+			return unsupported("EMIT ON WINDOW CLOSE needs every aggregation grouped by a watermarked column (window_start of TUMBLE or HOP over a source or table with WATERMARK FOR), not a simple aggregation")
+		}
+		ws := plan.WatermarkCols(x.Input)
+		for k, c := range x.GroupBy {
+			if slices.Contains(ws, c) {
+				x.EmitOnWindowClose, x.WindowCol = true, k
+				*aggs++
+				return nil
+			}
+		}
+		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamHashJoin:
+		if x.Kind != plan.InnerJoin {
+			return unsupported("EMIT ON WINDOW CLOSE is not supported over a %s join (only inner joins keep the output insert-only)", strings.ToLower(x.Kind.String()))
+		}
+		return nil
+	case *plan.StreamSource:
+		if !x.Relation.AppendOnly {
+			return unsupported("EMIT ON WINDOW CLOSE needs append-only inputs: %s %s is not", x.Relation.Kind, x.Relation.QualifiedName())
+		}
+		return nil
+	case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange, *plan.StreamHopWindow,
+		*plan.StreamWatermarkFilter, *plan.StreamUnion, *plan.StreamValues, *plan.StreamSourceScan, *plan.StreamLocalAgg:
+		return nil
+	}
+	return unsupported("EMIT ON WINDOW CLOSE is not supported over %s", n.Describe())
 }
 
 // sourceScan reads a source: a shared source's stream (from its reader job,
@@ -236,10 +344,16 @@ func (p *planner) sourceScan(n *plan.Scan) (plan.StreamNode, error) {
 	if rel.Connector == nil {
 		return nil, unsupported("source %s has no connector", rel.QualifiedName())
 	}
+	var s plan.StreamNode
 	if rel.Connector.Shared {
-		return exchange(&plan.StreamSource{Relation: rel, Out: n.Out}, plan.DistHash, rel.PK), nil
+		s = &plan.StreamSource{Relation: rel, Out: n.Out}
+	} else {
+		s = &plan.StreamSourceScan{Source: rel, Out: n.Out, RateLimit: rel.Connector.RateLimit}
 	}
-	s := &plan.StreamSourceScan{Source: rel, Out: n.Out, RateLimit: rel.Connector.RateLimit}
+	s, err := watermarkFilter(s, rel)
+	if err != nil {
+		return nil, err
+	}
 	return exchange(s, plan.DistHash, rel.PK), nil
 }
 
@@ -428,7 +542,7 @@ func columnIndex(e expr.Expr) (int, bool) {
 // join (nil when nothing moved) and the conjuncts that stay above.
 func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
 	nl := len(j.Left.Schema())
-	var left, right, rest []expr.Expr
+	var left, right, rest, bands []expr.Expr
 	eqL, eqR := slices.Clone(j.EqLeft), slices.Clone(j.EqRight)
 	moved := false
 	for _, c := range conds {
@@ -464,6 +578,13 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 				moved = true
 				continue
 			}
+			if len(plan.BandsOf(c, j.Left.Schema(), j.Right.Schema())) > 0 && !hasTimeFunc(c) {
+				// A time band between the sides (an interval join): in the join's
+				// condition, where watermarks let the join clean its state.
+				bands = append(bands, c)
+				moved = true
+				continue
+			}
 			rest = append(rest, c)
 		}
 	}
@@ -472,6 +593,16 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 	}
 	nj := *j
 	nj.EqLeft, nj.EqRight = eqL, eqR
+	if len(bands) > 0 {
+		if j.Cond != nil {
+			bands = append([]expr.Expr{j.Cond}, bands...)
+		}
+		cond, err := andAll(bands)
+		if err != nil {
+			return nil, nil, err
+		}
+		nj.Cond = cond
+	}
 	if len(left) > 0 {
 		cond, err := andAll(left)
 		if err != nil {
@@ -1135,6 +1266,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 	case *plan.StreamFilter:
 		return distOf(n.Input)
 	case *plan.StreamTemporalFilter:
+		return distOf(n.Input)
+	case *plan.StreamWatermarkFilter:
 		return distOf(n.Input)
 	case *plan.StreamHopWindow:
 		return distOf(n.Input)

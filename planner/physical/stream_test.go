@@ -45,12 +45,22 @@ func testCatalog(t *testing.T) *catalog.Catalog {
 		t.Fatal(err)
 	}
 	add("mv1", catalog.KindMaterializedView, []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "cnt", Type: types.TInt64}}, 0)
+	// bids: an append-only table with a watermark on ts.
+	bids := &catalog.Relation{ID: c.NextID(), Schema: "public", Name: "bids", Kind: catalog.KindTable, AppendOnly: true,
+		Columns: []catalog.Column{{Name: "auction", Type: types.TInt64}, {Name: "price", Type: types.TInt64},
+			{Name: "ts", Type: types.TTimestamp}, {Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}},
+		PK: []int{3}, Watermark: &catalog.Watermark{Column: "ts", Delay: "5 seconds"}}
+	if err := c.Add(bids); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
 // plan binds and plans sql, returning the materialized plan with state ids
 // assigned from 100 on, and the ids in assignment order.
 func planSQL(cat *catalog.Catalog, sql string, replay []uint32) (*StreamQuery, plan.StreamNode, []uint32, error) {
+	// A trailing EMIT ON WINDOW CLOSE plans as CREATE MATERIALIZED VIEW ... EMIT ON WINDOW CLOSE.
+	sql, eowc := strings.CutSuffix(sql, " EMIT ON WINDOW CLOSE")
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		return nil, nil, nil, err
@@ -67,6 +77,11 @@ func planSQL(cat *catalog.Catalog, sql string, replay []uint32) (*StreamQuery, p
 	sq, err := Stream(pq)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if eowc {
+		if err := EmitOnWindowClose(sq); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	rel := &catalog.Relation{ID: 20000, Schema: "public", Name: "mv", Kind: catalog.KindMaterializedView, PK: sq.PK}
 	for _, f := range sq.Columns {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
@@ -147,6 +148,12 @@ type StreamAgg struct {
 	Aggs    []AggCall
 	Out     []Field
 	Merge   bool
+	// EmitOnWindowClose: a group's result is emitted once, as an insert,
+	// when the watermark on group column WindowCol (an index into GroupBy)
+	// passes its value, and its state is deleted then; rows of closed
+	// groups are dropped as late (EMIT ON WINDOW CLOSE).
+	EmitOnWindowClose bool
+	WindowCol         int
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
@@ -331,7 +338,11 @@ func (n *StreamAgg) Describe() string {
 	if len(n.GroupBy) == 0 {
 		kind = "StreamSimpleAgg"
 	}
-	return fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+	s := fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+	if n.EmitOnWindowClose {
+		s += fmt.Sprintf(" emit on window close $%d (state cleaned below the watermark)", n.WindowCol)
+	}
+	return s
 }
 func (n *StreamHashJoin) Describe() string {
 	pairs := make([]string, len(n.EqLeft))
@@ -341,6 +352,16 @@ func (n *StreamHashJoin) Describe() string {
 	s := fmt.Sprintf("StreamHashJoin %s on %s", n.Kind, strings.Join(pairs, " and "))
 	if n.Cond != nil {
 		s += " cond " + n.Cond.String()
+	}
+	if ws := WatermarkCols(n); len(ws) > 0 {
+		s += fmt.Sprintf(" (state cleaned below the watermark on %s)", colList(ws))
+	}
+	nl := len(n.Left.Schema())
+	sides := [2][]int{WatermarkCols(n.Left), WatermarkCols(n.Right)}
+	for _, b := range n.Bands() {
+		if slices.Contains(sides[b.Side], b.Col) && slices.Contains(sides[1-b.Side], b.Other) {
+			s += " (state cleaned: " + b.String(nl) + ")"
+		}
 	}
 	return s
 }
@@ -382,6 +403,9 @@ func ExplainStream(n StreamNode) string {
 		}
 		b.WriteString(n.Describe())
 		fmt.Fprintf(&b, " { stream key: %s", colList(n.StreamKey()))
+		if ws := WatermarkCols(n); len(ws) > 0 {
+			fmt.Fprintf(&b, ", watermark: %s", colList(ws))
+		}
 		if s, ok := n.(StatefulNode); ok && len(s.State()) > 0 {
 			parts := make([]string, len(s.State()))
 			for i, t := range s.State() {

@@ -29,6 +29,8 @@ type Sources struct {
 	Connections func() map[string]int
 	// CommittedEpoch is storage's committed epoch.
 	CommittedEpoch func() uint64
+	// LateRows counts the rows streaming jobs dropped as late (stream.LateRows).
+	LateRows func() int64
 	// BackfillRowsRead counts the rows table backfills read since the start.
 	BackfillRowsRead func() int64
 	// Fragments lists the running jobs' fragments with their actors' counters.
@@ -114,6 +116,7 @@ var (
 	descCDCFinished   = prometheus.NewDesc("tributary_cdc_snapshot_finished", "1 once a CDC split has copied every upstream row.", cdcLabels, nil)
 	descCDCLSN        = prometheus.NewDesc("tributary_cdc_committed_lsn", "A CDC split's committed position in the upstream's WAL (bytes).", cdcLabels, nil)
 	descConnections   = prometheus.NewDesc("tributary_connections", "Client connections by state.", []string{"state"}, nil)
+	descLateRows      = prometheus.NewDesc("tributary_watermark_late_rows_total", "Rows streaming jobs dropped as late: below a WATERMARK FOR watermark, or of a window already emitted on window close.", nil, nil)
 )
 
 // collector reads Sources at scrape time.
@@ -123,7 +126,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCommittedEpochTime, descBackfillRows, descBackfillEstimate,
 		descBackfillProgress, descBackfillBackgrounds, descBackfillRowsRead, descActorRowsIn, descActorRowsOut, descActorBusy, descActorBlocked, descSourceRows, descSourceNext, descSourceBad,
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
-		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections} {
+		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows} {
 		ch <- d
 	}
 }
@@ -210,6 +213,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for state, n := range s.Connections() {
 			ch <- gauge(descConnections, float64(n), state)
 		}
+	}
+	if s.LateRows != nil {
+		ch <- counter(descLateRows, float64(s.LateRows()))
 	}
 }
 

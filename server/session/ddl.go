@@ -84,6 +84,31 @@ func resolveKey(rel *catalog.Relation, names []string) error {
 	return nil
 }
 
+// setWatermark records a WATERMARK FOR clause on rel (a source or an
+// append-only table), checking its column is a timestamp.
+func setWatermark(rel *catalog.Relation, w *parser.Watermark) error {
+	if w == nil {
+		return nil
+	}
+	if rel.Kind == catalog.KindTable && !rel.AppendOnly {
+		return types.Errorf(types.ErrInvalidTableDefinition,
+			"WATERMARK FOR is only supported on append-only tables and sources: declare table \"%s\" APPEND ONLY", rel.Name)
+	}
+	i := rel.ColumnIndex(w.Column)
+	if i < 0 || rel.Columns[i].Hidden {
+		return types.Errorf(types.ErrUndefinedColumn, "column \"%s\" named in WATERMARK FOR does not exist", w.Column)
+	}
+	if t := rel.Columns[i].Type.ID; t != types.Timestamp && t != types.Timestamptz {
+		return types.Errorf(types.ErrDatatypeMismatch,
+			"the watermark column \"%s\" must be timestamp or timestamp with time zone, not %s", w.Column, rel.Columns[i].Type)
+	}
+	rel.Watermark = &catalog.Watermark{Column: w.Column, Delay: w.Delay}
+	if _, err := rel.Watermark.DelayInterval(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
@@ -170,6 +195,9 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable); err != nil {
 			return nil, err
 		}
+	}
+	if err := setWatermark(rel, n.Watermark); err != nil {
+		return nil, err
 	}
 	rel.ID = s.eng.Catalog.NextID()
 	copies := false // a CDC table: its job copies the upstream table first

@@ -122,6 +122,9 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			if rel.Kind == catalog.KindView {
 				def = fmt.Sprintf("CREATE VIEW %s AS %s", rel.Name, rel.Definition)
 			}
+			if rel.Job != nil && rel.Job.EmitOnWindowClose {
+				def += " EMIT ON WINDOW CLOSE"
+			}
 			return textRows([]string{"Name", "Create Sql"}, [][]string{{rel.QualifiedName(), def}}, ""), nil
 		}
 	case "jobs":

@@ -340,7 +340,7 @@ func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.
 		q = stmts[0].(*parser.Query)
 	}
 	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(q, b)
+	sq, _, err := s.eng.streamQuery(q, b, n.EmitOnWindowClose)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -399,6 +399,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
 	s.jobSettings(rel)
+	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
 	rel.Job.NoBackfill = noSnapshot
 	// A sink into a table is decoupled unless asked otherwise.
 	ss := &catalog.SinkSettings{Decoupled: true, Into: target.Name, CreateWait: props["create_wait"], IntoColumns: n.IntoColumns}
@@ -465,6 +466,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	ss := &catalog.SinkSettings{Props: connProps, Format: format, Encode: encode, CreateWait: props["create_wait"]}
 	s.jobSettings(rel)
+	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
 	rel.Job.NoBackfill = noSnapshot
 	decouple, _ := s.vars.get("sink_decouple")
 	if decouple == "default" {

@@ -451,6 +451,9 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
 		AppendOnly: true, CreatedAt: time.Now().UTC()}
 	if c, err := connector.LookupSource(withProps(n.With)); err == nil && c.Tables {
+		if n.Watermark != nil {
+			return nil, types.Errorf(types.ErrUnsupported, "WATERMARK FOR is not supported on a source of tables (%s)", c.Name)
+		}
 		return s.createTablesSource(ctx, rel, n)
 	}
 	for _, cd := range n.Columns {
@@ -476,6 +479,9 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
 	rel.PK = []int{len(rel.Columns) - 1}
 	if err := s.connectorOptions(ctx, rel, n.With, n.Format, n.Include, nil); err != nil {
+		return nil, err
+	}
+	if err := setWatermark(rel, n.Watermark); err != nil {
 		return nil, err
 	}
 	rel.ID = s.eng.Catalog.NextID()

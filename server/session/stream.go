@@ -146,10 +146,11 @@ func readsSharedSource(n plan.StreamNode) bool {
 	return false
 }
 
-// streamQuery binds and plans a materialized view's query for streaming.
+// streamQuery binds and plans a materialized view's query for streaming
+// (its aggregation emitting on window close when eowc).
 func (e *Engine) streamQuery(q *parser.Query, b interface {
 	Query(*parser.Query) (*plan.Query, error)
-}) (*physical.StreamQuery, *plan.Query, error) {
+}, eowc bool) (*physical.StreamQuery, *plan.Query, error) {
 	pq, err := b.Query(q)
 	if err != nil {
 		return nil, nil, err
@@ -157,6 +158,11 @@ func (e *Engine) streamQuery(q *parser.Query, b interface {
 	sq, err := physical.Stream(pq)
 	if err != nil {
 		return nil, nil, err
+	}
+	if eowc {
+		if err := physical.EmitOnWindowClose(sq); err != nil {
+			return nil, nil, err
+		}
 	}
 	return sq, pq, nil
 }
@@ -172,7 +178,7 @@ func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamN
 		return nil, fmt.Errorf("definition is not a query")
 	}
 	s := &Session{eng: e, vars: newVars()}
-	sq, _, err := e.streamQuery(q, s.binder(nil))
+	sq, _, err := e.streamQuery(q, s.binder(nil), rel.Job != nil && rel.Job.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +206,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return res, err
 	}
 	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(n.Query, b)
+	sq, _, err := s.eng.streamQuery(n.Query, b, n.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +228,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return nil, types.Errorf(types.ErrSyntax, "too many column names were specified")
 	}
 	s.jobSettings(rel)
+	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
 	rel.ID = s.eng.Catalog.NextID()
 	root := physical.Materialize(sq, rel)
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE_MATERIALIZED_VIEW", "materialized view", nil)
@@ -376,7 +383,7 @@ func (s *Session) abandonJob(rel *catalog.Relation) {
 
 // explainCreateMV prints a materialized view's stream plan.
 func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Result, error) {
-	sq, _, err := s.eng.streamQuery(n.Query, s.binder(nil))
+	sq, _, err := s.eng.streamQuery(n.Query, s.binder(nil), n.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}

@@ -170,6 +170,17 @@ type CreateTable struct {
 	// mirroring one upstream table of a CDC source.
 	FromSource  *ObjectName
 	SourceTable string
+	// Watermark is WATERMARK FOR col AS col - INTERVAL '...' (nil: none).
+	Watermark *Watermark
+}
+
+// Watermark is a column list's WATERMARK FOR col AS col [- INTERVAL 'd']:
+// rows of the relation whose Column is below the greatest value seen minus
+// Delay are late. Delay is the interval's text in PostgreSQL's input form
+// ("" for none: the watermark is the greatest value itself).
+type Watermark struct {
+	Column string
+	Delay  string
 }
 
 // Include is an INCLUDE what [AS name] clause of a connector's CREATE SOURCE
@@ -189,6 +200,8 @@ type CreateMaterializedView struct {
 	Columns     []string // optional names of the visible columns, in order
 	Query       *Query
 	With        []Option
+	// EmitOnWindowClose is EMIT ON WINDOW CLOSE after the query.
+	EmitOnWindowClose bool
 }
 
 // CreateView is CREATE [OR REPLACE] VIEW [IF NOT EXISTS] n [(cols)] AS query.
@@ -214,6 +227,8 @@ type CreateSink struct {
 	Query       *Query
 	With        []Option
 	Format      *FormatEncode
+	// EmitOnWindowClose is EMIT ON WINDOW CLOSE after the query.
+	EmitOnWindowClose bool
 }
 
 // CreateSource is CREATE SOURCE [IF NOT EXISTS] n [(cols)] WITH (...)
@@ -227,6 +242,7 @@ type CreateSource struct {
 	Include     []Include
 	With        []Option
 	Format      *FormatEncode
+	Watermark   *Watermark
 }
 
 // Drop is DROP <kind> [IF EXISTS] n [, ...] [CASCADE | RESTRICT].

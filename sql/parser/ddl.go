@@ -278,7 +278,7 @@ func (p *ddlParser) createTable() (Statement, error) {
 		return nil, p.errHere()
 	}
 	p.i++
-	if st.Columns, st.PrimaryKey, err = p.columnDefs(g, st.Name.Name); err != nil {
+	if st.Columns, st.PrimaryKey, st.Watermark, err = p.columnDefs(g, st.Name.Name); err != nil {
 		return nil, err
 	}
 	for p.i < len(p.seq) {
@@ -351,9 +351,21 @@ var columnStop = map[string]bool{
 
 // columnDefs parses the parenthesised column and constraint list of CREATE
 // TABLE / CREATE SOURCE.
-func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, error) {
+func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, *Watermark, error) {
+	cols, pk, wm, err := p.columnDefsWM(g, table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if wm != nil && !slices.ContainsFunc(cols, func(c *ColumnDef) bool { return c.Name == wm.Column }) {
+		return nil, nil, nil, types.ErrorAt(types.ErrUndefinedColumn, charPos(p.src, g.tok.pos), "column %q named in WATERMARK FOR does not exist", wm.Column)
+	}
+	return cols, pk, wm, nil
+}
+
+func (p *ddlParser) columnDefsWM(g *node, table string) ([]*ColumnDef, []string, *Watermark, error) {
 	var cols []*ColumnDef
 	var pk []string
+	var wm *Watermark
 	pkSet := false
 	setPK := func(at *node, names []string) error {
 		if pkSet {
@@ -364,47 +376,56 @@ func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, e
 		return nil
 	}
 	if len(g.kids) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	for _, part := range splitCommas(g.kids) {
 		if len(part) == 0 {
-			return nil, nil, syntaxErrAt(p.src, g.close)
+			return nil, nil, nil, syntaxErrAt(p.src, g.close)
 		}
 		sub := &ddlParser{src: p.src, seq: part}
 		first := part[0]
 		if sub.kw("constraint") {
 			if _, err := sub.ident(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		switch {
 		case sub.kw("primary", "key"):
 			names, err := sub.identList()
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if err := setPK(first, names); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if err := sub.done(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			continue
-		case sub.peek() != nil && (sub.peek().kwIn("unique", "check", "foreign", "exclude", "like") ||
-			sub.peek().kw("watermark") && sub.peekAt(1) != nil && sub.peekAt(1).kw("for")):
+		case sub.peek() != nil && sub.peek().kw("watermark") && sub.peekAt(1) != nil && sub.peekAt(1).kw("for"):
+			if wm != nil {
+				return nil, nil, nil, sub.unsupported(first, "only one WATERMARK FOR is supported per relation")
+			}
+			w, err := sub.watermark()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			wm = w
+			continue
+		case sub.peek() != nil && sub.peek().kwIn("unique", "check", "foreign", "exclude", "like"):
 			n := sub.peek()
-			return nil, nil, sub.unsupported(n, "%s constraints are not supported", strings.ToUpper(n.tok.val))
+			return nil, nil, nil, sub.unsupported(n, "%s constraints are not supported", strings.ToUpper(n.tok.val))
 		}
 		if first.kw("constraint") {
-			return nil, nil, sub.errHere()
+			return nil, nil, nil, sub.errHere()
 		}
 		col, err := sub.columnDef()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if col.PrimaryKey {
 			if err := setPK(first, []string{col.Name}); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		cols = append(cols, col)
@@ -417,7 +438,58 @@ func (p *ddlParser) columnDefs(g *node, table string) ([]*ColumnDef, []string, e
 			}
 		}
 	}
-	return cols, pk, nil
+	return cols, pk, wm, nil
+}
+
+// watermark parses WATERMARK FOR col AS col [- INTERVAL 'd' [unit]]. The
+// watermark expression must be the column itself, less a constant interval.
+func (p *ddlParser) watermark() (*Watermark, error) {
+	p.i += 2 // WATERMARK FOR
+	col, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	at := p.peek()
+	ref, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	wm := &Watermark{Column: col}
+	if ref != col {
+		return nil, p.unsupported(at, "the watermark of column %q must be %q or %q - INTERVAL '...'", col, col, col)
+	}
+	if p.peek() == nil {
+		return wm, nil
+	}
+	if n := p.peek(); !n.isOp("-") {
+		return nil, p.unsupported(n, "the watermark of column %q must be %q or %q - INTERVAL '...'", col, col, col)
+	}
+	p.i++
+	if !p.kw("interval") {
+		return nil, p.unsupported(p.peek(), "the watermark of column %q must be %q or %q - INTERVAL '...'", col, col, col)
+	}
+	s := p.peek()
+	if s == nil || s.group || s.tok.kind != tkString {
+		return nil, p.errHere()
+	}
+	p.i++
+	text := s.tok.val
+	if u := p.peek(); u != nil && u.isIdent() { // INTERVAL '5' SECOND
+		text += " " + strings.ToLower(u.tok.val)
+		p.i++
+	}
+	iv, err := types.ParseInterval(text)
+	if err != nil {
+		return nil, types.ErrorAt(types.ErrInvalidDatetime, charPos(p.src, s.tok.pos), "%s", err.Error())
+	}
+	if iv.Months < 0 || iv.Days < 0 || iv.Micros < 0 {
+		return nil, types.ErrorAt(types.ErrInvalidParameter, charPos(p.src, s.tok.pos), "the watermark delay must not be negative")
+	}
+	wm.Delay = text
+	return wm, p.done()
 }
 
 // checkKey refuses a primary key naming a column that is not defined (g is
@@ -674,11 +746,26 @@ func (p *ddlParser) createMV(at *node) (Statement, error) {
 	if err := p.expect("as"); err != nil {
 		return nil, err
 	}
-	if st.Query, err = p.query(p.i, len(p.seq)); err != nil {
+	end := len(p.seq)
+	if k := len(p.seq) - 4; k > p.i && p.isEOWC(k) {
+		end, st.EmitOnWindowClose = k, true
+	}
+	if st.Query, err = p.query(p.i, end); err != nil {
 		return nil, err
 	}
 	p.i = len(p.seq)
 	return st, nil
+}
+
+// isEOWC reports whether seq[k:] starts with EMIT ON WINDOW CLOSE.
+func (p *ddlParser) isEOWC(k int) bool {
+	for j, w := range []string{"emit", "on", "window", "close"} {
+		n := nodeAt(p.seq, k+j)
+		if n == nil || !n.kw(w) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *ddlParser) createView(orReplace bool) (Statement, error) {
@@ -710,6 +797,9 @@ func (p *ddlParser) sinkTail(from int) int {
 			return k
 		}
 		if p.seq[k].kw("format") && k+2 < len(p.seq) && p.seq[k+1].isIdent() && p.seq[k+2].kw("encode") {
+			return k
+		}
+		if p.isEOWC(k) {
 			return k
 		}
 	}
@@ -767,6 +857,9 @@ func (p *ddlParser) createSink() (Statement, error) {
 			if st.Format, err = p.formatEncode(); err != nil {
 				return nil, err
 			}
+		case st.Query != nil && !st.EmitOnWindowClose && p.isEOWC(p.i):
+			p.i += 4
+			st.EmitOnWindowClose = true
 		default:
 			return nil, p.errHere()
 		}
@@ -783,7 +876,7 @@ func (p *ddlParser) createSource() (Statement, error) {
 	g := p.peek()
 	if g != nil && g.isParen() {
 		p.i++
-		if st.Columns, st.PrimaryKey, err = p.columnDefs(g, st.Name.Name); err != nil {
+		if st.Columns, st.PrimaryKey, st.Watermark, err = p.columnDefs(g, st.Name.Name); err != nil {
 			return nil, err
 		}
 	}

@@ -229,12 +229,16 @@ func summarize(s Statement) string {
 		if s.FromSource != nil {
 			out += fmt.Sprintf("\n  from source %s table %q", s.FromSource, s.SourceTable)
 		}
-		return out
+		return out + watermarkSummary(s.Watermark)
 	case *CreateSource:
 		out := fmt.Sprintf("CreateSource %s ifNotExists=%v pk=%v", s.Name, s.IfNotExists, s.PrimaryKey)
-		return out + columnsSummary(s.Columns) + optsSummary(s.With, s.Format)
+		return out + columnsSummary(s.Columns) + optsSummary(s.With, s.Format) + watermarkSummary(s.Watermark)
 	case *CreateMaterializedView:
-		return fmt.Sprintf("CreateMaterializedView %s ifNotExists=%v%s\n  %s", s.Name, s.IfNotExists, optsSummary(s.With, nil), summarize(s.Query))
+		eowc := ""
+		if s.EmitOnWindowClose {
+			eowc = " emitOnWindowClose"
+		}
+		return fmt.Sprintf("CreateMaterializedView %s ifNotExists=%v%s%s\n  %s", s.Name, s.IfNotExists, eowc, optsSummary(s.With, nil), summarize(s.Query))
 	case *CreateView:
 		return fmt.Sprintf("CreateView %s ifNotExists=%v orReplace=%v columns=%v\n  %s", s.Name, s.IfNotExists, s.OrReplace, s.Columns, summarize(s.Query))
 	case *CreateSink:
@@ -244,6 +248,9 @@ func summarize(s Statement) string {
 		}
 		if s.From != nil {
 			out += fmt.Sprintf(" from=%s", s.From)
+		}
+		if s.EmitOnWindowClose {
+			out += " emitOnWindowClose"
 		}
 		out += optsSummary(s.With, s.Format)
 		if s.Query != nil {
@@ -269,6 +276,13 @@ func summarize(s Statement) string {
 		out += fmt.Sprintf(" %s=%v", f.Name, fv)
 	}
 	return out
+}
+
+func watermarkSummary(w *Watermark) string {
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprintf("\n  watermark for %q delay %q", w.Column, w.Delay)
 }
 
 func columnsSummary(cols []*ColumnDef) string {
