@@ -97,8 +97,8 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if len(n.Include) > 0 && len(n.With) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "INCLUDE needs a connector: WITH (connector = ...)")
 	}
-	if n.FromSource != nil && (len(n.With) > 0 || n.Format != nil || len(n.Include) > 0 || n.AppendOnly) {
-		return nil, types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no WITH, FORMAT, INCLUDE or APPEND ONLY: the source's options apply")
+	if n.FromSource != nil && (n.Format != nil || len(n.Include) > 0 || n.AppendOnly) {
+		return nil, types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no FORMAT, INCLUDE or APPEND ONLY: the source's options apply")
 	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
@@ -140,7 +140,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
-	if len(n.With) > 0 {
+	if len(n.With) > 0 && n.FromSource == nil {
 		var key []string
 		if deferKey {
 			key = pkNames
@@ -150,7 +150,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 	}
 	if n.FromSource != nil {
-		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable); err != nil {
+		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable, n.With); err != nil {
 			return nil, err
 		}
 	}

@@ -503,7 +503,8 @@ func (e *Engine) cdcProgressRows() [][]types.Datum {
 			pk = types.DString(p.PK)
 		}
 		rows = append(rows, []types.Datum{types.DString(p.Relation), types.DString(p.Split), pk, types.DBool(p.Finished),
-			types.DInt(p.Rows), types.DString(p.LSN)})
+			types.DInt(p.Rows), types.DString(p.LSN), types.DInt(int64(p.SplitTotal)), types.DInt(int64(p.SplitBackfilled)),
+			types.DInt(int64(p.SplitCompleted))})
 	}
 	return rows
 }
