@@ -311,10 +311,11 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 }
 
 // startWorker starts sp's worker: its own connection, a chunk per job,
-// until the session's workers stop. A failure ends the session (workerErr).
+// until its range is copied (jobs closed) or the session's workers stop. A
+// failure ends the session (workerErr).
 func (s *session) startWorker(sp *psplit) {
 	sp.jobs = make(chan pjob, 1)
-	ctx := s.wctx
+	jobs, ctx := sp.jobs, s.wctx
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -326,10 +327,14 @@ func (s *session) startWorker(sp *psplit) {
 		}()
 		for {
 			var j pjob
+			var ok bool
 			select {
 			case <-ctx.Done():
 				return
-			case j = <-sp.jobs:
+			case j, ok = <-jobs:
+				if !ok {
+					return // the range is copied: its connection closes
+				}
 			}
 			var err error
 			if conn == nil {
@@ -376,6 +381,20 @@ func (s *session) stopWorkers() {
 		s.wcancel()
 	}
 	s.wg.Wait()
+}
+
+// stopWorkers ends the workers of t's ranges (the table left the session):
+// each ends after its chunk in flight, whose watermark is then ignored.
+func (t *table) stopWorkers() {
+	if t.par == nil {
+		return
+	}
+	for _, sp := range t.par.splits {
+		if sp.jobs != nil {
+			close(sp.jobs)
+			sp.jobs = nil
+		}
+	}
 }
 
 // keyColumns are the key's columns in the copy's order (text columns of a
@@ -543,6 +562,10 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	})
 	if !keepStale {
 		sp.stale, sp.staleText, sp.staleAll = nil, nil, false
+	}
+	if w.hi == nil && sp.jobs != nil {
+		close(sp.jobs) // the range's worker ends
+		sp.jobs = nil
 	}
 	copied := true
 	for _, ss := range t.r.st.Splits {

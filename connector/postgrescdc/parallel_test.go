@@ -46,20 +46,42 @@ func TestParallelCopyWithConcurrentChanges(t *testing.T) {
 	w := startWriter(t, u, "t", rows*6/5, seed)
 	r := openReader(t, s, nil, nil)
 	m := newMirror(sp)
+	conns := func() int {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := u.conn.Exec(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tributary-cdc'").ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(string(res[0].Rows[0][0]))
+		return n
+	}
+	most := 0
 	for i := 0; i < 40; i++ {
 		m.read(t, r, 100)
+		if i%10 == 9 {
+			most = max(most, conns())
+		}
 		time.Sleep(5 * time.Millisecond) // read slowly at first so that the writer's changes meet the copy
 	}
 	m.until(t, r, "the copy", func() bool { return m.off(t).Copied })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := u.conn.Exec(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tributary-cdc'").ReadAll()
-	if err != nil {
-		t.Fatal(err)
+	// In the copy: the session's query and replication connections, and
+	// one per range; after it, the session's.
+	if want := 2 + len(m.off(t).Splits); most < want {
+		t.Errorf("at most %d upstream connections in the copy, want %d: one per range besides the session's two", most, want)
 	}
-	// The session's query and replication connections, and one per range.
-	if n, _ := strconv.Atoi(string(res[0].Rows[0][0])); n < 2+len(m.off(t).Splits) {
-		t.Errorf("%d upstream connections, want one per range besides the session's two", n)
+	deadline := time.Now().Add(30 * time.Second)
+	for conns() != 2 {
+		if time.Now().After(deadline) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, _ := u.conn.Exec(ctx, "SELECT backend_type, state, query FROM pg_stat_activity WHERE application_name = 'tributary-cdc'").ReadAll()
+			for _, row := range res[0].Rows {
+				t.Logf("connection: %s | %s | %s", row[0], row[1], row[2])
+			}
+			t.Fatalf("%d upstream connections after the copy, want the session's 2", conns())
+		}
+		time.Sleep(50 * time.Millisecond) // polling
 	}
 	w.finish(t)
 	t.Logf("writer: %d changes", w.ops)
@@ -201,6 +223,11 @@ func TestParallelEmptyTable(t *testing.T) {
 	m.sentinel(t, u, r, "INSERT INTO e VALUES (-1, 'sentinel', 0)", "-1")
 	sameRows(t, "the stream", m.sorted(), u.rows(sp, "e"))
 }
+
+// TestParallelTruncateMirrored: TestTruncateMirrored for a copy in 4
+// ranges (the TRUNCATE drops the chunks in flight and the changes they
+// held).
+func TestParallelTruncateMirrored(t *testing.T) { truncateMirrored(t, OptParallelism, "4") }
 
 func TestParallelismOption(t *testing.T) {
 	for _, v := range []string{"0", "-1", "257", "two", ""} {

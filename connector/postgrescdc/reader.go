@@ -506,6 +506,7 @@ func (s *session) sync(ctx context.Context) error {
 			if t.relID != 0 {
 				delete(s.byRel, t.relID)
 			}
+			t.stopWorkers()
 		}
 	}
 	s.order = s.order[:0]
