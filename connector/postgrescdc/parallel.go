@@ -27,7 +27,8 @@ import (
 //     pointer: the keys above the range's position), selects the next
 //     ChunkRows rows above the position (the chunk ends at the last one's
 //     key, hi, or at the range's end when fewer come), then writes the
-//     chunk's watermark into the WAL on its connection;
+//     chunk's watermark into the WAL on its connection (the select's
+//     snapshot sees every transaction the session read before: snapshot.go);
 //   - the session applies a change to a key when the key's range has copied
 //     past it (or finished); it holds back a change to a key above the
 //     position of a range whose window is published, and drops the others
@@ -310,6 +311,9 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 	return wait, nil
 }
 
+// workerConns counts the connections the workers open (tests).
+var workerConns atomic.Int64
+
 // startWorker starts sp's worker: its own connection, a chunk per job,
 // until its range is copied (jobs closed) or the session's workers stop. A
 // failure ends the session (workerErr).
@@ -338,6 +342,7 @@ func (s *session) startWorker(sp *psplit) {
 			}
 			var err error
 			if conn == nil {
+				workerConns.Add(1)
 				if conn, err = sp.t.cfg.connect(ctx, false); err != nil {
 					s.workerFailed(fmt.Errorf("copy range %d of %s: %w", sp.i, sp.t.cfg.QualifiedTable(), err))
 					return
@@ -457,10 +462,13 @@ func (sp *psplit) copyChunk(ctx context.Context, conn *pgconn.PgConn, j pjob) er
 		cols[i] = quoteIdent(name)
 	}
 	where, params := sp.where(keyCols, j.pos, nil)
-	res := conn.ExecParams(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.cfg.QualifiedTable()+where+
-		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, nil, nil, nil).Read()
-	if res.Err != nil {
-		return fmt.Errorf("select: %w", res.Err)
+	// The transactions read before the window was published: the select
+	// must see them (their changes to the window's keys were dropped).
+	seen := t.s.seen.list()
+	res, err := selectVisible(ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.cfg.QualifiedTable()+where+
+		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, seen)
+	if err != nil {
+		return fmt.Errorf("select: %w", err)
 	}
 	if len(res.Rows) == j.n {
 		w.hiText = rowPK(b, res.Rows[len(res.Rows)-1])

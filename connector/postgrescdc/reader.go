@@ -302,6 +302,8 @@ type session struct {
 	seq   int
 	// pos: every transaction committed at or below it has been read.
 	pos uint64
+	// seen: the transactions read lately (a copy's snapshot must see them).
+	seen seenXids
 	// The parallel copies' chunks in flight, by watermark; kick: one
 	// finished (the pump returns to dispatch the range's next).
 	wms  map[string]*psplit
@@ -627,9 +629,9 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		fmt.Fprintf(&sql, " WHERE (%s) > (%s)", strings.Join(keyCols, ", "), strings.Join(ph, ", "))
 	}
 	fmt.Fprintf(&sql, " ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), n)
-	res := s.conn.ExecParams(ctx, sql.String(), params, nil, nil, nil).Read()
-	if res.Err != nil {
-		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), res.Err)
+	res, err := selectVisible(ctx, s.conn, sql.String(), params, s.seen.list())
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), err)
 	}
 	rows := res.Rows
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
@@ -658,7 +660,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	}
 	t.win, s.copying = w, t
 	wctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
-	err := s.pump(wctx, func() bool { return w.seen }, time.Time{})
+	err = s.pump(wctx, func() bool { return w.seen }, time.Time{})
 	cancel()
 	t.win, s.copying = nil, nil
 	if err != nil {
@@ -865,6 +867,7 @@ func (s *session) message(ctx context.Context, data []byte) error {
 		}
 	case *pglogrepl.BeginMessage:
 		s.inTxn = true
+		s.seen.add(m.Xid)
 		for _, t := range s.order {
 			t.txnRows = false
 			t.skipTxn = uint64(m.FinalLSN) <= t.r.st.LSN
