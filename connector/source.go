@@ -327,4 +327,20 @@ type CDCProgress struct {
 	// range): all of them, those copied, and those copied whose changes
 	// the stream has caught up with.
 	SplitTotal, SplitBackfilled, SplitCompleted int
+	// Ranges are the copy's key ranges (one for a copy in one range).
+	Ranges []CDCRange
+}
+
+// CDCRange is one key range of a CDC table's copy as last committed
+// (rw_catalog.rw_cdc_splits).
+type CDCRange struct {
+	ID int
+	// Lo and Hi bound the range's first key column, Lo < k <= Hi, in text
+	// ("" with LoOpen or HiOpen: unbounded); PK is its last copied key.
+	Lo, Hi          string
+	LoOpen, HiOpen  bool
+	PK              string
+	Finished        bool
+	Rows            int64
+	LSNLow, LSNHigh string // "" when not known
 }

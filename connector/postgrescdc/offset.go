@@ -118,6 +118,32 @@ func (o Offset) equal(p Offset) bool {
 	return string(EncodeOffset(o)) == string(EncodeOffset(p))
 }
 
+// ranges are the copy's ranges for rw_cdc_splits.
+func (o Offset) ranges() []connector.CDCRange {
+	if len(o.Splits) == 0 {
+		return []connector.CDCRange{{LoOpen: true, HiOpen: true, PK: strings.Join(o.PK, ", "), Finished: o.Copied, Rows: o.Rows}}
+	}
+	lsn := func(l uint64) string {
+		if l == 0 {
+			return ""
+		}
+		return pglogrepl.LSN(l).String()
+	}
+	out := make([]connector.CDCRange, len(o.Splits))
+	for i, s := range o.Splits {
+		r := connector.CDCRange{ID: s.ID, LoOpen: s.Lo == nil, HiOpen: s.Hi == nil, PK: strings.Join(s.PK, ", "), Finished: s.Copied,
+			Rows: s.Rows, LSNLow: lsn(s.LSNLow), LSNHigh: lsn(s.LSNHigh)}
+		if s.Lo != nil {
+			r.Lo = *s.Lo
+		}
+		if s.Hi != nil {
+			r.Hi = *s.Hi
+		}
+		out[i] = r
+	}
+	return out
+}
+
 // publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
 func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) {
 	if env.CDC == nil {
@@ -130,5 +156,5 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 	total, copied, completed := o.splitCounts()
 	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
 		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
-		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed})
+		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }

@@ -48,8 +48,8 @@ import (
 // (TABLESAMPLE SYSTEM above it, at least minSampleBlocks): the quantiles
 // need not be exact, and the sample is read besides the copy.
 const (
-	sampleBlocks    = 8
-	minSampleBlocks = 32
+	sampleBlocks    = 16
+	minSampleBlocks = 128
 )
 
 // pcopy is a parallel copy in a session.
@@ -151,32 +151,12 @@ func parallel(cfg Config, o Offset) bool {
 }
 
 // planSplits splits the key space into ranges by quantiles of the first
-// key column over a sample of the upstream table (TABLESAMPLE SYSTEM for
-// tables above sampleBlocks blocks), and puts them in the offset (queued
-// as a marker, so the next commit keeps them). Repeated quantiles (a
+// key column (quantiles), and puts them in the offset (queued as a
+// marker, so the next commit keeps them). Repeated quantiles (a
 // skewed column) make fewer ranges; an empty table makes one.
 func (t *table) planSplits(ctx context.Context) error {
 	b, st := t.b, &t.r.st
-	col := quoteIdent(b.names[b.pk[0]])
-	if b.collate[0] {
-		col += ` COLLATE "C"`
-	}
-	rows, err := query(ctx, t.s.conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", t.oid))
-	if err != nil {
-		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
-	}
-	n := t.cfg.Parallelism
-	sample := ""
-	want := max(minSampleBlocks, sampleBlocks*n)
-	if blocks, _ := strconv.ParseInt(rows[0][0], 10, 64); blocks > int64(want) {
-		sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", 100*float64(want)/float64(blocks))
-	}
-	fr := make([]string, n-1)
-	for i := range fr {
-		fr[i] = strconv.FormatFloat(float64(i+1)/float64(n), 'f', -1, 64)
-	}
-	rows, err = query(ctx, t.s.conn, fmt.Sprintf("SELECT DISTINCT q::text FROM unnest((SELECT percentile_disc(ARRAY[%s]::float8[]) WITHIN GROUP (ORDER BY %s) FROM %s%s)) AS q",
-		strings.Join(fr, ", "), col, t.cfg.QualifiedTable(), sample))
+	qs, err := t.quantiles(ctx, t.cfg.Parallelism)
 	if err != nil {
 		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
 	}
@@ -185,14 +165,15 @@ func (t *table) planSplits(ctx context.Context) error {
 		d    types.Datum
 	}
 	var bs []bound
-	for _, r := range rows {
-		d, err := types.ParseText(b.pkTypes[0], r[0])
+	for _, q := range qs {
+		d, err := types.ParseText(b.pkTypes[0], q)
 		if err != nil {
-			return fmt.Errorf("split %s for a parallel copy: a key value %q: %w", t.cfg.QualifiedTable(), r[0], err)
+			return fmt.Errorf("split %s for a parallel copy: a key value %q: %w", t.cfg.QualifiedTable(), q, err)
 		}
-		bs = append(bs, bound{r[0], d})
+		bs = append(bs, bound{q, d})
 	}
 	sort.Slice(bs, func(i, j int) bool { return types.Compare(b.pkTypes[0], &bs[i].d, &bs[j].d) < 0 })
+	bs = slices.CompactFunc(bs, func(x, y bound) bool { return types.Compare(b.pkTypes[0], &x.d, &y.d) == 0 })
 	splits := make([]SplitState, len(bs)+1)
 	for i := range splits {
 		splits[i].ID = i
@@ -206,6 +187,58 @@ func (t *table) planSplits(ctx context.Context) error {
 	st.Splits = splits
 	t.newPcopy()
 	return t.marker(ctx)
+}
+
+// quantiles returns n-1 quantiles of the first key column (fewer when
+// they repeat), in text: from the column's histogram in pg_stats when the
+// table has been analyzed and the column alone is the key (unique, no
+// most common values; its order the copy's: no COLLATE "C"), else over a
+// sample of the table (TABLESAMPLE SYSTEM of sampleBlocks a range, at
+// least minSampleBlocks, on tables larger than that).
+func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
+	b, conn := t.b, t.s.conn
+	col := quoteIdent(b.names[b.pk[0]])
+	if len(b.pk) == 1 && !b.collate[0] {
+		rows, err := query(ctx, conn, fmt.Sprintf(`SELECT v FROM unnest((SELECT histogram_bounds::text::text[] FROM pg_stats
+			WHERE schemaname = %s AND tablename = %s AND attname = %s ORDER BY inherited DESC LIMIT 1)) WITH ORDINALITY AS h(v, i) ORDER BY i`,
+			quoteLiteral(t.cfg.Schema), quoteLiteral(t.cfg.Table), quoteLiteral(b.names[b.pk[0]])))
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) >= 2*n {
+			qs := make([]string, n-1)
+			for i := range qs {
+				qs[i] = rows[(i+1)*(len(rows)-1)/n][0]
+			}
+			return qs, nil
+		}
+	}
+	if b.collate[0] {
+		col += ` COLLATE "C"`
+	}
+	rows, err := query(ctx, conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", t.oid))
+	if err != nil {
+		return nil, err
+	}
+	sample := ""
+	want := max(minSampleBlocks, sampleBlocks*n)
+	if blocks, _ := strconv.ParseInt(rows[0][0], 10, 64); blocks > int64(want) {
+		sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", 100*float64(want)/float64(blocks))
+	}
+	fr := make([]string, n-1)
+	for i := range fr {
+		fr[i] = strconv.FormatFloat(float64(i+1)/float64(n), 'f', -1, 64)
+	}
+	rows, err = query(ctx, conn, fmt.Sprintf("SELECT DISTINCT q::text FROM unnest((SELECT percentile_disc(ARRAY[%s]::float8[]) WITHIN GROUP (ORDER BY %s) FROM %s%s)) AS q",
+		strings.Join(fr, ", "), col, t.cfg.QualifiedTable(), sample))
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]string, len(rows))
+	for i, r := range rows {
+		qs[i] = r[0]
+	}
+	return qs, nil
 }
 
 // find returns the range holding key.

@@ -269,3 +269,49 @@ func TestSnapshotSees(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelSplitBounds: the ranges of an analyzed table come from its
+// histogram (about the quartiles); an unanalyzed one's from a sample, each
+// range holding a fair share.
+func TestParallelSplitBounds(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 40000
+	u.exec("CREATE TABLE a (id int8 PRIMARY KEY, v text, n int4)", "CREATE TABLE s (id int8 PRIMARY KEY, v text, n int4)",
+		fmt.Sprintf("INSERT INTO a SELECT g, 'row ' || g, g FROM generate_series(1, %d) g", rows),
+		"INSERT INTO s SELECT * FROM a", "ANALYZE a")
+	bounds := func(table string) []int64 {
+		sp := spec("public."+table, u.props(table, OptParallelism, "4"), simpleCols, "id")
+		r := openReader(t, open(t, sp), nil, nil)
+		m := newMirror(sp)
+		m.until(t, r, "the ranges", func() bool { return m.offset != nil && len(m.off(t).Splits) > 0 })
+		var out []int64
+		for _, s := range m.off(t).Splits[1:] {
+			v, err := strconv.ParseInt(*s.Lo, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	got := bounds("a")
+	if len(got) != 3 {
+		t.Fatalf("analyzed: bounds %v, want 3", got)
+	}
+	for i, v := range got {
+		if want := int64(i+1) * rows / 4; v < want-rows/50 || v > want+rows/50 {
+			t.Errorf("analyzed: bound %d is %d, want about %d", i, v, want)
+		}
+	}
+	got = bounds("s")
+	if len(got) != 3 {
+		t.Fatalf("sampled: bounds %v, want 3", got)
+	}
+	prev := int64(0)
+	for _, v := range append(got, rows) {
+		if v-prev < rows/10 {
+			t.Errorf("sampled: bounds %v leave a range of %d rows", got, v-prev)
+		}
+		prev = v
+	}
+}

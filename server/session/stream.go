@@ -509,6 +509,24 @@ func (e *Engine) cdcProgressRows() [][]types.Datum {
 	return rows
 }
 
+// cdcSplitRows answers rw_catalog.rw_cdc_splits.
+func (e *Engine) cdcSplitRows() [][]types.Datum {
+	var rows [][]types.Datum
+	text := func(s string, null bool) types.Datum {
+		if null {
+			return types.NullDatum
+		}
+		return types.DString(s)
+	}
+	for _, p := range e.sinks.CDCProgresses() {
+		for _, r := range p.Ranges {
+			rows = append(rows, []types.Datum{types.DString(p.Relation), types.DInt(int64(r.ID)), text(r.Lo, r.LoOpen), text(r.Hi, r.HiOpen),
+				text(r.PK, r.PK == ""), types.DBool(r.Finished), types.DInt(r.Rows), text(r.LSNLow, r.LSNLow == ""), text(r.LSNHigh, r.LSNHigh == "")})
+		}
+	}
+	return rows
+}
+
 // sourceBackfillRows answers rw_catalog.rw_source_backfill_progress.
 func (e *Engine) sourceBackfillRows() [][]types.Datum {
 	var rows [][]types.Datum
