@@ -16,12 +16,13 @@ import (
 )
 
 // The parallel copy (backfill.parallelism = n > 1, RisingWave's CDC
-// backfill v2): when the copy begins, the session samples the upstream
-// table's first key column for n-1 quantiles, which split the key space
-// into ranges (Offset.Splits, persisted with the offset, so a restart
-// keeps them). Each range is copied by its own worker goroutine over its
-// own connection, a chunk at a time, while the session goroutine reads the
-// one change stream for all of them:
+// backfill v2): when the copy begins, the session finds n-1 quantiles of
+// the upstream table's first key column (pg_stats, or a sample), which
+// split the key space into ranges (Offset.Splits, persisted with the
+// offset, so a restart keeps them; backfill.num_rows_per_split sizes the
+// ranges instead). n worker goroutines, each over its own connection, copy
+// the ranges a chunk at a time, one chunk per range in flight, while the
+// session goroutine reads the one change stream for all of them:
 //
 //   - the worker publishes the chunk's window (pwindow, through an atomic
 //     pointer: the keys above the range's position), selects the next
@@ -55,6 +56,13 @@ const (
 // pcopy is a parallel copy in a session.
 type pcopy struct {
 	splits []*psplit
+	// The copy's workers, each with its own connection: at most
+	// Parallelism, started as ranges need them, a chunk per job; jobs is
+	// closed when the copy is done or the table leaves. busy counts the
+	// ranges with a chunk in flight (at most Parallelism: jobs never fills).
+	jobs    chan pjob
+	workers int
+	busy    int
 }
 
 // psplit is one range of a parallel copy in a session.
@@ -80,11 +88,11 @@ type psplit struct {
 	sent time.Time
 	win  atomic.Pointer[pwindow]
 	cur  *pwindow
-	jobs chan pjob
 }
 
-// pjob asks a worker for its range's next chunk.
+// pjob asks a worker for a range's next chunk.
 type pjob struct {
+	sp  *psplit
 	pos []string // the range's position (nil: its start)
 	n   int      // rows
 	wm  string   // the watermark to write after the select
@@ -115,7 +123,7 @@ type heldChange struct {
 // newPcopy makes the session's state of t's parallel copy from its offset
 // (nil splits: not planned yet).
 func (t *table) newPcopy() {
-	p := &pcopy{}
+	p := &pcopy{jobs: make(chan pjob, max(t.cfg.Parallelism, 1))}
 	for i, ss := range t.r.st.Splits {
 		sp := &psplit{t: t, i: i, loText: ss.Lo, hiText: ss.Hi, staleAll: ss.WinAll}
 		sp.lo, sp.hi = t.parseBound(ss.Lo), t.parseBound(ss.Hi)
@@ -147,7 +155,7 @@ func parallel(cfg Config, o Offset) bool {
 	if len(o.Splits) > 0 {
 		return true
 	}
-	return cfg.Parallelism > 1 && !o.Copied && o.PK == nil && o.Rows == 0 && o.Win == nil && !o.WinAll
+	return (cfg.Parallelism > 1 || cfg.RowsPerSplit > 0) && !o.Copied && o.PK == nil && o.Rows == 0 && o.Win == nil && !o.WinAll
 }
 
 // planSplits splits the key space into ranges by quantiles of the first
@@ -156,7 +164,11 @@ func parallel(cfg Config, o Offset) bool {
 // skewed column) make fewer ranges; an empty table makes one.
 func (t *table) planSplits(ctx context.Context) error {
 	b, st := t.b, &t.r.st
-	qs, err := t.quantiles(ctx, t.cfg.Parallelism)
+	n, err := t.ranges(ctx)
+	if err != nil {
+		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
+	}
+	qs, err := t.quantiles(ctx, n)
 	if err != nil {
 		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
 	}
@@ -189,6 +201,33 @@ func (t *table) planSplits(ctx context.Context) error {
 	return t.marker(ctx)
 }
 
+// ranges is how many ranges the copy is split into: Parallelism, or with
+// RowsPerSplit the upstream's rows (its estimate, or a count over a sample
+// when it has none) over it, from 1 to MaxRanges.
+func (t *table) ranges(ctx context.Context) (int, error) {
+	if t.cfg.RowsPerSplit <= 0 {
+		return t.cfg.Parallelism, nil
+	}
+	est := t.r.st.Estimate
+	if est <= 0 {
+		rows, err := query(ctx, t.s.conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", t.oid))
+		if err != nil {
+			return 0, err
+		}
+		sample, scale := "", 1.0
+		if blocks, _ := strconv.ParseInt(rows[0][0], 10, 64); blocks > minSampleBlocks {
+			scale = float64(blocks) / minSampleBlocks
+			sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", 100/scale)
+		}
+		if rows, err = query(ctx, t.s.conn, "SELECT count(*) FROM "+t.cfg.QualifiedTable()+sample); err != nil {
+			return 0, err
+		}
+		n, _ := strconv.ParseInt(rows[0][0], 10, 64)
+		est = int64(float64(n) * scale)
+	}
+	return int(min(max((est+t.cfg.RowsPerSplit-1)/t.cfg.RowsPerSplit, 1), MaxRanges)), nil
+}
+
 // quantiles returns n-1 quantiles of the first key column (fewer when
 // they repeat), in text: from the column's histogram in pg_stats when the
 // table has been analyzed and the column alone is the key (unique, no
@@ -197,6 +236,9 @@ func (t *table) planSplits(ctx context.Context) error {
 // least minSampleBlocks, on tables larger than that).
 func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
 	b, conn := t.b, t.s.conn
+	if n <= 1 {
+		return nil, nil
+	}
 	col := quoteIdent(b.names[b.pk[0]])
 	if len(b.pk) == 1 && !b.collate[0] {
 		rows, err := query(ctx, conn, fmt.Sprintf(`SELECT v FROM unnest((SELECT histogram_bounds::text::text[] FROM pg_stats
@@ -316,6 +358,9 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 		}
 		for _, sp := range t.par.splits {
 			ss := t.r.st.Splits[sp.i]
+			if t.par.busy >= max(t.cfg.Parallelism, 1) {
+				break
+			}
 			if sp.busy || ss.Copied {
 				continue
 			}
@@ -330,15 +375,16 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 				lsn := max(t.r.st.LSN, s.pos)
 				t.r.st = t.r.st.withSplit(sp.i, func(ss *SplitState) { ss.LSNLow = lsn })
 			}
-			if sp.jobs == nil {
-				s.startWorker(sp)
+			if t.par.workers <= t.par.busy {
+				s.startWorker(t)
 			}
 			s.seq++
 			wm := fmt.Sprintf("%s/%s/%d", s.cfg.Slot, s.nonce, s.seq)
 			sp.busy, sp.sent, sp.cur = true, now, nil
+			t.par.busy++
 			sp.win.Store(nil)
 			s.wms[wm] = sp
-			sp.jobs <- pjob{pos: ss.PK, n: n, wm: wm} // the worker is idle: never blocks
+			t.par.jobs <- pjob{sp: sp, pos: ss.PK, n: n, wm: wm} // busy <= Parallelism: never blocks
 		}
 	}
 	return wait, nil
@@ -347,12 +393,12 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 // workerConns counts the connections the workers open (tests).
 var workerConns atomic.Int64
 
-// startWorker starts sp's worker: its own connection, a chunk per job,
-// until its range is copied (jobs closed) or the session's workers stop. A
-// failure ends the session (workerErr).
-func (s *session) startWorker(sp *psplit) {
-	sp.jobs = make(chan pjob, 1)
-	jobs, ctx := sp.jobs, s.wctx
+// startWorker starts a worker of t's copy: its own connection, a chunk per
+// job, until the copy is done (jobs closed) or the session's workers stop.
+// A failure ends the session (workerErr).
+func (s *session) startWorker(t *table) {
+	t.par.workers++
+	jobs, ctx := t.par.jobs, s.wctx
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -370,9 +416,10 @@ func (s *session) startWorker(sp *psplit) {
 				return
 			case j, ok = <-jobs:
 				if !ok {
-					return // the range is copied: its connection closes
+					return // the copy is done: the connection closes
 				}
 			}
+			sp := j.sp
 			var err error
 			if conn == nil {
 				workerConns.Add(1)
@@ -421,17 +468,13 @@ func (s *session) stopWorkers() {
 	s.wg.Wait()
 }
 
-// stopWorkers ends the workers of t's ranges (the table left the session):
-// each ends after its chunk in flight, whose watermark is then ignored.
+// stopWorkers ends the workers of t's copy (the table left the session, or
+// the copy is done): each ends after its chunk in flight, whose watermark
+// is then ignored.
 func (t *table) stopWorkers() {
-	if t.par == nil {
-		return
-	}
-	for _, sp := range t.par.splits {
-		if sp.jobs != nil {
-			close(sp.jobs)
-			sp.jobs = nil
-		}
+	if t.par != nil && t.par.jobs != nil {
+		close(t.par.jobs)
+		t.par.jobs = nil
 	}
 }
 
@@ -531,6 +574,7 @@ func (sp *psplit) copyChunk(ctx context.Context, conn *pgconn.PgConn, j pjob) er
 func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	w := sp.observe()
 	sp.busy, sp.cur = false, nil
+	sp.t.par.busy--
 	sp.win.Store(nil)
 	s.kick = true
 	t := sp.t
@@ -604,14 +648,12 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	if !keepStale {
 		sp.stale, sp.staleText, sp.staleAll = nil, nil, false
 	}
-	if w.hi == nil && sp.jobs != nil {
-		close(sp.jobs) // the range's worker ends
-		sp.jobs = nil
-	}
 	copied := true
 	for _, ss := range t.r.st.Splits {
 		copied = copied && ss.Copied
 	}
-	t.r.st.Copied = copied
+	if t.r.st.Copied = copied; copied {
+		t.stopWorkers()
+	}
 	return t.marker(ctx)
 }

@@ -232,6 +232,11 @@ func TestParallelismOption(t *testing.T) {
 			t.Errorf("%s = %q was accepted", OptParallelism, v)
 		}
 	}
+	for _, v := range []string{"0", "-5", "1e3", ""} {
+		if _, err := ParseConfig(map[string]string{OptHostname: "h", OptUsername: "u", OptDatabase: "d", OptTable: "t", OptRowsPerSplit: v}, "public.t", true); err == nil {
+			t.Errorf("%s = %q was accepted", OptRowsPerSplit, v)
+		}
+	}
 	c, err := ParseConfig(map[string]string{OptHostname: "h", OptUsername: "u", OptDatabase: "d", OptTable: "t", OptParallelism: " 16 "}, "public.t", true)
 	if err != nil || c.Parallelism != 16 {
 		t.Fatalf("parallelism 16: %v %+v", err, c)
@@ -314,4 +319,41 @@ func TestParallelSplitBounds(t *testing.T) {
 		}
 		prev = v
 	}
+}
+
+// TestParallelRowsPerSplit: backfill.num_rows_per_split makes about
+// rows/n ranges, copied backfill.parallelism at a time (as many
+// connections), through a crash, under a writer.
+func TestParallelRowsPerSplit(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 20000
+	u.exec("CREATE TABLE t (id int8 PRIMARY KEY, v text, n int4)",
+		fmt.Sprintf("INSERT INTO t SELECT g, 'row ' || g, g %% 100 FROM generate_series(1, %d) g", rows))
+	sp := spec("public.t", u.props("t", OptChunkRows, "300", OptParallelism, "3", OptRowsPerSplit, "2000"), simpleCols, "id")
+	s := open(t, sp)
+	seed := time.Now().UnixNano()
+	t.Logf("writer seed %d", seed)
+	w := startWriter(t, u, "t", rows*6/5, seed)
+	opened := workerConns.Load()
+	r := openReader(t, s, nil, nil)
+	m := newMirror(sp)
+	m.readN(t, r, 10, 300)
+	committed := m.clone()
+	r.(connector.OffsetCommitter).Committed(s.split(), committed.offset)
+	m.readN(t, r, 2, 300)
+	r.Close()
+	if n := workerConns.Load() - opened; n != 3 {
+		t.Errorf("the copy opened %d connections, want 3 (backfill.parallelism)", n)
+	}
+	r = openReader(t, s, committed.offset, nil)
+	m = committed.clone()
+	m.until(t, r, "the copy", func() bool { return m.off(t).Copied })
+	w.finish(t)
+	m.sentinel(t, u, r, "INSERT INTO t VALUES (-1, 'sentinel', 0)", "-1")
+	sameRows(t, "after a copy in ranges of about 2000 rows", m.sorted(), u.rows(sp, "t"))
+	o := m.off(t)
+	if len(o.Splits) < 5 || len(o.Splits) > 20 {
+		t.Fatalf("%d ranges for %d rows at 2000 a range", len(o.Splits), rows)
+	}
+	checkSplits(t, o, 20)
 }
