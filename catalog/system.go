@@ -388,6 +388,13 @@ var systemTables = []systemTable{
 	{"rw_catalog", "rw_cdc_progress", []Column{
 		col("table_name", tText), col("split", tText), col("pk_position", tText), col("finished", tBool),
 		col("row_count", tI8), col("lsn", tText),
+		col("split_total_count", tI8), col("split_backfilled_count", tI8), col("split_completed_count", tI8),
+	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_cdc_splits: each CDC table's copy per key range (backfill.parallelism;
+	// one range otherwise), as last committed (from its reader).
+	{"rw_catalog", "rw_cdc_splits", []Column{
+		col("table_name", tText), col("split_id", tI4), col("pk_low", tText), col("pk_high", tText), col("pk_position", tText),
+		col("finished", tBool), col("row_count", tI8), col("lsn_low", tText), col("lsn_high", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_source_backfill_progress: every running shared source backfill's
 	// state per split (from the streaming engine).

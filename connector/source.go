@@ -77,6 +77,10 @@ type SourceConnector struct {
 	// named source whose options are props. Tables of one source that
 	// mirror the same external table get equal options.
 	TableOf func(props map[string]string, source, table string) (map[string]string, error)
+	// TableOptions (with Tables) are the options a table created FROM the
+	// source may set in its own WITH, over the source's (the copy's
+	// parallelism); it takes no other.
+	TableOptions []string
 	// Parse checks the options against the columns and returns the typed
 	// source; its errors name the bad option (types.ErrInvalidParameter,
 	// types.ErrUnsupported).
@@ -319,4 +323,24 @@ type CDCProgress struct {
 	Rows, Estimate int64
 	// LSN is the change stream's committed position (PostgreSQL's 0/16B3748 form).
 	LSN string
+	// The copy's key ranges (backfill.parallelism; 1 for a copy in one
+	// range): all of them, those copied, and those copied whose changes
+	// the stream has caught up with.
+	SplitTotal, SplitBackfilled, SplitCompleted int
+	// Ranges are the copy's key ranges (one for a copy in one range).
+	Ranges []CDCRange
+}
+
+// CDCRange is one key range of a CDC table's copy as last committed
+// (rw_catalog.rw_cdc_splits).
+type CDCRange struct {
+	ID int
+	// Lo and Hi bound the range's first key column, Lo < k <= Hi, in text
+	// ("" with LoOpen or HiOpen: unbounded); PK is its last copied key.
+	Lo, Hi          string
+	LoOpen, HiOpen  bool
+	PK              string
+	Finished        bool
+	Rows            int64
+	LSNLow, LSNHigh string // "" when not known
 }

@@ -109,6 +109,23 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 	if s := strings.TrimSpace(os.Getenv("TRIBUTARY_CDC_ROWS")); s != "" {
 		rows, _ = strconv.Atoi(s)
 	}
+	cdcSurvivesKills(t, rows, "", 0)
+}
+
+// TestPostgresCDCParallelSurvivesKills is the same run for a table copied
+// in 4 key ranges at once (backfill.parallelism), throttled so that the
+// kills come in the copy: every range resumes from its own position.
+func TestPostgresCDCParallelSurvivesKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies a PostgreSQL table through three kills")
+	}
+	cdcSurvivesKills(t, 200_000, ", backfill.parallelism = '4', snapshot.batch.size = '1000'", 8_000)
+}
+
+// cdcSurvivesKills copies a table of rows rows (with the extra WITH
+// options opts, at rate rows per second when not 0) through three kills
+// under a writer.
+func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
@@ -137,10 +154,15 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 	conn := connect(t, ctx, srv)
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	create := fmt.Sprintf(`CREATE TABLE big (id bigint, v varchar, n int, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
-		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'big')`, host, port)
+		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'big'%s)`, host, port, opts)
 	// In the background: the kills come while it copies.
 	if _, err := conn.Exec(ctx, "SET background_ddl = true"); err != nil {
 		t.Fatal(err)
+	}
+	if rate > 0 {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET backfill_rate_limit = %d", rate)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := conn.Exec(ctx, create); err != nil {
 		t.Fatal(err)
@@ -166,15 +188,23 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 		rows     int
 		finished bool
 		lsn      string
+		splits   int
 	}
+	var seen progress // the highest progress read: it never goes back
 	readProgress := func() (progress, bool) {
-		r, err := rowsOf(ctx, conn, "SELECT row_count, finished, lsn FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
+		r, err := rowsOf(ctx, conn, "SELECT row_count, finished, lsn, split_total_count FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return progress{}, false
 		}
 		f := strings.Split(r[0], "|")
 		n, _ := strconv.Atoi(f[0])
-		return progress{rows: n, finished: f[1] == "t" || f[1] == "true", lsn: f[2]}, true
+		splits, _ := strconv.Atoi(f[3])
+		p := progress{rows: n, finished: f[1] == "t" || f[1] == "true", lsn: f[2], splits: splits}
+		if p.rows < seen.rows || seen.finished && !p.finished {
+			t.Fatalf("the progress went back from %+v to %+v", seen, p)
+		}
+		seen = p
+		return p, true
 	}
 	waitProgress := func(what string, ok func(progress) bool) progress {
 		t.Helper()
@@ -214,6 +244,9 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 		t.Logf("kill %d at %d rows copied (progress after the restart: %d rows, lsn %s)", i+1, before.rows, after.rows, after.lsn)
 	}
 	final := waitProgress("the end of the copy", func(p progress) bool { return p.finished })
+	if opts != "" && final.splits < 2 {
+		t.Fatalf("a parallel copy in %d ranges", final.splits)
+	}
 	stopWriter()
 	if w.err != nil {
 		t.Fatalf("writer: %v", w.err)

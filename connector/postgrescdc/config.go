@@ -33,6 +33,12 @@ const (
 	OptPublicationCreate = "publication.create.enable"
 	OptSSLMode           = "ssl.mode"
 	OptChunkRows         = "snapshot.batch.size"
+	// OptParallelism (RisingWave's name) splits the copy into this many
+	// primary-key ranges, copied at once over as many connections.
+	OptParallelism = "backfill.parallelism"
+	// OptRowsPerSplit (RisingWave's name) sizes the ranges instead: the
+	// upstream's rows over it, copied backfill.parallelism at a time.
+	OptRowsPerSplit = "backfill.num_rows_per_split"
 )
 
 // The options Tributary records itself (a user's WITH may not name them).
@@ -78,7 +84,18 @@ func TableOf(props map[string]string, source, table string) (map[string]string, 
 func InternalOption(key string) bool { return strings.HasPrefix(key, "tributary.") }
 
 var knownOptions = []string{"connector", OptHostname, OptPort, OptUsername, OptPassword, OptDatabase, OptSchema,
-	OptTable, OptSlot, OptPublication, OptPublicationCreate, OptSSLMode, OptChunkRows}
+	OptTable, OptSlot, OptPublication, OptPublicationCreate, OptSSLMode, OptChunkRows, OptParallelism, OptRowsPerSplit}
+
+// MaxParallelism bounds backfill.parallelism (RisingWave's bound too).
+const MaxParallelism = 256
+
+// TableOptions are the options a table of a CDC source may set for itself
+// (CREATE TABLE ... FROM source TABLE '...' WITH (...)); the source's apply
+// otherwise.
+var TableOptions = []string{OptChunkRows, OptParallelism, OptRowsPerSplit}
+
+// MaxRanges bounds the ranges backfill.num_rows_per_split makes.
+const MaxRanges = 1024
 
 // DefaultChunkRows is how many rows one copy query reads.
 const DefaultChunkRows = 8192
@@ -104,6 +121,13 @@ type Config struct {
 	SSLMode string
 	// ChunkRows is the rows one copy query reads.
 	ChunkRows int
+	// Parallelism is the key ranges the copy is split into (1: one range,
+	// copied a chunk at a time on the session's connection), and how many
+	// are copied at once.
+	Parallelism int
+	// RowsPerSplit (> 0) makes the ranges the upstream's rows over it
+	// instead (at most MaxRanges), Parallelism of them copied at once.
+	RowsPerSplit int64
 	// SourceName is the CDC source a table reads ("" for the single-table
 	// form); Siblings are the other tables of its slot (splits).
 	SourceName string
@@ -118,7 +142,7 @@ type Config struct {
 // the publication's default name is made of relation too). Errors name
 // the option (types.ErrInvalidParameter).
 func ParseConfig(props map[string]string, relation string, table bool) (Config, error) {
-	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows}
+	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows, Parallelism: 1}
 	var unknown []string
 	for k, v := range props {
 		switch k {
@@ -174,6 +198,18 @@ func ParseConfig(props map[string]string, relation string, table bool) (Config, 
 				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be an integer from 1 to %d, got %q", k, 1<<20, v)
 			}
 			c.ChunkRows = n
+		case OptParallelism:
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n <= 0 || n > MaxParallelism {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be an integer from 1 to %d, got %q", k, MaxParallelism, v)
+			}
+			c.Parallelism = n
+		case OptRowsPerSplit:
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n <= 0 {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be a positive integer, got %q", k, v)
+			}
+			c.RowsPerSplit = n
 		default:
 			unknown = append(unknown, k)
 		}

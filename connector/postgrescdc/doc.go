@@ -12,6 +12,8 @@
 // hub: one goroutine and one session that reads the slot once, routes each
 // change to its table, and copies the tables still copying in primary-key
 // chunks, round robin, interleaved with the stream (a watermark per chunk,
-// as DBLog and RisingWave's CDC backfill do). The slot's confirmed LSN is
-// the least LSN all the slot's tables have committed.
+// as DBLog and RisingWave's CDC backfill do). A table with
+// backfill.parallelism copies its key ranges (Offset.Splits, SplitState) at
+// once, each over its own connection (parallel.go). The slot's confirmed
+// LSN is the least LSN all the slot's tables have committed.
 package postgrescdc

@@ -36,6 +36,61 @@ type Offset struct {
 	// for keys at or below PK (all keys once Copied); the stream resumes
 	// after it.
 	LSN uint64 `json:"lsn"`
+	// Splits are a parallel copy's key ranges (backfill.parallelism > 1),
+	// fixed when the copy began and kept to its end: each has its own
+	// position, rows and finished flag (PK and Win above are then unused;
+	// Rows is their sum, Copied that all are). A change applies to a key
+	// when the key's range has copied past it.
+	Splits []SplitState `json:"splits,omitempty"`
+}
+
+// SplitState is one key range of a parallel copy: the keys whose first
+// column k is Lo < k <= Hi (nil Lo: from the first key; nil Hi: to the
+// last), in the upstream's text forms. PK, Rows, Copied, Win and WinAll
+// are as in Offset, for the range; LSNLow is the stream's position when the
+// range's copy began and LSNHigh when it ended (RisingWave's
+// cdc_offset_low and cdc_offset_high).
+type SplitState struct {
+	ID      int      `json:"id"`
+	Lo      *string  `json:"lo,omitempty"`
+	Hi      *string  `json:"hi,omitempty"`
+	PK      []string `json:"pk,omitempty"`
+	Rows    int64    `json:"rows"`
+	Copied  bool     `json:"copied,omitempty"`
+	Win     []string `json:"win,omitempty"`
+	WinAll  bool     `json:"win_all,omitempty"`
+	LSNLow  uint64   `json:"lsn_low,omitempty"`
+	LSNHigh uint64   `json:"lsn_high,omitempty"`
+}
+
+// withSplit returns o with split i changed by fn; the Splits slice is
+// copied (offsets already queued share the old one).
+func (o Offset) withSplit(i int, fn func(*SplitState)) Offset {
+	o.Splits = slices.Clone(o.Splits)
+	fn(&o.Splits[i])
+	return o
+}
+
+// splitCounts are RisingWave's rw_cdc_progress counts: the ranges, those
+// copied, and those copied whose stream has passed the copy's end (all of
+// them here: the stream applies each range's changes as it goes). A table
+// copied as one range counts as one split.
+func (o Offset) splitCounts() (total, copied, completed int) {
+	if len(o.Splits) == 0 {
+		if o.Copied {
+			return 1, 1, 1
+		}
+		return 1, 0, 0
+	}
+	for _, s := range o.Splits {
+		if s.Copied {
+			copied++
+			if s.LSNHigh <= o.LSN {
+				completed++
+			}
+		}
+	}
+	return len(o.Splits), copied, completed
 }
 
 // EncodeOffset returns o's bytes.
@@ -60,8 +115,33 @@ func DecodeOffset(b []byte) (Offset, error) {
 func (o Offset) LSNString() string { return pglogrepl.LSN(o.LSN).String() }
 
 func (o Offset) equal(p Offset) bool {
-	return o.Copied == p.Copied && o.Rows == p.Rows && o.LSN == p.LSN && o.Estimate == p.Estimate && slices.Equal(o.PK, p.PK) &&
-		o.WinAll == p.WinAll && slices.Equal(o.Win, p.Win)
+	return string(EncodeOffset(o)) == string(EncodeOffset(p))
+}
+
+// ranges are the copy's ranges for rw_cdc_splits.
+func (o Offset) ranges() []connector.CDCRange {
+	if len(o.Splits) == 0 {
+		return []connector.CDCRange{{LoOpen: true, HiOpen: true, PK: strings.Join(o.PK, ", "), Finished: o.Copied, Rows: o.Rows}}
+	}
+	lsn := func(l uint64) string {
+		if l == 0 {
+			return ""
+		}
+		return pglogrepl.LSN(l).String()
+	}
+	out := make([]connector.CDCRange, len(o.Splits))
+	for i, s := range o.Splits {
+		r := connector.CDCRange{ID: s.ID, LoOpen: s.Lo == nil, HiOpen: s.Hi == nil, PK: strings.Join(s.PK, ", "), Finished: s.Copied,
+			Rows: s.Rows, LSNLow: lsn(s.LSNLow), LSNHigh: lsn(s.LSNHigh)}
+		if s.Lo != nil {
+			r.Lo = *s.Lo
+		}
+		if s.Hi != nil {
+			r.Hi = *s.Hi
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
@@ -73,6 +153,8 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 	if est <= 0 {
 		est = -1
 	}
+	total, copied, completed := o.splitCounts()
 	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
-		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString()})
+		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
+		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }

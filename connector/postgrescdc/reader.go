@@ -108,6 +108,10 @@ type segment struct {
 	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
 	// after any prefix is base.
 	copy bool
+	// par: the rows are a parallel copy's, of range split
+	// (Offset.Splits): after k rows, that range's PK and Rows move.
+	par   bool
+	split int
 	// stale: copied rows whose keys the table may hold already (changes
 	// applied before a restart in the middle of their chunk): written with
 	// a lookup, not as fresh inserts.
@@ -125,8 +129,14 @@ func (s *segment) after(k int) Offset {
 		return s.base
 	}
 	o := s.base
-	o.PK = s.pks[k-1]
 	o.Rows += int64(k)
+	if s.par {
+		return o.withSplit(s.split, func(ss *SplitState) {
+			ss.PK = s.pks[k-1]
+			ss.Rows += int64(k)
+		})
+	}
+	o.PK = s.pks[k-1]
 	return o
 }
 
@@ -292,6 +302,18 @@ type session struct {
 	seq   int
 	// pos: every transaction committed at or below it has been read.
 	pos uint64
+	// seen: the transactions read lately (a copy's snapshot must see them).
+	seen seenXids
+	// The parallel copies' chunks in flight, by watermark; kick: one
+	// finished (the pump returns to dispatch the range's next).
+	wms  map[string]*psplit
+	kick bool
+	// The parallel copies' workers: stopped with the session; a failure
+	// ends it.
+	wctx    context.Context
+	wcancel context.CancelFunc
+	wg      sync.WaitGroup
+	werrs   chan error
 	// Status.
 	sentStatus uint64
 	lastStatus time.Time
@@ -309,6 +331,8 @@ type table struct {
 	relCols []int // per upstream column in the stream: its Tributary column (-1: none)
 	// The transaction being read.
 	skipTxn, txnRows bool
+	// par is the parallel copy (backfill.parallelism; nil: one range).
+	par *pcopy
 	// The chunk whose watermark is awaited (nil outside the copy).
 	win        *window
 	lastMarker time.Time
@@ -347,6 +371,9 @@ func (s *session) run(ctx context.Context) error {
 	}
 	defer s.conn.Close(context.Background())
 	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32]*table{}, map[uint32]*pglogrepl.RelationMessage{}
+	s.wms, s.werrs = map[string]*psplit{}, make(chan error, 1)
+	s.wctx, s.wcancel = context.WithCancel(ctx)
+	defer s.stopWorkers()
 	rs, _ := s.h.readers(true)
 	for _, r := range rs {
 		if err := s.open(ctx, r, false); err != nil {
@@ -377,6 +404,13 @@ func (s *session) run(ctx context.Context) error {
 		if err := s.sync(ctx); err != nil {
 			return err
 		}
+		if err := s.workerErr(); err != nil {
+			return err
+		}
+		pwait, err := s.dispatch(ctx, time.Now())
+		if err != nil {
+			return err
+		}
 		t, n, wait := s.nextCopy(ctx, time.Now())
 		if t != nil {
 			if err := t.copyChunk(ctx, n); err != nil {
@@ -384,11 +418,15 @@ func (s *session) run(ctx context.Context) error {
 			}
 			continue
 		}
+		if wait < 0 || pwait >= 0 && pwait < wait {
+			wait = pwait
+		}
 		if wait < 0 {
 			wait = time.Second
 		}
-		joined := func() bool { return !s.inTxn && s.h.changed() }
-		if err := s.pump(ctx, joined, time.Now().Add(wait)); err != nil {
+		s.kick = false
+		done := func() bool { return !s.inTxn && s.h.changed() || s.kick || len(s.werrs) > 0 }
+		if err := s.pump(ctx, done, time.Now().Add(wait)); err != nil {
 			return err
 		}
 	}
@@ -417,6 +455,9 @@ func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
 		return errRestart
 	}
 	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid, staleAll: r.st.WinAll}
+	if parallel(t.cfg, r.st) {
+		t.newPcopy()
+	}
 	if r.st.Win != nil && !r.st.WinAll {
 		t.staleText = r.st.Win
 		if t.stale = t.parseKey(r.st.Win); t.stale == nil {
@@ -467,6 +508,7 @@ func (s *session) sync(ctx context.Context) error {
 			if t.relID != 0 {
 				delete(s.byRel, t.relID)
 			}
+			t.stopWorkers()
 		}
 	}
 	s.order = s.order[:0]
@@ -492,7 +534,7 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 	for i := range s.order {
 		k := (s.next + i) % len(s.order)
 		t := s.order[k]
-		if t.r.st.Copied {
+		if t.r.st.Copied || t.par != nil {
 			continue
 		}
 		t.estimate(ctx)
@@ -587,9 +629,9 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		fmt.Fprintf(&sql, " WHERE (%s) > (%s)", strings.Join(keyCols, ", "), strings.Join(ph, ", "))
 	}
 	fmt.Fprintf(&sql, " ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), n)
-	res := s.conn.ExecParams(ctx, sql.String(), params, nil, nil, nil).Read()
-	if res.Err != nil {
-		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), res.Err)
+	res, err := selectVisible(ctx, s.conn, sql.String(), params, s.seen.list())
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), err)
 	}
 	rows := res.Rows
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
@@ -618,7 +660,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	}
 	t.win, s.copying = w, t
 	wctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
-	err := s.pump(wctx, func() bool { return w.seen }, time.Time{})
+	err = s.pump(wctx, func() bool { return w.seen }, time.Time{})
 	cancel()
 	t.win, s.copying = nil, nil
 	if err != nil {
@@ -825,6 +867,7 @@ func (s *session) message(ctx context.Context, data []byte) error {
 		}
 	case *pglogrepl.BeginMessage:
 		s.inTxn = true
+		s.seen.add(m.Xid)
 		for _, t := range s.order {
 			t.txnRows = false
 			t.skipTxn = uint64(m.FinalLSN) <= t.r.st.LSN
@@ -847,6 +890,10 @@ func (s *session) message(ctx context.Context, data []byte) error {
 			}
 		}
 	case *pglogrepl.LogicalDecodingMessage:
+		if sp := s.wms[string(m.Content)]; m.Prefix == watermarkPrefix && sp != nil {
+			delete(s.wms, string(m.Content))
+			return s.finishChunk(ctx, sp)
+		}
 		if t := s.copying; m.Prefix == watermarkPrefix && t != nil && t.win != nil && string(m.Content) == t.win.wm {
 			t.win.seen = true
 		}
@@ -910,6 +957,9 @@ func (t *table) truncate(ctx context.Context) error {
 	if t.win != nil {
 		t.win.truncated = true
 	}
+	if t.par != nil {
+		t.ptruncate()
+	}
 	t.txnRows = true
 	return t.enqueue(ctx, &segment{truncate: true, base: t.r.st})
 }
@@ -931,7 +981,7 @@ func (t *table) change(ctx context.Context, old, new *pglogrepl.TupleData) error
 				op, row = types.OpDelete, t.keyRow(pk)
 			}
 			newKey = t.key(row)
-			if t.take(newKey, pk) {
+			if t.take(newKey, pk, op, row) {
 				ops, rows = append(ops, op), append(rows, row)
 			}
 		}
@@ -946,7 +996,7 @@ func (t *table) change(ctx context.Context, old, new *pglogrepl.TupleData) error
 		}
 		if ok {
 			oldKey := t.key(row)
-			if (newKey == nil || compareKeys(t.b.pkTypes, oldKey, newKey) != 0) && t.take(oldKey, pk) {
+			if (newKey == nil || compareKeys(t.b.pkTypes, oldKey, newKey) != 0) && t.take(oldKey, pk, types.OpDelete, row) {
 				// The delete goes first: the new key may equal another's old.
 				ops, rows = append([]types.Op{types.OpDelete}, ops...), append([][]types.Datum{row}, rows...)
 			}
@@ -959,11 +1009,14 @@ func (t *table) change(ctx context.Context, old, new *pglogrepl.TupleData) error
 	return t.enqueue(ctx, &segment{ops: ops, rows: rows, base: t.r.st})
 }
 
-// take decides whether a change of key applies now; a key in the awaited
-// chunk's range becomes dirty.
-func (t *table) take(key []types.Datum, pk []string) bool {
+// take decides whether a change (op, row) of key applies now; a key in the
+// awaited chunk's range becomes dirty.
+func (t *table) take(key []types.Datum, pk []string, op types.Op, row []types.Datum) bool {
 	if t.r.st.Copied {
 		return true
+	}
+	if t.par != nil {
+		return t.ptake(key, pk, op, row)
 	}
 	w := t.win
 	if w == nil {

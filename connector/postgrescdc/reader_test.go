@@ -617,12 +617,15 @@ func TestEstimateAndBackfillRate(t *testing.T) {
 // reader's caller once, in order with the changes, and the mirror equals
 // the upstream; a reader reopened at an offset before a TRUNCATE reads it
 // again, one reopened after it does not.
-func TestTruncateMirrored(t *testing.T) {
+func TestTruncateMirrored(t *testing.T) { truncateMirrored(t) }
+
+// truncateMirrored is TestTruncateMirrored with the extra options opts.
+func truncateMirrored(t *testing.T, opts ...string) {
 	u := startUpstream(t)
 	const rows = 5000
 	u.exec("CREATE TABLE tr (id int8 PRIMARY KEY, v text, n int4)",
 		fmt.Sprintf("INSERT INTO tr SELECT g, 'row ' || g, g FROM generate_series(1, %d) g", rows))
-	sp := spec("public.tr", u.props("tr", OptChunkRows, "300"), simpleCols, "id")
+	sp := spec("public.tr", u.props("tr", append([]string{OptChunkRows, "300"}, opts...)...), simpleCols, "id")
 	s := open(t, sp)
 	r := openReader(t, s, nil, nil)
 	m := newMirror(sp)

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	connector.RegisterSource(connector.SourceConnector{Name: Name, ReadOnly: true, Tables: true, TableOf: TableOf, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
+	connector.RegisterSource(connector.SourceConnector{Name: Name, ReadOnly: true, Tables: true, TableOf: TableOf, TableOptions: TableOptions, Parse: func(spec connector.SourceSpec) (connector.Source, error) {
 		s, err := ParseSource(spec)
 		if err != nil {
 			return nil, err

@@ -122,8 +122,8 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if len(n.Include) > 0 && len(n.With) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "INCLUDE needs a connector: WITH (connector = ...)")
 	}
-	if n.FromSource != nil && (len(n.With) > 0 || n.Format != nil || len(n.Include) > 0 || n.AppendOnly) {
-		return nil, types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no WITH, FORMAT, INCLUDE or APPEND ONLY: the source's options apply")
+	if n.FromSource != nil && (n.Format != nil || len(n.Include) > 0 || n.AppendOnly) {
+		return nil, types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no FORMAT, INCLUDE or APPEND ONLY: the source's options apply")
 	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
@@ -158,7 +158,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if n.OnConflict != "" && (len(n.PrimaryKey) == 0 && !slices.ContainsFunc(n.Columns, func(c *parser.ColumnDef) bool { return c.PrimaryKey })) {
 		return nil, types.Errorf(types.ErrInvalidTableDefinition, "ON CONFLICT needs a primary key")
 	}
-	if n.OnConflict != "" && len(n.With) > 0 {
+	if n.OnConflict != "" && (len(n.With) > 0 || n.FromSource != nil) {
 		return nil, types.Errorf(types.ErrUnsupported, "ON CONFLICT on a table with a connector is not supported yet (its rows replace rows with the same key)")
 	}
 	// Defaults and generation expressions must bind and fit their column.
@@ -168,9 +168,6 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			if _, err := b.GeneratedExpr(rel, i); err != nil {
 				return nil, err
 			}
-			if slices.Contains(rel.PK, i) && len(n.With) > 0 {
-				return nil, types.Errorf(types.ErrUnsupported, "a generated column cannot be the primary key of a table with a connector")
-			}
 		}
 		if rel.Columns[i].Default == "" {
 			continue
@@ -179,10 +176,10 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
-	if len(n.With) > 0 && slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
+	if (len(n.With) > 0 || n.FromSource != nil) && slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, types.Errorf(types.ErrUnsupported, "generated columns on a table with a connector are not supported yet")
 	}
-	if len(n.With) > 0 {
+	if len(n.With) > 0 && n.FromSource == nil {
 		var key []string
 		if deferKey {
 			key = pkNames
@@ -192,7 +189,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 	}
 	if n.FromSource != nil {
-		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable); err != nil {
+		if err := s.sourceTableOptions(ctx, rel, *n.FromSource, n.SourceTable, n.With); err != nil {
 			return nil, err
 		}
 	}

@@ -44,6 +44,9 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_cdc_progress" {
 			return s.eng.cdcProgressRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_cdc_splits" {
+			return s.eng.cdcSplitRows(), nil
+		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,8 +156,9 @@ func (e *Engine) sourceOf(rel *catalog.Relation) *catalog.Relation {
 // a table of a CDC source: the connector's options are the source's for
 // the upstream table, the table depends on the source (DROP SOURCE is
 // refused while it exists), and the upstream table must answer as the
-// table's columns need (the connector's Check).
-func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation, from parser.ObjectName, table string) error {
+// table's columns need (the connector's Check). with are the table's own
+// options: only those the connector lets a table set (TableOptions).
+func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation, from parser.ObjectName, table string, with []parser.Option) error {
 	src, err := s.eng.Catalog.Lookup(from.Schema, from.Name)
 	if err != nil {
 		return err
@@ -172,8 +174,23 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return err
 	}
+	for _, o := range with {
+		k := strings.ToLower(o.Key)
+		if !slices.Contains(c.TableOptions, k) {
+			return types.Errorf(types.ErrUnsupported, "CREATE TABLE ... FROM source TABLE takes no option %q: the source's options apply (a table may set only %s)", k, strings.Join(c.TableOptions, ", "))
+		}
+		props[k] = o.Value
+	}
+	// The table's own options do not make it mirror another table.
+	mirrors := func(p map[string]string) map[string]string {
+		p = maps.Clone(p)
+		for _, k := range c.TableOptions {
+			delete(p, k)
+		}
+		return p
+	}
 	for _, d := range s.eng.Catalog.Dependents(src.ID) {
-		if d.Kind == catalog.KindTable && d.Connector != nil && maps.Equal(d.Connector.Props, props) {
+		if d.Kind == catalog.KindTable && d.Connector != nil && maps.Equal(mirrors(d.Connector.Props), mirrors(props)) {
 			return types.Errorf(types.ErrDuplicateObject, "table \"%s\" already mirrors upstream table '%s' of source %s: query it (or create a view on it)", d.Name, table, src.Name)
 		}
 	}

@@ -525,7 +525,26 @@ func (e *Engine) cdcProgressRows() [][]types.Datum {
 			pk = types.DString(p.PK)
 		}
 		rows = append(rows, []types.Datum{types.DString(p.Relation), types.DString(p.Split), pk, types.DBool(p.Finished),
-			types.DInt(p.Rows), types.DString(p.LSN)})
+			types.DInt(p.Rows), types.DString(p.LSN), types.DInt(int64(p.SplitTotal)), types.DInt(int64(p.SplitBackfilled)),
+			types.DInt(int64(p.SplitCompleted))})
+	}
+	return rows
+}
+
+// cdcSplitRows answers rw_catalog.rw_cdc_splits.
+func (e *Engine) cdcSplitRows() [][]types.Datum {
+	var rows [][]types.Datum
+	text := func(s string, null bool) types.Datum {
+		if null {
+			return types.NullDatum
+		}
+		return types.DString(s)
+	}
+	for _, p := range e.sinks.CDCProgresses() {
+		for _, r := range p.Ranges {
+			rows = append(rows, []types.Datum{types.DString(p.Relation), types.DInt(int64(r.ID)), text(r.Lo, r.LoOpen), text(r.Hi, r.HiOpen),
+				text(r.PK, r.PK == ""), types.DBool(r.Finished), types.DInt(r.Rows), text(r.LSNLow, r.LSNLow == ""), text(r.LSNHigh, r.LSNHigh == "")})
+		}
 	}
 	return rows
 }
