@@ -42,6 +42,7 @@ type cdcReport struct {
 	FreshP99Ms      float64 `json:"freshness_p99_ms"`
 	FreshMaxMs      float64 `json:"freshness_max_ms"`
 	ServerArgs      string  `json:"server_args"`
+	CopyParallelism int     `json:"copy_parallelism"`
 	BarrierInterval string  `json:"barrier_interval"`
 }
 
@@ -51,6 +52,7 @@ func cdcMain(ctx context.Context, args []string, out io.Writer) error {
 	events := fs.Int("events", 1_000_000, "upstream row changes (updates) drained from the slot for the change-stream rate")
 	rate := fs.Int("rate", 20_000, "background upstream inserts per second while freshness is probed")
 	seconds := fs.Int("seconds", 30, "how long freshness is probed")
+	parallel := fs.Int("copy-parallelism", 1, "backfill.parallelism of the CDC table: key ranges copied at once")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
 	serverArgs := fs.String("server-args", "", "extra flags for the started server")
@@ -69,7 +71,7 @@ func cdcMain(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	r, err := runCDC(ctx, e, *rows, *events, *rate, time.Duration(*seconds)*time.Second, *serverArgs)
+	r, err := runCDC(ctx, e, *rows, *events, *rate, time.Duration(*seconds)*time.Second, *serverArgs, *parallel)
 	if err != nil {
 		return err
 	}
@@ -82,8 +84,8 @@ func cdcMain(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-func runCDC(ctx context.Context, e *env, rows, events, rate int, probeFor time.Duration, serverArgs string) (r *cdcReport, err error) {
-	r = &cdcReport{Rows: rows, Events: events, FreshRate: rate, ServerArgs: serverArgs}
+func runCDC(ctx context.Context, e *env, rows, events, rate int, probeFor time.Duration, serverArgs string, parallel int) (r *cdcReport, err error) {
+	r = &cdcReport{Rows: rows, Events: events, FreshRate: rate, ServerArgs: serverArgs, CopyParallelism: parallel}
 	dir, err := e.subdir("postgres")
 	if err != nil {
 		return nil, err
@@ -155,7 +157,7 @@ func runCDC(ctx context.Context, e *env, rows, events, rate int, probeFor time.D
 	fmt.Fprintln(os.Stderr, "bench: CREATE TABLE big ... WITH (connector = 'postgres-cdc')")
 	began = time.Now()
 	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE big (id bigint, k int, v varchar, ts timestamptz, PRIMARY KEY (id))
-		WITH (connector = 'postgres-cdc', hostname = '%s', port = '%s', username = 'postgres', database.name = 'dev', table.name = 'big')`, host, port)); err != nil {
+		WITH (connector = 'postgres-cdc', hostname = '%s', port = '%s', username = 'postgres', database.name = 'dev', table.name = 'big', backfill.parallelism = '%d')`, host, port, parallel)); err != nil {
 		return nil, fmt.Errorf("create the CDC table: %w", err)
 	}
 	r.CopySec = time.Since(began).Seconds()
@@ -301,7 +303,7 @@ func printCDC(out io.Writer, r *cdcReport) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "PostgreSQL %s, %d rows (id int8 key, int4, text, timestamptz), loaded in %.0f s\n", r.PGVersion, r.Rows, r.LoadSec)
 	fmt.Fprintf(w, "PostgreSQL COPY big TO STDOUT\t%.0f rows/s\n", r.PGCopyRowsPerSec)
-	fmt.Fprintf(w, "CDC table copy (blocking CREATE)\t%.0f rows/s\t%.1f s\t%.2fx COPY\n", r.CopyRowsPerSec, r.CopySec, r.CopyVsPG)
+	fmt.Fprintf(w, "CDC table copy (blocking CREATE, %d key ranges)\t%.0f rows/s\t%.1f s\t%.2fx COPY\n", r.CopyParallelism, r.CopyRowsPerSec, r.CopySec, r.CopyVsPG)
 	fmt.Fprintf(w, "change stream, %d updates drained from the slot\t%.0f events/s\t(upstream wrote %.0f/s)\n", r.Events, r.EventsPerSec, r.UpstreamPerSec)
 	fmt.Fprintf(w, "freshness under %d inserts/s, %d probes\tp50 %.0f ms\tp99 %.0f ms\tmax %.0f ms\n", r.FreshRate, r.FreshProbes, r.FreshP50Ms, r.FreshP99Ms, r.FreshMaxMs)
 	fmt.Fprintf(w, "goal: copy >= 0.5x PostgreSQL's COPY\t%s\n", map[bool]string{true: "met", false: "NOT met"}[r.CopyVsPG >= 0.5])

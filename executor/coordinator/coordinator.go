@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,6 +187,9 @@ func (c *Coordinator) launchLocked(r *running) {
 	c.actors.Add(1)
 	go func() {
 		defer c.actors.Done()
+		// CPU profiles attribute the actor's samples to its job
+		// (go tool pprof -tagfocus job=<id>).
+		pprof.SetGoroutineLabels(pprof.WithLabels(c.runCtx, pprof.Labels("job", strconv.FormatUint(uint64(r.job), 10))))
 		err := r.actor.Run(c.runCtx)
 		if err != nil && c.runCtx.Err() == nil {
 			c.cfg.Logger.Error("actor failed", "actor", r.actor.Ctx.ID, "job", r.job, "err", err)
