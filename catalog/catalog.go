@@ -152,6 +152,11 @@ type Relation struct {
 	// Definition is the CREATE statement's text (the query for views and MVs).
 	Definition string `json:"definition,omitempty"`
 	AppendOnly bool   `json:"append_only,omitempty"`
+	// Owner is the role that created it ("": root, for relations created
+	// before roles); Grants the privileges given to other roles (role or
+	// "public" -> select, insert, update, delete).
+	Owner  string              `json:"owner,omitempty"`
+	Grants map[string][]string `json:"grants,omitempty"`
 	// OnConflict is what an INSERT of a key the table holds does:
 	// "overwrite", "ignore", "do_update_if_not_null" ("": fail with 23505).
 	OnConflict string   `json:"on_conflict,omitempty"`

@@ -125,3 +125,83 @@ func TestPasswordAuthentication(t *testing.T) {
 		t.Fatalf("DROP USER root: %v", err)
 	}
 }
+
+// TestPrivileges is issue 15's item 2 for tables and views: the creator
+// owns a relation; another role needs GRANT SELECT to read it (a view's
+// inputs are its owner's business), INSERT/UPDATE/DELETE to write it, and
+// its ownership (or superuser) to drop or alter it; REVOKE takes a grant
+// back; 42501 with PostgreSQL's messages.
+func TestPrivileges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{
+		Args: []string{"--auth", "password"}, Env: []string{"TRIBUTARY_ROOT_PASSWORD=s3cret"}})
+	login := func(user, password string) *pgx.Conn {
+		t.Helper()
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/dev?sslmode=disable&connect_timeout=10", url.UserPassword(user, password).String(), srv.Addr))
+		if err != nil {
+			t.Fatalf("%s: %v", user, err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	exec := func(c *pgx.Conn, sqls ...string) {
+		t.Helper()
+		for _, s := range sqls {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	deny := func(c *pgx.Conn, sql, msg string) {
+		t.Helper()
+		_, err := c.Exec(ctx, sql)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42501" || pe.Message != msg {
+			t.Fatalf("%s: %v, want 42501 %q", sql, err, msg)
+		}
+	}
+	root := login("root", "s3cret")
+	exec(root, "CREATE USER alice WITH PASSWORD 'a'", "CREATE USER bob WITH PASSWORD 'b'")
+	alice, bob := login("alice", "a"), login("bob", "b")
+	exec(alice, "CREATE TABLE acc (id int PRIMARY KEY, v int)", "INSERT INTO acc VALUES (1, 10), (2, 20)",
+		"CREATE VIEW acc_v AS SELECT id FROM acc", "CREATE MATERIALIZED VIEW acc_m AS SELECT sum(v) AS s FROM acc")
+
+	deny(bob, "SELECT * FROM acc", "permission denied for table acc")
+	deny(bob, "SELECT * FROM acc_m", "permission denied for materialized view acc_m")
+	deny(bob, "INSERT INTO acc VALUES (3, 30)", "permission denied for table acc")
+	deny(bob, "CREATE MATERIALIZED VIEW bm AS SELECT count(*) FROM acc", "permission denied for table acc")
+	deny(bob, "DROP TABLE acc", "must be owner of table acc")
+	deny(bob, "GRANT SELECT ON acc TO bob", "must be owner of table acc")
+
+	// SELECT on the view alone reads it: its input is alice's.
+	exec(alice, "GRANT SELECT ON acc_v, acc_m TO bob")
+	var n int
+	if err := bob.QueryRow(ctx, "SELECT count(*) FROM acc_v").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("bob reads the view: %d, %v", n, err)
+	}
+	deny(bob, "SELECT * FROM acc", "permission denied for table acc")
+	exec(alice, "GRANT INSERT ON TABLE acc TO bob")
+	exec(bob, "INSERT INTO acc VALUES (3, 30)")
+	deny(bob, "DELETE FROM acc WHERE id = 3", "permission denied for table acc")
+	exec(alice, "GRANT ALL ON acc TO bob")
+	exec(bob, "UPDATE acc SET v = v + 1 WHERE id = 3", "DELETE FROM acc WHERE id = 3", "CREATE MATERIALIZED VIEW bm AS SELECT count(*) AS c FROM acc")
+	exec(alice, "REVOKE SELECT ON acc FROM bob")
+	deny(bob, "SELECT * FROM acc", "permission denied for table acc")
+	exec(root, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO PUBLIC")
+	if err := bob.QueryRow(ctx, "SELECT count(*) FROM acc").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("bob reads acc through PUBLIC: %d, %v", n, err)
+	}
+	// A superuser may do anything; the owner may drop.
+	exec(root, "DROP MATERIALIZED VIEW bm")
+	exec(alice, "DROP VIEW acc_v")
+	deny(bob, "ALTER SYSTEM SET barrier_interval_ms = 500", "must be superuser to execute ALTER SYSTEM command")
+	// Grants survive a restart.
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	bob2 := login("bob", "b")
+	if err := bob2.QueryRow(ctx, "SELECT s FROM acc_m").Scan(&n); err != nil {
+		t.Fatalf("bob reads acc_m after a restart: %v", err)
+	}
+}

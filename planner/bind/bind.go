@@ -32,6 +32,10 @@ type Binder struct {
 	exprDepth int // bindExpr calls on the stack
 	nesting   int // query blocks and joins on the stack
 	relations int // relation references bound (a WITH query counts at each use)
+	// direct are the relations the statement names (Referenced); inView
+	// counts the views being expanded.
+	direct []uint32
+	inView int
 }
 
 // maxRelations bounds the relation references of one statement: a WITH query
@@ -133,6 +137,10 @@ func (b *Binder) finish(root plan.Node) *plan.Query {
 
 // Dependencies returns the ids of the user relations the statement read.
 func (b *Binder) Dependencies() []uint32 { return b.deps }
+
+// Referenced returns the relations the statement names itself (not those
+// only a view it reads names): whose privileges its user needs.
+func (b *Binder) Referenced() []uint32 { return b.direct }
 
 // NumParams returns how many parameters the statement uses (the highest $n).
 func (b *Binder) NumParams() int { return len(b.params) }

@@ -146,8 +146,13 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	if rel.Kind != catalog.KindSystem && !slices.Contains(b.deps, rel.ID) {
 		b.deps = append(b.deps, rel.ID)
 	}
+	if rel.Kind != catalog.KindSystem && b.inView == 0 && !slices.Contains(b.direct, rel.ID) {
+		b.direct = append(b.direct, rel.ID)
+	}
 	switch rel.Kind {
 	case catalog.KindView:
+		b.inView++
+		defer func() { b.inView-- }()
 		stmts, err := parser.Parse(rel.Definition)
 		if err != nil || len(stmts) != 1 {
 			return nil, types.Errorf(types.ErrInternal, "view %s has a broken definition", rel.Name)

@@ -55,6 +55,9 @@ func (s *Session) describeCopyFrom(st *statement, n *parser.Copy) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkPriv(cp.Table, "insert"); err != nil {
+		return err
+	}
 	cols := make([]pgwire.Column, len(cp.Columns))
 	names := make([]string, len(cp.Columns))
 	for k, c := range cp.Columns {

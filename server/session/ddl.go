@@ -27,6 +27,9 @@ func schemaOf(n parser.ObjectName) (string, error) {
 
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
+	if rel.Owner == "" && s.user != "" && s.user != catalog.RootRole {
+		rel.Owner = s.user // the creator owns it ("": root)
+	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
 			return err
@@ -286,6 +289,9 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 	if b.NumParams() > 0 {
 		return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
 	}
+	if err := s.checkRead(b.Referenced()); err != nil {
+		return nil, err
+	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
 	fields := pq.Root.Schema()
 	k := 0
@@ -342,6 +348,9 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		}
 		if rel.Kind != kind {
 			return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, kind)
+		}
+		if err := s.checkOwner(rel); err != nil {
+			return nil, err
 		}
 		all, err := s.dropClosure(rel, n.Cascade)
 		if err != nil {

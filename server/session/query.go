@@ -78,7 +78,11 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	st.params = b.ParamTypes()
 	st.cols = columnsOf(pq.Root.Schema())
 	rebind := b.ReadsSystemTables()
+	referenced := b.Referenced()
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+		if err := s.checkRead(referenced); err != nil {
+			return nil, err
+		}
 		pq := pq
 		if rebind { // system-table rows are taken at bind time: take them now
 			var err error
@@ -174,7 +178,36 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 	if retOut != nil {
 		st.cols = columnsOf(retOut)
 	}
+	// Privileges: the verb's on the target (and SELECT when the statement
+	// reads its rows), SELECT on everything else it names.
+	var target *catalog.Relation
+	priv, readsTarget := "insert", false
+	switch n := node.(type) {
+	case *plan.Insert:
+		target = n.Table
+	case *plan.Update:
+		target, priv, readsTarget = n.Table, "update", true
+	case *plan.Delete:
+		target, priv = n.Table, "delete"
+		if d, ok := q.Node.(*ast.DeleteStmt); ok && d.Where != nil {
+			readsTarget = true
+		}
+	}
+	var reads []uint32
+	for _, id := range b.Referenced() {
+		if target == nil || id != target.ID || readsTarget {
+			reads = append(reads, id)
+		}
+	}
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
+		if target != nil {
+			if err := s.checkPriv(target, priv); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.checkRead(reads); err != nil {
+			return nil, err
+		}
 		return s.runDML(ctx, node, pq, params, st.cols, verb)
 	}
 	return nil

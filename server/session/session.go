@@ -275,6 +275,15 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.Alter:
+		if n.Kind != parser.KindSystem {
+			if rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name); err == nil {
+				if err := s.checkOwner(rel); err != nil {
+					return err
+				}
+			}
+		} else if !s.superuser() {
+			return types.Errorf(types.ErrInsufficientPrivilege, "must be superuser to execute ALTER SYSTEM command")
+		}
 		if n.Kind == parser.KindSystem {
 			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterSystem(ctx, n) }
 			return nil
@@ -310,6 +319,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return s.describeCopy(st, n)
 	case *parser.RoleStmt:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.roleStmt(ctx, n) }
+		return nil
+	case *parser.Grant:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.grant(ctx, n) }
 		return nil
 	case *parser.Recover:
 		// RisingWave's manual recovery: every streaming job is rebuilt from
@@ -351,6 +363,11 @@ func ddlName(st parser.Statement) string {
 		return "RECOVER"
 	case *parser.RoleStmt:
 		return strings.ToUpper(n.Action) + " ROLE"
+	case *parser.Grant:
+		if n.Revoke {
+			return "REVOKE"
+		}
+		return "GRANT"
 	}
 	return ""
 }

@@ -347,6 +347,9 @@ func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.
 	if b.NumParams() > 0 {
 		return nil, nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
 	}
+	if err := s.checkRead(b.Referenced()); err != nil {
+		return nil, nil, nil, err
+	}
 	return q, sq, b.Dependencies(), nil
 }
 
@@ -378,6 +381,11 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	}
 	if target.Kind != catalog.KindTable {
 		return nil, nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", target.Name)
+	}
+	for _, p := range []string{"insert", "update", "delete"} {
+		if err := s.checkPriv(target, p); err != nil {
+			return nil, nil, err
+		}
 	}
 	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")

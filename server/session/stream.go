@@ -213,6 +213,9 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if b.NumParams() > 0 {
 		return nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
 	}
+	if err := s.checkRead(b.Referenced()); err != nil {
+		return nil, err
+	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC()}

@@ -115,7 +115,7 @@ func (p *ddlParser) identList() ([]string, error) {
 
 // unsupportedCommands are recognised statements we do not implement.
 var unsupportedCommands = map[string]string{
-	"grant": "GRANT", "revoke": "REVOKE", "prepare": "PREPARE", "execute": "EXECUTE",
+	"prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
 	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
 	"savepoint": "SAVEPOINT", "release": "RELEASE", "checkpoint": "CHECKPOINT", "reindex": "REINDEX",
@@ -153,6 +153,10 @@ func (p *ddlParser) statement() (Statement, error) {
 		if name, err = p.objectName(); err == nil {
 			st = &Describe{Name: name}
 		}
+	case first.kw("grant"):
+		st, err = p.grant(false)
+	case first.kw("revoke"):
+		st, err = p.grant(true)
 	case first.kw("flush"):
 		st = &Flush{}
 	case first.kw("wait"):

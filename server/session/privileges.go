@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Privileges. A relation's owner (its creator) and superusers may do
+// anything with it; other roles need a grant (GRANT SELECT | INSERT |
+// UPDATE | DELETE | ALL ON ... TO role | PUBLIC): reading a relation a
+// statement names needs SELECT on it (a view's own inputs are the view's
+// owner's business), writing it INSERT, UPDATE or DELETE; dropping or
+// altering it needs its ownership. A missing privilege is PostgreSQL's
+// 42501 "permission denied for table t".
+
+// owner is rel's owning role.
+func owner(rel *catalog.Relation) string {
+	if rel.Owner == "" {
+		return catalog.RootRole
+	}
+	return rel.Owner
+}
+
+// allowed reports whether the session's user holds priv on rel.
+func (s *Session) allowed(rel *catalog.Relation, priv string) bool {
+	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.user {
+		return true
+	}
+	return slices.Contains(rel.Grants[s.user], priv) || slices.Contains(rel.Grants["public"], priv)
+}
+
+// kindWord names rel's kind as PostgreSQL's permission errors do.
+func kindWord(rel *catalog.Relation) string {
+	switch rel.Kind {
+	case catalog.KindMaterializedView:
+		return "materialized view"
+	case catalog.KindView:
+		return "view"
+	case catalog.KindSource:
+		return "source"
+	case catalog.KindSink:
+		return "sink"
+	}
+	return "table"
+}
+
+func denied(rel *catalog.Relation) error {
+	return types.Errorf(types.ErrInsufficientPrivilege, "permission denied for %s %s", kindWord(rel), rel.Name)
+}
+
+// checkRead requires SELECT on every relation ids names.
+func (s *Session) checkRead(ids []uint32) error {
+	for _, id := range ids {
+		if rel, ok := s.eng.Catalog.ByID(id); ok && !s.allowed(rel, "select") {
+			return denied(rel)
+		}
+	}
+	return nil
+}
+
+// checkPriv requires priv on rel.
+func (s *Session) checkPriv(rel *catalog.Relation, priv string) error {
+	if !s.allowed(rel, priv) {
+		return denied(rel)
+	}
+	return nil
+}
+
+// checkOwner requires the ownership of rel (DROP, ALTER): PostgreSQL's
+// "must be owner of table t".
+func (s *Session) checkOwner(rel *catalog.Relation) error {
+	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.user {
+		return nil
+	}
+	return types.Errorf(types.ErrInsufficientPrivilege, "must be owner of %s %s", kindWord(rel), rel.Name)
+}
+
+// grant runs GRANT and REVOKE: the owner of each relation or a superuser
+// may.
+func (s *Session) grant(ctx context.Context, n *parser.Grant) (pgwire.Result, error) {
+	e := s.eng
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	for _, r := range n.Roles {
+		if r == "public" {
+			continue
+		}
+		e.roles.RLock()
+		_, ok := e.roles.byName[r]
+		e.roles.RUnlock()
+		if !ok {
+			return nil, types.Errorf(types.ErrUndefinedObject, "role \"%s\" does not exist", r)
+		}
+	}
+	var rels []*catalog.Relation
+	for _, name := range n.Names {
+		rel, err := e.Catalog.Lookup(name.Schema, name.Name)
+		if err != nil {
+			return nil, err
+		}
+		if want, ok := dropKinds[n.Kind]; ok && n.Kind != parser.KindTable && rel.Kind != want {
+			return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, strings.ToLower(n.Kind.String()))
+		}
+		if rel.Kind == catalog.KindSystem {
+			return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied: \"%s\" is a system catalog", rel.Name)
+		}
+		rels = append(rels, rel)
+	}
+	for _, schema := range n.AllIn {
+		for _, rel := range e.Catalog.Relations() {
+			if rel.Schema == schema && rel.Kind != catalog.KindSystem && rel.Kind != catalog.KindSink {
+				rels = append(rels, rel)
+			}
+		}
+	}
+	for _, rel := range rels {
+		if err := s.checkOwner(rel); err != nil {
+			return nil, err
+		}
+	}
+	for _, rel := range rels {
+		updated := *rel
+		updated.Grants = map[string][]string{}
+		for k, v := range rel.Grants {
+			updated.Grants[k] = slices.Clone(v)
+		}
+		for _, r := range n.Roles {
+			have := updated.Grants[r]
+			for _, p := range n.Privileges {
+				switch {
+				case n.Revoke:
+					have = slices.DeleteFunc(have, func(x string) bool { return x == p })
+				case !slices.Contains(have, p):
+					have = append(have, p)
+				}
+			}
+			slices.Sort(have)
+			if len(have) == 0 {
+				delete(updated.Grants, r)
+			} else {
+				updated.Grants[r] = have
+			}
+		}
+		if len(updated.Grants) == 0 {
+			updated.Grants = nil
+		}
+		if maps.EqualFunc(updated.Grants, rel.Grants, slices.Equal) {
+			continue
+		}
+		if err := s.replaceRelation(ctx, &updated); err != nil {
+			return nil, fmt.Errorf("grant on %s: %w", rel.Name, err)
+		}
+	}
+	if n.Revoke {
+		return tagOnly("REVOKE"), nil
+	}
+	return tagOnly("GRANT"), nil
+}
