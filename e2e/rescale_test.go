@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -57,7 +58,7 @@ func TestRescaleUnderWrites(t *testing.T) {
 	// A sink into a table and a decoupled file sink, rescaled too: the
 	// table must stay exact, the files must converge (their log stores'
 	// entries handed over between builds).
-	out := t.TempDir()
+	out := filepath.Join(srv.DataDir, "sink-files", "out") // inside the file sink root
 	exec(conn, "CREATE TABLE tgt (g int PRIMARY KEY, n bigint, s bigint)",
 		"CREATE SINK si INTO tgt AS SELECT g, count(*) AS n, sum(v) AS s FROM t GROUP BY g",
 		// Rate-limited so that its log store holds a backlog at each

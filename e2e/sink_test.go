@@ -161,7 +161,7 @@ func TestFileSinkSurvivesKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := startServer(t)
-	out := t.TempDir()
+	out := filepath.Join(srv.DataDir, "sink-files", "out") // inside the file sink root
 	conn := connect(t, ctx, srv)
 	for _, s := range []string{
 		"CREATE TABLE t (id int PRIMARY KEY, g int, v int)",
@@ -227,7 +227,7 @@ func TestSinkRateLimit(t *testing.T) {
 	defer cancel()
 	srv := startServer(t)
 	conn := connect(t, ctx, srv)
-	out := t.TempDir()
+	out := filepath.Join(srv.DataDir, "sink-files", "out") // inside the file sink root
 	for _, s := range []string{
 		"CREATE TABLE t (id int PRIMARY KEY, v int)",
 		"INSERT INTO t SELECT i, i FROM generate_series(1, 5000) i",
@@ -266,7 +266,7 @@ func TestSinkCreateWaitDelivered(t *testing.T) {
 	defer cancel()
 	srv := startServer(t)
 	conn := connect(t, ctx, srv)
-	out := t.TempDir()
+	out := filepath.Join(srv.DataDir, "sink-files", "out") // inside the file sink root
 	for _, s := range []string{
 		"CREATE TABLE t (id int PRIMARY KEY, v int)",
 		"INSERT INTO t SELECT i, i FROM generate_series(1, 3000) i",

@@ -29,10 +29,12 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/server/metrics"
 	"github.com/tributary/tributary/server/pgwire"
@@ -83,10 +85,15 @@ func run() error {
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
+	fileRoot := flag.String("file-sink-root", envOr("TRIBUTARY_FILE_SINK_ROOT", ""), "directory file sinks write under: relative paths resolve inside it, paths out of it are refused (default <data-dir>/sink-files)")
 	auth := flag.String("auth", envOr("TRIBUTARY_AUTH", ""), "client authentication: trust (no passwords), password (SCRAM-SHA-256 for everyone) or empty (trust on loopback connections, password on others)")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
+	if *fileRoot == "" {
+		*fileRoot = filepath.Join(*dataDir, "sink-files")
+	}
+	file.SetRoot(*fileRoot)
 	mode := session.AuthMode(*auth)
 	switch mode {
 	case session.AuthAuto, session.AuthTrust, session.AuthPassword:

@@ -30,6 +30,11 @@ func Parse(props map[string]string) (Config, error) {
 	if strings.TrimSpace(cfg.Path) == "" {
 		return cfg, types.Errorf(types.ErrInvalidParameter, "a file sink needs path = '<directory>'")
 	}
+	p, err := resolve(cfg.Path)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Path = p
 	for k, v := range props {
 		switch k {
 		case "connector", "type", "primary_key", "force_append_only", "path":
@@ -61,7 +66,10 @@ type Sink struct {
 
 // Open returns a file sink for target, creating the directory.
 func Open(cfg Config, target connector.SinkTarget) (*Sink, error) {
-	if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
+	if _, err := resolve(cfg.Path); err != nil { // again: a link may have appeared since
+		return nil, fmt.Errorf("file sink %s: %w", target.Sink, err)
+	}
+	if err := os.MkdirAll(cfg.Path, 0o750); err != nil {
 		return nil, fmt.Errorf("file sink %s: %w", target.Sink, err)
 	}
 	s := &Sink{cfg: cfg, target: target}
@@ -112,7 +120,7 @@ func (s *Sink) Commit(_ context.Context, epoch uint64) error {
 	for n, p := range s.parts {
 		final := filepath.Join(s.cfg.Path, PartName(s.target.Writer, epoch, n))
 		tmp := final + ".tmp"
-		if err := os.WriteFile(tmp, p, 0o644); err != nil {
+		if err := os.WriteFile(tmp, p, 0o640); err != nil {
 			return fmt.Errorf("file sink %s: epoch %d: %w", s.target.Sink, epoch, err)
 		}
 		if err := os.Rename(tmp, final); err != nil {

@@ -75,3 +75,45 @@ func TestWriteCommitReplayRotate(t *testing.T) {
 		t.Errorf("an empty epoch wrote files: %v", n)
 	}
 }
+
+// TestRootConfines: with a root, relative paths resolve inside it, and
+// absolute paths elsewhere, ".." and symbolic links out of it are refused
+// with 42501.
+func TestRootConfines(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	if err := os.MkdirAll(filepath.Join(root, "ok"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(outside, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	SetRoot(root)
+	defer SetRoot("")
+	for _, c := range []struct {
+		path string
+		want string // "" when refused
+	}{
+		{"out", filepath.Join(root, "out")},
+		{"ok/deeper/still", filepath.Join(root, "ok/deeper/still")},
+		{filepath.Join(root, "abs"), filepath.Join(root, "abs")},
+		{"../outside", ""},
+		{"ok/../../outside", ""},
+		{outside, ""},
+		{"/etc", ""},
+		{"escape", ""},
+		{"escape/sub", ""},
+	} {
+		cfg, err := Parse(map[string]string{"connector": "file", "path": c.path})
+		switch {
+		case c.want == "" && !errors.Is(err, types.ErrInsufficientPrivilege):
+			t.Errorf("path %q: %v (%q), want 42501", c.path, err, cfg.Path)
+		case c.want != "" && (err != nil || cfg.Path != c.want):
+			t.Errorf("path %q: %q, %v; want %q", c.path, cfg.Path, err, c.want)
+		}
+	}
+}
