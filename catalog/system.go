@@ -762,7 +762,7 @@ func rwRows(k Kind) func(Reader) [][]types.Datum {
 		for _, rel := range userRelations(r, k) {
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
-				dS(rel.Definition), dB(rel.AppendOnly), createdAt(rel),
+				dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
 		return rows
@@ -781,7 +781,7 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
-				connector, dS(rel.Definition), dB(rel.AppendOnly), createdAt(rel),
+				connector, dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
 		return rows

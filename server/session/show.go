@@ -125,7 +125,7 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			if rel.Job != nil && rel.Job.EmitOnWindowClose {
 				def += " EMIT ON WINDOW CLOSE"
 			}
-			return textRows([]string{"Name", "Create Sql"}, [][]string{{rel.QualifiedName(), def}}, ""), nil
+			return textRows([]string{"Name", "Create Sql"}, [][]string{{rel.QualifiedName(), catalog.MaskSecrets(def)}}, ""), nil
 		}
 	case "jobs":
 		st.cols = textColumns("Id", "Statement", "Create Type", "Progress")

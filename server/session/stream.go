@@ -451,7 +451,7 @@ func createType(j coordinator.JobInfo) string {
 func (e *Engine) ddlProgressRows() [][]types.Datum {
 	var rows [][]types.Datum
 	for _, j := range e.coord().Jobs() {
-		rows = append(rows, []types.Datum{types.DInt(int64(j.ID)), types.DString(j.Statement),
+		rows = append(rows, []types.Datum{types.DInt(int64(j.ID)), types.DString(catalog.MaskSecrets(j.Statement)),
 			types.DString(createType(j)), types.DString(progressText(j)), types.DInt(j.Started.UnixMicro()),
 			types.DString(j.BackfillType)})
 	}
@@ -500,7 +500,7 @@ func (e *Engine) eventLogRows() [][]types.Datum {
 			}
 		}
 		rows = append(rows, []types.Datum{types.DInt(ev.Time.UnixMicro()), types.DString(typ), types.DString(name),
-			types.DInt(int64(ev.Actor)), types.DString(ev.Err)})
+			types.DInt(int64(ev.Actor)), types.DString(catalog.MaskSecrets(ev.Err))})
 	}
 	return rows
 }
@@ -598,7 +598,7 @@ func (e *Engine) backfillVnodeRows() [][]types.Datum {
 func (s *Session) showJobs() pgwire.Result {
 	var rows [][]string
 	for _, j := range s.eng.coord().Jobs() {
-		rows = append(rows, []string{strconv.FormatUint(uint64(j.ID), 10), j.Statement, createType(j), progressText(j)})
+		rows = append(rows, []string{strconv.FormatUint(uint64(j.ID), 10), catalog.MaskSecrets(j.Statement), createType(j), progressText(j)})
 	}
 	return textRows([]string{"Id", "Statement", "Create Type", "Progress"}, rows, "")
 }
