@@ -299,10 +299,10 @@ func TestDefaultTextAndViewDefinition(t *testing.T) {
 func TestMaskSecrets(t *testing.T) {
 	for in, want := range map[string]string{
 		"CREATE SINK s FROM t WITH (connector = 'postgres', password = 'hunter''2', user = 'u')": "CREATE SINK s FROM t WITH (connector = 'postgres', password = '***', user = 'u')",
-		"WITH (properties.sasl.password='x', topic = 't')":                                   "WITH (properties.sasl.password='***', topic = 't')",
-		"WITH (aws.credentials.secret_access_key = 'k', s3.secret = 'z')":                  "WITH (aws.credentials.secret_access_key = '***', s3.secret = '***')",
-		"WITH (connection = 'postgres://alice:pw@db:5432/x')":                              "WITH (connection = 'postgres://alice:***@db:5432/x')",
-		"SELECT 'password' FROM t":                                                        "SELECT 'password' FROM t",
+		"WITH (properties.sasl.password='x', topic = 't')":                                       "WITH (properties.sasl.password='***', topic = 't')",
+		"WITH (aws.credentials.secret_access_key = 'k', s3.secret = 'z')":                        "WITH (aws.credentials.secret_access_key = '***', s3.secret = '***')",
+		"WITH (connection = 'postgres://alice:pw@db:5432/x')":                                    "WITH (connection = 'postgres://alice:***@db:5432/x')",
+		"SELECT 'password' FROM t":                                                               "SELECT 'password' FROM t",
 	} {
 		if got := MaskSecrets(in); got != want {
 			t.Errorf("MaskSecrets(%q) = %q, want %q", in, got, want)
