@@ -196,6 +196,18 @@ func TestPrivileges(t *testing.T) {
 	exec(root, "DROP MATERIALIZED VIEW bm")
 	exec(alice, "DROP VIEW acc_v")
 	deny(bob, "ALTER SYSTEM SET barrier_interval_ms = 500", "must be superuser to execute ALTER SYSTEM command")
+	// SET ROLE: a superuser becomes alice (current_user changes, session_user
+	// not) and what it creates is alice's; bob may not become alice.
+	var cu, su string
+	exec(root, "SET ROLE alice")
+	if err := root.QueryRow(ctx, "SELECT current_user, session_user").Scan(&cu, &su); err != nil || cu != "alice" || su != "root" {
+		t.Fatalf("after SET ROLE alice: current_user %q, session_user %q, %v", cu, su, err)
+	}
+	exec(root, "CREATE TABLE alices (id int PRIMARY KEY)")
+	deny(root, "CREATE USER carol", "permission denied to create role")
+	exec(root, "RESET ROLE")
+	deny(bob, "SELECT * FROM alices", "permission denied for table alices")
+	deny(bob, "SET ROLE alice", "permission denied to set role \"alice\"")
 	// Grants survive a restart.
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)

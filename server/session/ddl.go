@@ -27,8 +27,8 @@ func schemaOf(n parser.ObjectName) (string, error) {
 
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
-	if rel.Owner == "" && s.user != "" && s.user != catalog.RootRole {
-		rel.Owner = s.user // the creator owns it ("": root)
+	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole {
+		rel.Owner = u // the creator owns it ("": root)
 	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {

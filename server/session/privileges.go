@@ -31,10 +31,10 @@ func owner(rel *catalog.Relation) string {
 
 // allowed reports whether the session's user holds priv on rel.
 func (s *Session) allowed(rel *catalog.Relation, priv string) bool {
-	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.user {
+	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.currentUser() {
 		return true
 	}
-	return slices.Contains(rel.Grants[s.user], priv) || slices.Contains(rel.Grants["public"], priv)
+	return slices.Contains(rel.Grants[s.currentUser()], priv) || slices.Contains(rel.Grants["public"], priv)
 }
 
 // kindWord names rel's kind as PostgreSQL's permission errors do.
@@ -77,7 +77,7 @@ func (s *Session) checkPriv(rel *catalog.Relation, priv string) error {
 // checkOwner requires the ownership of rel (DROP, ALTER): PostgreSQL's
 // "must be owner of table t".
 func (s *Session) checkOwner(rel *catalog.Relation) error {
-	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.user {
+	if rel.Kind == catalog.KindSystem || s.superuser() || owner(rel) == s.currentUser() {
 		return nil
 	}
 	return types.Errorf(types.ErrInsufficientPrivilege, "must be owner of %s %s", kindWord(rel), rel.Name)

@@ -217,6 +217,37 @@ func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt) error {
 func (s *Session) superuser() bool {
 	s.eng.roles.RLock()
 	defer s.eng.roles.RUnlock()
-	r := s.eng.roles.byName[s.user]
+	r := s.eng.roles.byName[s.currentUser()]
 	return r == nil || r.Superuser
+}
+
+// currentUser is the role privileges are checked for: the one SET ROLE
+// chose, else the session's user.
+func (s *Session) currentUser() string {
+	if s.role != "" {
+		return s.role
+	}
+	return s.user
+}
+
+// setRole is SET ROLE name | NONE and RESET ROLE: a superuser (by its
+// session user) may become any role; another role only itself.
+func (s *Session) setRole(n *parser.Set) (pgwire.Result, error) {
+	if n.Default {
+		s.role = ""
+		return tagOnly("SET"), nil
+	}
+	name := strings.Join(n.Value, "")
+	s.eng.roles.RLock()
+	r, ok := s.eng.roles.byName[name]
+	sessionRole := s.eng.roles.byName[s.user]
+	s.eng.roles.RUnlock()
+	if !ok {
+		return nil, types.Errorf(types.ErrInvalidParameter, "role \"%s\" does not exist", name)
+	}
+	if name != s.user && sessionRole != nil && !sessionRole.Superuser {
+		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied to set role \"%s\"", name)
+	}
+	s.role = r.Name
+	return tagOnly("SET"), nil
 }

@@ -26,6 +26,8 @@ type Session struct {
 	// txn is the block's snapshot and pending writes (txn.go), from its
 	// first statement on tables.
 	txn *txn
+	// role is the role SET ROLE chose ("": the session's user).
+	role string
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -90,7 +92,11 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	if user == "" {
 		user = "root"
 	}
-	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: user, Database: "dev", BackendPID: s.pid}
+	current := user
+	if s.role != "" {
+		current = s.role
+	}
+	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: "dev", BackendPID: s.pid}
 	if s.eng.Backends != nil {
 		ctx.Backends = s.eng.Backends
 	}

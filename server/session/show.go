@@ -18,6 +18,9 @@ import (
 )
 
 func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
+	if n.Name == "role" {
+		return s.setRole(n)
+	}
 	if n.Default {
 		if _, err := s.vars.set(n.Name, "", true); err != nil {
 			return nil, err
@@ -33,7 +36,7 @@ func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
 		s.notifier.Notice("NOTICE", "0A000", notice)
 	}
 	if n.Local {
-		s.notifier.Notice("WARNING", "25P01", "SET LOCAL applies to the session: Tributary has no multi-statement transactions")
+		s.notifier.Notice("WARNING", "0A000", "SET LOCAL applies to the session: settings are not undone at the end of the transaction")
 	}
 	return tagOnly("SET"), nil
 }

@@ -30,12 +30,14 @@ type Ctx struct {
 	Params []types.Datum // $1.. values, 0-based
 	// Lists holds the values of uncorrelated subqueries compared with ANY/ALL/IN,
 	// by slot (filled by the executor before rows are read).
-	Lists      [][]types.Datum
-	Now        int64      // statement timestamp, µs since 1970-01-01 UTC
-	User       string     // current_user / session_user ("root" when empty)
-	Database   string     // current_database() ("dev" when empty)
-	BackendPID int32      // pg_backend_pid()
-	Rand       *rand.Rand // random(); a process-wide source when nil
+	Lists [][]types.Datum
+	Now   int64  // statement timestamp, µs since 1970-01-01 UTC
+	User  string // current_user ("root" when empty)
+	// SessionUser is session_user (User when empty): SET ROLE changes User only.
+	SessionUser string
+	Database    string     // current_database() ("dev" when empty)
+	BackendPID  int32      // pg_backend_pid()
+	Rand        *rand.Rand // random(); a process-wide source when nil
 	// Backends reaches other sessions for pg_cancel_backend and
 	// pg_terminate_backend (nil: none); Context is the statement's, which
 	// pg_sleep waits on (nil: never cancelled).

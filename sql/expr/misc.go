@@ -23,11 +23,20 @@ func init() {
 		}
 		return types.DString(ctx.Database), nil
 	}).vol_(Stable)
-	def("current_user session_user user current_role", tS).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+	def("current_user user current_role", tS).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		if ctx.User == "" {
 			return types.DString("root"), nil
 		}
 		return types.DString(ctx.User), nil
+	}).vol_(Stable)
+	def("session_user", tS).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		switch {
+		case ctx.SessionUser != "":
+			return types.DString(ctx.SessionUser), nil
+		case ctx.User != "":
+			return types.DString(ctx.User), nil
+		}
+		return types.DString("root"), nil
 	}).vol_(Stable)
 	def("pg_backend_pid", tI4).r(func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		return types.DInt(int64(ctx.BackendPID)), nil

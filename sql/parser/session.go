@@ -65,7 +65,19 @@ func (p *ddlParser) set() (Statement, error) {
 		}
 		st.Value = []string{v}
 		return st, nil
-	case p.peek() != nil && p.peek().kwIn("role", "constraints"):
+	case p.kw("role"):
+		st.Name = "role"
+		if p.kw("none") {
+			st.Default = true
+			return st, nil
+		}
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		st.Value = []string{v}
+		return st, nil
+	case p.peek() != nil && p.peek().kwIn("constraints"):
 		n := p.peek()
 		return nil, p.unsupported(n, "SET %s is not supported", strings.ToUpper(n.tok.val))
 	}
