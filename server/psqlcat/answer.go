@@ -32,6 +32,7 @@ var recognisers = []recogniser{
 	{"list relations (\\d, \\dt, \\dv, \\dm, \\di and + variants)", listRelations},
 	{"list databases (\\l)", listDatabases},
 	{"list schemas (\\dn)", listSchemas},
+	{"list roles (\\du, \\dg)", listRoles},
 	{"describe: find relations by pattern", describeLookup},
 	{"describe: table info", tableInfo},
 	{"describe: columns", tableColumns},

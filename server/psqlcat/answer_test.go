@@ -2,6 +2,7 @@ package psqlcat
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -257,5 +258,43 @@ func TestNormalize(t *testing.T) {
 		if got := normalize(in); got != want {
 			t.Errorf("normalize(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+type withRoles struct {
+	*catalog.Catalog
+	roles []catalog.Role
+}
+
+func (w withRoles) Roles() []catalog.Role { return w.roles }
+
+// TestListRoles: psql 15's \du query (and with a pattern) is answered from
+// the roles.
+func TestListRoles(t *testing.T) {
+	r := withRoles{catalog.New(catalog.SystemRelations()), []catalog.Role{
+		{Name: "alice", Login: true, CreateDB: true}, {Name: "root", Superuser: true, Login: true}}}
+	const du = `SELECT r.rolname, r.rolsuper, r.rolinherit,
+  r.rolcreaterole, r.rolcreatedb, r.rolcanlogin,
+  r.rolconnlimit, r.rolvaliduntil,
+  ARRAY(SELECT b.rolname
+        FROM pg_catalog.pg_auth_members m
+        JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid)
+        WHERE m.member = r.oid) as memberof
+, r.rolreplication
+, r.rolbypassrls
+FROM pg_catalog.pg_roles r
+%s
+ORDER BY 1;`
+	for where, want := range map[string]int{
+		"WHERE r.rolname !~ '^pg_'": 2,
+		"WHERE r.rolname OPERATOR(pg_catalog.~) '^(ali.*)$' COLLATE pg_catalog.default": 1,
+	} {
+		cols, rows, ok, err := Answer(r, fmt.Sprintf(du, where))
+		if !ok || err != nil || len(cols) != 11 || len(rows) != want {
+			t.Errorf("%s: ok %v, err %v, %d columns, %d rows (want %d)", where, ok, err, len(cols), len(rows), want)
+		}
+	}
+	if _, _, ok, _ := Answer(r.Catalog, fmt.Sprintf(du, "WHERE r.rolname !~ '^pg_'")); ok {
+		t.Error("answered \\du without roles")
 	}
 }

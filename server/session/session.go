@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/psqlcat"
 	"github.com/tributary/tributary/sql/expr"
@@ -56,7 +57,7 @@ func (s *Session) IdleInTransactionTimeout() time.Duration {
 func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) ([]pgwire.Statement, error) {
 	// psql's \d family sends catalog queries our SQL engine cannot run (arrays,
 	// correlated subqueries); psqlcat recognises and answers them.
-	if cols, rows, ok, err := psqlcat.Answer(s.eng.Catalog, sql); ok {
+	if cols, rows, ok, err := psqlcat.Answer(catalogWithRoles{s.eng.Catalog, s.eng}, sql); ok {
 		if err != nil {
 			s.failed()
 			return nil, err
@@ -377,3 +378,11 @@ func ddlName(st parser.Statement) string {
 	}
 	return ""
 }
+
+// catalogWithRoles lets psqlcat answer \du from the engine's roles.
+type catalogWithRoles struct {
+	*catalog.Catalog
+	eng *Engine
+}
+
+func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
