@@ -419,6 +419,14 @@ var systemTables = []systemTable{
 		col("state", tText), col("backend_xid", tText), col("backend_xmin", tText), col("query_id", tI8),
 		col("query", tText), col("backend_type", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// pg_authid: the roles with their password verifiers (from the
+	// session, superusers only).
+	{"pg_catalog", "pg_authid", []Column{
+		col("oid", tOID), col("rolname", tName), col("rolsuper", tBool), col("rolinherit", tBool),
+		col("rolcreaterole", tBool), col("rolcreatedb", tBool), col("rolcanlogin", tBool),
+		col("rolreplication", tBool), col("rolbypassrls", tBool), col("rolconnlimit", tI4),
+		col("rolpassword", tText), col("rolvaliduntil", tTSTZ),
+	}, func(Reader) [][]types.Datum { return nil }},
 }
 
 // SystemRelations returns the fixed system-table descriptors (kind KindSystem,

@@ -196,6 +196,11 @@ func TestPrivileges(t *testing.T) {
 	exec(root, "DROP MATERIALIZED VIEW bm")
 	exec(alice, "DROP VIEW acc_v")
 	deny(bob, "ALTER SYSTEM SET barrier_interval_ms = 500", "must be superuser to execute ALTER SYSTEM command")
+	deny(bob, "SELECT rolpassword FROM pg_authid", "permission denied for table pg_authid")
+	var verifier string
+	if err := root.QueryRow(ctx, "SELECT rolpassword FROM pg_authid WHERE rolname = 'bob'").Scan(&verifier); err != nil || !strings.HasPrefix(verifier, "SCRAM-SHA-256$4096:") {
+		t.Fatalf("bob's verifier in pg_authid: %q, %v", verifier, err)
+	}
 	// SET ROLE: a superuser becomes alice (current_user changes, session_user
 	// not) and what it creates is alice's; bob may not become alice.
 	var cu, su string

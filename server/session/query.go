@@ -53,6 +53,12 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "pg_catalog" && rel.Name == "pg_stat_activity" {
 			return s.eng.activityRows(), nil
 		}
+		if rel.Schema == "pg_catalog" && rel.Name == "pg_authid" {
+			if !s.superuser() {
+				return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied for table pg_authid")
+			}
+			return authidRows(s.eng.Roles()), nil
+		}
 		if rel.Schema == "pg_catalog" && (rel.Name == "pg_roles" || rel.Name == "pg_user") {
 			roles, users := catalog.RoleRows(s.eng.Roles())
 			if rel.Name == "pg_roles" {

@@ -251,3 +251,18 @@ func (s *Session) setRole(n *parser.Set) (pgwire.Result, error) {
 	s.role = r.Name
 	return tagOnly("SET"), nil
 }
+
+// authidRows are pg_authid's rows: the roles with their SCRAM verifiers.
+func authidRows(roles []catalog.Role) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, r := range roles {
+		pass := types.NullDatum
+		if r.Password != "" {
+			pass = types.DString(r.Password)
+		}
+		rows = append(rows, []types.Datum{types.DInt(int64(r.OID)), types.DString(r.Name), types.DBool(r.Superuser), types.DBool(true),
+			types.DBool(r.Superuser), types.DBool(r.CreateDB), types.DBool(r.Login), types.DBool(r.Superuser), types.DBool(r.Superuser),
+			types.DInt(-1), pass, types.NullDatum})
+	}
+	return rows
+}
