@@ -66,9 +66,14 @@ type snapshotBackfillExec struct {
 	window   snapshotWindow
 	readSize atomic.Int64
 	unpin    func()
-	holding  bool // collecting live chunks after the range end
-	held     []*types.Chunk
-	queue    []Message
+	// stale are pins of earlier E's, kept until the epoch that saved the
+	// move past them commits (until: that epoch; 0 until it is saved): a
+	// rebuild or a restart resumes from the saved E, whose versions must
+	// still be there.
+	stale   []stalePin
+	holding bool // collecting live chunks after the range end
+	held    []*types.Chunk
+	queue   []Message
 
 	pump *backfillExec // reuses the arrangement backfill's upstream pump
 	row  []types.Datum
@@ -114,6 +119,10 @@ func (s *snapshotBackfillExec) close() {
 	if s.unpin != nil {
 		s.unpin()
 	}
+	for _, p := range s.stale {
+		p.release()
+	}
+	s.stale = nil
 }
 
 func bytesOrNull(b []byte) types.Datum {
@@ -149,17 +158,48 @@ func (s *snapshotBackfillExec) save() error {
 	return nil
 }
 
-// pinAt holds the versions at epoch (and releases the previous pin).
+// stalePin is a pin kept until the epoch that saved a later E commits.
+type stalePin struct {
+	release func()
+	until   uint64
+}
+
+// pinAt holds the versions at epoch; the previous pin is kept until the new
+// E is committed (releaseStale).
 func (s *snapshotBackfillExec) pinAt(epoch uint64) error {
 	release, err := s.actx.Store.Pin(epoch)
 	if err != nil {
 		return fmt.Errorf("snapshot backfill: pin epoch %d: %w", epoch, err)
 	}
-	if s.unpin != nil {
-		s.unpin()
-	}
+	s.retire()
 	s.unpin = release
 	return nil
+}
+
+// retire moves the current pin to the stale ones.
+func (s *snapshotBackfillExec) retire() {
+	if s.unpin != nil {
+		s.stale = append(s.stale, stalePin{release: s.unpin})
+		s.unpin = nil
+	}
+}
+
+// releaseStale marks the stale pins as saved in epoch (when not yet) and
+// releases those whose saving epoch has committed.
+func (s *snapshotBackfillExec) releaseStale(saved uint64) {
+	committed := s.actx.Store.CommittedEpoch()
+	kept := s.stale[:0]
+	for _, p := range s.stale {
+		if p.until == 0 {
+			p.until = saved
+		}
+		if p.until != 0 && p.until <= committed {
+			p.release()
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.stale = kept
 }
 
 // load reads the persisted progress, or starts at the sealed epoch.
@@ -287,6 +327,9 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 	if s.loaded && s.phase == phaseDone {
 		// Live already (the last range can end while this message waits in
 		// Next): everything passes through in order.
+		if b := pm.msg.Barrier; b != nil && len(s.stale) > 0 {
+			s.releaseStale(b.Epoch.Prev)
+		}
 		s.queue = append(s.queue, pm.msg)
 		return nil
 	}
@@ -333,6 +376,7 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 	if err := s.save(); err != nil {
 		return err
 	}
+	s.releaseStale(b.Epoch.Prev)
 	s.sendReport(true)
 	s.queue = append(s.queue, pm.msg)
 	return nil
@@ -605,10 +649,7 @@ func (s *snapshotBackfillExec) rangeDone(out *types.Chunk) (*types.Chunk, error)
 			s.queue = append(s.queue, ChunkMsg(c))
 		}
 		s.held = nil
-		if s.unpin != nil {
-			s.unpin()
-			s.unpin = nil
-		}
+		s.retire() // released once the done state's epoch commits
 		s.sendReport(true)
 		// Record "done" at once: the next barrier passes through untouched.
 		if err := s.save(); err != nil {
