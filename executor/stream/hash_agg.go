@@ -191,10 +191,7 @@ func (e *aggExec) Schema() []types.T { return e.outTypes }
 func (e *aggExec) Next(ctx context.Context) (Message, error) {
 	r := &e.run
 	for {
-		if len(r.outQ) > 0 {
-			m := r.outQ[0]
-			r.outQ[0] = Message{}
-			r.outQ = r.outQ[1:]
+		if m, ok := popQueued(&r.outQ); ok {
 			return m, nil
 		}
 		if r.done {

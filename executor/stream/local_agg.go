@@ -99,10 +99,7 @@ func (e *localAggExec) Schema() []types.T { return e.outTypes }
 
 func (e *localAggExec) Next(ctx context.Context) (Message, error) {
 	for {
-		if len(e.outQ) > 0 {
-			m := e.outQ[0]
-			e.outQ[0] = Message{}
-			e.outQ = e.outQ[1:]
+		if m, ok := popQueued(&e.outQ); ok {
 			return m, nil
 		}
 		m, err := e.in.Next(ctx)

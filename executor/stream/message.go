@@ -125,3 +125,15 @@ type Message struct {
 func ChunkMsg(c *types.Chunk) Message   { return Message{Chunk: c} }
 func BarrierMsg(b *Barrier) Message     { return Message{Barrier: b} }
 func WatermarkMsg(w *Watermark) Message { return Message{Watermark: w} }
+
+// popQueued takes the first message of an executor's output queue (the
+// slot is cleared so the queue does not keep it alive); false when empty.
+func popQueued(q *[]Message) (Message, bool) {
+	if len(*q) == 0 {
+		return Message{}, false
+	}
+	m := (*q)[0]
+	(*q)[0] = Message{}
+	*q = (*q)[1:]
+	return m, true
+}

@@ -122,10 +122,7 @@ func (e *temporalFilterExec) Schema() []types.T { return e.ts }
 
 func (e *temporalFilterExec) Next(ctx context.Context) (Message, error) {
 	for {
-		if len(e.pending) > 0 {
-			m := e.pending[0]
-			e.pending[0] = Message{}
-			e.pending = e.pending[1:]
+		if m, ok := popQueued(&e.pending); ok {
 			return m, nil
 		}
 		if e.done {

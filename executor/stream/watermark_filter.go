@@ -97,10 +97,7 @@ func (e *watermarkFilterExec) Late() int64 { return e.late }
 
 func (e *watermarkFilterExec) Next(ctx context.Context) (Message, error) {
 	for {
-		if len(e.outQ) > 0 {
-			m := e.outQ[0]
-			e.outQ[0] = Message{}
-			e.outQ = e.outQ[1:]
+		if m, ok := popQueued(&e.outQ); ok {
 			return m, nil
 		}
 		if e.done {
