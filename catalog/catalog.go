@@ -19,6 +19,11 @@ const (
 	RowIDColumn = "_row_id"
 	// FirstUserID is the first relation id handed out (PostgreSQL's first user oid).
 	FirstUserID = 16384
+	// OptSiblings is the connector option by which the planner tells a
+	// table of a source that tables are created FROM (CDC) which other
+	// tables read the source (qualified names, comma-separated); the same
+	// name as connector.OptSiblings, which the connector reads.
+	OptSiblings = "tributary.tables"
 )
 
 // Schemas that always exist. pg_catalog, information_schema and rw_catalog hold system tables.

@@ -2,19 +2,17 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
-	"github.com/tributary/tributary/storage/codec"
 )
 
 func schemaOf(n parser.ObjectName) (string, error) {
@@ -216,10 +214,11 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if !isConnectorTable(rel) {
 		return tagOnly("CREATE TABLE"), nil
 	}
-	opts := connectorJobOptions(rel)
+	root := s.planner().ConnectorTable(rel)
+	opts := coordinator.OptionsFor(rel, root)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = !copies || bg == "true"
-	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], s.eng.connectorTablePlan(rel), opts); err != nil {
+	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], root, opts); err != nil {
 		// Undo the table: it must not exist without its source.
 		s.abandonConnectorTable(rel)
 		return nil, err
@@ -257,14 +256,9 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 // recovery deletes what it stored, as for abandonJob.
 func (s *Session) abandonConnectorTable(rel *catalog.Relation) {
 	ctx := context.Background()
-	_ = s.eng.coord().DropJob(ctx, rel.StateTables[0])
-	_ = s.eng.coord().DropTable(ctx, rel.ID)
-	s.eng.sinks.ForgetSource(rel.QualifiedName())
+	s.eng.streaming.Abandon(ctx, rel, rel.StateTables[0])
+	s.eng.SinkLog().ForgetSource(rel.QualifiedName())
 	releaseSource(ctx, rel)
-	if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
-		s.eng.Logger.Warn("the failed table's state is removed after recovery", "name", rel.Name, "err", err)
-		s.eng.pendingDrops = append(s.eng.pendingDrops, rel)
-	}
 	s.eng.Catalog.Remove(rel.ID)
 }
 
@@ -375,7 +369,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		case catalog.KindSource:
 			if isSharedSource(r) {
 				err = s.eng.coord().DropJob(ctx, r.ID)
-				s.eng.sinks.ForgetSource(r.QualifiedName())
+				s.eng.SinkLog().ForgetSource(r.QualifiedName())
 			}
 			if tablesSource(r) {
 				releaseSource(ctx, r) // a CDC source's slot, when its CREATE made it
@@ -385,7 +379,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 				if err = s.eng.coord().DropJob(ctx, r.StateTables[0]); err != nil {
 					break
 				}
-				s.eng.sinks.ForgetSource(r.QualifiedName())
+				s.eng.SinkLog().ForgetSource(r.QualifiedName())
 				releaseSource(ctx, r)
 			}
 			err = s.eng.coord().DropTable(ctx, r.ID)
@@ -422,23 +416,4 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 		out = append(out, sub...)
 	}
 	return append(out, rel), nil
-}
-
-// deleteRows tombstones every row of a table (Badger has no range delete).
-func deleteRows(ctx context.Context, kv storage.KV, epoch uint64, id uint32, b *storage.Batch) error {
-	lo, hi := codec.TableSpan(id)
-	it, err := kv.Scan(ctx, lo, hi, epoch)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return it.Close()
-			}
-			return err
-		}
-		b.Delete(it.Key())
-	}
 }

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tributary/tributary/catalog"
-	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -20,7 +18,7 @@ const maxParallelism = 256
 // alterParallelism is ALTER MATERIALIZED VIEW | SINK | TABLE | SOURCE name
 // SET PARALLELISM {= | TO} {n | DEFAULT}: the job's new parallelism is
 // recorded with it, then every job is rebuilt at once over the epoch just
-// committed (rescheduleLocked): actors resume from their state in storage,
+// committed (coordinator.Streaming.Rebuild): actors resume from their state in storage,
 // which is keyed by vnode, so nothing is copied.
 func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
 	n2 := 0
@@ -63,27 +61,9 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 }
 
 // rescheduleLocked rebuilds every streaming job from the catalog with the
-// parallelism it records (the caller holds ddl): the coordinator commits
-// what was written, stops, and a new one starts over the committed epoch,
-// as after a failure. Statements in flight whose epoch did not commit are
-// run again on the new coordinator (withCoordinator), backfills resume from
-// their committed progress. The pause grows with the number of jobs, not
-// with their state: no state is read to rebuild them.
-func (e *Engine) rescheduleLocked(ctx context.Context) error {
-	start := time.Now()
-	old := e.coord()
-	if err := old.Flush(ctx); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.mu.coord != old || e.closed {
-		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
-	}
-	e.replaceCoordinatorLocked(old) // the catalog holds the change
-	e.Logger.Info("streaming jobs rescheduled", "pause", time.Since(start), "committed_epoch", e.Store.CommittedEpoch())
-	return nil
-}
+// parallelism it records (coordinator.Streaming.Rebuild; the caller holds
+// ddl).
+func (e *Engine) rescheduleLocked(ctx context.Context) error { return e.streaming.Rebuild(ctx) }
 
 // fragmentRows answers rw_catalog.rw_fragments.
 func (e *Engine) fragmentRows() [][]types.Datum {
@@ -101,26 +81,4 @@ func (e *Engine) fragmentRows() [][]types.Datum {
 			types.DInt(int64(len(f.Actors))), types.DString(strings.Join(ids, ",")), types.DString(strings.Join(counts, ","))})
 	}
 	return rows
-}
-
-// holdVersions keeps the store's old versions while the streaming engine
-// is replaced: the stopping jobs release their pins (a snapshot backfill's
-// snapshot epoch, a log store reader's), and the jobs rebuilt pin the same
-// epochs again only when their first barrier comes. The returned release
-// waits for the new coordinator's first epoch (every actor has passed a
-// barrier) in the background, then lets the versions go.
-func (e *Engine) holdVersions() func(c *coordinator.Coordinator) {
-	unpin, err := e.Store.Pin(e.Store.DiscardEpoch())
-	if err != nil {
-		e.Logger.Warn("could not hold old versions during the rebuild", "err", err)
-		return func(*coordinator.Coordinator) {}
-	}
-	return func(c *coordinator.Coordinator) {
-		go func() {
-			defer unpin()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = c.Flush(ctx) // fails only if c stops: then nothing pins anyway
-		}()
-	}
 }

@@ -226,6 +226,6 @@ func (s *Session) alterSystem(ctx context.Context, n *parser.Alter) (pgwire.Resu
 		return nil, err
 	}
 	s.eng.cfg.BarrierInterval = time.Duration(ms) * time.Millisecond
-	s.eng.coord().SetBarrierInterval(s.eng.cfg.BarrierInterval)
+	s.eng.streaming.SetBarrierInterval(s.eng.cfg.BarrierInterval)
 	return tagOnly("ALTER_SYSTEM"), nil
 }
