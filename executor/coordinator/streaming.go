@@ -191,6 +191,11 @@ func connectorOptions(rel *catalog.Relation) JobOptions {
 		if rel.Job != nil {
 			parallelism = rel.Job.Parallelism
 		}
+	} else if rel.Connector != nil && rel.Connector.Splits {
+		parallelism = 0 // the default: its actors share out the splits
+		if rel.Job != nil {
+			parallelism = rel.Job.Parallelism
+		}
 	} else if rel.Connector != nil && rel.Connector.ReadOnly {
 		opts.BackfillType = "CdcBackfill"
 		if rel.Job != nil && rel.Job.BackfillRate != nil {

@@ -38,17 +38,22 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	if want := dropKinds[n.Kind]; rel.Kind != want {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
 	}
-	if isSharedSource(rel) && rel.Job == nil {
-		rel.Job = &catalog.JobSettings{} // never set: the default
-	}
+	splitTable := isConnectorTable(rel) && rel.Connector.Splits
 	switch {
-	case rel.Kind == catalog.KindTable || (rel.Kind == catalog.KindSource && !isSharedSource(rel)):
-		return nil, types.Errorf(types.ErrUnsupported, "%s %s is read by one actor: its parallelism cannot be changed yet (ALTER the materialized views and sinks on it)", rel.Kind, rel.Name)
-	case rel.Job == nil:
+	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && !splitTable:
+		return nil, types.Errorf(types.ErrUnsupported, "table %s mirrors one upstream change stream, which one actor reads: its parallelism cannot be changed (ALTER the materialized views and sinks on it)", rel.Name)
+	case rel.Kind == catalog.KindTable && !splitTable:
+		return nil, types.Errorf(types.ErrUnsupported, "table %s has no streaming job of its own (its writes are applied by each statement): ALTER the materialized views and sinks on it", rel.Name)
+	case rel.Kind == catalog.KindSource && !isSharedSource(rel):
+		return nil, types.Errorf(types.ErrUnsupported, "source %s has no reader job of its own (each job on it reads it): ALTER the materialized views and sinks on it", rel.Name)
+	case rel.Job == nil && !isSharedSource(rel) && !splitTable:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a streaming job", rel.Name)
 	}
 	updated := *rel
-	js := *rel.Job
+	js := catalog.JobSettings{} // never set: the default
+	if rel.Job != nil {
+		js = *rel.Job
+	}
 	js.Parallelism = n2
 	updated.Job = &js
 	if err := s.replaceRelation(ctx, &updated); err != nil {
@@ -67,8 +72,19 @@ func (e *Engine) rescheduleLocked(ctx context.Context) error { return e.streamin
 
 // fragmentRows answers rw_catalog.rw_fragments.
 func (e *Engine) fragmentRows() [][]types.Datum {
+	// A connector table's source job runs under its state table's id: show
+	// the table's.
+	owner := map[uint32]uint32{}
+	for _, r := range e.Catalog.Relations() {
+		if isConnectorTable(r) {
+			owner[r.StateTables[0]] = r.ID
+		}
+	}
 	var rows [][]types.Datum
 	for _, f := range e.coord().Fragments() {
+		if id, ok := owner[f.Job]; ok {
+			f.Job = id
+		}
 		ids := make([]string, len(f.Actors))
 		for i, a := range f.Actors {
 			ids[i] = strconv.FormatUint(uint64(a), 10)

@@ -95,6 +95,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	}
 	conn.Shared = c.Shared && rel.Kind == catalog.KindSource
 	conn.ReadOnly = c.ReadOnly
+	conn.Splits = c.Shared && !c.ReadOnly && !c.Tables && rel.Kind == catalog.KindTable
 	if conn.Shared {
 		rel.Columns = append(rel.Columns,
 			catalog.Column{Name: splitColumn, Type: types.TVarchar, NotNull: true, Hidden: true, Meta: connector.MetaSplit},
