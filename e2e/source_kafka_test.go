@@ -109,6 +109,10 @@ func TestKafkaSourceShared(t *testing.T) {
 		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT id) FROM tt"), fmt.Sprintf("%d|%d", want, want), 30*time.Second)
 		waitRows(t, ctx, q("SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_tables t ON f.job_id = t.id WHERE t.name = 'tt'"),
 			[]string{"4", "2", "1"}[i], 10*time.Second)
+		// Which actor reads which partition: the table's 4 partitions spread
+		// over its actors (rw_source_splits, RisingWave's rw_actor_splits).
+		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.tt'"),
+			"4|"+[]string{"4", "2", "1"}[i], 10*time.Second)
 	}
 	frags, err := rowsOf(ctx, conn, "SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_sources s ON f.job_id = s.id")
 	if err != nil || len(frags) != 1 {
