@@ -109,7 +109,7 @@ func LookupSink(props map[string]string) (SinkConnector, error) {
 	if name == "" {
 		return SinkConnector{}, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option (connector = %s)", quoteList(known))
 	}
-	return SinkConnector{}, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: %s)", name, strings.Join(known, ", "))
+	return SinkConnector{}, types.Errorf(types.ErrUnsupported, "unsupported sink type %s: sink connector %q is not supported (supported: %s)", name, name, strings.Join(known, ", "))
 }
 
 // ParseSink looks the sink connector of props up and parses its options.

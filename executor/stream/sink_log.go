@@ -14,6 +14,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -527,7 +528,9 @@ func (r *logReader) mapInto(src, out *types.Chunk) {
 	for i := 0; i < src.Len(); i++ {
 		srow = src.Row(i, srow)
 		for j, k := range r.intoMap {
-			if k < 0 {
+			if k == plan.IntoNewRowID {
+				trow[j] = types.DInt(expr.NextRowID())
+			} else if k < 0 {
 				trow[j] = r.intoDefaults[j]
 			} else {
 				trow[j] = srow[k]

@@ -30,6 +30,11 @@ func (p *Planner) Sink(sq *physical.StreamQuery, rel *catalog.Relation) (plan.St
 	if err != nil {
 		return nil, err
 	}
+	if target.HasRowID() && !appendOnly && !physical.AppendOnly(sq.Root) {
+		// Each row the sink writes is a new row (a new hidden row id): a
+		// delete or an update could not find its row.
+		return nil, types.Errorf(types.ErrInvalidParameter, "Only append-only sinks can sink to a table without primary keys. sink %s: add type = 'append-only', force_append_only = 'true', or give %s a primary key", rel.Name, target.Name)
+	}
 	root := physical.Sink(sq, rel, map[string]string{}, appendOnly, true)
 	root.Coupled = !rel.Sink.Decoupled
 	if r := rel.Sink.RateLimit; r != nil {
@@ -86,7 +91,8 @@ func SnapshotOff(props map[string]string) (bool, error) {
 // intoMapping maps the target table's columns to the sink's: the listed
 // columns (all visible ones when none are listed) take the sink's visible
 // columns in order, of the same types; the others take their defaults. The
-// table's primary key must come from the sink.
+// table's primary key must come from the sink, except a hidden row id
+// (plan.IntoNewRowID: every row written gets a new one).
 func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, error) {
 	var sinkCols []int
 	for i, c := range rel.Columns {
@@ -131,6 +137,10 @@ func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]
 	b := bind.New(p.Catalog, nil)
 	for i, c := range target.Columns {
 		if mapping[i] >= 0 {
+			continue
+		}
+		if target.HasRowID() && i == target.PK[0] {
+			mapping[i] = plan.IntoNewRowID
 			continue
 		}
 		if slices.Contains(target.PK, i) {

@@ -187,15 +187,15 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")
 	}
-	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
+	if len(target.PK) == 0 || (target.Columns[target.PK[0]].Hidden && !target.HasRowID()) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}
 	q, sq, deps, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
-	if slices.Contains(deps, target.ID) {
-		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "sink %s would write into %s, which it reads", n.Name.Name, target.Name)
+	if s.feeds(target.ID, deps) {
+		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "Creating such a sink will result in circular dependency: sink %s would write into %s, which what it reads comes from", n.Name.Name, target.Name)
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
@@ -295,4 +295,49 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 		return nil, nil, err
 	}
 	return rel, root, nil
+}
+
+// feeds reports whether relation id is upstream of any of rels (or one of
+// them): through what views and sinks read, and through the sinks that
+// write into a table.
+func (s *Session) feeds(id uint32, rels []uint32) bool {
+	seen := map[uint32]bool{}
+	var up func(r uint32) bool
+	up = func(r uint32) bool {
+		if r == id {
+			return true
+		}
+		if seen[r] {
+			return false
+		}
+		seen[r] = true
+		rel, ok := s.eng.Catalog.ByID(r)
+		if !ok {
+			return false
+		}
+		for _, d := range rel.DependsOn {
+			if rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Into != "" {
+				if t, err := s.eng.Catalog.Lookup(rel.Schema, rel.Sink.Into); err == nil && t.ID == d {
+					continue // what the sink writes, not what it reads
+				}
+			}
+			if up(d) {
+				return true
+			}
+		}
+		if rel.Kind == catalog.KindTable {
+			for _, dep := range s.eng.Catalog.Dependents(r) {
+				if dep.Kind == catalog.KindSink && dep.Sink != nil && dep.Sink.Into == rel.Name && dep.Schema == rel.Schema && up(dep.ID) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, r := range rels {
+		if up(r) {
+			return true
+		}
+	}
+	return false
 }
