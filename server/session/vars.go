@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -240,7 +242,7 @@ var varDefs = map[string]varDef{
 	"background_ddl":                     {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue, nil},
 	"streaming_use_snapshot_backfill":    {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue, nil},
 	"backfill_target_barrier_latency_ms": {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1), nil},
-	"rw_implicit_flush":                  {"false", "Kept for RisingWave compatibility: DML always waits for its commit.", boolValue, nil},
+	"rw_implicit_flush":                  {"false", "true: DML also waits until the sinks into tables downstream of its writes delivered them (as FLUSH); it always waits for its commit.", boolValue, nil},
 	"query_mode":                         {"local", "Kept for RisingWave compatibility.", oneOf("auto", "local", "distributed"), notHonouredUnless(func(v string) bool { return v != "distributed" }, "query_mode = distributed is not honoured: queries run on this node")},
 }
 
@@ -301,4 +303,17 @@ func (v *vars) all() [][3]string {
 		out = append(out, [3]string{n, val, varDefs[n].description})
 	}
 	return out
+}
+
+// implicitFlush runs FLUSH's wait after a DML statement when
+// rw_implicit_flush is on: what sinks into tables make of its writes is in
+// their tables when it returns, as in RisingWave.
+func (s *Session) implicitFlush(ctx context.Context) error {
+	if v, _ := s.vars.get("rw_implicit_flush"); v != "true" {
+		return nil
+	}
+	if err := s.eng.coord().Flush(ctx); err != nil {
+		return fmt.Errorf("implicit flush: %w", err)
+	}
+	return nil
 }
