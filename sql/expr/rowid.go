@@ -24,4 +24,3 @@ func NextRowID() int64 {
 		}
 	}
 }
-
