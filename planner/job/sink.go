@@ -89,8 +89,9 @@ func SnapshotOff(props map[string]string) (bool, error) {
 }
 
 // intoMapping maps the target table's columns to the sink's: the listed
-// columns (all visible ones when none are listed) take the sink's visible
-// columns in order, of the same types; the others take their defaults. The
+// columns (the first visible ones when none are listed) take the sink's
+// visible columns in order, of the same types; the others take their
+// defaults. The
 // table's primary key must come from the sink, except a hidden row id
 // (plan.IntoNewRowID: every row written gets a new one).
 func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, error) {
@@ -102,8 +103,10 @@ func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]
 	}
 	var targets []int
 	if len(names) == 0 {
+		// The target's visible columns in order; the sink may give fewer
+		// (the rest take their defaults, as in RisingWave).
 		for i, c := range target.Columns {
-			if !c.Hidden {
+			if !c.Hidden && len(targets) < len(sinkCols) {
 				targets = append(targets, i)
 			}
 		}

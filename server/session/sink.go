@@ -200,8 +200,14 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC()}
+	seen := map[string]bool{}
 	for i, f := range sq.Columns {
-		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+		name := f.Name
+		for k := 1; seen[name]; k++ { // its columns' names matter to nobody: two "?column?" are fine
+			name = fmt.Sprintf("%s_%d", f.Name, k)
+		}
+		seen[name] = true
+		rel.Columns[i] = catalog.Column{Name: name, Type: f.Type, Hidden: f.Hidden}
 	}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose

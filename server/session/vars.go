@@ -241,6 +241,7 @@ var varDefs = map[string]varDef{
 	}, nil},
 	"background_ddl":                     {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue, nil},
 	"streaming_use_snapshot_backfill":    {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue, nil},
+	"streaming_use_arrangement_backfill": {"true", "Accepted for RisingWave compatibility (its choice between arrangement and no-shuffle backfill); Tributary's backfills are always arrangement-style, and streaming_use_snapshot_backfill picks snapshot backfill.", boolValue, nil},
 	"backfill_target_barrier_latency_ms": {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1), nil},
 	"rw_implicit_flush":                  {"false", "true: DML also waits until the sinks into tables downstream of its writes delivered them (as FLUSH); it always waits for its commit.", boolValue, nil},
 	"query_mode":                         {"local", "Kept for RisingWave compatibility.", oneOf("auto", "local", "distributed"), notHonouredUnless(func(v string) bool { return v != "distributed" }, "query_mode = distributed is not honoured: queries run on this node")},
