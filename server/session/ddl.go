@@ -401,10 +401,18 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 // without cascade a dependent refuses the drop (2BP01).
 func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.Relation, error) {
 	deps := s.eng.Catalog.Dependents(rel.ID)
-	if len(deps) > 0 && !cascade {
+	// The sinks writing into a table go with it, as in RisingWave: they
+	// have nowhere else to write.
+	var blocking []*catalog.Relation
+	for _, d := range deps {
+		if !(d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema) {
+			blocking = append(blocking, d)
+		}
+	}
+	if len(blocking) > 0 && !cascade {
 		return nil, &types.Error{Kind: types.ErrDependentObjects,
 			Msg:    fmt.Sprintf("cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name),
-			Detail: fmt.Sprintf("%s %s depends on %s %s", deps[0].Kind, deps[0].Name, rel.Kind, rel.Name),
+			Detail: fmt.Sprintf("%s %s depends on %s %s", blocking[0].Kind, blocking[0].Name, rel.Kind, rel.Name),
 			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 	}
 	out := []*catalog.Relation{}
