@@ -50,6 +50,19 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_materialized_views" {
+			rows, err := catalog.SystemRows(cat, rel)
+			if err != nil {
+				return nil, err
+			}
+			status := s.eng.jobStatus()
+			for _, r := range rows {
+				if st, ok := status[uint32(r[0].I)]; ok {
+					r[len(r)-1] = types.DString(st)
+				}
+			}
+			return rows, nil
+		}
 		if rel.Schema == "pg_catalog" && rel.Name == "pg_stat_activity" {
 			return s.eng.activityRows(), nil
 		}
@@ -87,6 +100,9 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	referenced := b.Referenced()
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
 		if err := s.checkRead(referenced); err != nil {
+			return nil, err
+		}
+		if err := s.checkCreated(referenced); err != nil {
 			return nil, err
 		}
 		pq := pq

@@ -584,3 +584,38 @@ func (s *Session) waitCreatingSlot(ctx context.Context) error {
 	}
 	return nil
 }
+
+// checkCreated refuses a query of a materialized view whose job is still
+// backfilling (a background CREATE, or one resumed after a restart): its
+// rows are not all there yet, and RisingWave refuses it too.
+func (s *Session) checkCreated(ids []uint32) error {
+	var creating map[uint32]coordinator.JobInfo
+	for _, id := range ids {
+		rel, ok := s.eng.Catalog.ByID(id)
+		if !ok || rel.Kind != catalog.KindMaterializedView {
+			continue
+		}
+		if creating == nil {
+			creating = map[uint32]coordinator.JobInfo{}
+			for _, j := range s.eng.coord().Jobs() {
+				creating[j.ID] = j
+			}
+		}
+		if j, ok := creating[id]; ok {
+			return &types.Error{Kind: types.ErrFeatureNotReady,
+				Msg:  fmt.Sprintf("materialized view %s is still being created (backfill %s)", rel.Name, progressText(j)),
+				Hint: "Query it once its backfill is done: WAIT waits for every background job, rw_catalog.rw_ddl_progress shows the progress."}
+		}
+	}
+	return nil
+}
+
+// jobStatus is rw_materialized_views.status: Creating while the job
+// backfills, Created afterwards.
+func (e *Engine) jobStatus() map[uint32]string {
+	st := map[uint32]string{}
+	for _, j := range e.coord().Jobs() {
+		st[j.ID] = "Creating"
+	}
+	return st
+}
