@@ -14,6 +14,9 @@
 // a write-ahead file, dropping the writes from the damage on (README: Damaged
 // data).
 //
+// --auth, --hba-file, --tls-cert, --tls-key and --tls-client-ca set client
+// authentication and TLS (README: Security); SIGHUP reloads --hba-file.
+//
 // TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
 // SIGINT/SIGTERM shut down cleanly (exit status 0).
 package main
