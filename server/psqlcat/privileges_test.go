@@ -49,7 +49,7 @@ func TestListPrivileges(t *testing.T) {
 	}
 	// \dp acc* and \dp public.acc
 	for pattern, n := range map[string]int{
-		"  AND c.relname OPERATOR(pg_catalog.~) '^(acc.*)$' COLLATE pg_catalog.default\n  AND n.nspname !~ '^pg_' AND pg_catalog.pg_table_is_visible(c.oid)": 2,
+		"  AND c.relname OPERATOR(pg_catalog.~) '^(acc.*)$' COLLATE pg_catalog.default\n  AND n.nspname !~ '^pg_' AND pg_catalog.pg_table_is_visible(c.oid)":          2,
 		"  AND c.relname OPERATOR(pg_catalog.~) '^(acc)$' COLLATE pg_catalog.default\n  AND n.nspname OPERATOR(pg_catalog.~) '^(public)$' COLLATE pg_catalog.default": 1,
 	} {
 		q := strings.Replace(dp, "  AND n.nspname !~ '^pg_' AND pg_catalog.pg_table_is_visible(c.oid)", pattern, 1)
