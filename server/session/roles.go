@@ -249,6 +249,13 @@ func (s *Session) superuser() bool {
 	return r == nil || r.Superuser
 }
 
+// isRole reports whether name is a role.
+func (s *Session) isRole(name string) bool {
+	s.eng.roles.RLock()
+	defer s.eng.roles.RUnlock()
+	return s.eng.roles.byName[name] != nil
+}
+
 // currentUser is the role privileges are checked for: the one SET ROLE
 // chose, else the session's user.
 func (s *Session) currentUser() string {
