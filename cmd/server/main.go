@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/server/metrics"
@@ -96,6 +97,7 @@ func run() error {
 	tlsCert := flag.String("tls-cert", envOr("TRIBUTARY_TLS_CERT", ""), "server certificate (PEM) for TLS connections; with --tls-key, SSLRequest is answered 'S'")
 	tlsKey := flag.String("tls-key", envOr("TRIBUTARY_TLS_KEY", ""), "private key (PEM) of --tls-cert")
 	tlsClientCA := flag.String("tls-client-ca", envOr("TRIBUTARY_TLS_CLIENT_CA", ""), "CA certificates (PEM) that sign client certificates: TLS clients are asked for one and a given one is verified (required by --hba-file's cert method and clientcert option)")
+	connectorAllow := flag.String("connector-allow", envOr("TRIBUTARY_CONNECTOR_ALLOW", ""), "comma list of host, host:port or CIDR entries the postgres, kafka and postgres-cdc connectors may connect to (empty: any)")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
@@ -103,6 +105,9 @@ func run() error {
 		*fileRoot = filepath.Join(*dataDir, "sink-files")
 	}
 	file.SetRoot(*fileRoot)
+	if err := connector.SetAllowedHosts(*connectorAllow); err != nil {
+		return fmt.Errorf("--connector-allow: %w", err)
+	}
 	mode := session.AuthMode(*auth)
 	switch mode {
 	case session.AuthAuto, session.AuthTrust, session.AuthPassword:

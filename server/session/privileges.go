@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -163,4 +164,46 @@ func (s *Session) grant(ctx context.Context, n *parser.Grant) (pgwire.Result, er
 		return tagOnly("REVOKE"), nil
 	}
 	return tagOnly("GRANT"), nil
+}
+
+// checkConnectOut requires, of a connector that connects to other hosts
+// (endpoints lists them from props; nil for one that does not), a
+// superuser or a role with CREATECONNECTION, and every host in the
+// operator's allow-list (--connector-allow).
+func (s *Session) checkConnectOut(ctx context.Context, name string, endpoints func(map[string]string) []string, props map[string]string) error {
+	if endpoints == nil {
+		return nil
+	}
+	if !s.superuser() {
+		s.eng.roles.RLock()
+		r := s.eng.roles.byName[s.currentUser()]
+		s.eng.roles.RUnlock()
+		if r == nil || !r.CreateConnection {
+			return types.Errorf(types.ErrInsufficientPrivilege, "permission denied to create a %s connector: it connects to other hosts, which needs superuser or CREATECONNECTION", name)
+		}
+	}
+	lower := make(map[string]string, len(props))
+	for k, v := range props {
+		lower[strings.ToLower(k)] = v
+	}
+	for _, ep := range endpoints(lower) {
+		if err := connector.CheckEndpoint(ctx, name+" connector", ep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// peerErr shows a connector's check error to a superuser as it is; for
+// other roles the remote host's own text is replaced (connector.Redact),
+// and the whole error logged.
+func (s *Session) peerErr(err error) error {
+	if err == nil || s.superuser() {
+		return err
+	}
+	red := connector.Redact(err)
+	if red != err {
+		s.eng.Logger.Info("a connector check failed; the remote host's reply is not shown to the client", "user", s.currentUser(), "err", err)
+	}
+	return red
 }

@@ -217,6 +217,9 @@ func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt, encryption string) er
 	if n.CreateDB != nil {
 		r.CreateDB = *n.CreateDB
 	}
+	if n.CreateConnection != nil {
+		r.CreateConnection = *n.CreateConnection
+	}
 	switch {
 	case n.NoPass:
 		r.Password = ""
