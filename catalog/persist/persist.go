@@ -79,9 +79,14 @@ func LoadRoles(ctx context.Context, kv storage.KV) ([]catalog.Role, error) {
 	return roles, nil
 }
 
-// Save records a relation descriptor and the id counter in b.
+// Save records a relation descriptor and the id counter in b, its secrets
+// sealed when a key is set (secrets.go).
 func Save(b *storage.Batch, r *catalog.Relation, nextID uint32) error {
-	v, err := json.Marshal(r)
+	stored, err := sealed(r)
+	if err != nil {
+		return fmt.Errorf("persist relation %s: %w", r.Name, err)
+	}
+	v, err := json.Marshal(stored)
 	if err != nil {
 		return fmt.Errorf("persist relation %s: %w", r.Name, err)
 	}
@@ -125,6 +130,9 @@ func Load(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32, erro
 		r := new(catalog.Relation)
 		if err := json.Unmarshal(it.Value(), r); err != nil {
 			return nil, 0, fmt.Errorf("load catalog relation %x: %w", it.Key(), err)
+		}
+		if err := opened(r); err != nil {
+			return nil, 0, fmt.Errorf("load catalog: %w", err)
 		}
 		rels = append(rels, r)
 	}

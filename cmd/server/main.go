@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
@@ -98,6 +99,7 @@ func run() error {
 	tlsKey := flag.String("tls-key", envOr("TRIBUTARY_TLS_KEY", ""), "private key (PEM) of --tls-cert")
 	tlsClientCA := flag.String("tls-client-ca", envOr("TRIBUTARY_TLS_CLIENT_CA", ""), "CA certificates (PEM) that sign client certificates: TLS clients are asked for one and a given one is verified (required by --hba-file's cert method and clientcert option)")
 	connectorAllow := flag.String("connector-allow", envOr("TRIBUTARY_CONNECTOR_ALLOW", ""), "comma list of host, host:port or CIDR entries the postgres, kafka and postgres-cdc connectors may connect to (empty: any)")
+	secretKeyFile := flag.String("secret-key-file", envOr("TRIBUTARY_SECRET_KEY_FILE", ""), "file holding the key (64 hex digits) that encrypts connector secrets in the catalog; created with a random key, mode 0600, when missing (default <data-dir>/secret.key)")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
@@ -142,6 +144,17 @@ func run() error {
 	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail})
 	if err != nil {
 		return fmt.Errorf("open data dir: %w", err)
+	}
+	if *secretKeyFile == "" {
+		*secretKeyFile = filepath.Join(*dataDir, "secret.key")
+	}
+	key, err := persist.LoadOrCreateKey(*secretKeyFile)
+	if err == nil {
+		err = persist.SetSecretKey(key)
+	}
+	if err != nil {
+		_ = store.Close()
+		return fmt.Errorf("--secret-key-file: %w", err)
 	}
 	if !*fsync {
 		logger.Warn("--fsync=false: commits are acknowledged before they reach the disk; an OS crash or power loss can lose them")
