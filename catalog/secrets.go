@@ -41,7 +41,7 @@ func IsSecretOption(key string) bool {
 
 // SecretSpans returns the byte ranges [start, end) of the secrets in a
 // statement's text, in order: each secret option's quoted value (inside
-// the quotes, '' escapes included) and each URL password; MaskSecrets
+// the quotes, doubled quotes included) and each URL password; MaskSecrets
 // hides the same.
 func SecretSpans(text string) [][2]int {
 	var spans [][2]int
