@@ -23,8 +23,9 @@ import (
 // and every privilege that means something on it, the role holding it
 // succeeds and every other role gets 42501 with PostgreSQL's message;
 // only the owner (or a superuser) grants on, alters or drops an object,
-// sinks included. The grants survive a kill -9 and restart; psql's \dp
-// shows them.
+// sinks included; pg_cancel_backend and pg_terminate_backend reach only
+// the same role's sessions (a superuser's: none). The grants survive a
+// kill -9 and restart; psql's \dp shows them.
 func TestPrivilegeMatrix(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -132,6 +133,28 @@ func TestPrivilegeMatrix(t *testing.T) {
 	}
 	deny("select", "ALTER SINK snk SET PARALLELISM = 1", "must be owner of sink snk")
 	do("alice", "ALTER SINK snk SET PARALLELISM = 1")
+
+	// Signalling other sessions: only a superuser's own business, or the
+	// same role's.
+	pid := func(user string) int32 {
+		var p int32
+		if err := conns[user].QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	deny("nobody", fmt.Sprintf("SELECT pg_terminate_backend(%d)", pid("root")), "must be a superuser to terminate superuser process")
+	deny("nobody", fmt.Sprintf("SELECT pg_cancel_backend(%d)", pid("root")), "must be a superuser to cancel superuser query")
+	deny("nobody", fmt.Sprintf("SELECT pg_cancel_backend(%d)", pid("alice")), "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+	var ok bool
+	// Its own session: allowed, so the statement cancels itself.
+	var pe *pgconn.PgError
+	if err := conns["nobody"].QueryRow(ctx, fmt.Sprintf("SELECT pg_cancel_backend(%d)", pid("nobody"))).Scan(&ok); !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("nobody cancels its own session's query: %v, want 57014", err)
+	}
+	if err := conns["root"].QueryRow(ctx, fmt.Sprintf("SELECT pg_cancel_backend(%d)", pid("alice"))).Scan(&ok); err != nil || !ok {
+		t.Fatalf("root cancels alice's query: %v %v", ok, err)
+	}
 
 	// A crash keeps every grant.
 	if err := srv.Kill(); err != nil {

@@ -207,3 +207,35 @@ func (s *Session) peerErr(err error) error {
 	}
 	return red
 }
+
+// backendGuard is what pg_cancel_backend and pg_terminate_backend reach:
+// a superuser signals any session; another role only the sessions of its
+// own role, and never a superuser's (PostgreSQL 15's rules and messages).
+type backendGuard struct{ s *Session }
+
+func (g backendGuard) Signal(pid int32, terminate bool) (bool, error) {
+	e := g.s.eng
+	if !g.s.superuser() {
+		for _, a := range e.Backends.Activity() {
+			if a.PID != pid {
+				continue
+			}
+			e.roles.RLock()
+			r := e.roles.byName[a.User]
+			e.roles.RUnlock()
+			switch {
+			case r == nil || r.Superuser: // a user name that is no role acts as root
+				if terminate {
+					return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a superuser to terminate superuser process")
+				}
+				return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a superuser to cancel superuser query")
+			case a.User != g.s.currentUser():
+				if terminate {
+					return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a member of the role whose process is being terminated or member of pg_signal_backend")
+				}
+				return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+			}
+		}
+	}
+	return e.Backends.Signal(pid, terminate), nil
+}
