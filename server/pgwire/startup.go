@@ -166,6 +166,10 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 	if enc := params["client_encoding"]; enc != "" && !isUTF8Name(enc) {
 		c.log.Warn("pgwire: client asked for an encoding other than UTF8; sending UTF8", "client_encoding", enc)
 	}
+	super := "on"
+	if su, ok := sess.(Superuser); ok && !su.IsSuperuser() {
+		super = "off"
+	}
 	status := [][2]string{
 		{"application_name", params["application_name"]},
 		{"client_encoding", "UTF8"},
@@ -174,7 +178,7 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 		{"in_hot_standby", "off"},
 		{"integer_datetimes", "on"},
 		{"IntervalStyle", "postgres"},
-		{"is_superuser", "on"},
+		{"is_superuser", super},
 		{"server_encoding", "UTF8"},
 		{"server_version", c.srv.cfg.ServerVersion},
 		{"session_authorization", user},

@@ -252,6 +252,9 @@ func (s *Session) superuser() bool {
 	return r == nil || r.Superuser
 }
 
+// IsSuperuser is pgwire.Superuser: is_superuser at startup.
+func (s *Session) IsSuperuser() bool { return s.superuser() }
+
 // isRole reports whether name is a role.
 func (s *Session) isRole(name string) bool {
 	s.eng.roles.RLock()
