@@ -184,6 +184,9 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	if h := rules.Load(); h != nil && !pgwire.IsLoopback(ln.Addr()) && h.TrustsRemote() > 0 {
+		logger.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITH A TRUST RULE FOR REMOTE ADDRESSES: whoever it matches logs in as any user without a password", "hba_file", *hbaFile, "line", h.TrustsRemote())
+	}
 	if !pgwire.IsLoopback(ln.Addr()) && mode == session.AuthTrust && *hbaFile == "" {
 		logger.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT PASSWORDS (--auth trust): anyone who reaches it is a superuser", "listen", ln.Addr().String())
 	}

@@ -244,6 +244,29 @@ func joinNames(ns []hbaName) string {
 	return strings.Join(s, ",")
 }
 
+// TrustsRemote returns the line of the first rule that lets a connection
+// from a non-loopback address in without a password (trust), or 0.
+func (h *HBA) TrustsRemote() int {
+	for _, r := range h.rules {
+		if r.method != MethodTrust || r.connType == "local" {
+			continue
+		}
+		if r.addr == nil || !loopbackOnly(r.addr) {
+			return r.line
+		}
+	}
+	return 0
+}
+
+// loopbackOnly reports whether every address of n is a loopback one.
+func loopbackOnly(n *net.IPNet) bool {
+	ones, bits := n.Mask.Size()
+	if ip4 := n.IP.To4(); ip4 != nil && bits == 32 {
+		return ip4[0] == 127 && ones >= 8
+	}
+	return n.IP.Equal(net.IPv6loopback) && ones == 128
+}
+
 // Match returns the decision of the first rule that matches req (without
 // the user's secret), or a refusal naming the host when none does.
 func (h *HBA) Match(req AuthRequest) AuthDecision {

@@ -77,3 +77,21 @@ func TestHBAParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestHBATrustsRemote(t *testing.T) {
+	for text, line := range map[string]int{
+		"host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\nhost all all all md5":   0,
+		"local all all trust\nhost all all 127.0.0.1/32 trust\nhost all all 10.0.0.0/8 trust": 3,
+		"host all all all trust": 1,
+		"host all all 127.0.0.0/8 scram-sha-256\nhostssl all all 0.0.0.0/0 trust":               2,
+		"host all all 127.0.0.1 255.0.0.0 trust\nhost all all 127.0.0.1 255.255.255.255 reject": 0,
+	} {
+		h, err := ParseHBA(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.TrustsRemote(); got != line {
+			t.Errorf("%q: line %d, want %d", text, got, line)
+		}
+	}
+}
