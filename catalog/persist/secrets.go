@@ -25,8 +25,8 @@ import (
 // CREATE statement's text — as a token "tributary-secret:v1:<base64>"
 // (AES-256-GCM), and Load opens the tokens again, so a copy of the data
 // directory without the key does not give the passwords away. Values
-// stored in clear (before a key, or by an older version) load as they are
-// and are sealed the next time their relation is saved.
+// stored in clear (before a key, or by an older version) load as they are;
+// LoadReport names their relations so that the engine seals them at start.
 
 const tokenPrefix = "tributary-secret:v1:"
 
@@ -239,4 +239,35 @@ func sinkProps(r *catalog.Relation) map[string]string {
 		return nil
 	}
 	return r.Sink.Props
+}
+
+// Sealing reports whether a key is set (Save seals secrets).
+func Sealing() bool {
+	sealer.RLock()
+	defer sealer.RUnlock()
+	return sealer.aead != nil
+}
+
+// inClear reports whether a stored (not yet opened) relation holds a
+// secret in clear.
+func inClear(r *catalog.Relation) bool {
+	clear := func(s string, spans [][2]int) bool {
+		for _, sp := range spans {
+			if v := s[sp[0]:sp[1]]; v != "" && !strings.HasPrefix(v, tokenPrefix) {
+				return true
+			}
+		}
+		return false
+	}
+	if clear(r.Definition, catalog.SecretSpans(r.Definition)) {
+		return true
+	}
+	for _, props := range []map[string]string{connectorProps(r), sinkProps(r)} {
+		for k, v := range props {
+			if catalog.IsSecretOption(k) && v != "" && !strings.HasPrefix(v, tokenPrefix) || clear(v, catalog.URLPasswordSpans(v)) {
+				return true
+			}
+		}
+	}
+	return false
 }

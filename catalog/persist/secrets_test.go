@@ -85,6 +85,9 @@ func TestSecretsAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(plainKV, "a catalog in clear, with a key")
+	if _, _, clear, err := LoadReport(ctx, plainKV); err != nil || len(clear) != 2 {
+		t.Fatalf("relations in clear: %v, %v", clear, err)
+	}
 
 	kv := memkv.New()
 	save(kv, 1, sink, src)
@@ -101,6 +104,9 @@ func TestSecretsAtRest(t *testing.T) {
 		t.Fatal("Save changed the relation it was given")
 	}
 	check(kv, "sealed")
+	if _, _, clear, err := LoadReport(ctx, kv); err != nil || len(clear) != 0 {
+		t.Fatalf("relations in clear after sealing: %v, %v", clear, err)
+	}
 
 	other := make([]byte, 32)
 	if err := SetSecretKey(other); err != nil {
