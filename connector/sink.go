@@ -63,6 +63,10 @@ type SinkConnector struct {
 	// ("" when absent) and returns what opens the sink's instances; its
 	// errors name the bad option.
 	Parse func(props map[string]string, format, encode string) (SinkOpener, error)
+	// Endpoints lists the host:port addresses the options make the
+	// connector connect to (network.go); nil for connectors that reach no
+	// other host.
+	Endpoints func(props map[string]string) []string
 }
 
 // SinkOpener opens the instances of a parsed sink.

@@ -25,8 +25,11 @@ func schemaOf(n parser.ObjectName) (string, error) {
 
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
-	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole {
-		rel.Owner = u // the creator owns it ("": root)
+	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole && s.isRole(u) {
+		// The creator owns it ("": root). A trusted user name that is no
+		// role acts as root, and what it creates is root's: a role of that
+		// name created later must not inherit it.
+		rel.Owner = u
 	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {

@@ -69,7 +69,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		cfg.Parallelism = runtime.NumCPU()
 	}
 	cat := catalog.New(catalog.SystemRelations())
-	rels, nextID, err := persist.Load(ctx, store)
+	rels, nextID, clearSecrets, err := persist.LoadReport(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
@@ -93,6 +93,22 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	}
 	if err := e.loadRoles(ctx, cfg.RootPassword); err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	if len(clearSecrets) > 0 && persist.Sealing() {
+		// Relations saved before secrets were encrypted: seal them now.
+		if _, err := e.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+			for _, id := range clearSecrets {
+				if rel, ok := cat.ByID(id); ok {
+					if err := persist.Save(b, rel, cat.PeekNextID()); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("open engine: encrypt the secrets stored in clear: %w", err)
+		}
+		logger.Info("encrypted the connector secrets of relations stored in clear", "relations", len(clearSecrets))
 	}
 	logger.Info("catalog loaded", "relations", len(rels), "committed_epoch", store.CommittedEpoch())
 	return e, nil

@@ -54,6 +54,9 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			if err != nil {
 				return nil, err
 			}
+			if name == "is_superuser" && !s.superuser() {
+				v = "off" // the current role's, as SET ROLE leaves it
+			}
 			return textRows([]string{name}, [][]string{{v}}, "SHOW"), nil
 		}
 	case "parameters":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/planner/physical"
@@ -72,8 +73,13 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	}
 	// A connector's target must exist and fit (a table's columns and key).
 	if sn := root.(*plan.StreamSink); sn.Into == nil {
+		if c, err := connector.LookupSink(sn.Props); err == nil {
+			if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, sn.Props); err != nil {
+				return nil, err
+			}
+		}
 		if err := stream.CheckSink(ctx, sn); err != nil {
-			return nil, fmt.Errorf("create sink %s: %w", rel.Name, err)
+			return nil, s.peerErr(fmt.Errorf("create sink %s: %w", rel.Name, err))
 		}
 	}
 	rel.ID = s.eng.Catalog.NextID()

@@ -62,6 +62,9 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if err != nil {
 		return err
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return err
+	}
 	// INCLUDE columns go before the hidden row id, in the order given.
 	var rowID *catalog.Column
 	if n := len(rel.Columns); n > 0 && rel.Columns[n-1].Name == catalog.RowIDColumn && rel.HasRowID() {
@@ -109,7 +112,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if err != nil {
 		return err
 	}
-	return src.Check(ctx)
+	return s.peerErr(src.Check(ctx))
 }
 
 // internalOptionPrefix begins the connector options Tributary records
@@ -168,6 +171,9 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 		}
 		props[k] = o.Value
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return err
+	}
 	// The table's own options do not make it mirror another table.
 	mirrors := func(p map[string]string) map[string]string {
 		p = maps.Clone(p)
@@ -191,7 +197,7 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return err
 	}
-	return cs.Check(ctx)
+	return s.peerErr(cs.Check(ctx))
 }
 
 // withProps are WITH options with keys lower-cased.
@@ -222,13 +228,16 @@ func (s *Session) createTablesSource(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return nil, err
+	}
 	rel.Connector = &catalog.Connector{Props: props, ReadOnly: c.ReadOnly, RateLimit: -1}
 	_, src, err := stream.OpenSource(rel)
 	if err != nil {
 		return nil, err
 	}
 	if err := src.Check(ctx); err != nil {
-		return nil, err
+		return nil, s.peerErr(err)
 	}
 	if r, ok := src.(connector.Resolver); ok {
 		rel.Connector.Props = r.Resolved()

@@ -220,6 +220,7 @@ var varDefs = map[string]varDef{
 	"max_identifier_length": {"63", "Shows the maximum identifier length.", nil, nil},
 	"is_superuser":          {"on", "Shows whether the current user is a superuser.", nil, nil},
 	"row_security":          {"on", "Enable row security.", anyValue, nil},
+	"password_encryption":   {"scram-sha-256", "Chooses the algorithm for encrypting passwords.", oneOf("scram-sha-256", "md5"), nil},
 	"client_min_messages": {"notice", "Sets the message levels that are sent to the client.", oneOf("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"),
 		notHonouredUnless(func(v string) bool { return v == "notice" }, "client_min_messages is not honoured: Tributary sends every NOTICE and WARNING")},
 	"synchronous_commit": {"on", "Sets the current transaction's synchronization level.", oneOf("on", "off", "local", "remote_write", "remote_apply"),
