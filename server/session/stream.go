@@ -86,6 +86,13 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 	if p, err := s.vars.get("streaming_parallelism"); err == nil && p != "0" {
 		js.Parallelism, _ = strconv.Atoi(p)
 	}
+	kindVar := "streaming_parallelism_for_materialized_view"
+	if rel.Kind == catalog.KindSink {
+		kindVar = "streaming_parallelism_for_sink"
+	}
+	if p, err := s.vars.get(kindVar); err == nil && p != "default" {
+		js.Parallelism, _ = strconv.Atoi(p)
+	}
 	if r, err := s.vars.get("backfill_rate_limit"); err == nil && r != "default" {
 		if r == "adaptive" {
 			js.Adaptive = true

@@ -240,12 +240,31 @@ var varDefs = map[string]varDef{
 		}
 		return "", types.Errorf(types.ErrInvalidParameter, "invalid value %q for sink_decouple: expected default, true or false", v)
 	}, nil},
-	"background_ddl":                     {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue, nil},
-	"streaming_use_snapshot_backfill":    {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue, nil},
-	"streaming_use_arrangement_backfill": {"true", "Accepted for RisingWave compatibility (its choice between arrangement and no-shuffle backfill); Tributary's backfills are always arrangement-style, and streaming_use_snapshot_backfill picks snapshot backfill.", boolValue, nil},
-	"backfill_target_barrier_latency_ms": {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1), nil},
-	"rw_implicit_flush":                  {"false", "true: DML also waits until the sinks into tables downstream of its writes delivered them (as FLUSH); it always waits for its commit.", boolValue, nil},
-	"query_mode":                         {"local", "Kept for RisingWave compatibility.", oneOf("auto", "local", "distributed"), notHonouredUnless(func(v string) bool { return v != "distributed" }, "query_mode = distributed is not honoured: queries run on this node")},
+	"background_ddl":                              {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue, nil},
+	"streaming_use_snapshot_backfill":             {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue, nil},
+	"streaming_use_arrangement_backfill":          {"true", "Accepted for RisingWave compatibility (its choice between arrangement and no-shuffle backfill); Tributary's backfills are always arrangement-style, and streaming_use_snapshot_backfill picks snapshot backfill.", boolValue, nil},
+	"backfill_target_barrier_latency_ms":          {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1), nil},
+	"rw_implicit_flush":                           {"false", "true: DML also waits until the sinks into tables downstream of its writes delivered them (as FLUSH); it always waits for its commit.", boolValue, nil},
+	"streaming_parallelism_for_materialized_view": {"default", "Parallelism of new materialized views (default: streaming_parallelism).", parallelismValue, nil},
+	"streaming_parallelism_for_sink":              {"default", "Parallelism of new sinks (default: streaming_parallelism).", parallelismValue, nil},
+	"streaming_parallelism_for_table":             {"default", "Accepted for RisingWave compatibility: a table's writes are applied by each statement, not by actors.", parallelismValue, rwIgnored},
+	"streaming_parallelism_for_source":            {"default", "Accepted for RisingWave compatibility: ALTER SOURCE ... SET PARALLELISM sets a shared source's readers.", parallelismValue, rwIgnored},
+	"streaming_parallelism_for_index":             {"default", "Accepted for RisingWave compatibility (no indexes yet).", parallelismValue, rwIgnored},
+	"streaming_parallelism_for_backfill":          {"default", "Accepted for RisingWave compatibility: a backfill runs in its job's actors.", parallelismValue, rwIgnored},
+	"streaming_max_parallelism":                   {"256", "The most actors a fragment may have (the vnode count).", oneOf("256"), nil},
+	// RisingWave's planner and executor knobs, accepted so its scripts run;
+	// Tributary plans these cases its own way (a NOTICE says so when set).
+	"rw_streaming_enable_delta_join":                    {"false", "Accepted for RisingWave compatibility: joins are hash joins.", boolValue, rwIgnored},
+	"rw_streaming_over_window_cache_policy":             {"full", "Accepted for RisingWave compatibility.", anyValue, rwIgnored},
+	"rw_streaming_allow_jsonb_in_stream_key":            {"false", "Accepted for RisingWave compatibility.", boolValue, rwIgnored},
+	"enable_locality_backfill":                          {"false", "Accepted for RisingWave compatibility.", boolValue, rwIgnored},
+	"enable_two_phase_agg":                              {"true", "Accepted for RisingWave compatibility: aggregation runs in two phases when it can.", boolValue, rwIgnored},
+	"enable_index_selection":                            {"true", "Accepted for RisingWave compatibility (no indexes yet).", boolValue, rwIgnored},
+	"streaming_enable_unaligned_join":                   {"false", "Accepted for RisingWave compatibility.", boolValue, rwIgnored},
+	"streaming_unsafe_allow_unmaterialized_impure_expr": {"false", "Accepted for RisingWave compatibility.", boolValue, rwIgnored},
+	"streaming_join_encoding":                           {"memory_optimized", "Accepted for RisingWave compatibility.", anyValue, rwIgnored},
+	"streaming_asof_join_use_cache":                     {"true", "Accepted for RisingWave compatibility.", boolValue, rwIgnored},
+	"query_mode":                                        {"local", "Kept for RisingWave compatibility.", oneOf("auto", "local", "distributed"), notHonouredUnless(func(v string) bool { return v != "distributed" }, "query_mode = distributed is not honoured: queries run on this node")},
 }
 
 // vars holds one session's variable values.
@@ -255,8 +274,32 @@ type vars struct {
 
 func newVars() *vars { return &vars{values: map[string]string{}} }
 
+// varAliases are RisingWave's other names of variables.
+var varAliases = map[string]string{"implicit_flush": "rw_implicit_flush"}
+
+// rwIgnored is the NOTICE of a RisingWave knob set to anything.
+func rwIgnored(string) string {
+	return "this RisingWave setting is accepted for compatibility and has no effect in Tributary"
+}
+
+// parallelismValue is an integer between 1 and 256, or default (0 too).
+func parallelismValue(v string) (string, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "default" || v == "0" || v == "adaptive" {
+		return "default", nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxParallelism {
+		return "", types.Errorf(types.ErrInvalidParameter, "parallelism must be an integer between 1 and %d, or DEFAULT", maxParallelism)
+	}
+	return strconv.Itoa(n), nil
+}
+
 func (v *vars) get(name string) (string, error) {
 	name = strings.ToLower(name)
+	if a, ok := varAliases[name]; ok {
+		name = a
+	}
 	d, ok := varDefs[name]
 	if !ok {
 		return "", types.Errorf(types.ErrUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
@@ -271,6 +314,9 @@ func (v *vars) get(name string) (string, error) {
 // the value is accepted but not honoured; the caller sends it to the client.
 func (v *vars) set(name string, value string, reset bool) (notice string, err error) {
 	name = strings.ToLower(name)
+	if a, ok := varAliases[name]; ok {
+		name = a
+	}
 	d, ok := varDefs[name]
 	if !ok {
 		return "", types.Errorf(types.ErrUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
