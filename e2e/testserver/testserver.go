@@ -79,6 +79,27 @@ func Build(t testing.TB) string {
 	return bin
 }
 
+// FreeAddrs returns n loopback addresses with distinct ports that were free
+// a moment ago (all held open together while they are picked).
+func FreeAddrs(n int) ([]string, error) {
+	var out []string
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
 // FreeAddr returns a loopback address with a port that was free a moment ago.
 func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -172,15 +193,11 @@ func Start(t testing.TB, bin, dataDir string) *Server {
 // StartWith is Start with extra command-line arguments and environment.
 func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 	t.Helper()
-	addr, err := FreeAddr()
+	addrs, err := FreeAddrs(2) // two at once: never the same port twice
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpAddr, err := FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{Addr: addr, HTTPAddr: httpAddr, Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
+	s := &Server{Addr: addrs[0], HTTPAddr: addrs[1], Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("stop server at %s: %v", s.Addr, err)

@@ -37,10 +37,13 @@ func (b *Binder) windowTVF(tf *parser.TableFunc, alias string) (plan.Node, error
 	if err != nil {
 		return nil, err
 	}
-	if alias == "" { // the parser names an unaliased call after the function
-		alias = tf.Name
-	}
 	inFields := in.Schema()
+	if (alias == "" || alias == tf.Name) && len(inFields) > 0 {
+		// Unaliased (the parser names the call after the function): its
+		// columns keep the relation's name, as in RisingWave (HOP(bid, ...)
+		// gives bid.auction).
+		alias = inFields[0].Table
+	}
 	c := &exprCtx{scope: &scope{fields: inFields}, clause: "FROM"}
 	timeExpr, err := b.bindExpr(c, tf.Args[1])
 	if err != nil {

@@ -102,7 +102,7 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 		if err := s.checkRead(referenced); err != nil {
 			return nil, err
 		}
-		if err := s.checkCreated(referenced); err != nil {
+		if err := s.checkCreated(ctx, referenced); err != nil {
 			return nil, err
 		}
 		pq := pq

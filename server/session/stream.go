@@ -595,20 +595,34 @@ func (s *Session) waitCreatingSlot(ctx context.Context) error {
 // checkCreated refuses a query of a materialized view whose job is still
 // backfilling (a background CREATE, or one resumed after a restart): its
 // rows are not all there yet, and RisingWave refuses it too.
-func (s *Session) checkCreated(ids []uint32) error {
-	var creating map[uint32]coordinator.JobInfo
+func (s *Session) checkCreated(ctx context.Context, ids []uint32) error {
+	creating := func() map[uint32]coordinator.JobInfo {
+		m := map[uint32]coordinator.JobInfo{}
+		for _, j := range s.eng.coord().Jobs() {
+			m[j.ID] = j
+		}
+		return m
+	}
+	var jobs map[uint32]coordinator.JobInfo
+	flushed := false
 	for _, id := range ids {
 		rel, ok := s.eng.Catalog.ByID(id)
 		if !ok || rel.Kind != catalog.KindMaterializedView {
 			continue
 		}
-		if creating == nil {
-			creating = map[uint32]coordinator.JobInfo{}
-			for _, j := range s.eng.coord().Jobs() {
-				creating[j.ID] = j
-			}
+		if jobs == nil {
+			jobs = creating()
 		}
-		if j, ok := creating[id]; ok {
+		if _, ok := jobs[id]; ok && !flushed {
+			// A job rebuilt after a restart or a rescale says its backfill
+			// was done at its first barrier: wait for one, then look again.
+			flushed = true
+			if err := s.eng.coord().Flush(ctx); err != nil {
+				return err
+			}
+			jobs = creating()
+		}
+		if j, ok := jobs[id]; ok {
 			return &types.Error{Kind: types.ErrFeatureNotReady,
 				Msg:  fmt.Sprintf("materialized view %s is still being created (backfill %s)", rel.Name, progressText(j)),
 				Hint: "Query it once its backfill is done: WAIT waits for every background job, rw_catalog.rw_ddl_progress shows the progress."}
