@@ -4,8 +4,8 @@
 //	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data] [--http-listen 127.0.0.1:5691]
 //	                    [--fsync=true] [--accept-damaged-tail]
 //
-// --http-listen serves Prometheus metrics at /metrics and Go's profiles at
-// /debug/pprof/ (empty: off).
+// --http-listen serves the dashboard at /, Prometheus metrics at /metrics and
+// Go's profiles at /debug/pprof/ (empty: off).
 //
 // --fsync=false acknowledges commits before they reach the disk (they survive a
 // killed process, not an OS crash or power loss). A data directory with a
@@ -36,6 +36,7 @@ import (
 
 	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/server/dashboard"
 	"github.com/tributary/tributary/server/metrics"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/session"
@@ -81,7 +82,7 @@ func run() error {
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
-	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
+	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve the dashboard (/), /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
@@ -149,14 +150,16 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		httpSrv := &http.Server{Handler: httpMux(eng, srv, store), ReadHeaderTimeout: 10 * time.Second}
+		mux, dash := httpMux(eng, srv, store)
+		go dash.Run(ctx, time.Second)
+		httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		defer httpSrv.Close()
 		go func() {
 			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Warn("http server", "err", err)
 			}
 		}()
-		logger.Info("serving /metrics", "addr", httpLn.Addr().String())
+		logger.Info("serving /metrics and the dashboard", "addr", httpLn.Addr().String())
 	}
 	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir)
 
@@ -199,8 +202,9 @@ func pprofMux() *http.ServeMux {
 }
 
 // httpMux serves /metrics, read from the engine, the SinkLog and the
-// client connections at scrape time, and the pprof profiles.
-func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http.ServeMux {
+// client connections at scrape time, the pprof profiles, and the dashboard
+// at / (its sampler is for the caller to Run).
+func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*http.ServeMux, *dashboard.Dashboard) {
 	sinks := eng.SinkLog()
 	m := metrics.New(metrics.Sources{
 		Jobs:    eng.Jobs,
@@ -223,5 +227,17 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()
 	mux.Handle("/metrics", m.Handler())
-	return mux
+	dash := dashboard.New(dashboard.Sources{
+		Fragments:      eng.Fragments,
+		Backfills:      eng.Jobs,
+		JobName:        eng.JobName,
+		JobKind:        eng.JobKind,
+		Splits:         sinks.SourceSplits,
+		Stores:         sinks.Stores,
+		Events:         sinks.Events,
+		CommittedEpoch: store.CommittedEpoch,
+	})
+	eng.Barriers().Watch(dash.ObserveBarrier)
+	mux.Handle("/", dash.Handler())
+	return mux, dash
 }

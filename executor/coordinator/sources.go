@@ -22,6 +22,10 @@ type SourceSplitStats struct {
 	// to NULL) since the server started; LastError is the last one's cause.
 	BadMessages int64
 	LastError   string
+	// Lag is how many messages the split's newest is ahead of Next (Kafka:
+	// the partition's high watermark less the next offset); -1 when the
+	// source cannot tell.
+	Lag int64
 }
 
 type splitKey struct{ source, split string }
@@ -64,7 +68,7 @@ func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *Sourc
 	k := splitKey{source, split}
 	s := l.mu.splits[k]
 	if s == nil {
-		s = &SourceSplitStats{Source: source, Split: split}
+		s = &SourceSplitStats{Source: source, Split: split, Lag: -1}
 		l.mu.splits[k] = s
 	}
 	s.Actor = actor

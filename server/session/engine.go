@@ -199,6 +199,15 @@ func (e *Engine) JobName(id uint32) string {
 	return ""
 }
 
+// JobKind names the kind of a job's relation ("materialized view",
+// "sink", "table", ...; "" when it is gone).
+func (e *Engine) JobKind(id uint32) string {
+	if r, ok := e.Catalog.ByID(id); ok {
+		return r.Kind.String()
+	}
+	return ""
+}
+
 // Barriers returns the log of committed epochs' barrier latencies, kept
 // across recoveries.
 func (e *Engine) Barriers() *coordinator.BarrierLog { return e.barriers }
