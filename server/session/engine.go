@@ -193,16 +193,30 @@ func (e *Engine) Fragments() []coordinator.FragmentInfo { return e.coord().Fragm
 
 // JobName returns a relation's qualified name ("" when it is gone).
 func (e *Engine) JobName(id uint32) string {
-	if r, ok := e.Catalog.ByID(id); ok {
+	if r, ok := e.jobRelation(id); ok {
 		return r.QualifiedName()
 	}
 	return ""
 }
 
+// jobRelation returns the relation of job id: the relation of that id, or
+// the connector table whose job is numbered by its first state table.
+func (e *Engine) jobRelation(id uint32) (*catalog.Relation, bool) {
+	if r, ok := e.Catalog.ByID(id); ok {
+		return r, true
+	}
+	for _, r := range e.Catalog.Relations() {
+		if r.Kind == catalog.KindTable && len(r.StateTables) > 0 && r.StateTables[0] == id {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
 // JobKind names the kind of a job's relation ("materialized view",
 // "sink", "table", ...; "" when it is gone).
 func (e *Engine) JobKind(id uint32) string {
-	if r, ok := e.Catalog.ByID(id); ok {
+	if r, ok := e.jobRelation(id); ok {
 		return r.Kind.String()
 	}
 	return ""

@@ -23,6 +23,7 @@ function fmtNum(v) {
   if (a >= 1e6) return (v / 1e6).toFixed(1) + "M";
   if (a >= 1e4) return (v / 1e3).toFixed(1) + "k";
   if (a >= 100 || v === Math.round(v)) return String(Math.round(v));
+  if (a < 1) return String(Number(v.toPrecision(2)));
   return v.toFixed(1);
 }
 
@@ -170,9 +171,10 @@ function drawChart(canvas, lines, now, windowMS) {
     ctx.fillText(fmtNum(v), L - 4, yy + 4);
   }
   ctx.textAlign = "center";
-  for (let m = 0; m <= windowMS / 60000; m += 2) {
-    const xx = x(now - m * 60000);
-    ctx.fillText(m === 0 ? "now" : "-" + m + "m", xx, h - B + 14);
+  const step = [15e3, 30e3, 60e3, 120e3].find((st) => windowMS / st <= 6) || 120e3;
+  for (let ago = 0; ago <= windowMS; ago += step) {
+    const label = ago === 0 ? "now" : ago < 60e3 ? "-" + ago / 1e3 + "s" : "-" + ago / 60e3 + "m";
+    ctx.fillText(label, Math.max(x(now - ago), L + 10), h - B + 14);
   }
   if (names.length === 0) {
     ctx.fillText("no data", (L + w - R) / 2, (T + h - B) / 2);
@@ -209,7 +211,9 @@ function collect(points, field) {
 function renderSeries(s) {
   const pts = s.points;
   const now = pts.length ? pts[pts.length - 1].t : Date.now();
-  const windowMS = 10 * 60 * 1000;
+  // The window grows with the data kept, from one minute to ten.
+  const span = pts.length ? now - pts[0].t : 0;
+  const windowMS = Math.min(10 * 60e3, Math.max(60e3, Math.ceil(span / 60e3) * 60e3));
   const barrier = { avg: [], max: [] };
   for (const p of pts) {
     if (p.barrier_avg_ms !== undefined) barrier.avg.push([p.t, p.barrier_avg_ms]);
