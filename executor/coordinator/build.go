@@ -38,8 +38,8 @@ func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 		b.f.ops[n] = make([]*stream.OpStats, b.f.parallel)
 	}
 	b.f.ops[n][b.index] = st
-	if cc, ok := exec.(stream.CacheCounter); ok {
-		cc.CountCache(st)
+	if cc, ok := exec.(stream.OpCounter); ok {
+		cc.CountInto(st)
 	}
 	return stream.Profile(exec, b.actx.Stats, st), nil
 }

@@ -99,8 +99,8 @@ type aggGroup struct {
 	slot     int  // index in aggRun.clock
 }
 
-// CountCache implements CacheCounter: group lookups.
-func (e *aggExec) CountCache(st *OpStats) { e.cache = st }
+// CountInto implements OpCounter: group lookups.
+func (e *aggExec) CountInto(st *OpStats) { e.cache = st }
 
 // NewAgg returns the executor of a StreamAgg: hash aggregation when
 // n.GroupBy is non-empty, else simple aggregation. Its state tables are

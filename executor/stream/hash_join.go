@@ -40,8 +40,8 @@ type hashJoin struct {
 	run joinRun
 }
 
-// CountCache implements CacheCounter: the probes of either side's cache.
-func (e *hashJoin) CountCache(st *OpStats) {
+// CountInto implements OpCounter: the probes of either side's cache.
+func (e *hashJoin) CountInto(st *OpStats) {
 	for _, s := range e.run.sides {
 		if s != nil {
 			s.stats = st

@@ -35,10 +35,12 @@ func (st *OpStats) hit(found bool) {
 	}
 }
 
-// CacheCounter is implemented by operators that keep state in a cache:
-// CountCache makes them count their lookups into st.
-type CacheCounter interface {
-	CountCache(st *OpStats)
+// OpCounter is implemented by operators that count more than the chunks
+// they return: CountInto makes them count into st (stateful operators their
+// cache lookups; a connector table's source the rows it writes into the
+// table, which it does not return).
+type OpCounter interface {
+	CountInto(st *OpStats)
 }
 
 // Profile returns in counting into st; actor (may be nil) is the actor's

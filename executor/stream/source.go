@@ -87,6 +87,7 @@ type sourceConfig struct {
 	ts       []types.T
 	rel      *catalog.Relation
 	writer   TableWriter
+	stats    *OpStats // counts the rows written into the table (nil: not counted)
 	report   Progress
 	monitor  SourceMonitor
 	share    SplitShare
@@ -249,6 +250,10 @@ func (e *sourceExec) close() {
 	}
 }
 
+// CountInto implements OpCounter: a connector table's source counts the
+// rows it writes into the table as its output.
+func (e *sourceExec) CountInto(st *OpStats) { e.stats = st }
+
 func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 	if e.done {
 		return Message{}, io.EOF
@@ -286,12 +291,16 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 		if e.idle && e.reader != nil {
 			ready = e.reader.Ready()
 		}
+		// Waiting for a barrier, the rate limit or the reader is not work.
+		waitStart := time.Now()
 		select {
 		case b := <-e.barriers:
 			stopTimer(timer)
+			e.actx.waitedFor(time.Since(waitStart))
 			return e.onBarrier(ctx, b)
 		case l := <-e.list.out:
 			stopTimer(timer)
+			e.actx.waitedFor(time.Since(waitStart))
 			if err := e.addSplits(ctx, l); err != nil {
 				return Message{}, e.wrap(err)
 			}
@@ -302,6 +311,7 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 			stopTimer(timer)
 			return Message{}, ctx.Err()
 		}
+		e.actx.waitedFor(time.Since(waitStart))
 	}
 }
 
@@ -413,6 +423,9 @@ func (e *sourceExec) write(ctx context.Context) error {
 		if !ok {
 			e.blocked = true
 			return nil
+		}
+		if e.stats != nil && e.pending != nil {
+			e.stats.RowsOut.Add(int64(e.pending.Len()))
 		}
 	}
 	r := e.pendRead

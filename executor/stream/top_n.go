@@ -195,8 +195,8 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	return x, nil
 }
 
-// CountCache implements CacheCounter: group lookups.
-func (x *TopN) CountCache(st *OpStats) { x.cacheStats = st }
+// CountInto implements OpCounter: group lookups.
+func (x *TopN) CountInto(st *OpStats) { x.cacheStats = st }
 
 // Schema implements Executor.
 func (x *TopN) Schema() []types.T { return x.cfg.outTypes }
