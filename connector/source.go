@@ -126,6 +126,16 @@ type SplitRemover interface {
 	RemoveSplits(splits []string)
 }
 
+// Newester is implemented by readers that know where each split's newest
+// message is: Newest returns the position after it (Kafka: the partition's
+// high watermark; PostgreSQL CDC: the server's WAL end), comparable to
+// ReadResult.Next, so Newest - Next is how far reading is behind (ok false
+// while unknown). It is called from the goroutine that calls Read and must
+// not block.
+type Newester interface {
+	Newest(split string) (pos int64, ok bool)
+}
+
 // OffsetCommitter is implemented by readers that tell the external system
 // what the engine has made durable (PostgreSQL CDC: the replication slot's
 // confirmed LSN, so the upstream keeps its WAL exactly as long as a restart
@@ -249,6 +259,9 @@ type ReadResult struct {
 	// every row of the table is deleted before Offset is stored, in the
 	// same epoch (a CDC table mirroring an upstream TRUNCATE).
 	Truncate bool
+	// Bytes is the size of the messages read (payload and key; 0 when
+	// the connector does not tell).
+	Bytes int64
 	// Fresh: the rows are inserts of keys the table does not hold (a CDC
 	// copy's rows, whose keys no change has touched), written without a
 	// lookup for an existing row.
@@ -323,6 +336,10 @@ type CDCProgress struct {
 	Rows, Estimate int64
 	// LSN is the change stream's committed position (PostgreSQL's 0/16B3748 form).
 	LSN string
+	// WALEnd is the upstream's WAL end as the replication stream last
+	// reported it (bytes; 0: unknown): WALEnd less LSN is how far the
+	// committed position is behind.
+	WALEnd uint64
 	// The copy's key ranges (backfill.parallelism; 1 for a copy in one
 	// range): all of them, those copied, and those copied whose changes
 	// the stream has caught up with.

@@ -223,6 +223,16 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*htt
 		LateRows:         stream.LateRows,
 		BackfillRowsRead: stream.BackfillRowsRead.Load,
 		Fragments:        eng.Fragments,
+		Storage: func() metrics.StorageStats {
+			st := store.Stats()
+			out := metrics.StorageStats{LSMBytes: st.LSMBytes, VlogBytes: st.VlogBytes, L0StallTables: st.L0StallTables,
+				WriteStalls: st.WriteStalls, WriteStallSeconds: st.WriteStallTime.Seconds(), SlowCompactions: st.SlowCompactions}
+			for _, l := range st.Levels {
+				out.LevelTables = append(out.LevelTables, l.Tables)
+				out.LevelBytes = append(out.LevelBytes, l.Bytes)
+			}
+			return out
+		},
 	})
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()

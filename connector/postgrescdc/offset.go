@@ -144,8 +144,9 @@ func (o Offset) ranges() []connector.CDCRange {
 	return out
 }
 
-// publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
-func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) {
+// publishProgress tells the engine (rw_cdc_progress) where relation's split
+// stands; walEnd is the upstream's WAL end as last reported (0: unknown).
+func publishProgress(env connector.ReaderEnv, relation, split string, o Offset, walEnd uint64) {
 	if env.CDC == nil {
 		return
 	}
@@ -155,6 +156,6 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 	}
 	total, copied, completed := o.splitCounts()
 	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
-		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
+		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(), WALEnd: walEnd,
 		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }

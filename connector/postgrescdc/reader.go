@@ -151,7 +151,7 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 	}
 	r.committed.Store(start.LSN)
 	r.copyRate.Store(-1)
-	publishProgress(env, s.spec.Relation, r.split, start)
+	publishProgress(env, s.spec.Relation, r.split, start, 0)
 	r.hub = hubFor(s.cfg)
 	if err := r.hub.register(r, s.cfg.Siblings); err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (r *Reader) Committed(split string, offset []byte) {
 			break
 		}
 	}
-	publishProgress(r.env, r.src.spec.Relation, split, o)
+	publishProgress(r.env, r.src.spec.Relation, split, o, r.hub.walEnd.Load())
 }
 
 // SetBackfillRate implements connector.BackfillRater: the copy reads at
@@ -782,6 +782,7 @@ func (s *session) pump(ctx context.Context, done func() bool, until time.Time) e
 						return err
 					}
 				}
+				s.h.walEnd.Store(uint64(ka.ServerWALEnd))
 				if err := s.idle(ctx, uint64(ka.ServerWALEnd)); err != nil {
 					return err
 				}
@@ -790,6 +791,7 @@ func (s *session) pump(ctx context.Context, done func() bool, until time.Time) e
 				if err != nil {
 					return fmt.Errorf("replication stream: %w", err)
 				}
+				s.h.walEnd.Store(uint64(x.ServerWALEnd))
 				if err := s.message(ctx, x.WALData); err != nil {
 					return err
 				}

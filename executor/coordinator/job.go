@@ -112,6 +112,8 @@ type FragmentInfo struct {
 	// Inputs are the fragments feeding this one through exchanges, by ID,
 	// with how each is distributed ("hash", "broadcast", "single").
 	Inputs []FragmentInput
+	// Ops are the counters of every operator in every actor of the fragment.
+	Ops []*stream.OpStats
 }
 
 // FragmentInput is an edge of a job's fragment graph.
@@ -398,8 +400,14 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	}
 	j.plan, j.ops = jobRoot, map[plan.StreamNode]opCounters{}
 	for i, f := range order {
+		var ops []*stream.OpStats
 		for n, st := range f.ops {
 			j.ops[n] = opCounters{fragment: i, stats: st}
+			for _, o := range st {
+				if o != nil {
+					ops = append(ops, o)
+				}
+			}
 		}
 		var inputs []FragmentInput
 		for e, child := range f.inputs {
@@ -424,7 +432,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 				stats[k] = r.actor.Ctx.Stats
 			}
 		}
-		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats, Inputs: inputs})
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats, Inputs: inputs, Ops: ops})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r

@@ -18,6 +18,9 @@ type SourceSplitStats struct {
 	// Next is the position after the last row read (committed with the
 	// last barrier), Rows the rows read since the reader started.
 	Next, Rows int64
+	// Bytes is the size of the messages read since the reader started (0
+	// when the connector does not tell).
+	Bytes int64
 	// BadMessages counts the messages skipped or read in part (values set
 	// to NULL) since the server started; LastError is the last one's cause.
 	BadMessages int64
@@ -54,11 +57,11 @@ func (l *SinkLog) Trouble(source string, actor stream.ActorID, err error) {
 }
 
 // SplitState implements stream.SourceMonitor.
-func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, next, rows int64) {
+func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, next, rows, bytes, lag int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.splitLocked(source, split, actor)
-	s.Next, s.Rows = next, rows
+	s.Next, s.Rows, s.Bytes, s.Lag = next, rows, bytes, lag
 }
 
 func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *SourceSplitStats {

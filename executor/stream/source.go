@@ -39,7 +39,10 @@ type TableWriter interface {
 type SourceMonitor interface {
 	BadMessage(source, split string, actor ActorID, position int64, err error)
 	Trouble(source string, actor ActorID, err error)
-	SplitState(source, split string, actor ActorID, next int64, rows int64)
+	// SplitState reports where a split stands at a barrier: its next
+	// position, the rows and message bytes read in this run, and how far
+	// behind the split's newest message reading is (-1: unknown).
+	SplitState(source, split string, actor ActorID, next, rows, bytes, lag int64)
 	CDCProgress(p connector.CDCProgress)
 }
 
@@ -101,6 +104,7 @@ type sourceSplit struct {
 	offset []byte // where reading goes on (nil: the startup position)
 	next   int64  // the position after the last row read
 	rows   int64  // rows read in this run
+	bytes  int64  // bytes of the messages read in this run (when the reader tells)
 	dirty  bool   // offset changed since the last barrier
 }
 
@@ -315,6 +319,19 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 	}
 }
 
+// splitLag is how far reading split s is behind its newest message, or -1
+// when the reader cannot tell.
+func splitLag(n connector.Newester, split string, s *sourceSplit) int64 {
+	if n == nil || s.offset == nil { // not read yet: its startup position is unknown
+		return -1
+	}
+	newest, ok := n.Newest(split)
+	if !ok {
+		return -1
+	}
+	return max(newest-s.next, 0)
+}
+
 func stopTimer(t *time.Timer) {
 	if t != nil {
 		t.Stop()
@@ -435,6 +452,7 @@ func (e *sourceExec) write(ctx context.Context) error {
 	}
 	s.offset, s.next, s.dirty = r.Offset, r.Next, true
 	s.rows += int64(r.Rows)
+	s.bytes += r.Bytes
 	e.produced += int64(r.Rows)
 	e.epochRows += int64(r.Rows)
 	e.tokens -= float64(r.Rows)
@@ -464,8 +482,13 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	}
 	e.tellCommitted()
 	_, committer := e.reader.(connector.OffsetCommitter)
+	newester, _ := e.reader.(connector.Newester)
 	for name, s := range e.splits {
 		if !s.dirty {
+			if newester != nil && e.monitor != nil {
+				// A split that did not move may still fall behind.
+				e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows, s.bytes, splitLag(newester, name, s))
+			}
 			continue
 		}
 		if err := e.state.Insert([]types.Datum{types.DString(name), bytesOrNull(s.offset), types.DInt(s.next)}); err != nil {
@@ -476,7 +499,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 		}
 		s.dirty = false
 		if e.monitor != nil {
-			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows)
+			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows, s.bytes, splitLag(newester, name, s))
 		}
 	}
 	b.ForEachMutation(func(m Mutation) {
