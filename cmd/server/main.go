@@ -88,6 +88,7 @@ func run() error {
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
 	fileRoot := flag.String("file-sink-root", envOr("TRIBUTARY_FILE_SINK_ROOT", ""), "directory file sinks write under: relative paths resolve inside it, paths out of it are refused (default <data-dir>/sink-files)")
 	auth := flag.String("auth", envOr("TRIBUTARY_AUTH", ""), "client authentication: trust (no passwords), password (SCRAM-SHA-256 for everyone) or empty (trust on loopback connections, password on others)")
+	streamStats := flag.Bool("stream-stats", envBool("TRIBUTARY_STREAM_STATS", true), "count rows, busy time and cache hits per actor and operator of every streaming job (read by /metrics, the dashboard and EXPLAIN ANALYZE); false saves that work and shows none")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
@@ -131,7 +132,7 @@ func run() error {
 	defer stop()
 
 	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, Logger: logger,
-		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD")})
+		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD"), NoStreamStats: !*streamStats})
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,8 @@ type builder struct {
 // into its own OpStats (EXPLAIN ANALYZE of the running job).
 func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
 	exec, err := b.buildNode(n)
-	if err != nil {
-		return nil, err
+	if err != nil || b.c.cfg.NoStats {
+		return exec, err
 	}
 	st := &stream.OpStats{}
 	if b.f.ops == nil {

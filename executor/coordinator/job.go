@@ -369,7 +369,11 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: &stream.ActorStats{}, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+			var stats *stream.ActorStats
+			if !c.cfg.NoStats {
+				stats = &stream.ActorStats{}
+			}
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: stats, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
 				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {

@@ -66,6 +66,9 @@ type Config struct {
 	// RootPassword, when set, becomes root's password at this start
 	// (TRIBUTARY_ROOT_PASSWORD).
 	RootPassword string
+	// NoStreamStats turns off the streaming jobs' per-actor and per-operator
+	// counters (coordinator.Config.NoStats).
+	NoStreamStats bool
 }
 
 // Open loads the persisted catalog from store, rebuilds every streaming job
@@ -114,7 +117,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
 	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
 		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover,
-		Barriers: e.barriers, Sinks: e.sinks})
+		Barriers: e.barriers, Sinks: e.sinks, NoStats: e.cfg.NoStreamStats})
 	if err := e.recoverJobs(ctx, c); err != nil {
 		c.Stop()
 		return nil, err

@@ -65,6 +65,9 @@ func (s *Session) explainAnalyze(ctx context.Context, n *parser.ExplainAnalyze) 
 	if !ok {
 		return nil, types.Errorf(types.ErrUndefinedObject, "%s %q has no running streaming job", strings.ToLower(n.Kind.String()), rel.Name)
 	}
+	if len(before) > 0 && before[0].Fragment < 0 {
+		return nil, types.Errorf(types.ErrUnsupported, "EXPLAIN ANALYZE needs the streaming jobs' counters, which this server runs without (--stream-stats=false)")
+	}
 	start := time.Now()
 	select {
 	case <-ctx.Done():
