@@ -136,6 +136,14 @@ type Newester interface {
 	Newest(split string) (pos int64, ok bool)
 }
 
+// LogLagger is implemented by readers of a change log (PostgreSQL CDC's
+// WAL) that know how far a split's committed position is behind the log's
+// end, in bytes of log (ok false while unknown). It is called from the
+// goroutine that calls Read and must not block.
+type LogLagger interface {
+	LogLag(split string) (bytes int64, ok bool)
+}
+
 // OffsetCommitter is implemented by readers that tell the external system
 // what the engine has made durable (PostgreSQL CDC: the replication slot's
 // confirmed LSN, so the upstream keeps its WAL exactly as long as a restart
@@ -336,10 +344,6 @@ type CDCProgress struct {
 	Rows, Estimate int64
 	// LSN is the change stream's committed position (PostgreSQL's 0/16B3748 form).
 	LSN string
-	// WALEnd is the upstream's WAL end as the replication stream last
-	// reported it (bytes; 0: unknown): WALEnd less LSN is how far the
-	// committed position is behind.
-	WALEnd uint64
 	// The copy's key ranges (backfill.parallelism; 1 for a copy in one
 	// range): all of them, those copied, and those copied whose changes
 	// the stream has caught up with.

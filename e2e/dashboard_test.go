@@ -80,6 +80,9 @@ func TestDashboardBrowser(t *testing.T) {
 			fields.v.min = '0', fields.v.max = '9', datagen.rows.per.second = '2000', datagen.split.num = '2')`,
 		`CREATE MATERIALIZED VIEW live AS SELECT v, count(*) AS n FROM g GROUP BY v`,
 		`CREATE MATERIALIZED VIEW ratio AS SELECT id, 10 / v AS q FROM g`, // division by zero: EXPR_ERROR events
+		`SET sink_decouple = true`,
+		`SET sink_rate_limit = 500`, // behind g's 2000 rows/s: the sink lag chart rises
+		`CREATE SINK slow FROM ratio WITH (connector = 'blackhole')`,
 		`SET background_ddl = true`,
 		`SET backfill_rate_limit = 0`,
 		`CREATE MATERIALIZED VIEW paused AS SELECT v, count(*) AS n FROM t GROUP BY v`,
@@ -152,7 +155,7 @@ func TestDashboardBrowser(t *testing.T) {
 			t.Fatalf("the jobs table never showed live RUNNING and paused BACKFILLING at 0%%: %+v", v.Jobs)
 		}
 	}
-	if len(v.Jobs) < 4 { // t, g (tables with jobs), live, ratio, paused
+	if len(v.Jobs) < 5 { // g (a connector table's job), live, ratio, slow, paused
 		t.Errorf("jobs shown: %+v", v.Jobs)
 	}
 

@@ -3,16 +3,19 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -324,4 +327,63 @@ func TestMetricsKafkaSourceLag(t *testing.T) {
 	poll("no lag once caught up", func(lag, bytes float64, splits int) bool {
 		return splits == 2 && lag == 0 && bytes > 3000*20
 	})
+}
+
+// TestMetricsCDCLag: a PostgreSQL CDC table's lag in WAL bytes (the
+// upstream's WAL end less the committed LSN) grows while the table is
+// paused (SOURCE_RATE_LIMIT = 0) and the upstream writes, and falls once
+// it reads again. Skipped without PostgreSQL binaries.
+func TestMetricsCDCLag(t *testing.T) {
+	pg := pgtest.StartWith(t, pgtest.LogicalSettings...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close(context.Background())
+	if _, err := up.Exec(ctx, "CREATE TABLE src (id int8 PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
+	conn := connect(t, ctx, srv)
+	host, port, _ := net.SplitHostPort(pg.Addr)
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE cdc (id bigint, v varchar, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
+		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'src')`, host, port)); err != nil {
+		t.Fatal(err)
+	}
+	rel := map[string]string{"source": "public.cdc"}
+	insert := func(from int) {
+		t.Helper()
+		if _, err := up.Exec(ctx, fmt.Sprintf("INSERT INTO src SELECT g, repeat('x', 200) FROM generate_series(%d, %d) g", from, from+9999)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll := func(what string, cond func(lag float64) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			lag, ok := sumSamples(scrapeMetrics(t, ctx, srv), "tributary_source_lag_bytes", rel)
+			if ok && cond(lag) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30 s (lag %v bytes, reported %v)", what, lag, ok)
+			}
+		}
+	}
+	insert(1)
+	poll("a small lag once caught up", func(lag float64) bool { return lag < 1<<20 })
+	if _, err := conn.Exec(ctx, "ALTER TABLE cdc SET SOURCE_RATE_LIMIT = 0"); err != nil {
+		t.Fatal(err)
+	}
+	insert(100_000) // about 2.5 MB of WAL
+	poll("the paused table's lag grows", func(lag float64) bool { return lag > 1<<20 })
+	if _, err := conn.Exec(ctx, "ALTER TABLE cdc SET SOURCE_RATE_LIMIT = DEFAULT"); err != nil {
+		t.Fatal(err)
+	}
+	poll("the lag falls once it reads again", func(lag float64) bool { return lag < 1<<20 })
+	waitRows(t, ctx, func() (string, error) {
+		rows, err := rowsOf(ctx, conn, "SELECT count(*) FROM cdc")
+		return strings.Join(rows, ";"), err
+	}, "20000", 30*time.Second)
 }

@@ -144,9 +144,8 @@ func (o Offset) ranges() []connector.CDCRange {
 	return out
 }
 
-// publishProgress tells the engine (rw_cdc_progress) where relation's split
-// stands; walEnd is the upstream's WAL end as last reported (0: unknown).
-func publishProgress(env connector.ReaderEnv, relation, split string, o Offset, walEnd uint64) {
+// publishProgress tells the engine (rw_cdc_progress) where relation's split stands.
+func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) {
 	if env.CDC == nil {
 		return
 	}
@@ -156,6 +155,6 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset, 
 	}
 	total, copied, completed := o.splitCounts()
 	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
-		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(), WALEnd: walEnd,
+		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
 		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }

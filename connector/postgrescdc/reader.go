@@ -151,7 +151,7 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 	}
 	r.committed.Store(start.LSN)
 	r.copyRate.Store(-1)
-	publishProgress(env, s.spec.Relation, r.split, start, 0)
+	publishProgress(env, s.spec.Relation, r.split, start)
 	r.hub = hubFor(s.cfg)
 	if err := r.hub.register(r, s.cfg.Siblings); err != nil {
 		return nil, err
@@ -229,7 +229,17 @@ func (r *Reader) Committed(split string, offset []byte) {
 			break
 		}
 	}
-	publishProgress(r.env, r.src.spec.Relation, split, o, r.hub.walEnd.Load())
+	publishProgress(r.env, r.src.spec.Relation, split, o)
+}
+
+// LogLag implements connector.LogLagger: the upstream's WAL end as the
+// replication stream last reported it, less the LSN the engine committed.
+func (r *Reader) LogLag(split string) (int64, bool) {
+	end, committed := r.hub.walEnd.Load(), r.committed.Load()
+	if split != r.split || end == 0 || committed == 0 {
+		return 0, false
+	}
+	return int64(end - min(committed, end)), true
 }
 
 // SetBackfillRate implements connector.BackfillRater: the copy reads at

@@ -27,8 +27,10 @@ type SourceSplitStats struct {
 	LastError   string
 	// Lag is how many messages the split's newest is ahead of Next (Kafka:
 	// the partition's high watermark less the next offset); -1 when the
-	// source cannot tell.
-	Lag int64
+	// source cannot tell. LagBytes is how far its committed position is
+	// behind the end of the upstream's log (PostgreSQL CDC: WAL bytes); -1
+	// when unknown.
+	Lag, LagBytes int64
 }
 
 type splitKey struct{ source, split string }
@@ -57,11 +59,11 @@ func (l *SinkLog) Trouble(source string, actor stream.ActorID, err error) {
 }
 
 // SplitState implements stream.SourceMonitor.
-func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, next, rows, bytes, lag int64) {
+func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, r stream.SplitStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.splitLocked(source, split, actor)
-	s.Next, s.Rows, s.Bytes, s.Lag = next, rows, bytes, lag
+	s.Next, s.Rows, s.Bytes, s.Lag, s.LagBytes = r.Next, r.Rows, r.Bytes, r.Lag, r.LagBytes
 }
 
 func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *SourceSplitStats {
@@ -71,7 +73,7 @@ func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *Sourc
 	k := splitKey{source, split}
 	s := l.mu.splits[k]
 	if s == nil {
-		s = &SourceSplitStats{Source: source, Split: split, Lag: -1}
+		s = &SourceSplitStats{Source: source, Split: split, Lag: -1, LagBytes: -1}
 		l.mu.splits[k] = s
 	}
 	s.Actor = actor

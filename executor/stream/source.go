@@ -39,11 +39,21 @@ type TableWriter interface {
 type SourceMonitor interface {
 	BadMessage(source, split string, actor ActorID, position int64, err error)
 	Trouble(source string, actor ActorID, err error)
-	// SplitState reports where a split stands at a barrier: its next
-	// position, the rows and message bytes read in this run, and how far
-	// behind the split's newest message reading is (-1: unknown).
-	SplitState(source, split string, actor ActorID, next, rows, bytes, lag int64)
+	// SplitState reports where a split stands at a barrier.
+	SplitState(source, split string, actor ActorID, r SplitStatus)
 	CDCProgress(p connector.CDCProgress)
+}
+
+// SplitStatus is where a source split stands at a barrier.
+type SplitStatus struct {
+	// Next is the position after the last row read; Rows and Bytes the
+	// rows and message bytes read in this run (Bytes 0: not told).
+	Next, Rows, Bytes int64
+	// Lag is how many messages the split's newest is ahead of Next
+	// (connector.Newester), LagBytes how far its committed position is
+	// behind the end of the upstream's log (connector.LogLagger); -1 when
+	// the reader cannot tell.
+	Lag, LagBytes int64
 }
 
 // SourceSpec is what rel's connector parses its options against: the
@@ -483,11 +493,21 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	e.tellCommitted()
 	_, committer := e.reader.(connector.OffsetCommitter)
 	newester, _ := e.reader.(connector.Newester)
+	logLagger, _ := e.reader.(connector.LogLagger)
+	report := func(name string, s *sourceSplit) SplitStatus {
+		r := SplitStatus{Next: s.next, Rows: s.rows, Bytes: s.bytes, Lag: splitLag(newester, name, s), LagBytes: -1}
+		if logLagger != nil {
+			if n, ok := logLagger.LogLag(name); ok {
+				r.LagBytes = n
+			}
+		}
+		return r
+	}
 	for name, s := range e.splits {
 		if !s.dirty {
-			if newester != nil && e.monitor != nil {
+			if (newester != nil || logLagger != nil) && e.monitor != nil {
 				// A split that did not move may still fall behind.
-				e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows, s.bytes, splitLag(newester, name, s))
+				e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, report(name, s))
 			}
 			continue
 		}
@@ -499,7 +519,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 		}
 		s.dirty = false
 		if e.monitor != nil {
-			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows, s.bytes, splitLag(newester, name, s))
+			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, report(name, s))
 		}
 	}
 	b.ForEachMutation(func(m Mutation) {

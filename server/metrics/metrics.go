@@ -126,7 +126,7 @@ var (
 	descSourceLag     = prometheus.NewDesc("tributary_source_lag_messages", "Messages of a source split not yet read: its newest offset less the next one to read (Kafka: the high watermark; absent where unknown).", splitLabels, nil)
 	descSinkLag       = prometheus.NewDesc("tributary_sink_lag_seconds", "How far a decoupled sink's delivery is behind the committed epoch: the committed epoch's time less the last delivered epoch's (0 when nothing is pending).", storeLabels, nil)
 	descSinkDelivRows = prometheus.NewDesc("tributary_sink_delivered_rows_total", "Rows a decoupled sink's log store reader delivered since it started.", storeLabels, nil)
-	descCDCLag        = prometheus.NewDesc("tributary_cdc_lag_bytes", "How far a CDC split's committed position is behind the upstream's WAL end (bytes of WAL).", cdcLabels, nil)
+	descSourceLagB    = prometheus.NewDesc("tributary_source_lag_bytes", "How far a source split's committed position is behind the end of the upstream's log (PostgreSQL CDC: bytes of WAL; absent where unknown).", splitLabels, nil)
 	descLSMBytes      = prometheus.NewDesc("tributary_storage_lsm_bytes", "Size of Badger's LSM tree tables.", nil, nil)
 	descVlogBytes     = prometheus.NewDesc("tributary_storage_vlog_bytes", "Size of Badger's value log files.", nil, nil)
 	descLevelTables   = prometheus.NewDesc("tributary_storage_level_tables", "Tables in each LSM level.", []string{"level"}, nil)
@@ -158,7 +158,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descBackfillProgress, descBackfillBackgrounds, descBackfillRowsRead, descActorRowsIn, descActorRowsOut, descActorBusy, descActorBlocked, descSourceRows, descSourceNext, descSourceBad,
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
 		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows,
-		descCacheHits, descCacheMisses, descSourceBytes, descSourceLag, descSinkLag, descSinkDelivRows, descCDCLag,
+		descCacheHits, descCacheMisses, descSourceBytes, descSourceLag, descSinkLag, descSinkDelivRows, descSourceLagB,
 		descLSMBytes, descVlogBytes, descLevelTables, descLevelBytes, descL0Stall, descWriteStalls, descStallSeconds, descSlowCompacts} {
 		ch <- d
 	}
@@ -226,6 +226,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			if sp.Lag >= 0 {
 				ch <- gauge(descSourceLag, float64(sp.Lag), sp.Source, sp.Split)
 			}
+			if sp.LagBytes >= 0 {
+				ch <- gauge(descSourceLagB, float64(sp.LagBytes), sp.Source, sp.Split)
+			}
 		}
 	}
 	if s.Stores != nil {
@@ -257,9 +260,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- gauge(descCDCFinished, finished, p.Relation, p.Split)
 			if lsn, ok := parseLSN(p.LSN); ok {
 				ch <- gauge(descCDCLSN, float64(lsn), p.Relation, p.Split)
-				if p.WALEnd > 0 {
-					ch <- gauge(descCDCLag, float64(p.WALEnd-min(lsn, p.WALEnd)), p.Relation, p.Split)
-				}
 			}
 		}
 	}

@@ -45,8 +45,8 @@ func fakeSources() Sources {
 			return ""
 		},
 		Splits: func() []coordinator.SourceSplitStats {
-			return []coordinator.SourceSplitStats{{Source: "public.s", Split: "0", Next: 42, Rows: 41, BadMessages: 2, Bytes: 4100, Lag: 8},
-				{Source: "public.s", Split: "1", Lag: -1}}
+			return []coordinator.SourceSplitStats{{Source: "public.s", Split: "0", Next: 42, Rows: 41, BadMessages: 2, Bytes: 4100, Lag: 8, LagBytes: -1},
+				{Source: "public.s", Split: "1", Lag: -1, LagBytes: 640}}
 		},
 		Stores: func() []stream.SinkLogStats {
 			return []stream.SinkLogStats{{Sink: "public.k", Actor: 3, PendingEpochs: 2, PendingRows: 10, PendingBytes: 640,
@@ -54,7 +54,7 @@ func fakeSources() Sources {
 				{Sink: "public.k", Actor: 4}}
 		},
 		CDC: func() []connector.CDCProgress {
-			return []connector.CDCProgress{{Relation: "public.t", Split: "0", Rows: 8, Estimate: -1, LSN: "1/0000000A", WALEnd: 1<<32 | 100}}
+			return []connector.CDCProgress{{Relation: "public.t", Split: "0", Rows: 8, Estimate: -1, LSN: "1/0000000A"}}
 		},
 		Connections:    func() map[string]int { return map[string]int{"idle": 2, "active": 1} },
 		CommittedEpoch: func() uint64 { return epochAt(1_700_000_001_500) },
@@ -156,7 +156,7 @@ func TestCollector(t *testing.T) {
 		{"tributary_sink_delivered_rows_total", map[string]string{"sink": "public.k", "actor": "3"}, 77},
 		{"tributary_sink_lag_seconds", map[string]string{"sink": "public.k", "actor": "3"}, 1.5},
 		{"tributary_sink_lag_seconds", map[string]string{"sink": "public.k", "actor": "4"}, 0},
-		{"tributary_cdc_lag_bytes", map[string]string{"relation": "public.t"}, 90},
+		{"tributary_source_lag_bytes", map[string]string{"source": "public.s", "split": "1"}, 640},
 		{"tributary_storage_lsm_bytes", nil, 1000},
 		{"tributary_storage_vlog_bytes", nil, 2000},
 		{"tributary_storage_level_tables", map[string]string{"level": "2"}, 5},
