@@ -451,8 +451,14 @@ func (e *sourceExec) write(ctx context.Context) error {
 			e.blocked = true
 			return nil
 		}
-		if e.stats != nil && e.pending != nil {
-			e.stats.RowsOut.Add(int64(e.pending.Len()))
+		if e.pending != nil {
+			n := int64(e.pending.Len())
+			if e.stats != nil {
+				e.stats.RowsOut.Add(n)
+			}
+			if e.actx != nil && e.actx.Stats != nil {
+				e.actx.Stats.RowsOut.Add(n) // its output goes into the table
+			}
 		}
 	}
 	r := e.pendRead

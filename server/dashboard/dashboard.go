@@ -154,7 +154,7 @@ func (d *Dashboard) Sample(now time.Time) {
 	d.mu.last, d.mu.lastT = cur, now
 	for job, id := range top {
 		if r, ok := d.rateLocked(fragKey{job, id}); ok {
-			p.Throughput[d.name(job)] = r.RowsOut
+			p.Throughput[d.name(job)] = d.output(job, r)
 		}
 	}
 	if len(d.mu.points) < seriesLen {
@@ -185,6 +185,15 @@ func (d *Dashboard) rateLocked(k fragKey) (rate, bool) {
 		Busy:    float64(b.busy-a.busy) / 1e9 / dt,
 		Blocked: float64(b.blocked-a.blocked) / 1e9 / dt,
 	}, true
+}
+
+// output is a job's throughput: the rows its top fragment sends on, or, for
+// a sink, which sends nothing on, the rows it takes in.
+func (d *Dashboard) output(job uint32, r rate) float64 {
+	if d.src.JobKind != nil && d.src.JobKind(job) == "sink" {
+		return r.RowsIn
+	}
+	return r.RowsOut
 }
 
 func (d *Dashboard) name(job uint32) string {
@@ -251,7 +260,8 @@ type Job struct {
 	BackfillType     string  `json:"backfill_type,omitempty"`
 	Fragments        int     `json:"fragments"`
 	Actors           int     `json:"actors"`
-	// RowsPerSec is the job's output rate over the last sample interval.
+	// RowsPerSec is the job's output rate over the last sample interval (a
+	// sink's: the rows it takes in).
 	RowsPerSec float64 `json:"rows_per_sec"`
 }
 
@@ -293,7 +303,7 @@ func (d *Dashboard) jobs() []Job {
 	d.mu.Lock()
 	for id, f := range top {
 		if r, ok := d.rateLocked(fragKey{id, f}); ok {
-			byID[id].RowsPerSec = r.RowsOut
+			byID[id].RowsPerSec = d.output(id, r)
 		}
 	}
 	d.mu.Unlock()

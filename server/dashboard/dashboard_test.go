@@ -168,3 +168,22 @@ func TestAssets(t *testing.T) {
 		}
 	}
 }
+
+// TestSinkThroughput: a sink sends nothing on; its throughput is what its
+// top fragment takes in.
+func TestSinkThroughput(t *testing.T) {
+	f := newFake()
+	src := f.sources()
+	src.JobKind = func(uint32) string { return "sink" }
+	d := New(src)
+	d.Sample(time.Unix(1000, 0))
+	f.agg[0].RowsIn.Store(300)
+	f.agg[1].RowsIn.Store(100)
+	d.Sample(time.Unix(1002, 0))
+	if jobs := d.jobs(); len(jobs) != 1 || jobs[0].RowsPerSec != 200 {
+		t.Fatalf("sink job: %+v, want 200 rows/s (400 rows in over 2 s)", jobs)
+	}
+	if p := d.series().Points[1]; p.Throughput["public.mv"] != 200 {
+		t.Errorf("sink throughput %v, want 200", p.Throughput)
+	}
+}
