@@ -19,6 +19,11 @@ const (
 	RowIDColumn = "_row_id"
 	// FirstUserID is the first relation id handed out (PostgreSQL's first user oid).
 	FirstUserID = 16384
+	// OptSiblings is the connector option by which the planner tells a
+	// table of a source that tables are created FROM (CDC) which other
+	// tables read the source (qualified names, comma-separated); the same
+	// name as connector.OptSiblings, which the connector reads.
+	OptSiblings = "tributary.tables"
 )
 
 // Schemas that always exist. pg_catalog, information_schema and rw_catalog hold system tables.
@@ -89,6 +94,10 @@ type Connector struct {
 	// ReadOnly marks a table that mirrors an external table (CDC): DML on
 	// it is refused.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Splits marks a connector table whose splits (Kafka partitions) are
+	// independent: its source job's actors share them out, each resuming
+	// its splits from their offsets, so its parallelism can change.
+	Splits bool `json:"splits,omitempty"`
 	// RateLimit is source_rate_limit in rows per second over all splits
 	// (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64 `json:"rate_limit"`

@@ -327,7 +327,16 @@ var systemTables = []systemTable{
 	{"rw_catalog", "rw_materialized_views", []Column{
 		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
 		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),
-	}, rwRows(KindMaterializedView)},
+		// status: Created, or Creating while its job backfills (the
+		// engine's; the catalog alone says Created).
+		col("status", tText),
+	}, func(r Reader) [][]types.Datum {
+		rows := rwRows(KindMaterializedView)(r)
+		for i := range rows {
+			rows[i] = append(rows[i], dS("Created"))
+		}
+		return rows
+	}},
 	{"rw_catalog", "rw_views", []Column{
 		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
 		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),

@@ -9,5 +9,8 @@
 // SplitReader reads them from opaque offsets; a SinkConnector parses its
 // options into a SinkOpener of Sinks. A connector depends only on
 // sql/types: executor/stream drives it, split by split for sources and
-// actor by actor for sinks.
+// actor by actor for sinks. Connectors that reach other hosts name them
+// (Endpoints) and dial through Dial, which enforces the operator's
+// allow-list (SetAllowedHosts); PeerError marks a remote host's text in an
+// error so that Redact can hide it from non-superusers.
 package connector

@@ -63,6 +63,10 @@ type SinkConnector struct {
 	// ("" when absent) and returns what opens the sink's instances; its
 	// errors name the bad option.
 	Parse func(props map[string]string, format, encode string) (SinkOpener, error)
+	// Endpoints lists the host:port addresses the options make the
+	// connector connect to (network.go); nil for connectors that reach no
+	// other host.
+	Endpoints func(props map[string]string) []string
 }
 
 // SinkOpener opens the instances of a parsed sink.
@@ -109,7 +113,7 @@ func LookupSink(props map[string]string) (SinkConnector, error) {
 	if name == "" {
 		return SinkConnector{}, types.Errorf(types.ErrInvalidParameter, "a sink needs a connector option (connector = %s)", quoteList(known))
 	}
-	return SinkConnector{}, types.Errorf(types.ErrUnsupported, "sink connector %q is not supported (supported: %s)", name, strings.Join(known, ", "))
+	return SinkConnector{}, types.Errorf(types.ErrUnsupported, "unsupported sink type %s: sink connector %q is not supported (supported: %s)", name, name, strings.Join(known, ", "))
 }
 
 // ParseSink looks the sink connector of props up and parses its options.

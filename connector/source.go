@@ -85,6 +85,10 @@ type SourceConnector struct {
 	// source; its errors name the bad option (types.ErrInvalidParameter,
 	// types.ErrUnsupported).
 	Parse func(spec SourceSpec) (Source, error)
+	// Endpoints lists the host:port addresses the options make the
+	// connector connect to (network.go); nil for connectors that reach no
+	// other host.
+	Endpoints func(props map[string]string) []string
 }
 
 // Source is a parsed source connector: typed options, validated.

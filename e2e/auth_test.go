@@ -65,9 +65,15 @@ func TestPasswordAuthentication(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alice: %v", err)
 	}
-	var who string
+	var who, super string
 	if err := alice.QueryRow(ctx, "SELECT current_user").Scan(&who); err != nil || who != "alice" {
 		t.Fatalf("alice's current_user: %q %v", who, err)
+	}
+	if err := alice.QueryRow(ctx, "SHOW is_superuser").Scan(&super); err != nil || super != "off" || alice.PgConn().ParameterStatus("is_superuser") != "off" {
+		t.Fatalf("alice's is_superuser: SHOW %q (%v), ParameterStatus %q", super, err, alice.PgConn().ParameterStatus("is_superuser"))
+	}
+	if root.PgConn().ParameterStatus("is_superuser") != "on" {
+		t.Fatalf("root's is_superuser: %q", root.PgConn().ParameterStatus("is_superuser"))
 	}
 	var pe *pgconn.PgError
 	if _, err := alice.Exec(ctx, "CREATE USER carol"); !errors.As(err, &pe) || pe.Code != "42501" {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // rescaleViews are the jobs the rescale test changes: each name with its
@@ -23,10 +25,13 @@ var rescaleViews = []struct{ name, query string }{
 	{"onagg", "SELECT n % 3 AS k, count(*) AS groups, sum(s) AS s FROM agg GROUP BY n % 3"},
 }
 
-// TestRescaleUnderWrites: aggregation, join, top-N and view-on-view jobs
-// under a running writer are rescaled among 1 to 4 actors at random moments
-// (one of them while a new view backfills in the background) and the server
-// is killed (SIGKILL) in between; afterwards every view equals its query.
+// TestRescaleUnderWrites: aggregation, join, top-N and view-on-view jobs,
+// a sink into a table, a file sink and a view on a shared Kafka source,
+// under a running writer and a running producer, are rescaled among 1 to 4
+// actors at random moments (two views while they backfill in the
+// background) and the server is killed (SIGKILL) in between; afterwards
+// every view equals its query, the Kafka view holds every message once,
+// the sink's table is exact and the files converge.
 func TestRescaleUnderWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("rescales and kills a server under writes")
@@ -36,6 +41,13 @@ func TestRescaleUnderWrites(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "rev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	brokers := cluster.ListenAddrs()
+	produceJSON(t, ctx, brokers, "rev", 0, 20000)
 	srv := startServer(t)
 	conn := connect(t, ctx, srv)
 	exec := func(c *pgx.Conn, sqls ...string) {
@@ -51,7 +63,9 @@ func TestRescaleUnderWrites(t *testing.T) {
 		"CREATE TABLE u (id int PRIMARY KEY, w int)",
 		"INSERT INTO t SELECT i, i % 17, i FROM generate_series(1, 20000) i",
 		"INSERT INTO u SELECT i, i % 5 FROM generate_series(1, 20000, 2) i",
-		"SET streaming_parallelism = 2")
+		"SET streaming_parallelism = 2",
+		fmt.Sprintf("CREATE SOURCE ev (id int, g int, v varchar) WITH (connector = 'kafka', properties.bootstrap.server = '%s', topic = 'rev') FORMAT PLAIN ENCODE JSON",
+			strings.Join(brokers, ",")))
 	for _, v := range rescaleViews {
 		exec(conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", v.name, v.query))
 	}
@@ -120,6 +134,37 @@ func TestRescaleUnderWrites(t *testing.T) {
 			writes++
 		}
 	}()
+	// The producer: batches of messages on the topic until stopped (the
+	// in-process broker outlives the server's kills).
+	produced := 20000
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic("rev"))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer cl.Close()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(30 * time.Millisecond):
+			}
+			var recs []*kgo.Record
+			for i := produced; i < produced+100; i++ {
+				recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprintf(`{"id": %d, "G": %d, "v": "x%d"}`, i, i%10, i))})
+			}
+			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				if ctx.Err() == nil {
+					t.Error(err)
+				}
+				return
+			}
+			produced += 100
+		}
+	}()
 	defer func() {
 		select {
 		case <-stop:
@@ -129,17 +174,27 @@ func TestRescaleUnderWrites(t *testing.T) {
 		wg.Wait()
 	}()
 
-	rescales, kills, sinkRescales := 0, 0, 0
+	rescales, kills, sinkRescales, kafkaRescales := 0, 0, 0, 0
+	kafkaView := false
 	rescale := func(c *pgx.Conn) {
 		t.Helper()
 		p := fmt.Sprint(1 + rng.Intn(4))
 		if rng.Intn(5) == 0 {
 			p = "DEFAULT"
 		}
-		if k := rng.Intn(len(rescaleViews) + 2); k >= len(rescaleViews) {
+		k := rng.Intn(len(rescaleViews) + 4)
+		switch {
+		case k >= len(rescaleViews)+2 && kafkaView:
+			// The Kafka view (maybe still backfilling) or the source's reader.
+			exec(c, fmt.Sprintf([]string{"ALTER MATERIALIZED VIEW kv SET PARALLELISM = %s", "ALTER SOURCE ev SET PARALLELISM = %s"}[k-len(rescaleViews)-2], p))
+			kafkaRescales++
+		case k >= len(rescaleViews)+2:
+			exec(c, fmt.Sprintf("ALTER SOURCE ev SET PARALLELISM = %s", p))
+			kafkaRescales++
+		case k >= len(rescaleViews):
 			exec(c, fmt.Sprintf("ALTER SINK %s SET PARALLELISM = %s", []string{"si", "fs"}[k-len(rescaleViews)], p))
 			sinkRescales++
-		} else {
+		default:
 			exec(c, fmt.Sprintf("ALTER MATERIALIZED VIEW %s SET PARALLELISM = %s", rescaleViews[k].name, p))
 		}
 		rescales++
@@ -156,7 +211,7 @@ func TestRescaleUnderWrites(t *testing.T) {
 		}
 		conn = connect(t, ctx, srv)
 	}
-	for step := 0; rescales < 10 || kills < 5 || sinkRescales < 3; step++ {
+	for step := 0; rescales < 10 || kills < 5 || sinkRescales < 3 || kafkaRescales < 2; step++ {
 		time.Sleep(time.Duration(50+rng.Intn(400)) * time.Millisecond)
 		switch {
 		case step == 3:
@@ -167,6 +222,17 @@ func TestRescaleUnderWrites(t *testing.T) {
 				"SET background_ddl = false", "SET backfill_rate_limit = DEFAULT")
 			exec(conn, "ALTER MATERIALIZED VIEW late SET PARALLELISM = 3")
 			rescales++
+		case step == 5:
+			// A view on the Kafka source, backfilling its 20,000 earlier
+			// messages per partition in the background while new ones
+			// arrive, rescaled (and maybe killed) mid-way.
+			exec(conn, "SET background_ddl = true", "SET backfill_rate_limit = 10000",
+				"CREATE MATERIALIZED VIEW kv AS SELECT g, count(*) AS n, sum(id) AS s FROM ev GROUP BY g",
+				"SET background_ddl = false", "SET backfill_rate_limit = DEFAULT")
+			kafkaView = true
+			exec(conn, "ALTER MATERIALIZED VIEW kv SET PARALLELISM = 1")
+			rescales++
+			kafkaRescales++
 		case rng.Intn(3) == 0 && kills < 5:
 			kill()
 		default:
@@ -175,7 +241,28 @@ func TestRescaleUnderWrites(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	t.Logf("%d rescales (%d of sinks), %d kills, %d writes", rescales, sinkRescales, kills, writes)
+	t.Logf("%d rescales (%d of sinks, %d of the Kafka view and source), %d kills, %d writes, %d messages", rescales, sinkRescales, kafkaRescales, kills, writes, produced)
+	// Every message in the Kafka view once: per g = id % 10, the count and
+	// the sum of the ids produced.
+	var wantKafka []string
+	for g := 0; g < 10; g++ {
+		n, sum := 0, 0
+		for id := g; id < produced; id += 10 {
+			n++
+			sum += id
+		}
+		wantKafka = append(wantKafka, fmt.Sprintf("%d|%d|%d", g, n, sum))
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		got := mustRows(t, ctx, conn, "SELECT g, n, s FROM kv ORDER BY g")
+		if strings.Join(got, ";") == strings.Join(wantKafka, ";") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Kafka view after %d rescales of it and its source:\ngot  %v\nwant %v", kafkaRescales, got, wantKafka)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	exec(conn, "WAIT", "FLUSH")
 	views := append(rescaleViews, struct{ name, query string }{"late", rescaleViews[0].query})
 	for _, v := range views {

@@ -92,16 +92,27 @@ func TestKafkaSourceShared(t *testing.T) {
 	rows, err := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_source_splits")
 	t.Logf("splits: %v %v", rows, err)
 
-	// The shared reader rescaled: its actors share out the partitions, each
-	// resuming them from their committed offsets.
+	// The shared reader and the table's source job rescaled: their actors
+	// share out the partitions, each resuming them from their committed
+	// offsets; nothing is lost or read twice.
 	for i, p := range []string{"1", "3", "DEFAULT"} {
 		if _, err := conn.Exec(ctx, "ALTER SOURCE ev SET PARALLELISM = "+p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "ALTER TABLE tt SET PARALLELISM = "+[]string{"4", "2", "1"}[i]); err != nil {
 			t.Fatal(err)
 		}
 		produceJSON(t, ctx, brokers, "events", 2000+500*i, 500)
 		want := 2500 + 500*i
 		waitRows(t, ctx, q("SELECT n, parts FROM m1"), fmt.Sprintf("%d|4", want), 30*time.Second)
 		waitRows(t, ctx, q("SELECT sum(n) FROM m2"), fmt.Sprint(want), 30*time.Second)
+		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT id) FROM tt"), fmt.Sprintf("%d|%d", want, want), 30*time.Second)
+		waitRows(t, ctx, q("SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_tables t ON f.job_id = t.id WHERE t.name = 'tt'"),
+			[]string{"4", "2", "1"}[i], 10*time.Second)
+		// Which actor reads which partition: the table's 4 partitions spread
+		// over its actors (rw_source_splits, RisingWave's rw_actor_splits).
+		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.tt'"),
+			"4|"+[]string{"4", "2", "1"}[i], 10*time.Second)
 	}
 	frags, err := rowsOf(ctx, conn, "SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_sources s ON f.job_id = s.id")
 	if err != nil || len(frags) != 1 {

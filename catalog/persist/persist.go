@@ -79,9 +79,14 @@ func LoadRoles(ctx context.Context, kv storage.KV) ([]catalog.Role, error) {
 	return roles, nil
 }
 
-// Save records a relation descriptor and the id counter in b.
+// Save records a relation descriptor and the id counter in b, its secrets
+// sealed when a key is set (secrets.go).
 func Save(b *storage.Batch, r *catalog.Relation, nextID uint32) error {
-	v, err := json.Marshal(r)
+	stored, err := sealed(r)
+	if err != nil {
+		return fmt.Errorf("persist relation %s: %w", r.Name, err)
+	}
+	v, err := json.Marshal(stored)
 	if err != nil {
 		return fmt.Errorf("persist relation %s: %w", r.Name, err)
 	}
@@ -96,14 +101,22 @@ func Delete(b *storage.Batch, id uint32) { b.Delete(relKey(id)) }
 
 // Load reads every descriptor at the committed epoch.
 func Load(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32, error) {
+	rels, nextID, _, err := LoadReport(ctx, kv)
+	return rels, nextID, err
+}
+
+// LoadReport is Load that also names the relations stored with a secret
+// in clear (saved before a key was set), which the caller saves again to
+// seal them.
+func LoadReport(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32, []uint32, error) {
 	epoch := kv.CommittedEpoch()
 	var nextID uint32
 	if v, ok, err := kv.Get(ctx, metaKey, epoch, nil); err != nil {
-		return nil, 0, fmt.Errorf("load catalog meta: %w", err)
+		return nil, 0, nil, fmt.Errorf("load catalog meta: %w", err)
 	} else if ok {
 		var m meta
 		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, 0, fmt.Errorf("load catalog meta: %w", err)
+			return nil, 0, nil, fmt.Errorf("load catalog meta: %w", err)
 		}
 		nextID = m.NextID
 	}
@@ -111,22 +124,29 @@ func Load(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32, erro
 	upper[len(upper)-1]++
 	it, err := kv.Scan(ctx, relPrefix, upper, epoch)
 	if err != nil {
-		return nil, 0, fmt.Errorf("load catalog: %w", err)
+		return nil, 0, nil, fmt.Errorf("load catalog: %w", err)
 	}
 	defer it.Close()
 	var rels []*catalog.Relation
+	var clear []uint32
 	for {
 		if err := it.Next(); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, 0, fmt.Errorf("load catalog: %w", err)
+			return nil, 0, nil, fmt.Errorf("load catalog: %w", err)
 		}
 		r := new(catalog.Relation)
 		if err := json.Unmarshal(it.Value(), r); err != nil {
-			return nil, 0, fmt.Errorf("load catalog relation %x: %w", it.Key(), err)
+			return nil, 0, nil, fmt.Errorf("load catalog relation %x: %w", it.Key(), err)
+		}
+		if inClear(r) {
+			clear = append(clear, r.ID)
+		}
+		if err := opened(r); err != nil {
+			return nil, 0, nil, fmt.Errorf("load catalog: %w", err)
 		}
 		rels = append(rels, r)
 	}
-	return rels, nextID, it.Close()
+	return rels, nextID, clear, it.Close()
 }

@@ -14,12 +14,16 @@
 // a write-ahead file, dropping the writes from the damage on (README: Damaged
 // data).
 //
+// --auth, --hba-file, --tls-cert, --tls-key and --tls-client-ca set client
+// authentication and TLS (README: Security); SIGHUP reloads --hba-file.
+//
 // TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
 // SIGINT/SIGTERM shut down cleanly (exit status 0).
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,9 +35,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/server/dashboard"
@@ -88,6 +95,12 @@ func run() error {
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
 	fileRoot := flag.String("file-sink-root", envOr("TRIBUTARY_FILE_SINK_ROOT", ""), "directory file sinks write under: relative paths resolve inside it, paths out of it are refused (default <data-dir>/sink-files)")
 	auth := flag.String("auth", envOr("TRIBUTARY_AUTH", ""), "client authentication: trust (no passwords), password (SCRAM-SHA-256 for everyone) or empty (trust on loopback connections, password on others)")
+	hbaFile := flag.String("hba-file", envOr("TRIBUTARY_HBA_FILE", ""), "pg_hba.conf-style client authentication rules (README: Security); they replace --auth; SIGHUP reloads the file")
+	tlsCert := flag.String("tls-cert", envOr("TRIBUTARY_TLS_CERT", ""), "server certificate (PEM) for TLS connections; with --tls-key, SSLRequest is answered 'S'")
+	tlsKey := flag.String("tls-key", envOr("TRIBUTARY_TLS_KEY", ""), "private key (PEM) of --tls-cert")
+	tlsClientCA := flag.String("tls-client-ca", envOr("TRIBUTARY_TLS_CLIENT_CA", ""), "CA certificates (PEM) that sign client certificates: TLS clients are asked for one and a given one is verified (required by --hba-file's cert method and clientcert option)")
+	connectorAllow := flag.String("connector-allow", envOr("TRIBUTARY_CONNECTOR_ALLOW", ""), "comma list of host, host:port or CIDR entries the postgres, kafka and postgres-cdc connectors may connect to (empty: any)")
+	secretKeyFile := flag.String("secret-key-file", envOr("TRIBUTARY_SECRET_KEY_FILE", ""), "file holding the key (64 hex digits) that encrypts connector secrets in the catalog; created with a random key, mode 0600, when missing (default <data-dir>/secret.key)")
 	streamStats := flag.Bool("stream-stats", envBool("TRIBUTARY_STREAM_STATS", true), "count rows, busy time and cache hits per actor and operator of every streaming job (read by /metrics, the dashboard and EXPLAIN ANALYZE); false saves that work and shows none")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
@@ -96,11 +109,32 @@ func run() error {
 		*fileRoot = filepath.Join(*dataDir, "sink-files")
 	}
 	file.SetRoot(*fileRoot)
+	if err := connector.SetAllowedHosts(*connectorAllow); err != nil {
+		return fmt.Errorf("--connector-allow: %w", err)
+	}
 	mode := session.AuthMode(*auth)
 	switch mode {
 	case session.AuthAuto, session.AuthTrust, session.AuthPassword:
 	default:
 		return fmt.Errorf("--auth: %q is not trust, password or empty", *auth)
+	}
+	var tlsConfig *tls.Config
+	if *tlsCert != "" || *tlsKey != "" {
+		c, err := pgwire.TLSConfig(*tlsCert, *tlsKey, *tlsClientCA)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConfig = c
+	} else if *tlsClientCA != "" {
+		return errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	var rules atomic.Pointer[pgwire.HBA]
+	if *hbaFile != "" {
+		h, err := pgwire.LoadHBA(*hbaFile)
+		if err != nil {
+			return fmt.Errorf("--hba-file: %w", err)
+		}
+		rules.Store(h)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -112,6 +146,17 @@ func run() error {
 	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail})
 	if err != nil {
 		return fmt.Errorf("open data dir: %w", err)
+	}
+	if *secretKeyFile == "" {
+		*secretKeyFile = filepath.Join(*dataDir, "secret.key")
+	}
+	key, err := persist.LoadOrCreateKey(*secretKeyFile)
+	if err == nil {
+		err = persist.SetSecretKey(key)
+	}
+	if err != nil {
+		_ = store.Close()
+		return fmt.Errorf("--secret-key-file: %w", err)
 	}
 	if !*fsync {
 		logger.Warn("--fsync=false: commits are acknowledged before they reach the disk; an OS crash or power loss can lose them")
@@ -141,10 +186,16 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	if !pgwire.IsLoopback(ln.Addr()) && mode == session.AuthTrust {
+	if h := rules.Load(); h != nil && !pgwire.IsLoopback(ln.Addr()) && h.TrustsRemote() > 0 {
+		logger.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITH A TRUST RULE FOR REMOTE ADDRESSES: whoever it matches logs in as any user without a password", "hba_file", *hbaFile, "line", h.TrustsRemote())
+	}
+	if !pgwire.IsLoopback(ln.Addr()) && mode == session.AuthTrust && *hbaFile == "" {
 		logger.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT PASSWORDS (--auth trust): anyone who reaches it is a superuser", "listen", ln.Addr().String())
 	}
-	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns, Auth: eng.Authenticate(mode)}, eng.NewSession)
+	srv := pgwire.NewServer(pgwire.Config{ServerVersion: "15.0", Logger: logger, MaxConnections: *maxConns, Auth: eng.Authenticate(mode, rules.Load), TLS: tlsConfig}, eng.NewSession)
+	if *hbaFile != "" {
+		reloadHBA(ctx, logger, *hbaFile, &rules)
+	}
 	eng.Backends = srv // pg_stat_activity, pg_cancel_backend, pg_terminate_backend
 	if *httpAddr != "" {
 		httpLn, err := net.Listen("tcp", *httpAddr)
@@ -162,7 +213,7 @@ func run() error {
 		}()
 		logger.Info("serving /metrics and the dashboard", "addr", httpLn.Addr().String())
 	}
-	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir)
+	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "tls", tlsConfig != nil)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -189,6 +240,30 @@ func run() error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// reloadHBA reloads the rule file on SIGHUP until ctx ends; a file that
+// does not parse leaves the rules in force (as PostgreSQL does).
+func reloadHBA(ctx context.Context, logger *slog.Logger, path string, rules *atomic.Pointer[pgwire.HBA]) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				h, err := pgwire.LoadHBA(path)
+				if err != nil {
+					logger.Error("--hba-file not reloaded: the previous rules stay in force", "err", err)
+					continue
+				}
+				rules.Store(h)
+				logger.Info("--hba-file reloaded", "path", path)
+			}
+		}
+	}()
 }
 
 // pprofMux serves Go's profiles at /debug/pprof/.

@@ -216,7 +216,7 @@ func (c Config) Check(ctx context.Context) error {
 func checkTopic(ctx context.Context, what string, brokers []string, topic string) error {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID(clientID))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID(clientID), dialer)
 	if err != nil {
 		return types.Errorf(types.ErrInvalidParameter, "%s: properties.bootstrap.server: %v", what, err)
 	}
@@ -231,7 +231,7 @@ func checkTopic(ctx context.Context, what string, brokers []string, topic string
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		return types.Errorf(types.ErrInvalidParameter, "%s: cannot reach the brokers %s: %v", what, strings.Join(brokers, ","), err)
+		return connector.PeerErrorf(types.ErrInvalidParameter, err, "%s: cannot reach the brokers %s: %v", what, strings.Join(brokers, ","), err)
 	}
 	for _, rt := range resp.Topics {
 		if rt.Topic == nil || *rt.Topic != topic {
@@ -241,7 +241,7 @@ func checkTopic(ctx context.Context, what string, brokers []string, topic string
 		case errors.Is(err, kerr.UnknownTopicOrPartition):
 			return types.Errorf(types.ErrInvalidParameter, "%s: topic %q does not exist on %s; create it first", what, topic, strings.Join(brokers, ","))
 		case err != nil:
-			return types.Errorf(types.ErrInvalidParameter, "%s: topic %q: %v", what, topic, err)
+			return connector.PeerErrorf(types.ErrInvalidParameter, err, "%s: topic %q: %v", what, topic, err)
 		}
 		return nil
 	}
@@ -267,6 +267,7 @@ func (c Config) clientOpts() []kgo.Opt {
 	}
 	return []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...),
+		dialer,
 		kgo.ClientID(clientID),
 		kgo.DefaultProduceTopic(c.Topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/tributary/tributary/connector"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func init() {
 	connector.RegisterSink(connector.SinkConnector{Name: Name, Decoupled: true, Formats: true,
 		Parse: func(props map[string]string, format, encode string) (connector.SinkOpener, error) {
 			return sinkOpener{props, format, encode}, nil
-		}})
+		},
+		Endpoints: Endpoints})
 }
 
 type sinkOpener struct {
@@ -38,3 +40,12 @@ func (o sinkOpener) Check(ctx context.Context, t connector.SinkTarget) error {
 	}
 	return connector.OpenCheck(ctx, o, t)
 }
+
+// Endpoints are the bootstrap brokers the options name; the brokers they
+// advertise are checked when dialled (connector.Dial).
+func Endpoints(props map[string]string) []string {
+	return splitBrokers(props[OptBootstrapServer])
+}
+
+// dialer makes every client dial through connector.Dial (the allow-list).
+var dialer = kgo.Dialer(connector.Dial)

@@ -17,7 +17,7 @@ func init() {
 			return nil, err
 		}
 		return s, nil
-	}})
+	}, Endpoints: Endpoints})
 }
 
 // The source options (WITH keys, lower case).

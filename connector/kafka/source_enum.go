@@ -22,7 +22,7 @@ type Enumerator struct {
 }
 
 func newEnumerator(s *Source) (*Enumerator, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.cfg.Brokers...), kgo.ClientID(clientID))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.cfg.Brokers...), kgo.ClientID(clientID), dialer)
 	if err != nil {
 		return nil, types.Errorf(types.ErrInvalidParameter, "kafka source %s: %v", s.relation, err)
 	}

@@ -108,6 +108,7 @@ func newReader(s *Source, splits []connector.SplitOffset, env connector.ReaderEn
 	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(s.cfg.Brokers...),
+		dialer,
 		kgo.ClientID(clientID),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.cfg.Topic: offsets}),
 		// Below the log start (truncated by retention): go on from the

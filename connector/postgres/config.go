@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -200,6 +201,8 @@ func (c Config) connConfig() (*pgx.ConnConfig, error) {
 	if err != nil {
 		return nil, types.Errorf(types.ErrInvalidParameter, "postgres sink %s: bad connection options: %v", c.target(), err)
 	}
+	cc.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil } // connector.Dial resolves
+	cc.DialFunc = connector.Dial
 	cc.RuntimeParams["application_name"] = "tributary"
 	cc.RuntimeParams["datestyle"] = "ISO, MDY"
 	cc.RuntimeParams["intervalstyle"] = "postgres"
@@ -215,7 +218,7 @@ func (c Config) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("postgres sink %s: connect to %s:%d database %s as %s: %w",
-			c.target(), c.Host, c.Port, c.Database, c.User, err)
+			c.target(), c.Host, c.Port, c.Database, c.User, connector.Peer(err))
 	}
 	return conn, nil
 }

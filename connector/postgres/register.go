@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"net"
+	"strconv"
+	"strings"
 
 	"github.com/tributary/tributary/connector"
 )
@@ -13,7 +16,8 @@ func init() {
 				return nil, err
 			}
 			return opener{props}, nil
-		}})
+		},
+		Endpoints: Endpoints})
 }
 
 type opener struct{ props map[string]string }
@@ -32,4 +36,30 @@ func (o opener) Open(ctx context.Context, t connector.SinkTarget) (connector.Sin
 
 func (o opener) Check(ctx context.Context, t connector.SinkTarget) error {
 	return connector.OpenCheck(ctx, o, t)
+}
+
+// Endpoints are the hosts (host:port) a sink's options connect to: each
+// of a comma-separated host list, at the port.
+func Endpoints(props map[string]string) []string {
+	port := strings.TrimSpace(lookup(props, optPort))
+	if port == "" {
+		port = strconv.Itoa(DefaultPort)
+	}
+	var out []string
+	for _, h := range strings.Split(lookup(props, optHost), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, net.JoinHostPort(h, port))
+		}
+	}
+	return out
+}
+
+// lookup reads option k (keys matched case-insensitively).
+func lookup(props map[string]string, k string) string {
+	for pk, v := range props {
+		if strings.EqualFold(strings.TrimSpace(pk), k) {
+			return v
+		}
+	}
+	return ""
 }

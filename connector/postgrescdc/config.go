@@ -314,6 +314,8 @@ func (c Config) connect(ctx context.Context, replication bool) (*pgconn.PgConn, 
 	if err != nil {
 		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %v", err)
 	}
+	pc.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil } // connector.Dial resolves
+	pc.DialFunc = connector.Dial
 	for k, v := range settings {
 		pc.RuntimeParams[k] = v
 	}
@@ -324,7 +326,7 @@ func (c Config) connect(ctx context.Context, replication bool) (*pgconn.PgConn, 
 	defer cancel()
 	conn, err := pgconn.ConnectConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("postgres-cdc: connect to %s database %q as %q: %w", c.Addr(), c.Database, c.User, err)
+		return nil, fmt.Errorf("postgres-cdc: connect to %s database %q as %q: %w", c.Addr(), c.Database, c.User, connector.Peer(err))
 	}
 	return conn, nil
 }

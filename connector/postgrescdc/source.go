@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +21,15 @@ func init() {
 			return nil, err
 		}
 		return s, nil
+	}, Endpoints: func(props map[string]string) []string {
+		port := strings.TrimSpace(props[OptPort])
+		if port == "" {
+			port = "5432"
+		}
+		if h := strings.TrimSpace(props[OptHostname]); h != "" {
+			return []string{net.JoinHostPort(h, port)}
+		}
+		return nil
 	}})
 }
 

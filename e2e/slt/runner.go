@@ -32,6 +32,12 @@ type Runner struct {
 	RecordTimeout time.Duration
 	// Logf, when set, receives a line per rewritten record.
 	Logf func(format string, args ...any)
+	// KeepGoing runs every record even after one failed (Run then returns
+	// the first failure at the end); OnRecord, when set, is told each
+	// record's outcome (err nil: passed). Used to measure how much of a
+	// foreign suite passes (RisingWave's e2e files).
+	KeepGoing bool
+	OnRecord  func(rec *Record, err error)
 
 	conns map[string]*pgx.Conn
 	edits map[string][]edit // file -> pending rewrites
@@ -65,6 +71,7 @@ func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 	if engine == "" {
 		engine = DefaultEngine
 	}
+	var first error
 	for _, rec := range s.Records {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", rec.Pos, err)
@@ -73,13 +80,20 @@ func (r *Runner) Run(ctx context.Context, s *Script) (err error) {
 			continue
 		}
 		if rec.Kind == KindHalt {
-			return nil
+			return first
 		}
-		if err := r.runRecord(ctx, rec); err != nil {
+		err := r.runRecord(ctx, rec)
+		if r.OnRecord != nil {
+			r.OnRecord(rec, err)
+		}
+		if err != nil && !r.KeepGoing {
 			return err
 		}
+		if err != nil && first == nil {
+			first = err
+		}
 	}
-	return nil
+	return first
 }
 
 // Close closes every open session (and a Kafka cluster left by a Run that did not return).

@@ -268,6 +268,17 @@ func (s *Server) signalAndWait(sig syscall.Signal, timeout time.Duration) error 
 	}
 }
 
+// Signal sends sig to the running server (SIGHUP reloads its --hba-file).
+func (s *Server) Signal(sig syscall.Signal) error {
+	if !s.Running() {
+		return errors.New("the server is not running")
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("signal %v: %w", sig, err)
+	}
+	return nil
+}
+
 // Stop shuts the server down with SIGTERM and waits for it (SIGKILL after 30 s). It fails
 // unless the process exits with status 0. Stopping a stopped server does nothing.
 func (s *Server) Stop() error {

@@ -259,7 +259,8 @@ func (b *builder) connectorSource(n *plan.StreamConnectorSource) (stream.Executo
 	}
 	ch := make(chan *stream.Barrier, 1)
 	b.roots[b.actx.ID] = &root{barriers: ch}
-	exec, closer, err := stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report, b.c.cfg.Sinks, b.opts.BackfillRate)
+	exec, closer, err := stream.NewConnectorSource(b.actx, n, ch, &tableWriter{c: b.c, rel: n.Table}, report, b.c.cfg.Sinks, b.opts.BackfillRate,
+		stream.SplitShare{Index: b.index, Of: b.f.parallel})
 	if err != nil {
 		return nil, err
 	}

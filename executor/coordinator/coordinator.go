@@ -541,6 +541,10 @@ func (c *Coordinator) Failed() error {
 // SinkLog returns what decoupled sinks reported.
 func (c *Coordinator) SinkLog() *SinkLog { return c.cfg.Sinks }
 
+// Barriers returns the log of committed epochs' barrier latencies (kept
+// across rebuilds by Streaming).
+func (c *Coordinator) Barriers() *BarrierLog { return c.cfg.Barriers }
+
 // Foreground reports whether rows were written by DML or a connector source
 // within the last second: running pipelines are busy, and a backfill should
 // keep its epochs light.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/planner/plan"
@@ -246,4 +247,12 @@ func TestAdaptiveBackfillRate(t *testing.T) {
 		t.Fatalf("a finished backfill was steered")
 	}
 	c.mu.Unlock()
+}
+
+// The planner names a CDC table's siblings by catalog.OptSiblings, which
+// the connector reads as connector.OptSiblings.
+func TestSiblingsOptionAgrees(t *testing.T) {
+	if catalog.OptSiblings != connector.OptSiblings {
+		t.Fatalf("catalog.OptSiblings %q != connector.OptSiblings %q", catalog.OptSiblings, connector.OptSiblings)
+	}
 }

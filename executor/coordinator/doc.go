@@ -7,4 +7,12 @@
 // chunks land in the open epoch; jobs (materialized views) are added and
 // dropped by barrier mutations; Build turns a stream plan into actors. A
 // BarrierLog keeps the recent epochs' barrier latencies (BarrierStat).
+//
+// Streaming owns the jobs' whole life across coordinators: it builds every
+// job of the catalog (planned by a JobPlanner, planner/job) on a
+// Coordinator, and when an epoch fails (recovery), on ALTER ... SET
+// PARALLELISM (rescale) or RECOVER it replaces the coordinator by one whose
+// jobs are rebuilt over the last committed epoch, carrying their progress
+// and holding old versions until the new jobs pinned theirs; it deletes the
+// state of dropped and failed jobs.
 package coordinator

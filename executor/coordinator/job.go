@@ -314,6 +314,9 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		if s, ok := f.root.(*plan.StreamSourceScan); ok && s.Split {
 			f.parallel = parallelism // readers sharing out the splits
 		}
+		if s, ok := f.root.(*plan.StreamConnectorSource); ok && s.Split {
+			f.parallel = parallelism
+		}
 		order = append(order, f)
 	}
 	visit(top)

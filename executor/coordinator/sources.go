@@ -55,7 +55,7 @@ func (l *SinkLog) BadMessage(source, split string, actor stream.ActorID, positio
 func (l *SinkLog) Trouble(source string, actor stream.ActorID, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.sampleLocked(stream.SinkEvent{Type: "SOURCE_ERROR", Sink: source, Actor: actor, Err: err.Error()}, splitKey{source, "/trouble"})
+	l.sampleLocked(stream.SinkEvent{Type: "SOURCE_ERROR", Sink: source, Actor: actor, Err: connector.Redact(err).Error()}, splitKey{source, "/trouble"})
 }
 
 // SplitState implements stream.SourceMonitor.

@@ -79,10 +79,10 @@ func (r *logReader) handover(ctx context.Context) bool {
 			r.failures.Add(1)
 			r.logger.Error("sink delivery of earlier actors' log failed; retrying", "sink", r.name, "actor", r.actx.ID, "retry_in", backoff, "err", err)
 			r.mu.Lock()
-			r.mu.lastErr = err.Error()
+			r.mu.lastErr = connector.Redact(err).Error() // the whole error is in the log
 			r.mu.Unlock()
 			if r.monitor != nil {
-				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: err.Error()})
+				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: connector.Redact(err).Error()})
 			}
 			if !sleepCtx(ctx, backoff) {
 				return false

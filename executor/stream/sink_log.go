@@ -14,6 +14,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -261,10 +262,10 @@ func (r *logReader) run(ctx context.Context) {
 			r.failures.Add(1)
 			r.logger.Error("sink delivery failed; retrying", "sink", r.name, "actor", r.actx.ID, "retry_in", backoff, "err", err)
 			r.mu.Lock()
-			r.mu.lastErr = err.Error()
+			r.mu.lastErr = connector.Redact(err).Error() // the whole error is in the log
 			r.mu.Unlock()
 			if r.monitor != nil {
-				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: err.Error()})
+				r.monitor.Event(SinkEvent{Time: time.Now().UTC(), Sink: r.name, Actor: r.actx.ID, Err: connector.Redact(err).Error()})
 			}
 			if !sleepCtx(ctx, backoff) {
 				return
@@ -532,7 +533,9 @@ func (r *logReader) mapInto(src, out *types.Chunk) {
 	for i := 0; i < src.Len(); i++ {
 		srow = src.Row(i, srow)
 		for j, k := range r.intoMap {
-			if k < 0 {
+			if k == plan.IntoNewRowID {
+				trow[j] = types.DInt(expr.NextRowID())
+			} else if k < 0 {
 				trow[j] = r.intoDefaults[j]
 			} else {
 				trow[j] = srow[k]

@@ -188,13 +188,14 @@ var DiscoverInterval = 5 * time.Second
 // barriers; w writes its rows into the table and report (may be nil)
 // receives its progress for bounded sources and connector.Progresser ones,
 // whose finite part backfillRate limits (rows per second, < 0 unlimited).
-// The closer stops its goroutines and its reader.
-func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress, monitor SourceMonitor, backfillRate int64) (Executor, func(), error) {
-	e, err := newSourceExec(actx, n.Table, n.State, n.RateLimit, barriers, report, monitor)
+// The closer stops its goroutines and its reader. share says which splits
+// this actor reads (all of them unless the job splits them: n.Split).
+func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barriers <-chan *Barrier, w TableWriter, report Progress, monitor SourceMonitor, backfillRate int64, share SplitShare) (Executor, func(), error) {
+	e, err := newSourceExec(actx, n.Table, n.State, ShareRate(n.RateLimit, share.Of), barriers, report, monitor)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.writer, e.backfillRate = w, backfillRate
+	e.writer, e.backfillRate, e.share = w, backfillRate, share
 	return e, e.close, nil
 }
 

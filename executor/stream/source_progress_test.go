@@ -146,7 +146,7 @@ func TestConnectorSourceProgressRateTruncate(t *testing.T) {
 	w := &opWriter{}
 	ch := make(chan *Barrier, 1)
 	actx := stActx(memkv.New())
-	e, closer, err := NewConnectorSource(actx, n, ch, w, report, nil, 42)
+	e, closer, err := NewConnectorSource(actx, n, ch, w, report, nil, 42, SplitShare{})
 	if err != nil {
 		t.Fatal(err)
 	}

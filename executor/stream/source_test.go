@@ -64,7 +64,7 @@ func TestConnectorSourceResumes(t *testing.T) {
 		w := &stWriter{perEpoch: 2, byEpoch: map[uint64][]int64{}, calls: map[uint64]int{}, refused: make(chan struct{}, 1)}
 		ch := make(chan *Barrier, 1)
 		actx := stActx(kv)
-		e, closer, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil, nil, -1)
+		e, closer, err := NewConnectorSource(actx, stSourceNode(), ch, w, nil, nil, -1, SplitShare{})
 		if err != nil {
 			t.Fatal(err)
 		}

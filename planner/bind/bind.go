@@ -2,10 +2,9 @@ package bind
 
 import (
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -173,24 +172,8 @@ func finalizeOutput(n plan.Node) plan.Node {
 	return &plan.Project{Input: n, Exprs: exprs, Out: out}
 }
 
-// rowIDs hands out hidden row ids: microseconds since 1970 shifted left by 10,
-// bumped to stay unique and increasing within the process. Restarts move to
-// a later clock, so ids never repeat.
-var lastRowID atomic.Int64
-
-// NextRowID returns a new unique row id.
-func NextRowID() int64 {
-	for {
-		prev := lastRowID.Load()
-		next := time.Now().UnixMicro() << 10
-		if next <= prev {
-			next = prev + 1
-		}
-		if lastRowID.CompareAndSwap(prev, next) {
-			return next
-		}
-	}
-}
+// NextRowID returns a new unique hidden row id (expr.NextRowID).
+func NextRowID() int64 { return expr.NextRowID() }
 
 // rowIDExpr generates a fresh row id per row.
 type rowIDExpr struct{}

@@ -9,7 +9,8 @@ import (
 // connector's rows written into the table (its split offsets in the
 // table's first state table).
 func ConnectorTable(rel *catalog.Relation) *plan.StreamConnectorSource {
-	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: rel.Connector.RateLimit}
+	return &plan.StreamConnectorSource{Table: rel, State: plan.ConnectorSourceState(rel.StateTables[0]), RateLimit: rel.Connector.RateLimit,
+		Split: rel.Connector.Splits}
 }
 
 // SharedSourceReader is the plan of a shared source's reader job: its

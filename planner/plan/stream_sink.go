@@ -8,6 +8,10 @@ import (
 )
 
 // StreamSink ends a sink's job: it hands its input's changes to the sink's
+// IntoNewRowID in StreamSink.IntoMap: the target's hidden row id, new for
+// every row written (a table without a primary key).
+const IntoNewRowID = -2
+
 // connector (Props) each epoch, and outputs nothing.
 type StreamSink struct {
 	StateInfo
@@ -28,7 +32,7 @@ type StreamSink struct {
 	RateLimit int64
 	// Into is the table a sink into a table writes (nil: a connector sink).
 	// Target column i takes the sink's column IntoMap[i], or IntoDefaults[i]
-	// when that is -1.
+	// when that is -1, or a new hidden row id when it is IntoNewRowID.
 	Into         *catalog.Relation
 	IntoMap      []int
 	IntoDefaults []types.Datum

@@ -17,6 +17,9 @@ type StreamConnectorSource struct {
 	State StateTable
 	// RateLimit caps the rows per second over all splits (< 0: the connector's own rate; 0 pauses).
 	RateLimit int64
+	// Split: the job runs several actors that share out the splits
+	// (catalog.Connector.Splits); otherwise one actor reads them all.
+	Split bool
 }
 
 // ConnectorSourceState is the layout of a connector source's split offsets:

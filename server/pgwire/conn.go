@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,12 @@ import (
 
 // conn is one client connection. Everything but mu is owned by the handler goroutine.
 type conn struct {
-	srv         *Server
-	nc          net.Conn
+	srv *Server
+	// nc is the accepted socket (closed, and given deadlines, from any
+	// goroutine); rw is what the protocol reads and writes: nc, or the TLS
+	// connection over it after an SSLRequest (tls.go).
+	nc, rw      net.Conn
+	tlsState    *tls.ConnectionState // nil without TLS
 	log         *slog.Logger
 	pid, secret uint32
 	// refused is set for a connection past MaxConnections: after its startup
@@ -86,6 +91,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	return &conn{
 		srv:     s,
 		nc:      nc,
+		rw:      nc,
 		log:     s.log,
 		w:       newWire(nc),
 		stmts:   make(map[string]*prepared),
@@ -113,10 +119,7 @@ func (c *conn) serve() {
 	if err := c.nc.SetDeadline(time.Time{}); err != nil {
 		return
 	}
-	if c.be == nil { // authentication may have made it
-		c.be = pgproto3.NewBackend(c.nc, io.Discard) // output goes through c.w
-		c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
-	}
+	c.backend() // authentication may have made it
 	c.loop()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,7 +34,10 @@ type Config struct {
 	MaxConnections int
 	// Auth decides how a connecting user authenticates (auth.go); nil
 	// trusts everyone.
-	Auth func(user string, remote net.Addr) AuthDecision
+	Auth func(AuthRequest) AuthDecision
+	// TLS, when set, makes the server answer an SSLRequest with 'S' and
+	// encrypt the connection (tls.go); nil answers 'N'.
+	TLS *tls.Config
 }
 
 func (c *Config) setDefaults() {

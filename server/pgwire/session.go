@@ -75,6 +75,12 @@ type Factory func(params map[string]string, n Notifier) (Session, error)
 // reports; it holds a NUL, so no startup packet can set it.
 const ParamBackendPID = "\x00backend_pid"
 
+// Superuser is implemented by a Session that knows whether its user is a
+// superuser: is_superuser's ParameterStatus at startup ("on" without it).
+type Superuser interface {
+	IsSuperuser() bool
+}
+
 // Timeouts is implemented by a Session whose timeouts pgwire enforces:
 // statement_timeout cancels a statement running longer (57014, "canceling
 // statement due to statement timeout"), idle_in_transaction_session_timeout

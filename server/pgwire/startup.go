@@ -80,7 +80,7 @@ func parseStartupParams(b []byte) (params map[string]string, pqOptions []string,
 // burst. It returns false when the connection must close.
 func (c *conn) startup() bool {
 	for round := 0; ; round++ {
-		body, err := readStartupPacket(c.nc)
+		body, err := readStartupPacket(c.rw)
 		if err != nil {
 			var we *wireError
 			if errors.As(err, &we) {
@@ -97,7 +97,13 @@ func (c *conn) startup() bool {
 				c.fatal(pgError{Code: codeProtocolViolation, Message: "invalid startup packet"})
 				return false
 			}
-			if _, err := c.nc.Write([]byte{'N'}); err != nil {
+			if code == sslRequestCode && c.srv.cfg.TLS != nil && c.tlsState == nil {
+				if !c.startTLS() {
+					return false
+				}
+				continue
+			}
+			if _, err := c.rw.Write([]byte{'N'}); err != nil {
 				return false
 			}
 			continue
@@ -139,7 +145,7 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 	if minor > 0 || len(pqOptions) > 0 {
 		c.w.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: pqOptions})
 	}
-	if !c.authenticate(user) {
+	if !c.authenticate(user, params["database"]) {
 		return false
 	}
 	c.w.send(&pgproto3.AuthenticationOk{})
@@ -160,6 +166,10 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 	if enc := params["client_encoding"]; enc != "" && !isUTF8Name(enc) {
 		c.log.Warn("pgwire: client asked for an encoding other than UTF8; sending UTF8", "client_encoding", enc)
 	}
+	super := "on"
+	if su, ok := sess.(Superuser); ok && !su.IsSuperuser() {
+		super = "off"
+	}
 	status := [][2]string{
 		{"application_name", params["application_name"]},
 		{"client_encoding", "UTF8"},
@@ -168,7 +178,7 @@ func (c *conn) acceptStartup(minor uint32, params map[string]string, pqOptions [
 		{"in_hot_standby", "off"},
 		{"integer_datetimes", "on"},
 		{"IntervalStyle", "postgres"},
-		{"is_superuser", "on"},
+		{"is_superuser", super},
 		{"server_encoding", "UTF8"},
 		{"server_version", c.srv.cfg.ServerVersion},
 		{"session_authorization", user},

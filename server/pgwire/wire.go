@@ -49,6 +49,14 @@ func (w *wire) sendLocked(msg pgproto3.BackendMessage) {
 	w.mu.buf = buf
 }
 
+// setWriter makes w write to out from now on (the TLS connection after
+// an SSLRequest); nothing is buffered then.
+func (w *wire) setWriter(out io.Writer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.w = out
+}
+
 // sendEmpty appends a message without a body (ParseComplete, BindComplete, NoData,
 // CloseComplete, EmptyQueryResponse, PortalSuspended).
 func (w *wire) sendEmpty(typ byte) {

@@ -29,6 +29,7 @@ type recogniser struct {
 
 // recognisers are tried in order; the first that recognises the query answers it.
 var recognisers = []recogniser{
+	{"list privileges (\\dp, \\z)", listPrivileges},
 	{"list relations (\\d, \\dt, \\dv, \\dm, \\di and + variants)", listRelations},
 	{"list databases (\\l)", listDatabases},
 	{"list schemas (\\dn)", listSchemas},

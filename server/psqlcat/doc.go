@@ -1,5 +1,5 @@
 // Package psqlcat answers the catalog queries psql 15 sends for its describe
-// commands (\d, \dt, \dv, \dm, \di, \d NAME, \d+ NAME, \l, \dn), which use
+// commands (\d, \dt, \dv, \dm, \di, \d NAME, \d+ NAME, \l, \dn, \du, \dp), which use
 // constructs the general SQL engine does not run (correlated subqueries,
 // regclass casts, OPERATOR(pg_catalog.~), pg_get_* functions). Answer
 // recognises a query by its whitespace-normalised text, extracts the variable

@@ -187,10 +187,15 @@ func accessMethod(row pgRow) types.Datum {
 
 // listColumns produce the cells of listTables' columns, by their "as" alias.
 var listColumns = map[string]func(row pgRow) types.Datum{
-	"Schema":        func(row pgRow) types.Datum { return dS(row.schema) },
-	"Name":          func(row pgRow) types.Datum { return dS(row.name) },
-	"Type":          func(row pgRow) types.Datum { return dS(relkindName(row.kind)) },
-	"Owner":         func(pgRow) types.Datum { return dS(catalog.Owner) },
+	"Schema": func(row pgRow) types.Datum { return dS(row.schema) },
+	"Name":   func(row pgRow) types.Datum { return dS(row.name) },
+	"Type":   func(row pgRow) types.Datum { return dS(relkindName(row.kind)) },
+	"Owner": func(row pgRow) types.Datum {
+		if row.rel.Owner != "" {
+			return dS(row.rel.Owner)
+		}
+		return dS(catalog.Owner)
+	},
 	"Persistence":   func(pgRow) types.Datum { return dS("permanent") },
 	"Access method": accessMethod,
 	// Sizes are not tracked per relation: unknown, shown empty.

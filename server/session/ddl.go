@@ -2,19 +2,17 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
-	"github.com/tributary/tributary/storage/codec"
 )
 
 func schemaOf(n parser.ObjectName) (string, error) {
@@ -27,8 +25,11 @@ func schemaOf(n parser.ObjectName) (string, error) {
 
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
-	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole {
-		rel.Owner = u // the creator owns it ("": root)
+	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole && s.isRole(u) {
+		// The creator owns it ("": root). A trusted user name that is no
+		// role acts as root, and what it creates is root's: a role of that
+		// name created later must not inherit it.
+		rel.Owner = u
 	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
@@ -216,10 +217,11 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if !isConnectorTable(rel) {
 		return tagOnly("CREATE TABLE"), nil
 	}
-	opts := connectorJobOptions(rel)
+	root := s.planner().ConnectorTable(rel)
+	opts := coordinator.OptionsFor(rel, root)
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = !copies || bg == "true"
-	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], s.eng.connectorTablePlan(rel), opts); err != nil {
+	if err := s.eng.coord().AddJob(ctx, rel.StateTables[0], root, opts); err != nil {
 		// Undo the table: it must not exist without its source.
 		s.abandonConnectorTable(rel)
 		return nil, err
@@ -257,14 +259,9 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 // recovery deletes what it stored, as for abandonJob.
 func (s *Session) abandonConnectorTable(rel *catalog.Relation) {
 	ctx := context.Background()
-	_ = s.eng.coord().DropJob(ctx, rel.StateTables[0])
-	_ = s.eng.coord().DropTable(ctx, rel.ID)
-	s.eng.sinks.ForgetSource(rel.QualifiedName())
+	s.eng.streaming.Abandon(ctx, rel, rel.StateTables[0])
+	s.eng.SinkLog().ForgetSource(rel.QualifiedName())
 	releaseSource(ctx, rel)
-	if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
-		s.eng.Logger.Warn("the failed table's state is removed after recovery", "name", rel.Name, "err", err)
-		s.eng.pendingDrops = append(s.eng.pendingDrops, rel)
-	}
 	s.eng.Catalog.Remove(rel.ID)
 }
 
@@ -375,7 +372,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 		case catalog.KindSource:
 			if isSharedSource(r) {
 				err = s.eng.coord().DropJob(ctx, r.ID)
-				s.eng.sinks.ForgetSource(r.QualifiedName())
+				s.eng.SinkLog().ForgetSource(r.QualifiedName())
 			}
 			if tablesSource(r) {
 				releaseSource(ctx, r) // a CDC source's slot, when its CREATE made it
@@ -385,7 +382,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 				if err = s.eng.coord().DropJob(ctx, r.StateTables[0]); err != nil {
 					break
 				}
-				s.eng.sinks.ForgetSource(r.QualifiedName())
+				s.eng.SinkLog().ForgetSource(r.QualifiedName())
 				releaseSource(ctx, r)
 			}
 			err = s.eng.coord().DropTable(ctx, r.ID)
@@ -407,10 +404,18 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 // without cascade a dependent refuses the drop (2BP01).
 func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.Relation, error) {
 	deps := s.eng.Catalog.Dependents(rel.ID)
-	if len(deps) > 0 && !cascade {
+	// The sinks writing into a table go with it, as in RisingWave: they
+	// have nowhere else to write.
+	var blocking []*catalog.Relation
+	for _, d := range deps {
+		if !(d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema) {
+			blocking = append(blocking, d)
+		}
+	}
+	if len(blocking) > 0 && !cascade {
 		return nil, &types.Error{Kind: types.ErrDependentObjects,
 			Msg:    fmt.Sprintf("cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name),
-			Detail: fmt.Sprintf("%s %s depends on %s %s", deps[0].Kind, deps[0].Name, rel.Kind, rel.Name),
+			Detail: fmt.Sprintf("%s %s depends on %s %s", blocking[0].Kind, blocking[0].Name, rel.Kind, rel.Name),
 			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 	}
 	out := []*catalog.Relation{}
@@ -422,23 +427,4 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 		out = append(out, sub...)
 	}
 	return append(out, rel), nil
-}
-
-// deleteRows tombstones every row of a table (Badger has no range delete).
-func deleteRows(ctx context.Context, kv storage.KV, epoch uint64, id uint32, b *storage.Batch) error {
-	lo, hi := codec.TableSpan(id)
-	it, err := kv.Scan(ctx, lo, hi, epoch)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for {
-		if err := it.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return it.Close()
-			}
-			return err
-		}
-		b.Delete(it.Key())
-	}
 }

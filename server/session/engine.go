@@ -14,6 +14,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -29,28 +30,16 @@ type Engine struct {
 	// (pg_stat_activity, pg_cancel_backend, pg_terminate_backend); nil
 	// without one.
 	Backends Backends
-	// mu guards the coordinator, which recovery replaces.
-	mu struct {
-		sync.RWMutex
-		coord *coordinator.Coordinator
-	}
-	Logger *slog.Logger
+	// streaming runs the streaming jobs: it builds them on a coordinator
+	// and replaces that coordinator to recover or rescale.
+	streaming *coordinator.Streaming
+	Logger    *slog.Logger
 
-	cfg      Config
-	params   map[string]string       // persisted system parameters (ALTER SYSTEM SET)
-	barriers *coordinator.BarrierLog // every coordinator's, so recovery keeps the history
-	sinks    *coordinator.SinkLog    // the same for decoupled sinks' states and failures
-	closed   bool
-	// ddl serialises catalog changes so descriptors persist in the order they publish.
-	ddl sync.Mutex
-	// pendingDrops are jobs whose CREATE failed with the streaming engine:
-	// gone from the catalog, their stored descriptors and state are deleted
-	// by the recovery (guarded by ddl).
-	pendingDrops []*catalog.Relation
-	// carried is the backfill progress of the jobs of a coordinator being
-	// replaced, by job id, which their rebuilt jobs start from (guarded by
-	// ddl).
-	carried map[uint32]coordinator.JobInfo
+	cfg    Config
+	params map[string]string // persisted system parameters (ALTER SYSTEM SET)
+	// ddl serialises catalog changes so descriptors persist in the order
+	// they publish; a rebuild of the streaming jobs holds it too.
+	ddl     sync.Mutex
 	nextPID atomic.Int32
 }
 
@@ -83,7 +72,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		cfg.Parallelism = runtime.NumCPU()
 	}
 	cat := catalog.New(catalog.SystemRelations())
-	rels, nextID, err := persist.Load(ctx, store)
+	rels, nextID, clearSecrets, err := persist.LoadReport(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
@@ -98,95 +87,45 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	if cfg.BarrierInterval <= 0 {
 		cfg.BarrierInterval = time.Second
 	}
-	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params,
-		barriers: coordinator.NewBarrierLog(), sinks: coordinator.NewSinkLog()}
-	coord, err := e.startCoordinator(ctx)
+	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
+	planner := &job.Planner{Catalog: cat}
+	e.streaming, err = coordinator.Open(ctx, store, cat, planner, &e.ddl, coordinator.Config{BarrierInterval: cfg.BarrierInterval,
+		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, Logger: logger, NoStats: cfg.NoStreamStats})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	e.mu.coord = coord
 	if err := e.loadRoles(ctx, cfg.RootPassword); err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	if len(clearSecrets) > 0 && persist.Sealing() {
+		// Relations saved before secrets were encrypted: seal them now.
+		if _, err := e.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+			for _, id := range clearSecrets {
+				if rel, ok := cat.ByID(id); ok {
+					if err := persist.Save(b, rel, cat.PeekNextID()); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("open engine: encrypt the secrets stored in clear: %w", err)
+		}
+		logger.Info("encrypted the connector secrets of relations stored in clear", "relations", len(clearSecrets))
 	}
 	logger.Info("catalog loaded", "relations", len(rels), "committed_epoch", store.CommittedEpoch())
 	return e, nil
 }
 
-// startCoordinator builds a coordinator, rebuilds every streaming job from
-// the catalog and starts it.
-func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
-	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
-		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover,
-		Barriers: e.barriers, Sinks: e.sinks, NoStats: e.cfg.NoStreamStats})
-	if err := e.recoverJobs(ctx, c); err != nil {
-		c.Stop()
-		return nil, err
-	}
-	c.Start()
-	return c, nil
-}
-
 // isClosed reports whether the engine shut down.
-func (e *Engine) isClosed() bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.closed
-}
+func (e *Engine) isClosed() bool { return e.streaming.Closed() }
 
 // coord returns the current coordinator.
-func (e *Engine) coord() *coordinator.Coordinator {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.mu.coord
-}
-
-// recover replaces a coordinator whose epoch failed: every actor is stopped
-// and every job rebuilt from the catalog over the last committed epoch (in
-// flight statements fail; nothing acknowledged is lost).
-func (e *Engine) recover(failed *coordinator.Coordinator, cause error) {
-	e.ddl.Lock()
-	defer e.ddl.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.mu.coord != failed || e.closed {
-		return
-	}
-	e.Logger.Error("streaming engine failed; recovering from the last committed epoch", "err", cause)
-	e.replaceCoordinatorLocked(failed)
-	e.Logger.Info("streaming engine recovered", "committed_epoch", e.Store.CommittedEpoch())
-}
-
-// replaceCoordinatorLocked stops old and installs a new coordinator whose
-// jobs are rebuilt from the catalog over the last committed epoch (a
-// recovery, a rescale), retrying until one starts. The rebuilt jobs keep
-// old's progress, old versions are held until they pinned theirs, and the
-// state of failed CREATEs is deleted. The caller holds ddl and mu.
-func (e *Engine) replaceCoordinatorLocked(old *coordinator.Coordinator) {
-	release := e.holdVersions()
-	e.carryProgressLocked(old)
-	old.Stop()
-	for attempt := 1; ; attempt++ {
-		c, err := e.startCoordinator(context.Background())
-		if err == nil {
-			e.mu.coord = c
-			e.finishDropsLocked(c)
-			release(c)
-			return
-		}
-		e.Logger.Error("rebuilding the streaming jobs failed", "attempt", attempt, "err", err)
-		time.Sleep(time.Duration(min(attempt, 10)) * time.Second)
-	}
-}
+func (e *Engine) coord() *coordinator.Coordinator { return e.streaming.Current() }
 
 // Close stops the streaming engine (uncommitted work is dropped; every
 // acknowledged statement is committed already).
-func (e *Engine) Close() {
-	e.mu.Lock()
-	e.closed = true
-	c := e.mu.coord
-	e.mu.Unlock()
-	c.Stop()
-}
+func (e *Engine) Close() { e.streaming.Close() }
 
 // Jobs returns the running backfills' progress (SHOW JOBS), by job id.
 func (e *Engine) Jobs() []coordinator.JobInfo { return e.coord().Jobs() }
@@ -209,7 +148,7 @@ func (e *Engine) jobRelation(id uint32) (*catalog.Relation, bool) {
 		return r, true
 	}
 	for _, r := range e.Catalog.Relations() {
-		if r.Kind == catalog.KindTable && len(r.StateTables) > 0 && r.StateTables[0] == id {
+		if job.IsConnectorTable(r) && r.StateTables[0] == id {
 			return r, true
 		}
 	}
@@ -227,11 +166,11 @@ func (e *Engine) JobKind(id uint32) string {
 
 // Barriers returns the log of committed epochs' barrier latencies, kept
 // across recoveries.
-func (e *Engine) Barriers() *coordinator.BarrierLog { return e.barriers }
+func (e *Engine) Barriers() *coordinator.BarrierLog { return e.coord().Barriers() }
 
 // SinkLog returns what decoupled sinks and sources report (log stores,
 // source splits, CDC progress), kept across recoveries.
-func (e *Engine) SinkLog() *coordinator.SinkLog { return e.sinks }
+func (e *Engine) SinkLog() *coordinator.SinkLog { return e.coord().SinkLog() }
 
 // NewSession is the pgwire.Factory.
 func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire.Session, error) {
@@ -260,56 +199,13 @@ type Backends interface {
 	Signal(pid int32, terminate bool) bool
 }
 
-// withCoordinator runs fn on the current coordinator; when that coordinator
-// failed before committing fn's work (ErrRecovering, or ErrStopped by
-// recovery), it waits for the recovered one and runs fn again: the statement
-// had not been acknowledged and nothing of it was committed.
+// withCoordinator runs fn on the current coordinator, and again on the
+// next one when that failed before committing fn's work
+// (coordinator.Streaming.Do).
 func (e *Engine) withCoordinator(ctx context.Context, fn func(c *coordinator.Coordinator) error) error {
-	for attempt := 0; ; attempt++ {
-		c := e.coord()
-		err := fn(c)
-		if attempt >= 5 || !(errors.Is(err, coordinator.ErrRecovering) || errors.Is(err, coordinator.ErrStopped)) {
-			return err
-		}
-		// Wait for recovery to install a new coordinator.
-		for e.coord() == c {
-			e.mu.RLock()
-			closed := e.closed
-			e.mu.RUnlock()
-			if closed {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+	err := e.streaming.Do(ctx, fn)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
 	}
-}
-
-// carryProgressLocked keeps c's running jobs' progress for their rebuilt
-// jobs (the caller holds ddl).
-func (e *Engine) carryProgressLocked(c *coordinator.Coordinator) {
-	e.carried = map[uint32]coordinator.JobInfo{}
-	for _, j := range c.Jobs() {
-		e.carried[j.ID] = j
-	}
-}
-
-// finishDropsLocked deletes the stored descriptors and state of the jobs
-// whose CREATE failed with the streaming engine (the caller holds ddl).
-func (e *Engine) finishDropsLocked(c *coordinator.Coordinator) {
-	if len(e.pendingDrops) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := c.Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
-		return e.deleteState(ctx, snapshot, e.pendingDrops, b)
-	}); err != nil {
-		e.Logger.Error("delete the state of failed jobs", "err", err)
-		return
-	}
-	e.pendingDrops = nil
+	return err
 }

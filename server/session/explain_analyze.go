@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/coordinator"
+	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -52,7 +53,7 @@ func (s *Session) explainAnalyze(ctx context.Context, n *parser.ExplainAnalyze) 
 	}
 	id := rel.ID
 	if rel.Kind == catalog.KindTable {
-		if rel.Connector == nil || len(rel.StateTables) == 0 {
+		if !job.IsConnectorTable(rel) {
 			return nil, types.Errorf(types.ErrWrongObjectType, "table %q has no streaming job of its own (only a table fed by a connector has one)", rel.Name)
 		}
 		id = rel.StateTables[0] // connectorTablePlan's job

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -163,4 +164,78 @@ func (s *Session) grant(ctx context.Context, n *parser.Grant) (pgwire.Result, er
 		return tagOnly("REVOKE"), nil
 	}
 	return tagOnly("GRANT"), nil
+}
+
+// checkConnectOut requires, of a connector that connects to other hosts
+// (endpoints lists them from props; nil for one that does not), a
+// superuser or a role with CREATECONNECTION, and every host in the
+// operator's allow-list (--connector-allow).
+func (s *Session) checkConnectOut(ctx context.Context, name string, endpoints func(map[string]string) []string, props map[string]string) error {
+	if endpoints == nil {
+		return nil
+	}
+	if !s.superuser() {
+		s.eng.roles.RLock()
+		r := s.eng.roles.byName[s.currentUser()]
+		s.eng.roles.RUnlock()
+		if r == nil || !r.CreateConnection {
+			return types.Errorf(types.ErrInsufficientPrivilege, "permission denied to create a %s connector: it connects to other hosts, which needs superuser or CREATECONNECTION", name)
+		}
+	}
+	lower := make(map[string]string, len(props))
+	for k, v := range props {
+		lower[strings.ToLower(k)] = v
+	}
+	for _, ep := range endpoints(lower) {
+		if err := connector.CheckEndpoint(ctx, name+" connector", ep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// peerErr shows a connector's check error to a superuser as it is; for
+// other roles the remote host's own text is replaced (connector.Redact),
+// and the whole error logged.
+func (s *Session) peerErr(err error) error {
+	if err == nil || s.superuser() {
+		return err
+	}
+	red := connector.Redact(err)
+	if red != err {
+		s.eng.Logger.Info("a connector check failed; the remote host's reply is not shown to the client", "user", s.currentUser(), "err", err)
+	}
+	return red
+}
+
+// backendGuard is what pg_cancel_backend and pg_terminate_backend reach:
+// a superuser signals any session; another role only the sessions of its
+// own role, and never a superuser's (PostgreSQL 15's rules and messages).
+type backendGuard struct{ s *Session }
+
+func (g backendGuard) Signal(pid int32, terminate bool) (bool, error) {
+	e := g.s.eng
+	if !g.s.superuser() {
+		for _, a := range e.Backends.Activity() {
+			if a.PID != pid {
+				continue
+			}
+			e.roles.RLock()
+			r := e.roles.byName[a.User]
+			e.roles.RUnlock()
+			switch {
+			case r == nil || r.Superuser: // a user name that is no role acts as root
+				if terminate {
+					return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a superuser to terminate superuser process")
+				}
+				return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a superuser to cancel superuser query")
+			case a.User != g.s.currentUser():
+				if terminate {
+					return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a member of the role whose process is being terminated or member of pg_signal_backend")
+				}
+				return false, types.Errorf(types.ErrInsufficientPrivilege, "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+			}
+		}
+	}
+	return e.Backends.Signal(pid, terminate), nil
 }

@@ -50,6 +50,19 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_source_backfill_progress" {
 			return s.eng.sourceBackfillRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_materialized_views" {
+			rows, err := catalog.SystemRows(cat, rel)
+			if err != nil {
+				return nil, err
+			}
+			status := s.eng.jobStatus()
+			for _, r := range rows {
+				if st, ok := status[uint32(r[0].I)]; ok {
+					r[len(r)-1] = types.DString(st)
+				}
+			}
+			return rows, nil
+		}
 		if rel.Schema == "pg_catalog" && rel.Name == "pg_stat_activity" {
 			return s.eng.activityRows(), nil
 		}
@@ -87,6 +100,9 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	referenced := b.Referenced()
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
 		if err := s.checkRead(referenced); err != nil {
+			return nil, err
+		}
+		if err := s.checkCreated(referenced); err != nil {
 			return nil, err
 		}
 		pq := pq
@@ -185,23 +201,36 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 		st.cols = columnsOf(retOut)
 	}
 	// Privileges: the verb's on the target (and SELECT when the statement
-	// reads its rows), SELECT on everything else it names.
+	// reads its rows: its WHERE or SET expressions name a column, or it
+	// returns rows), SELECT on everything else it names, as in PostgreSQL.
 	var target *catalog.Relation
 	priv, readsTarget := "insert", false
 	switch n := node.(type) {
 	case *plan.Insert:
 		target = n.Table
 	case *plan.Update:
-		target, priv, readsTarget = n.Table, "update", true
+		target, priv = n.Table, "update"
+		if u, ok := q.Node.(*ast.UpdateStmt); ok {
+			readsTarget = u.Where != nil && mentionsColumn(u.Where) || u.Order != nil
+			for _, a := range u.List {
+				readsTarget = readsTarget || mentionsColumn(a.Expr)
+			}
+		}
 	case *plan.Delete:
 		target, priv = n.Table, "delete"
 		if d, ok := q.Node.(*ast.DeleteStmt); ok && d.Where != nil {
-			readsTarget = true
+			readsTarget = mentionsColumn(d.Where)
 		}
 	}
+	if retOut != nil {
+		readsTarget = true // RETURNING reads the rows
+	}
 	var reads []uint32
+	if target != nil && readsTarget {
+		reads = append(reads, target.ID)
+	}
 	for _, id := range b.Referenced() {
-		if target == nil || id != target.ID || readsTarget {
+		if target == nil || id != target.ID {
 			reads = append(reads, id)
 		}
 	}
@@ -320,3 +349,22 @@ func planRows(text string) pgwire.Result {
 func indentText(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 }
+
+// mentionsColumn reports whether e names a column (so an UPDATE reads
+// its target's rows, and needs SELECT on it as in PostgreSQL).
+func mentionsColumn(e ast.Node) bool {
+	v := &columnFinder{}
+	e.Accept(v)
+	return v.found
+}
+
+type columnFinder struct{ found bool }
+
+func (v *columnFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.ColumnNameExpr); ok {
+		v.found = true
+	}
+	return n, v.found
+}
+
+func (v *columnFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

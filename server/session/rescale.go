@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tributary/tributary/catalog"
-	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -20,7 +18,7 @@ const maxParallelism = 256
 // alterParallelism is ALTER MATERIALIZED VIEW | SINK | TABLE | SOURCE name
 // SET PARALLELISM {= | TO} {n | DEFAULT}: the job's new parallelism is
 // recorded with it, then every job is rebuilt at once over the epoch just
-// committed (rescheduleLocked): actors resume from their state in storage,
+// committed (coordinator.Streaming.Rebuild): actors resume from their state in storage,
 // which is keyed by vnode, so nothing is copied.
 func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
 	n2 := 0
@@ -40,17 +38,24 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	if want := dropKinds[n.Kind]; rel.Kind != want {
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
 	}
-	if isSharedSource(rel) && rel.Job == nil {
-		rel.Job = &catalog.JobSettings{} // never set: the default
-	}
+	splitTable := isConnectorTable(rel) && rel.Connector.Splits
 	switch {
-	case rel.Kind == catalog.KindTable || (rel.Kind == catalog.KindSource && !isSharedSource(rel)):
-		return nil, types.Errorf(types.ErrUnsupported, "%s %s is read by one actor: its parallelism cannot be changed yet (ALTER the materialized views and sinks on it)", rel.Kind, rel.Name)
-	case rel.Job == nil:
+	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && rel.Connector.ReadOnly:
+		return nil, types.Errorf(types.ErrUnsupported, "table %s mirrors one upstream change stream, which one actor reads: its parallelism cannot be changed (ALTER the materialized views and sinks on it)", rel.Name)
+	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && !splitTable:
+		return nil, types.Errorf(types.ErrUnsupported, "the source job of table %s reads its splits in one actor (a generator's table, or a Kafka table created before Tributary could rescale one): its parallelism cannot be changed", rel.Name)
+	case rel.Kind == catalog.KindTable && !splitTable:
+		return nil, types.Errorf(types.ErrUnsupported, "table %s has no streaming job of its own (its writes are applied by each statement): ALTER the materialized views and sinks on it", rel.Name)
+	case rel.Kind == catalog.KindSource && !isSharedSource(rel):
+		return nil, types.Errorf(types.ErrUnsupported, "source %s has no reader job of its own (each job on it reads it): ALTER the materialized views and sinks on it", rel.Name)
+	case rel.Job == nil && !isSharedSource(rel) && !splitTable:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a streaming job", rel.Name)
 	}
 	updated := *rel
-	js := *rel.Job
+	js := catalog.JobSettings{} // never set: the default
+	if rel.Job != nil {
+		js = *rel.Job
+	}
 	js.Parallelism = n2
 	updated.Job = &js
 	if err := s.replaceRelation(ctx, &updated); err != nil {
@@ -63,32 +68,25 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 }
 
 // rescheduleLocked rebuilds every streaming job from the catalog with the
-// parallelism it records (the caller holds ddl): the coordinator commits
-// what was written, stops, and a new one starts over the committed epoch,
-// as after a failure. Statements in flight whose epoch did not commit are
-// run again on the new coordinator (withCoordinator), backfills resume from
-// their committed progress. The pause grows with the number of jobs, not
-// with their state: no state is read to rebuild them.
-func (e *Engine) rescheduleLocked(ctx context.Context) error {
-	start := time.Now()
-	old := e.coord()
-	if err := old.Flush(ctx); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.mu.coord != old || e.closed {
-		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
-	}
-	e.replaceCoordinatorLocked(old) // the catalog holds the change
-	e.Logger.Info("streaming jobs rescheduled", "pause", time.Since(start), "committed_epoch", e.Store.CommittedEpoch())
-	return nil
-}
+// parallelism it records (coordinator.Streaming.Rebuild; the caller holds
+// ddl).
+func (e *Engine) rescheduleLocked(ctx context.Context) error { return e.streaming.Rebuild(ctx) }
 
 // fragmentRows answers rw_catalog.rw_fragments.
 func (e *Engine) fragmentRows() [][]types.Datum {
+	// A connector table's source job runs under its state table's id: show
+	// the table's.
+	owner := map[uint32]uint32{}
+	for _, r := range e.Catalog.Relations() {
+		if isConnectorTable(r) {
+			owner[r.StateTables[0]] = r.ID
+		}
+	}
 	var rows [][]types.Datum
 	for _, f := range e.coord().Fragments() {
+		if id, ok := owner[f.Job]; ok {
+			f.Job = id
+		}
 		ids := make([]string, len(f.Actors))
 		for i, a := range f.Actors {
 			ids[i] = strconv.FormatUint(uint64(a), 10)
@@ -101,26 +99,4 @@ func (e *Engine) fragmentRows() [][]types.Datum {
 			types.DInt(int64(len(f.Actors))), types.DString(strings.Join(ids, ",")), types.DString(strings.Join(counts, ","))})
 	}
 	return rows
-}
-
-// holdVersions keeps the store's old versions while the streaming engine
-// is replaced: the stopping jobs release their pins (a snapshot backfill's
-// snapshot epoch, a log store reader's), and the jobs rebuilt pin the same
-// epochs again only when their first barrier comes. The returned release
-// waits for the new coordinator's first epoch (every actor has passed a
-// barrier) in the background, then lets the versions go.
-func (e *Engine) holdVersions() func(c *coordinator.Coordinator) {
-	unpin, err := e.Store.Pin(e.Store.DiscardEpoch())
-	if err != nil {
-		e.Logger.Warn("could not hold old versions during the rebuild", "err", err)
-		return func(*coordinator.Coordinator) {}
-	}
-	return func(c *coordinator.Coordinator) {
-		go func() {
-			defer unpin()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = c.Flush(ctx) // fails only if c stops: then nothing pins anyway
-		}()
-	}
 }

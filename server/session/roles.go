@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -93,20 +92,39 @@ func (e *Engine) Roles() []catalog.Role {
 	return e.roleListLocked()
 }
 
-// Authenticate is pgwire's Config.Auth: trust or a password by the mode and
-// the client's address, and the user's verifier when it may log in.
-func (e *Engine) Authenticate(mode AuthMode) func(user string, remote net.Addr) pgwire.AuthDecision {
-	return func(user string, remote net.Addr) pgwire.AuthDecision {
-		if mode == AuthTrust || (mode == AuthAuto && pgwire.IsLoopback(remote)) {
-			return pgwire.AuthDecision{Trust: true}
+// Authenticate is pgwire's Config.Auth. With rules (--hba-file; rules
+// returns nil without one) the first matching rule picks the method;
+// otherwise the mode does: trust, or a password (SCRAM-SHA-256, or md5 for
+// a role whose stored hash is md5). The decision carries the user's
+// stored password when the user may log in.
+func (e *Engine) Authenticate(mode AuthMode, rules func() *pgwire.HBA) func(pgwire.AuthRequest) pgwire.AuthDecision {
+	return func(req pgwire.AuthRequest) pgwire.AuthDecision {
+		var d pgwire.AuthDecision
+		switch h := rules(); {
+		case h != nil:
+			d = h.Match(req)
+		case mode == AuthTrust || (mode == AuthAuto && pgwire.IsLoopback(req.Remote)):
+			d.Method = pgwire.MethodTrust
+		default:
+			d.Method = pgwire.MethodMD5
+		}
+		if d.Method == pgwire.MethodTrust || d.Method == pgwire.MethodReject {
+			return d
 		}
 		e.roles.RLock()
 		defer e.roles.RUnlock()
-		r := e.roles.byName[user]
-		if r == nil || !r.Login {
-			return pgwire.AuthDecision{}
+		r := e.roles.byName[req.User]
+		switch {
+		case r != nil && r.Login:
+			d.Secret = r.Password
+		case d.Method != pgwire.MethodCert:
+			// No secret: the exchange runs against a decoy and fails.
+		case r == nil:
+			d.Method, d.Refusal = pgwire.MethodReject, fmt.Sprintf("role \"%s\" does not exist", req.User)
+		default:
+			d.Method, d.Refusal = pgwire.MethodReject, fmt.Sprintf("role \"%s\" is not permitted to log in", req.User)
 		}
-		return pgwire.AuthDecision{Verifier: r.Password}
+		return d
 	}
 }
 
@@ -132,7 +150,7 @@ func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Resu
 			return nil, types.Errorf(types.ErrDuplicateObject, "role \"%s\" already exists", name)
 		}
 		r := &catalog.Role{Name: name, OID: e.roles.next}
-		if err := applyRoleOptions(r, n); err != nil {
+		if err := applyRoleOptions(r, n, s.passwordEncryption()); err != nil {
 			return nil, err
 		}
 		changed[name] = r
@@ -143,7 +161,7 @@ func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Resu
 			return nil, types.Errorf(types.ErrUndefinedObject, "role \"%s\" does not exist", name)
 		}
 		r := *old
-		if err := applyRoleOptions(&r, n); err != nil {
+		if err := applyRoleOptions(&r, n, s.passwordEncryption()); err != nil {
 			return nil, err
 		}
 		if name == catalog.RootRole && !r.Superuser {
@@ -179,8 +197,17 @@ func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Resu
 	return tagOnly(tag), nil
 }
 
-// applyRoleOptions sets what a CREATE or ALTER ROLE gives.
-func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt) error {
+// passwordEncryption is the session's password_encryption.
+func (s *Session) passwordEncryption() string {
+	v, _ := s.vars.get("password_encryption")
+	return v
+}
+
+// applyRoleOptions sets what a CREATE or ALTER ROLE gives; a password in
+// clear is stored hashed by encryption (password_encryption), an already
+// hashed one (a SCRAM-SHA-256 verifier or an md5 hash, as pg_dump writes
+// them) as given.
+func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt, encryption string) error {
 	if n.Superuser != nil {
 		r.Superuser = *n.Superuser
 	}
@@ -190,16 +217,20 @@ func applyRoleOptions(r *catalog.Role, n *parser.RoleStmt) error {
 	if n.CreateDB != nil {
 		r.CreateDB = *n.CreateDB
 	}
+	if n.CreateConnection != nil {
+		r.CreateConnection = *n.CreateConnection
+	}
 	switch {
 	case n.NoPass:
 		r.Password = ""
 	case n.Password != nil:
-		if strings.HasPrefix(*n.Password, "SCRAM-SHA-256$") {
-			r.Password = *n.Password // an already hashed verifier, as pg_dump writes
+		if strings.HasPrefix(*n.Password, "SCRAM-SHA-256$") || pgwire.IsMD5Hash(*n.Password) {
+			r.Password = *n.Password
 			return nil
 		}
-		if strings.HasPrefix(*n.Password, "md5") && len(*n.Password) == 35 {
-			return types.Errorf(types.ErrUnsupported, "md5 password hashes are not supported: give the password, which is stored as a SCRAM-SHA-256 verifier")
+		if encryption == "md5" {
+			r.Password = pgwire.MD5For(r.Name, *n.Password)
+			return nil
 		}
 		v, err := pgwire.VerifierFor(*n.Password)
 		if err != nil {
@@ -219,6 +250,16 @@ func (s *Session) superuser() bool {
 	defer s.eng.roles.RUnlock()
 	r := s.eng.roles.byName[s.currentUser()]
 	return r == nil || r.Superuser
+}
+
+// IsSuperuser is pgwire.Superuser: is_superuser at startup.
+func (s *Session) IsSuperuser() bool { return s.superuser() }
+
+// isRole reports whether name is a role.
+func (s *Session) isRole(name string) bool {
+	s.eng.roles.RLock()
+	defer s.eng.roles.RUnlock()
+	return s.eng.roles.byName[name] != nil
 }
 
 // currentUser is the role privileges are checked for: the one SET ROLE

@@ -99,7 +99,7 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	}
 	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: "dev", BackendPID: s.pid}
 	if s.eng.Backends != nil {
-		ctx.Backends = s.eng.Backends
+		ctx.Backends = backendGuard{s}
 	}
 	return ctx
 }

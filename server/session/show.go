@@ -54,6 +54,9 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			if err != nil {
 				return nil, err
 			}
+			if name == "is_superuser" && !s.superuser() {
+				v = "off" // the current role's, as SET ROLE leaves it
+			}
 			return textRows([]string{name}, [][]string{{v}}, "SHOW"), nil
 		}
 	case "parameters":
@@ -226,6 +229,6 @@ func (s *Session) alterSystem(ctx context.Context, n *parser.Alter) (pgwire.Resu
 		return nil, err
 	}
 	s.eng.cfg.BarrierInterval = time.Duration(ms) * time.Millisecond
-	s.eng.coord().SetBarrierInterval(s.eng.cfg.BarrierInterval)
+	s.eng.streaming.SetBarrierInterval(s.eng.cfg.BarrierInterval)
 	return tagOnly("ALTER_SYSTEM"), nil
 }

@@ -10,217 +10,15 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 )
-
-// sinkJobPlan is sinkPlan, or for a sink into a table (rel.Sink.Into) the
-// plan that writes into it.
-func (s *Session) sinkJobPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
-	if rel.Sink == nil {
-		return nil, fmt.Errorf("sink %s has no settings", rel.Name)
-	}
-	if rel.Sink.Into == "" {
-		return sinkPlan(sq, rel)
-	}
-	target, err := s.eng.Catalog.Lookup(rel.Schema, rel.Sink.Into)
-	if err != nil {
-		return nil, err
-	}
-	cols := rel.Sink.IntoColumns
-	appendOnly, err := intoAppendOnly(sq, rel)
-	if err != nil {
-		return nil, err
-	}
-	root := physical.Sink(sq, rel, map[string]string{}, appendOnly, true)
-	root.Coupled = !rel.Sink.Decoupled
-	if r := rel.Sink.RateLimit; r != nil {
-		root.RateLimit = *r
-	}
-	root.Into = target
-	if root.IntoMap, root.IntoDefaults, err = s.intoMapping(rel, target, cols); err != nil {
-		return nil, err
-	}
-	return root, nil
-}
-
-// intoAppendOnly checks a sink into a table's type and force_append_only
-// as sinkPlan does and reports whether its stream is made append-only
-// (deletes dropped, updates written as inserts).
-func intoAppendOnly(sq *physical.StreamQuery, rel *catalog.Relation) (bool, error) {
-	typ, force := rel.Sink.Props["type"], rel.Sink.Props["force_append_only"]
-	switch force {
-	case "", "false":
-	case "true":
-		if typ != "append-only" {
-			return false, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only needs type = 'append-only'", rel.Name)
-		}
-	default:
-		return false, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only must be 'true' or 'false', got %q", rel.Name, force)
-	}
-	insertOnly := physical.AppendOnly(sq.Root)
-	switch typ {
-	case "", "upsert":
-		return false, nil
-	case "append-only":
-		if !insertOnly && force != "true" {
-			return false, types.Errorf(types.ErrInvalidParameter,
-				"sink %s: the query can delete and update rows, so the sink cannot be append-only; add force_append_only = 'true' to drop deletes and turn updates into inserts, or use type = 'upsert'", rel.Name)
-		}
-		return !insertOnly, nil
-	}
-	return false, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid for a sink into a table (append-only or upsert)", typ)
-}
-
-// sinkSnapshotOff reads a sink's snapshot option: 'false' makes it read
-// only the changes after its creation, not its upstreams' existing rows.
-func sinkSnapshotOff(props map[string]string) (bool, error) {
-	switch v := strings.ToLower(props["snapshot"]); v {
-	case "", "true":
-		return false, nil
-	case "false":
-		return true, nil
-	default:
-		return false, types.Errorf(types.ErrInvalidParameter, "snapshot must be 'true' or 'false', got %q", v)
-	}
-}
-
-// intoMapping maps the target table's columns to the sink's: the listed
-// columns (all visible ones when none are listed) take the sink's visible
-// columns in order, of the same types; the others take their defaults. The
-// table's primary key must come from the sink.
-func (s *Session) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, error) {
-	var sinkCols []int
-	for i, c := range rel.Columns {
-		if !c.Hidden {
-			sinkCols = append(sinkCols, i)
-		}
-	}
-	var targets []int
-	if len(names) == 0 {
-		for i, c := range target.Columns {
-			if !c.Hidden {
-				targets = append(targets, i)
-			}
-		}
-	}
-	for _, name := range names {
-		idx := target.ColumnIndex(strings.TrimSpace(name))
-		if idx < 0 || target.Columns[idx].Hidden {
-			return nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, target.Name)
-		}
-		if slices.Contains(targets, idx) {
-			return nil, nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", name)
-		}
-		targets = append(targets, idx)
-	}
-	if len(sinkCols) != len(targets) {
-		return nil, nil, types.Errorf(types.ErrSyntax, "sink %s has %d columns and its target %d", rel.Name, len(sinkCols), len(targets))
-	}
-	mapping := make([]int, len(target.Columns))
-	for i := range mapping {
-		mapping[i] = -1
-	}
-	for i, t := range targets {
-		sc, tc := rel.Columns[sinkCols[i]], target.Columns[t]
-		if sc.Type != tc.Type {
-			return nil, nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" of table %s is of type %s but the sink's column \"%s\" is of type %s",
-				tc.Name, target.Name, tc.Type, sc.Name, sc.Type)
-		}
-		mapping[t] = sinkCols[i]
-	}
-	defaults := make([]types.Datum, len(target.Columns))
-	b := s.binder(nil)
-	for i, c := range target.Columns {
-		if mapping[i] >= 0 {
-			continue
-		}
-		if slices.Contains(target.PK, i) {
-			return nil, nil, types.Errorf(types.ErrNotNullViolation, "sink %s must provide the primary key column \"%s\" of %s", rel.Name, c.Name, target.Name)
-		}
-		e, err := b.DefaultExpr(&target.Columns[i])
-		if err != nil {
-			return nil, nil, err
-		}
-		if defaults[i], err = e.EvalRow(s.exprCtx(nil), nil); err != nil {
-			return nil, nil, fmt.Errorf("default of column %s: %w", c.Name, err)
-		}
-		if defaults[i].Null && c.NotNull {
-			return nil, nil, types.Errorf(types.ErrNotNullViolation, "column \"%s\" of %s is NOT NULL without a default, and sink %s leaves it out", c.Name, target.Name, rel.Name)
-		}
-	}
-	return mapping, defaults, nil
-}
-
-// sinkPlan checks a sink's type against its query's stream and returns the
-// job's plan: append-only needs an insert-only stream unless
-// force_append_only; upsert needs a key (primary_key, else the stream key).
-func sinkPlan(sq *physical.StreamQuery, rel *catalog.Relation) (plan.StreamNode, error) {
-	props := maps.Clone(rel.Sink.Props)
-	insertOnly := physical.AppendOnly(sq.Root)
-	force := strings.EqualFold(props["force_append_only"], "true")
-	typ := strings.ToLower(props["type"])
-	if typ == "" {
-		typ = "upsert"
-		if insertOnly || force {
-			typ = "append-only"
-		}
-	}
-	switch typ {
-	case "append-only":
-		if !insertOnly && !force {
-			return nil, types.Errorf(types.ErrInvalidParameter,
-				"sink %s: the query can delete and update rows, so the sink cannot be append-only; add force_append_only = 'true' to drop deletes and turn updates into inserts, or use type = 'upsert'", rel.Name)
-		}
-	case "upsert":
-		if force {
-			return nil, types.Errorf(types.ErrInvalidParameter, "sink %s: force_append_only needs type = 'append-only'", rel.Name)
-		}
-		if err := checkSinkKey(rel, props["primary_key"], sq.PK); err != nil {
-			return nil, err
-		}
-	case "retract", "debezium":
-		return nil, types.Errorf(types.ErrUnsupported, "sink type %q is not supported yet (supported: append-only, upsert)", typ)
-	default:
-		return nil, types.Errorf(types.ErrInvalidParameter, "sink type %q is not valid (append-only or upsert)", typ)
-	}
-	props["type"] = typ // as settled: the connector needs it
-	root := physical.Sink(sq, rel, props, typ == "append-only" && !insertOnly, rel.Sink.Decoupled)
-	root.Format, root.Encode = rel.Sink.Format, rel.Sink.Encode
-	if r := rel.Sink.RateLimit; r != nil {
-		root.RateLimit = *r
-	}
-	return root, nil
-}
-
-// checkSinkKey checks an upsert sink's primary_key (comma-separated visible
-// columns), or that the query has a stream key when none is given.
-func checkSinkKey(rel *catalog.Relation, given string, streamKey []int) error {
-	if strings.TrimSpace(given) == "" {
-		if len(streamKey) == 0 {
-			return types.Errorf(types.ErrInvalidParameter, "sink %s: an upsert sink needs a primary key, and none can be derived from the query; give primary_key = '<columns>'", rel.Name)
-		}
-		return nil
-	}
-	for _, name := range strings.Split(given, ",") {
-		name = strings.TrimSpace(name)
-		found := false
-		for _, c := range rel.Columns {
-			if !c.Hidden && strings.EqualFold(c.Name, name) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return types.Errorf(types.ErrUndefinedColumn, "sink %s: primary key column \"%s\" is not in the sink's columns", rel.Name, name)
-		}
-	}
-	return nil
-}
 
 // alterSinkRate is ALTER SINK s SET SINK_RATE_LIMIT = n | DEFAULT: a
 // decoupled sink's delivery rate, changed online and recorded with it.
@@ -275,8 +73,13 @@ func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.
 	}
 	// A connector's target must exist and fit (a table's columns and key).
 	if sn := root.(*plan.StreamSink); sn.Into == nil {
+		if c, err := connector.LookupSink(sn.Props); err == nil {
+			if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, sn.Props); err != nil {
+				return nil, err
+			}
+		}
 		if err := stream.CheckSink(ctx, sn); err != nil {
-			return nil, fmt.Errorf("create sink %s: %w", rel.Name, err)
+			return nil, s.peerErr(fmt.Errorf("create sink %s: %w", rel.Name, err))
 		}
 	}
 	rel.ID = s.eng.Catalog.NextID()
@@ -294,7 +97,7 @@ func (s *Session) waitDelivered(ctx context.Context, rel *catalog.Relation) erro
 	name := rel.QualifiedName()
 	for {
 		actors, empty := 0, 0
-		for _, st := range s.eng.sinks.Stores() {
+		for _, st := range s.eng.SinkLog().Stores() {
 			if st.Sink != name {
 				continue
 			}
@@ -322,7 +125,7 @@ func (s *Session) explainCreateSink(n *parser.CreateSink) (pgwire.Result, error)
 	if err != nil {
 		return nil, err
 	}
-	enableBackfill(root, rel)
+	job.EnableBackfill(root, rel)
 	next := uint32(0)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	return planRows(plan.ExplainStream(root)), nil
@@ -340,7 +143,7 @@ func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.
 		q = stmts[0].(*parser.Query)
 	}
 	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(q, b, n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(q, b, n.EmitOnWindowClose)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -371,7 +174,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only type, force_append_only, snapshot and create_wait)", k)
 		}
 	}
-	noSnapshot, err := sinkSnapshotOff(props)
+	noSnapshot, err := job.SnapshotOff(props)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -390,21 +193,27 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")
 	}
-	if len(target.PK) == 0 || target.Columns[target.PK[0]].Hidden {
+	if len(target.PK) == 0 || (target.Columns[target.PK[0]].Hidden && !target.HasRowID()) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}
 	q, sq, deps, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
-	if slices.Contains(deps, target.ID) {
-		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "sink %s would write into %s, which it reads", n.Name.Name, target.Name)
+	if s.feeds(target.ID, deps) {
+		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "Creating such a sink will result in circular dependency: sink %s would write into %s, which what it reads comes from", n.Name.Name, target.Name)
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC()}
+	seen := map[string]bool{}
 	for i, f := range sq.Columns {
-		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
+		name := f.Name
+		for k := 1; seen[name]; k++ { // its columns' names matter to nobody: two "?column?" are fine
+			name = fmt.Sprintf("%s_%d", f.Name, k)
+		}
+		seen[name] = true
+		rel.Columns[i] = catalog.Column{Name: name, Type: f.Type, Hidden: f.Hidden}
 	}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
@@ -423,7 +232,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 		}
 	}
 	rel.Sink = ss
-	root, err := s.sinkJobPlan(sq, rel)
+	root, err := s.planner().Sink(sq, rel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -452,7 +261,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	default:
 		return nil, nil, types.Errorf(types.ErrInvalidParameter, "create_wait must be 'backfilled' or 'delivered', got %q", w)
 	}
-	noSnapshot, err := sinkSnapshotOff(props)
+	noSnapshot, err := job.SnapshotOff(props)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -493,9 +302,54 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 			ss.RateLimit = &v
 		}
 	}
-	root, err := sinkPlan(sq, rel)
+	root, err := job.SinkPlan(sq, rel)
 	if err != nil {
 		return nil, nil, err
 	}
 	return rel, root, nil
+}
+
+// feeds reports whether relation id is upstream of any of rels (or one of
+// them): through what views and sinks read, and through the sinks that
+// write into a table.
+func (s *Session) feeds(id uint32, rels []uint32) bool {
+	seen := map[uint32]bool{}
+	var up func(r uint32) bool
+	up = func(r uint32) bool {
+		if r == id {
+			return true
+		}
+		if seen[r] {
+			return false
+		}
+		seen[r] = true
+		rel, ok := s.eng.Catalog.ByID(r)
+		if !ok {
+			return false
+		}
+		for _, d := range rel.DependsOn {
+			if rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Into != "" {
+				if t, err := s.eng.Catalog.Lookup(rel.Schema, rel.Sink.Into); err == nil && t.ID == d {
+					continue // what the sink writes, not what it reads
+				}
+			}
+			if up(d) {
+				return true
+			}
+		}
+		if rel.Kind == catalog.KindTable {
+			for _, dep := range s.eng.Catalog.Dependents(r) {
+				if dep.Kind == catalog.KindSink && dep.Sink != nil && dep.Sink.Into == rel.Name && dep.Schema == rel.Schema && up(dep.ID) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, r := range rels {
+		if up(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/planner/physical"
-	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -62,6 +62,9 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if err != nil {
 		return err
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return err
+	}
 	// INCLUDE columns go before the hidden row id, in the order given.
 	var rowID *catalog.Column
 	if n := len(rel.Columns); n > 0 && rel.Columns[n-1].Name == catalog.RowIDColumn && rel.HasRowID() {
@@ -95,6 +98,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	}
 	conn.Shared = c.Shared && rel.Kind == catalog.KindSource
 	conn.ReadOnly = c.ReadOnly
+	conn.Splits = c.Shared && !c.ReadOnly && !c.Tables && rel.Kind == catalog.KindTable
 	if conn.Shared {
 		rel.Columns = append(rel.Columns,
 			catalog.Column{Name: splitColumn, Type: types.TVarchar, NotNull: true, Hidden: true, Meta: connector.MetaSplit},
@@ -108,7 +112,7 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if err != nil {
 		return err
 	}
-	return src.Check(ctx)
+	return s.peerErr(src.Check(ctx))
 }
 
 // internalOptionPrefix begins the connector options Tributary records
@@ -136,20 +140,6 @@ func tablesSource(rel *catalog.Relation) bool {
 	}
 	c, err := connector.LookupSource(rel.Connector.Props)
 	return err == nil && c.Tables
-}
-
-// sourceOf returns the source a table of a CDC source reads (nil for any
-// other relation).
-func (e *Engine) sourceOf(rel *catalog.Relation) *catalog.Relation {
-	if rel.Kind != catalog.KindTable || rel.Connector == nil {
-		return nil
-	}
-	for _, id := range rel.DependsOn {
-		if src, ok := e.Catalog.ByID(id); ok && tablesSource(src) {
-			return src
-		}
-	}
-	return nil
 }
 
 // sourceTableOptions makes rel (CREATE TABLE ... FROM source TABLE 'name')
@@ -181,6 +171,9 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 		}
 		props[k] = o.Value
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return err
+	}
 	// The table's own options do not make it mirror another table.
 	mirrors := func(p map[string]string) map[string]string {
 		p = maps.Clone(p)
@@ -204,27 +197,7 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return err
 	}
-	return cs.Check(ctx)
-}
-
-// connectorTablePlan is the plan of connector table rel's job; a table of
-// a CDC source learns the source's other tables (connector.OptSiblings),
-// as the catalog lists them now.
-func (e *Engine) connectorTablePlan(rel *catalog.Relation) *plan.StreamConnectorSource {
-	if src := e.sourceOf(rel); src != nil {
-		var sibs []string
-		for _, d := range e.Catalog.Dependents(src.ID) {
-			if d.ID != rel.ID && d.Kind == catalog.KindTable {
-				sibs = append(sibs, d.QualifiedName())
-			}
-		}
-		r, conn := *rel, *rel.Connector
-		conn.Props = maps.Clone(conn.Props)
-		conn.Props[connector.OptSiblings] = strings.Join(sibs, ",")
-		r.Connector = &conn
-		rel = &r
-	}
-	return physical.ConnectorTable(rel)
+	return s.peerErr(cs.Check(ctx))
 }
 
 // withProps are WITH options with keys lower-cased.
@@ -255,13 +228,16 @@ func (s *Session) createTablesSource(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
+		return nil, err
+	}
 	rel.Connector = &catalog.Connector{Props: props, ReadOnly: c.ReadOnly, RateLimit: -1}
 	_, src, err := stream.OpenSource(rel)
 	if err != nil {
 		return nil, err
 	}
 	if err := src.Check(ctx); err != nil {
-		return nil, err
+		return nil, s.peerErr(err)
 	}
 	if r, ok := src.(connector.Resolver); ok {
 		rel.Connector.Props = r.Resolved()
@@ -288,36 +264,10 @@ func releaseSource(ctx context.Context, rel *catalog.Relation) {
 }
 
 // isConnectorTable reports whether rel is a table fed by a connector.
-func isConnectorTable(rel *catalog.Relation) bool {
-	return rel.Kind == catalog.KindTable && rel.Connector != nil && len(rel.StateTables) == 1
-}
+func isConnectorTable(rel *catalog.Relation) bool { return job.IsConnectorTable(rel) }
 
 // isSharedSource reports whether rel is a source with its own reader job.
-func isSharedSource(rel *catalog.Relation) bool {
-	return rel.Kind == catalog.KindSource && rel.Connector != nil && rel.Connector.Shared && len(rel.StateTables) == 1
-}
-
-// connectorJobOptions describes a connector table's source job for SHOW JOBS,
-// with a CDC table's backfill rate (its copy's).
-func connectorJobOptions(rel *catalog.Relation) coordinator.JobOptions {
-	what := "CREATE TABLE " + rel.Name + " (source)"
-	parallelism := 1
-	opts := coordinator.JobOptions{BackfillRate: -1, Background: true, BackfillType: "Source"}
-	if rel.Kind == catalog.KindSource {
-		what = "CREATE SOURCE " + rel.Name
-		parallelism = 0 // the default: its actors share out the splits
-		if rel.Job != nil {
-			parallelism = rel.Job.Parallelism
-		}
-	} else if rel.Connector.ReadOnly {
-		opts.BackfillType = "CdcBackfill"
-		if rel.Job != nil && rel.Job.BackfillRate != nil {
-			opts.BackfillRate = *rel.Job.BackfillRate
-		}
-	}
-	opts.Parallelism, opts.Statement = parallelism, what
-	return opts
-}
+func isSharedSource(rel *catalog.Relation) bool { return job.IsSharedSource(rel) }
 
 // copiesFirst reports whether connector table rel's source begins with a
 // finite part its job copies before the table is complete (a CDC table's
@@ -509,7 +459,8 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 		return nil, err
 	}
 	if isSharedSource(rel) {
-		if err := s.eng.coord().AddJob(ctx, rel.ID, physical.SharedSourceReader(rel), connectorJobOptions(rel)); err != nil {
+		root := physical.SharedSourceReader(rel)
+		if err := s.eng.coord().AddJob(ctx, rel.ID, root, coordinator.OptionsFor(rel, root)); err != nil {
 			// Undo the source: it must not exist without its reader.
 			_ = s.dropStreamingState(ctx, []*catalog.Relation{rel})
 			s.eng.Catalog.Remove(rel.ID)

@@ -12,72 +12,15 @@ import (
 	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
-
-// recoverJobs registers every table's DML source and rebuilds every
-// materialized view's job, in id order (upstreams first), before the
-// coordinator starts.
-func (e *Engine) recoverJobs(ctx context.Context, c *coordinator.Coordinator) error {
-	for _, rel := range e.Catalog.Relations() {
-		switch rel.Kind {
-		case catalog.KindTable:
-			c.AddTable(rel.ID, rel.ColumnTypes())
-			if isConnectorTable(rel) {
-				opts := connectorJobOptions(rel)
-				if j, ok := e.carried[rel.StateTables[0]]; ok { // rebuilt in this process: its progress goes on
-					opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
-				}
-				if err := c.AddJob(ctx, rel.StateTables[0], e.connectorTablePlan(rel), opts); err != nil {
-					return fmt.Errorf("recover the source of table %s: %w", rel.Name, err)
-				}
-			}
-		case catalog.KindSource:
-			if isSharedSource(rel) {
-				if err := c.AddJob(ctx, rel.ID, physical.SharedSourceReader(rel), connectorJobOptions(rel)); err != nil {
-					return fmt.Errorf("recover the reader of source %s: %w", rel.Name, err)
-				}
-			}
-		case catalog.KindMaterializedView, catalog.KindSink:
-			noun, verb := "materialized view", "CREATE MATERIALIZED VIEW "
-			if rel.Kind == catalog.KindSink {
-				noun, verb = "sink", "CREATE SINK "
-			}
-			root, err := e.planJob(rel, replay(rel.StateTables))
-			if err != nil {
-				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
-			}
-			opts := jobOptions(rel)
-			// A job still backfilling after a restart has lost its client: it is a background job now.
-			opts.Statement, opts.Background = verb+rel.Name+" AS "+rel.Definition, true
-			opts.BackfillType = backfillType(rel, root)
-			if j, ok := e.carried[rel.ID]; ok { // rebuilt in this process: its progress goes on
-				opts.Statement, opts.Background, opts.Started, opts.PercentFloor, opts.RowsFloor = j.Statement, j.Background, j.Started, j.Percent, j.Rows
-			}
-			if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
-				return fmt.Errorf("recover %s %s: %w", noun, rel.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// replay hands out recorded state table ids in order.
-func replay(ids []uint32) func() uint32 {
-	i := 0
-	return func() uint32 {
-		if i >= len(ids) {
-			return 0
-		}
-		i++
-		return ids[i-1]
-	}
-}
 
 // targetLatencyMs is the barrier latency target of adaptive backfill: the
 // session's setting, else twice the barrier interval.
@@ -89,110 +32,9 @@ func (s *Session) targetLatencyMs() string {
 	return target
 }
 
-// jobOptions are a job's persisted settings, as the coordinator takes them.
-func jobOptions(rel *catalog.Relation) coordinator.JobOptions {
-	opts := coordinator.JobOptions{BackfillRate: -1}
-	js := rel.Job
-	if js == nil {
-		return opts
-	}
-	opts.Parallelism = js.Parallelism
-	if js.BackfillRate != nil {
-		opts.BackfillRate = *js.BackfillRate
-	}
-	if js.Adaptive {
-		opts.Adaptive, opts.BackfillRate, opts.TargetLatency = true, 10_000, time.Duration(max(js.TargetLatencyMs, 10))*time.Millisecond
-	}
-	return opts
-}
-
-// enableBackfill makes every source of a job backfill its relation's
-// existing rows, by snapshot backfill or arrangement backfill (as the job's
-// settings say; a shared source's own backfill either way), unless the job
-// reads only the changes after its creation (JobSettings.NoBackfill).
-func enableBackfill(n plan.StreamNode, rel *catalog.Relation) {
-	if rel.Job != nil && rel.Job.NoBackfill {
-		return // only the changes from now on
-	}
-	if s, ok := n.(*plan.StreamSource); ok {
-		s.Backfill, s.Snapshot = true, rel.Job != nil && rel.Job.SnapshotBackfill
-	}
-	for _, in := range n.Inputs() {
-		enableBackfill(in, rel)
-	}
-}
-
-// backfillType names how job root of rel backfills, for rw_ddl_progress:
-// from a shared source (per split), or from tables and views.
-func backfillType(rel *catalog.Relation, root plan.StreamNode) string {
-	if readsSharedSource(root) {
-		return "SourceBackfill"
-	}
-	if rel.Job != nil && rel.Job.SnapshotBackfill {
-		return "SnapshotBackfill"
-	}
-	return "ArrangementBackfill"
-}
-
-func readsSharedSource(n plan.StreamNode) bool {
-	if s, ok := n.(*plan.StreamSource); ok && s.Relation.Kind == catalog.KindSource {
-		return true
-	}
-	for _, in := range n.Inputs() {
-		if readsSharedSource(in) {
-			return true
-		}
-	}
-	return false
-}
-
-// streamQuery binds and plans a materialized view's query for streaming
-// (its aggregation emitting on window close when eowc).
-func (e *Engine) streamQuery(q *parser.Query, b interface {
-	Query(*parser.Query) (*plan.Query, error)
-}, eowc bool) (*physical.StreamQuery, *plan.Query, error) {
-	pq, err := b.Query(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	sq, err := physical.Stream(pq)
-	if err != nil {
-		return nil, nil, err
-	}
-	if eowc {
-		if err := physical.EmitOnWindowClose(sq); err != nil {
-			return nil, nil, err
-		}
-	}
-	return sq, pq, nil
-}
-
-// planJob re-plans a materialized view from its definition.
-func (e *Engine) planJob(rel *catalog.Relation, ids func() uint32) (plan.StreamNode, error) {
-	stmts, err := parser.Parse(rel.Definition)
-	if err != nil || len(stmts) != 1 {
-		return nil, fmt.Errorf("definition: %w", err)
-	}
-	q, ok := stmts[0].(*parser.Query)
-	if !ok {
-		return nil, fmt.Errorf("definition is not a query")
-	}
-	s := &Session{eng: e, vars: newVars()}
-	sq, _, err := e.streamQuery(q, s.binder(nil), rel.Job != nil && rel.Job.EmitOnWindowClose)
-	if err != nil {
-		return nil, err
-	}
-	var root plan.StreamNode
-	if rel.Kind == catalog.KindSink {
-		if root, err = s.sinkJobPlan(sq, rel); err != nil {
-			return nil, err
-		}
-	} else {
-		root = physical.Materialize(sq, rel)
-	}
-	enableBackfill(root, rel)
-	physical.AssignState(root, ids)
-	return root, nil
+// planner plans jobs over the catalog, evaluating defaults as the session.
+func (s *Session) planner() *job.Planner {
+	return &job.Planner{Catalog: s.eng.Catalog, Eval: func() *expr.Ctx { return s.exprCtx(nil) }}
 }
 
 func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMaterializedView) (pgwire.Result, error) {
@@ -206,7 +48,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return res, err
 	}
 	b := s.binder(nil)
-	sq, _, err := s.eng.streamQuery(n.Query, b, n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(n.Query, b, n.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +109,7 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 	if err := s.waitCreatingSlot(ctx); err != nil {
 		return nil, err
 	}
-	enableBackfill(root, rel)
+	job.EnableBackfill(root, rel)
 	physical.AssignState(root, func() uint32 {
 		id := s.eng.Catalog.NextID()
 		rel.StateTables = append(rel.StateTables, id)
@@ -278,8 +120,8 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 		return nil, err
 	}
 	c := s.eng.coord()
-	opts := jobOptions(rel)
-	opts.Statement, opts.BackfillType = statement, backfillType(rel, root)
+	opts := coordinator.OptionsFor(rel, root)
+	opts.Statement = statement
 	bg, _ := s.vars.get("background_ddl")
 	opts.Background = bg == "true"
 	if err := c.AddJob(ctx, rel.ID, root, opts); err != nil {
@@ -375,18 +217,13 @@ func (s *Session) waitJob(ctx context.Context, rel *catalog.Relation, noun strin
 // lock: the job leaves the catalog now, so the recovery does not rebuild
 // it, and the recovery deletes what it stored.
 func (s *Session) abandonJob(rel *catalog.Relation) {
-	ctx := context.Background()
-	_ = s.eng.coord().DropJob(ctx, rel.ID)
-	if err := s.dropStreamingState(ctx, []*catalog.Relation{rel}); err != nil {
-		s.eng.Logger.Warn("the failed job's state is removed after recovery", "name", rel.Name, "err", err)
-		s.eng.pendingDrops = append(s.eng.pendingDrops, rel)
-	}
+	s.eng.streaming.Abandon(context.Background(), rel, rel.ID)
 	s.eng.Catalog.Remove(rel.ID)
 }
 
 // explainCreateMV prints a materialized view's stream plan.
 func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Result, error) {
-	sq, _, err := s.eng.streamQuery(n.Query, s.binder(nil), n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(n.Query, s.binder(nil), n.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +235,7 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 		rel.Job = &catalog.JobSettings{SnapshotBackfill: true}
 	}
 	root := physical.Materialize(sq, rel)
-	enableBackfill(root, rel)
+	job.EnableBackfill(root, rel)
 	next := uint32(0)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	return planRows(plan.ExplainStream(root)), nil
@@ -406,28 +243,7 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 
 // dropStreamingState removes a dropped job's rows and state tables in one epoch.
 func (s *Session) dropStreamingState(ctx context.Context, rels []*catalog.Relation) error {
-	_, err := s.eng.coord().Write(ctx, func(snapshot, _ uint64, b *storage.Batch) error {
-		return s.eng.deleteState(ctx, snapshot, rels, b)
-	})
-	return err
-}
-
-// deleteState adds to b the deletion of rels' stored descriptors, rows and
-// state tables as of snapshot.
-func (e *Engine) deleteState(ctx context.Context, snapshot uint64, rels []*catalog.Relation, b *storage.Batch) error {
-	for _, r := range rels {
-		persist.Delete(b, r.ID)
-		ids := append([]uint32{r.ID}, r.StateTables...)
-		if r.Kind == catalog.KindView {
-			ids = nil
-		}
-		for _, id := range ids {
-			if err := deleteRows(ctx, e.Store, snapshot, id, b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return s.eng.streaming.DropState(ctx, rels)
 }
 
 // progressText renders a job's progress like RisingWave: "12.50% (125/1000)".
@@ -473,7 +289,7 @@ func (e *Engine) barrierLatencyRows() [][]types.Datum {
 // sink actor's log store as its reader last reported it.
 func (e *Engine) sinkLogStoreRows() [][]types.Datum {
 	var rows [][]types.Datum
-	for _, s := range e.sinks.Stores() {
+	for _, s := range e.SinkLog().Stores() {
 		lastErr := types.NullDatum
 		if s.LastError != "" {
 			lastErr = types.DString(s.LastError)
@@ -489,7 +305,7 @@ func (e *Engine) sinkLogStoreRows() [][]types.Datum {
 // object_name is the job's relation) and source troubles.
 func (e *Engine) eventLogRows() [][]types.Datum {
 	var rows [][]types.Datum
-	for _, ev := range e.sinks.Events() {
+	for _, ev := range e.SinkLog().Events() {
 		typ, name := ev.Type, ev.Sink
 		if typ == "" {
 			typ = "SINK_FAIL"
@@ -508,7 +324,7 @@ func (e *Engine) eventLogRows() [][]types.Datum {
 // sourceSplitRows answers rw_catalog.rw_source_splits.
 func (e *Engine) sourceSplitRows() [][]types.Datum {
 	var rows [][]types.Datum
-	for _, s := range e.sinks.SourceSplits() {
+	for _, s := range e.SinkLog().SourceSplits() {
 		lastErr := types.NullDatum
 		if s.LastError != "" {
 			lastErr = types.DString(s.LastError)
@@ -522,7 +338,7 @@ func (e *Engine) sourceSplitRows() [][]types.Datum {
 // cdcProgressRows answers rw_catalog.rw_cdc_progress.
 func (e *Engine) cdcProgressRows() [][]types.Datum {
 	var rows [][]types.Datum
-	for _, p := range e.sinks.CDCProgresses() {
+	for _, p := range e.SinkLog().CDCProgresses() {
 		pk := types.NullDatum
 		if p.PK != "" {
 			pk = types.DString(p.PK)
@@ -543,7 +359,7 @@ func (e *Engine) cdcSplitRows() [][]types.Datum {
 		}
 		return types.DString(s)
 	}
-	for _, p := range e.sinks.CDCProgresses() {
+	for _, p := range e.SinkLog().CDCProgresses() {
 		for _, r := range p.Ranges {
 			rows = append(rows, []types.Datum{types.DString(p.Relation), types.DInt(int64(r.ID)), text(r.Lo, r.LoOpen), text(r.Hi, r.HiOpen),
 				text(r.PK, r.PK == ""), types.DBool(r.Finished), types.DInt(r.Rows), text(r.LSNLow, r.LSNLow == ""), text(r.LSNHigh, r.LSNHigh == "")})
@@ -703,7 +519,7 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	if err := s.replaceRelation(ctx, &updated); err != nil {
 		return nil, err
 	}
-	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, jobOptions(&updated)); err != nil {
+	if err := s.eng.coord().SetBackfillRate(ctx, rel.ID, coordinator.OptionsFor(&updated, nil)); err != nil {
 		return nil, err
 	}
 	if rel.Kind == catalog.KindSink {
@@ -767,4 +583,39 @@ func (s *Session) waitCreatingSlot(ctx context.Context) error {
 		s.eng.ddl.Lock()
 	}
 	return nil
+}
+
+// checkCreated refuses a query of a materialized view whose job is still
+// backfilling (a background CREATE, or one resumed after a restart): its
+// rows are not all there yet, and RisingWave refuses it too.
+func (s *Session) checkCreated(ids []uint32) error {
+	var creating map[uint32]coordinator.JobInfo
+	for _, id := range ids {
+		rel, ok := s.eng.Catalog.ByID(id)
+		if !ok || rel.Kind != catalog.KindMaterializedView {
+			continue
+		}
+		if creating == nil {
+			creating = map[uint32]coordinator.JobInfo{}
+			for _, j := range s.eng.coord().Jobs() {
+				creating[j.ID] = j
+			}
+		}
+		if j, ok := creating[id]; ok {
+			return &types.Error{Kind: types.ErrFeatureNotReady,
+				Msg:  fmt.Sprintf("materialized view %s is still being created (backfill %s)", rel.Name, progressText(j)),
+				Hint: "Query it once its backfill is done: WAIT waits for every background job, rw_catalog.rw_ddl_progress shows the progress."}
+		}
+	}
+	return nil
+}
+
+// jobStatus is rw_materialized_views.status: Creating while the job
+// backfills, Created afterwards.
+func (e *Engine) jobStatus() map[uint32]string {
+	st := map[uint32]string{}
+	for _, j := range e.coord().Jobs() {
+		st[j.ID] = "Creating"
+	}
+	return st
 }

@@ -76,7 +76,10 @@ func (s *Session) write(ctx context.Context, fn func(tables *batch.TableSet, sna
 		return err
 	}
 	if t == nil {
-		return s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error { return c.DML(ctx, fn) })
+		if err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error { return c.DML(ctx, fn) }); err != nil {
+			return err
+		}
+		return s.implicitFlush(ctx)
 	}
 	if err := fn(t.tables, t.snapshot); err != nil {
 		return err // the block fails; ROLLBACK drops its writes

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -218,6 +220,7 @@ var varDefs = map[string]varDef{
 	"max_identifier_length": {"63", "Shows the maximum identifier length.", nil, nil},
 	"is_superuser":          {"on", "Shows whether the current user is a superuser.", nil, nil},
 	"row_security":          {"on", "Enable row security.", anyValue, nil},
+	"password_encryption":   {"scram-sha-256", "Chooses the algorithm for encrypting passwords.", oneOf("scram-sha-256", "md5"), nil},
 	"client_min_messages": {"notice", "Sets the message levels that are sent to the client.", oneOf("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"),
 		notHonouredUnless(func(v string) bool { return v == "notice" }, "client_min_messages is not honoured: Tributary sends every NOTICE and WARNING")},
 	"synchronous_commit": {"on", "Sets the current transaction's synchronization level.", oneOf("on", "off", "local", "remote_write", "remote_apply"),
@@ -239,8 +242,9 @@ var varDefs = map[string]varDef{
 	}, nil},
 	"background_ddl":                     {"false", "Return from CREATE MATERIALIZED VIEW/SINK before backfill completes.", boolValue, nil},
 	"streaming_use_snapshot_backfill":    {"true", "Backfill new jobs from one fixed snapshot plus the change log of storage versions, outside the upstream's barrier path; false = arrangement backfill.", boolValue, nil},
+	"streaming_use_arrangement_backfill": {"true", "Accepted for RisingWave compatibility (its choice between arrangement and no-shuffle backfill); Tributary's backfills are always arrangement-style, and streaming_use_snapshot_backfill picks snapshot backfill.", boolValue, nil},
 	"backfill_target_barrier_latency_ms": {"2000", "Barrier latency target of adaptive backfill rate limiting.", intValue(1), nil},
-	"rw_implicit_flush":                  {"false", "Kept for RisingWave compatibility: DML always waits for its commit.", boolValue, nil},
+	"rw_implicit_flush":                  {"false", "true: DML also waits until the sinks into tables downstream of its writes delivered them (as FLUSH); it always waits for its commit.", boolValue, nil},
 	"query_mode":                         {"local", "Kept for RisingWave compatibility.", oneOf("auto", "local", "distributed"), notHonouredUnless(func(v string) bool { return v != "distributed" }, "query_mode = distributed is not honoured: queries run on this node")},
 }
 
@@ -301,4 +305,17 @@ func (v *vars) all() [][3]string {
 		out = append(out, [3]string{n, val, varDefs[n].description})
 	}
 	return out
+}
+
+// implicitFlush runs FLUSH's wait after a DML statement when
+// rw_implicit_flush is on: what sinks into tables make of its writes is in
+// their tables when it returns, as in RisingWave.
+func (s *Session) implicitFlush(ctx context.Context) error {
+	if v, _ := s.vars.get("rw_implicit_flush"); v != "true" {
+		return nil
+	}
+	if err := s.eng.coord().Flush(ctx); err != nil {
+		return fmt.Errorf("implicit flush: %w", err)
+	}
+	return nil
 }

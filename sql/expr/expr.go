@@ -49,9 +49,10 @@ type Ctx struct {
 }
 
 // Backends signals other sessions: cancel the statement running on
-// session pid, or end the session (terminate); false when there is none.
+// session pid, or end the session (terminate); false when there is none,
+// an error when the caller may not.
 type Backends interface {
-	Signal(pid int32, terminate bool) bool
+	Signal(pid int32, terminate bool) (bool, error)
 }
 
 // getVec returns an empty scratch vector of type t.

@@ -46,7 +46,11 @@ func init() {
 			if ctx.Backends == nil {
 				return types.DBool(false), nil
 			}
-			return types.DBool(ctx.Backends.Signal(int32(a[0].I), terminate)), nil
+			ok, err := ctx.Backends.Signal(int32(a[0].I), terminate)
+			if err != nil {
+				return types.Datum{}, err
+			}
+			return types.DBool(ok), nil
 		}
 	}
 	def("pg_cancel_backend", tB, tI4).r(signal(false)).vol_(Volatile)

@@ -13,6 +13,9 @@ type RoleStmt struct {
 	Superuser *bool
 	Login     *bool
 	CreateDB  *bool
+	// CreateConnection (CREATECONNECTION) lets a role create sources and
+	// sinks that connect out to other hosts (postgres, kafka, postgres-cdc).
+	CreateConnection *bool
 }
 
 // role parses the rest of CREATE | ALTER | DROP USER | ROLE (action).
@@ -81,6 +84,10 @@ func (p *ddlParser) role(action string, user bool) (Statement, error) {
 			set(&st.CreateDB, true)
 		case p.kw("nocreatedb"):
 			set(&st.CreateDB, false)
+		case p.kw("createconnection"):
+			set(&st.CreateConnection, true)
+		case p.kw("nocreateconnection"):
+			set(&st.CreateConnection, false)
 		case p.kwOneOf("inherit", "noinherit", "createrole", "nocreaterole", "replication", "noreplication", "bypassrls", "nobypassrls"):
 			// Accepted for scripts' sake: every role inherits; the others are superuser's.
 		default:
