@@ -179,6 +179,9 @@ func (d *Dashboard) rateLocked(k fragKey) (rate, bool) {
 	if !ok1 || !ok2 || dt <= 0 {
 		return rate{}, false
 	}
+	if b.rowsIn < a.rowsIn || b.rowsOut < a.rowsOut || b.busy < a.busy || b.blocked < a.blocked {
+		return rate{}, false // the job was rebuilt (a recovery, a rescale): its counters restarted
+	}
 	return rate{
 		RowsIn:  float64(b.rowsIn-a.rowsIn) / dt,
 		RowsOut: float64(b.rowsOut-a.rowsOut) / dt,

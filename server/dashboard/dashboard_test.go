@@ -187,3 +187,19 @@ func TestSinkThroughput(t *testing.T) {
 		t.Errorf("sink throughput %v, want 200", p.Throughput)
 	}
 }
+
+// TestCountersRestart: a rebuilt job's counters start again from 0; the
+// interval across the rebuild has no rate rather than a negative one.
+func TestCountersRestart(t *testing.T) {
+	f := newFake()
+	d := New(f.sources())
+	f.src[0].RowsOut.Store(1000)
+	d.Sample(time.Unix(1000, 0))
+	f.src[0] = &stream.ActorStats{} // rebuilt
+	f.src[0].RowsOut.Store(10)
+	d.Sample(time.Unix(1001, 0))
+	g, _ := d.fragments(7)
+	if r := g.Fragments[0].RowsOutPerSec; r != 0 {
+		t.Errorf("rate across a rebuild: %v, want none (0)", r)
+	}
+}
