@@ -104,6 +104,15 @@ func TestExplainAnalyze(t *testing.T) {
 		t.Errorf("hash agg cache hit rate %v, want most lookups hits (10 groups)", agg.cacheHit)
 	}
 
+	// A sink: what it takes in.
+	if _, err := conn.Exec(ctx, `CREATE SINK s FROM live WITH (connector = 'blackhole')`); err != nil {
+		t.Fatal(err)
+	}
+	ops = analyze(`EXPLAIN (ANALYZE, DURATION '500ms') SINK s`)
+	if len(ops) < 2 || !strings.HasPrefix(ops[0].op, "StreamSink") || ops[0].in == nil || *ops[0].in <= 0 {
+		t.Errorf("sink s: %+v, want a StreamSink taking rows in", ops)
+	}
+
 	// A duration, and the connector table's own job.
 	start = time.Now()
 	ops = analyze(`EXPLAIN (ANALYZE, DURATION '300ms') TABLE g`)
