@@ -36,11 +36,12 @@ type dashboardView struct {
 		State    string `json:"state"`
 		Progress string `json:"progress"`
 	} `json:"jobs"`
-	Title     string   `json:"title"`
-	Fragments []string `json:"fragments"`
-	Edges     []string `json:"edges"`
-	Events    []string `json:"events"`
-	Refreshed int      `json:"refreshed"`
+	Title     string         `json:"title"`
+	Fragments []string       `json:"fragments"`
+	Edges     []string       `json:"edges"`
+	Events    []string       `json:"events"`
+	Charts    map[string]int `json:"charts"`
+	Refreshed int            `json:"refreshed"`
 }
 
 const readDashboard = `(() => ({
@@ -53,6 +54,7 @@ const readDashboard = `(() => ({
 	fragments: [...document.querySelectorAll('#graph g.fragment')].map(g => g.textContent),
 	edges: [...document.querySelectorAll('#graph g.edge .edge-rate')].map(e => e.textContent),
 	events: [...document.querySelectorAll('#events tbody tr')].map(r => r.textContent),
+	charts: Object.fromEntries([...document.querySelectorAll('canvas')].map(c => [c.id, Number(c.dataset.lines || 0)])),
 	refreshed: Number(document.body.dataset.refreshed || 0),
 }))()`
 
@@ -186,6 +188,13 @@ func TestDashboardBrowser(t *testing.T) {
 	// A few more refreshes, so the charts draw with data, then the picture.
 	for start := v.Refreshed; v.Refreshed < start+3; time.Sleep(200 * time.Millisecond) {
 		v = read()
+	}
+	// The charts drew the series there is data for: barriers, each job's
+	// throughput and the rate-limited sink's lag.
+	for id, min := range map[string]int{"chart-barrier": 2, "chart-throughput": 5, "chart-sink-lag": 1} {
+		if v.Charts[id] < min {
+			t.Errorf("chart %s drew %d series, want at least %d (charts: %v)", id, v.Charts[id], min, v.Charts)
+		}
 	}
 	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -197,6 +197,19 @@ func sumSamples(fams map[string]*dto.MetricFamily, name string, want map[string]
 	return sum, len(vs) > 0
 }
 
+// bySeries returns family name's values by their labels' text.
+func bySeries(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range fams[name].GetMetric() {
+		key := ""
+		for _, l := range m.GetLabel() {
+			key += l.GetName() + "=" + l.GetValue() + ","
+		}
+		out[key] = m.GetCounter().GetValue()
+	}
+	return out
+}
+
 // TestMetricsNexmarkSinkLag is issue 16's metrics acceptance check: while
 // Nexmark q0 runs into a decoupled sink, /metrics shows barriers and rows
 // moving, and the sink's lag (pending rows, seconds behind) rises while
@@ -244,11 +257,23 @@ func TestMetricsNexmarkSinkLag(t *testing.T) {
 	})
 	barriers, _ := sumSamples(fams, "tributary_barrier_latency_seconds", nil)
 	rowsOut, _ := sumSamples(fams, "tributary_actor_rows_out_total", q0)
+	counters := map[string]map[string]float64{}
+	for _, name := range []string{"tributary_actor_busy_seconds_total", "tributary_actor_blocked_seconds_total", "tributary_actor_rows_in_total"} {
+		counters[name] = bySeries(fams, name)
+	}
 	fams = poll("barriers and q0's rows move", func(fams map[string]*dto.MetricFamily) bool {
 		b, _ := sumSamples(fams, "tributary_barrier_latency_seconds", nil)
 		r, _ := sumSamples(fams, "tributary_actor_rows_out_total", q0)
 		return b > barriers && r > rowsOut
 	})
+	// Counters never go down (a decrease reads as a restart to Prometheus).
+	for name, before := range counters {
+		for series, v := range bySeries(fams, name) {
+			if v < before[series] {
+				t.Errorf("%s{%s} went down from %v to %v", name, series, before[series], v)
+			}
+		}
+	}
 	for _, name := range []string{"tributary_storage_lsm_bytes", "tributary_storage_vlog_bytes", "tributary_storage_level_tables",
 		"tributary_storage_write_stalls_total", "tributary_sink_log_pending_bytes", "tributary_sink_log_pending_epochs"} {
 		if _, ok := fams[name]; !ok {

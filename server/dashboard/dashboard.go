@@ -77,9 +77,12 @@ type Point struct {
 	// Throughput is each job's output rows per second (its top fragment's).
 	Throughput map[string]float64 `json:"throughput"`
 	// SourceLag is each source's messages behind the newest (splits that
-	// know it, summed); SinkLag each decoupled sink's pending rows.
-	SourceLag map[string]float64 `json:"source_lag"`
-	SinkLag   map[string]float64 `json:"sink_lag"`
+	// know it, summed), SourceLagBytes its committed position's distance
+	// from the end of the upstream's log (PostgreSQL CDC); SinkLag each
+	// decoupled sink's pending rows.
+	SourceLag      map[string]float64 `json:"source_lag"`
+	SourceLagBytes map[string]float64 `json:"source_lag_bytes"`
+	SinkLag        map[string]float64 `json:"sink_lag"`
 }
 
 // New returns a dashboard over src.
@@ -112,7 +115,8 @@ func (d *Dashboard) Run(ctx context.Context, interval time.Duration) {
 
 // Sample takes one sample of the series at now.
 func (d *Dashboard) Sample(now time.Time) {
-	p := Point{T: now.UnixMilli(), Throughput: map[string]float64{}, SourceLag: map[string]float64{}, SinkLag: map[string]float64{}}
+	p := Point{T: now.UnixMilli(), Throughput: map[string]float64{}, SourceLag: map[string]float64{}, SourceLagBytes: map[string]float64{},
+		SinkLag: map[string]float64{}}
 	cur := map[fragKey]fragSample{}
 	top := map[uint32]int{} // job -> its top fragment (the last, children come first)
 	if d.src.Fragments != nil {
@@ -134,6 +138,9 @@ func (d *Dashboard) Sample(now time.Time) {
 		for _, sp := range d.src.Splits() {
 			if sp.Lag >= 0 {
 				p.SourceLag[sp.Source] += float64(sp.Lag)
+			}
+			if sp.LagBytes >= 0 {
+				p.SourceLagBytes[sp.Source] += float64(sp.LagBytes)
 			}
 		}
 	}
@@ -179,14 +186,14 @@ func (d *Dashboard) rateLocked(k fragKey) (rate, bool) {
 	if !ok1 || !ok2 || dt <= 0 {
 		return rate{}, false
 	}
-	if b.rowsIn < a.rowsIn || b.rowsOut < a.rowsOut || b.busy < a.busy || b.blocked < a.blocked {
+	if b.rowsIn < a.rowsIn || b.rowsOut < a.rowsOut {
 		return rate{}, false // the job was rebuilt (a recovery, a rescale): its counters restarted
 	}
 	return rate{
 		RowsIn:  float64(b.rowsIn-a.rowsIn) / dt,
 		RowsOut: float64(b.rowsOut-a.rowsOut) / dt,
-		Busy:    float64(b.busy-a.busy) / 1e9 / dt,
-		Blocked: float64(b.blocked-a.blocked) / 1e9 / dt,
+		Busy:    float64(max(b.busy-a.busy, 0)) / 1e9 / dt,
+		Blocked: float64(max(b.blocked-a.blocked, 0)) / 1e9 / dt,
 	}, true
 }
 

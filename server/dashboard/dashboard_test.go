@@ -42,7 +42,8 @@ func (f *fake) sources() Sources {
 		JobName: func(id uint32) string { return map[uint32]string{7: "public.mv"}[id] },
 		JobKind: func(uint32) string { return "materialized view" },
 		Splits: func() []coordinator.SourceSplitStats {
-			return []coordinator.SourceSplitStats{{Source: "public.k", Split: "0", Lag: f.lag}, {Source: "public.k", Split: "1", Lag: -1}}
+			return []coordinator.SourceSplitStats{{Source: "public.k", Split: "0", Lag: f.lag, LagBytes: -1}, {Source: "public.k", Split: "1", Lag: -1, LagBytes: -1},
+				{Source: "public.cdc", Split: "0", Lag: -1, LagBytes: 4096}}
 		},
 		Stores: func() []stream.SinkLogStats {
 			return []stream.SinkLogStats{{Sink: "public.s", Actor: 4, PendingRows: f.pending}, {Sink: "public.s", Actor: 5, PendingRows: 1}}
@@ -140,7 +141,8 @@ func TestEndpoints(t *testing.T) {
 	if p.BarrierAvgMS == nil || *p.BarrierAvgMS != 20 || *p.BarrierMaxMS != 30 {
 		t.Errorf("barrier latency: %v %v, want 20 and 30 ms", p.BarrierAvgMS, p.BarrierMaxMS)
 	}
-	if p.Throughput["public.mv"] != 100 || p.SourceLag["public.k"] != 12 || p.SinkLag["public.s"] != 10 {
+	if p.Throughput["public.mv"] != 100 || p.SourceLag["public.k"] != 12 || p.SinkLag["public.s"] != 10 ||
+		p.SourceLagBytes["public.cdc"] != 4096 || len(p.SourceLagBytes) != 1 || len(p.SourceLag) != 1 {
 		t.Errorf("sample: %+v", p)
 	}
 }

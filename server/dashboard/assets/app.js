@@ -158,6 +158,7 @@ function drawChart(canvas, lines, now, windowMS) {
   ctx.font = "11px system-ui, sans-serif";
   let ymax = 0;
   const names = Object.keys(lines).sort();
+  canvas.dataset.lines = String(names.length); // for tests: how many series it drew
   for (const n of names) for (const [, v] of lines[n]) ymax = Math.max(ymax, v);
   ymax = ymax > 0 ? ymax * 1.1 : 1;
   const x = (t) => L + ((t - (now - windowMS)) / windowMS) * (w - L - R);
@@ -222,6 +223,7 @@ function renderSeries(s) {
   drawChart(document.getElementById("chart-barrier"), barrier.avg.length ? barrier : {}, now, windowMS);
   drawChart(document.getElementById("chart-throughput"), collect(pts, "throughput"), now, windowMS);
   drawChart(document.getElementById("chart-source-lag"), collect(pts, "source_lag"), now, windowMS);
+  drawChart(document.getElementById("chart-source-lag-bytes"), collect(pts, "source_lag_bytes"), now, windowMS);
   drawChart(document.getElementById("chart-sink-lag"), collect(pts, "sink_lag"), now, windowMS);
   const st = document.getElementById("status");
   st.textContent = s.committed_epoch_ms ? "committed epoch at " + new Date(s.committed_epoch_ms).toLocaleTimeString() : "no epoch committed yet";
