@@ -130,6 +130,24 @@ type SplitRemover interface {
 	RemoveSplits(splits []string)
 }
 
+// Newester is implemented by readers that know where each split's newest
+// message is: Newest returns the position after it (Kafka: the partition's
+// high watermark; PostgreSQL CDC: the server's WAL end), comparable to
+// ReadResult.Next, so Newest - Next is how far reading is behind (ok false
+// while unknown). It is called from the goroutine that calls Read and must
+// not block.
+type Newester interface {
+	Newest(split string) (pos int64, ok bool)
+}
+
+// LogLagger is implemented by readers of a change log (PostgreSQL CDC's
+// WAL) that know how far a split's committed position is behind the log's
+// end, in bytes of log (ok false while unknown). It is called from the
+// goroutine that calls Read and must not block.
+type LogLagger interface {
+	LogLag(split string) (bytes int64, ok bool)
+}
+
 // OffsetCommitter is implemented by readers that tell the external system
 // what the engine has made durable (PostgreSQL CDC: the replication slot's
 // confirmed LSN, so the upstream keeps its WAL exactly as long as a restart
@@ -253,6 +271,9 @@ type ReadResult struct {
 	// every row of the table is deleted before Offset is stored, in the
 	// same epoch (a CDC table mirroring an upstream TRUNCATE).
 	Truncate bool
+	// Bytes is the size of the messages read (payload and key; 0 when
+	// the connector does not tell).
+	Bytes int64
 	// Fresh: the rows are inserts of keys the table does not hold (a CDC
 	// copy's rows, whose keys no change has touched), written without a
 	// lookup for an existing row.

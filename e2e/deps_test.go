@@ -5,6 +5,7 @@ package e2e
 // cached results, depend on the server's code, so that `go test ./...` reruns
 // the e2e tests whenever the engine changes.
 import (
+	_ "github.com/tributary/tributary/server/dashboard"
 	_ "github.com/tributary/tributary/server/metrics"
 	_ "github.com/tributary/tributary/server/pgwire"
 	_ "github.com/tributary/tributary/server/session"

@@ -3,14 +3,19 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -179,4 +184,231 @@ func TestMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/debug/pprof/: %s", resp.Status)
 	}
+}
+
+// sumSamples adds up the samples of family name whose labels include want
+// (ok false when there is none).
+func sumSamples(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	vs := samples(fams, name, want)
+	var sum float64
+	for _, v := range vs {
+		sum += v
+	}
+	return sum, len(vs) > 0
+}
+
+// bySeries returns family name's values by their labels' text.
+func bySeries(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range fams[name].GetMetric() {
+		key := ""
+		for _, l := range m.GetLabel() {
+			key += l.GetName() + "=" + l.GetValue() + ","
+		}
+		out[key] = m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// TestMetricsNexmarkSinkLag is issue 16's metrics acceptance check: while
+// Nexmark q0 runs into a decoupled sink, /metrics shows barriers and rows
+// moving, and the sink's lag (pending rows, seconds behind) rises while
+// SINK_RATE_LIMIT = 0 pauses it and falls back once the limit is reset.
+func TestMetricsNexmarkSinkLag(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
+	conn := connect(t, ctx, srv)
+	for _, sql := range []string{
+		`SET source_rate_limit = 3000`,
+		`CREATE SOURCE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar)
+			WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.split.num = '2')`,
+		`CREATE MATERIALIZED VIEW q0 AS SELECT auction, bidder, price, date_time FROM bid`,
+		`SET sink_decouple = true`,
+		`CREATE SINK s FROM q0 WITH (connector = 'blackhole', type = 'append-only', force_append_only = 'true')`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	sink := map[string]string{"sink": "public.s"}
+	q0 := map[string]string{"job": "public.q0"}
+	// poll scrapes until cond holds on the scrape, or fails after 30 s.
+	poll := func(what string, cond func(fams map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			fams := scrapeMetrics(t, ctx, srv)
+			if cond(fams) {
+				return fams
+			}
+			if time.Now().After(deadline) {
+				lag, _ := sumSamples(fams, "tributary_sink_lag_seconds", sink)
+				pending, _ := sumSamples(fams, "tributary_sink_log_pending_rows", sink)
+				t.Fatalf("%s: not within 30 s (sink lag %v s, %v rows pending)", what, lag, pending)
+			}
+		}
+	}
+
+	// Running: the sink delivers and keeps up.
+	fams := poll("the sink delivers", func(fams map[string]*dto.MetricFamily) bool {
+		d, _ := sumSamples(fams, "tributary_sink_delivered_rows_total", sink)
+		lag, ok := sumSamples(fams, "tributary_sink_lag_seconds", sink)
+		return d > 0 && ok && lag < 1
+	})
+	barriers, _ := sumSamples(fams, "tributary_barrier_latency_seconds", nil)
+	rowsOut, _ := sumSamples(fams, "tributary_actor_rows_out_total", q0)
+	counters := map[string]map[string]float64{}
+	for _, name := range []string{"tributary_actor_busy_seconds_total", "tributary_actor_blocked_seconds_total", "tributary_actor_rows_in_total"} {
+		counters[name] = bySeries(fams, name)
+	}
+	fams = poll("barriers and q0's rows move", func(fams map[string]*dto.MetricFamily) bool {
+		b, _ := sumSamples(fams, "tributary_barrier_latency_seconds", nil)
+		r, _ := sumSamples(fams, "tributary_actor_rows_out_total", q0)
+		return b > barriers && r > rowsOut
+	})
+	// Counters never go down (a decrease reads as a restart to Prometheus).
+	for name, before := range counters {
+		for series, v := range bySeries(fams, name) {
+			if v < before[series] {
+				t.Errorf("%s{%s} went down from %v to %v", name, series, before[series], v)
+			}
+		}
+	}
+	for _, name := range []string{"tributary_storage_lsm_bytes", "tributary_storage_vlog_bytes", "tributary_storage_level_tables",
+		"tributary_storage_write_stalls_total", "tributary_sink_log_pending_bytes", "tributary_sink_log_pending_epochs"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+
+	// Paused: rows pile up in the log store and the lag grows past a second.
+	if _, err := conn.Exec(ctx, `ALTER SINK s SET SINK_RATE_LIMIT = 0`); err != nil {
+		t.Fatal(err)
+	}
+	var peak float64
+	poll("the paused sink's lag rises", func(fams map[string]*dto.MetricFamily) bool {
+		lag, _ := sumSamples(fams, "tributary_sink_lag_seconds", sink)
+		peak, _ = sumSamples(fams, "tributary_sink_log_pending_rows", sink)
+		return lag > 1.5 && peak > 1000
+	})
+
+	// Resumed: it catches up.
+	if _, err := conn.Exec(ctx, `ALTER SINK s SET SINK_RATE_LIMIT = DEFAULT`); err != nil {
+		t.Fatal(err)
+	}
+	poll("the resumed sink's lag falls", func(fams map[string]*dto.MetricFamily) bool {
+		lag, _ := sumSamples(fams, "tributary_sink_lag_seconds", sink)
+		pending, _ := sumSamples(fams, "tributary_sink_log_pending_rows", sink)
+		return lag < 1 && pending < peak/2
+	})
+}
+
+// TestMetricsKafkaSourceLag: a Kafka table read at a low rate shows its
+// splits' lag (offsets behind the high watermark) and bytes read in
+// /metrics; once the limit is lifted the lag falls to 0.
+func TestMetricsKafkaSourceLag(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	brokers := cluster.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	produceJSON(t, ctx, brokers, "events", 0, 3000)
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
+	conn := connect(t, ctx, srv)
+	for _, sql := range []string{
+		`SET source_rate_limit = 200`,
+		fmt.Sprintf(`CREATE TABLE kt (id int PRIMARY KEY, g int, v varchar) WITH (connector = 'kafka',
+			properties.bootstrap.server = '%s', topic = 'events') FORMAT PLAIN ENCODE JSON`, strings.Join(brokers, ",")),
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	src := map[string]string{"source": "public.kt"}
+	poll := func(what string, cond func(lag, bytes float64, splits int) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			fams := scrapeMetrics(t, ctx, srv)
+			lags := samples(fams, "tributary_source_lag_messages", src)
+			lag, _ := sumSamples(fams, "tributary_source_lag_messages", src)
+			bytes, _ := sumSamples(fams, "tributary_source_bytes_total", src)
+			if cond(lag, bytes, len(lags)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30 s (lag %v over %d splits, %v bytes read)", what, lag, len(lags), bytes)
+			}
+		}
+	}
+	poll("a lag while reading at 200 rows/s", func(lag, bytes float64, splits int) bool {
+		return splits == 2 && lag > 1000 && bytes > 0
+	})
+	if _, err := conn.Exec(ctx, `ALTER TABLE kt SET SOURCE_RATE_LIMIT = DEFAULT`); err != nil {
+		t.Fatal(err)
+	}
+	poll("no lag once caught up", func(lag, bytes float64, splits int) bool {
+		return splits == 2 && lag == 0 && bytes > 3000*20
+	})
+}
+
+// TestMetricsCDCLag: a PostgreSQL CDC table's lag in WAL bytes (the
+// upstream's WAL end less the committed LSN) grows while the table is
+// paused (SOURCE_RATE_LIMIT = 0) and the upstream writes, and falls once
+// it reads again. Skipped without PostgreSQL binaries.
+func TestMetricsCDCLag(t *testing.T) {
+	pg := pgtest.StartWith(t, pgtest.LogicalSettings...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close(context.Background())
+	if _, err := up.Exec(ctx, "CREATE TABLE src (id int8 PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
+	conn := connect(t, ctx, srv)
+	host, port, _ := net.SplitHostPort(pg.Addr)
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE cdc (id bigint, v varchar, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
+		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'src')`, host, port)); err != nil {
+		t.Fatal(err)
+	}
+	rel := map[string]string{"source": "public.cdc"}
+	insert := func(from int) {
+		t.Helper()
+		if _, err := up.Exec(ctx, fmt.Sprintf("INSERT INTO src SELECT g, repeat('x', 200) FROM generate_series(%d, %d) g", from, from+9999)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll := func(what string, cond func(lag float64) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			lag, ok := sumSamples(scrapeMetrics(t, ctx, srv), "tributary_source_lag_bytes", rel)
+			if ok && cond(lag) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30 s (lag %v bytes, reported %v)", what, lag, ok)
+			}
+		}
+	}
+	insert(1)
+	poll("a small lag once caught up", func(lag float64) bool { return lag < 1<<20 })
+	if _, err := conn.Exec(ctx, "ALTER TABLE cdc SET SOURCE_RATE_LIMIT = 0"); err != nil {
+		t.Fatal(err)
+	}
+	insert(100_000) // about 2.5 MB of WAL
+	poll("the paused table's lag grows", func(lag float64) bool { return lag > 1<<20 })
+	if _, err := conn.Exec(ctx, "ALTER TABLE cdc SET SOURCE_RATE_LIMIT = DEFAULT"); err != nil {
+		t.Fatal(err)
+	}
+	poll("the lag falls once it reads again", func(lag float64) bool { return lag < 1<<20 })
+	waitRows(t, ctx, func() (string, error) {
+		rows, err := rowsOf(ctx, conn, "SELECT count(*) FROM cdc")
+		return strings.Join(rows, ";"), err
+	}, "20000", 30*time.Second)
 }

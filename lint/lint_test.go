@@ -26,6 +26,7 @@ var allowed = []struct {
 	{"server/pgwire", []string{"sql/types"}},
 	{"server/psqlcat", []string{"catalog", "sql/types"}},
 	{"server/metrics", []string{"executor/coordinator", "executor/stream", "connector"}},
+	{"server/dashboard", []string{"executor/coordinator", "executor/stream", "catalog"}},
 	{"executor/coordinator", []string{"executor/stream", "executor/batch", "storage", "catalog", "sql/", "planner/plan", "connector"}},
 	{"executor/stream", []string{"planner/plan", "sql/", "storage", "connector", "catalog", "executor/stream"}},
 	{"executor/batch", []string{"planner/plan", "sql/expr", "sql/types", "storage", "catalog"}},

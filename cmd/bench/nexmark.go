@@ -58,6 +58,7 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 	keep := fs.Bool("keep", false, "keep the temporary directory (data, logs)")
 	form := fs.String("from", "source", "what the queries read: source (CREATE SOURCE: each query reads the generator, as published Nexmark runs do) or table (CREATE TABLE ... WITH (connector = 'nexmark'): the events are stored first)")
 	as := fs.String("as", "sink", "how each query runs: sink (CREATE SINK ... WITH (connector = 'blackhole')) or mv (CREATE MATERIALIZED VIEW)")
+	compare := fs.Int("compare-metrics", 0, "run each query this many times with metrics on (the default server, /metrics and the dashboard's endpoints scraped every second) and as often with them off (--http-listen= --stream-stats=false), alternating, and print both side by side")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -97,13 +98,16 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
+	if *compare > 0 {
+		return nexmarkCompareMetrics(ctx, out, e, strings.Fields(*serverArgs), qs, *events, *form == "source", *as == "sink", *compare)
+	}
 	var results []nexmarkResult
 	for _, q := range qs {
 		dir, err := e.subdir("nexmark-" + q.Name)
 		if err != nil {
 			return err
 		}
-		r, err := nexmarkRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, *events, *form == "source", *as == "sink")
+		r, err := nexmarkRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, *events, *form == "source", *as == "sink", false)
 		if err != nil {
 			return fmt.Errorf("%s: %w", q.Name, err)
 		}
@@ -115,7 +119,9 @@ func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // nexmarkRun measures one query on a fresh server.
-func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, events int64, sources, sink bool) (r nexmarkResult, err error) {
+// With scrape, /metrics and the dashboard's endpoints are read every second
+// while it runs (a Prometheus and an open dashboard).
+func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, events int64, sources, sink, scrape bool) (r nexmarkResult, err error) {
 	srv, err := startTributary(ctx, bin, dir, serverArgs)
 	if err != nil {
 		return r, err
@@ -125,6 +131,14 @@ func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q que
 			err = stopErr
 		}
 	}()
+	if scrape {
+		stop := scrapeEverySecond(ctx, srv.HTTPAddr)
+		defer func() {
+			if n := stop(); n == 0 && err == nil {
+				err = errors.New("no scrape of /metrics succeeded")
+			}
+		}()
+	}
 	conn, err := connect(ctx, srv.DSN())
 	if err != nil {
 		return r, err

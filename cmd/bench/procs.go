@@ -107,10 +107,11 @@ func serverFlags(bin string) (map[string]bool, error) {
 
 // tributaryServer is a server process on a free loopback port with its own data directory.
 type tributaryServer struct {
-	Addr    string
-	DataDir string
-	LogPath string
-	proc    *child
+	Addr     string
+	HTTPAddr string // --http-listen as started (a later --http-listen in args wins)
+	DataDir  string
+	LogPath  string
+	proc     *child
 }
 
 func startTributary(ctx context.Context, bin, dir string, args []string) (*tributaryServer, error) {
@@ -124,7 +125,7 @@ func startTributary(ctx context.Context, bin, dir string, args []string) (*tribu
 	if err != nil {
 		return nil, err
 	}
-	s := &tributaryServer{Addr: addr, DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log")}
+	s := &tributaryServer{Addr: addr, HTTPAddr: httpAddr, DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log")}
 	argv := append([]string{"--listen", addr, "--data-dir", s.DataDir, "--log-level", "warn", "--http-listen", httpAddr}, args...)
 	cmd := exec.Command(bin, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // die with the bench

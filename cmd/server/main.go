@@ -4,8 +4,8 @@
 //	go run ./cmd/server [--listen 127.0.0.1:4566] [--data-dir ./tributary-data] [--http-listen 127.0.0.1:5691]
 //	                    [--fsync=true] [--accept-damaged-tail]
 //
-// --http-listen serves Prometheus metrics at /metrics and Go's profiles at
-// /debug/pprof/ (empty: off).
+// --http-listen serves the dashboard at /, Prometheus metrics at /metrics and
+// Go's profiles at /debug/pprof/ (empty: off).
 //
 // --fsync=false acknowledges commits before they reach the disk (they survive a
 // killed process, not an OS crash or power loss). A data directory with a
@@ -43,6 +43,7 @@ import (
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/connector/file"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/server/dashboard"
 	"github.com/tributary/tributary/server/metrics"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/session"
@@ -88,7 +89,7 @@ func run() error {
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
-	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
+	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve the dashboard (/), /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
 	barrierMS := flag.Int("barrier-interval-ms", envInt("TRIBUTARY_BARRIER_INTERVAL_MS", 1000), "barrier interval (system parameter barrier_interval_ms)")
 	maxConns := flag.Int("max-connections", envInt("TRIBUTARY_MAX_CONNECTIONS", 100), "max_connections: client connections past it (counted from accept, before authentication) are refused with 53300")
 	fsync := flag.Bool("fsync", envBool("TRIBUTARY_FSYNC", true), "sync every commit to disk before acknowledging it (false: commits survive a killed process but not an OS crash or power loss)")
@@ -100,6 +101,7 @@ func run() error {
 	tlsClientCA := flag.String("tls-client-ca", envOr("TRIBUTARY_TLS_CLIENT_CA", ""), "CA certificates (PEM) that sign client certificates: TLS clients are asked for one and a given one is verified (required by --hba-file's cert method and clientcert option)")
 	connectorAllow := flag.String("connector-allow", envOr("TRIBUTARY_CONNECTOR_ALLOW", ""), "comma list of host, host:port or CIDR entries the postgres, kafka and postgres-cdc connectors may connect to (empty: any)")
 	secretKeyFile := flag.String("secret-key-file", envOr("TRIBUTARY_SECRET_KEY_FILE", ""), "file holding the key (64 hex digits) that encrypts connector secrets in the catalog; created with a random key, mode 0600, when missing (default <data-dir>/secret.key)")
+	streamStats := flag.Bool("stream-stats", envBool("TRIBUTARY_STREAM_STATS", true), "count rows, busy time and cache hits per actor and operator of every streaming job (read by /metrics, the dashboard and EXPLAIN ANALYZE); false saves that work and shows none")
 	acceptTail := flag.Bool("accept-damaged-tail", false, "start even when a write-ahead file (.mem, .vlog) of the data dir is damaged, dropping every write from the damaged bytes on (logged; the dropped bytes are kept in FILE.dropped-at-OFFSET); without it the server refuses to start")
 	flag.Parse()
 
@@ -175,7 +177,7 @@ func run() error {
 	defer stop()
 
 	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, Logger: logger,
-		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD")})
+		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD"), NoStreamStats: !*streamStats})
 	if err != nil {
 		return err
 	}
@@ -200,14 +202,16 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		httpSrv := &http.Server{Handler: httpMux(eng, srv, store), ReadHeaderTimeout: 10 * time.Second}
+		mux, dash := httpMux(eng, srv, store)
+		go dash.Run(ctx, time.Second)
+		httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		defer httpSrv.Close()
 		go func() {
 			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Warn("http server", "err", err)
 			}
 		}()
-		logger.Info("serving /metrics", "addr", httpLn.Addr().String())
+		logger.Info("serving /metrics and the dashboard", "addr", httpLn.Addr().String())
 	}
 	logger.Info("tributary listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "tls", tlsConfig != nil)
 
@@ -274,8 +278,9 @@ func pprofMux() *http.ServeMux {
 }
 
 // httpMux serves /metrics, read from the engine, the SinkLog and the
-// client connections at scrape time, and the pprof profiles.
-func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http.ServeMux {
+// client connections at scrape time, the pprof profiles, and the dashboard
+// at / (its sampler is for the caller to Run).
+func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*http.ServeMux, *dashboard.Dashboard) {
 	sinks := eng.SinkLog()
 	m := metrics.New(metrics.Sources{
 		Jobs:    eng.Jobs,
@@ -294,9 +299,31 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) *http
 		LateRows:         stream.LateRows,
 		BackfillRowsRead: stream.BackfillRowsRead.Load,
 		Fragments:        eng.Fragments,
+		Storage: func() metrics.StorageStats {
+			st := store.Stats()
+			out := metrics.StorageStats{LSMBytes: st.LSMBytes, VlogBytes: st.VlogBytes, L0StallTables: st.L0StallTables,
+				WriteStalls: st.WriteStalls, WriteStallSeconds: st.WriteStallTime.Seconds(), SlowCompactions: st.SlowCompactions}
+			for _, l := range st.Levels {
+				out.LevelTables = append(out.LevelTables, l.Tables)
+				out.LevelBytes = append(out.LevelBytes, l.Bytes)
+			}
+			return out
+		},
 	})
 	eng.Barriers().Watch(m.ObserveBarrier)
 	mux := pprofMux()
 	mux.Handle("/metrics", m.Handler())
-	return mux
+	dash := dashboard.New(dashboard.Sources{
+		Fragments:      eng.Fragments,
+		Backfills:      eng.Jobs,
+		JobName:        eng.JobName,
+		JobKind:        eng.JobKind,
+		Splits:         sinks.SourceSplits,
+		Stores:         sinks.Stores,
+		Events:         sinks.Events,
+		CommittedEpoch: store.CommittedEpoch,
+	})
+	eng.Barriers().Watch(dash.ObserveBarrier)
+	mux.Handle("/", dash.Handler())
+	return mux, dash
 }

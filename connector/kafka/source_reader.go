@@ -53,6 +53,8 @@ type Reader struct {
 		// removed are the splits RemoveSplits took away: their batches
 		// still in flight are dropped.
 		removed map[string]bool
+		// hwm is each partition's high watermark as last fetched.
+		hwm map[string]int64
 	}
 
 	// Read's state.
@@ -154,9 +156,11 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	}
 	b := r.cur
 	rows, i := 0, 0
+	var size int64
 	for i < len(b.recs) && rows < limit {
 		rec := b.recs[i]
 		i++
+		size += int64(len(rec.Key) + len(rec.Value))
 		ok, err := r.dec.decode(dst, rec, b.split)
 		if ok {
 			rows++
@@ -174,7 +178,25 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	if r.cur != nil || r.queued() {
 		signal(r.ready)
 	}
-	return connector.ReadResult{Split: b.split, Rows: rows, Offset: EncodeOffset(next), Next: next}, nil
+	return connector.ReadResult{Split: b.split, Rows: rows, Offset: EncodeOffset(next), Next: next, Bytes: size}, nil
+}
+
+func (r *Reader) noteHighWatermark(split string, hwm int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.hwm == nil {
+		r.mu.hwm = map[string]int64{}
+	}
+	r.mu.hwm[split] = hwm
+}
+
+// Newest implements connector.Newester: the partition's high watermark
+// (the offset after its newest message) as last fetched.
+func (r *Reader) Newest(split string) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hwm, ok := r.mu.hwm[split]
+	return hwm, ok
 }
 
 // RemoveSplits implements connector.SplitRemover: the client stops
@@ -267,6 +289,9 @@ func (r *Reader) poll(ctx context.Context) {
 		for _, f := range fs {
 			for _, t := range f.Topics {
 				for _, p := range t.Partitions {
+					if p.Err == nil && p.HighWatermark >= 0 {
+						r.noteHighWatermark(splitName(p.Partition), p.HighWatermark)
+					}
 					if p.Err != nil {
 						failed = true
 						r.fetchError(t.Topic, p.Partition, p.Err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type hub struct {
 	run  *hubRun
 	// wake is signalled when the registered readers change.
 	wake chan struct{}
+	// walEnd is the upstream's WAL end as the replication stream last
+	// reported it (keepalives and data messages), 0 until then.
+	walEnd atomic.Uint64
 
 	mu struct {
 		sync.Mutex

@@ -232,6 +232,16 @@ func (r *Reader) Committed(split string, offset []byte) {
 	publishProgress(r.env, r.src.spec.Relation, split, o)
 }
 
+// LogLag implements connector.LogLagger: the upstream's WAL end as the
+// replication stream last reported it, less the LSN the engine committed.
+func (r *Reader) LogLag(split string) (int64, bool) {
+	end, committed := r.hub.walEnd.Load(), r.committed.Load()
+	if split != r.split || end == 0 || committed == 0 {
+		return 0, false
+	}
+	return int64(end - min(committed, end)), true
+}
+
 // SetBackfillRate implements connector.BackfillRater: the copy reads at
 // most rowsPerSecond rows a second (< 0 unlimited, 0 paused) while the
 // change stream goes on unthrottled (for the keys copied so far).
@@ -782,6 +792,7 @@ func (s *session) pump(ctx context.Context, done func() bool, until time.Time) e
 						return err
 					}
 				}
+				s.h.walEnd.Store(uint64(ka.ServerWALEnd))
 				if err := s.idle(ctx, uint64(ka.ServerWALEnd)); err != nil {
 					return err
 				}
@@ -790,6 +801,7 @@ func (s *session) pump(ctx context.Context, done func() bool, until time.Time) e
 				if err != nil {
 					return fmt.Errorf("replication stream: %w", err)
 				}
+				s.h.walEnd.Store(uint64(x.ServerWALEnd))
 				if err := s.message(ctx, x.WALData); err != nil {
 					return err
 				}

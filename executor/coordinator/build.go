@@ -23,8 +23,29 @@ type builder struct {
 	closers []func()
 }
 
-// build is the one type switch from stream plan nodes to executors.
+// build builds node n and its inputs within the fragment, each counting
+// into its own OpStats (EXPLAIN ANALYZE of the running job).
 func (b *builder) build(n plan.StreamNode) (stream.Executor, error) {
+	exec, err := b.buildNode(n)
+	if err != nil || b.c.cfg.NoStats {
+		return exec, err
+	}
+	st := &stream.OpStats{}
+	if b.f.ops == nil {
+		b.f.ops = map[plan.StreamNode][]*stream.OpStats{}
+	}
+	if b.f.ops[n] == nil {
+		b.f.ops[n] = make([]*stream.OpStats, b.f.parallel)
+	}
+	b.f.ops[n][b.index] = st
+	if cc, ok := exec.(stream.OpCounter); ok {
+		cc.CountInto(st)
+	}
+	return stream.Profile(exec, b.actx.Stats, st), nil
+}
+
+// buildNode is the one type switch from stream plan nodes to executors.
+func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 	switch n := n.(type) {
 	case *plan.StreamExchange:
 		chans := b.f.channels[n]

@@ -36,6 +36,10 @@ type Config struct {
 	// Sinks collects decoupled sinks' log store states and failures (nil: a
 	// new one); pass the failed coordinator's to its replacement.
 	Sinks *SinkLog
+	// NoStats turns off the per-actor and per-operator counters (rows,
+	// busy time, cache hits) that /metrics, the dashboard and EXPLAIN
+	// ANALYZE read; they then show none.
+	NoStats bool
 }
 
 // ErrStopped is returned once the coordinator has stopped.

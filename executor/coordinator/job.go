@@ -85,6 +85,15 @@ type job struct {
 	roots    []stream.ActorID // its constant sources (barrier entry points)
 	// fragments describe the job's fragments, children first (rw_fragments).
 	fragments []FragmentInfo
+	// plan is the job's stream plan; ops its nodes' counters and fragment.
+	plan plan.StreamNode
+	ops  map[plan.StreamNode]opCounters
+}
+
+// opCounters are one plan node's counters in each actor of its fragment.
+type opCounters struct {
+	fragment int
+	stats    []*stream.OpStats
 }
 
 // FragmentInfo is one fragment of a running job.
@@ -100,6 +109,17 @@ type FragmentInfo struct {
 	Vnodes []int
 	// Stats[i] are actor i's counters (rows in and out, busy and blocked time).
 	Stats []*stream.ActorStats
+	// Inputs are the fragments feeding this one through exchanges, by ID,
+	// with how each is distributed ("hash", "broadcast", "single").
+	Inputs []FragmentInput
+	// Ops are the counters of every operator in every actor of the fragment.
+	Ops []*stream.OpStats
+}
+
+// FragmentInput is an edge of a job's fragment graph.
+type FragmentInput struct {
+	From int
+	Dist string
 }
 
 // Fragments lists every running job's fragments, by job and fragment.
@@ -247,6 +267,8 @@ type fragment struct {
 	channels map[*plan.StreamExchange][][]chan stream.Message
 	// handover is a sink fragment's log store handover, shared by its actors.
 	handover *stream.SinkHandover
+	// ops are the counters of each plan node built in the fragment, by actor.
+	ops map[plan.StreamNode][]*stream.OpStats
 }
 
 // buildJobLocked cuts the plan into fragments, creates their actors, wires
@@ -350,7 +372,11 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 	for _, f := range order {
 		vmap := stream.VnodeMapFor(f.parallel)
 		for i, aid := range ids[f] {
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: &stream.ActorStats{}, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+			var stats *stream.ActorStats
+			if !c.cfg.NoStats {
+				stats = &stream.ActorStats{}
+			}
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: stats, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
 				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {
@@ -375,7 +401,26 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 		c.mu.actors[r.actor.Ctx.ID] = r
 		c.mu.starting = append(c.mu.starting, r)
 	}
+	index := map[*fragment]int{}
 	for i, f := range order {
+		index[f] = i
+	}
+	j.plan, j.ops = jobRoot, map[plan.StreamNode]opCounters{}
+	for i, f := range order {
+		var ops []*stream.OpStats
+		for n, st := range f.ops {
+			j.ops[n] = opCounters{fragment: i, stats: st}
+			for _, o := range st {
+				if o != nil {
+					ops = append(ops, o)
+				}
+			}
+		}
+		var inputs []FragmentInput
+		for e, child := range f.inputs {
+			inputs = append(inputs, FragmentInput{From: index[child], Dist: distName(e.Dist)})
+		}
+		sort.Slice(inputs, func(a, b int) bool { return inputs[a].From < inputs[b].From })
 		kind := f.root.Describe()
 		if sp := strings.IndexByte(kind, ' '); sp > 0 {
 			kind = kind[:sp]
@@ -394,7 +439,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 				stats[k] = r.actor.Ctx.Stats
 			}
 		}
-		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats})
+		j.fragments = append(j.fragments, FragmentInfo{Job: id, ID: i, Kind: kind, Actors: ids[f], Vnodes: vnodes, Stats: stats, Inputs: inputs, Ops: ops})
 	}
 	for aid, r := range roots {
 		c.mu.roots[aid] = r
@@ -780,4 +825,60 @@ func (c *Coordinator) steerBackfillsLocked(latency time.Duration) {
 			c.cfg.Logger.Debug("adaptive backfill rate", "job", j.id, "rows_per_second", rate, "barrier_latency", latency)
 		}
 	}
+}
+
+// distName names an exchange's distribution for FragmentInput.
+func distName(d plan.DistKind) string {
+	switch d {
+	case plan.DistHash:
+		return "hash"
+	case plan.DistBroadcast:
+		return "broadcast"
+	}
+	return "single"
+}
+
+// OperatorStats is one operator of a running job, its counters summed over
+// the actors of its fragment.
+type OperatorStats struct {
+	Node plan.StreamNode
+	// Depth is its depth in the plan tree (the root's is 0); Fragment the
+	// fragment that runs it and Actors how many actors do.
+	Depth, Fragment, Actors int
+	// RowsOut, BusyNanos, CacheHits and CacheMisses sum stream.OpStats.
+	RowsOut, BusyNanos, CacheHits, CacheMisses int64
+}
+
+// JobOperators lists the operators of running job id in plan order (a
+// node, then its inputs' subtrees); ok is false when no such job runs.
+func (c *Coordinator) JobOperators(id uint32) (ops []OperatorStats, ok bool) {
+	c.mu.Lock()
+	j, ok := c.mu.jobs[id]
+	c.mu.Unlock()
+	if !ok || j.plan == nil {
+		return nil, false
+	}
+	var walk func(n plan.StreamNode, depth int)
+	walk = func(n plan.StreamNode, depth int) {
+		o := OperatorStats{Node: n, Depth: depth, Fragment: -1}
+		if oc, ok := j.ops[n]; ok {
+			o.Fragment = oc.fragment
+			for _, st := range oc.stats {
+				if st == nil {
+					continue
+				}
+				o.Actors++
+				o.RowsOut += st.RowsOut.Load()
+				o.BusyNanos += st.BusyNanos.Load()
+				o.CacheHits += st.CacheHits.Load()
+				o.CacheMisses += st.CacheMisses.Load()
+			}
+		}
+		ops = append(ops, o)
+		for _, in := range n.Inputs() {
+			walk(in, depth+1)
+		}
+	}
+	walk(j.plan, 0)
+	return ops, true
 }

@@ -18,10 +18,19 @@ type SourceSplitStats struct {
 	// Next is the position after the last row read (committed with the
 	// last barrier), Rows the rows read since the reader started.
 	Next, Rows int64
+	// Bytes is the size of the messages read since the reader started (0
+	// when the connector does not tell).
+	Bytes int64
 	// BadMessages counts the messages skipped or read in part (values set
 	// to NULL) since the server started; LastError is the last one's cause.
 	BadMessages int64
 	LastError   string
+	// Lag is how many messages the split's newest is ahead of Next (Kafka:
+	// the partition's high watermark less the next offset); -1 when the
+	// source cannot tell. LagBytes is how far its committed position is
+	// behind the end of the upstream's log (PostgreSQL CDC: WAL bytes); -1
+	// when unknown.
+	Lag, LagBytes int64
 }
 
 type splitKey struct{ source, split string }
@@ -50,11 +59,11 @@ func (l *SinkLog) Trouble(source string, actor stream.ActorID, err error) {
 }
 
 // SplitState implements stream.SourceMonitor.
-func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, next, rows int64) {
+func (l *SinkLog) SplitState(source, split string, actor stream.ActorID, r stream.SplitStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.splitLocked(source, split, actor)
-	s.Next, s.Rows = next, rows
+	s.Next, s.Rows, s.Bytes, s.Lag, s.LagBytes = r.Next, r.Rows, r.Bytes, r.Lag, r.LagBytes
 }
 
 func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *SourceSplitStats {
@@ -64,7 +73,7 @@ func (l *SinkLog) splitLocked(source, split string, actor stream.ActorID) *Sourc
 	k := splitKey{source, split}
 	s := l.mu.splits[k]
 	if s == nil {
-		s = &SourceSplitStats{Source: source, Split: split}
+		s = &SourceSplitStats{Source: source, Split: split, Lag: -1, LagBytes: -1}
 		l.mu.splits[k] = s
 	}
 	s.Actor = actor

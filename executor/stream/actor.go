@@ -77,7 +77,12 @@ func (a *Actor) Run(ctx context.Context) (err error) {
 		var t1 time.Time
 		if st != nil {
 			t1 = time.Now()
-			st.BusyNanos.Add(int64(t1.Sub(t0)) - (st.waited.Load() - waited))
+			// Waits of the actor's other goroutines (a backfill's or a
+			// join's input pumps) overlap this one's: never count less
+			// than nothing, so the counter only grows.
+			if busy := int64(t1.Sub(t0)) - (st.waited.Load() - waited); busy > 0 {
+				st.BusyNanos.Add(busy)
+			}
 			if m.Chunk != nil {
 				st.RowsOut.Add(int64(m.Chunk.Len()))
 			}

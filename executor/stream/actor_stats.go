@@ -32,3 +32,11 @@ func (s *ActorStats) received(m Message) {
 		s.RowsIn.Add(int64(m.Chunk.Len()))
 	}
 }
+
+// waitedFor adds an executor's wait (for a barrier, a rate limit, an
+// external system) to its actor's; a nil context or stats count nothing.
+func (a *ActorContext) waitedFor(d time.Duration) {
+	if a != nil {
+		a.Stats.waitedFor(d)
+	}
+}

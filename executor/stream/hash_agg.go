@@ -27,6 +27,7 @@ type aggExec struct {
 
 // aggConfig is the fixed part of the operator.
 type aggConfig struct {
+	cache      *OpStats // counts group lookups (nil: not counted)
 	actx       *ActorContext
 	in         Executor
 	name       string // "hash agg" or "simple agg", for errors
@@ -97,6 +98,9 @@ type aggGroup struct {
 	ref      bool // clock reference bit
 	slot     int  // index in aggRun.clock
 }
+
+// CountInto implements OpCounter: group lookups.
+func (e *aggExec) CountInto(st *OpStats) { e.cache = st }
 
 // NewAgg returns the executor of a StreamAgg: hash aggregation when
 // n.GroupBy is non-empty, else simple aggregation. Its state tables are
@@ -348,11 +352,13 @@ func (e *aggExec) hashGroup(ctx context.Context, c *types.Chunk, i int) (*aggGro
 		buf = codec.EncodeKey(buf, e.groupTypes[k], &r.keyRow[k], false)
 	}
 	r.keyBuf = buf
-	if g, ok := r.groups[string(buf)]; ok {
+	g, ok := r.groups[string(buf)]
+	e.cache.hit(ok)
+	if ok {
 		g.ref = true
 		return g, nil
 	}
-	g := e.newGroup(string(buf))
+	g = e.newGroup(string(buf))
 	for k := range r.keyRow {
 		g.keyRow[k] = r.keyRow[k].Copy()
 	}
@@ -627,6 +633,7 @@ func (e *aggExec) closeWindows(ctx context.Context) error {
 	}
 	for _, key := range keys {
 		g, cached := r.groups[key.enc]
+		e.cache.hit(cached)
 		if !cached {
 			g = e.newGroup(key.enc)
 			copy(g.keyRow, key.row)

@@ -40,6 +40,15 @@ type hashJoin struct {
 	run joinRun
 }
 
+// CountInto implements OpCounter: the probes of either side's cache.
+func (e *hashJoin) CountInto(st *OpStats) {
+	for _, s := range e.run.sides {
+		if s != nil {
+			s.stats = st
+		}
+	}
+}
+
 // joinRun is the hash join's per-run state.
 type joinRun struct {
 	sides   [2]*joinSide

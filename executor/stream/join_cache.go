@@ -51,7 +51,8 @@ type joinSide struct {
 	hasDec   bool      // some column is numeric (cached rows must not share coefficients)
 
 	cache   map[string]*joinEntry
-	cached  int // rows held by cache entries (an empty entry counts as one)
+	stats   *OpStats // counts probes of the cache (nil: not counted)
+	cached  int      // rows held by cache entries (an empty entry counts as one)
 	pending []*joinEntry
 	keyBuf  []byte
 }
@@ -89,6 +90,7 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 // state table on a cache miss. Entries stay valid until evict.
 func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
 	cached := s.cache[string(s.keyBuf)]
+	s.stats.hit(cached != nil && !cached.partial)
 	if cached != nil && !cached.partial {
 		cached.used = tick
 		return cached, nil

@@ -49,6 +49,7 @@ type SinkLogStats struct {
 	PendingBytes   int64
 	DeliveredEpoch uint64 // the last epoch the connector committed
 	Failures       int64  // failed deliveries so far
+	DeliveredRows  int64  // rows delivered since the reader started
 	LastError      string
 	// Into: a sink into a table, whose entries of every epoch through
 	// WrittenThrough are written into the table (in a later epoch).
@@ -209,6 +210,8 @@ type logReader struct {
 		lastErr   string
 	}
 	failures atomic.Int64
+	// deliveredRows counts the rows the sink committed since the reader started.
+	deliveredRows atomic.Int64
 	// What was written to the log store and not yet delivered (the writer
 	// adds, the reader subtracts; a restart counts the entries left).
 	pendingRows, pendingBytes, pendingEpochs atomic.Int64
@@ -384,6 +387,7 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("sink %s: commit epoch %d: %w", r.name, last, err)
 	}
 	r.last.Store(last)
+	r.deliveredRows.Add(rows)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
 	r.pendingEpochs.Add(-int64(len(done)))
@@ -495,6 +499,7 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	}
 	r.intoEpoch, r.intoSeq = last, seq
 	r.last.Store(last)
+	r.deliveredRows.Add(rows)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)
 	if r.pendingRows.Load() <= 0 {
@@ -623,7 +628,7 @@ func (r *logReader) stats() SinkLogStats {
 	r.mu.Lock()
 	lastErr := r.mu.lastErr
 	r.mu.Unlock()
-	return SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last.Load(), Failures: r.failures.Load(),
+	return SinkLogStats{Sink: r.name, Actor: r.actx.ID, DeliveredEpoch: r.last.Load(), Failures: r.failures.Load(), DeliveredRows: r.deliveredRows.Load(),
 		LastError: lastErr, PendingEpochs: r.pendingEpochs.Load(), PendingRows: r.pendingRows.Load(), PendingBytes: r.pendingBytes.Load(),
 		Into: r.into != nil, WrittenThrough: r.writtenThrough.Load()}
 }

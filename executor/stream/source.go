@@ -39,8 +39,21 @@ type TableWriter interface {
 type SourceMonitor interface {
 	BadMessage(source, split string, actor ActorID, position int64, err error)
 	Trouble(source string, actor ActorID, err error)
-	SplitState(source, split string, actor ActorID, next int64, rows int64)
+	// SplitState reports where a split stands at a barrier.
+	SplitState(source, split string, actor ActorID, r SplitStatus)
 	CDCProgress(p connector.CDCProgress)
+}
+
+// SplitStatus is where a source split stands at a barrier.
+type SplitStatus struct {
+	// Next is the position after the last row read; Rows and Bytes the
+	// rows and message bytes read in this run (Bytes 0: not told).
+	Next, Rows, Bytes int64
+	// Lag is how many messages the split's newest is ahead of Next
+	// (connector.Newester), LagBytes how far its committed position is
+	// behind the end of the upstream's log (connector.LogLagger); -1 when
+	// the reader cannot tell.
+	Lag, LagBytes int64
 }
 
 // SourceSpec is what rel's connector parses its options against: the
@@ -87,6 +100,7 @@ type sourceConfig struct {
 	ts       []types.T
 	rel      *catalog.Relation
 	writer   TableWriter
+	stats    *OpStats // counts the rows written into the table (nil: not counted)
 	report   Progress
 	monitor  SourceMonitor
 	share    SplitShare
@@ -100,6 +114,7 @@ type sourceSplit struct {
 	offset []byte // where reading goes on (nil: the startup position)
 	next   int64  // the position after the last row read
 	rows   int64  // rows read in this run
+	bytes  int64  // bytes of the messages read in this run (when the reader tells)
 	dirty  bool   // offset changed since the last barrier
 }
 
@@ -250,6 +265,10 @@ func (e *sourceExec) close() {
 	}
 }
 
+// CountInto implements OpCounter: a connector table's source counts the
+// rows it writes into the table as its output.
+func (e *sourceExec) CountInto(st *OpStats) { e.stats = st }
+
 func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 	if e.done {
 		return Message{}, io.EOF
@@ -287,12 +306,16 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 		if e.idle && e.reader != nil {
 			ready = e.reader.Ready()
 		}
+		// Waiting for a barrier, the rate limit or the reader is not work.
+		waitStart := time.Now()
 		select {
 		case b := <-e.barriers:
 			stopTimer(timer)
+			e.actx.waitedFor(time.Since(waitStart))
 			return e.onBarrier(ctx, b)
 		case l := <-e.list.out:
 			stopTimer(timer)
+			e.actx.waitedFor(time.Since(waitStart))
 			if err := e.addSplits(ctx, l); err != nil {
 				return Message{}, e.wrap(err)
 			}
@@ -303,7 +326,21 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 			stopTimer(timer)
 			return Message{}, ctx.Err()
 		}
+		e.actx.waitedFor(time.Since(waitStart))
 	}
+}
+
+// splitLag is how far reading split s is behind its newest message, or -1
+// when the reader cannot tell.
+func splitLag(n connector.Newester, split string, s *sourceSplit) int64 {
+	if n == nil || s.offset == nil { // not read yet: its startup position is unknown
+		return -1
+	}
+	newest, ok := n.Newest(split)
+	if !ok {
+		return -1
+	}
+	return max(newest-s.next, 0)
 }
 
 func stopTimer(t *time.Timer) {
@@ -415,6 +452,15 @@ func (e *sourceExec) write(ctx context.Context) error {
 			e.blocked = true
 			return nil
 		}
+		if e.pending != nil {
+			n := int64(e.pending.Len())
+			if e.stats != nil {
+				e.stats.RowsOut.Add(n)
+			}
+			if e.actx != nil && e.actx.Stats != nil {
+				e.actx.Stats.RowsOut.Add(n) // its output goes into the table
+			}
+		}
 	}
 	r := e.pendRead
 	s := e.splits[r.Split]
@@ -423,6 +469,7 @@ func (e *sourceExec) write(ctx context.Context) error {
 	}
 	s.offset, s.next, s.dirty = r.Offset, r.Next, true
 	s.rows += int64(r.Rows)
+	s.bytes += r.Bytes
 	e.produced += int64(r.Rows)
 	e.epochRows += int64(r.Rows)
 	e.tokens -= float64(r.Rows)
@@ -452,8 +499,23 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	}
 	e.tellCommitted()
 	_, committer := e.reader.(connector.OffsetCommitter)
+	newester, _ := e.reader.(connector.Newester)
+	logLagger, _ := e.reader.(connector.LogLagger)
+	report := func(name string, s *sourceSplit) SplitStatus {
+		r := SplitStatus{Next: s.next, Rows: s.rows, Bytes: s.bytes, Lag: splitLag(newester, name, s), LagBytes: -1}
+		if logLagger != nil {
+			if n, ok := logLagger.LogLag(name); ok {
+				r.LagBytes = n
+			}
+		}
+		return r
+	}
 	for name, s := range e.splits {
 		if !s.dirty {
+			if (newester != nil || logLagger != nil) && e.monitor != nil {
+				// A split that did not move may still fall behind.
+				e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, report(name, s))
+			}
 			continue
 		}
 		if err := e.state.Insert([]types.Datum{types.DString(name), bytesOrNull(s.offset), types.DInt(s.next)}); err != nil {
@@ -464,7 +526,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 		}
 		s.dirty = false
 		if e.monitor != nil {
-			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, s.next, s.rows)
+			e.monitor.SplitState(e.rel.QualifiedName(), name, e.actx.ID, report(name, s))
 		}
 	}
 	b.ForEachMutation(func(m Mutation) {

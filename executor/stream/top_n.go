@@ -39,10 +39,12 @@ type TopN struct {
 
 	table  *state.Table
 	groups map[string]*topGroup
-	lru    topGroup // sentinel of the groups' recency list (lru.next is the most recent)
-	cached int      // rows (plus one per group) held in memory
-	dirty  []*topGroup
-	arena  []topOut // snapshots of the dirty groups' tops before the epoch
+	// cacheStats counts group lookups (nil: not counted).
+	cacheStats *OpStats
+	lru        topGroup // sentinel of the groups' recency list (lru.next is the most recent)
+	cached     int      // rows (plus one per group) held in memory
+	dirty      []*topGroup
+	arena      []topOut // snapshots of the dirty groups' tops before the epoch
 
 	// Output of a barrier, returned one message at a time.
 	queue []Message
@@ -193,6 +195,9 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	return x, nil
 }
 
+// CountInto implements OpCounter: group lookups.
+func (x *TopN) CountInto(st *OpStats) { x.cacheStats = st }
+
 // Schema implements Executor.
 func (x *TopN) Schema() []types.T { return x.cfg.outTypes }
 
@@ -342,6 +347,7 @@ func (g *topGroup) search(pk []byte) (int, bool) {
 // the epoch.
 func (x *TopN) group(ctx context.Context, key []byte, row []types.Datum) (*topGroup, error) {
 	g := x.groups[string(key)]
+	x.cacheStats.hit(g != nil)
 	if g == nil {
 		g = &topGroup{key: string(key), vnode: x.table.VnodeOfRow(row)}
 		x.groups[g.key] = g

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -51,8 +52,10 @@ func (e *valuesExec) Next(ctx context.Context) (Message, error) {
 		return Message{}, io.EOF
 	}
 	var b *Barrier
+	waitStart := time.Now()
 	select {
 	case b = <-e.barriers:
+		e.actx.waitedFor(time.Since(waitStart))
 		if b == nil {
 			return Message{}, fmt.Errorf("values: barrier channel closed without a stop barrier")
 		}

@@ -35,6 +35,21 @@ type Sources struct {
 	BackfillRowsRead func() int64
 	// Fragments lists the running jobs' fragments with their actors' counters.
 	Fragments func() []coordinator.FragmentInfo
+	// Storage reads the store's sizes and health.
+	Storage func() StorageStats
+}
+
+// StorageStats are the store's sizes and health (storage/badger.Stats).
+type StorageStats struct {
+	LSMBytes, VlogBytes int64
+	// LevelTables and LevelBytes are each LSM level's, from L0 down.
+	LevelTables   []int
+	LevelBytes    []int64
+	L0StallTables int
+	// WriteStalls (over a second each) and their total seconds;
+	// SlowCompactions took over two seconds.
+	WriteStalls, SlowCompactions int64
+	WriteStallSeconds            float64
 }
 
 // Metrics is the server's registry.
@@ -99,11 +114,27 @@ var (
 	descActorBusy           = prometheus.NewDesc("tributary_actor_busy_seconds_total", "Time an actor's operators spent working (not waiting for input).", actorLabels, nil)
 	descActorBlocked        = prometheus.NewDesc("tributary_actor_blocked_seconds_total", "Time an actor waited for downstream actors to take its output (backpressure).", actorLabels, nil)
 	descBackfillRowsRead    = prometheus.NewDesc("tributary_backfill_rows_read_total", "Upstream rows every table backfill read since the server started (rebuilt and resumed ones included).", nil, nil)
+	fragLabels              = []string{"job_id", "job", "fragment_id", "fragment"}
+	descCacheHits           = prometheus.NewDesc("tributary_state_cache_hits_total", "Lookups of stateful operators' in-memory state (groups, join keys, top-n groups) that found the entry cached, by fragment.", fragLabels, nil)
+	descCacheMisses         = prometheus.NewDesc("tributary_state_cache_misses_total", "Lookups of stateful operators' in-memory state that read the state table, by fragment.", fragLabels, nil)
 
 	splitLabels       = []string{"source", "split"}
 	descSourceRows    = prometheus.NewDesc("tributary_source_rows_total", "Rows a source split's reader has read since it started.", splitLabels, nil)
 	descSourceNext    = prometheus.NewDesc("tributary_source_next_offset", "Position after the last row read from a source split (committed with the last barrier).", splitLabels, nil)
 	descSourceBad     = prometheus.NewDesc("tributary_source_bad_messages_total", "Messages of a source split skipped or read in part since the server started.", splitLabels, nil)
+	descSourceBytes   = prometheus.NewDesc("tributary_source_bytes_total", "Bytes of the messages a source split's reader has read since it started (keys and payloads; 0 for generators).", splitLabels, nil)
+	descSourceLag     = prometheus.NewDesc("tributary_source_lag_messages", "Messages of a source split not yet read: its newest offset less the next one to read (Kafka: the high watermark; absent where unknown).", splitLabels, nil)
+	descSinkLag       = prometheus.NewDesc("tributary_sink_lag_seconds", "How far a decoupled sink's delivery is behind the committed epoch: the committed epoch's time less the last delivered epoch's (0 when nothing is pending).", storeLabels, nil)
+	descSinkDelivRows = prometheus.NewDesc("tributary_sink_delivered_rows_total", "Rows a decoupled sink's log store reader delivered since it started.", storeLabels, nil)
+	descSourceLagB    = prometheus.NewDesc("tributary_source_lag_bytes", "How far a source split's committed position is behind the end of the upstream's log (PostgreSQL CDC: bytes of WAL; absent where unknown).", splitLabels, nil)
+	descLSMBytes      = prometheus.NewDesc("tributary_storage_lsm_bytes", "Size of Badger's LSM tree tables.", nil, nil)
+	descVlogBytes     = prometheus.NewDesc("tributary_storage_vlog_bytes", "Size of Badger's value log files.", nil, nil)
+	descLevelTables   = prometheus.NewDesc("tributary_storage_level_tables", "Tables in each LSM level.", []string{"level"}, nil)
+	descLevelBytes    = prometheus.NewDesc("tributary_storage_level_bytes", "Size of each LSM level.", []string{"level"}, nil)
+	descL0Stall       = prometheus.NewDesc("tributary_storage_l0_stall_tables", "The L0 table count at which Badger stalls writes.", nil, nil)
+	descWriteStalls   = prometheus.NewDesc("tributary_storage_write_stalls_total", "Writes Badger held for over a second because L0 was full.", nil, nil)
+	descStallSeconds  = prometheus.NewDesc("tributary_storage_write_stall_seconds_total", "Time writes were held by the stalls counted in tributary_storage_write_stalls_total.", nil, nil)
+	descSlowCompacts  = prometheus.NewDesc("tributary_storage_slow_compactions_total", "LSM compactions that took over two seconds (Badger reports no others).", nil, nil)
 	storeLabels       = []string{"sink", "actor"}
 	descSinkRows      = prometheus.NewDesc("tributary_sink_log_pending_rows", "Rows in a decoupled sink's log store not yet delivered.", storeLabels, nil)
 	descSinkEpochs    = prometheus.NewDesc("tributary_sink_log_pending_epochs", "Committed epochs in a decoupled sink's log store not yet delivered.", storeLabels, nil)
@@ -126,16 +157,19 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCommittedEpochTime, descBackfillRows, descBackfillEstimate,
 		descBackfillProgress, descBackfillBackgrounds, descBackfillRowsRead, descActorRowsIn, descActorRowsOut, descActorBusy, descActorBlocked, descSourceRows, descSourceNext, descSourceBad,
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
-		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows} {
+		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows,
+		descCacheHits, descCacheMisses, descSourceBytes, descSourceLag, descSinkLag, descSinkDelivRows, descSourceLagB,
+		descLSMBytes, descVlogBytes, descLevelTables, descLevelBytes, descL0Stall, descWriteStalls, descStallSeconds, descSlowCompacts} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src
+	var committed uint64
 	if s.CommittedEpoch != nil {
-		if e := s.CommittedEpoch(); e != 0 {
-			ch <- gauge(descCommittedEpochTime, epochSeconds(e))
+		if committed = s.CommittedEpoch(); committed != 0 {
+			ch <- gauge(descCommittedEpochTime, epochSeconds(committed))
 		}
 	}
 	if s.Fragments != nil {
@@ -153,6 +187,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- counter(descActorRowsOut, float64(st.RowsOut.Load()), id, name, frag, f.Kind, idx)
 				ch <- counter(descActorBusy, float64(st.BusyNanos.Load())/1e9, id, name, frag, f.Kind, idx)
 				ch <- counter(descActorBlocked, float64(st.BlockedNanos.Load())/1e9, id, name, frag, f.Kind, idx)
+			}
+			var hits, misses int64
+			for _, o := range f.Ops {
+				hits += o.CacheHits.Load()
+				misses += o.CacheMisses.Load()
+			}
+			if hits+misses > 0 {
+				ch <- counter(descCacheHits, float64(hits), id, name, frag, f.Kind)
+				ch <- counter(descCacheMisses, float64(misses), id, name, frag, f.Kind)
 			}
 		}
 	}
@@ -179,6 +222,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- counter(descSourceRows, float64(sp.Rows), sp.Source, sp.Split)
 			ch <- gauge(descSourceNext, float64(sp.Next), sp.Source, sp.Split)
 			ch <- counter(descSourceBad, float64(sp.BadMessages), sp.Source, sp.Split)
+			ch <- counter(descSourceBytes, float64(sp.Bytes), sp.Source, sp.Split)
+			if sp.Lag >= 0 {
+				ch <- gauge(descSourceLag, float64(sp.Lag), sp.Source, sp.Split)
+			}
+			if sp.LagBytes >= 0 {
+				ch <- gauge(descSourceLagB, float64(sp.LagBytes), sp.Source, sp.Split)
+			}
 		}
 	}
 	if s.Stores != nil {
@@ -190,6 +240,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- counter(descSinkFailures, float64(st.Failures), st.Sink, actor)
 			if st.DeliveredEpoch != 0 {
 				ch <- gauge(descSinkDelivered, epochSeconds(st.DeliveredEpoch), st.Sink, actor)
+			}
+			ch <- counter(descSinkDelivRows, float64(st.DeliveredRows), st.Sink, actor)
+			if lag, ok := sinkLag(st, committed); ok {
+				ch <- gauge(descSinkLag, lag, st.Sink, actor)
 			}
 		}
 	}
@@ -217,6 +271,35 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if s.LateRows != nil {
 		ch <- counter(descLateRows, float64(s.LateRows()))
 	}
+	if s.Storage != nil {
+		st := s.Storage()
+		ch <- gauge(descLSMBytes, float64(st.LSMBytes))
+		ch <- gauge(descVlogBytes, float64(st.VlogBytes))
+		for i, n := range st.LevelTables {
+			level := strconv.Itoa(i)
+			ch <- gauge(descLevelTables, float64(n), level)
+			if i < len(st.LevelBytes) {
+				ch <- gauge(descLevelBytes, float64(st.LevelBytes[i]), level)
+			}
+		}
+		ch <- gauge(descL0Stall, float64(st.L0StallTables))
+		ch <- counter(descWriteStalls, float64(st.WriteStalls))
+		ch <- counter(descStallSeconds, st.WriteStallSeconds)
+		ch <- counter(descSlowCompacts, float64(st.SlowCompactions))
+	}
+}
+
+// sinkLag is how far a log store's delivery is behind the committed epoch,
+// in seconds: 0 with nothing pending, unknown (false) before its first
+// delivery or without a committed epoch.
+func sinkLag(st stream.SinkLogStats, committed uint64) (float64, bool) {
+	if st.PendingEpochs <= 0 && st.PendingRows <= 0 {
+		return 0, true
+	}
+	if committed == 0 || st.DeliveredEpoch == 0 {
+		return 0, false
+	}
+	return max(epochSeconds(committed)-epochSeconds(st.DeliveredEpoch), 0), true
 }
 
 func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {

@@ -25,9 +25,14 @@ func fakeSources() Sources {
 	st.RowsOut.Store(7)
 	st.BusyNanos.Store(1_500_000_000)
 	st.BlockedNanos.Store(250_000_000)
+	op1, op2 := &stream.OpStats{}, &stream.OpStats{}
+	op1.CacheHits.Store(90)
+	op1.CacheMisses.Store(4)
+	op2.CacheMisses.Store(6)
 	return Sources{
 		Fragments: func() []coordinator.FragmentInfo {
-			return []coordinator.FragmentInfo{{Job: 7, ID: 1, Kind: "StreamHashAgg", Actors: []stream.ActorID{11, 12}, Stats: []*stream.ActorStats{nil, st}}}
+			return []coordinator.FragmentInfo{{Job: 7, ID: 1, Kind: "StreamHashAgg", Actors: []stream.ActorID{11, 12}, Stats: []*stream.ActorStats{nil, st},
+				Ops: []*stream.OpStats{op1, op2}}}
 		},
 		BackfillRowsRead: func() int64 { return 1234 },
 		Jobs: func() []coordinator.JobInfo {
@@ -40,17 +45,23 @@ func fakeSources() Sources {
 			return ""
 		},
 		Splits: func() []coordinator.SourceSplitStats {
-			return []coordinator.SourceSplitStats{{Source: "public.s", Split: "0", Next: 42, Rows: 41, BadMessages: 2}}
+			return []coordinator.SourceSplitStats{{Source: "public.s", Split: "0", Next: 42, Rows: 41, BadMessages: 2, Bytes: 4100, Lag: 8, LagBytes: -1},
+				{Source: "public.s", Split: "1", Lag: -1, LagBytes: 640}}
 		},
 		Stores: func() []stream.SinkLogStats {
 			return []stream.SinkLogStats{{Sink: "public.k", Actor: 3, PendingEpochs: 2, PendingRows: 10, PendingBytes: 640,
-				DeliveredEpoch: epochAt(1_700_000_000_000), Failures: 1}}
+				DeliveredEpoch: epochAt(1_700_000_000_000), Failures: 1, DeliveredRows: 77},
+				{Sink: "public.k", Actor: 4}}
 		},
 		CDC: func() []connector.CDCProgress {
 			return []connector.CDCProgress{{Relation: "public.t", Split: "0", Rows: 8, Estimate: -1, LSN: "1/0000000A"}}
 		},
 		Connections:    func() map[string]int { return map[string]int{"idle": 2, "active": 1} },
 		CommittedEpoch: func() uint64 { return epochAt(1_700_000_001_500) },
+		Storage: func() StorageStats {
+			return StorageStats{LSMBytes: 1000, VlogBytes: 2000, LevelTables: []int{3, 0, 5}, LevelBytes: []int64{300, 0, 700},
+				L0StallTables: 15, WriteStalls: 2, WriteStallSeconds: 3.5, SlowCompactions: 1}
+		},
 	}
 }
 
@@ -138,6 +149,22 @@ func TestCollector(t *testing.T) {
 		{"tributary_backfill_rows_read_total", nil, 1234},
 		{"tributary_connections", map[string]string{"state": "idle"}, 2},
 		{"tributary_connections", map[string]string{"state": "active"}, 1},
+		{"tributary_state_cache_hits_total", map[string]string{"job": "public.mv", "fragment_id": "1"}, 90},
+		{"tributary_state_cache_misses_total", map[string]string{"job": "public.mv", "fragment_id": "1"}, 10},
+		{"tributary_source_bytes_total", map[string]string{"source": "public.s", "split": "0"}, 4100},
+		{"tributary_source_lag_messages", map[string]string{"source": "public.s", "split": "0"}, 8},
+		{"tributary_sink_delivered_rows_total", map[string]string{"sink": "public.k", "actor": "3"}, 77},
+		{"tributary_sink_lag_seconds", map[string]string{"sink": "public.k", "actor": "3"}, 1.5},
+		{"tributary_sink_lag_seconds", map[string]string{"sink": "public.k", "actor": "4"}, 0},
+		{"tributary_source_lag_bytes", map[string]string{"source": "public.s", "split": "1"}, 640},
+		{"tributary_storage_lsm_bytes", nil, 1000},
+		{"tributary_storage_vlog_bytes", nil, 2000},
+		{"tributary_storage_level_tables", map[string]string{"level": "2"}, 5},
+		{"tributary_storage_level_bytes", map[string]string{"level": "0"}, 300},
+		{"tributary_storage_l0_stall_tables", nil, 15},
+		{"tributary_storage_write_stalls_total", nil, 2},
+		{"tributary_storage_write_stall_seconds_total", nil, 3.5},
+		{"tributary_storage_slow_compactions_total", nil, 1},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -146,6 +173,9 @@ func TestCollector(t *testing.T) {
 	// Unknown estimates are left out, not reported as 0 or -1.
 	if f := fams["tributary_job_backfill_estimated_rows"]; len(f.GetMetric()) != 1 {
 		t.Errorf("estimated rows for %d jobs, want only the one with an estimate", len(f.GetMetric()))
+	}
+	if n := len(fams["tributary_source_lag_messages"].GetMetric()); n != 1 {
+		t.Errorf("lag of %d splits, want only the one whose reader knows it", n)
 	}
 	if _, ok := fams["tributary_cdc_snapshot_estimated_rows"]; ok {
 		t.Error("a CDC split with an unknown estimate has an estimate")

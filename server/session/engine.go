@@ -55,6 +55,9 @@ type Config struct {
 	// RootPassword, when set, becomes root's password at this start
 	// (TRIBUTARY_ROOT_PASSWORD).
 	RootPassword string
+	// NoStreamStats turns off the streaming jobs' per-actor and per-operator
+	// counters (coordinator.Config.NoStats).
+	NoStreamStats bool
 }
 
 // Open loads the persisted catalog from store, rebuilds every streaming job
@@ -87,7 +90,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
 	planner := &job.Planner{Catalog: cat}
 	e.streaming, err = coordinator.Open(ctx, store, cat, planner, &e.ddl, coordinator.Config{BarrierInterval: cfg.BarrierInterval,
-		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, Logger: logger})
+		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, Logger: logger, NoStats: cfg.NoStreamStats})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
@@ -132,8 +135,31 @@ func (e *Engine) Fragments() []coordinator.FragmentInfo { return e.coord().Fragm
 
 // JobName returns a relation's qualified name ("" when it is gone).
 func (e *Engine) JobName(id uint32) string {
-	if r, ok := e.Catalog.ByID(id); ok {
+	if r, ok := e.jobRelation(id); ok {
 		return r.QualifiedName()
+	}
+	return ""
+}
+
+// jobRelation returns the relation of job id: the relation of that id, or
+// the connector table whose job is numbered by its first state table.
+func (e *Engine) jobRelation(id uint32) (*catalog.Relation, bool) {
+	if r, ok := e.Catalog.ByID(id); ok {
+		return r, true
+	}
+	for _, r := range e.Catalog.Relations() {
+		if job.IsConnectorTable(r) && r.StateTables[0] == id {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// JobKind names the kind of a job's relation ("materialized view",
+// "sink", "table", ...; "" when it is gone).
+func (e *Engine) JobKind(id uint32) string {
+	if r, ok := e.jobRelation(id); ok {
+		return r.Kind.String()
 	}
 	return ""
 }

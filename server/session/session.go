@@ -175,6 +175,10 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	switch n := st.ast.(type) {
 	case *parser.Query:
 		return s.describeQuery(st, n)
+	case *parser.ExplainAnalyze:
+		st.cols = explainAnalyzeColumns
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.explainAnalyze(ctx, n) }
+		return nil
 	case *parser.Explain:
 		st.cols = textColumns("QUERY PLAN")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.explain(n) }

@@ -3,6 +3,7 @@ package parser
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -136,6 +137,16 @@ type Explain struct {
 	Source
 	Stmt    Statement
 	Verbose bool
+}
+
+// ExplainAnalyze is EXPLAIN ANALYZE [(DURATION d)] MATERIALIZED VIEW | SINK
+// | TABLE name: the running job's plan with each operator's measured rates
+// over Duration (0: the default).
+type ExplainAnalyze struct {
+	Source
+	Kind     ObjectKind
+	Name     ObjectName
+	Duration time.Duration
 }
 
 // ColumnDef is one column of CREATE TABLE or CREATE SOURCE.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -1096,8 +1097,44 @@ func (p *ddlParser) cancel() (Statement, error) {
 	}
 }
 
+// explainAnalyze reads the rest of EXPLAIN ANALYZE: the running job of a
+// MATERIALIZED VIEW, SINK or TABLE (a query's EXPLAIN ANALYZE is not
+// supported).
+func (p *ddlParser) explainAnalyze(at *node, st *ExplainAnalyze) (Statement, error) {
+	p.kw("verbose")
+	kind, ok := p.objectKind()
+	if !ok || (kind != KindMaterializedView && kind != KindSink && kind != KindTable) {
+		return nil, p.unsupported(at, "EXPLAIN ANALYZE is supported for a running streaming job only: EXPLAIN ANALYZE MATERIALIZED VIEW, SINK or TABLE name")
+	}
+	name, err := p.objectName()
+	if err != nil {
+		return nil, err
+	}
+	st.Kind, st.Name = kind, name
+	return st, nil
+}
+
+// explainDuration reads EXPLAIN's DURATION: seconds, or a Go duration
+// ('500ms', '2s'), between 100 ms and one minute.
+func explainDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, err2 := strconv.ParseFloat(v, 64)
+		if err2 != nil {
+			return 0, fmt.Errorf("%q is not seconds or a duration such as '2s'", v)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 100*time.Millisecond || d > time.Minute {
+		return 0, fmt.Errorf("%s is not between 100ms and 1m", d)
+	}
+	return d, nil
+}
+
 func (p *ddlParser) explain() (Statement, error) {
 	st := &Explain{}
+	analyze := &ExplainAnalyze{}
+	var analyzeAt *node
 	if n := p.peek(); n != nil && n.isParen() {
 		p.i++
 		for _, part := range splitCommas(n.kids) {
@@ -1110,13 +1147,26 @@ func (p *ddlParser) explain() (Statement, error) {
 				st.Verbose = on
 			case "analyze":
 				if on {
-					return nil, p.unsupported(part[0], "EXPLAIN ANALYZE is not supported")
+					analyzeAt = part[0]
 				}
+			case "duration":
+				if len(part) != 2 || (part[1].tok.kind != tkNumber && part[1].tok.kind != tkString) {
+					return nil, syntaxErrAtNode(p.src, nodeAt(part, 1))
+				}
+				d, err := explainDuration(part[1].tok.val)
+				if err != nil {
+					return nil, p.unsupported(part[1], "EXPLAIN DURATION: %v", err)
+				}
+				analyze.Duration = d
 			}
 		}
 	}
 	if n := p.peek(); n != nil && n.kw("analyze") {
-		return nil, p.unsupported(n, "EXPLAIN ANALYZE is not supported")
+		analyzeAt = n
+		p.i++
+	}
+	if analyzeAt != nil {
+		return p.explainAnalyze(analyzeAt, analyze)
 	}
 	if p.kw("verbose") {
 		st.Verbose = true

@@ -221,6 +221,8 @@ func summarize(s Statement) string {
 			out += "\n  " + summarize(s.Query)
 		}
 		return out
+	case *ExplainAnalyze:
+		return fmt.Sprintf("ExplainAnalyze %s %s duration=%s", s.Kind, s.Name, s.Duration)
 	case *Explain:
 		return fmt.Sprintf("Explain verbose=%v\n  %s", s.Verbose, strings.ReplaceAll(summarize(s.Stmt), "\n", "\n  "))
 	case *CreateTable:

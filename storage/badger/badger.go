@@ -81,6 +81,10 @@ type Store struct {
 		sync.Mutex
 		open map[*iter]struct{}
 	}
+	// events counts what Badger logs of its stalls and slow compactions;
+	// l0Stall is the L0 table count at which writes stall.
+	events  *badgerEvents
+	l0Stall int
 }
 
 var _ storage.KV = (*Store)(nil)
@@ -100,8 +104,9 @@ func Open(opts Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	events := &badgerEvents{}
 	bo := bdg.DefaultOptions(opts.Dir).
-		WithLogger(slogLogger{logger.With("component", "badger", "dir", opts.Dir)}).
+		WithLogger(slogLogger{l: logger.With("component", "badger", "dir", opts.Dir), events: events}).
 		WithSyncWrites(false). // walSync syncs each commit, with one flush instead of Badger's two
 		WithChecksumVerificationMode(options.OnBlockRead).
 		WithVerifyValueChecksum(true).
@@ -152,7 +157,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, oneLineError{err})
 	}
-	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold)}
+	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold), events: events, l0Stall: bo.NumLevelZeroTablesStall}
 	s.minFree.Store(minFree)
 	s.iters.open = make(map[*iter]struct{})
 	if !opts.NoSync {
@@ -737,8 +742,13 @@ type changeIter struct{ *iter }
 func (it *changeIter) Epoch() uint64 { return it.verEpoch }
 func (it *changeIter) Deleted() bool { return it.deleted }
 
-// slogLogger routes Badger's warnings and errors to slog at Warn and drops the rest.
-type slogLogger struct{ l *slog.Logger }
+// slogLogger routes Badger's warnings and errors to slog at Warn, counts
+// the info messages that tell of write stalls and slow compactions into
+// events, and drops the rest.
+type slogLogger struct {
+	l      *slog.Logger
+	events *badgerEvents
+}
 
 func (l slogLogger) Errorf(f string, args ...any) {
 	l.l.Warn(strings.TrimSpace(fmt.Sprintf(f, args...)))
@@ -748,7 +758,11 @@ func (l slogLogger) Warningf(f string, args ...any) {
 	l.l.Warn(strings.TrimSpace(fmt.Sprintf(f, args...)))
 }
 
-func (slogLogger) Infof(string, ...any)  {}
+func (l slogLogger) Infof(f string, args ...any) {
+	if l.events != nil {
+		l.events.note(f, args)
+	}
+}
 func (slogLogger) Debugf(string, ...any) {}
 
 // removeEmptyLogFiles deletes zero-length *.vlog and *.mem files in dir.
