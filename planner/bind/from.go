@@ -226,7 +226,17 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	if j.Right == nil {
 		return left, nil
 	}
-	right, err := b.bindFrom(j.Right)
+	var right plan.Node
+	lateral := false
+	if ts, ok := j.Right.(*ast.TableSource); ok && ts.Lateral {
+		// LATERAL: the FROM items to its left are in scope.
+		leave := b.enter(&scope{fields: left.Schema()})
+		right, err = b.bindTableSource(ts)
+		leave()
+		lateral = err == nil && hasOuter(right)
+	} else {
+		right, err = b.bindFrom(j.Right)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +261,9 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	all := join.Schema()
 	sc := &scope{fields: all}
 	var conds []expr.Expr
+	if lateral && (j.NaturalJoin || len(j.Using) > 0 || (kind != plan.InnerJoin && kind != plan.LeftJoin)) {
+		return nil, errCorrelated("LATERAL with NATURAL, USING, RIGHT or FULL joins is not supported")
+	}
 	if j.NaturalJoin || len(j.Using) > 0 {
 		var names []string
 		if j.NaturalJoin {
@@ -300,6 +313,9 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 			return nil, err
 		}
 		conds = splitAnd(e)
+	}
+	if lateral {
+		return b.lateralJoin(join, conds)
 	}
 	return b.finishJoin(join, conds)
 }

@@ -8,30 +8,55 @@ import (
 	"github.com/tributary/tributary/sql/types"
 )
 
-// bindWhere plans a WHERE clause: IN/NOT IN subqueries among its top-level
-// conjuncts become semi/anti joins, a full primary-key equality on a table
-// scan becomes a point lookup, and the rest a Filter.
+// applySite is where the correlated subqueries of a clause attach their
+// joins: the clause's input, which each of them extends (its columns stay
+// first, so expressions bound earlier keep their meaning).
+type applySite struct {
+	node plan.Node
+}
+
+// bindWhere plans a WHERE clause: [NOT] IN and [NOT] EXISTS subqueries among
+// its top-level conjuncts become semi/anti joins, a full primary-key
+// equality on a table scan becomes a point lookup, and the rest a Filter.
 func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan.Node, error) {
-	c := &exprCtx{scope: sc, clause: "WHERE"}
+	site := &applySite{node: input}
+	c := &exprCtx{scope: sc, clause: "WHERE", site: site}
 	width := len(sc.fields)
 	var conds []expr.Expr
 	for _, conj := range splitAndAST(where) {
-		if in, ok := conj.(*ast.PatternInExpr); ok && in.Sel != nil {
-			var err error
-			if input, err = b.semiJoin(input, c, in); err != nil {
-				return nil, err
+		var e expr.Expr
+		var err error
+		handled := false
+		switch x := conj.(type) {
+		case *ast.PatternInExpr:
+			if x.Sel != nil {
+				handled = true
+				e, err = b.semiJoin(site, c, x)
 			}
-			continue
+		case *ast.ExistsSubqueryExpr:
+			handled = true
+			e, err = b.existsJoin(site, c, x.Sel, x.Not)
+		case *ast.UnaryOperationExpr:
+			if ex, ok := unparen(x.V).(*ast.ExistsSubqueryExpr); ok && (x.Op == opcode.Not || x.Op == opcode.Not2) {
+				handled = true
+				e, err = b.existsJoin(site, c, ex.Sel, !ex.Not)
+			}
 		}
-		e, err := b.bindExpr(c, conj)
+		if !handled {
+			e, err = b.bindExpr(c, conj)
+		}
 		if err != nil {
 			return nil, err
+		}
+		if e == nil {
+			continue
 		}
 		if e, err = b.boolCond(e, "WHERE"); err != nil {
 			return nil, err
 		}
 		conds = append(conds, splitAnd(e)...)
 	}
+	input = site.node
 	if scan, ok := input.(*plan.Scan); ok {
 		conds = pointLookup(scan, conds)
 	}
@@ -48,6 +73,16 @@ func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan
 	return input, nil
 }
 
+func unparen(n ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			return n
+		}
+		n = p.Expr
+	}
+}
+
 func splitAndAST(n ast.ExprNode) []ast.ExprNode {
 	switch e := n.(type) {
 	case *ast.BinaryOperationExpr:
@@ -60,14 +95,56 @@ func splitAndAST(n ast.ExprNode) []ast.ExprNode {
 	return []ast.ExprNode{n}
 }
 
-// semiJoin plans "x [NOT] IN (subquery)" as a semi (anti) join.
-func (b *Binder) semiJoin(input plan.Node, c *exprCtx, in *ast.PatternInExpr) (plan.Node, error) {
-	defer b.enter(c.scope)()
-	sub, ok := in.Sel.(*ast.SubqueryExpr)
+// bindSubquery binds a subquery's plan with c's scope enclosing it.
+func (b *Binder) bindSubquery(c *exprCtx, sel ast.ExprNode) (plan.Node, error) {
+	sub, ok := sel.(*ast.SubqueryExpr)
 	if !ok {
-		return nil, types.Errorf(types.ErrUnsupported, "unsupported IN form")
+		return nil, types.Errorf(types.ErrUnsupported, "unsupported subquery form")
 	}
-	right, err := b.bindResultSet(sub.Query)
+	defer b.enter(c.scope)()
+	return b.bindResultSet(sub.Query)
+}
+
+// existsJoin plans a WHERE conjunct "[NOT] EXISTS (subquery)": correlated,
+// as a semi (anti) join on the correlation; otherwise as an init plan
+// (the returned condition).
+func (b *Binder) existsJoin(site *applySite, c *exprCtx, sel ast.ExprNode, not bool) (expr.Expr, error) {
+	node, err := b.bindSubquery(c, sel)
+	if err != nil {
+		return nil, err
+	}
+	if !hasOuter(node) {
+		e := b.existsInit(node)
+		if not {
+			return expr.Call("not", []expr.Expr{e})
+		}
+		return e, nil
+	}
+	core := peelSet(node, true)
+	if a, ok := core.(*plan.Agg); ok && len(a.GroupBy) == 0 {
+		// An aggregate without GROUP BY returns one row whatever its input.
+		return expr.Literal(types.DBool(!not), types.TBool), nil
+	}
+	a, err := b.apply(core, len(site.node.Schema()))
+	if err != nil {
+		return nil, err
+	}
+	j := &plan.Join{Kind: plan.SemiJoin, Left: site.node, Right: a.right}
+	if not {
+		j.Kind = plan.AntiJoin
+	}
+	if site.node, err = b.finishJoin(j, a.conds); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// semiJoin plans "x [NOT] IN (subquery)" as a semi (anti) join, on the
+// correlation too when the subquery is correlated; a correlated subquery
+// that aggregates without GROUP BY (one value per row) becomes a comparison
+// with that value, returned as the condition.
+func (b *Binder) semiJoin(site *applySite, c *exprCtx, in *ast.PatternInExpr) (expr.Expr, error) {
+	right, err := b.bindSubquery(c, in.Sel)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +172,10 @@ func (b *Binder) semiJoin(input plan.Node, c *exprCtx, in *ast.PatternInExpr) (p
 	if right, err = castColumns(right, []types.T{t}); err != nil {
 		return nil, err
 	}
+	if hasOuter(right) {
+		return b.correlatedIn(site, left, right, in.Not)
+	}
+	input := site.node
 	// The left key must be a column: append it to the input when computed.
 	fields := input.Schema()
 	lcol := -1
@@ -115,7 +196,66 @@ func (b *Binder) semiJoin(input plan.Node, c *exprCtx, in *ast.PatternInExpr) (p
 	if in.Not {
 		j.Kind, j.NullAware = plan.AntiJoin, true
 	}
-	return j, nil
+	site.node = j
+	return nil, nil
+}
+
+// correlatedIn joins the correlated subquery right of "left [NOT] IN (right)".
+func (b *Binder) correlatedIn(site *applySite, left expr.Expr, right plan.Node, not bool) (expr.Expr, error) {
+	a, err := b.apply(peelSet(right, false), len(site.node.Schema()))
+	if err != nil {
+		return nil, err
+	}
+	eq, err := expr.Call("=", []expr.Expr{left, a.values[0]})
+	if err != nil {
+		return nil, err
+	}
+	if a.scalarAgg {
+		// One value per row: "x IN (v)" is "x = v" and "x NOT IN (v)" "x <> v".
+		j := &plan.Join{Kind: plan.LeftJoin, Left: site.node, Right: a.right}
+		if site.node, err = b.finishJoin(j, a.conds); err != nil {
+			return nil, err
+		}
+		if not {
+			return expr.Call("not", []expr.Expr{eq})
+		}
+		return eq, nil
+	}
+	kind := plan.SemiJoin
+	if not {
+		// NOT IN rejects a row when some value equals it or either is NULL.
+		kind = plan.AntiJoin
+		if eq, err = expr.Call("is_not_false", []expr.Expr{eq}); err != nil {
+			return nil, err
+		}
+	}
+	j := &plan.Join{Kind: kind, Left: site.node, Right: a.right}
+	if site.node, err = b.finishJoin(j, append(a.conds, eq)); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// correlatedValue joins a correlated subquery producing one value per row
+// (a scalar subquery) to c's input and returns the value.
+func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) {
+	if c.site == nil {
+		return nil, errCorrelated("subqueries reading outer columns are not supported in %s", c.clauseName())
+	}
+	a, err := b.apply(node, len(c.site.node.Schema()))
+	if err != nil {
+		return nil, err
+	}
+	j := &plan.Join{Kind: plan.LeftJoin, Left: c.site.node, Right: a.right, MaxOneRow: !a.scalarAgg}
+	if c.site.node, err = b.finishJoin(j, a.conds); err != nil {
+		return nil, err
+	}
+	for i, f := range node.Schema() {
+		if !f.Hidden {
+			return a.values[i], nil
+		}
+	}
+	return a.values[0], nil
 }
 
 // pointLookup moves "pk = constant" conjuncts covering the whole primary key into the scan.
@@ -196,8 +336,8 @@ func (r *initRef) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error)
 	return r.param().EvalRow(ctx, row)
 }
 
-func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr) (expr.Expr, error) {
-	node, err := b.bindResultSet(n.Query)
+func (b *Binder) bindScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	node, err := b.bindSubquery(c, n)
 	if err != nil {
 		return nil, err
 	}
@@ -206,17 +346,39 @@ func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr) (expr.Expr, error) {
 		return nil, types.Errorf(types.ErrSyntax, "subquery must return only one column")
 	}
 	node = finalizeOutput(node)
+	if hasOuter(node) {
+		return b.correlatedValue(c, node)
+	}
 	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ScalarSubquery, Plan: node})
 	return &initRef{b: b, i: len(b.initPlans) - 1, typ: node.Schema()[0].Type}, nil
 }
 
-func (b *Binder) bindExistsSubquery(n *ast.SubqueryExpr) (expr.Expr, error) {
-	node, err := b.bindResultSet(n.Query)
+// bindExistsSubquery plans EXISTS (subquery) inside an expression: an init
+// plan, or when correlated a count of the correlated rows joined per row.
+func (b *Binder) bindExistsSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	node, err := b.bindSubquery(c, n)
 	if err != nil {
 		return nil, err
 	}
+	if !hasOuter(node) {
+		return b.existsInit(node), nil
+	}
+	count, err := expr.LookupAgg("count", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	agg := &plan.Agg{Input: peelSet(node, true), Aggs: []plan.AggCall{{Agg: count, Filter: -1, Name: "count(*)"}},
+		Out: []plan.Field{{Name: "count", Type: types.TInt64}}}
+	gt, err := expr.Call(">", []expr.Expr{expr.Column(0, types.TInt64), expr.Literal(types.DInt(0), types.TInt64)})
+	if err != nil {
+		return nil, err
+	}
+	return b.correlatedValue(c, &plan.Project{Input: agg, Exprs: []expr.Expr{gt}, Out: []plan.Field{{Name: "exists", Type: types.TBool}}})
+}
+
+func (b *Binder) existsInit(node plan.Node) expr.Expr {
 	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ExistsSubquery, Plan: node})
-	return &initRef{b: b, i: len(b.initPlans) - 1, typ: types.TBool}, nil
+	return &initRef{b: b, i: len(b.initPlans) - 1, typ: types.TBool}
 }
 
 // bindInSubqueryExpr plans "x [NOT] IN (subquery)" outside a WHERE conjunct
@@ -253,12 +415,15 @@ func (b *Binder) bindQuantified(c *exprCtx, leftAST ast.ExprNode, op string, all
 	if err != nil {
 		return nil, err
 	}
-	node, err := b.bindResultSet(sub.Query)
+	node, err := b.bindSubquery(c, sub)
 	if err != nil {
 		return nil, err
 	}
 	if len(visible(node.Schema())) != 1 {
 		return nil, types.Errorf(types.ErrSyntax, "subquery has too many columns")
+	}
+	if hasOuter(node) {
+		return nil, errCorrelated("IN, ANY and ALL over a correlated subquery are supported only as a WHERE condition (AND-ed with the others)")
 	}
 	node = finalizeOutput(node)
 	elem := node.Schema()[0].Type

@@ -1,0 +1,711 @@
+package bind
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// Correlated subqueries. A column a subquery takes from an enclosing query
+// binds to an outerRef. A subquery whose plan holds outerRefs is
+// decorrelated: the conditions that read outer columns are pulled up out of
+// its plan (through filters, projections, inner joins and aggregations,
+// which then group by the inner side of each correlation equality), and the
+// subquery becomes a join with the enclosing query's input on them — a semi
+// join (EXISTS, IN), an anti join (NOT EXISTS, NOT IN), a left join that
+// appends the value (scalar subqueries) or an inner or left join (LATERAL).
+// The result has no outer references, so it runs as an ordinary batch plan
+// and stays incremental in a materialized view.
+
+// outerRef reads column Index of the query Depth levels out (1: the query
+// immediately enclosing the subquery). Decorrelation replaces it with a
+// column of the join's left side; it is never evaluated.
+type outerRef struct {
+	depth, index int
+	typ          types.T
+}
+
+func (r *outerRef) Type() types.T  { return r.typ }
+func (r *outerRef) String() string { return fmt.Sprintf("outer%d.$%d", r.depth, r.index) }
+func (r *outerRef) Eval(*expr.Ctx, *types.Chunk, *types.Vector) error {
+	return types.Errorf(types.ErrInternal, "unresolved outer reference %s", r)
+}
+func (r *outerRef) EvalRow(*expr.Ctx, []types.Datum) (types.Datum, error) {
+	return types.NullDatum, types.Errorf(types.ErrInternal, "unresolved outer reference %s", r)
+}
+
+// resolveOuter binds a column that only an enclosing query's scope knows.
+func (b *Binder) resolveOuter(table, name string) (expr.Expr, bool) {
+	for i := len(b.outer) - 1; i >= 0; i-- {
+		sc := b.outer[i]
+		if idx, err := sc.resolve(table, name); err == nil {
+			return &outerRef{depth: len(b.outer) - i, index: idx, typ: sc.fields[idx].Type}, true
+		}
+		if sc.agg == nil {
+			continue
+		}
+		// A grouped column of an aggregating query.
+		if idx, err := sc.agg.inScope.resolve(table, name); err == nil {
+			s := expr.Column(idx, sc.agg.inScope.fields[idx].Type).String()
+			for k, g := range sc.agg.groupStrs {
+				if g == s {
+					return &outerRef{depth: len(b.outer) - i, index: k, typ: sc.fields[k].Type}, true
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// errCorrelated refuses a correlated subquery form decorrelation cannot plan.
+func errCorrelated(format string, args ...any) error {
+	return types.Errorf(types.ErrUnsupported, "correlated subquery: "+format, args...)
+}
+
+// mapExpr rebuilds e with each column and outer reference replaced by f's
+// result (f returns nil to keep the leaf).
+func mapExpr(e expr.Expr, f func(expr.Expr) expr.Expr) (expr.Expr, error) {
+	switch x := e.(type) {
+	case *expr.ColumnRef, *outerRef:
+		if r := f(e); r != nil {
+			return r, nil
+		}
+		return e, nil
+	case *expr.CastExpr:
+		in, err := mapExpr(x.Input, f)
+		if err != nil {
+			return nil, err
+		}
+		c := *x
+		c.Input = in
+		return &c, nil
+	case *expr.FuncExpr:
+		args, err := mapExprs(x.Args, f)
+		if err != nil {
+			return nil, err
+		}
+		c := *x
+		c.Args = args
+		return &c, nil
+	case *expr.CaseExpr:
+		c := *x
+		var err error
+		if c.Operand != nil {
+			if c.Operand, err = mapExpr(c.Operand, f); err != nil {
+				return nil, err
+			}
+		}
+		if c.Whens, err = mapExprs(c.Whens, f); err != nil {
+			return nil, err
+		}
+		if c.Thens, err = mapExprs(c.Thens, f); err != nil {
+			return nil, err
+		}
+		if c.Else != nil {
+			if c.Else, err = mapExpr(c.Else, f); err != nil {
+				return nil, err
+			}
+		}
+		return &c, nil
+	case *expr.Quantified:
+		left, err := mapExpr(x.Left, f)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewQuantified(left, x.Op, x.All, x.Slot, x.Elem)
+	}
+	return e, nil
+}
+
+func mapExprs(es []expr.Expr, f func(expr.Expr) expr.Expr) ([]expr.Expr, error) {
+	out := make([]expr.Expr, len(es))
+	for i, e := range es {
+		r, err := mapExpr(e, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// visitExpr calls f on every leaf of e (columns, outer references, ...).
+func visitExpr(e expr.Expr, f func(expr.Expr)) {
+	if e == nil {
+		return
+	}
+	_, _ = mapExpr(e, func(x expr.Expr) expr.Expr { f(x); return nil })
+}
+
+func exprHasOuter(e expr.Expr) bool {
+	found := false
+	visitExpr(e, func(x expr.Expr) {
+		if _, ok := x.(*outerRef); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// nodeExprs lists the expressions a plan node itself evaluates.
+func nodeExprs(n plan.Node) []expr.Expr {
+	switch n := n.(type) {
+	case *plan.Filter:
+		return []expr.Expr{n.Cond}
+	case *plan.Project:
+		return n.Exprs
+	case *plan.Join:
+		if n.Cond != nil {
+			return []expr.Expr{n.Cond}
+		}
+	case *plan.Scan:
+		return n.Lookup
+	case *plan.Values:
+		var out []expr.Expr
+		for _, r := range n.Rows {
+			out = append(out, r...)
+		}
+		return out
+	case *plan.Series:
+		return []expr.Expr{n.Start, n.Stop, n.Step}
+	case *plan.Limit:
+		return []expr.Expr{n.Count, n.Offset}
+	}
+	return nil
+}
+
+// hasOuter reports whether n's tree reads a column of an enclosing query.
+func hasOuter(n plan.Node) bool {
+	for _, e := range nodeExprs(n) {
+		if e != nil && exprHasOuter(e) {
+			return true
+		}
+	}
+	for _, c := range n.Children() {
+		if c != nil && hasOuter(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// decorrelated is a subquery plan with its correlation pulled out.
+type decorrelated struct {
+	node plan.Node
+	// conds read node's columns and outer references: the join condition.
+	conds []expr.Expr
+	// scalarAgg: the top aggregation had no GROUP BY and now groups by the
+	// correlation keys, so an outer row without inner rows gets no row
+	// where the subquery gave one row of empty-input aggregates (emptyVals,
+	// one per aggregate; marker is a column never NULL in a real row).
+	scalarAgg bool
+	emptyVals []expr.Expr
+	marker    int
+}
+
+// decorrelate pulls the outer-referencing conditions out of n. The result
+// keeps n's columns in order (it may append hidden ones the conditions
+// read). top allows a top aggregation without GROUP BY (scalarAgg).
+func (b *Binder) decorrelate(n plan.Node, top bool) (*decorrelated, error) {
+	if err := b.nest(); err != nil {
+		return nil, err
+	}
+	defer b.unnest()
+	if !hasOuter(n) {
+		return &decorrelated{node: n}, nil
+	}
+	switch n := n.(type) {
+	case *plan.Filter:
+		in, err := b.decorrelate(n.Input, false)
+		if err != nil {
+			return nil, err
+		}
+		var keep []expr.Expr
+		for _, c := range splitAnd(n.Cond) {
+			if exprHasOuter(c) {
+				in.conds = append(in.conds, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) > 0 {
+			cond, err := andAll(keep)
+			if err != nil {
+				return nil, err
+			}
+			in.node = &plan.Filter{Input: in.node, Cond: cond}
+		}
+		return in, nil
+	case *plan.Project:
+		for _, e := range n.Exprs {
+			if exprHasOuter(e) {
+				return nil, errCorrelated("outer columns in the select list of a nested query are not supported")
+			}
+		}
+		in, err := b.decorrelate(n.Input, false)
+		if err != nil {
+			return nil, err
+		}
+		return passThrough(n, in)
+	case *plan.Sort:
+		in, err := b.decorrelate(n.Input, false)
+		if err != nil {
+			return nil, err
+		}
+		in.node = &plan.Sort{Input: in.node, Keys: n.Keys}
+		return in, nil
+	case *plan.Join:
+		return b.decorrelateJoin(n)
+	case *plan.Agg:
+		return b.decorrelateAgg(n, top)
+	}
+	return nil, errCorrelated("outer columns under %s are not supported", describeKind(n))
+}
+
+func describeKind(n plan.Node) string {
+	switch n.(type) {
+	case *plan.Limit:
+		return "LIMIT"
+	case *plan.Distinct:
+		return "DISTINCT"
+	case *plan.SetOp:
+		return "a set operation"
+	case *plan.Window:
+		return "a window function"
+	case *plan.Values, *plan.Scan, *plan.Series:
+		return "a FROM item"
+	}
+	return fmt.Sprintf("%T", n)
+}
+
+// passThrough re-plans projection p over its decorrelated input: the
+// columns the pulled conditions read are appended (hidden) and the
+// conditions remapped to them.
+func passThrough(p *plan.Project, in *decorrelated) (*decorrelated, error) {
+	exprs := slices.Clone(p.Exprs)
+	out := slices.Clone(p.Out)
+	pos := map[int]int{}
+	remap := func(e expr.Expr) expr.Expr {
+		c, ok := e.(*expr.ColumnRef)
+		if !ok {
+			return nil
+		}
+		k, seen := pos[c.Index]
+		if !seen {
+			k = len(exprs)
+			pos[c.Index] = k
+			exprs = append(exprs, expr.Column(c.Index, c.Typ))
+			f := in.node.Schema()[c.Index]
+			f.Hidden = true
+			out = append(out, f)
+		}
+		return expr.Column(k, c.Typ)
+	}
+	conds, err := mapExprs(in.conds, remap)
+	if err != nil {
+		return nil, err
+	}
+	res := &decorrelated{conds: conds}
+	res.node = &plan.Project{Input: in.node, Exprs: exprs, Out: out}
+	return res, nil
+}
+
+// decorrelateJoin pulls conditions out of an inner join (either side and
+// its ON condition) or out of the preserved side of a left, semi or anti join.
+func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
+	l, err := b.decorrelate(j.Left, false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.decorrelate(j.Right, false)
+	if err != nil {
+		return nil, err
+	}
+	nl0, nr0 := len(j.Left.Schema()), len(j.Right.Schema())
+	nl1, nr1 := len(l.node.Schema()), len(r.node.Schema())
+	shiftRight := func(e expr.Expr) expr.Expr {
+		if c, ok := e.(*expr.ColumnRef); ok && c.Index >= nl0 {
+			return expr.Column(c.Index-nl0+nl1, c.Typ)
+		}
+		return nil
+	}
+	var cond expr.Expr
+	if j.Cond != nil {
+		if cond, err = mapExpr(j.Cond, shiftRight); err != nil {
+			return nil, err
+		}
+	}
+	res := &decorrelated{conds: l.conds}
+	if j.Kind != plan.InnerJoin {
+		if len(r.conds) > 0 || (cond != nil && exprHasOuter(cond)) {
+			return nil, errCorrelated("outer columns on the inner side of an outer, semi or anti join are not supported")
+		}
+		nj := *j
+		nj.Left, nj.Right, nj.Cond = l.node, r.node, cond
+		if j.Kind == plan.SemiJoin || j.Kind == plan.AntiJoin || nl0 == nl1 {
+			res.node = &nj
+			return res, nil
+		}
+		res.node = restoreJoinLayout(&nj, nl0, nl1, nr0, nr1)
+		return res, nil
+	}
+	for _, c := range r.conds {
+		c, err := mapExpr(c, func(e expr.Expr) expr.Expr {
+			if c, ok := e.(*expr.ColumnRef); ok {
+				return expr.Column(c.Index+nl1, c.Typ)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.conds = append(res.conds, c)
+	}
+	var keep []expr.Expr
+	if cond != nil {
+		for _, c := range splitAnd(cond) {
+			if exprHasOuter(c) {
+				res.conds = append(res.conds, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+	}
+	if cond, err = andAll(keep); err != nil {
+		return nil, err
+	}
+	nj := &plan.Join{Kind: plan.InnerJoin, Left: l.node, Right: r.node, EqLeft: j.EqLeft, EqRight: j.EqRight, Cond: cond}
+	if nl0 == nl1 {
+		res.node = nj
+		return res, nil
+	}
+	// Restore the bound layout (left, right, then the appended columns) and
+	// move the conditions' columns with it.
+	res.node = restoreJoinLayout(nj, nl0, nl1, nr0, nr1)
+	perm := joinLayout(nl0, nl1, nr0, nr1)
+	where := make([]int, len(perm))
+	for to, from := range perm {
+		where[from] = to
+	}
+	if res.conds, err = mapExprs(res.conds, func(e expr.Expr) expr.Expr {
+		if c, ok := e.(*expr.ColumnRef); ok {
+			return expr.Column(where[c.Index], c.Typ)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// joinLayout lists, for each output position, the joined column it takes:
+// the left's bound columns, the right's, then the left's and right's
+// appended columns.
+func joinLayout(nl0, nl1, nr0, nr1 int) []int {
+	var order []int
+	order = span(order, 0, nl0)
+	order = span(order, nl1, nl1+nr0)
+	order = span(order, nl0, nl1)
+	return span(order, nl1+nr0, nl1+nr1)
+}
+
+func span(s []int, lo, hi int) []int {
+	for i := lo; i < hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func restoreJoinLayout(j *plan.Join, nl0, nl1, nr0, nr1 int) plan.Node {
+	fields := j.Schema()
+	order := joinLayout(nl0, nl1, nr0, nr1)
+	exprs := make([]expr.Expr, len(order))
+	out := make([]plan.Field, len(order))
+	for i, c := range order {
+		exprs[i] = expr.Column(c, fields[c].Type)
+		out[i] = fields[c]
+	}
+	return &plan.Project{Input: j, Exprs: exprs, Out: out}
+}
+
+// decorrelateAgg turns the correlation equalities under an aggregation
+// (inner column = outer expression) into group keys.
+func (b *Binder) decorrelateAgg(a *plan.Agg, top bool) (*decorrelated, error) {
+	in, err := b.decorrelate(a.Input, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.GroupBy) == 0 && !top {
+		return nil, errCorrelated("an aggregate without GROUP BY below other operators is not supported")
+	}
+	if len(in.conds) == 0 {
+		return nil, errCorrelated("outer columns in aggregate arguments are not supported")
+	}
+	var keys []int
+	var outerSides []expr.Expr
+	for _, c := range in.conds {
+		col, other, ok := correlationEq(c)
+		if !ok {
+			return nil, errCorrelated("only equality conditions (inner column = outer expression) may correlate an aggregated subquery, not %s", c)
+		}
+		keys = append(keys, col.Index)
+		outerSides = append(outerSides, other)
+	}
+	g0, na := len(a.GroupBy), len(a.Aggs)
+	infs := in.node.Schema()
+	na2 := &plan.Agg{Input: in.node, GroupBy: append(slices.Clone(a.GroupBy), keys...), Aggs: a.Aggs}
+	na2.Out = append(na2.Out, a.Out[:g0]...)
+	for _, k := range keys {
+		f := infs[k]
+		f.Hidden = true
+		na2.Out = append(na2.Out, f)
+	}
+	na2.Out = append(na2.Out, a.Out[g0:]...)
+	// Back to the bound layout: group keys, aggregates, then the correlation keys.
+	nk := len(keys)
+	var exprs []expr.Expr
+	var out []plan.Field
+	for _, c := range joinLayout(g0, g0+nk, na, na) {
+		exprs = append(exprs, expr.Column(c, na2.Out[c].Type))
+		out = append(out, na2.Out[c])
+	}
+	res := &decorrelated{node: &plan.Project{Input: na2, Exprs: exprs, Out: out}}
+	for i, other := range outerSides {
+		eq, err := expr.Call("=", []expr.Expr{expr.Column(g0+na+i, infs[keys[i]].Type), other})
+		if err != nil {
+			return nil, err
+		}
+		res.conds = append(res.conds, eq)
+	}
+	if len(a.GroupBy) == 0 {
+		res.scalarAgg, res.marker = true, g0+na
+		for _, call := range a.Aggs {
+			res.emptyVals = append(res.emptyVals, expr.Literal(call.Agg.NewState().Result(), call.Agg.Result))
+		}
+	}
+	return res, nil
+}
+
+// correlationEq recognises "inner column = expression over outer columns only".
+func correlationEq(c expr.Expr) (*expr.ColumnRef, expr.Expr, bool) {
+	call, ok := c.(*expr.FuncExpr)
+	if !ok || call.Name != "=" || len(call.Args) != 2 {
+		return nil, nil, false
+	}
+	for side := 0; side < 2; side++ {
+		col, ok := stripCast(call.Args[side]).(*expr.ColumnRef)
+		other := call.Args[1-side]
+		if !ok || !onlyOuter(other) {
+			continue
+		}
+		return col, other, true
+	}
+	return nil, nil, false
+}
+
+// stripCast removes a cast between integer types (which keeps equality).
+func stripCast(e expr.Expr) expr.Expr {
+	if c, ok := e.(*expr.CastExpr); ok && c.Input.Type().IsInteger() && c.Type().IsInteger() {
+		return c.Input
+	}
+	return e
+}
+
+// onlyOuter reports whether e reads outer references and no column.
+func onlyOuter(e expr.Expr) bool {
+	ok := true
+	visitExpr(e, func(x expr.Expr) {
+		if _, col := x.(*expr.ColumnRef); col {
+			ok = false
+		}
+	})
+	return ok && exprHasOuter(e)
+}
+
+// applied is a decorrelated subquery ready to join the enclosing query's
+// input (nl columns): conds and values are over the joined row (the
+// input's columns, then right's).
+type applied struct {
+	right     plan.Node
+	conds     []expr.Expr
+	values    []expr.Expr // the subquery's output columns
+	scalarAgg bool        // at most one right row per input row, none for an empty group (values cover it)
+}
+
+// peelSet strips what cannot change a subquery's answer to EXISTS (exists:
+// the select list, DISTINCT, ORDER BY, a LIMIT of at least one row) or IN
+// (DISTINCT, ORDER BY).
+func peelSet(n plan.Node, exists bool) plan.Node {
+	for {
+		switch x := n.(type) {
+		case *plan.Project:
+			if !exists {
+				return n
+			}
+			n = x.Input
+		case *plan.Sort:
+			n = x.Input
+		case *plan.Distinct:
+			if len(x.On) > 0 {
+				return n
+			}
+			n = x.Input
+		case *plan.Limit:
+			if !exists || x.Offset != nil || x.Count == nil {
+				return n
+			}
+			k, ok := x.Count.(*expr.Const)
+			if !ok || k.Value.Null || k.Value.I < 1 {
+				return n
+			}
+			n = x.Input
+		default:
+			return n
+		}
+	}
+}
+
+// apply decorrelates subquery plan sub for a join with an input of nl
+// columns. The projections on top of sub are evaluated above the join, so
+// they may read outer columns.
+func (b *Binder) apply(sub plan.Node, nl int) (*applied, error) {
+	var projs []*plan.Project
+	core := sub
+	for {
+		p, ok := core.(*plan.Project)
+		if !ok {
+			break
+		}
+		projs = append(projs, p)
+		core = p.Input
+	}
+	d, err := b.decorrelate(core, true)
+	if err != nil {
+		return nil, err
+	}
+	if hasOuter(d.node) {
+		return nil, errCorrelated("this form is not supported")
+	}
+	outer := func(e expr.Expr) expr.Expr {
+		if r, ok := e.(*outerRef); ok {
+			if r.depth == 1 {
+				return expr.Column(r.index, r.typ)
+			}
+			return &outerRef{depth: r.depth - 1, index: r.index, typ: r.typ}
+		}
+		return nil
+	}
+	joined := func(e expr.Expr) expr.Expr {
+		if c, ok := e.(*expr.ColumnRef); ok {
+			return expr.Column(nl+c.Index, c.Typ)
+		}
+		return outer(e)
+	}
+	res := &applied{right: d.node, scalarAgg: d.scalarAgg}
+	if res.conds, err = mapExprs(d.conds, joined); err != nil {
+		return nil, err
+	}
+	cf := core.Schema()
+	cur := make([]expr.Expr, len(cf))
+	var empty []expr.Expr
+	for i, f := range cf {
+		cur[i] = expr.Column(nl+i, f.Type)
+	}
+	if d.scalarAgg {
+		empty = slices.Clone(d.emptyVals)
+	}
+	for k := len(projs) - 1; k >= 0; k-- {
+		through := func(vals []expr.Expr) func(expr.Expr) expr.Expr {
+			return func(e expr.Expr) expr.Expr {
+				if c, ok := e.(*expr.ColumnRef); ok {
+					return vals[c.Index]
+				}
+				return outer(e)
+			}
+		}
+		next, err := mapExprs(projs[k].Exprs, through(cur))
+		if err != nil {
+			return nil, err
+		}
+		if d.scalarAgg {
+			if empty, err = mapExprs(projs[k].Exprs, through(empty)); err != nil {
+				return nil, err
+			}
+		}
+		cur = next
+	}
+	if d.scalarAgg {
+		// An input row without inner rows: the values over an empty group.
+		marker := expr.Column(nl+d.marker, d.node.Schema()[d.marker].Type)
+		isNull, err := expr.Call("is_null", []expr.Expr{marker})
+		if err != nil {
+			return nil, err
+		}
+		for i := range cur {
+			e, err := expr.Fold(empty[i])
+			if err != nil {
+				return nil, err
+			}
+			if k, ok := e.(*expr.Const); ok && k.Value.Null {
+				continue
+			}
+			if cur[i], err = expr.Case(nil, []expr.Expr{isNull}, []expr.Expr{e}, cur[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.values = cur
+	return res, nil
+}
+
+// lateralJoin plans "left [LEFT] JOIN LATERAL (subquery) ON conds" when the
+// subquery reads left's columns: a join on the correlation, then the
+// subquery's columns computed over the joined row. conds are over left's
+// columns and the subquery's output (the layout of the result).
+func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) {
+	lf, rf := j.Left.Schema(), j.Right.Schema()
+	nl := len(lf)
+	a, err := b.apply(j.Right, nl)
+	if err != nil {
+		return nil, err
+	}
+	kind := j.Kind
+	var on, after []expr.Expr
+	if a.scalarAgg {
+		// One row per left row (aggregates over an empty group included):
+		// a left join on the correlation, the ON condition a filter after.
+		if kind == plan.LeftJoin && len(conds) > 0 {
+			return nil, errCorrelated("LEFT JOIN LATERAL over an aggregate needs ON true")
+		}
+		kind, after = plan.LeftJoin, conds
+	} else if on, err = mapExprs(conds, func(e expr.Expr) expr.Expr {
+		// The ON condition reads the subquery's values over the joined row.
+		if c, ok := e.(*expr.ColumnRef); ok && c.Index >= nl {
+			return a.values[c.Index-nl]
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	node, err := b.finishJoin(&plan.Join{Kind: kind, Left: j.Left, Right: a.right}, append(a.conds, on...))
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]expr.Expr, 0, nl+len(rf))
+	for i, f := range lf {
+		exprs = append(exprs, expr.Column(i, f.Type))
+	}
+	exprs = append(exprs, a.values...)
+	node = &plan.Project{Input: node, Exprs: exprs, Out: append(slices.Clone(lf), rf...)}
+	if len(after) > 0 {
+		cond, err := andAll(after)
+		if err != nil {
+			return nil, err
+		}
+		node = &plan.Filter{Input: node, Cond: cond}
+	}
+	return node, nil
+}
