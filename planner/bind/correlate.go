@@ -449,10 +449,22 @@ func (b *Binder) decorrelateAgg(a *plan.Agg, top bool) (*decorrelated, error) {
 	for _, c := range in.conds {
 		col, other, ok := correlationEq(c)
 		if !ok {
-			return nil, errCorrelated("only equality conditions (inner column = outer expression) may correlate an aggregated subquery, not %s", c)
+			keys, outerSides = nil, nil
+			if err := b.joinDomain(in); err != nil {
+				return nil, err
+			}
+			break
 		}
 		keys = append(keys, col.Index)
 		outerSides = append(outerSides, other)
+	}
+	if keys == nil {
+		// Grouped by the domain's columns, equal to the outer ones.
+		w := len(in.node.Schema()) - len(in.conds)
+		for k, c := range in.conds {
+			keys = append(keys, w+k)
+			outerSides = append(outerSides, c)
+		}
 	}
 	g0, na := len(a.GroupBy), len(a.Aggs)
 	infs := in.node.Schema()
@@ -568,10 +580,14 @@ func peelSet(n plan.Node, exists bool) plan.Node {
 	}
 }
 
-// apply decorrelates subquery plan sub for a join with an input of nl
-// columns. The projections on top of sub are evaluated above the join, so
-// they may read outer columns.
-func (b *Binder) apply(sub plan.Node, nl int) (*applied, error) {
+// apply decorrelates subquery plan sub for a join with left, the enclosing
+// query's input. The projections on top of sub are evaluated above the
+// join, so they may read outer columns.
+func (b *Binder) apply(sub plan.Node, left plan.Node) (*applied, error) {
+	nl := len(left.Schema())
+	saved := b.applyLeft
+	b.applyLeft = left
+	defer func() { b.applyLeft = saved }()
 	var projs []*plan.Project
 	core := sub
 	for {
@@ -668,7 +684,7 @@ func (b *Binder) apply(sub plan.Node, nl int) (*applied, error) {
 func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) {
 	lf, rf := j.Left.Schema(), j.Right.Schema()
 	nl := len(lf)
-	a, err := b.apply(j.Right, nl)
+	a, err := b.apply(j.Right, j.Left)
 	if err != nil {
 		return nil, err
 	}
@@ -708,4 +724,118 @@ func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error)
 		node = &plan.Filter{Input: node, Cond: cond}
 	}
 	return node, nil
+}
+
+// joinDomain handles correlation conditions other than equalities under an
+// aggregation (RisingWave's domain): in.node is joined with the distinct
+// values of the outer columns the conditions read, taken from the
+// enclosing query's input, on the conditions; afterwards in.node has those
+// values appended and in.conds holds one outer reference per value (what
+// each appended column equals). Only comparisons are allowed, so an outer
+// NULL matches no inner row, as the subquery would see none.
+func (b *Binder) joinDomain(in *decorrelated) error {
+	if b.applyLeft == nil {
+		return errCorrelated("this form is not supported")
+	}
+	var refs []*outerRef
+	pos := map[int]int{}
+	for _, c := range in.conds {
+		for _, conj := range splitAnd(c) {
+			if !strictComparison(conj) {
+				return errCorrelated("an aggregating subquery may be correlated only by comparisons, not %s", conj)
+			}
+		}
+		bad := false
+		visitExpr(c, func(x expr.Expr) {
+			r, ok := x.(*outerRef)
+			if !ok {
+				return
+			}
+			if r.depth != 1 {
+				bad = true
+				return
+			}
+			if _, seen := pos[r.index]; !seen {
+				pos[r.index] = len(refs)
+				refs = append(refs, r)
+			}
+		})
+		if bad {
+			return errCorrelated("an aggregating subquery correlated with a query two levels out is not supported")
+		}
+	}
+	lf := b.applyLeft.Schema()
+	exprs := make([]expr.Expr, len(refs))
+	out := make([]plan.Field, len(refs))
+	for k, r := range refs {
+		exprs[k] = expr.Column(r.index, r.typ)
+		out[k] = lf[r.index]
+		out[k].Hidden = false
+	}
+	domain := &plan.Distinct{Input: &plan.Project{Input: b.applyLeft, Exprs: exprs, Out: out}}
+	nin := len(in.node.Schema())
+	conds, err := mapExprs(in.conds, func(e expr.Expr) expr.Expr {
+		if r, ok := e.(*outerRef); ok {
+			return expr.Column(nin+pos[r.index], r.typ)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	j, err := b.finishJoin(&plan.Join{Kind: plan.InnerJoin, Left: in.node, Right: domain}, conds)
+	if err != nil {
+		return err
+	}
+	in.node = j
+	in.conds = in.conds[:0]
+	for _, r := range refs {
+		in.conds = append(in.conds, r)
+	}
+	return nil
+}
+
+// strictComparison reports whether e is a comparison (=, <>, <, <=, >, >=,
+// BETWEEN) of expressions that are NULL when an input is: never true when
+// an outer column is NULL.
+func strictComparison(e expr.Expr) bool {
+	call, ok := e.(*expr.FuncExpr)
+	if !ok {
+		return false
+	}
+	switch call.Name {
+	case "=", "<>", "<", "<=", ">", ">=", "between":
+	default:
+		return false
+	}
+	for _, a := range call.Args {
+		if !nullPropagating(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// nullPropagating reports whether e is NULL whenever a column it reads is:
+// columns, constants, casts and arithmetic.
+func nullPropagating(e expr.Expr) bool {
+	switch x := e.(type) {
+	case *expr.ColumnRef, *outerRef, *expr.Const:
+		return true
+	case *expr.CastExpr:
+		return nullPropagating(x.Input)
+	case *expr.FuncExpr:
+		switch x.Name {
+		case "+", "-", "*", "/", "%", "neg":
+		default:
+			return false
+		}
+		for _, a := range x.Args {
+			if !nullPropagating(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

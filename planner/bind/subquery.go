@@ -125,7 +125,7 @@ func (b *Binder) existsJoin(site *applySite, c *exprCtx, sel ast.ExprNode, not b
 		// An aggregate without GROUP BY returns one row whatever its input.
 		return expr.Literal(types.DBool(!not), types.TBool), nil
 	}
-	a, err := b.apply(core, len(site.node.Schema()))
+	a, err := b.apply(core, site.node)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (b *Binder) semiJoin(site *applySite, c *exprCtx, in *ast.PatternInExpr) (e
 
 // correlatedIn joins the correlated subquery right of "left [NOT] IN (right)".
 func (b *Binder) correlatedIn(site *applySite, left expr.Expr, right plan.Node, not bool) (expr.Expr, error) {
-	a, err := b.apply(peelSet(right, false), len(site.node.Schema()))
+	a, err := b.apply(peelSet(right, false), site.node)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) 
 	if c.site == nil {
 		return nil, errCorrelated("subqueries reading outer columns are not supported in %s", c.clauseName())
 	}
-	a, err := b.apply(node, len(c.site.node.Schema()))
+	a, err := b.apply(node, c.site.node)
 	if err != nil {
 		return nil, err
 	}
