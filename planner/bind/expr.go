@@ -45,13 +45,13 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	if c.win != nil && c.win.dry {
 		// The dry run registering an aggregation's calls does not bind
 		// subqueries: their aggregates are their own.
-		switch n.(type) {
+		switch n := n.(type) {
 		case *ast.SubqueryExpr:
-			return expr.Literal(types.NullDatum, types.TUnknown), nil
+			return b.dryScalarSubquery(c, n)
 		case *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 			return expr.Literal(types.NullDatum, types.TBool), nil
 		case *ast.PatternInExpr:
-			if n.(*ast.PatternInExpr).Sel != nil {
+			if n.Sel != nil {
 				return expr.Literal(types.NullDatum, types.TBool), nil
 			}
 		}

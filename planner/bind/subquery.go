@@ -353,6 +353,31 @@ func (b *Binder) bindScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr,
 	return &initRef{b: b, i: len(b.initPlans) - 1, typ: node.Schema()[0].Type}, nil
 }
 
+// dryScalarSubquery stands for a scalar subquery in the dry run that
+// registers an aggregation's calls: a NULL of its type. The subquery binds
+// over the aggregation's input (its grouped columns have the same types)
+// and its init plans are dropped: it binds again over the real scope.
+func (b *Binder) dryScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	if c.agg == nil {
+		return nil, types.Errorf(types.ErrInternal, "dry run without an aggregation")
+	}
+	inits := len(b.initPlans)
+	node, err := b.bindSubquery(&exprCtx{scope: c.agg.inScope}, n)
+	b.initPlans = b.initPlans[:inits]
+	if err != nil {
+		return nil, err
+	}
+	fields := visible(node.Schema())
+	if len(fields) != 1 {
+		return nil, types.Errorf(types.ErrSyntax, "subquery must return only one column")
+	}
+	t := fields[0].Type
+	if t.ID == types.Unknown {
+		t = types.TVarchar
+	}
+	return expr.Literal(types.NullDatum, t), nil
+}
+
 // bindExistsSubquery plans EXISTS (subquery) inside an expression: an init
 // plan, or when correlated a count of the correlated rows joined per row.
 func (b *Binder) bindExistsSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
