@@ -581,12 +581,13 @@ func peelSet(n plan.Node, exists bool) plan.Node {
 }
 
 // apply decorrelates subquery plan sub for a join with left, the enclosing
-// query's input. The projections on top of sub are evaluated above the
-// join, so they may read outer columns.
-func (b *Binder) apply(sub plan.Node, left plan.Node) (*applied, error) {
+// query's input; domain has left's first columns and (at least) its rows.
+// The projections on top of sub are evaluated above the join, so they may
+// read outer columns.
+func (b *Binder) apply(sub, left, domain plan.Node) (*applied, error) {
 	nl := len(left.Schema())
 	saved := b.applyLeft
-	b.applyLeft = left
+	b.applyLeft = domain
 	defer func() { b.applyLeft = saved }()
 	var projs []*plan.Project
 	core := sub
@@ -684,7 +685,7 @@ func (b *Binder) apply(sub plan.Node, left plan.Node) (*applied, error) {
 func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) {
 	lf, rf := j.Left.Schema(), j.Right.Schema()
 	nl := len(lf)
-	a, err := b.apply(j.Right, j.Left)
+	a, err := b.apply(j.Right, j.Left, j.Left)
 	if err != nil {
 		return nil, err
 	}

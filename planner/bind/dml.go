@@ -355,7 +355,7 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 	up := &plan.Update{Table: rel}
 	// Correlated subqueries in SET join the rows to update (extra columns
 	// after the table's, which the update ignores).
-	site := &applySite{node: input}
+	site := newSite(input)
 	c := &exprCtx{scope: sc, clause: "UPDATE", site: site}
 	seen := map[int]bool{}
 	for _, a := range n.List {

@@ -150,7 +150,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		sc = &scope{fields: input.Schema(), agg: ab}
 	}
 	// Correlated subqueries in HAVING, the SELECT list and ORDER BY join the input here.
-	site := &applySite{node: input}
+	site := newSite(input)
 	c := &exprCtx{scope: sc, agg: ab, clause: "SELECT", site: site}
 	if ab != nil {
 		ab.scope = sc

@@ -13,13 +13,18 @@ import (
 // first, so expressions bound earlier keep their meaning).
 type applySite struct {
 	node plan.Node
+	// base is the clause's input before any join: its rows' outer values
+	// (a superset of node's) are the domain of correlations (correlate.go).
+	base plan.Node
 }
+
+func newSite(n plan.Node) *applySite { return &applySite{node: n, base: n} }
 
 // bindWhere plans a WHERE clause: [NOT] IN and [NOT] EXISTS subqueries among
 // its top-level conjuncts become semi/anti joins, a full primary-key
 // equality on a table scan becomes a point lookup, and the rest a Filter.
 func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan.Node, error) {
-	site := &applySite{node: input}
+	site := newSite(input)
 	c := &exprCtx{scope: sc, clause: "WHERE", site: site}
 	width := len(sc.fields)
 	var conds []expr.Expr
@@ -125,7 +130,7 @@ func (b *Binder) existsJoin(site *applySite, c *exprCtx, sel ast.ExprNode, not b
 		// An aggregate without GROUP BY returns one row whatever its input.
 		return expr.Literal(types.DBool(!not), types.TBool), nil
 	}
-	a, err := b.apply(core, site.node)
+	a, err := b.apply(core, site.node, site.base)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +207,7 @@ func (b *Binder) semiJoin(site *applySite, c *exprCtx, in *ast.PatternInExpr) (e
 
 // correlatedIn joins the correlated subquery right of "left [NOT] IN (right)".
 func (b *Binder) correlatedIn(site *applySite, left expr.Expr, right plan.Node, not bool) (expr.Expr, error) {
-	a, err := b.apply(peelSet(right, false), site.node)
+	a, err := b.apply(peelSet(right, false), site.node, site.base)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +247,7 @@ func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) 
 	if c.site == nil {
 		return nil, errCorrelated("subqueries reading outer columns are not supported in %s", c.clauseName())
 	}
-	a, err := b.apply(node, c.site.node)
+	a, err := b.apply(node, c.site.node, c.site.base)
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +393,12 @@ func (b *Binder) bindExistsSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr,
 	if !hasOuter(node) {
 		return b.existsInit(node), nil
 	}
+	return b.correlatedExists(c, node)
+}
+
+// correlatedExists plans EXISTS (node) for a correlated node inside an
+// expression: a count of its rows per outer row (a left join), above 0.
+func (b *Binder) correlatedExists(c *exprCtx, node plan.Node) (expr.Expr, error) {
 	count, err := expr.LookupAgg("count", nil, false)
 	if err != nil {
 		return nil, err
@@ -447,12 +458,85 @@ func (b *Binder) bindQuantified(c *exprCtx, leftAST ast.ExprNode, op string, all
 	if len(visible(node.Schema())) != 1 {
 		return nil, types.Errorf(types.ErrSyntax, "subquery has too many columns")
 	}
-	if hasOuter(node) {
-		return nil, errCorrelated("IN, ANY and ALL over a correlated subquery are supported only as a WHERE condition (AND-ed with the others)")
-	}
 	node = finalizeOutput(node)
 	elem := node.Schema()[0].Type
 	left = b.coerceParam(left, elem)
+	if hasOuter(node) {
+		return b.correlatedQuantified(c, left, op, all, node)
+	}
 	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ListSubquery, Plan: node})
 	return expr.NewQuantified(left, op, all, len(b.initPlans)-1, elem)
+}
+
+// negatedOps maps a comparison to its negation (x op ALL (s) is
+// NOT (x negated-op ANY (s)), NULLs included).
+var negatedOps = map[string]string{"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+// correlatedQuantified plans "left op ANY|ALL (node)" (IN is = ANY) for a
+// correlated node inside an expression, with SQL's three-valued answer from
+// three correlated existence tests: a row with left op value true; any
+// row; a row whose value is NULL. ANY is true with the first, NULL when
+// some comparison is NULL (rows exist and left is NULL, or a value is
+// NULL), false otherwise.
+func (b *Binder) correlatedQuantified(c *exprCtx, left expr.Expr, op string, all bool, node plan.Node) (expr.Expr, error) {
+	if c.site == nil {
+		return nil, errCorrelated("subqueries reading outer columns are not supported in %s", c.clauseName())
+	}
+	if all {
+		op = negatedOps[op]
+	}
+	node = peelSet(node, false)
+	value := expr.Column(0, node.Schema()[0].Type)
+	// left, seen from inside the subquery: one level further out.
+	inner, err := mapExpr(left, func(e expr.Expr) expr.Expr {
+		switch x := e.(type) {
+		case *expr.ColumnRef:
+			return &outerRef{depth: 1, index: x.Index, typ: x.Typ}
+		case *outerRef:
+			return &outerRef{depth: x.depth + 1, index: x.index, typ: x.typ}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cmp, err := expr.Call(op, []expr.Expr{inner, value})
+	if err != nil {
+		return nil, err
+	}
+	isNull, err := expr.Call("is_null", []expr.Expr{value})
+	if err != nil {
+		return nil, err
+	}
+	match, err := b.correlatedExists(c, &plan.Filter{Input: node, Cond: cmp})
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.correlatedExists(c, node)
+	if err != nil {
+		return nil, err
+	}
+	nulls, err := b.correlatedExists(c, &plan.Filter{Input: node, Cond: isNull})
+	if err != nil {
+		return nil, err
+	}
+	leftNull, err := expr.Call("is_null", []expr.Expr{left})
+	if err != nil {
+		return nil, err
+	}
+	someNull, err := expr.Call("or", []expr.Expr{leftNull, nulls})
+	if err != nil {
+		return nil, err
+	}
+	unknown, err := expr.Call("and", []expr.Expr{rows, someNull})
+	if err != nil {
+		return nil, err
+	}
+	any, err := expr.Case(nil, []expr.Expr{match, unknown},
+		[]expr.Expr{expr.Literal(types.DBool(true), types.TBool), expr.Literal(types.NullDatum, types.TBool)},
+		expr.Literal(types.DBool(false), types.TBool))
+	if err != nil || !all {
+		return any, err
+	}
+	return expr.Call("not", []expr.Expr{any})
 }
