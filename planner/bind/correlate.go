@@ -314,7 +314,8 @@ func passThrough(p *plan.Project, in *decorrelated) (*decorrelated, error) {
 }
 
 // decorrelateJoin pulls conditions out of an inner join (either side and
-// its ON condition) or out of the preserved side of a left, semi or anti join.
+// its ON condition) or out of the left side of a left, semi or anti join
+// (a filter there commutes with the join).
 func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 	l, err := b.decorrelate(j.Left, false)
 	if err != nil {
@@ -340,7 +341,8 @@ func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 	}
 	res := &decorrelated{conds: l.conds}
 	if j.Kind != plan.InnerJoin {
-		if len(r.conds) > 0 || (cond != nil && exprHasOuter(cond)) {
+		nullableLeft := j.Kind == plan.RightJoin || j.Kind == plan.FullJoin
+		if len(r.conds) > 0 || (nullableLeft && len(l.conds) > 0) || (cond != nil && exprHasOuter(cond)) {
 			return nil, errCorrelated("outer columns on the inner side of an outer, semi or anti join are not supported")
 		}
 		nj := *j
