@@ -204,6 +204,9 @@ type decorrelated struct {
 	scalarAgg bool
 	emptyVals []expr.Expr
 	marker    int
+	// atMostOne: node has at most one row per value of the correlation
+	// (an aggregation grouped by it, a LIMIT 1 per correlation key).
+	atMostOne bool
 }
 
 // decorrelate pulls the outer-referencing conditions out of n. The result
@@ -261,6 +264,8 @@ func (b *Binder) decorrelate(n plan.Node, top bool) (*decorrelated, error) {
 		return b.decorrelateJoin(n)
 	case *plan.Agg:
 		return b.decorrelateAgg(n, top)
+	case *plan.Limit:
+		return b.decorrelateLimit(n)
 	}
 	return nil, errCorrelated("outer columns under %s are not supported", describeKind(n))
 }
@@ -308,7 +313,7 @@ func passThrough(p *plan.Project, in *decorrelated) (*decorrelated, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &decorrelated{conds: conds}
+	res := &decorrelated{conds: conds, atMostOne: in.atMostOne}
 	res.node = &plan.Project{Input: in.node, Exprs: exprs, Out: out}
 	return res, nil
 }
@@ -486,7 +491,9 @@ func (b *Binder) decorrelateAgg(a *plan.Agg, top bool) (*decorrelated, error) {
 		exprs = append(exprs, expr.Column(c, na2.Out[c].Type))
 		out = append(out, na2.Out[c])
 	}
-	res := &decorrelated{node: &plan.Project{Input: na2, Exprs: exprs, Out: out}}
+	// One row per group: at most one per correlation value when the
+	// aggregation had no GROUP BY of its own.
+	res := &decorrelated{node: &plan.Project{Input: na2, Exprs: exprs, Out: out}, atMostOne: g0 == 0}
 	for i, other := range outerSides {
 		eq, err := expr.Call("=", []expr.Expr{expr.Column(g0+na+i, infs[keys[i]].Type), other})
 		if err != nil {
@@ -501,6 +508,52 @@ func (b *Binder) decorrelateAgg(a *plan.Agg, top bool) (*decorrelated, error) {
 		}
 	}
 	return res, nil
+}
+
+// decorrelateLimit plans a LIMIT (after an optional ORDER BY) over a
+// correlated input as a top-N per correlation value (row_number over the
+// partition of each correlation equality's inner column), which is what
+// the subquery returns for each outer row.
+func (b *Binder) decorrelateLimit(l *plan.Limit) (*decorrelated, error) {
+	if l.Offset != nil {
+		if k, ok := l.Offset.(*expr.Const); !ok || k.Value.Null || k.Value.I != 0 {
+			return nil, errCorrelated("OFFSET over outer columns is not supported")
+		}
+	}
+	if l.Count == nil {
+		return b.decorrelate(l.Input, false)
+	}
+	k, ok := l.Count.(*expr.Const)
+	if !ok || k.Value.Null {
+		return nil, errCorrelated("LIMIT over outer columns must be a constant")
+	}
+	input := l.Input
+	var order []plan.SortKey
+	if s, ok := input.(*plan.Sort); ok {
+		input, order = s.Input, s.Keys
+	}
+	in, err := b.decorrelate(input, false)
+	if err != nil {
+		return nil, err
+	}
+	var part []int
+	for _, c := range in.conds {
+		col, _, ok := correlationEq(c)
+		if !ok {
+			return nil, errCorrelated("LIMIT over a subquery correlated by other than equalities is not supported")
+		}
+		part = append(part, col.Index)
+	}
+	fs := in.node.Schema()
+	w := &plan.Window{Input: in.node, Funcs: []plan.WindowFunc{{Name: "row_number", PartitionBy: part, OrderBy: slices.Clone(order), Type: types.TInt64}},
+		Out: append(slices.Clone(fs), plan.Field{Name: "row_number", Type: types.TInt64, Hidden: true})}
+	le, err := expr.Call("<=", []expr.Expr{expr.Column(len(fs), types.TInt64), expr.Literal(types.DInt(k.Value.I), types.TInt64)})
+	if err != nil {
+		return nil, err
+	}
+	in.node = trimColumns(&plan.Filter{Input: w, Cond: le}, len(fs))
+	in.atMostOne = in.atMostOne || k.Value.I <= 1
+	return in, nil
 }
 
 // correlationEq recognises "inner column = expression over outer columns only".
@@ -547,6 +600,7 @@ type applied struct {
 	conds     []expr.Expr
 	values    []expr.Expr // the subquery's output columns
 	scalarAgg bool        // at most one right row per input row, none for an empty group (values cover it)
+	atMostOne bool        // at most one right row per input row
 }
 
 // peelSet strips what cannot change a subquery's answer to EXISTS (exists:
@@ -623,7 +677,7 @@ func (b *Binder) apply(sub, left, domain plan.Node) (*applied, error) {
 		}
 		return outer(e)
 	}
-	res := &applied{right: d.node, scalarAgg: d.scalarAgg}
+	res := &applied{right: d.node, scalarAgg: d.scalarAgg, atMostOne: d.atMostOne || d.scalarAgg}
 	if res.conds, err = mapExprs(d.conds, joined); err != nil {
 		return nil, err
 	}

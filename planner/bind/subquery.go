@@ -251,7 +251,7 @@ func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) 
 	if err != nil {
 		return nil, err
 	}
-	j := &plan.Join{Kind: plan.LeftJoin, Left: c.site.node, Right: a.right, MaxOneRow: !a.scalarAgg}
+	j := &plan.Join{Kind: plan.LeftJoin, Left: c.site.node, Right: a.right, MaxOneRow: !a.atMostOne}
 	if c.site.node, err = b.finishJoin(j, a.conds); err != nil {
 		return nil, err
 	}
