@@ -57,6 +57,7 @@ var oracleShapes = []string{
 	`SELECT id FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE t2.t1_id = t1.id)`,
 	`SELECT id, b FROM t1 WHERE b NOT IN (SELECT NULLIF(v, 3) FROM t2 WHERE t2.t1_id = t1.id)`,
 	`SELECT id, (SELECT count(*) FROM t2 WHERE t2.t1_id = t1.id) AS c, (SELECT max(v) FROM t2 WHERE t2.t1_id = t1.id) AS mx FROM t1`,
+	`SELECT id, (SELECT t2.id FROM t2 WHERE t2.t1_id = t1.id ORDER BY t2.v DESC, t2.id LIMIT 1) AS top FROM t1`,
 }
 
 // mvOnMV are materialized views over other materialized views (created after oracleShapes).
