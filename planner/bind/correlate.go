@@ -678,6 +678,16 @@ func (b *Binder) apply(sub, left, domain plan.Node) (*applied, error) {
 		return outer(e)
 	}
 	res := &applied{right: d.node, scalarAgg: d.scalarAgg, atMostOne: d.atMostOne || d.scalarAgg}
+	if !res.atMostOne {
+		// Equalities on a key of the subquery's rows (a table's primary key).
+		var eqCols []int
+		for _, c := range d.conds {
+			if col, _, ok := correlationEq(c); ok {
+				eqCols = append(eqCols, col.Index)
+			}
+		}
+		res.atMostOne = uniqueBy(d.node, eqCols)
+	}
 	if res.conds, err = mapExprs(d.conds, joined); err != nil {
 		return nil, err
 	}
@@ -893,6 +903,48 @@ func nullPropagating(e expr.Expr) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// uniqueBy reports whether n has at most one row per value of cols: they
+// cover the primary key of the scanned table (through filters and column
+// projections) or an aggregation's group keys.
+func uniqueBy(n plan.Node, cols []int) bool {
+	for depth := 0; depth < types.MaxNesting; depth++ {
+		switch x := n.(type) {
+		case *plan.Scan:
+			if len(x.Table.PK) == 0 {
+				return false
+			}
+			for _, k := range x.Table.PK {
+				if !slices.Contains(cols, k) {
+					return false
+				}
+			}
+			return true
+		case *plan.Agg:
+			for k := range x.GroupBy {
+				if !slices.Contains(cols, k) {
+					return false
+				}
+			}
+			return true
+		case *plan.Filter:
+			n = x.Input
+		case *plan.Sort:
+			n = x.Input
+		case *plan.Project:
+			var in []int
+			for _, c := range cols {
+				if r, ok := x.Exprs[c].(*expr.ColumnRef); ok {
+					in = append(in, r.Index)
+				}
+			}
+			n, cols = x.Input, in
+		default:
+			return false
+		}
 	}
 	return false
 }

@@ -869,7 +869,7 @@ func hidden(fs []plan.Field) []plan.Field {
 // one actor compares every pair.
 func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	if n.MaxOneRow {
-		return nil, unsupported("a correlated scalar subquery in a materialized view must aggregate (e.g. max(...) or count(*)) so it returns one row")
+		return nil, unsupported("a correlated scalar subquery in a materialized view must return at most one row per outer row: aggregate (e.g. max(...) or count(*)), use LIMIT 1, or correlate on a primary key")
 	}
 	semi := n.Kind == plan.SemiJoin || n.Kind == plan.AntiJoin
 	if len(n.EqLeft) == 0 && !semi {
