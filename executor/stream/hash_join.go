@@ -13,15 +13,15 @@ import (
 )
 
 // hashJoin is the streaming equi-join (inner, left, right, full outer, semi,
-// anti) with an optional extra condition. Each side's rows live in its state table keyed
-// by (join key, stream key); a bounded cache keeps recently used join keys'
-// rows of each side. A row from one side is joined with the other side's rows
-// of its key, then written to its own side's state. Outer sides keep a degree
-// per row (matching rows of the other side) so a row switching between
-// matched and unmatched retracts or emits its NULL-padded row; a semi (anti)
-// join's left rows keep a degree too and are output, left columns only,
-// while it is above 0 (is 0). Updates are
-// processed as a delete then an insert; the output has only Insert and Delete.
+// anti) with an optional extra condition. Each side's rows live in its state
+// table keyed by (join key, stream key); a bounded cache keeps recently used
+// join keys' rows of each side. A row from one side is joined with the other
+// side's rows of its key, then written to its own side's state. Outer sides
+// keep a degree per row (matching rows of the other side) so a row switching
+// between matched and unmatched retracts or emits its NULL-padded row; a
+// semi (anti) join's left rows keep a degree too and are output, left
+// columns only, while it is above 0 (is 0). Updates are processed as a
+// delete then an insert; the output has only Insert and Delete.
 // Row changes update the cache during the epoch and reach the state tables at
 // the barrier (joinSide, join_cache.go); the cache is then cut back to
 // CacheRows rows (half per side), least recently used keys first.
