@@ -117,7 +117,15 @@ func TestCorrelatedDifferential(t *testing.T) {
 		}
 	}
 	query := func() string {
-		switch rng.Intn(4) {
+		switch rng.Intn(7) {
+		case 4:
+			return fmt.Sprintf("SELECT a.k, count(*), (SELECT %s FROM b WHERE b.k = a.k) FROM a GROUP BY a.k", pick("count(*)", "max(b.v)", "sum(b.v)"))
+		case 5:
+			return fmt.Sprintf("SELECT a.id FROM a WHERE %s (SELECT 1 FROM b WHERE %s AND %s (SELECT 1 FROM b c WHERE c.id = b.v AND c.k %s 1))",
+				pick("EXISTS", "NOT EXISTS"), corr(), pick("EXISTS", "NOT EXISTS"), pick("=", "<>"))
+		case 6:
+			return fmt.Sprintf("SELECT a.id, a.v %s (SELECT DISTINCT b.v FROM b WHERE %s ORDER BY 1) FROM a ORDER BY (SELECT count(*) FROM b WHERE b.k = a.k), a.id",
+				pick("IN", "NOT IN"), corr())
 		case 0:
 			return fmt.Sprintf("SELECT a.id, %s, %s FROM a", sub(true), sub(true))
 		case 1:
