@@ -357,6 +357,9 @@ func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 			return res, nil
 		}
 		res.node = restoreJoinLayout(&nj, nl0, nl1, nr0, nr1)
+		if res.conds, err = toJoinLayout(res.conds, nl0, nl1, nr0, nr1); err != nil {
+			return nil, err
+		}
 		return res, nil
 	}
 	for _, c := range r.conds {
@@ -392,20 +395,26 @@ func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 	// Restore the bound layout (left, right, then the appended columns) and
 	// move the conditions' columns with it.
 	res.node = restoreJoinLayout(nj, nl0, nl1, nr0, nr1)
+	if res.conds, err = toJoinLayout(res.conds, nl0, nl1, nr0, nr1); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// toJoinLayout moves conditions over a joined row to the restored layout
+// (restoreJoinLayout).
+func toJoinLayout(conds []expr.Expr, nl0, nl1, nr0, nr1 int) ([]expr.Expr, error) {
 	perm := joinLayout(nl0, nl1, nr0, nr1)
 	where := make([]int, len(perm))
 	for to, from := range perm {
 		where[from] = to
 	}
-	if res.conds, err = mapExprs(res.conds, func(e expr.Expr) expr.Expr {
+	return mapExprs(conds, func(e expr.Expr) expr.Expr {
 		if c, ok := e.(*expr.ColumnRef); ok {
 			return expr.Column(where[c.Index], c.Typ)
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return res, nil
+	})
 }
 
 // joinLayout lists, for each output position, the joined column it takes:
