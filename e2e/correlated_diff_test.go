@@ -94,7 +94,13 @@ func TestCorrelatedDifferential(t *testing.T) {
 		if several {
 			n = 9
 		}
-		switch rng.Intn(n) {
+		switch rng.Intn(n + 3) {
+		case n:
+			return fmt.Sprintf("%s (SELECT 1 FROM b JOIN b c ON c.k = b.v WHERE %s AND c.v %s a.v)", pick("EXISTS", "NOT EXISTS"), corr(), pick("<", ">=", "="))
+		case n + 1:
+			return fmt.Sprintf("(SELECT count(c.id) FROM (SELECT b.id, b.v FROM b WHERE %s) x LEFT JOIN b c ON c.id = x.v) %s 1", corr(), pick("<", "=", ">"))
+		case n + 2:
+			return fmt.Sprintf("a.v %s (SELECT x.v FROM (SELECT b.v, b.k FROM b WHERE b.v IS %sNULL) x WHERE x.k = a.k)", pick("IN", "NOT IN"), pick("", "NOT "))
 		case 0:
 			return fmt.Sprintf("EXISTS (SELECT 1 FROM b WHERE %s)", corr())
 		case 1:
