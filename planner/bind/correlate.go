@@ -610,6 +610,9 @@ type applied struct {
 	values    []expr.Expr // the subquery's output columns
 	scalarAgg bool        // at most one right row per input row, none for an empty group (values cover it)
 	atMostOne bool        // at most one right row per input row
+	// left is the input to join right with: the enclosing query's input,
+	// perhaps with computed join keys appended (hidden).
+	left plan.Node
 }
 
 // peelSet strips what cannot change a subquery's answer to EXISTS (exists:
@@ -750,7 +753,95 @@ func (b *Binder) apply(sub, left, domain plan.Node) (*applied, error) {
 		}
 	}
 	res.values = cur
-	return res, nil
+	res.left = left
+	return res, keyColumns(res, nl)
+}
+
+// keyColumns turns each correlation equality "expression over the input
+// = subquery column" whose expression is not a column into an equi-join
+// key: the expression becomes a hidden column appended to the input
+// (res.left), and the subquery's columns, one place further right per key,
+// are renumbered in the conditions and values.
+func keyColumns(res *applied, nl int) error {
+	var extra []expr.Expr
+	var at []int // the condition each extra key comes from
+	for i, c := range res.conds {
+		call, ok := c.(*expr.FuncExpr)
+		if !ok || call.Name != "=" || len(call.Args) != 2 {
+			continue
+		}
+		for side := 0; side < 2; side++ {
+			r, ok := intColumn(call.Args[1-side])
+			if !ok || r.Index < nl {
+				continue
+			}
+			e := call.Args[side]
+			if _, plain := intColumn(e); plain || !inputOnly(e, nl) {
+				continue
+			}
+			extra = append(extra, e)
+			at = append(at, i)
+			break
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	m := len(extra)
+	shift := func(e expr.Expr) expr.Expr {
+		if c, ok := e.(*expr.ColumnRef); ok && c.Index >= nl {
+			return expr.Column(c.Index+m, c.Typ)
+		}
+		return nil
+	}
+	var err error
+	if res.conds, err = mapExprs(res.conds, shift); err != nil {
+		return err
+	}
+	if res.values, err = mapExprs(res.values, shift); err != nil {
+		return err
+	}
+	for j, i := range at {
+		call := res.conds[i].(*expr.FuncExpr)
+		for side := 0; side < 2; side++ {
+			if r, ok := intColumn(call.Args[1-side]); ok && r.Index >= nl {
+				args := []expr.Expr{expr.Column(nl+j, extra[j].Type()), call.Args[1-side]}
+				if res.conds[i], err = expr.Call("=", args); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	fs := res.left.Schema()
+	exprs := make([]expr.Expr, 0, nl+m)
+	out := slices.Clone(fs)
+	for i, f := range fs {
+		exprs = append(exprs, expr.Column(i, f.Type))
+	}
+	for _, e := range extra {
+		exprs = append(exprs, e)
+		out = append(out, plan.Field{Name: "?key?", Type: e.Type(), Hidden: true})
+	}
+	res.left = &plan.Project{Input: res.left, Exprs: exprs, Out: out}
+	return nil
+}
+
+// inputOnly reports whether e reads columns below nl only (and no outer
+// reference): it can be computed on the join's input side.
+func inputOnly(e expr.Expr, nl int) bool {
+	ok := true
+	visitExpr(e, func(x expr.Expr) {
+		switch y := x.(type) {
+		case *expr.ColumnRef:
+			if y.Index >= nl {
+				ok = false
+			}
+		case *outerRef:
+			ok = false
+		}
+	})
+	return ok
 }
 
 // lateralJoin plans "left [LEFT] JOIN LATERAL (subquery) ON conds" when the
@@ -782,7 +873,7 @@ func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error)
 	}); err != nil {
 		return nil, err
 	}
-	node, err := b.finishJoin(&plan.Join{Kind: kind, Left: j.Left, Right: a.right}, append(a.conds, on...))
+	node, err := b.finishJoin(&plan.Join{Kind: kind, Left: a.left, Right: a.right}, append(a.conds, on...))
 	if err != nil {
 		return nil, err
 	}

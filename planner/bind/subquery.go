@@ -134,7 +134,7 @@ func (b *Binder) existsJoin(site *applySite, c *exprCtx, sel ast.ExprNode, not b
 	if err != nil {
 		return nil, err
 	}
-	j := &plan.Join{Kind: plan.SemiJoin, Left: site.node, Right: a.right}
+	j := &plan.Join{Kind: plan.SemiJoin, Left: a.left, Right: a.right}
 	if not {
 		j.Kind = plan.AntiJoin
 	}
@@ -217,7 +217,7 @@ func (b *Binder) correlatedIn(site *applySite, left expr.Expr, right plan.Node, 
 	}
 	if a.scalarAgg {
 		// One value per row: "x IN (v)" is "x = v" and "x NOT IN (v)" "x <> v".
-		j := &plan.Join{Kind: plan.LeftJoin, Left: site.node, Right: a.right}
+		j := &plan.Join{Kind: plan.LeftJoin, Left: a.left, Right: a.right}
 		if site.node, err = b.finishJoin(j, a.conds); err != nil {
 			return nil, err
 		}
@@ -234,7 +234,7 @@ func (b *Binder) correlatedIn(site *applySite, left expr.Expr, right plan.Node, 
 			return nil, err
 		}
 	}
-	j := &plan.Join{Kind: kind, Left: site.node, Right: a.right}
+	j := &plan.Join{Kind: kind, Left: a.left, Right: a.right}
 	if site.node, err = b.finishJoin(j, append(a.conds, eq)); err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) 
 	if err != nil {
 		return nil, err
 	}
-	j := &plan.Join{Kind: plan.LeftJoin, Left: c.site.node, Right: a.right, MaxOneRow: !a.atMostOne}
+	j := &plan.Join{Kind: plan.LeftJoin, Left: a.left, Right: a.right, MaxOneRow: !a.atMostOne}
 	if c.site.node, err = b.finishJoin(j, a.conds); err != nil {
 		return nil, err
 	}
