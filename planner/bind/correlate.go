@@ -37,27 +37,32 @@ func (r *outerRef) EvalRow(*expr.Ctx, []types.Datum) (types.Datum, error) {
 	return types.NullDatum, types.Errorf(types.ErrInternal, "unresolved outer reference %s", r)
 }
 
-// resolveOuter binds a column that only an enclosing query's scope knows.
-func (b *Binder) resolveOuter(table, name string) (expr.Expr, bool) {
+// resolveOuter binds a column that only an enclosing query's scope knows
+// (nil when none does). A column of an aggregating query must be grouped.
+func (b *Binder) resolveOuter(table, name string) (expr.Expr, error) {
 	for i := len(b.outer) - 1; i >= 0; i-- {
 		sc := b.outer[i]
 		if idx, err := sc.resolve(table, name); err == nil {
-			return &outerRef{depth: len(b.outer) - i, index: idx, typ: sc.fields[idx].Type}, true
+			return &outerRef{depth: len(b.outer) - i, index: idx, typ: sc.fields[idx].Type}, nil
 		}
 		if sc.agg == nil {
 			continue
 		}
-		// A grouped column of an aggregating query.
 		if idx, err := sc.agg.inScope.resolve(table, name); err == nil {
 			s := expr.Column(idx, sc.agg.inScope.fields[idx].Type).String()
 			for k, g := range sc.agg.groupStrs {
 				if g == s {
-					return &outerRef{depth: len(b.outer) - i, index: k, typ: sc.fields[k].Type}, true
+					return &outerRef{depth: len(b.outer) - i, index: k, typ: sc.fields[k].Type}, nil
 				}
 			}
+			q := name
+			if f := sc.agg.inScope.fields[idx]; f.Table != "" {
+				q = f.Table + "." + name
+			}
+			return nil, types.Errorf(types.ErrGrouping, "subquery uses ungrouped column \"%s\" from outer query", q)
 		}
 	}
-	return nil, false
+	return nil, nil
 }
 
 // errCorrelated refuses a correlated subquery form decorrelation cannot plan.

@@ -64,8 +64,8 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *ast.ColumnNameExpr:
 		if c.agg != nil {
 			if _, err := c.agg.inScope.resolve(n.Name.Table.O, n.Name.Name.O); err != nil && !errors.Is(err, types.ErrAmbiguousColumn) {
-				if e, ok := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); ok {
-					return e, nil
+				if e, err := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || err != nil {
+					return e, err
 				}
 			}
 			return nil, c.agg.ungrouped(n)
@@ -77,8 +77,8 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 				return expr.Call(n.Name.Name.L, nil)
 			}
 			if !errors.Is(err, types.ErrAmbiguousColumn) {
-				if e, ok := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); ok {
-					return e, nil
+				if e, oerr := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || oerr != nil {
+					return e, oerr
 				}
 			}
 			return nil, err
