@@ -12,13 +12,18 @@ import (
 // Correlated subqueries. A column a subquery takes from an enclosing query
 // binds to an outerRef. A subquery whose plan holds outerRefs is
 // decorrelated: the conditions that read outer columns are pulled up out of
-// its plan (through filters, projections, inner joins and aggregations,
-// which then group by the inner side of each correlation equality), and the
-// subquery becomes a join with the enclosing query's input on them — a semi
-// join (EXISTS, IN), an anti join (NOT EXISTS, NOT IN), a left join that
-// appends the value (scalar subqueries) or an inner or left join (LATERAL).
-// The result has no outer references, so it runs as an ordinary batch plan
-// and stays incremental in a materialized view.
+// its plan (through filters, projections, sorts and inner joins; an
+// aggregation then groups by the inner side of each correlation equality,
+// or, for other comparisons, by the distinct outer values it is joined
+// with, RisingWave's domain; a LIMIT becomes a top-N per correlation key),
+// and the subquery becomes a join with the enclosing query's input on them:
+// a semi join (EXISTS, IN), an anti join (NOT EXISTS, NOT IN), a left join
+// that appends the value (scalar subqueries, and EXISTS, IN, ANY and ALL
+// inside expressions as counts), or an inner or left join (LATERAL). The
+// projections on top of the subquery are computed above the join, so they
+// may read outer columns. The result has no outer references, so it runs as
+// an ordinary batch plan and stays incremental in a materialized view.
+// Forms outside these rules are refused with 0A000, never answered wrongly.
 
 // outerRef reads column Index of the query Depth levels out (1: the query
 // immediately enclosing the subquery). Decorrelation replaces it with a
