@@ -812,7 +812,10 @@ func keyColumns(res *applied, nl int) error {
 		return err
 	}
 	for j, i := range at {
-		call := res.conds[i].(*expr.FuncExpr)
+		call, ok := res.conds[i].(*expr.FuncExpr)
+		if !ok {
+			return types.Errorf(types.ErrInternal, "correlation key %s is not an equality", res.conds[i])
+		}
 		for side := 0; side < 2; side++ {
 			if r, ok := intColumn(call.Args[1-side]); ok && r.Index >= nl {
 				args := []expr.Expr{expr.Column(nl+j, extra[j].Type()), call.Args[1-side]}
