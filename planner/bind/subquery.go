@@ -16,9 +16,32 @@ type applySite struct {
 	// base is the clause's input before any join: its rows' outer values
 	// (a superset of node's) are the domain of correlations (correlate.go).
 	base plan.Node
+	// bound holds the value of each correlated subquery joined here, by
+	// its syntax node: an expression bound twice (an aggregate's arguments
+	// are) joins once.
+	bound map[ast.Node]expr.Expr
 }
 
-func newSite(n plan.Node) *applySite { return &applySite{node: n, base: n} }
+func newSite(n plan.Node) *applySite {
+	return &applySite{node: n, base: n, bound: map[ast.Node]expr.Expr{}}
+}
+
+// boundBefore returns the value a correlated subquery n already has at c's site.
+func (c *exprCtx) boundBefore(n ast.Node) (expr.Expr, bool) {
+	if c.site == nil {
+		return nil, false
+	}
+	e, ok := c.site.bound[n]
+	return e, ok
+}
+
+// remember notes the value of correlated subquery n at c's site.
+func (c *exprCtx) remember(n ast.Node, e expr.Expr, err error) (expr.Expr, error) {
+	if err == nil && c.site != nil {
+		c.site.bound[n] = e
+	}
+	return e, err
+}
 
 // bindWhere plans a WHERE clause: [NOT] IN and [NOT] EXISTS subqueries among
 // its top-level conjuncts become semi/anti joins, a full primary-key
@@ -342,6 +365,9 @@ func (r *initRef) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error)
 }
 
 func (b *Binder) bindScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	if e, ok := c.boundBefore(n); ok {
+		return e, nil
+	}
 	node, err := b.bindSubquery(c, n)
 	if err != nil {
 		return nil, err
@@ -352,7 +378,8 @@ func (b *Binder) bindScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr,
 	}
 	node = finalizeOutput(node)
 	if hasOuter(node) {
-		return b.correlatedValue(c, node)
+		e, err := b.correlatedValue(c, node)
+		return c.remember(n, e, err)
 	}
 	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ScalarSubquery, Plan: node})
 	return &initRef{b: b, i: len(b.initPlans) - 1, typ: node.Schema()[0].Type}, nil
@@ -386,6 +413,9 @@ func (b *Binder) dryScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, 
 // bindExistsSubquery plans EXISTS (subquery) inside an expression: an init
 // plan, or when correlated a count of the correlated rows joined per row.
 func (b *Binder) bindExistsSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	if e, ok := c.boundBefore(n); ok {
+		return e, nil
+	}
 	node, err := b.bindSubquery(c, n)
 	if err != nil {
 		return nil, err
@@ -393,7 +423,8 @@ func (b *Binder) bindExistsSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr,
 	if !hasOuter(node) {
 		return b.existsInit(node), nil
 	}
-	return b.correlatedExists(c, node)
+	e, err := b.correlatedExists(c, node)
+	return c.remember(n, e, err)
 }
 
 // correlatedExists plans EXISTS (node) for a correlated node inside an
@@ -447,6 +478,9 @@ func (b *Binder) bindCompareSubquery(c *exprCtx, n *ast.CompareSubqueryExpr) (ex
 }
 
 func (b *Binder) bindQuantified(c *exprCtx, leftAST ast.ExprNode, op string, all bool, sub *ast.SubqueryExpr) (expr.Expr, error) {
+	if e, ok := c.boundBefore(sub); ok {
+		return e, nil
+	}
 	left, err := b.bindExpr(c, leftAST)
 	if err != nil {
 		return nil, err
@@ -462,7 +496,8 @@ func (b *Binder) bindQuantified(c *exprCtx, leftAST ast.ExprNode, op string, all
 	elem := node.Schema()[0].Type
 	left = b.coerceParam(left, elem)
 	if hasOuter(node) {
-		return b.correlatedQuantified(c, left, op, all, node)
+		e, err := b.correlatedQuantified(c, left, op, all, node)
+		return c.remember(sub, e, err)
 	}
 	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ListSubquery, Plan: node})
 	return expr.NewQuantified(left, op, all, len(b.initPlans)-1, elem)
