@@ -52,6 +52,12 @@ var oracleShapes = []string{
 	`SELECT window_start, window_end, max(v) AS mx FROM HOP(t4, ts, INTERVAL '5 minutes', INTERVAL '15 minutes') GROUP BY window_start, window_end`,
 	`SELECT id, v FROM t4 WHERE ts > now() - INTERVAL '1 hour'`,
 	`SELECT DISTINCT t1.a, t2.v FROM t1 JOIN t2 ON t1.id = t2.t1_id`,
+	// Correlated subqueries, decorrelated into semi/anti joins and left joins over aggregations.
+	`SELECT id, a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.t1_id = t1.id AND t2.v > t1.b)`,
+	`SELECT id FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE t2.t1_id = t1.id)`,
+	`SELECT id, b FROM t1 WHERE b NOT IN (SELECT NULLIF(v, 3) FROM t2 WHERE t2.t1_id = t1.id)`,
+	`SELECT id, (SELECT count(*) FROM t2 WHERE t2.t1_id = t1.id) AS c, (SELECT max(v) FROM t2 WHERE t2.t1_id = t1.id) AS mx FROM t1`,
+	`SELECT id, (SELECT t2.id FROM t2 WHERE t2.t1_id = t1.id ORDER BY t2.v DESC, t2.id LIMIT 1) AS top FROM t1`,
 }
 
 // mvOnMV are materialized views over other materialized views (created after oracleShapes).

@@ -270,3 +270,79 @@ func TestTransactionCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionSavepoints: pgx's nested transactions are savepoints
+// (Begin on a Tx is SAVEPOINT, Rollback ROLLBACK TO, Commit RELEASE): a
+// nested rollback drops only its writes, and one after a failed statement
+// makes the block usable again.
+func TestTransactionSavepoints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn := connect(t, ctx, srv)
+	if _, err := conn.Exec(ctx, "CREATE TABLE s (id int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q pgx.Tx, sql string) error {
+		_, err := q.Exec(ctx, sql)
+		return err
+	}
+	nested := func() pgx.Tx {
+		t.Helper()
+		n, err := tx.Begin(ctx)
+		if err != nil {
+			t.Fatalf("savepoint: %v", err)
+		}
+		return n
+	}
+	if err := exec(tx, "INSERT INTO s VALUES (1, 'kept')"); err != nil {
+		t.Fatal(err)
+	}
+	n1 := nested()
+	if err := exec(n1, "INSERT INTO s VALUES (2, 'rolled back')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n2 := nested()
+	if err := exec(n2, "INSERT INTO s VALUES (3, 'released')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n3 := nested()
+	err = exec(n3, "INSERT INTO s VALUES (1, 'duplicate')")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("duplicate key in a savepoint: %v, want 23505", err)
+	}
+	if err := exec(tx, "SELECT 1"); !errors.As(err, &pe) || pe.Code != "25P02" {
+		t.Fatalf("a statement in the failed block: %v, want 25P02", err)
+	}
+	if err := n3.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(tx, "INSERT INTO s VALUES (4, 'after recovery')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, "SELECT id FROM s ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids) != "[1 3 4]" {
+		t.Fatalf("committed ids %v, want [1 3 4]", ids)
+	}
+}

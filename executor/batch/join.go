@@ -30,6 +30,7 @@ type joinConfig struct {
 	eqL, eqR  []int // equi-join keys; empty for a nested loop join
 	cond      expr.Expr
 	nullAware bool
+	maxOne    bool // a left row may join at most one right row (plan.Join.MaxOneRow)
 	lts, rts  []types.T
 	ts        []types.T // output types
 }
@@ -73,7 +74,7 @@ type joinRun struct {
 func newJoin(env *Env, n *plan.Join, left, right Executor) *joinExec {
 	e := &joinExec{
 		joinConfig: joinConfig{
-			env: env, kind: n.Kind, eqL: n.EqLeft, eqR: n.EqRight, cond: n.Cond, nullAware: n.NullAware,
+			env: env, kind: n.Kind, eqL: n.EqLeft, eqR: n.EqRight, cond: n.Cond, nullAware: n.NullAware, maxOne: n.MaxOneRow,
 			lts: left.Schema(), rts: right.Schema(),
 		},
 		left: left, right: right,
@@ -301,7 +302,9 @@ func (e *joinExec) matchPairs() error {
 	}
 	if e.cond == nil {
 		for k := 0; k < np; k++ {
-			e.match(r.pairL[k], r.pairR[k])
+			if err := e.match(r.pairL[k], r.pairR[k]); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -329,15 +332,20 @@ func (e *joinExec) matchPairs() error {
 	}
 	for k := 0; k < np; k++ {
 		if !r.condVec.Nulls[k] && r.condVec.I64[k] != 0 {
-			e.match(r.pairL[k], r.pairR[k])
+			if err := e.match(r.pairL[k], r.pairR[k]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // match records that probe row l joins build row b.
-func (e *joinExec) match(l, b int32) {
+func (e *joinExec) match(l, b int32) error {
 	r := &e.run
+	if e.maxOne && r.lMatch[l] {
+		return types.Errorf(types.ErrCardinality, "more than one row returned by a subquery used as an expression")
+	}
 	r.lMatch[l] = true
 	if r.bMatch != nil {
 		r.bMatch[b] = true
@@ -345,6 +353,7 @@ func (e *joinExec) match(l, b int32) {
 	if e.emitsPairs() {
 		e.appendJoined(int(l), int(b))
 	}
+	return nil
 }
 
 // appendJoined appends probe row l joined with build row b; -1 stands for NULLs.

@@ -12,14 +12,16 @@ import (
 	"github.com/tributary/tributary/storage/state"
 )
 
-// hashJoin is the streaming equi-join (inner, left, right, full outer) with
-// an optional extra condition. Each side's rows live in its state table keyed
-// by (join key, stream key); a bounded cache keeps recently used join keys'
-// rows of each side. A row from one side is joined with the other side's rows
-// of its key, then written to its own side's state. Outer sides keep a degree
-// per row (matching rows of the other side) so a row switching between
-// matched and unmatched retracts or emits its NULL-padded row. Updates are
-// processed as a delete then an insert; the output has only Insert and Delete.
+// hashJoin is the streaming equi-join (inner, left, right, full outer, semi,
+// anti) with an optional extra condition. Each side's rows live in its state
+// table keyed by (join key, stream key); a bounded cache keeps recently used
+// join keys' rows of each side. A row from one side is joined with the other
+// side's rows of its key, then written to its own side's state. Outer sides
+// keep a degree per row (matching rows of the other side) so a row switching
+// between matched and unmatched retracts or emits its NULL-padded row; a
+// semi (anti) join's left rows keep a degree too and are output, left
+// columns only, while it is above 0 (is 0). Updates are processed as a
+// delete then an insert; the output has only Insert and Delete.
 // Row changes update the cache during the epoch and reach the state tables at
 // the barrier (joinSide, join_cache.go); the cache is then cut back to
 // CacheRows rows (half per side), least recently used keys first.
@@ -28,6 +30,8 @@ type hashJoin struct {
 	align   *Aligner
 	cond    expr.Expr // nil: none
 	outer   [2]bool   // side's unmatched rows are emitted NULL-padded
+	semi    bool      // a semi join: left rows with a match
+	anti    bool      // an anti join: left rows without a match
 	nl, nr  int       // column counts of the left and right inputs
 	outT    []types.T
 	limit   int // cached rows per side
@@ -82,7 +86,7 @@ type joinRun struct {
 // n.State() must hold the layouts of StateLayouts with ids assigned.
 func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executor) (Executor, *Aligner, error) {
 	switch n.Kind {
-	case plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin:
+	case plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin, plan.SemiJoin, plan.AntiJoin:
 	default:
 		return nil, nil, fmt.Errorf("hash join: unsupported join kind %s", n.Kind)
 	}
@@ -107,10 +111,15 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		actx:  actx,
 		cond:  n.Cond,
 		outer: [2]bool{n.LeftOuter(), n.RightOuter()},
+		semi:  n.Kind == plan.SemiJoin,
+		anti:  n.Kind == plan.AntiJoin,
 		nl:    len(lt),
 		nr:    len(rt),
 		outT:  append(append(make([]types.T, 0, len(lt)+len(rt)), lt...), rt...),
 		limit: actx.CacheRows,
+	}
+	if n.SemiOrAnti() {
+		e.outT = slices.Clone(lt)
 	}
 	e.run.lenient = newLenientEval(actx)
 	if e.limit <= 0 {
@@ -121,7 +130,8 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 	eqs := [2][]int{n.EqLeft, n.EqRight}
 	for s, ts := range [2][]types.T{lt, rt} {
 		want := len(ts)
-		if e.outer[s] {
+		degree := e.outer[s] || (s == 0 && n.SemiOrAnti())
+		if degree {
 			want++
 		}
 		if len(st[s].Types) != want {
@@ -135,7 +145,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		if err != nil {
 			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
 		}
-		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, e.outer[s])
+		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree)
 	}
 	e.inner = n.Kind == plan.InnerJoin
 	e.eqs = eqs
@@ -305,9 +315,13 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	r.tick++
 	for i, c := range this.key {
 		if row[c].Null {
-			// A NULL key never matches: the row is only ever NULL-padded and needs no state.
+			// A NULL key never matches: the row is only ever NULL-padded (or
+			// output by an anti join) and needs no state.
 			if e.outer[side] {
 				e.emitPadded(side, row, op)
+			}
+			if e.anti && side == Left {
+				e.emit(op, row[:e.nl])
 			}
 			return nil
 		}
@@ -333,6 +347,13 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 			}
 		}
 		degree++
+		if e.semi || e.anti {
+			if side == Right {
+				e.semiAntiMatch(orow, insert)
+				other.touch(oe, i)
+			}
+			continue
+		}
 		if !other.degree {
 			e.emit(op, r.joined)
 			continue
@@ -361,6 +382,9 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	if degree == 0 && e.outer[side] {
 		e.emitPadded(side, row, op)
 	}
+	if side == Left && (e.semi && degree > 0 || e.anti && degree == 0) {
+		e.emit(op, row[:e.nl])
+	}
 
 	// The row's own side: its key's entry (written to state at the barrier).
 	if e.sameKey {
@@ -380,6 +404,37 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	}
 	this.add(te, row)
 	return nil
+}
+
+// semiAntiMatch applies a right row's insert or delete to a matching left
+// row (of a semi or anti join): its degree changes, and when it crosses 0
+// the left row enters or leaves the output.
+func (e *hashJoin) semiAntiMatch(lrow []types.Datum, insert bool) {
+	d := &lrow[e.nl]
+	switch {
+	case insert:
+		if d.I == 0 {
+			e.emitSemiAnti(lrow, true)
+		}
+		d.I++
+	case d.I > 0:
+		d.I--
+		if d.I == 0 {
+			e.emitSemiAnti(lrow, false)
+		}
+	}
+	// A delete matching a row of degree 0 means the input was inconsistent: keep 0.
+}
+
+// emitSemiAnti outputs a left row whose degree left 0 (matched: true) or
+// returned to 0: an insert into a semi join's output and a delete from an
+// anti join's, or the reverse.
+func (e *hashJoin) emitSemiAnti(lrow []types.Datum, matched bool) {
+	op := types.OpInsert
+	if matched == e.anti {
+		op = types.OpDelete
+	}
+	e.emit(op, lrow[:e.nl])
 }
 
 // fillJoined sets r.joined to the row of side joined with orow of the other side.

@@ -260,8 +260,8 @@ func hjCopyView(m map[string]int) map[string]int {
 // apply adds a chunk's changes to a multiset, checking it stays consistent.
 func (h *hjHarness) apply(view map[string]int, c *types.Chunk) {
 	h.t.Helper()
-	if len(c.Cols) != len(h.lts)+len(h.rts) {
-		h.t.Fatalf("output has %d columns, want %d", len(c.Cols), len(h.lts)+len(h.rts))
+	if want := len(h.n.Schema()); len(c.Cols) != want {
+		h.t.Fatalf("output has %d columns, want %d", len(c.Cols), want)
 	}
 	for i := 0; i < c.Len(); i++ {
 		if !c.Visible(i) {
@@ -392,6 +392,40 @@ func TestHashJoinLeft(t *testing.T) {
 			2 20 200 4 20 d
 			5 30 500 NULL NULL NULL`},
 	}, true)
+}
+
+// TestHashJoinSemiAnti: a left row is in a semi join's output while it has
+// a match (the condition included) and in an anti join's while it has none;
+// a NULL key never matches.
+func TestHashJoinSemiAnti(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cond := hjCall(t, "<", expr.Column(0, types.TInt64), expr.Column(3, types.TInt64))
+	for _, kind := range []plan.JoinKind{plan.SemiJoin, plan.AntiJoin} {
+		t.Run(kind.String(), func(t *testing.T) {
+			h := newHJHarness(t, kind, hjL, hjR, []int{1}, []int{1}, cond)
+			semi := func(semi, anti string) string {
+				if kind == plan.SemiJoin {
+					return semi
+				}
+				return anti
+			}
+			h.run([]hjEpoch{
+				{left: []string{"+ 1 10 100\n+ 2 20 200\n+ 3 NULL 300"}, right: []string{"+ 5 10 a\n+ 1 20 b"},
+					want: semi("1 10 100", "2 20 200\n3 NULL 300")},
+				// a second match for left 1, then the first goes: still matched
+				{right: []string{"+ 6 10 c", "- 5 10 a"},
+					want: semi("1 10 100", "2 20 200\n3 NULL 300")},
+				// the last match goes; left 2 gains one (the condition now passes)
+				{right: []string{"- 6 10 c", "U- 1 20 b\nU+ 4 20 b"},
+					want: semi("2 20 200", "1 10 100\n3 NULL 300")},
+				// a left row moves to a key with a match and out again
+				{left: []string{"U- 1 10 100\nU+ 1 20 100"},
+					want: semi("1 20 100\n2 20 200", "3 NULL 300")},
+				{left: []string{"- 1 20 100\n- 3 NULL 300"}, right: []string{"- 4 20 b"},
+					want: semi("", "2 20 200")},
+			}, true)
+		})
+	}
 }
 
 func TestHashJoinRight(t *testing.T) {
@@ -586,7 +620,7 @@ func TestHashJoinCacheBound(t *testing.T) {
 func TestHashJoinRandom(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin} {
+	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin, plan.SemiJoin, plan.AntiJoin} {
 		for _, withCond := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cond=%v", kind, withCond), func(t *testing.T) {
 				defer goleak.VerifyNone(t)
@@ -668,7 +702,12 @@ func hjRandom(t *testing.T, rng *rand.Rand, kind plan.JoinKind, withCond bool) {
 				}
 				n++
 				matchedR[r.id] = true
-				out = append(out, fmt.Sprintf("%d %d %d %d %d %d", l.id, l.k, l.v, r.id, r.k, r.v))
+				if kind != plan.SemiJoin && kind != plan.AntiJoin {
+					out = append(out, fmt.Sprintf("%d %d %d %d %d %d", l.id, l.k, l.v, r.id, r.k, r.v))
+				}
+			}
+			if kind == plan.SemiJoin && n > 0 || kind == plan.AntiJoin && n == 0 {
+				out = append(out, fmt.Sprintf("%d %s %d", l.id, keyText(l.k), l.v))
 			}
 			if n == 0 && (kind == plan.LeftJoin || kind == plan.FullJoin) {
 				out = append(out, fmt.Sprintf("%d %s %d NULL NULL NULL", l.id, keyText(l.k), l.v))

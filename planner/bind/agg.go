@@ -25,6 +25,9 @@ type aggBinding struct {
 	// the aggregation input is sorted by it, as aggregates keep arrival order.
 	order    []plan.SortKey
 	orderKey string
+	// site is where correlated subqueries in aggregate arguments and
+	// FILTER clauses join the aggregation's input.
+	site *applySite
 }
 
 // match resolves n if it is a group key; ok=false lets the caller recurse.
@@ -68,7 +71,7 @@ func (a *aggBinding) aggregate(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr) 
 }
 
 func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr, filter ast.ExprNode) (expr.Expr, error) {
-	inner := &exprCtx{scope: a.inScope, clause: "aggregate function calls"}
+	inner := &exprCtx{scope: a.inScope, clause: "aggregate function calls", site: a.site}
 	name := strings.ToLower(n.F)
 	var args []expr.Expr
 	argNodes := n.Args
@@ -225,7 +228,7 @@ func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // are discovered by binding the select list, HAVING and ORDER BY in a dry
 // run, so that the pre-projection knows every argument.
 func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fields []*ast.SelectField) (plan.Node, *aggBinding, error) {
-	a := &aggBinding{inScope: sc}
+	a := &aggBinding{inScope: sc, site: newSite(input)}
 	gc := &exprCtx{scope: sc, clause: "GROUP BY"}
 	if s.GroupBy != nil {
 		if s.GroupBy.Rollup {
@@ -304,9 +307,9 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 	// Pre-projection and the Agg node.
 	preOut := make([]plan.Field, len(a.pre))
 	for i, e := range a.pre {
-		preOut[i] = fieldFor("?pre?", e, sc.fields)
+		preOut[i] = fieldFor("?pre?", e, a.site.node.Schema())
 	}
-	var pre plan.Node = &plan.Project{Input: input, Exprs: a.pre, Out: preOut}
+	var pre plan.Node = &plan.Project{Input: a.site.node, Exprs: a.pre, Out: preOut}
 	if len(a.order) > 0 {
 		pre = &plan.Sort{Input: pre, Keys: a.order}
 	}
@@ -314,7 +317,7 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 	out := make([]plan.Field, 0, a.groupN+len(a.calls))
 	for i := 0; i < a.groupN; i++ {
 		groupBy[i] = i
-		f := fieldFor("?group?", a.pre[i], sc.fields)
+		f := fieldFor("?group?", a.pre[i], a.site.node.Schema())
 		if col, ok := a.pre[i].(*expr.ColumnRef); ok {
 			f.Name, f.Table = sc.fields[col.Index].Name, sc.fields[col.Index].Table
 		}

@@ -23,8 +23,9 @@ type Binder struct {
 	systemRows   SystemRows
 	deps         []uint32
 	setting      func(name string) (string, error)
-	outer        []*scope // enclosing queries' scopes while a subquery binds
-	system       bool     // the statement read a system table (rows fixed at bind time)
+	outer        []*scope  // enclosing queries' scopes while a subquery binds
+	applyLeft    plan.Node // the input a correlated subquery being decorrelated joins (correlate.go)
+	system       bool      // the statement read a system table (rows fixed at bind time)
 	// declared holds every WITH list enclosing the current point, complete,
 	// while ctes holds only what may be referenced there.
 	declared  []map[string]*cte

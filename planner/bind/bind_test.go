@@ -2,6 +2,7 @@ package bind
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,4 +91,26 @@ func bindAndExplain(cat *catalog.Catalog, sql string) string {
 		}
 	}
 	return "columns: " + strings.Join(cols, ", ") + "\n" + s
+}
+
+// TestDeepCorrelated: correlated subqueries nested deep decorrelate level
+// by level; past the nesting limit they are refused with 54001.
+func TestDeepCorrelated(t *testing.T) {
+	cat := testCatalog(t)
+	nested := func(depth int) string {
+		var b strings.Builder
+		b.WriteString("SELECT t0.id FROM t t0 WHERE ")
+		for i := 1; i <= depth; i++ {
+			fmt.Fprintf(&b, "EXISTS (SELECT 1 FROM t t%d WHERE t%d.id = t%d.id AND ", i, i, i-1)
+		}
+		b.WriteString("true")
+		b.WriteString(strings.Repeat(")", depth))
+		return b.String()
+	}
+	if got := bindAndExplain(cat, nested(50)); !strings.HasPrefix(got, "columns: id integer") || strings.Count(got, "HashSemiJoin") != 50 {
+		t.Errorf("50 nested correlated EXISTS: %.300s", got)
+	}
+	if got := bindAndExplain(cat, nested(2000)); !strings.Contains(got, "stack depth limit exceeded") {
+		t.Errorf("2000 nested correlated EXISTS: %.300s", got)
+	}
 }

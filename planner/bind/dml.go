@@ -352,8 +352,11 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 			return nil, nil, err
 		}
 	}
-	up := &plan.Update{Table: rel, Input: input}
-	c := &exprCtx{scope: sc, clause: "UPDATE"}
+	up := &plan.Update{Table: rel}
+	// Correlated subqueries in SET join the rows to update (extra columns
+	// after the table's, which the update ignores).
+	site := newSite(input)
+	c := &exprCtx{scope: sc, clause: "UPDATE", site: site}
 	seen := map[int]bool{}
 	for _, a := range n.List {
 		idx := rel.ColumnIndex(a.Column.Name.O)
@@ -387,6 +390,8 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 		up.Cols = append(up.Cols, idx)
 		up.Set = append(up.Set, e)
 	}
+	input = site.node
+	up.Input = input
 	if up.Generated, err = b.generatedExprs(rel); err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 // Package bind turns parsed statements (TiDB AST wrapped by sql/parser) into
 // plans: it resolves names against a catalog.Reader, types expressions through
 // sql/expr, infers parameter types, plans aggregation, window functions,
-// subqueries (uncorrelated: semi/anti joins and init plans) and CTEs. Binder is
+// subqueries (uncorrelated: semi/anti joins and init plans; correlated:
+// decorrelated into joins, correlate.go) and CTEs. Binder is
 // the one public type; the TiDB AST stops here.
 package bind

@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ type exprCtx struct {
 	agg    *aggBinding // non-nil when binding above an aggregation
 	win    *winBinding // non-nil when window functions are allowed
 	clause string      // for errors: "WHERE", "JOIN conditions", ...
+	// site, when set, is where correlated subqueries attach their joins.
+	site *applySite
 }
 
 // bindExpr binds one expression; past types.MaxExprDepth levels of recursion
@@ -39,6 +42,20 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 			return e, err
 		}
 	}
+	if c.win != nil && c.win.dry {
+		// The dry run registering an aggregation's calls does not bind
+		// subqueries: their aggregates are their own.
+		switch n := n.(type) {
+		case *ast.SubqueryExpr:
+			return b.dryScalarSubquery(c, n)
+		case *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
+			return expr.Literal(types.NullDatum, types.TBool), nil
+		case *ast.PatternInExpr:
+			if n.Sel != nil {
+				return expr.Literal(types.NullDatum, types.TBool), nil
+			}
+		}
+	}
 	switch n := n.(type) {
 	case *ast.ParenthesesExpr:
 		return b.bindExpr(c, n.Expr)
@@ -46,6 +63,11 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		return literal(n)
 	case *ast.ColumnNameExpr:
 		if c.agg != nil {
+			if _, err := c.agg.inScope.resolve(n.Name.Table.O, n.Name.Name.O); err != nil && !errors.Is(err, types.ErrAmbiguousColumn) {
+				if e, err := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || err != nil {
+					return e, err
+				}
+			}
 			return nil, c.agg.ungrouped(n)
 		}
 		idx, err := c.scope.resolve(n.Name.Table.O, n.Name.Name.O)
@@ -54,7 +76,12 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 			if n.Name.Table.O == "" && n.Name.Schema.O == "" && sqlValueFuncs[n.Name.Name.L] {
 				return expr.Call(n.Name.Name.L, nil)
 			}
-			return nil, b.correlated(n, err)
+			if !errors.Is(err, types.ErrAmbiguousColumn) {
+				if e, oerr := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || oerr != nil {
+					return e, oerr
+				}
+			}
+			return nil, err
 		}
 		return expr.Column(idx, c.scope.fields[idx].Type), nil
 	case *ast.BinaryOperationExpr:
@@ -135,7 +162,6 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		return expr.Call("not", []expr.Expr{e})
 	case *ast.PatternInExpr:
 		if n.Sel != nil {
-			defer b.enter(c.scope)()
 			return b.bindInSubqueryExpr(c, n)
 		}
 		args, err := b.bindExprs(c, append([]ast.ExprNode{n.Expr}, n.List...))
@@ -163,22 +189,18 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 		}
 		return c.win.window(b, c, n)
 	case *ast.SubqueryExpr:
-		defer b.enter(c.scope)()
-		return b.bindScalarSubquery(n)
+		return b.bindScalarSubquery(c, n)
 	case *ast.ExistsSubqueryExpr:
 		sub, ok := n.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return nil, types.Errorf(types.ErrUnsupported, "unsupported EXISTS form")
 		}
-		leave := b.enter(c.scope)
-		e, err := b.bindExistsSubquery(sub)
-		leave()
+		e, err := b.bindExistsSubquery(c, sub)
 		if err != nil || !n.Not {
 			return e, err
 		}
 		return expr.Call("not", []expr.Expr{e})
 	case *ast.CompareSubqueryExpr:
-		defer b.enter(c.scope)()
 		return b.bindCompareSubquery(c, n)
 	case *ast.DefaultExpr:
 		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
@@ -741,17 +763,6 @@ func fieldFor(name string, e expr.Expr, in []plan.Field) plan.Field {
 func (b *Binder) enter(sc *scope) func() {
 	b.outer = append(b.outer, sc)
 	return func() { b.outer = b.outer[:len(b.outer)-1] }
-}
-
-// correlated turns a name that only an enclosing query's scope knows into
-// 0A000: correlated subqueries are not supported.
-func (b *Binder) correlated(n *ast.ColumnNameExpr, err error) error {
-	for i := len(b.outer) - 1; i >= 0; i-- {
-		if _, oerr := b.outer[i].resolve(n.Name.Table.O, n.Name.Name.O); oerr == nil {
-			return types.Errorf(types.ErrUnsupported, "correlated subqueries are not supported (column %s refers to an outer query)", n.Name.Name.O)
-		}
-	}
-	return err
 }
 
 // sqlValueFuncs are the functions SQL writes without parentheses that

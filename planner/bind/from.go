@@ -226,7 +226,17 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	if j.Right == nil {
 		return left, nil
 	}
-	right, err := b.bindFrom(j.Right)
+	var right plan.Node
+	lateral := false
+	if ts, ok := j.Right.(*ast.TableSource); ok && ts.Lateral {
+		// LATERAL: the FROM items to its left are in scope.
+		leave := b.enter(&scope{fields: left.Schema()})
+		right, err = b.bindTableSource(ts)
+		leave()
+		lateral = err == nil && hasOuter(right)
+	} else {
+		right, err = b.bindFrom(j.Right)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +261,9 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	all := join.Schema()
 	sc := &scope{fields: all}
 	var conds []expr.Expr
+	if lateral && (j.NaturalJoin || len(j.Using) > 0 || (kind != plan.InnerJoin && kind != plan.LeftJoin)) {
+		return nil, errCorrelated("LATERAL with NATURAL, USING, RIGHT or FULL joins is not supported")
+	}
 	if j.NaturalJoin || len(j.Using) > 0 {
 		var names []string
 		if j.NaturalJoin {
@@ -290,8 +303,16 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		}
 		return hideUsing(node, len(lf), names, kind), nil
 	}
+	var site *applySite
 	if onExpr != nil {
 		c := &exprCtx{scope: sc, clause: "JOIN conditions"}
+		if kind == plan.InnerJoin && !lateral {
+			// An inner join's ON condition may hold correlated subqueries:
+			// they join the join's output, and the conditions reading them
+			// filter after.
+			site = newSite(join)
+			c.site = site
+		}
 		e, err := b.bindExpr(c, onExpr)
 		if err != nil {
 			return nil, err
@@ -301,7 +322,37 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		}
 		conds = splitAnd(e)
 	}
-	return b.finishJoin(join, conds)
+	if lateral {
+		return b.lateralJoin(join, conds)
+	}
+	if site == nil || site.node == plan.Node(join) {
+		return b.finishJoin(join, conds)
+	}
+	width := len(all)
+	var own, after []expr.Expr
+	for _, c := range conds {
+		inJoin := true
+		visitExpr(c, func(x expr.Expr) {
+			if r, ok := x.(*expr.ColumnRef); ok && r.Index >= width {
+				inJoin = false
+			}
+		})
+		if inJoin {
+			own = append(own, c)
+		} else {
+			after = append(after, c)
+		}
+	}
+	// The applied joins read join as their left input: its keys and
+	// condition are set in place (its columns do not change).
+	if _, err := b.finishJoin(join, own); err != nil {
+		return nil, err
+	}
+	cond, err := andAll(after)
+	if err != nil {
+		return nil, err
+	}
+	return trimColumns(&plan.Filter{Input: site.node, Cond: cond}, width), nil
 }
 
 // finishJoin splits conjuncts into equi-keys (left col = right col) and the rest.

@@ -24,6 +24,10 @@ func FuzzBind(f *testing.F) {
 		"SELECT $1::int + id FROM t", "SELECT 1/0, -(-9223372036854775808)::int8",
 		"SELECT DISTINCT ON (name) name, v FROM t", "VALUES (1, 'a'), (2, NULL)",
 		"SELECT 0+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1", "SELECT ((((((((((1))))))))))",
+		// Correlated subqueries (decorrelation).
+		"SELECT name, (SELECT count(*) FROM u WHERE u.t_id = t.id AND u.amount > t.v) FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.t_id = t.id)",
+		"SELECT t.id FROM t, LATERAL (SELECT u.amount FROM u WHERE u.t_id = t.id ORDER BY u.amount DESC LIMIT 1) x WHERE t.v NOT IN (SELECT u.amount FROM u WHERE u.id = t.id)",
+		"SELECT id, v > ALL (SELECT amount FROM u WHERE u.t_id = t.id) FROM t GROUP BY id HAVING count(*) > (SELECT count(*) FROM u WHERE u.t_id = t.id)",
 	} {
 		f.Add(s)
 	}

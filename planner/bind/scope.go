@@ -9,6 +9,9 @@ import (
 // fields, with the names and qualifiers they are known by.
 type scope struct {
 	fields []plan.Field
+	// agg, above an aggregation, maps columns of its input to group keys
+	// (for subqueries referencing grouped columns).
+	agg *aggBinding
 }
 
 // resolve finds a column by optional table qualifier and name.

@@ -147,15 +147,17 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		if input, ab, err = b.planAggregate(input, sc, s, fields); err != nil {
 			return nil, err
 		}
-		sc = &scope{fields: input.Schema()}
+		sc = &scope{fields: input.Schema(), agg: ab}
 	}
-	c := &exprCtx{scope: sc, agg: ab, clause: "SELECT"}
+	// Correlated subqueries in HAVING, the SELECT list and ORDER BY join the input here.
+	site := newSite(input)
+	c := &exprCtx{scope: sc, agg: ab, clause: "SELECT", site: site}
 	if ab != nil {
 		ab.scope = sc
 	}
 	// HAVING
 	if s.Having != nil {
-		hc := &exprCtx{scope: sc, agg: ab, clause: "HAVING"}
+		hc := &exprCtx{scope: sc, agg: ab, clause: "HAVING", site: site}
 		cond, err := b.bindExpr(hc, s.Having.Expr)
 		if err != nil {
 			return nil, err
@@ -163,8 +165,9 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		if cond, err = b.boolCond(cond, "HAVING"); err != nil {
 			return nil, err
 		}
-		input = &plan.Filter{Input: input, Cond: cond}
+		site.node = &plan.Filter{Input: site.node, Cond: cond}
 	}
+	input = site.node
 	// Window functions
 	wb := &winBinding{input: input}
 	c.win = wb
@@ -257,6 +260,10 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		}
 		distinctCols = append(distinctCols, idx)
 	}
+	if site.node != input && len(wb.funcs) > 0 {
+		return nil, errCorrelated("window functions next to a subquery reading outer columns are not supported")
+	}
+	wb.input = site.node
 	input = wb.finish()
 	// Project: items, then hidden order-by columns, then DISTINCT ON keys.
 	in := input.Schema()

@@ -863,13 +863,16 @@ func hidden(fs []plan.Field) []plan.Field {
 	return out
 }
 
-// join plans an equi-join: both sides hashed by their join keys.
+// join plans an equi-join: both sides hashed by their join keys. A semi or
+// anti join (EXISTS, IN and their negations, decorrelated) without an
+// equality, and NOT IN's null-aware anti join, join on a constant instead:
+// one actor compares every pair.
 func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
-	switch n.Kind {
-	case plan.SemiJoin, plan.AntiJoin:
-		return nil, unsupported("semi and anti joins (IN and EXISTS subqueries) are not supported in materialized views yet")
+	if n.MaxOneRow {
+		return nil, unsupported("a correlated scalar subquery in a materialized view must return at most one row per outer row: aggregate (e.g. max(...) or count(*)), use LIMIT 1, or correlate on a primary key")
 	}
-	if len(n.EqLeft) == 0 {
+	semi := n.Kind == plan.SemiJoin || n.Kind == plan.AntiJoin
+	if len(n.EqLeft) == 0 && !semi {
 		return nil, unsupported("streaming joins need an equality condition")
 	}
 	left, err := p.convert(n.Left)
@@ -898,9 +901,56 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 			return nil, unsupported("join condition %s is not supported in materialized views", n.Cond)
 		}
 	}
+	eqL, eqR := slices.Clone(n.EqLeft), slices.Clone(n.EqRight)
+	if n.NullAware {
+		// NOT IN: a right row rejects a left row when the keys are equal or either is NULL.
+		var conds []expr.Expr
+		for i := range eqL {
+			lc, rc := left.Schema()[eqL[i]], right.Schema()[eqR[i]]
+			eq, err := expr.Call("=", []expr.Expr{expr.Column(eqL[i], lc.Type), expr.Column(nl2+eqR[i], rc.Type)})
+			if err != nil {
+				return nil, err
+			}
+			if eq, err = expr.Call("is_not_false", []expr.Expr{eq}); err != nil {
+				return nil, err
+			}
+			conds = append(conds, eq)
+		}
+		if cond != nil {
+			conds = append(conds, cond)
+		}
+		if cond, err = andAllExprs(conds); err != nil {
+			return nil, err
+		}
+		eqL, eqR = nil, nil
+	}
+	if semi && len(eqL) == 0 {
+		left, right = p.withConstKey(left), p.withConstKey(right)
+		eqL, eqR = []int{nl2}, []int{nr2}
+		if cond != nil {
+			// The right side's columns moved one to the right.
+			cond, _ = rewriteCols(cond, func(c *expr.ColumnRef) expr.Expr {
+				if c.Index >= nl2 {
+					return expr.Column(c.Index+1, c.Typ)
+				}
+				return c
+			})
+		}
+	}
 	j := &plan.StreamHashJoin{Kind: n.Kind,
-		Left: exchange(left, plan.DistHash, n.EqLeft), Right: exchange(right, plan.DistHash, n.EqRight),
-		EqLeft: slices.Clone(n.EqLeft), EqRight: slices.Clone(n.EqRight), Cond: cond}
+		Left: exchange(left, plan.DistHash, eqL), Right: exchange(right, plan.DistHash, eqR),
+		EqLeft: eqL, EqRight: eqR, Cond: cond}
+	if semi {
+		if len(j.Schema()) > nl2 { // drop the constant key
+			exprs := make([]expr.Expr, nl2)
+			fs := j.Schema()
+			for i := range exprs {
+				exprs[i] = expr.Column(i, fs[i].Type)
+			}
+			return p.project(j, exprs, slices.Clone(fs[:nl2])), nil
+		}
+		return j, nil
+	}
 	if nl2 == nl {
 		return j, nil
 	}
@@ -910,6 +960,33 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	order = span(order, nl, nl2)
 	order = span(order, nl2+nr, nl2+nr2)
 	return p.reorder(j, order), nil
+}
+
+// withConstKey appends a hidden constant column to n: a join key every row shares.
+func (p *planner) withConstKey(n plan.StreamNode) plan.StreamNode {
+	fs := n.Schema()
+	exprs := make([]expr.Expr, 0, len(fs)+1)
+	for i, f := range fs {
+		exprs = append(exprs, expr.Column(i, f.Type))
+	}
+	exprs = append(exprs, expr.Literal(types.DInt(1), types.TInt32))
+	out := append(slices.Clone(fs), plan.Field{Name: "?const?", Type: types.TInt32, Hidden: true})
+	return p.project(n, exprs, out)
+}
+
+func andAllExprs(es []expr.Expr) (expr.Expr, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	out := es[0]
+	for _, e := range es[1:] {
+		c, err := expr.Call("and", []expr.Expr{out, e})
+		if err != nil {
+			return nil, err
+		}
+		out = c
+	}
+	return out, nil
 }
 
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).

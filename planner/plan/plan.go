@@ -99,13 +99,16 @@ func (k JoinKind) String() string {
 // (column indices into each side); Cond is an extra condition over the
 // concatenated row (left columns then right columns). No keys means a nested
 // loop. NullAware marks a NOT IN anti join (a NULL key on the right side
-// rejects everything; a NULL left key is never kept).
+// rejects everything; a NULL left key is never kept). MaxOneRow marks the
+// left join of a correlated scalar subquery: a left row joining more than
+// one right row is an error (21000).
 type Join struct {
 	Kind            JoinKind
 	Left, Right     Node
 	EqLeft, EqRight []int
 	Cond            expr.Expr
 	NullAware       bool
+	MaxOneRow       bool
 }
 
 // AggCall is one aggregate: its function, argument columns of the input, an
@@ -296,6 +299,9 @@ func (n *Join) Describe() string {
 	}
 	if n.Cond != nil {
 		s += " cond " + n.Cond.String()
+	}
+	if n.MaxOneRow {
+		s += " max one row"
 	}
 	return s
 }

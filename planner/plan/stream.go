@@ -161,7 +161,7 @@ type StreamAgg struct {
 // state table keyed by (join key, side stream key).
 type StreamHashJoin struct {
 	StateInfo
-	Kind            JoinKind // Inner, Left, Right, Full
+	Kind            JoinKind // Inner, Left, Right, Full, Semi, Anti
 	Left, Right     StreamNode
 	EqLeft, EqRight []int
 	Cond            expr.Expr
@@ -234,6 +234,9 @@ func (n *StreamHopWindow) Schema() []Field      { return n.Out }
 func (n *StreamTemporalFilter) Schema() []Field { return n.Input.Schema() }
 func (n *StreamMaterialize) Schema() []Field    { return n.Input.Schema() }
 func (n *StreamHashJoin) Schema() []Field {
+	if n.SemiOrAnti() {
+		return n.Left.Schema()
+	}
 	l, r := n.Left.Schema(), n.Right.Schema()
 	return append(append(make([]Field, 0, len(l)+len(r)), l...), r...)
 }
@@ -279,6 +282,11 @@ func (n *StreamHopWindow) StreamKey() []int {
 // NULL-padded row of an outer join must not share its key with the same
 // side row padded under another join key (another actor).
 func (n *StreamHashJoin) StreamKey() []int {
+	if n.SemiOrAnti() {
+		// Left rows only, each once: the left key (and the join key, which
+		// decides the actor).
+		return appendMissing(n.Left.StreamKey(), n.EqLeft)
+	}
 	nl := len(n.Left.Schema())
 	k := append([]int(nil), n.Left.StreamKey()...)
 	for _, c := range n.Right.StreamKey() {

@@ -10,7 +10,9 @@ import "github.com/tributary/tributary/sql/types"
 // kept (left for Left/Full, right for Right/Full) has one more column, its
 // degree: the number of rows of the other side it currently joins with
 // (equal keys and Cond true), so the join knows when a row switches between
-// matched and NULL-padded.
+// matched and NULL-padded. The left side of a semi or anti join keeps a
+// degree too: a left row is output while its degree is above 0 (semi) or 0
+// (anti); the output is the left side's columns only.
 
 // LeftOuter reports whether unmatched left rows are emitted NULL-padded.
 func (n *StreamHashJoin) LeftOuter() bool { return n.Kind == LeftJoin || n.Kind == FullJoin }
@@ -18,10 +20,14 @@ func (n *StreamHashJoin) LeftOuter() bool { return n.Kind == LeftJoin || n.Kind 
 // RightOuter reports whether unmatched right rows are emitted NULL-padded.
 func (n *StreamHashJoin) RightOuter() bool { return n.Kind == RightJoin || n.Kind == FullJoin }
 
+// SemiOrAnti reports whether the join outputs left rows with (semi) or
+// without (anti) a matching right row.
+func (n *StreamHashJoin) SemiOrAnti() bool { return n.Kind == SemiJoin || n.Kind == AntiJoin }
+
 // StateLayouts implements StatefulNode: "join left" then "join right".
 func (n *StreamHashJoin) StateLayouts() []StateTable {
 	return []StateTable{
-		joinSideLayout("join left", n.Left, n.EqLeft, n.LeftOuter()),
+		joinSideLayout("join left", n.Left, n.EqLeft, n.LeftOuter() || n.SemiOrAnti()),
 		joinSideLayout("join right", n.Right, n.EqRight, n.RightOuter()),
 	}
 }

@@ -71,6 +71,8 @@ var sqlStates = []struct {
 	{types.ErrInvalidTxState, "25000"},
 	{types.ErrInFailedTx, "25P02"},
 	{types.ErrActiveTx, "25001"},
+	{types.ErrNoActiveTx, "25P01"},
+	{types.ErrInvalidSavepoint, "3B001"},
 	{types.ErrSerialization, "40001"},
 	{types.ErrGeneratedAlways, "428C9"},
 	{types.ErrQueryCanceled, "57014"},

@@ -27,6 +27,8 @@ type Session struct {
 	// txn is the block's snapshot and pending writes (txn.go), from its
 	// first statement on tables.
 	txn *txn
+	// savepoints are the block's open savepoints, oldest first (txn.go).
+	savepoints []savepoint
 	// role is the role SET ROLE chose ("": the session's user).
 	role string
 }
@@ -215,12 +217,37 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		}
 		return nil
 	case *parser.Rollback:
+		if n.ToSavepoint != "" {
+			st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+				if err := s.rollbackTo(ctx, n.ToSavepoint); err != nil {
+					return nil, err
+				}
+				return tagOnly("ROLLBACK"), nil
+			}
+			return nil
+		}
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			if s.tx != 'T' && s.tx != 'E' {
 				s.notifier.Notice("WARNING", "25P01", "there is no transaction in progress")
 			}
 			s.endTxn()
 			return tagOnly("ROLLBACK"), nil
+		}
+		return nil
+	case *parser.Savepoint:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			if err := s.savepoint(n.Name); err != nil {
+				return nil, err
+			}
+			return tagOnly("SAVEPOINT"), nil
+		}
+		return nil
+	case *parser.Release:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			if err := s.release(n.Name); err != nil {
+				return nil, err
+			}
+			return tagOnly("RELEASE"), nil
 		}
 		return nil
 	case *parser.Set:

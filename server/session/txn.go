@@ -8,6 +8,7 @@ import (
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/executor/coordinator"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
 )
 
 // Transactions. Outside a transaction block every statement commits on its
@@ -20,6 +21,11 @@ import (
 // block wrote that another transaction changed after the snapshot makes
 // COMMIT fail with 40001 (first committer wins) and nothing is written.
 // ROLLBACK, or COMMIT of a failed block, drops the writes.
+//
+// Savepoints: SAVEPOINT notes how many of the block's writes there are;
+// ROLLBACK TO drops the writes made after it (the pending writes are rebuilt
+// from the ones before) and leaves a failed block usable again, as in
+// PostgreSQL; RELEASE forgets it and the savepoints after it.
 
 // txn is an open transaction block's snapshot and pending writes, from its
 // first statement that reads or writes tables.
@@ -63,7 +69,88 @@ func (s *Session) endTxn() {
 		s.txn.release()
 		s.txn = nil
 	}
+	s.savepoints = nil
 	s.tx = 'I'
+}
+
+// savepoint is a named point in a transaction block: the number of the
+// block's writes (txn.changes) made before it.
+type savepoint struct {
+	name    string
+	changes int
+}
+
+// savepoint runs SAVEPOINT name.
+func (s *Session) savepoint(name string) error {
+	if s.tx != 'T' {
+		return types.Errorf(types.ErrNoActiveTx, "SAVEPOINT can only be used in transaction blocks")
+	}
+	n := 0
+	if s.txn != nil {
+		n = len(s.txn.changes)
+	}
+	s.savepoints = append(s.savepoints, savepoint{name: name, changes: n})
+	return nil
+}
+
+// findSavepoint returns the index of the latest savepoint called name.
+func (s *Session) findSavepoint(name string) (int, error) {
+	for i := len(s.savepoints) - 1; i >= 0; i-- {
+		if s.savepoints[i].name == name {
+			return i, nil
+		}
+	}
+	return -1, types.Errorf(types.ErrInvalidSavepoint, "savepoint \"%s\" does not exist", name)
+}
+
+// release runs RELEASE [SAVEPOINT] name: the savepoint and those after it
+// are forgotten; the writes stay.
+func (s *Session) release(name string) error {
+	if s.tx != 'T' {
+		return types.Errorf(types.ErrNoActiveTx, "RELEASE SAVEPOINT can only be used in transaction blocks")
+	}
+	i, err := s.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	s.savepoints = s.savepoints[:i]
+	return nil
+}
+
+// rollbackTo runs ROLLBACK TO [SAVEPOINT] name: the writes after the
+// savepoint are dropped, the savepoints after it forgotten (it stays), and
+// a failed block is usable again.
+func (s *Session) rollbackTo(ctx context.Context, name string) error {
+	if s.tx != 'T' && s.tx != 'E' {
+		return types.Errorf(types.ErrNoActiveTx, "ROLLBACK TO SAVEPOINT can only be used in transaction blocks")
+	}
+	i, err := s.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	s.savepoints = s.savepoints[:i+1]
+	if t := s.txn; t != nil {
+		if err := t.rollbackTo(ctx, s.savepoints[i].changes, s.eng.Store); err != nil {
+			return err
+		}
+	}
+	s.tx = 'T'
+	return nil
+}
+
+// rollbackTo keeps the first n writes: the pending writes (which may also
+// hold part of a failed statement's) are rebuilt from them.
+func (t *txn) rollbackTo(ctx context.Context, n int, store storage.KV) error {
+	t.changes = t.changes[:n]
+	t.tables.Discard()
+	t.tables = batch.NewTableSet(store)
+	for _, ch := range t.changes {
+		if err := t.tables.Apply(ctx, ch.rel, t.snapshot, ch.chunk); err != nil {
+			return fmt.Errorf("rollback to savepoint: replay the writes before it: %w", err)
+		}
+	}
+	t.tables.CaptureChanges()
+	return nil
 }
 
 // write runs a statement's writes: outside a transaction block in an

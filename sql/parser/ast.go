@@ -321,8 +321,24 @@ type Begin struct {
 // Commit is COMMIT or END.
 type Commit struct{ Source }
 
-// Rollback is ROLLBACK or ABORT.
-type Rollback struct{ Source }
+// Rollback is ROLLBACK or ABORT, or ROLLBACK TO [SAVEPOINT] name when
+// ToSavepoint is set.
+type Rollback struct {
+	Source
+	ToSavepoint string
+}
+
+// Savepoint is SAVEPOINT name.
+type Savepoint struct {
+	Source
+	Name string
+}
+
+// Release is RELEASE [SAVEPOINT] name.
+type Release struct {
+	Source
+	Name string
+}
 
 // Alter is ALTER {MATERIALIZED VIEW | SINK | TABLE | SOURCE | SYSTEM} [n] SET
 // key {= | TO} {value | DEFAULT}. Action is "set"; Key is lower case.

@@ -119,7 +119,7 @@ var unsupportedCommands = map[string]string{
 	"prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
 	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
-	"savepoint": "SAVEPOINT", "release": "RELEASE", "checkpoint": "CHECKPOINT", "reindex": "REINDEX",
+	"checkpoint": "CHECKPOINT", "reindex": "REINDEX",
 	"cluster": "CLUSTER", "refresh": "REFRESH", "import": "IMPORT", "load": "LOAD", "fetch": "FETCH",
 	"move": "MOVE", "close": "CLOSE", "declare": "DECLARE", "security": "SECURITY LABEL",
 	"reassign": "REASSIGN", "use": "USE", "merge": "MERGE",
@@ -185,15 +185,34 @@ func (p *ddlParser) statement() (Statement, error) {
 		}
 		st = &Commit{}
 	case first.kwIn("rollback", "abort"):
-		if n := p.peek(); n != nil && n.kwIn("to", "prepared") {
-			return nil, p.unsupported(first, "ROLLBACK %s is not supported", strings.ToUpper(n.tok.val))
+		if n := p.peek(); n != nil && n.kw("prepared") {
+			return nil, p.unsupported(first, "ROLLBACK PREPARED is not supported")
 		}
 		p.kwOneOf("work", "transaction")
+		if first.kw("rollback") && p.kw("to") {
+			p.kw("savepoint")
+			var name string
+			if name, err = p.ident(); err == nil {
+				st = &Rollback{ToSavepoint: name}
+			}
+			break
+		}
 		if p.kw("and") {
 			p.kw("no")
 			err = p.expect("chain")
 		}
 		st = &Rollback{}
+	case first.kw("savepoint"):
+		var name string
+		if name, err = p.ident(); err == nil {
+			st = &Savepoint{Name: name}
+		}
+	case first.kw("release"):
+		p.kw("savepoint")
+		var name string
+		if name, err = p.ident(); err == nil {
+			st = &Release{Name: name}
+		}
 	case first.kw("explain"):
 		return p.explain()
 	case first.kw("copy"):

@@ -45,6 +45,8 @@ var (
 	ErrInvalidTxState         = errors.New("invalid transaction state")        // 25000
 	ErrInFailedTx             = errors.New("in failed sql transaction")        // 25P02
 	ErrActiveTx               = errors.New("active sql transaction")           // 25001
+	ErrNoActiveTx             = errors.New("no active sql transaction")        // 25P01
+	ErrInvalidSavepoint       = errors.New("invalid savepoint specification")  // 3B001
 	ErrSerialization          = errors.New("serialization failure")            // 40001
 	ErrGeneratedAlways        = errors.New("generated always")                 // 428C9
 	ErrQueryCanceled          = errors.New("query canceled")                   // 57014
