@@ -66,6 +66,9 @@ func (s *Session) explainAnalyze(ctx context.Context, n *parser.ExplainAnalyze) 
 	if !ok {
 		return nil, types.Errorf(types.ErrUndefinedObject, "%s %q has no running streaming job", strings.ToLower(n.Kind.String()), rel.Name)
 	}
+	if n.Plain {
+		return explainJobRows(before), nil
+	}
 	if len(before) > 0 && before[0].Fragment < 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "EXPLAIN ANALYZE needs the streaming jobs' counters, which this server runs without (--stream-stats=false)")
 	}
@@ -166,3 +169,29 @@ func analyzeRows(before, after []coordinator.OperatorStats, elapsed float64) [][
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+// explainJobColumns are EXPLAIN MATERIALIZED VIEW | SINK's columns: the
+// operator (indented as EXPLAIN's tree), its fragment and how many actors
+// run it now (its parallelism, which ALTER ... SET PARALLELISM changes).
+var explainJobColumns = []pgwire.Column{
+	{Name: "operator", Type: types.TVarchar},
+	{Name: "fragment", Type: types.TInt32},
+	{Name: "parallelism", Type: types.TInt32},
+}
+
+// explainJobRows answers EXPLAIN of a running job from its operators.
+func explainJobRows(ops []coordinator.OperatorStats) pgwire.Result {
+	c := types.NewChunk([]types.T{types.TVarchar, types.TInt32, types.TInt32}, len(ops))
+	for _, o := range ops {
+		label := o.Node.Describe()
+		if o.Depth > 0 {
+			label = strings.Repeat("  ", o.Depth) + "└─" + label
+		}
+		frag := types.NullDatum
+		if o.Fragment >= 0 {
+			frag = types.DInt(int64(o.Fragment))
+		}
+		c.AppendRow([]types.Datum{types.DString(label), frag, types.DInt(int64(o.Actors))})
+	}
+	return &staticResult{cols: explainJobColumns, chunk: c, tag: "EXPLAIN"}
+}

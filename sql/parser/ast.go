@@ -147,6 +147,10 @@ type ExplainAnalyze struct {
 	Kind     ObjectKind
 	Name     ObjectName
 	Duration time.Duration
+	// Plain is EXPLAIN MATERIALIZED VIEW | SINK name (without ANALYZE):
+	// the running job's plan with each operator's fragment and current
+	// parallelism, nothing measured.
+	Plain bool
 }
 
 // ColumnDef is one column of CREATE TABLE or CREATE SOURCE.

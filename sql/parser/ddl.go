@@ -1193,6 +1193,21 @@ func (p *ddlParser) explain() (Statement, error) {
 	if p.i >= len(p.seq) {
 		return nil, p.errHere()
 	}
+	if n := p.peek(); n.kw("materialized") || n.kw("sink") {
+		// A running job's plan and parallelism (TABLE t would be a query).
+		at := n
+		analyze.Plain = true
+		kind, _ := p.objectKind()
+		if kind != KindMaterializedView && kind != KindSink {
+			return nil, syntaxErrAtNode(p.src, at)
+		}
+		name, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		analyze.Kind, analyze.Name = kind, name
+		return analyze, nil
+	}
 	inner := p.seq[p.i:]
 	sub, err := parseSeq(p.src, inner)
 	if err != nil {
