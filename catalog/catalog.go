@@ -168,8 +168,12 @@ type Relation struct {
 	Grants map[string][]string `json:"grants,omitempty"`
 	// OnConflict is what an INSERT of a key the table holds does:
 	// "overwrite", "ignore", "do_update_if_not_null" ("": fail with 23505).
-	OnConflict string   `json:"on_conflict,omitempty"`
-	DependsOn  []uint32 `json:"depends_on,omitempty"`
+	OnConflict string `json:"on_conflict,omitempty"`
+	// VersionColumns (ON CONFLICT ... WITH VERSION COLUMN (...)): a
+	// conflicting row replaces the stored one only when its version
+	// columns, compared in order, are not lower.
+	VersionColumns []int    `json:"version_columns,omitempty"`
+	DependsOn      []uint32 `json:"depends_on,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).
 	StateTables []uint32 `json:"state_tables,omitempty"`

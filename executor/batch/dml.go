@@ -212,6 +212,8 @@ func insertRow(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Rel
 		return true, scratch, nil
 	case rel.OnConflict == "ignore":
 		return false, scratch, nil
+	case olderVersion(rel, row, scratch):
+		return false, scratch, nil // an older version of the stored row: ignored
 	}
 	old := slices.Clone(scratch[:len(row)])
 	upd := row
@@ -245,4 +247,16 @@ func rowText(rel *catalog.Relation, row []types.Datum) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// olderVersion reports whether row's version columns (ON CONFLICT ... WITH
+// VERSION COLUMN), compared in order, are lower than the stored row's.
+func olderVersion(rel *catalog.Relation, row, stored []types.Datum) bool {
+	for _, c := range rel.VersionColumns {
+		t := rel.Columns[c].Type
+		if cmp := types.Compare(t, &row[c], &stored[c]); cmp != 0 {
+			return cmp < 0
+		}
+	}
+	return false
 }

@@ -162,6 +162,22 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if n.OnConflict != "" && (len(n.PrimaryKey) == 0 && !slices.ContainsFunc(n.Columns, func(c *parser.ColumnDef) bool { return c.PrimaryKey })) {
 		return nil, types.Errorf(types.ErrInvalidTableDefinition, "ON CONFLICT needs a primary key")
 	}
+	if len(n.VersionColumns) > 0 {
+		if n.OnConflict == "ignore" {
+			return nil, types.Errorf(types.ErrInvalidTableDefinition, "The with version column syntax cannot be used with the ignore behavior of on conflict")
+		}
+		for _, name := range n.VersionColumns {
+			i := rel.ColumnIndex(name)
+			if i < 0 || rel.Columns[i].Hidden {
+				return nil, types.Errorf(types.ErrUndefinedColumn, "Version column %s not found", name)
+			}
+			switch rel.Columns[i].Type.ID {
+			case types.Bool, types.Jsonb:
+				return nil, types.Errorf(types.ErrDatatypeMismatch, "Version column %s must be of a comparable data type, not %s", name, rel.Columns[i].Type)
+			}
+			rel.VersionColumns = append(rel.VersionColumns, i)
+		}
+	}
 	if n.OnConflict != "" && (len(n.With) > 0 || n.FromSource != nil) {
 		return nil, types.Errorf(types.ErrUnsupported, "ON CONFLICT on a table with a connector is not supported yet (its rows replace rows with the same key)")
 	}

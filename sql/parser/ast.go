@@ -178,9 +178,11 @@ type CreateTable struct {
 	// OnConflict is RisingWave's ON CONFLICT clause: "overwrite", "ignore"
 	// or "do_update_if_not_null" ("": PostgreSQL's 23505).
 	OnConflict string
-	Include    []Include
-	With       []Option
-	Format     *FormatEncode
+	// VersionColumns are ON CONFLICT's WITH VERSION COLUMN (names).
+	VersionColumns []string
+	Include        []Include
+	With           []Option
+	Format         *FormatEncode
 	// FromSource and SourceTable are FROM source TABLE 'name': a table
 	// mirroring one upstream table of a CDC source.
 	FromSource  *ObjectName

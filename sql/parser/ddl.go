@@ -352,8 +352,23 @@ func (p *ddlParser) createTable() (Statement, error) {
 				st.OnConflict = "ignore"
 			case p.kw("do", "update", "if", "not", "null"):
 				st.OnConflict = "do_update_if_not_null"
+			case p.kw("do", "update", "full"):
+				st.OnConflict = "overwrite"
 			default:
 				return nil, p.errHere()
+			}
+			if p.kw("with", "version", "column") {
+				g := p.peek()
+				if g == nil || !g.isParen() || len(g.kids) == 0 {
+					return nil, p.errHere()
+				}
+				p.i++
+				for _, part := range splitCommas(g.kids) {
+					if len(part) != 1 || !part[0].isIdent() {
+						return nil, syntaxErrAtNode(p.src, nodeAt(part, 0))
+					}
+					st.VersionColumns = append(st.VersionColumns, part[0].tok.val)
+				}
 			}
 		case n.kwIn("on", "as", "engine"):
 			return nil, p.unsupported(n, "CREATE TABLE ... %s is not supported", strings.ToUpper(n.tok.val))
