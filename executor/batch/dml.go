@@ -38,7 +38,7 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 	switch s := stmt.(type) {
 	case *plan.Insert:
 		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
-		w = &insertWriter{rel: rel}
+		w = &insertWriter{rel: rel, conflict: s.Conflict}
 	case *plan.Update:
 		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
 		w = newUpdateWriter(env, s)

@@ -3,8 +3,11 @@ package bind
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -182,7 +185,7 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
 	n := q.Node.(*ast.InsertStmt)
 	if n.IsReplace || len(n.OnDuplicate) > 0 {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "INSERT ... ON CONFLICT / REPLACE is not supported")
+		return nil, nil, types.Errorf(types.ErrUnsupported, "REPLACE and ON DUPLICATE KEY UPDATE are not supported (use INSERT ... ON CONFLICT)")
 	}
 	rel, alias, err := b.dmlTable(n.Table)
 	if err != nil {
@@ -294,6 +297,11 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 	}
 	input = withGenerated(input, gen, out)
 	ins := &plan.Insert{Table: rel, Input: input}
+	if q.OnConflict != nil {
+		if ins.Conflict, err = b.onConflict(q.OnConflict, rel, alias); err != nil {
+			return nil, nil, err
+		}
+	}
 	if ins.Returning, ins.RetOut, err = b.returning(q.Returning, out); err != nil {
 		return nil, nil, err
 	}
@@ -424,4 +432,94 @@ func (b *Binder) Delete(q *parser.Query) (*plan.Delete, *plan.Query, error) {
 		return nil, nil, err
 	}
 	return del, b.finish(input), nil
+}
+
+// onConflict binds INSERT's ON CONFLICT: the target must name the primary
+// key (its columns, or the constraint <table>_pkey), the only unique
+// constraint a table has; DO UPDATE's expressions see the stored row (the
+// table's name or alias) and the proposed one (EXCLUDED).
+func (b *Binder) onConflict(oc *parser.OnConflict, rel *catalog.Relation, alias string) (*plan.InsertConflict, error) {
+	noMatch := types.Errorf(types.ErrInvalidColumnRef, "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+	if oc.Constraint != "" && !strings.EqualFold(oc.Constraint, rel.Name+"_pkey") || oc.Constraint != "" && rel.HasRowID() {
+		return nil, types.Errorf(types.ErrUndefinedObject, "constraint \"%s\" for table \"%s\" does not exist", oc.Constraint, rel.Name)
+	}
+	if len(oc.Columns) > 0 {
+		if rel.HasRowID() {
+			return nil, noMatch
+		}
+		named := map[int]bool{}
+		for _, name := range oc.Columns {
+			i := rel.ColumnIndex(name)
+			if i < 0 || rel.Columns[i].Hidden {
+				return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" does not exist", name)
+			}
+			named[i] = true
+		}
+		if len(named) != len(rel.PK) {
+			return nil, noMatch
+		}
+		for _, k := range rel.PK {
+			if !named[k] {
+				return nil, noMatch
+			}
+		}
+	}
+	if oc.DoNothing {
+		return &plan.InsertConflict{DoNothing: true}, nil
+	}
+	if len(oc.Columns) == 0 && oc.Constraint == "" {
+		return nil, types.Errorf(types.ErrSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name")
+	}
+	fields := append(relFields(rel, alias), relFields(rel, "excluded")...)
+	c := &exprCtx{scope: &scope{fields: fields}, clause: "ON CONFLICT DO UPDATE"}
+	ic := &plan.InsertConflict{}
+	seen := map[int]bool{}
+	for _, a := range oc.Set {
+		idx := rel.ColumnIndex(a.Column.Name.O)
+		if idx < 0 || rel.Columns[idx].Hidden {
+			return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", a.Column.Name.O, rel.Name)
+		}
+		if seen[idx] {
+			return nil, types.Errorf(types.ErrSyntax, "multiple assignments to same column \"%s\"", a.Column.Name.O)
+		}
+		seen[idx] = true
+		col := &rel.Columns[idx]
+		_, isDefault := a.Expr.(*ast.DefaultExpr)
+		if col.Generated != "" {
+			if !isDefault {
+				return nil, generatedValueError(col, true)
+			}
+			continue
+		}
+		if slices.Contains(rel.PK, idx) {
+			return nil, types.Errorf(types.ErrUnsupported, "ON CONFLICT DO UPDATE cannot change the primary key column \"%s\"", col.Name)
+		}
+		var e expr.Expr
+		var err error
+		if isDefault {
+			e, err = b.DefaultExpr(col)
+		} else if e, err = b.bindExpr(c, a.Expr); err == nil {
+			e, err = assignCast(b.coerceParam(e, col.Type), col)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ic.Cols = append(ic.Cols, idx)
+		ic.Set = append(ic.Set, e)
+	}
+	if oc.Where != nil {
+		w, err := b.bindExpr(c, oc.Where)
+		if err != nil {
+			return nil, err
+		}
+		if w.Type().ID != types.Bool && w.Type().ID != types.Unknown {
+			return nil, types.Errorf(types.ErrDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.Type())
+		}
+		ic.Where = w
+	}
+	var err error
+	if ic.Generated, err = b.generatedExprs(rel); err != nil {
+		return nil, err
+	}
+	return ic, nil
 }

@@ -43,6 +43,22 @@ type Insert struct {
 	Input     Node
 	Returning []expr.Expr
 	RetOut    []Field
+	// Conflict is ON CONFLICT's action (nil: a key the table holds fails
+	// with 23505, or as the table's own ON CONFLICT says).
+	Conflict *InsertConflict
+}
+
+// InsertConflict is INSERT ... ON CONFLICT's action on a row whose primary
+// key the table holds: nothing, or the stored row updated: Set[k] is the
+// new value of column Cols[k], evaluated over the stored row followed by
+// the proposed one (EXCLUDED), when Where (nil: always) holds; Generated[i]
+// recomputes generated column i over the new row.
+type InsertConflict struct {
+	DoNothing bool
+	Cols      []int
+	Set       []expr.Expr
+	Where     expr.Expr
+	Generated []expr.Expr
 }
 
 // Update rewrites the rows of Input (which yields the old row, full table

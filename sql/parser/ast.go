@@ -130,6 +130,20 @@ type Query struct {
 	// AliasColumns maps a FROM item's alias to the column names given in
 	// "AS alias(a, b)" (TiDB takes no column list there).
 	AliasColumns map[string][]string
+	// OnConflict is an INSERT's ON CONFLICT clause; nil when absent.
+	OnConflict *OnConflict
+}
+
+// OnConflict is INSERT ... ON CONFLICT [(columns) | ON CONSTRAINT name]
+// DO NOTHING | DO UPDATE SET ... [WHERE ...].
+type OnConflict struct {
+	Columns    []string // the conflict target's columns (none: any key)
+	Constraint string   // ON CONSTRAINT name
+	DoNothing  bool
+	// Set and Where are DO UPDATE's assignments and condition (TiDB's
+	// nodes; EXCLUDED.c names the row proposed for insertion).
+	Set   []*ast.Assignment
+	Where ast.ExprNode
 }
 
 // Explain is EXPLAIN [VERBOSE] <statement>.

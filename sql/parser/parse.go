@@ -111,6 +111,17 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 			}
 		}
 	}
+	if seq[0].kw("insert") {
+		for i := 1; i+1 < len(seq); i++ {
+			if seq[i].kw("on") && seq[i+1].kw("conflict") {
+				if q.OnConflict, err = parseOnConflict(src, seq[i], seq[i+2:]); err != nil {
+					return nil, err
+				}
+				seq = seq[:i]
+				break
+			}
+		}
+	}
 	stmt, err := parseTiDB(src, seq)
 	if err != nil {
 		return nil, err
@@ -200,4 +211,67 @@ func withSpace(n *node) *node {
 	c := *n
 	c.tok.sp = true
 	return &c
+}
+
+// parseOnConflict reads what follows INSERT's ON CONFLICT (at): the
+// target, then DO NOTHING or DO UPDATE SET assignments [WHERE condition],
+// whose expressions TiDB parses as an UPDATE's.
+func parseOnConflict(src string, at *node, seq []*node) (*OnConflict, error) {
+	oc := &OnConflict{}
+	i := 0
+	switch {
+	case i < len(seq) && seq[i].isParen():
+		for _, part := range splitCommas(seq[i].kids) {
+			if len(part) == 0 {
+				return nil, syntaxErrAtNode(src, seq[i])
+			}
+			if len(part) != 1 || !part[0].isIdent() {
+				return nil, types.ErrorAt(types.ErrUnsupported, charPos(src, part[0].tok.pos),
+					"ON CONFLICT's target must list columns (index expressions are not supported)")
+			}
+			oc.Columns = append(oc.Columns, part[0].tok.val)
+		}
+		i++
+		if i < len(seq) && seq[i].kw("where") {
+			return nil, types.ErrorAt(types.ErrUnsupported, charPos(src, seq[i].tok.pos), "ON CONFLICT (...) WHERE (a partial index) is not supported")
+		}
+	case i+2 < len(seq) && seq[i].kw("on") && seq[i+1].kw("constraint") && seq[i+2].isIdent():
+		oc.Constraint = seq[i+2].tok.val
+		i += 3
+	}
+	if i >= len(seq) || !seq[i].kw("do") {
+		if i < len(seq) {
+			return nil, syntaxErrAt(src, seq[i].tok)
+		}
+		return nil, syntaxErrEnd(src)
+	}
+	i++
+	switch {
+	case i < len(seq) && seq[i].kw("nothing"):
+		oc.DoNothing = true
+		if i+1 < len(seq) {
+			return nil, syntaxErrAt(src, seq[i+1].tok)
+		}
+		return oc, nil
+	case i+1 < len(seq) && seq[i].kw("update") && seq[i+1].kw("set"):
+		if i+2 >= len(seq) {
+			return nil, syntaxErrEnd(src)
+		}
+		// UPDATE <placeholder> SET ... [WHERE ...], parsed by TiDB.
+		upd := cat(one(rawNode("UPDATE pg__conflict", at.tok, true)), seq[i+1:])
+		stmt, err := parseTiDB(src, upd)
+		if err != nil {
+			return nil, err
+		}
+		u, ok := stmt.(*ast.UpdateStmt)
+		if !ok || u.Order != nil || u.Limit != nil {
+			return nil, syntaxErrAt(src, seq[i].tok)
+		}
+		oc.Set, oc.Where = u.List, u.Where
+		return oc, nil
+	}
+	if i < len(seq) {
+		return nil, syntaxErrAt(src, seq[i].tok)
+	}
+	return nil, syntaxErrEnd(src)
 }

@@ -3,7 +3,7 @@ package parser
 import "strings"
 
 // rejectUnsupported reports forms we recognise but do not support: arrays,
-// SELECT ... FOR UPDATE, INSERT ... ON CONFLICT and UPDATE ... FROM.
+// SELECT ... FOR UPDATE and UPDATE ... FROM.
 func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 	sawSet := false
 	for i, n := range seq {
@@ -23,8 +23,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.unsupported(n.tok, "arrays are not supported")
 		case n.kw("for") && next(1) != nil && next(1).kwIn("update", "share", "no", "key"):
 			return nil, c.unsupported(n.tok, "SELECT ... FOR UPDATE is not supported")
-		case n.kw("on") && next(1) != nil && next(1).kw("conflict"):
-			return nil, c.unsupported(n.tok, "INSERT ... ON CONFLICT is not supported")
 		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
 			sawSet = true
 		case n.kw("where"):
