@@ -111,6 +111,19 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 			}
 		}
 	}
+	var insertAlias string
+	if len(seq) > 5 && seq[0].kw("insert") && seq[1].kw("into") && seq[2].isIdent() {
+		// INSERT INTO t [.name] AS alias: TiDB takes no alias there; the
+		// table source gets it after parsing.
+		k := 3
+		if k+1 < len(seq) && seq[k].isPunct(".") && seq[k+1].isIdent() {
+			k += 2
+		}
+		if k+1 < len(seq) && seq[k].kw("as") && seq[k+1].isIdent() {
+			insertAlias = seq[k+1].tok.val
+			seq = append(seq[:k:k], seq[k+2:]...)
+		}
+	}
 	if seq[0].kw("insert") {
 		for i := 1; i+1 < len(seq); i++ {
 			if seq[i].kw("on") && seq[i+1].kw("conflict") {
@@ -134,6 +147,11 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 	default:
 		return nil, types.ErrorAt(types.ErrSyntax, charPos(src, seq[0].tok.pos), "syntax error at or near %q", src[seq[0].tok.pos:seq[0].tok.end])
+	}
+	if ins, ok := stmt.(*ast.InsertStmt); ok && insertAlias != "" && ins.Table != nil && ins.Table.TableRefs != nil {
+		if ts, ok := ins.Table.TableRefs.Left.(*ast.TableSource); ok {
+			ts.AsName = ast.NewCIStr(insertAlias)
+		}
 	}
 	q.Node = stmt
 	if ret != nil {
