@@ -86,6 +86,7 @@ var infixOps = map[string]string{
 	">": ">", ">=": ">=", "<=>": "IS NOT DISTINCT FROM", "||": "||", "like": "LIKE", "ilike": "ILIKE",
 	"not_like": "NOT LIKE", "not_ilike": "NOT ILIKE", "regexp": "~", "regexp_i": "~*",
 	"not_regexp": "!~", "not_regexp_i": "!~*", "->": "->", "->>": "->>", "jsonb_get": "->", "jsonb_get_text": "->>",
+	"&": "&", "|": "|", "#": "#", "<<": "<<", ">>": ">>",
 }
 
 // errOpSymbols are the PostgreSQL operator spellings used in "operator does not exist" errors.

@@ -37,6 +37,32 @@ func init() {
 		}
 		def("neg", t, t).v(intNeg(t.ID))
 		def("mod", t, t, t).v(intArith('%', t.ID))
+		bits := map[types.ID]uint{types.Int16: 16, types.Int32: 32, types.Int64: 64}[t.ID]
+		for _, op := range []string{"&", "|", "#", "<<", ">>"} {
+			def(op, t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+				x, y := a[0].I, a[1].I
+				var r int64
+				switch op {
+				case "&":
+					r = x & y
+				case "|":
+					r = x | y
+				case "#":
+					r = x ^ y
+				case "<<":
+					r = x << (uint64(y) & uint64(bits-1)) // the shift count masked, as PostgreSQL's C shift on x86
+				case ">>":
+					r = x >> (uint64(y) & uint64(bits-1))
+				}
+				switch bits { // wrap to the type's width, as C does
+				case 16:
+					r = int64(int16(r))
+				case 32:
+					r = int64(int32(r))
+				}
+				return types.DInt(r), nil
+			})
+		}
 		id := t.ID
 		lo, hi := intBounds(id)
 		def("gcd", t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {

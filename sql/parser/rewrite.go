@@ -41,6 +41,7 @@ var rules = []rule{
 	{"operatorKeyword", operatorKeyword},
 	{"castOperators", castOperators},
 	{"powerOperator", powerOperator},
+	{"xorOperator", xorOperator},
 	{"pgOperators", pgOperators},
 	{"atTimeZone", atTimeZone},
 	{"extractField", extractField},

@@ -440,6 +440,30 @@ func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
+// xorOperator turns a # b (PostgreSQL's bitwise XOR, of "any other
+// operator" precedence; a comment to TiDB) into ((a) ^ (b)), TiDB's XOR,
+// parenthesized to keep PostgreSQL's precedence. It runs after
+// powerOperator, which turns PostgreSQL's own ^ into power().
+func xorOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		n := seq[i]
+		if !n.isOp("#") {
+			continue
+		}
+		lo := operandStart(seq, i, precOther+1)
+		hi := operandEnd(seq, i+1, precOther+1)
+		if lo == i || hi == i+1 {
+			return nil, c.syntax(n)
+		}
+		first := seq[lo].tok
+		x := cat(one(rawNode("((", first, first.sp)), clone(seq[lo:i]), one(rawNode(") ^ (", n.tok, true)),
+			clone(seq[i+1:hi]), one(rawNode("))", n.tok, false)))
+		seq = splice(seq, lo, hi, x...)
+		i = lo + len(x) - 1
+	}
+	return seq, nil
+}
+
 // atTimeZone turns x AT TIME ZONE z into PostgreSQL's equivalent call
 // timezone(z, x).
 func atTimeZone(c *rewriteCtx, seq []*node) ([]*node, error) {
