@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -506,6 +507,11 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if lit, ok := stringArg(n.Args[0]); ok {
+			if oid, ok, err := b.regLiteral(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(ts)), "pg_catalog."), lit); ok || err != nil {
+				return oid, err
+			}
+		}
 		arg, err := b.bindExpr(c, n.Args[0])
 		if err != nil {
 			return nil, err
@@ -768,3 +774,40 @@ func (b *Binder) enter(sc *scope) func() {
 // sqlValueFuncs are the functions SQL writes without parentheses that
 // TiDB's grammar does not know as such (it reads them as column names).
 var sqlValueFuncs = map[string]bool{"session_user": true, "current_role": true, "current_catalog": true, "current_schema": true}
+
+// regLiteral resolves 'name'::regclass to the relation's oid and
+// 'type'::regtype to the type's (ok false for other types), as PostgreSQL
+// reads a reg* literal; the value is an oid (Tributary's reg* types are
+// integers).
+func (b *Binder) regLiteral(typ, lit string) (expr.Expr, bool, error) {
+	switch typ {
+	case "regclass":
+		schema, name := "", strings.TrimSpace(lit)
+		if i := strings.LastIndexByte(name, '.'); i > 0 && !strings.HasPrefix(name, "\"") {
+			schema, name = name[:i], name[i+1:]
+		}
+		if strings.HasPrefix(name, "\"") && strings.HasSuffix(name, "\"") && len(name) >= 2 {
+			name = strings.ReplaceAll(name[1:len(name)-1], "\"\"", "\"")
+		} else {
+			name = strings.ToLower(name)
+		}
+		if _, err := strconv.ParseInt(name, 10, 64); err == nil && schema == "" {
+			return nil, false, nil // an oid as text: the integer cast
+		}
+		rel, err := b.cat.Lookup(schema, name)
+		if err != nil {
+			return nil, true, err
+		}
+		return expr.Literal(types.DInt(int64(rel.ID)), types.TInt32), true, nil
+	case "regtype":
+		if _, err := strconv.ParseInt(strings.TrimSpace(lit), 10, 64); err == nil {
+			return nil, false, nil
+		}
+		t, err := parseTypeString(lit)
+		if err != nil {
+			return nil, true, err
+		}
+		return expr.Literal(types.DInt(int64(t.OID())), types.TInt32), true, nil
+	}
+	return nil, false, nil
+}
