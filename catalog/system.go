@@ -571,6 +571,15 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 	return rows
 }
 
+// pgArrayOIDs are PostgreSQL's array types of its base types (pg_type's
+// typarray), by element oid.
+var pgArrayOIDs = map[uint32]uint32{
+	16: 1000, 17: 1001, 18: 1002, 19: 1003, 20: 1016, 21: 1005, 23: 1007, 24: 1008, 25: 1009, 26: 1028,
+	114: 199, 700: 1021, 701: 1022, 1042: 1014, 1043: 1015, 1082: 1182, 1083: 1183, 1114: 1115,
+	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807,
+	2202: 2208, 4089: 4090,
+}
+
 func pgTypeRows(Reader) [][]types.Datum {
 	rows := make([][]types.Datum, 0, len(PGTypes))
 	for _, p := range PGTypes {
@@ -585,7 +594,7 @@ func pgTypeRows(Reader) [][]types.Datum {
 			dI(int64(p.OID)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
 			dI(int64(p.Len)), dB(p.ByVal), dC(p.Type), dC(p.Category),
 			dB(false), dB(true), dC(','),
-			dI(0), dI(0), dI(0), dC(p.Align),
+			dI(0), dI(0), dI(int64(pgArrayOIDs[p.OID])), dC(p.Align),
 			dC(p.Storage), dB(false), dI(0),
 			dI(-1), dI(0), dI(coll),
 		})
