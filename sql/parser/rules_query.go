@@ -170,9 +170,26 @@ var contextWords = map[string]func(seq []*node, i int) bool{
 		return nodeIs(seq, i-1, "current") || nodeIs(seq, i+1, "only") || (i+1 < len(seq) && seq[i+1].isParen())
 	},
 	"over": func(seq []*node, i int) bool { return i > 0 && seq[i-1].isParen() },
+	// BY is a keyword after GROUP, ORDER and PARTITION only: PostgreSQL
+	// takes it as a column name elsewhere.
+	"by": func(seq []*node, i int) bool { return i > 0 && seq[i-1].kwIn("group", "order", "partition") },
 	"window": func(seq []*node, i int) bool {
 		return i+2 < len(seq) && seq[i+1].isIdent() && seq[i+2].kw("as")
 	},
+}
+
+// typeWords are TiDB-reserved type names PostgreSQL also takes as column
+// names (its col_name_keywords): casts and typed literals are rewritten
+// before quoteReserved, so one is a type name only before a string
+// (a typed literal) or, for double, before PRECISION.
+var typeWords = []string{"real", "dec", "double", "float", "numeric", "decimal", "integer", "bigint", "smallint", "varchar", "char", "interval"}
+
+func init() {
+	for _, w := range typeWords {
+		contextWords[w] = func(seq []*node, i int) bool {
+			return i+1 < len(seq) && !seq[i+1].group && (seq[i+1].tok.kind == tkString || seq[i+1].kw("precision"))
+		}
+	}
 }
 
 func nodeIs(seq []*node, i int, w string) bool { return i >= 0 && i < len(seq) && seq[i].kw(w) }
