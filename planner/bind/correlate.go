@@ -237,7 +237,7 @@ func (b *Binder) decorrelate(n plan.Node, top bool) (*decorrelated, error) {
 			return nil, err
 		}
 		var keep []expr.Expr
-		for _, c := range splitAnd(n.Cond) {
+		for _, c := range expr.Conjuncts(n.Cond) {
 			if exprHasOuter(c) {
 				in.conds = append(in.conds, c)
 			} else {
@@ -245,7 +245,7 @@ func (b *Binder) decorrelate(n plan.Node, top bool) (*decorrelated, error) {
 			}
 		}
 		if len(keep) > 0 {
-			cond, err := andAll(keep)
+			cond, err := expr.AndAll(keep)
 			if err != nil {
 				return nil, err
 			}
@@ -386,7 +386,7 @@ func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 	}
 	var keep []expr.Expr
 	if cond != nil {
-		for _, c := range splitAnd(cond) {
+		for _, c := range expr.Conjuncts(cond) {
 			if exprHasOuter(c) {
 				res.conds = append(res.conds, c)
 			} else {
@@ -394,7 +394,7 @@ func (b *Binder) decorrelateJoin(j *plan.Join) (*decorrelated, error) {
 			}
 		}
 	}
-	if cond, err = andAll(keep); err != nil {
+	if cond, err = expr.AndAll(keep); err != nil {
 		return nil, err
 	}
 	nj := &plan.Join{Kind: plan.InnerJoin, Left: l.node, Right: r.node, EqLeft: j.EqLeft, EqRight: j.EqRight, Cond: cond}
@@ -897,7 +897,7 @@ func (b *Binder) lateralJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error)
 	exprs = append(exprs, a.values...)
 	node = &plan.Project{Input: node, Exprs: exprs, Out: append(slices.Clone(lf), rf...)}
 	if len(after) > 0 {
-		cond, err := andAll(after)
+		cond, err := expr.AndAll(after)
 		if err != nil {
 			return nil, err
 		}
@@ -920,7 +920,7 @@ func (b *Binder) joinDomain(in *decorrelated) error {
 	var refs []*outerRef
 	pos := map[int]int{}
 	for _, c := range in.conds {
-		for _, conj := range splitAnd(c) {
+		for _, conj := range expr.Conjuncts(c) {
 			if !strictComparison(conj) {
 				return errCorrelated("an aggregating subquery may be correlated only by comparisons, not %s", conj)
 			}

@@ -320,7 +320,7 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		if e, err = b.boolCond(e, "JOIN/ON"); err != nil {
 			return nil, err
 		}
-		conds = splitAnd(e)
+		conds = expr.Conjuncts(e)
 	}
 	if lateral {
 		return b.lateralJoin(join, conds)
@@ -348,7 +348,7 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 	if _, err := b.finishJoin(join, own); err != nil {
 		return nil, err
 	}
-	cond, err := andAll(after)
+	cond, err := expr.AndAll(after)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func (b *Binder) finishJoin(j *plan.Join, conds []expr.Expr) (plan.Node, error) 
 		}
 		rest = append(rest, c)
 	}
-	cond, err := andAll(rest)
+	cond, err := expr.AndAll(rest)
 	if err != nil {
 		return nil, err
 	}
@@ -441,28 +441,6 @@ func hideUsing(n plan.Node, nl int, names []string, kind plan.JoinKind) plan.Nod
 		out[ri].Hidden = true
 	}
 	return &plan.Project{Input: n, Exprs: exprs, Out: out}
-}
-
-func splitAnd(e expr.Expr) []expr.Expr {
-	if call, ok := e.(*expr.FuncExpr); ok && call.Name == "and" && len(call.Args) == 2 {
-		return append(splitAnd(call.Args[0]), splitAnd(call.Args[1])...)
-	}
-	return []expr.Expr{e}
-}
-
-func andAll(es []expr.Expr) (expr.Expr, error) {
-	if len(es) == 0 {
-		return nil, nil
-	}
-	out := es[0]
-	for _, e := range es[1:] {
-		c, err := expr.Call("and", []expr.Expr{out, e})
-		if err != nil {
-			return nil, err
-		}
-		out = c
-	}
-	return out, nil
 }
 
 // generateSeries plans generate_series(start, stop[, step]) over integers

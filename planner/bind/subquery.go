@@ -82,14 +82,14 @@ func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan
 		if e, err = b.boolCond(e, "WHERE"); err != nil {
 			return nil, err
 		}
-		conds = append(conds, splitAnd(e)...)
+		conds = append(conds, expr.Conjuncts(e)...)
 	}
 	input = site.node
 	if scan, ok := input.(*plan.Scan); ok {
 		conds = pointLookup(scan, conds)
 	}
 	if len(conds) > 0 {
-		cond, err := andAll(conds)
+		cond, err := expr.AndAll(conds)
 		if err != nil {
 			return nil, err
 		}

@@ -238,7 +238,7 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 			}
 			conds = append(conds, eq)
 		}
-		cond, err := andAll(conds)
+		cond, err := expr.AndAll(conds)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +396,7 @@ func (p *planner) values(n *plan.Values, rows [][]expr.Expr, out []plan.Field) (
 // filter splits the condition: a rank limit over a window (group top-N),
 // equalities pushed into an inner join, temporal filters, and the rest.
 func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
-	conds := splitAnd(n.Cond)
+	conds := expr.Conjuncts(n.Cond)
 	for i, c := range conds {
 		if w, limit, ok := rankLimit(n.Input, c); ok {
 			if old, seen := p.ranks[w]; !seen || limit < old {
@@ -415,7 +415,7 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 			if len(rest) == 0 {
 				return p.convert(pushed)
 			}
-			cond, err := andAll(rest)
+			cond, err := expr.AndAll(rest)
 			if err != nil {
 				return nil, err
 			}
@@ -443,7 +443,7 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 		return nil, err
 	}
 	if len(rest) > 0 {
-		cond, err := andAll(rest)
+		cond, err := expr.AndAll(rest)
 		if err != nil {
 			return nil, err
 		}
@@ -597,21 +597,21 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 		if j.Cond != nil {
 			bands = append([]expr.Expr{j.Cond}, bands...)
 		}
-		cond, err := andAll(bands)
+		cond, err := expr.AndAll(bands)
 		if err != nil {
 			return nil, nil, err
 		}
 		nj.Cond = cond
 	}
 	if len(left) > 0 {
-		cond, err := andAll(left)
+		cond, err := expr.AndAll(left)
 		if err != nil {
 			return nil, nil, err
 		}
 		nj.Left = &plan.Filter{Input: j.Left, Cond: cond}
 	}
 	if len(right) > 0 {
-		cond, err := andAll(right)
+		cond, err := expr.AndAll(right)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -919,7 +919,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		if cond != nil {
 			conds = append(conds, cond)
 		}
-		if cond, err = andAllExprs(conds); err != nil {
+		if cond, err = expr.AndAll(conds); err != nil {
 			return nil, err
 		}
 		eqL, eqR = nil, nil
@@ -972,21 +972,6 @@ func (p *planner) withConstKey(n plan.StreamNode) plan.StreamNode {
 	exprs = append(exprs, expr.Literal(types.DInt(1), types.TInt32))
 	out := append(slices.Clone(fs), plan.Field{Name: "?const?", Type: types.TInt32, Hidden: true})
 	return p.project(n, exprs, out)
-}
-
-func andAllExprs(es []expr.Expr) (expr.Expr, error) {
-	if len(es) == 0 {
-		return nil, nil
-	}
-	out := es[0]
-	for _, e := range es[1:] {
-		c, err := expr.Call("and", []expr.Expr{out, e})
-		if err != nil {
-			return nil, err
-		}
-		out = c
-	}
-	return out, nil
 }
 
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).
@@ -1456,21 +1441,3 @@ func columnsOf(e expr.Expr) ([]int, bool) {
 	return cols, ok
 }
 
-func splitAnd(e expr.Expr) []expr.Expr {
-	if call, ok := e.(*expr.FuncExpr); ok && call.Name == "and" && len(call.Args) == 2 {
-		return append(splitAnd(call.Args[0]), splitAnd(call.Args[1])...)
-	}
-	return []expr.Expr{e}
-}
-
-func andAll(es []expr.Expr) (expr.Expr, error) {
-	out := es[0]
-	for _, e := range es[1:] {
-		c, err := expr.Call("and", []expr.Expr{out, e})
-		if err != nil {
-			return nil, err
-		}
-		out = c
-	}
-	return out, nil
-}
