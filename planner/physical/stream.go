@@ -1440,4 +1440,3 @@ func columnsOf(e expr.Expr) ([]int, bool) {
 	})
 	return cols, ok
 }
-
