@@ -38,6 +38,7 @@ func TestBackfillResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backfills 1M rows at a limited rate (about 30 s per kind)")
 	}
+	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	for _, snapshot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("streaming_use_snapshot_backfill=%t", snapshot), func(t *testing.T) { backfillResume(t, snapshot) })
 	}

@@ -151,6 +151,7 @@ func TestKafkaSourceTopicDeleted(t *testing.T) {
 // port with its data: the source reports it (SOURCE_ERROR), the server answers meanwhile, and
 // every message produced before, and after it returns, is in the view exactly once.
 func TestKafkaSourceBrokerOutage(t *testing.T) {
+	t.Parallel() // mostly waits (the outage): runs beside the other long tests
 	const outage = 30 * time.Second
 	dir := t.TempDir()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "o"), kfake.DataDir(dir))

@@ -88,6 +88,7 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a server a dozen times over a million Kafka messages")
 	}
+	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))

@@ -105,6 +105,7 @@ func TestPostgresCDCSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies a large PostgreSQL table through three kills")
 	}
+	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	rows := 1_000_000
 	if s := strings.TrimSpace(os.Getenv("TRIBUTARY_CDC_ROWS")); s != "" {
 		rows, _ = strconv.Atoi(s)
@@ -119,6 +120,7 @@ func TestPostgresCDCParallelSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies a PostgreSQL table through three kills")
 	}
+	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	cdcSurvivesKills(t, 200_000, ", backfill.parallelism = '4', snapshot.batch.size = '1000'", 8_000)
 }
 

@@ -27,6 +27,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies a PostgreSQL table through three kills")
 	}
+	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	const bigRows, smallRows = 200_000, 20_000
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
