@@ -60,6 +60,9 @@ type Config struct {
 	BarrierInterval time.Duration
 	// CacheRows bounds each stateful stream operator's in-memory rows (0: default).
 	CacheRows int
+	// SpillRows is how many rows a DML statement writes before they are staged
+	// into the store instead of held in memory (0: coordinator.DefaultSpillRows).
+	SpillRows int
 	// Parallelism is the default streaming_parallelism; default the number of cores.
 	Parallelism int
 	Logger      *slog.Logger
@@ -113,7 +116,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 // the catalog and starts it.
 func (e *Engine) startCoordinator(ctx context.Context) (*coordinator.Coordinator, error) {
 	c := coordinator.New(e.Store, coordinator.Config{BarrierInterval: e.cfg.BarrierInterval,
-		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, Logger: e.Logger, OnFailure: e.recover,
+		Parallelism: e.cfg.Parallelism, CacheRows: e.cfg.CacheRows, SpillRows: e.cfg.SpillRows, Logger: e.Logger, OnFailure: e.recover,
 		Barriers: e.barriers, Sinks: e.sinks})
 	if err := e.recoverJobs(ctx, c); err != nil {
 		c.Stop()
