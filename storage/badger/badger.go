@@ -112,6 +112,11 @@ func Open(opts Options) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithNumMemtables(3).
+		// Writes are serialised by commitMu: Badger's conflict detection has nothing to find, and
+		// in managed mode it keeps every committed transaction's key fingerprints until the discard
+		// timestamp passes them (hundreds of MB over one big epoch: 5M keys staged while no epoch
+		// committed, issue 14).
+		WithDetectConflicts(false).
 		WithIndexCacheSize(64 << 20).
 		WithBlockCacheSize(64 << 20)
 	if opts.MemTableSize > 0 {
@@ -406,22 +411,25 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 	if s.hasBigValue(b) {
 		s.stagedBig = true
 	}
-	wb := s.db.NewWriteBatchAt(epoch)
-	defer wb.Cancel()
+	// One transaction at a time, each committed before the next fills: a WriteBatch keeps up to
+	// 16 full transactions in flight (about 20 MB each), which is the memory staging is for.
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer func() { txn.Discard() }()
 	for i := 0; i < b.Len(); i++ {
-		key, value, del := b.Entry(i)
-		var err error
-		if del {
-			err = wb.Delete(key)
-		} else {
-			err = wb.Set(key, value)
+		err := setEntry(txn, b, i)
+		if errors.Is(err, bdg.ErrTxnTooBig) {
+			if err = txn.CommitAt(epoch, nil); err != nil {
+				return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
+			}
+			txn = s.db.NewTransactionAt(math.MaxUint64, true)
+			err = setEntry(txn, b, i)
 		}
 		if err != nil {
 			return fmt.Errorf("badger stage epoch %d: entry %d: %w", epoch, i, err)
 		}
 	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("badger stage epoch %d: flush %d entries: %w", epoch, b.Len(), err)
+	if err := txn.CommitAt(epoch, nil); err != nil {
+		return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
 	}
 	return nil
 }
