@@ -44,11 +44,13 @@ type KV interface {
 	// epoch's writes in memory. Staged writes are invisible to reads at committed epochs; they
 	// become visible with Commit(epoch, ...), whose own batch is written after them (it wins where
 	// both write a key, as a later Stage of the same epoch wins over an earlier one); a crash before
-	// that Commit drops them, and so does the Commit or Stage of a later epoch: an epoch staged and
-	// never committed is abandoned, and each of its keys reads as of the last committed epoch again.
-	// So stage at epoch only once every earlier epoch has committed or been given up. epoch must be
-	// above CommittedEpoch (else ErrStaleEpoch). Reads at a staged epoch are allowed until it commits
-	// or is dropped: they see the committed data and what was staged. Stage does not sync.
+	// that Commit drops them, and so does the Commit of a later epoch: an epoch staged and never
+	// committed is abandoned, and each of its keys reads as of the last committed epoch again. epoch
+	// must be above CommittedEpoch (else ErrStaleEpoch). Reads at a staged epoch are allowed until it
+	// commits or is dropped: they see the newest version at or below it, so also what earlier
+	// epochs staged (and, during their Commit, wrote) before committing: a writer that reads its
+	// staged epoch lets every earlier epoch commit or be dropped by a Commit first, or knows them
+	// bound to commit before its own. Stage does not sync.
 	Stage(ctx context.Context, epoch uint64, b *Batch) error
 	// CommittedEpoch returns the last committed epoch (0 for an empty store).
 	CommittedEpoch() uint64

@@ -29,7 +29,7 @@ func (s *StagedEpochs) Has(epoch uint64) bool {
 	return found
 }
 
-// Abandoned returns the staged epochs below epoch: a Commit or Stage of epoch drops them.
+// Abandoned returns the staged epochs below epoch: a Commit of epoch drops them.
 func (s *StagedEpochs) Abandoned(epoch uint64) []uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -48,7 +48,7 @@ func (s *StagedEpochs) Forget(epoch uint64) {
 	s.epochs = slices.Delete(s.epochs, 0, i)
 }
 
-// ForgetBelow removes every staged epoch below epoch (dropped by a Stage of epoch).
+// ForgetBelow removes every staged epoch below epoch (dropped by a Commit of epoch).
 func (s *StagedEpochs) ForgetBelow(epoch uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

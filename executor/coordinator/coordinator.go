@@ -53,6 +53,9 @@ var ErrRecovering = errors.New("the streaming engine is recovering from a failur
 type Coordinator struct {
 	kv  storage.KV
 	cfg Config
+	// firstEpoch is the first epoch this coordinator opens: its commit drops
+	// whatever a failed predecessor staged and never committed (KV.Stage).
+	firstEpoch uint64
 
 	wake     chan struct{} // a barrier is wanted now
 	interval atomic.Int64  // barrier interval in ns, changed by SetBarrierInterval
@@ -140,6 +143,7 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	c.runCtx, c.cancel = context.WithCancel(context.Background())
 	c.reports.signal = make(chan struct{}, 1)
 	c.mu.epoch = storage.NextEpoch(kv.MaxVersion())
+	c.firstEpoch = c.mu.epoch
 	c.mu.tables = batch.NewTableSet(kv)
 	c.mu.tables.CaptureChanges()
 	c.mu.roots = map[stream.ActorID]*root{}

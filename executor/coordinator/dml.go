@@ -19,6 +19,19 @@ import (
 // committed. If fn fails its writes are discarded.
 func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, snapshot uint64) error) error {
 	c.foreground.Store(time.Now().UnixNano())
+	if c.kv.CommittedEpoch() < c.firstEpoch {
+		// A failed coordinator before this one may have left writes staged
+		// in an epoch that never committed; a statement that stages reads
+		// its own epoch, where they would show, until this coordinator's
+		// first commit drops them. Only the first statements wait for it.
+		c.RequestBarrier()
+		if err := c.WaitCommitted(ctx, c.firstEpoch); err != nil {
+			if c.Failed() != nil {
+				return ErrRecovering
+			}
+			return err
+		}
+	}
 	c.mu.Lock()
 	if c.mu.stopped {
 		c.mu.Unlock()

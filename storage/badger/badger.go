@@ -400,10 +400,8 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 		s.maxVersion.Store(epoch)
 	}
 	// Staged writes are above the watermark: a failure here leaves nothing a reader sees, and
-	// the next Commit or Stage, or a restart, rolls them back.
-	if err := s.rollBackAbandoned(epoch); err != nil {
-		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
-	}
+	// the next Commit, or a restart, rolls them back. Earlier staged epochs may still be on their
+	// way to Commit: only a Commit knows them abandoned.
 	s.staged.Add(epoch)
 	if b.Len() == 0 {
 		return nil

@@ -184,8 +184,6 @@ func (s *Store) Stage(_ context.Context, epoch uint64, b *storage.Batch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dropAbandonedLocked(epoch)
-	s.staged.ForgetBelow(epoch)
 	s.staged.Add(epoch)
 	if b != nil && b.Len() > 0 {
 		s.applyLocked(epoch, b)
