@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -44,7 +45,16 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	tables := c.mu.tables
 	epoch := c.mu.epoch
 	staged := false
+	gcPercent := -2 // not changed
 	tables.SetSpill(c.spillRows(), func() error {
+		if !staged {
+			// The statement's rows pass through memory piece by piece: its
+			// live heap stays small, but at GOGC=100 the heap grows to twice
+			// what was live at the last collection between collections, and
+			// every piece and Badger memtable is new garbage. Collect more
+			// often while it runs.
+			gcPercent = debug.SetGCPercent(stagingGCPercent)
+		}
 		if err := c.stageLocked(ctx, epoch, tables, !staged); err != nil {
 			return err
 		}
@@ -53,6 +63,9 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	})
 	err := fn(tables, c.kv.CommittedEpoch())
 	tables.SetSpill(0, nil)
+	if gcPercent != -2 {
+		debug.SetGCPercent(gcPercent)
+	}
 	if err != nil {
 		tables.Discard()
 		c.mu.Unlock()
@@ -76,6 +89,10 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
 }
+
+// stagingGCPercent is the garbage collector's target while a statement
+// stages its writes (debug.SetGCPercent; the previous value comes back after).
+const stagingGCPercent = 25
 
 // DefaultSpillRows is how many rows a DML statement writes before they are
 // staged into the store (Coordinator.stageLocked) instead of held in memory.
