@@ -5,7 +5,7 @@ import "context"
 // KV is a versioned, ordered key-value store whose versions are epochs. It is narrow enough to be met by
 // an embedded LSM (Badger) or by a distributed MVCC store (TiKV, timestamps as epochs).
 //
-// Reads name an epoch E with DiscardEpoch() <= E <= CommittedEpoch() and see, for every key, the value
+// Reads name an epoch E with DiscardEpoch() <= E <= CommittedEpoch() (or a staged epoch, see Stage) and see, for every key, the value
 // of its newest version at or below E. Epochs that were never committed (skipped by a crash that
 // rolled back a half-written epoch) read undefined data: read only at epochs obtained from
 // CommittedEpoch. Reads above the committed epoch fail with ErrEpochNotCommitted; below the discard
@@ -40,6 +40,18 @@ type KV interface {
 	// against an operating-system crash or power loss before Sync is the implementation's option
 	// (storage/badger: yes, unless opened with NoSync).
 	Commit(ctx context.Context, epoch uint64, b *Batch) error
+	// Stage writes b at version epoch ahead of Commit(epoch), so a writer need not hold a big
+	// epoch's writes in memory. Staged writes are invisible to reads at committed epochs; they
+	// become visible with Commit(epoch, ...), whose own batch is written after them (it wins where
+	// both write a key, as a later Stage of the same epoch wins over an earlier one); a crash before
+	// that Commit drops them, and so does the Commit of a later epoch: an epoch staged and never
+	// committed is abandoned, and each of its keys reads as of the last committed epoch again. epoch
+	// must be above CommittedEpoch (else ErrStaleEpoch). Reads at a staged epoch are allowed until it
+	// commits or is dropped: they see the newest version at or below it, so also what earlier
+	// epochs staged (and, during their Commit, wrote) before committing: a writer that reads its
+	// staged epoch lets every earlier epoch commit or be dropped by a Commit first, or knows them
+	// bound to commit before its own. Stage does not sync.
+	Stage(ctx context.Context, epoch uint64, b *Batch) error
 	// CommittedEpoch returns the last committed epoch (0 for an empty store).
 	CommittedEpoch() uint64
 	// MaxVersion returns the highest version the store may hold: at least CommittedEpoch.

@@ -12,5 +12,6 @@
 // source against datagen (an in-process kfake broker, server and bench CPU apart) in
 // kafka.go, ALTER ... SET PARALLELISM's pause and a running pipeline meanwhile (issue 12) in
 // rescale.go, durable single-row commits beside PostgreSQL with fsync on (issue 14) in
-// durable.go, the child processes in procs.go.
+// durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, the child
+// processes in procs.go.
 package main

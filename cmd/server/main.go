@@ -87,6 +87,7 @@ func run() error {
 	listen := flag.String("listen", envOr("TRIBUTARY_LISTEN", "127.0.0.1:4566"), "address to accept PostgreSQL connections on")
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
+	spillRows := flag.Int("dml-spill-rows", envInt("TRIBUTARY_DML_SPILL_ROWS", 0), "rows a DML statement writes before it stages them into storage (invisible until its epoch commits) instead of holding them in memory (0: default 65536)")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
 	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve the dashboard (/), /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
@@ -176,7 +177,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, Logger: logger,
+	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, SpillRows: *spillRows, Logger: logger,
 		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD"), NoStreamStats: !*streamStats})
 	if err != nil {
 		return err

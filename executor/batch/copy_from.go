@@ -91,7 +91,7 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 			w.rows++
 		}
 	}
-	return -1, nil
+	return -1, w.env.Tables.MaybeSpill()
 }
 
 // Rows returns the number of rows written.

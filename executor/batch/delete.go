@@ -19,6 +19,11 @@ func (w *deleteWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := checkCtx(ctx); err != nil {
 				return nil, err
 			}
+			// The input is all read (or never reads this table): what
+			// this statement wrote may move to storage (TableSet.MaybeSpill).
+			if err := env.Tables.MaybeSpill(); err != nil {
+				return nil, err
+			}
 		}
 		row = rows.Row(i, row)[:nc]
 		if err := tbl.Delete(row); err != nil {

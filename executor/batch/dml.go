@@ -52,7 +52,7 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &dmlExec{env: env, rel: rel, in: in, w: w, returning: returning, ts: plan.Types(retOut)}
+	e := &dmlExec{env: env, rel: rel, input: input, in: in, w: w, returning: returning, ts: plan.Types(retOut)}
 	x, err = withInitPlans(env, e, inits, paramBase)
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +70,7 @@ type dmlWriter interface {
 type dmlExec struct {
 	env       *Env
 	rel       *catalog.Relation
+	input     plan.Node
 	in        Executor
 	w         dmlWriter
 	returning []expr.Expr
@@ -92,6 +93,12 @@ func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.streams() {
+			if err := e.writeStreaming(ctx, tbl); err != nil {
+				return nil, err
+			}
+			return e.next()
+		}
 		rows := types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
 		if err := drain(ctx, e.in, rows); err != nil {
 			return nil, err
@@ -109,6 +116,71 @@ func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
+	return e.next()
+}
+
+// streams reports whether the statement may write its input chunk by chunk
+// as it reads it, so that a big INSERT ... SELECT does not hold all its rows
+// in memory (the TableSet may spill them, MaybeSpill): an INSERT whose input
+// does not read the table it writes (else the input would see the rows
+// written before it: the statement reads all its input first instead).
+func (e *dmlExec) streams() bool {
+	if _, ok := e.w.(*insertWriter); !ok {
+		return false
+	}
+	var readsTarget func(n plan.Node) bool
+	readsTarget = func(n plan.Node) bool {
+		if s, ok := n.(*plan.Scan); ok && s.Table.ID == e.rel.ID {
+			return true
+		}
+		return slices.ContainsFunc(n.Children(), readsTarget)
+	}
+	return !readsTarget(e.input)
+}
+
+// writeStreaming writes the input chunk by chunk, keeping the written rows
+// only for RETURNING, and lets the TableSet spill between chunks.
+func (e *dmlExec) writeStreaming(ctx context.Context, tbl *state.Table) error {
+	rows := types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+	if len(e.returning) > 0 {
+		e.written = types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+	}
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return err
+		}
+		c, err := e.in.Next(ctx)
+		if isEOF(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rows.Reset()
+		appendVisible(rows, c)
+		if len(rows.Cols) < len(e.rel.Columns) {
+			return types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(rows.Cols), len(e.rel.Columns))
+		}
+		written, err := e.w.write(ctx, e.env, tbl, e.rel, rows)
+		if err != nil {
+			return err
+		}
+		e.affected += int64(written.Len())
+		if e.written != nil {
+			appendVisible(e.written, written)
+		}
+		if err := e.env.Tables.MaybeSpill(); err != nil {
+			return err
+		}
+	}
+	if e.written == nil {
+		e.written = types.NewChunk(e.in.Schema(), 0)
+	}
+	return nil
+}
+
+// next yields the next chunk of RETURNING rows, io.EOF after the last.
+func (e *dmlExec) next() (*types.Chunk, error) {
 	if len(e.returning) == 0 || e.pos >= e.written.Len() {
 		return nil, io.EOF
 	}

@@ -25,6 +25,31 @@ type TableSet struct {
 	// changes, when capturing, holds every row written as a change chunk per relation.
 	changes map[uint32]*types.Chunk
 	capture bool
+	// spill, when set, is called by MaybeSpill once spillRows writes are pending.
+	spill     func() error
+	spillRows int
+}
+
+// SetSpill makes MaybeSpill call fn once at least rows writes are pending
+// (nil fn: never). A DML statement's writer calls MaybeSpill between chunks,
+// so its owner can move the writes out of memory (Stage) as they grow.
+func (s *TableSet) SetSpill(rows int, fn func() error) { s.spill, s.spillRows = fn, rows }
+
+// MaybeSpill calls the spill function set by SetSpill when enough writes are pending.
+func (s *TableSet) MaybeSpill() error {
+	if s.spill == nil || s.PendingRows() < s.spillRows {
+		return nil
+	}
+	return s.spill()
+}
+
+// Stage adds every table's pending writes to b, which the caller stages into
+// the store at epoch ahead of its commit (state.Table.Stage: the tables'
+// flushed layers are dropped, the caller having staged its epoch's batch).
+func (s *TableSet) Stage(epoch uint64, b *storage.Batch) {
+	for _, id := range s.order {
+		s.tables[id].Stage(epoch, b)
+	}
 }
 
 // CaptureChanges makes the set record every row DML writes, as change

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -26,6 +27,9 @@ type Config struct {
 	Parallelism int
 	// CacheRows bounds each stateful executor's in-memory rows (0: the executor default).
 	CacheRows int
+	// SpillRows is how many rows a DML statement writes before they are
+	// staged into the store rather than held in memory (0: DefaultSpillRows).
+	SpillRows int
 	Logger    *slog.Logger
 	// OnFailure is called (once, on its own goroutine) when an epoch fails: the
 	// owner then stops this coordinator and recovers with a new one.
@@ -53,6 +57,9 @@ var ErrRecovering = errors.New("the streaming engine is recovering from a failur
 type Coordinator struct {
 	kv  storage.KV
 	cfg Config
+	// firstEpoch is the first epoch this coordinator opens: its commit drops
+	// whatever a failed predecessor staged and never committed (KV.Stage).
+	firstEpoch uint64
 
 	wake     chan struct{} // a barrier is wanted now
 	interval atomic.Int64  // barrier interval in ns, changed by SetBarrierInterval
@@ -76,11 +83,14 @@ type Coordinator struct {
 
 	mu struct {
 		sync.Mutex
-		epoch   uint64        // the open epoch: DML and DDL writes belong to it
-		batch   storage.Batch // DML/DDL writes of the open epoch
-		tables  *batch.TableSet
-		roots   map[stream.ActorID]*root  // barrier entry points (DML and values sources)
-		sources map[uint32]stream.ActorID // table id -> its DML source actor
+		epoch uint64        // the open epoch: DML and DDL writes belong to it
+		batch storage.Batch // DML/DDL writes of the open epoch
+		// stagedRows counts the writes DML staged into the store at the
+		// open epoch (stageLocked); reset when the epoch closes.
+		stagedRows int
+		tables     *batch.TableSet
+		roots      map[stream.ActorID]*root  // barrier entry points (DML and values sources)
+		sources    map[uint32]stream.ActorID // table id -> its DML source actor
 		// fresh lists connector tables created by this coordinator that no
 		// DML has written since: their generated keys cannot exist yet, so
 		// the source writes them without a lookup.
@@ -137,6 +147,7 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	c.runCtx, c.cancel = context.WithCancel(context.Background())
 	c.reports.signal = make(chan struct{}, 1)
 	c.mu.epoch = storage.NextEpoch(kv.MaxVersion())
+	c.firstEpoch = c.mu.epoch
 	c.mu.tables = batch.NewTableSet(kv)
 	c.mu.tables.CaptureChanges()
 	c.mu.roots = map[stream.ActorID]*root{}
@@ -283,6 +294,8 @@ func (c *Coordinator) barrier() error {
 	writes := new(storage.Batch)
 	appendBatch(writes, &c.mu.batch)
 	c.mu.batch.Reset()
+	stagedRows := c.mu.stagedRows
+	c.mu.stagedRows = 0
 	expect := map[stream.ActorID]bool{}
 	for id := range c.mu.actors {
 		expect[id] = true
@@ -330,6 +343,11 @@ func (c *Coordinator) barrier() error {
 	c.committed.epoch = prev
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
+	if stagedRows > 0 {
+		// A big statement's garbage (its rows went through memory chunk by
+		// chunk): give it back to the operating system now, not minutes later.
+		debug.FreeOSMemory()
+	}
 	done := time.Now()
 	c.cfg.Barriers.record(BarrierStat{Epoch: prev, Injected: injected, Committed: done, Latency: done.Sub(injected)})
 	c.collectGarbage(prev)

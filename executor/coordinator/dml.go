@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -19,6 +20,19 @@ import (
 // committed. If fn fails its writes are discarded.
 func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, snapshot uint64) error) error {
 	c.foreground.Store(time.Now().UnixNano())
+	if c.kv.CommittedEpoch() < c.firstEpoch {
+		// A failed coordinator before this one may have left writes staged
+		// in an epoch that never committed; a statement that stages reads
+		// its own epoch, where they would show, until this coordinator's
+		// first commit drops them. Only the first statements wait for it.
+		c.RequestBarrier()
+		if err := c.WaitCommitted(ctx, c.firstEpoch); err != nil {
+			if c.Failed() != nil {
+				return ErrRecovering
+			}
+			return err
+		}
+	}
 	c.mu.Lock()
 	if c.mu.stopped {
 		c.mu.Unlock()
@@ -29,36 +43,110 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		return ErrRecovering
 	}
 	tables := c.mu.tables
-	if err := fn(tables, c.kv.CommittedEpoch()); err != nil {
+	epoch := c.mu.epoch
+	staged := false
+	gcPercent := -2 // not changed
+	tables.SetSpill(c.spillRows(), func() error {
+		if !staged {
+			// The statement's rows pass through memory piece by piece: its
+			// live heap stays small, but at GOGC=100 the heap grows to twice
+			// what was live at the last collection between collections, and
+			// every piece and Badger memtable is new garbage. Collect more
+			// often while it runs.
+			gcPercent = debug.SetGCPercent(stagingGCPercent)
+		}
+		if err := c.stageLocked(ctx, epoch, tables, !staged); err != nil {
+			return err
+		}
+		staged = true
+		return nil
+	})
+	err := fn(tables, c.kv.CommittedEpoch())
+	tables.SetSpill(0, nil)
+	if gcPercent != -2 {
+		debug.SetGCPercent(gcPercent)
+	}
+	if err != nil {
 		tables.Discard()
+		c.mu.Unlock()
+		if staged {
+			// Part of the statement is in the store at epoch and its
+			// changes went to the streaming jobs: the epoch cannot commit
+			// without it. Fail the epoch; recovery rebuilds the jobs from the
+			// last committed epoch, the store drops what was staged at the
+			// next commit, and the epoch's other statements are retried.
+			c.failOnce.Do(func() { close(c.failedCh) })
+			c.fail(epoch, fmt.Errorf("%w: a statement that had staged its writes in epoch %d failed: %v", ErrRecovering, epoch, err))
+		}
+		return err
+	}
+	tables.Flush(epoch, &c.mu.batch)
+	if err := c.sendChangesLocked(tables); err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	epoch := c.mu.epoch
-	tables.Flush(epoch, &c.mu.batch)
+	c.mu.Unlock()
+	c.RequestBarrier()
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// stagingGCPercent is the garbage collector's target while a statement
+// stages its writes (debug.SetGCPercent; the previous value comes back after).
+const stagingGCPercent = 25
+
+// DefaultSpillRows is how many rows a DML statement writes before they are
+// staged into the store (Coordinator.stageLocked) instead of held in memory.
+const DefaultSpillRows = 65536
+
+func (c *Coordinator) spillRows() int {
+	if c.cfg.SpillRows > 0 {
+		return c.cfg.SpillRows
+	}
+	return DefaultSpillRows
+}
+
+// stageLocked moves a running DML statement's pending writes out of memory:
+// into the store at the open epoch (storage.KV.Stage), invisible to readers
+// until the epoch commits, and its change chunks on to the tables' streaming
+// jobs, which see them in that epoch as they would at the statement's end.
+// The first time in a statement, the epoch's earlier writes (its batch, and
+// the tables' flushed layers) are staged first, so the statement's writes
+// stay the newest and the tables can read everything at epoch from the
+// store. The caller holds c.mu.
+func (c *Coordinator) stageLocked(ctx context.Context, epoch uint64, tables *batch.TableSet, first bool) error {
+	b := new(storage.Batch)
+	if first {
+		appendBatch(b, &c.mu.batch)
+		c.mu.batch.Reset()
+	}
+	tables.Stage(epoch, b)
+	if err := c.kv.Stage(ctx, epoch, b); err != nil {
+		return fmt.Errorf("stage the statement's writes in epoch %d: %w", epoch, err)
+	}
+	c.mu.stagedRows += b.Len()
+	return c.sendChangesLocked(tables)
+}
+
+// sendChangesLocked sends the tables' captured changes to their streaming
+// jobs (the caller holds c.mu). The writes are in the epoch already: the
+// chunks must follow them, so a cancel does not stop a send; only a failed
+// or stopped engine does (the epoch then never commits).
+func (c *Coordinator) sendChangesLocked(tables *batch.TableSet) error {
 	for id, chunk := range tables.TakeChanges() {
 		delete(c.mu.fresh, id) // DML wrote it: a generated key may now exist
 		src, ok := c.mu.sources[id]
 		if !ok {
 			continue
 		}
-		ch := c.mu.roots[src].msgs
-		// The writes are in the epoch already: the chunk must follow them, so
-		// a cancel does not stop this send; only a failed or stopped engine
-		// does (the epoch then never commits).
 		select {
-		case ch <- stream.ChunkMsg(chunk):
+		case c.mu.roots[src].msgs <- stream.ChunkMsg(chunk):
 		case <-c.failedCh:
-			c.mu.Unlock()
 			return ErrRecovering
 		case <-c.stop:
-			c.mu.Unlock()
 			return ErrStopped
 		}
 	}
-	c.mu.Unlock()
-	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return nil
 }
 
 // tableWriter writes a connector source's rows into its table in the open

@@ -92,8 +92,8 @@ func (r *copyInResult) CopyIn() pgwire.CopySpec                    { return r.sp
 
 // Load writes every row of src in one DML statement, so in one epoch: the
 // rows are decoded and written a chunk at a time (the input is never held
-// whole), but until the epoch commits the table's pending writes and the
-// change chunk for its streaming job hold every row, as for INSERT.
+// whole), and past the coordinator's spill size the pending writes move into
+// storage, invisible until the epoch commits, as for INSERT ... SELECT.
 func (r *copyInResult) Load(ctx context.Context, src pgwire.CopySource) error {
 	s := r.s
 	attempt := 0

@@ -49,6 +49,9 @@ type Config struct {
 	BarrierInterval time.Duration
 	// CacheRows bounds each stateful stream operator's in-memory rows (0: default).
 	CacheRows int
+	// SpillRows is how many rows a DML statement writes before they are staged
+	// into the store instead of held in memory (0: coordinator.DefaultSpillRows).
+	SpillRows int
 	// Parallelism is the default streaming_parallelism; default the number of cores.
 	Parallelism int
 	Logger      *slog.Logger
@@ -90,7 +93,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
 	planner := &job.Planner{Catalog: cat}
 	e.streaming, err = coordinator.Open(ctx, store, cat, planner, &e.ddl, coordinator.Config{BarrierInterval: cfg.BarrierInterval,
-		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, Logger: logger, NoStats: cfg.NoStreamStats})
+		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, SpillRows: cfg.SpillRows, Logger: logger, NoStats: cfg.NoStreamStats})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}

@@ -65,10 +65,14 @@ type Store struct {
 	maxVersion atomic.Uint64
 	discard    storage.DiscardTracker
 
-	// commitMu serialises Commit and guards failed and wal.
+	// commitMu serialises Commit and Stage and guards failed, wal and stagedBig.
 	commitMu sync.Mutex
 	failed   error    // set when a Commit failed after writing; further commits refuse
 	wal      *walSync // syncs each commit (nil with NoSync)
+	// staged are the epochs Stage wrote and no Commit has published or dropped yet;
+	// stagedBig is set when a staged batch put values in the value log (synced at the Commit).
+	staged    storage.StagedEpochs
+	stagedBig bool
 	// valueThreshold is the value size from which Badger puts values in the value log.
 	valueThreshold int
 
@@ -113,6 +117,11 @@ func Open(opts Options) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithNumMemtables(3).
+		// Writes are serialised by commitMu: Badger's conflict detection has nothing to find, and
+		// in managed mode it keeps every committed transaction's key fingerprints until the discard
+		// timestamp passes them (hundreds of MB over one big epoch: 5M keys staged while no epoch
+		// committed, issue 14).
+		WithDetectConflicts(false).
 		WithIndexCacheSize(64 << 20).
 		WithBlockCacheSize(64 << 20)
 	if opts.MemTableSize > 0 {
@@ -335,18 +344,154 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	if s.maxVersion.Load() < epoch {
 		s.maxVersion.Store(epoch)
 	}
+	if err := s.rollBackAbandoned(epoch); err != nil {
+		s.failed = err
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
 	if err := s.write(epoch, discard, b); err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
 	if s.wal != nil {
-		if err := s.wal.sync(s.hasBigValue(b)); err != nil {
+		if err := s.wal.sync(s.stagedBig || s.hasBigValue(b)); err != nil {
 			s.failed = err
 			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 		}
 	}
+	s.stagedBig = false
+	s.staged.Forget(epoch)
 	s.committed.Store(epoch)
 	s.db.SetDiscardTs(discard)
+	return nil
+}
+
+// Stage implements storage.KV: b goes into Badger at version epoch through a WriteBatch, without
+// the watermark, so reads at committed epochs ignore it and a restart rolls it back (recover) unless
+// Commit(epoch) published it. Badger keeps the newest write of a key at one version (checked on
+// v4.9.6 through memtables, level-0 tables and compactions): Commit's batch, written after, wins.
+func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closeMu.closed {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, storage.ErrClosed)
+	}
+	if s.failed != nil {
+		return fmt.Errorf("badger stage epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
+	}
+	if c := s.committed.Load(); epoch <= c {
+		return fmt.Errorf("badger stage epoch %d, committed %d: %w", epoch, c, storage.ErrStaleEpoch)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
+	}
+	if b == nil {
+		b = &storage.Batch{}
+	}
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
+	}
+	for i := 0; i < b.Len(); i++ {
+		if k, _, _ := b.Entry(i); bytes.HasPrefix(k, badgerPrefix) {
+			return fmt.Errorf("badger stage epoch %d: %w: key %q is in Badger's internal range", epoch, storage.ErrInvalidKey, k)
+		}
+	}
+	if err := storage.CheckFreeSpace(s.dir, s.minFree.Load()+2*uint64(b.Size())); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
+	}
+	b.Normalize()
+	if s.maxVersion.Load() < epoch {
+		s.maxVersion.Store(epoch)
+	}
+	// Staged writes are above the watermark: a failure here leaves nothing a reader sees, and
+	// the next Commit, or a restart, rolls them back. Earlier staged epochs may still be on their
+	// way to Commit: only a Commit knows them abandoned.
+	s.staged.Add(epoch)
+	if b.Len() == 0 {
+		return nil
+	}
+	if s.hasBigValue(b) {
+		s.stagedBig = true
+	}
+	// One transaction at a time, each committed before the next fills: a WriteBatch keeps up to
+	// 16 full transactions in flight (about 20 MB each), which is the memory staging is for.
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer func() { txn.Discard() }()
+	for i := 0; i < b.Len(); i++ {
+		err := setEntry(txn, b, i)
+		if errors.Is(err, bdg.ErrTxnTooBig) {
+			if err = txn.CommitAt(epoch, nil); err != nil {
+				return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
+			}
+			txn = s.db.NewTransactionAt(math.MaxUint64, true)
+			err = setEntry(txn, b, i)
+		}
+		if err != nil {
+			return fmt.Errorf("badger stage epoch %d: entry %d: %w", epoch, i, err)
+		}
+	}
+	if err := txn.CommitAt(epoch, nil); err != nil {
+		return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
+	}
+	return nil
+}
+
+// rollBackAbandoned undoes the staged writes of epochs below epoch that never committed: at
+// version epoch, each key whose newest version is such an epoch gets its value as of the committed
+// epoch again (or a delete where it had none). Keys staged at epoch itself are left alone; what
+// epoch's Commit or Stage writes next wins over the roll-back. The caller holds commitMu.
+func (s *Store) rollBackAbandoned(epoch uint64) error {
+	if len(s.staged.Abandoned(epoch)) == 0 {
+		return nil
+	}
+	committed := s.committed.Load()
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewIterator(bdg.IteratorOptions{AllVersions: true, SinceTs: committed})
+	defer it.Close()
+	rtxn := s.db.NewTransactionAt(committed, false)
+	defer rtxn.Discard()
+	wb := s.db.NewWriteBatchAt(epoch)
+	defer wb.Cancel()
+	var last []byte
+	n := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if last != nil && bytes.Equal(k, last) {
+			continue // an older version of a key already decided
+		}
+		last = item.KeyCopy(last[:0])
+		if bytes.HasPrefix(k, storage.ReservedPrefix) || bytes.HasPrefix(k, badgerPrefix) {
+			continue
+		}
+		if v := item.Version(); v <= committed || v >= epoch {
+			continue
+		}
+		old, err := rtxn.Get(last)
+		switch {
+		case errors.Is(err, bdg.ErrKeyNotFound):
+			err = wb.Delete(bytes.Clone(last))
+		case err != nil:
+			return fmt.Errorf("roll back abandoned stage: read %x at %d: %w", last, committed, err)
+		default:
+			var v []byte
+			if v, err = old.ValueCopy(nil); err != nil {
+				return fmt.Errorf("roll back abandoned stage: read value of %x at %d: %w", last, committed, err)
+			}
+			err = wb.Set(bytes.Clone(last), v)
+		}
+		if err != nil {
+			return fmt.Errorf("roll back abandoned stage: %x: %w", last, err)
+		}
+		n++
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("roll back abandoned stage at %d: %w", epoch, err)
+	}
+	slog.Default().Debug("rolled back abandoned staged writes", "dir", s.dir, "keys", n, "epoch", epoch)
+	s.staged.ForgetBelow(epoch)
 	return nil
 }
 
@@ -517,7 +662,7 @@ func (s *Store) checkReadLocked(epoch uint64) error {
 	if s.closeMu.closed {
 		return storage.ErrClosed
 	}
-	return s.discard.CheckRead(epoch, s.committed.Load())
+	return s.staged.CheckRead(&s.discard, epoch, s.committed.Load())
 }
 
 // Get implements storage.KV.

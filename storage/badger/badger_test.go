@@ -3,6 +3,7 @@ package badger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"syscall"
 	"testing"
@@ -69,5 +70,47 @@ func TestBadgerInternalKeyRefused(t *testing.T) {
 	b.Put([]byte("!badger!x"), []byte("v"))
 	if err := s.Commit(context.Background(), 1, &b); !errors.Is(err, storage.ErrInvalidKey) {
 		t.Fatalf("commit of a Badger-internal key: %v", err)
+	}
+}
+
+// TestStageThenRestart: writes staged at an epoch that never committed are rolled back when the
+// store opens again (as a crash before the Commit leaves them), also when they were many.
+func TestStageThenRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openAt(t, dir)
+	var b storage.Batch
+	b.Put([]byte("k0"), []byte("committed"))
+	if err := s.Commit(ctx, 10, &b); err != nil {
+		t.Fatal(err)
+	}
+	for part := 0; part < 4; part++ { // more than one Badger transaction in all
+		var st storage.Batch
+		for i := 0; i < 50000; i++ {
+			st.Put([]byte(fmt.Sprintf("k%d", part*50000+i)), []byte("staged"))
+		}
+		if err := s.Stage(ctx, 20, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, dir)
+	defer s.Close()
+	if c := s.CommittedEpoch(); c <= 10 || s.MaxVersion() < 20 {
+		t.Fatalf("committed %d, max version %d after the restart", c, s.MaxVersion())
+	}
+	it, err := s.Scan(ctx, nil, nil, s.CommittedEpoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var got []string
+	for it.Next() == nil {
+		got = append(got, string(it.Key())+"="+string(it.Value()))
+	}
+	if len(got) != 1 || got[0] != "k0=committed" {
+		t.Fatalf("after the restart: %d keys, first %q", len(got), got[:min(len(got), 3)])
 	}
 }

@@ -17,7 +17,8 @@ type Store struct {
 	closed    atomic.Bool
 	committed atomic.Uint64
 	discard   storage.DiscardTracker
-	commitMu  sync.Mutex // serialises Commit
+	commitMu  sync.Mutex // serialises Commit and Stage
+	staged    storage.StagedEpochs
 
 	mu struct {
 		sync.RWMutex
@@ -71,7 +72,7 @@ func (s *Store) checkRead(epoch uint64) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
-	return s.discard.CheckRead(epoch, s.committed.Load())
+	return s.staged.CheckRead(&s.discard, epoch, s.committed.Load())
 }
 
 // Get implements storage.KV.
@@ -153,6 +154,8 @@ func (s *Store) Commit(_ context.Context, epoch uint64, b *storage.Batch) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropAbandonedLocked(epoch)
+	s.staged.Forget(epoch)
 	if b != nil && b.Len() > 0 {
 		s.applyLocked(epoch, b)
 	}
@@ -161,6 +164,49 @@ func (s *Store) Commit(_ context.Context, epoch uint64, b *storage.Batch) error 
 	}
 	s.committed.Store(epoch)
 	return nil
+}
+
+// Stage implements storage.KV.
+func (s *Store) Stage(_ context.Context, epoch uint64, b *storage.Batch) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if s.closed.Load() {
+		return fmt.Errorf("memkv stage epoch %d: %w", epoch, storage.ErrClosed)
+	}
+	if c := s.committed.Load(); epoch <= c {
+		return fmt.Errorf("memkv stage epoch %d, committed %d: %w", epoch, c, storage.ErrStaleEpoch)
+	}
+	if b != nil {
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("memkv stage epoch %d: %w", epoch, err)
+		}
+		b.Normalize()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staged.Add(epoch)
+	if b != nil && b.Len() > 0 {
+		s.applyLocked(epoch, b)
+	}
+	return nil
+}
+
+// dropAbandonedLocked removes the versions of epochs staged below epoch and never committed.
+func (s *Store) dropAbandonedLocked(epoch uint64) {
+	abandoned := s.staged.Abandoned(epoch)
+	if len(abandoned) == 0 {
+		return
+	}
+	out := s.mu.keys[:0]
+	for _, e := range s.mu.keys {
+		e.versions = slices.DeleteFunc(e.versions, func(v version) bool { return slices.Contains(abandoned, v.epoch) })
+		if len(e.versions) > 0 {
+			out = append(out, e)
+		}
+	}
+	clear(s.mu.keys[len(out):])
+	s.mu.keys = out
+	s.mu.gen++
 }
 
 // applyLocked adds the (normalised) batch's writes at epoch.
@@ -241,8 +287,8 @@ func (s *Store) gcLocked(discard uint64) {
 // CommittedEpoch implements storage.KV.
 func (s *Store) CommittedEpoch() uint64 { return s.committed.Load() }
 
-// MaxVersion implements storage.KV: memkv never holds versions above the committed epoch.
-func (s *Store) MaxVersion() uint64 { return s.committed.Load() }
+// MaxVersion implements storage.KV: the committed epoch, or the highest staged one above it.
+func (s *Store) MaxVersion() uint64 { return max(s.committed.Load(), s.staged.Max()) }
 
 // SetDiscardEpoch implements storage.KV. Versions are trimmed at the next Commit.
 func (s *Store) SetDiscardEpoch(epoch uint64) error {

@@ -43,6 +43,9 @@ type Table struct {
 
 	cur    buffer   // writes of the current epoch
 	layers []*layer // flushed epochs not yet known committed, oldest first
+	// stagedAt is the last epoch Stage wrote into the store ahead of its commit: reads of what is
+	// not pending go to the store at that epoch while it is above theirs.
+	stagedAt uint64
 
 	keyBuf []byte
 	valBuf []byte
@@ -230,6 +233,37 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	}
 }
 
+// Stage adds the flushed layers' writes (oldest first) and then the current ones to b, which the
+// caller stages into the store at epoch (storage.KV.Stage) ahead of its commit, so they are not held
+// in memory, and drops them all. Reads then see the store at epoch under the writes pending after.
+// Writes of earlier epochs still committing are staged again at epoch, with the values they commit.
+// Anything the caller's batch for epoch holds for these keys must be staged before b.
+func (t *Table) Stage(epoch uint64, b *storage.Batch) {
+	for _, l := range t.layers {
+		for _, e := range l.entries {
+			if e.del {
+				b.Delete([]byte(e.key))
+			} else {
+				b.Put([]byte(e.key), e.value)
+			}
+		}
+	}
+	for _, e := range t.cur.entries {
+		if e.del {
+			b.Delete([]byte(e.key))
+		} else {
+			b.Put([]byte(e.key), e.value)
+		}
+	}
+	t.cur = buffer{index: make(map[string]int)}
+	clear(t.layers)
+	t.layers = nil
+	t.stagedAt = max(t.stagedAt, epoch)
+}
+
+// storeEpoch is the epoch reads at epoch take from the store: a staged epoch above it.
+func (t *Table) storeEpoch(epoch uint64) uint64 { return max(epoch, t.stagedAt) }
+
 // mergeEntries merges two key-sorted entry lists; on equal keys newer wins.
 func mergeEntries(older, newer []entry) []entry {
 	out := make([]entry, 0, len(older)+len(newer))
@@ -299,7 +333,7 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 			return l.entries[j].value, !l.entries[j].del, nil
 		}
 	}
-	v, found, err := t.kv.Get(ctx, key, epoch, t.valBuf[:0])
+	v, found, err := t.kv.Get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
 	if err != nil {
 		return nil, false, fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
 	}
@@ -357,7 +391,7 @@ func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error)
 			epoch = t.kv.CommittedEpoch()
 		}
 		// Hold the versions of epoch for the iterator's lifetime.
-		if release, err = t.kv.Pin(epoch); err == nil || opts.Epoch != 0 || !errors.Is(err, storage.ErrEpochDiscarded) {
+		if release, err = t.kv.Pin(t.storeEpoch(epoch)); err == nil || opts.Epoch != 0 || !errors.Is(err, storage.ErrEpochDiscarded) {
 			break
 		}
 	}
@@ -365,7 +399,7 @@ func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error)
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
 	}
 	lower, upper := t.span(opts)
-	kvIt, err := t.kv.Scan(ctx, lower, upper, epoch)
+	kvIt, err := t.kv.Scan(ctx, lower, upper, t.storeEpoch(epoch))
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)

@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentReadersAndCommits", testConcurrent},
 		{"RandomModel", testRandomModel},
 		{"Closed", testClosed},
+		{"Stage", testStage},
+		{"StageAbandoned", testStageAbandoned},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -779,4 +781,74 @@ func checkInvariants(t *testing.T, kv storage.KV) {
 	if i != -1 {
 		t.Errorf("invariants: reverse scan ended %d keys early", i+1)
 	}
+}
+
+func stage(t testing.TB, kv storage.KV, epoch uint64, ops ...op) {
+	t.Helper()
+	var b storage.Batch
+	for _, o := range ops {
+		if o.value == nil {
+			b.Delete([]byte(o.key))
+		} else {
+			b.Put([]byte(o.key), o.value)
+		}
+	}
+	if err := kv.Stage(context.Background(), epoch, &b); err != nil {
+		t.Fatalf("stage epoch %d: %v", epoch, err)
+	}
+}
+
+// testStage: staged writes are invisible at committed epochs, readable at their own epoch, and
+// published by its Commit, whose batch wins over them, as a later Stage wins over an earlier one.
+func testStage(t *testing.T, kv storage.KV) {
+	commit(t, kv, 10, put("a", "a10"), put("b", "b10"), put("c", "c10"))
+	stage(t, kv, 20, put("a", "a20"), del("b"), put("d", "d20"), put("e", "e20"))
+	stage(t, kv, 20, put("d", "d20'"), del("e"))
+	if kv.MaxVersion() < 20 {
+		t.Fatalf("MaxVersion %d below the staged epoch 20", kv.MaxVersion())
+	}
+	expect(t, "scan at the committed epoch", scan(t, kv, "", "", 10, false), []string{"a=a10", "b=b10", "c=c10"})
+	expect(t, "scan at the staged epoch", scan(t, kv, "", "", 20, false), []string{"a=a20", "c=c10", "d=d20'"})
+	if got := get(t, kv, "d", 20); got != "d20'" {
+		t.Fatalf("get d at the staged epoch: %s", got)
+	}
+	// An epoch committed meanwhile below the staged one leaves it staged.
+	commit(t, kv, 15, put("c", "c15"))
+	expect(t, "scan at 15", scan(t, kv, "", "", 15, false), []string{"a=a10", "b=b10", "c=c15"})
+	if _, _, err := kv.Get(context.Background(), []byte("a"), 19, nil); !errors.Is(err, storage.ErrEpochNotCommitted) {
+		t.Fatalf("read at 19 (neither committed nor staged): %v", err)
+	}
+	commit(t, kv, 20, put("a", "a20'"), put("f", "f20"))
+	expect(t, "scan after the commit", scan(t, kv, "", "", 20, false), []string{"a=a20'", "c=c15", "d=d20'", "f=f20"})
+	expect(t, "scan at 15 after the commit", scan(t, kv, "", "", 15, false), []string{"a=a10", "b=b10", "c=c15"})
+	if err := kv.Stage(context.Background(), 20, &storage.Batch{}); !errors.Is(err, storage.ErrStaleEpoch) {
+		t.Fatalf("stage at a committed epoch: %v", err)
+	}
+	// Pipelined: epoch 40 is staged while 30, staged too, has yet to commit; both commit in order.
+	stage(t, kv, 30, put("g", "g30"), put("a", "a30"))
+	stage(t, kv, 40, put("h", "h40"))
+	expect(t, "staged 40 reads staged 30", scan(t, kv, "", "", 40, false), []string{"a=a30", "c=c15", "d=d20'", "f=f20", "g=g30", "h=h40"})
+	commit(t, kv, 30)
+	commit(t, kv, 40, put("a", "a40"))
+	expect(t, "after both commits", scan(t, kv, "", "", 40, false), []string{"a=a40", "c=c15", "d=d20'", "f=f20", "g=g30", "h=h40"})
+	expect(t, "at 30", scan(t, kv, "", "", 30, false), []string{"a=a30", "c=c15", "d=d20'", "f=f20", "g=g30"})
+}
+
+// testStageAbandoned: an epoch staged and never committed is dropped by the Commit of a later
+// epoch: its keys read as of the committed epoch again.
+func testStageAbandoned(t *testing.T, kv storage.KV) {
+	commit(t, kv, 10, put("a", "a10"), put("b", "b10"))
+	stage(t, kv, 20, put("a", "a20"), del("b"), put("c", "c20"))
+	commit(t, kv, 30, put("d", "d30"))
+	expect(t, "after a later commit", scan(t, kv, "", "", 30, false), []string{"a=a10", "b=b10", "d=d30"})
+	if _, _, err := kv.Get(context.Background(), []byte("a"), 20, nil); err != nil {
+		t.Fatalf("read at the dropped epoch 20, below the committed 30: %v", err)
+	}
+	// A Stage does not drop an earlier staged epoch (it may be committing still); its Commit does.
+	stage(t, kv, 40, put("a", "a40"), put("e", "e40"))
+	stage(t, kv, 50, put("b", "b50"), put("e", "e50"))
+	expect(t, "staged 50 over staged 40", scan(t, kv, "", "", 50, false), []string{"a=a40", "b=b50", "d=d30", "e=e50"})
+	commit(t, kv, 50, put("c", "c50"))
+	expect(t, "after committing 50", scan(t, kv, "", "", 50, false), []string{"a=a10", "b=b50", "c=c50", "d=d30", "e=e50"})
+	expect(t, "at 30", scan(t, kv, "", "", 30, false), []string{"a=a10", "b=b10", "d=d30"})
 }
