@@ -332,6 +332,8 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 				err = e.applyMinMax(f, g, acc, c, i, sign)
 			case plan.AggInputString:
 				err = e.applyStringAgg(f, g, acc, c, i, sign)
+			case plan.AggInputOrdered:
+				err = e.applyOrdered(f, g, acc, c, i, sign)
 			case plan.AggInputDistinct:
 				err = e.applyDistinct(ctx, f, g, acc, c, i, sign)
 			}

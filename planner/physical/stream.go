@@ -991,8 +991,18 @@ func andAllExprs(es []expr.Expr) (expr.Expr, error) {
 
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).
 func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
-	if _, ok := n.Input.(*plan.Sort); ok {
-		return nil, unsupported("ordered aggregates (ORDER BY inside an aggregate call) are not supported in materialized views")
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		if c.Agg.Distinct && (c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue) {
+			return nil, unsupported("%s(DISTINCT ...) is not supported in materialized views", c.Agg.Name)
+		}
+		if !c.Agg.Distinct || len(c.OrderBy) == 0 || c.Agg.Kind == expr.AggMin || c.Agg.Kind == expr.AggMax {
+			continue
+		}
+		// string_agg(DISTINCT x, ... ORDER BY x) reads its distinct table, in x order.
+		if c.Agg.Kind != expr.AggStringAgg || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
+			return nil, unsupported("%s with both DISTINCT and ORDER BY (other than ascending by its argument) is not supported in materialized views", c.Agg.Name)
+		}
 	}
 	in, err := p.convert(n.Input)
 	if err != nil {

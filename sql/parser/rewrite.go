@@ -49,6 +49,7 @@ var rules = []rule{
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
 	{"stringAgg", stringAgg},
+	{"firstLastValue", firstLastValue},
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},

@@ -387,6 +387,42 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
+// firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
+// last_value(...) (RisingWave's; without OVER) into
+// GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ”), the one
+// aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
+func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kwIn("first_value", "last_value") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		if i+2 < len(seq) && seq[i+2].kw("over") {
+			continue // the window function
+		}
+		g := seq[i+1]
+		body := g.kids
+		var order []*node
+		for k := 0; k+1 < len(body); k++ {
+			if body[k].kw("order") && body[k+1].kw("by") {
+				order = body[k:]
+				body = body[:k]
+				break
+			}
+		}
+		if len(body) == 0 {
+			continue
+		}
+		at := seq[i].tok
+		inner := callNode("pg__"+strings.ToLower(seq[i].tok.val), body[0].tok, false, clone(body))
+		if len(order) > 0 {
+			order[0].tok.sp = true
+		}
+		g.kids = cat(inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+		seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
+	}
+	return seq, nil
+}
+
 // nullsOrdering turns "e [ASC|DESC] NULLS FIRST|LAST" in ORDER BY into
 // "pg__nulls_first(e) [ASC|DESC]" / "pg__nulls_last(e) [ASC|DESC]".
 func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
