@@ -1069,6 +1069,28 @@ func (p *planner) limit(n *plan.Limit) (plan.StreamNode, error) {
 	if s, ok := input.(*plan.Sort); ok {
 		order, input = slices.Clone(s.Keys), s.Input
 	}
+	if n.Ties != nil {
+		// FETCH FIRST n ROWS WITH TIES keeps the rows whose rank is at most n.
+		if !slices.Equal(order, n.Ties) {
+			return nil, unsupported("WITH TIES over DISTINCT ON is not supported in materialized views")
+		}
+		if offset > 0 {
+			return nil, unsupported("OFFSET with FETCH ... WITH TIES is not supported in materialized views")
+		}
+		in, err := p.convert(input)
+		if err != nil {
+			return nil, err
+		}
+		in = exchange(in, plan.DistSingle, nil)
+		fields := in.Schema()
+		topn := &plan.StreamTopN{Input: in, OrderBy: order, Limit: count, Rank: "rank",
+			Out: append(slices.Clone(fields), plan.Field{Name: "rank", Type: types.TInt64, Hidden: true})}
+		exprs := make([]expr.Expr, len(fields))
+		for i, f := range fields {
+			exprs[i] = expr.Column(i, f.Type)
+		}
+		return p.project(topn, exprs, slices.Clone(fields)), nil
+	}
 	in, err := p.convert(input)
 	if err != nil {
 		return nil, err

@@ -155,11 +155,15 @@ type Sort struct {
 }
 
 // Limit skips Offset rows then passes at most Count (-1 = unlimited). Count and
-// Offset are expressions (constants or parameters) evaluated at start.
+// Offset are expressions (constants or parameters) evaluated at start. Ties,
+// when set (FETCH FIRST n ROWS WITH TIES), are the ORDER BY keys (columns of
+// Input, which is sorted by them): the rows after the Count-th that equal it
+// on them pass too.
 type Limit struct {
 	Input  Node
 	Count  expr.Expr // nil = no limit
 	Offset expr.Expr // nil = 0
+	Ties   []SortKey
 }
 
 // Distinct removes duplicate rows (all columns); with On set, keeps the first
@@ -273,6 +277,9 @@ func (n *Limit) Describe() string {
 	}
 	if n.Offset != nil {
 		s += " offset " + n.Offset.String()
+	}
+	if n.Ties != nil {
+		s += " with ties on " + keyList(n.Ties)
 	}
 	return s
 }
