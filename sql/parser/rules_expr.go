@@ -359,7 +359,9 @@ func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // stringAgg turns string_agg(a, 'sep' [ORDER BY ...]) into
-// GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep').
+// GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep'), and string_agg(a, sep
+// ORDER BY ...) with a separator other than a literal into
+// GROUP_CONCAT(pg__string_agg(a, sep) ORDER BY ... SEPARATOR ”).
 func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		if !seq[i].kw("string_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
@@ -376,6 +378,15 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 			}
 		}
 		args := splitCommas(body)
+		if len(args) == 2 && len(order) > 0 && (len(args[1]) != 1 || args[1][0].group || args[1][0].tok.kind != tkString) {
+			// A separator that is not a literal: as firstLastValue does.
+			at := seq[i].tok
+			order[0].tok.sp = true
+			g.kids = cat(callNode("pg__string_agg", body[0].tok, false, clone(body)), order,
+				one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+			seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
+			continue
+		}
 		if len(args) != 2 || len(args[1]) != 1 || args[1][0].group || args[1][0].tok.kind != tkString {
 			continue
 		}
