@@ -361,7 +361,7 @@ func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 // stringAgg turns string_agg(a, 'sep' [ORDER BY ...]) into
 // GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep'), and string_agg(a, sep
 // ORDER BY ...) with a separator other than a literal into
-// GROUP_CONCAT(pg__string_agg(a, sep) ORDER BY ... SEPARATOR ”).
+// GROUP_CONCAT(pg__string_agg(a, sep) ORDER BY ... SEPARATOR "") (an empty separator).
 func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		if !seq[i].kw("string_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
@@ -400,7 +400,7 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 
 // firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
 // last_value(...) (RisingWave's; without OVER) into
-// GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ”), the one
+// GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ""), the one
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
