@@ -125,7 +125,12 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	for i, e := range args {
 		argTypes[i] = e.Type()
 	}
-	agg, err := expr.LookupAgg(name, argTypes, n.Distinct)
+	distinct := n.Distinct
+	if name == "first_value" || name == "last_value" {
+		// DISTINCT changes neither (its ORDER BY may only name the argument).
+		distinct = false
+	}
+	agg, err := expr.LookupAgg(name, argTypes, distinct)
 	if err != nil {
 		return nil, err
 	}

@@ -424,11 +424,15 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 			continue
 		}
 		at := seq[i].tok
-		inner := callNode("pg__"+strings.ToLower(seq[i].tok.val), body[0].tok, false, clone(body))
+		var distinct []*node
+		if body[0].kw("distinct") && len(body) > 1 {
+			distinct, body = one(body[0]), body[1:]
+		}
+		inner := callNode("pg__"+strings.ToLower(seq[i].tok.val), body[0].tok, len(distinct) > 0, clone(body))
 		if len(order) > 0 {
 			order[0].tok.sp = true
 		}
-		g.kids = cat(inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+		g.kids = cat(distinct, inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
 		seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
 	}
 	return seq, nil

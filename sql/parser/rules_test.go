@@ -76,6 +76,7 @@ func TestRules(t *testing.T) {
 		{"stringAgg", "SELECT string_agg(a, ',' ORDER BY b DESC)", "select GROUP_CONCAT(a order by b desc SEPARATOR ',')"},
 		{"stringAgg", "SELECT string_agg(a, sep)", "select string_agg(a, sep)"},
 		{"stringAgg", "SELECT string_agg(a, b::varchar ORDER BY b)", "select GROUP_CONCAT(pg__string_agg(a, b::varchar) order by b SEPARATOR '')"},
+		{"firstLastValue", "SELECT last_value(DISTINCT a ORDER BY a)", "select GROUP_CONCAT(distinct pg__last_value(a) order by a SEPARATOR '')"},
 		{"firstLastValue", "SELECT first_value(a + 1 ORDER BY b DESC), last_value(a) OVER w", "select GROUP_CONCAT(pg__first_value(a + 1) order by b desc SEPARATOR ''), last_value(a) over w"},
 		{"nullsOrdering", "SELECT a FROM t ORDER BY a + 1 DESC NULLS FIRST, b NULLS LAST", "select a from t order by pg__nulls_first(a + 1) desc, pg__nulls_last(b)"},
 		{"limitOffset", "SELECT a FROM t LIMIT ALL", "select a from t"},
