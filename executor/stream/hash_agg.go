@@ -17,7 +17,7 @@ import (
 // simple aggregation (one group, always one output row). It accumulates an
 // epoch's input per group and, at the barrier, emits one change per group
 // that changed and writes each such group's state row once. Groups live in a
-// bounded cache (clock eviction) in front of the "agg state" table; min, max
+// bounded cache (clock eviction) in front of the "agg state" table; min, max,
 // string_agg, first_value and last_value keep their input in tables of their
 // own (ordered by the call's ORDER BY when it has one), DISTINCT aggregates
 // a count per distinct argument tuple (plan.StreamAgg.StateLayouts).
