@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"io"
+	"slices"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -99,7 +100,14 @@ func (e *hashAggExec) build(ctx context.Context) error {
 
 func (e *hashAggExec) newGroup() {
 	for a := range e.aggs {
-		e.run.states = append(e.run.states, e.aggs[a].Agg.NewState())
+		call := &e.aggs[a]
+		var s expr.AggState
+		if len(call.OrderBy) > 0 {
+			s = newOrderedAggState(call, e.in.Schema())
+		} else {
+			s = call.Agg.NewState()
+		}
+		e.run.states = append(e.run.states, s)
 	}
 }
 
@@ -131,7 +139,12 @@ func (e *hashAggExec) add(c *types.Chunk) error {
 			for k, col := range call.Args {
 				c.Cols[col].GetInto(i, &args[k])
 			}
-			if err := r.states[g*na+a].Add(args); err != nil {
+			st := r.states[g*na+a]
+			if o, ok := st.(*orderedAggState); ok {
+				o.addRow(c, i, args)
+				continue
+			}
+			if err := st.Add(args); err != nil {
 				return err
 			}
 		}
@@ -157,7 +170,13 @@ func (e *hashAggExec) emit() (*types.Chunk, error) {
 			out.Cols[k].AppendFrom(&r.groups.keys.Cols[k], g)
 		}
 		for a := 0; a < na; a++ {
-			d := r.states[g*na+a].Result()
+			st := r.states[g*na+a]
+			if o, ok := st.(*orderedAggState); ok {
+				if err := o.feed(); err != nil {
+					return nil, err
+				}
+			}
+			d := st.Result()
 			out.Cols[nk+a].Append(&d)
 		}
 	}
@@ -169,4 +188,96 @@ func (e *hashAggExec) emit() (*types.Chunk, error) {
 func (e *hashAggExec) Close() error {
 	e.run = hashAggRun{}
 	return e.in.Close()
+}
+
+// orderedAggState is an aggregate with an ORDER BY inside its call: it keeps
+// its group's rows (arguments and sort keys) and, before the result is read,
+// feeds them to the aggregate sorted (stably, so ties keep input order).
+type orderedAggState struct {
+	inner expr.AggState
+	agg   *expr.Agg
+	keys  []plan.SortKey // Col indexes the key columns of rows
+	kts   []types.T
+	cols  []int // input columns of the keys
+	nargs int
+	rows  [][]types.Datum // arguments, then sort keys
+	fed   bool
+}
+
+func newOrderedAggState(call *plan.AggCall, in []types.T) *orderedAggState {
+	s := &orderedAggState{agg: call.Agg, nargs: len(call.Args)}
+	for i, k := range call.OrderBy {
+		s.cols = append(s.cols, k.Col)
+		s.kts = append(s.kts, in[k.Col])
+		s.keys = append(s.keys, plan.SortKey{Col: i, Desc: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	return s
+}
+
+func (s *orderedAggState) addRow(c *types.Chunk, i int, args []types.Datum) {
+	row := make([]types.Datum, 0, s.nargs+len(s.cols))
+	for k := range args {
+		row = append(row, args[k].Copy())
+	}
+	for _, col := range s.cols {
+		var d types.Datum
+		c.Cols[col].GetInto(i, &d)
+		row = append(row, d.Copy())
+	}
+	s.rows = append(s.rows, row)
+}
+
+// feed sorts the rows and adds them to a new inner state (once).
+func (s *orderedAggState) feed() error {
+	if s.fed {
+		return nil
+	}
+	s.fed = true
+	slices.SortStableFunc(s.rows, func(a, b []types.Datum) int {
+		for i, k := range s.keys {
+			x, y := &a[s.nargs+i], &b[s.nargs+i]
+			var r int
+			switch {
+			case x.Null && y.Null:
+				continue
+			case x.Null || y.Null:
+				if x.Null == k.NullsFirst {
+					return -1
+				}
+				return 1
+			default:
+				r = types.CompareNonNull(s.kts[i], x, y)
+			}
+			if k.Desc {
+				r = -r
+			}
+			if r != 0 {
+				return r
+			}
+		}
+		return 0
+	})
+	s.inner = s.agg.NewState()
+	for _, row := range s.rows {
+		if err := s.inner.Add(row[:s.nargs]); err != nil {
+			return err
+		}
+	}
+	s.rows = nil
+	return nil
+}
+
+func (s *orderedAggState) Add(args []types.Datum) error {
+	return types.Errorf(types.ErrInternal, "ordered aggregate %s fed without its sort keys", s.agg.Name)
+}
+
+func (s *orderedAggState) Retract(args []types.Datum) error {
+	return types.Errorf(types.ErrInternal, "ordered aggregate %s cannot retract", s.agg.Name)
+}
+
+func (s *orderedAggState) Result() types.Datum {
+	if s.inner == nil {
+		return s.agg.NewState().Result()
+	}
+	return s.inner.Result()
 }

@@ -23,6 +23,12 @@ type limitExec struct {
 	start bool
 	skip  int64 // rows still to skip
 	left  int64 // rows still to pass; -1 = unlimited
+	// WITH TIES (node.Ties): once left reaches 0, rows equal to last (the
+	// last row passed) on the keys still pass; done is set at the first
+	// that is not.
+	last   []types.Datum
+	hasRow bool
+	done   bool
 }
 
 func newLimit(env *Env, n *plan.Limit, in Executor) *limitExec {
@@ -97,6 +103,9 @@ func (e *limitExec) Next(ctx context.Context) (*types.Chunk, error) {
 			return nil, err
 		}
 	}
+	if e.node.Ties != nil {
+		return e.nextWithTies(ctx)
+	}
 	for {
 		if e.left == 0 {
 			return nil, io.EOF
@@ -142,6 +151,80 @@ func (e *limitExec) Next(ctx context.Context) (*types.Chunk, error) {
 		}
 		return e.out, nil
 	}
+}
+
+// nextWithTies is Next for FETCH ... WITH TIES: row by row, so that the rows
+// after the Count-th can be compared with it.
+func (e *limitExec) nextWithTies(ctx context.Context) (*types.Chunk, error) {
+	if e.out == nil {
+		e.out = types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+	}
+	for {
+		if e.done || (e.left == 0 && !e.hasRow) {
+			return nil, io.EOF
+		}
+		if err := checkCtx(ctx); err != nil {
+			return nil, err
+		}
+		c, err := e.in.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		e.out.Reset()
+		for i := 0; i < c.Len() && !e.done; i++ {
+			if !c.Visible(i) {
+				continue
+			}
+			if e.skip > 0 {
+				e.skip--
+				continue
+			}
+			if e.left == 0 {
+				if !e.tied(c, i) {
+					e.done = true
+					break
+				}
+				e.out.AppendFrom(c, i)
+				continue
+			}
+			e.out.AppendFrom(c, i)
+			if e.left > 0 {
+				e.left--
+			}
+			if e.left == 0 {
+				e.last = e.last[:0]
+				for _, k := range e.node.Ties {
+					var d types.Datum
+					c.Cols[k.Col].GetInto(i, &d)
+					e.last = append(e.last, d.Copy())
+				}
+				e.hasRow = true
+			}
+		}
+		if e.out.Len() > 0 {
+			return e.out, nil
+		}
+	}
+}
+
+// tied reports whether row i of c equals the last row passed on the ORDER BY
+// keys (NULLs are peers, as in sorting).
+func (e *limitExec) tied(c *types.Chunk, i int) bool {
+	var d types.Datum
+	for k, key := range e.node.Ties {
+		c.Cols[key.Col].GetInto(i, &d)
+		l := &e.last[k]
+		if d.Null || l.Null {
+			if d.Null != l.Null {
+				return false
+			}
+			continue
+		}
+		if types.CompareNonNull(c.Cols[key.Col].Type, &d, l) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *limitExec) Close() error { return e.in.Close() }

@@ -242,3 +242,31 @@ func TestProjectUntypedLiteral(t *testing.T) {
 	f := &plan.Filter{Input: p, Cond: call(t, ">", col(2, types.TInt64), lit(1))}
 	expectRows(t, query(t, newEnv(), f), "NULL 7 2")
 }
+
+// TestLimitWithTies checks FETCH ... WITH TIES across chunk boundaries: the
+// rows after the count-th that equal it on the ORDER BY keys pass too.
+func TestLimitWithTies(t *testing.T) {
+	keys := []plan.SortKey{{Col: 1}}
+	// 5000 rows, column 1 = i % 7: 715 rows each of 0 and 1, 714 of 2..6.
+	in := &plan.Sort{Input: bigValues(t, 5000, 7), Keys: keys}
+	for _, tc := range []struct {
+		count, offset expr.Expr
+		n             int
+		last          string
+	}{
+		{lit(1000), nil, 1430, "4999 1"},
+		{lit(715), nil, 715, "4998 0"},
+		{lit(716), nil, 1430, "4999 1"},
+		{lit(1000), lit(700), 1444, "4993 2"},
+		{lit(0), nil, 0, ""},
+		{lit(1), lit(4999), 1, "4997 6"},
+		{lit(2), lit(4286), 714, "4997 6"},
+		{lit(2), lit(4280), 6, "4996 5"},
+		{nil, nil, 5000, "4997 6"},
+	} {
+		got := query(t, newEnv(), &plan.Limit{Input: in, Count: tc.count, Offset: tc.offset, Ties: keys})
+		if len(got) != tc.n || (tc.last != "" && got[len(got)-1] != tc.last) {
+			t.Errorf("limit %v offset %v with ties: %d rows, last %v; want %d, %q", tc.count, tc.offset, len(got), got[max(0, len(got)-1):], tc.n, tc.last)
+		}
+	}
+}

@@ -18,7 +18,9 @@ import (
 // and find the extreme as the first row of the group's range; string_agg
 // keeps (group, stream key, value, separator) and concatenates the group's
 // range; DISTINCT aggregates count rows per (group, arguments) and feed their
-// accumulator only when a tuple appears or disappears.
+// accumulator only when a tuple appears or disappears; string_agg with an
+// ORDER BY, first_value and last_value keep (group, order key, stream key,
+// arguments) and read the group's range in that order.
 
 // inputRow builds, in the run's scratch row, the group values of g followed
 // by the columns cols of row i of c.
@@ -61,6 +63,41 @@ func (e *aggExec) applyStringAgg(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Ch
 	row := e.inputRow(g, c, i, e.streamKey, f.call.Args)
 	if sep := &row[len(row)-1]; sep.Null {
 		*sep = types.Datum{} // a NULL separator is an empty one
+	}
+	acc.stale = true
+	t := e.run.tables[f.table]
+	if sign < 0 {
+		return t.Delete(row)
+	}
+	return t.Insert(row)
+}
+
+// applyOrdered records an input row of an AggInputOrdered aggregate: the
+// group, each order key (after its NULL flag when the key encoding's NULL
+// placement is not the one wanted), the stream key, then the arguments.
+func (e *aggExec) applyOrdered(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
+	if f.kind == expr.AggStringAgg && c.Cols[f.call.Args[0]].Nulls[i] {
+		return nil // string_agg skips NULLs; first_value and last_value keep them
+	}
+	row := append(e.run.inRow[:0], g.keyRow...)
+	for _, k := range f.order {
+		null := c.Cols[k.Col].Nulls[i]
+		if k.NullsFirst != k.Desc {
+			row = append(row, types.DBool(null != k.NullsFirst))
+		}
+		row = append(row, types.Datum{})
+		c.Cols[k.Col].GetInto(i, &row[len(row)-1])
+	}
+	for _, cols := range [][]int{e.streamKey, f.call.Args} {
+		for _, col := range cols {
+			row = append(row, types.Datum{})
+			c.Cols[col].GetInto(i, &row[len(row)-1])
+		}
+	}
+	if f.kind == expr.AggStringAgg {
+		if sep := &row[len(row)-1]; sep.Null {
+			*sep = types.Datum{} // a NULL separator is an empty one
+		}
 	}
 	acc.stale = true
 	t := e.run.tables[f.table]
@@ -118,7 +155,8 @@ func (f *aggFn) better(v, cur *types.Datum) bool {
 	return cmp < 0
 }
 
-// recompute reads g's result of a min, max or string_agg from its input table.
+// recompute reads g's result of a min, max, string_agg, first_value or
+// last_value from its input table.
 func (e *aggExec) recompute(ctx context.Context, f *aggFn, g *aggGroup, acc *aggAcc) (err error) {
 	t := e.run.tables[f.table]
 	vnode, start := e.groupPrefix(t, g)
@@ -134,10 +172,15 @@ func (e *aggExec) recompute(ctx context.Context, f *aggFn, g *aggGroup, acc *agg
 	nk := len(g.keyRow)
 	acc.stale = false
 	acc.res = types.NullDatum
-	if f.input == plan.AggInputMinMax {
+	if f.input == plan.AggInputMinMax || f.kind == expr.AggFirstValue || f.kind == expr.AggLastValue {
 		switch err := it.Next(); err {
 		case nil:
-			acc.res = it.Row()[nk].Copy()
+			row := it.Row()
+			if f.input == plan.AggInputMinMax {
+				acc.res = row[nk].Copy()
+			} else {
+				acc.res = row[len(row)-1].Copy() // the value, the last column
+			}
 		case io.EOF:
 		default:
 			return err

@@ -43,7 +43,51 @@ func agRandCalls(t testing.TB) []plan.AggCall {
 		agCall(t, in, "avg", false, -1, 6),
 		agCall(t, in, "sum", false, -1, 7),
 		agCall(t, in, "min", true, -1, 3),
+		// Ordered aggregates; each ORDER BY ends with id so that the
+		// result does not depend on how ties are broken.
+		agOrdered(agCall(t, in, "string_agg", false, -1, 3, 5), plan.SortKey{Col: 2, Desc: true, NullsFirst: true}, plan.SortKey{Col: 0}),
+		agOrdered(agCall(t, in, "string_agg", false, 4, 3, 5), plan.SortKey{Col: 7, NullsFirst: true}, plan.SortKey{Col: 0, Desc: true, NullsFirst: true}),
+		agOrdered(agCall(t, in, "first_value", false, -1, 2), plan.SortKey{Col: 3}, plan.SortKey{Col: 0}),
+		agOrdered(agCall(t, in, "last_value", false, -1, 3), plan.SortKey{Col: 7, NullsFirst: true}, plan.SortKey{Col: 0}),
+		agOrdered(agCall(t, in, "first_value", false, -1, 6), plan.SortKey{Col: 4, Desc: true}, plan.SortKey{Col: 2}, plan.SortKey{Col: 0}),
+		agOrdered(agCall(t, in, "last_value", false, 4, 7), plan.SortKey{Col: 2, Desc: true, NullsFirst: true}, plan.SortKey{Col: 0, Desc: true, NullsFirst: true}),
+		agOrdered(agCall(t, in, "string_agg", true, -1, 3, 5), plan.SortKey{Col: 3}),
 	}
+}
+
+// agOrdered gives c an ORDER BY.
+func agOrdered(c plan.AggCall, keys ...plan.SortKey) plan.AggCall {
+	c.OrderBy = keys
+	c.Name += fmt.Sprintf(" order by %v", keys)
+	return c
+}
+
+// agSortRows orders rows (stably) as an aggregate's ORDER BY does.
+func agSortRows(rows [][]types.Datum, keys []plan.SortKey) [][]types.Datum {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b []types.Datum) int {
+		for _, k := range keys {
+			x, y := &a[k.Col], &b[k.Col]
+			switch {
+			case x.Null && y.Null:
+				continue
+			case x.Null || y.Null:
+				if x.Null == k.NullsFirst {
+					return -1
+				}
+				return 1
+			}
+			r := types.CompareNonNull(agRandTypes[k.Col], x, y)
+			if k.Desc {
+				r = -r
+			}
+			if r != 0 {
+				return r
+			}
+		}
+		return 0
+	})
+	return rows
 }
 
 func agRandRow(rng *rand.Rand, id int64, groups int) []types.Datum {
@@ -104,7 +148,9 @@ func agOracle(t testing.TB, n *plan.StreamAgg, live map[int64][]types.Datum) str
 		}
 		for _, c := range n.Aggs {
 			feed := rows
-			if c.Agg.Distinct {
+			if len(c.OrderBy) > 0 {
+				feed = agSortRows(rows, c.OrderBy)
+			} else if c.Agg.Distinct {
 				// PostgreSQL's DISTINCT aggregates see their arguments sorted.
 				feed = slices.Clone(rows)
 				slices.SortStableFunc(feed, func(a, b []types.Datum) int {

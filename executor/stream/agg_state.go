@@ -22,7 +22,8 @@ type aggFn struct {
 	input    plan.AggInput
 	stateCol int // first state column in the "agg state" row
 	nState   int
-	table    int // index of its extra table in aggRun.tables (-1: none)
+	table    int            // index of its extra table in aggRun.tables (-1: none)
+	order    []plan.SortKey // AggInputOrdered: plan.AggOrder of the call
 	// div and mul compute numeric and interval averages exactly as the batch
 	// aggregate does (the "/" and "*" operators of sql/expr).
 	div, mul expr.Expr
@@ -64,7 +65,8 @@ type aggAcc struct {
 	nan  int64 // NaN, +Infinity and -Infinity inputs of float/numeric sums,
 	pinf int64 // counted apart so that retracting them is exact
 	ninf int64
-	// res is the current result of min, max and string_agg; stale means it
+	// res is the current result of min, max, string_agg, first_value and
+	// last_value; stale means it
 	// must be recomputed from the aggregate's input table.
 	res   types.Datum
 	stale bool
@@ -80,7 +82,7 @@ func newAggFn(c plan.AggCall, stateCol int) (*aggFn, error) {
 		return nil, err
 	}
 	f := &aggFn{call: c, kind: c.Agg.Kind, result: c.Agg.Result, input: plan.AggInputOf(&c),
-		stateCol: stateCol, nState: len(ts), table: -1}
+		stateCol: stateCol, nState: len(ts), table: -1, order: plan.AggOrder(&c)}
 	if len(c.Agg.Args) > 0 {
 		f.in = c.Agg.Args[0]
 	}
@@ -262,7 +264,7 @@ func (f *aggFn) resultInto(acc *aggAcc, out *types.Datum) error {
 		case f.kind == expr.AggBoolAnd && acc.m == 0, f.kind == expr.AggBoolOr && acc.n > 0:
 			out.I = 1
 		}
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue:
 		if acc.res.Null {
 			out.Null = true
 		} else {
@@ -367,7 +369,7 @@ func (f *aggFn) store(acc *aggAcc, row []types.Datum) {
 		s[0].I = acc.n
 	case expr.AggBoolAnd, expr.AggBoolOr:
 		s[0].I, s[1].I = acc.n, acc.m
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue:
 		if acc.res.Null {
 			s[0].Null = true
 		} else {
@@ -401,7 +403,7 @@ func (f *aggFn) load(acc *aggAcc, row []types.Datum) error {
 		acc.n = s[0].I
 	case expr.AggBoolAnd, expr.AggBoolOr:
 		acc.n, acc.m = s[0].I, s[1].I
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue:
 		if s[0].Null {
 			acc.res.Null = true
 		} else {

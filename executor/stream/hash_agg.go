@@ -17,8 +17,9 @@ import (
 // simple aggregation (one group, always one output row). It accumulates an
 // epoch's input per group and, at the barrier, emits one change per group
 // that changed and writes each such group's state row once. Groups live in a
-// bounded cache (clock eviction) in front of the "agg state" table; min, max
-// and string_agg keep their input in tables of their own, DISTINCT aggregates
+// bounded cache (clock eviction) in front of the "agg state" table; min, max,
+// string_agg, first_value and last_value keep their input in tables of their
+// own (ordered by the call's ORDER BY when it has one), DISTINCT aggregates
 // a count per distinct argument tuple (plan.StreamAgg.StateLayouts).
 type aggExec struct {
 	aggConfig
@@ -332,6 +333,8 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 				err = e.applyMinMax(f, g, acc, c, i, sign)
 			case plan.AggInputString:
 				err = e.applyStringAgg(f, g, acc, c, i, sign)
+			case plan.AggInputOrdered:
+				err = e.applyOrdered(f, g, acc, c, i, sign)
 			case plan.AggInputDistinct:
 				err = e.applyDistinct(ctx, f, g, acc, c, i, sign)
 			}

@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -21,10 +23,6 @@ type aggBinding struct {
 	callStrs  []string
 	scope     *scope // the aggregation output scope (set after planning)
 	node      *plan.Agg
-	// order is the ORDER BY inside ordered aggregates (string_agg(x, ',' ORDER BY y)):
-	// the aggregation input is sorted by it, as aggregates keep arrival order.
-	order    []plan.SortKey
-	orderKey string
 	// site is where correlated subqueries in aggregate arguments and
 	// FILTER clauses join the aggregation's input.
 	site *applySite
@@ -80,6 +78,11 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	}
 	if name == "group_concat" {
 		name = "string_agg"
+		// first_value(x ORDER BY y) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
+		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
+		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg") {
+			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
+		}
 	}
 	for _, an := range argNodes {
 		e, err := b.bindExpr(inner, an)
@@ -96,28 +99,21 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 			}
 		}
 	}
+	var order []plan.SortKey
+	orderStr := ""
 	if n.Order != nil {
-		var keys []string
-		var exprs []expr.Expr
-		var descs []bool
 		for _, it := range n.Order.Items {
-			e, err := b.bindExpr(inner, it.Expr)
+			en, nullsFirst, explicit := unwrapNulls(it.Expr)
+			if !explicit {
+				nullsFirst = it.Desc // PostgreSQL: NULLS LAST ascending, FIRST descending
+			}
+			e, err := b.bindExpr(inner, en)
 			if err != nil {
 				return nil, err
 			}
-			exprs = append(exprs, e)
-			descs = append(descs, it.Desc)
-			keys = append(keys, e.String()+boolStr(it.Desc))
-		}
-		order := strings.Join(keys, ",")
-		if a.orderKey != "" && a.orderKey != order {
-			return nil, types.Errorf(types.ErrUnsupported, "aggregates with different ORDER BY clauses in one query are not supported")
-		}
-		if a.orderKey == "" {
-			a.orderKey = order
-			for i, e := range exprs {
-				a.order = append(a.order, plan.SortKey{Col: a.pre_(e), Desc: descs[i], NullsFirst: descs[i]})
-			}
+			k := plan.SortKey{Col: a.pre_(e), Desc: it.Desc, NullsFirst: nullsFirst}
+			order = append(order, k)
+			orderStr += fmt.Sprintf("|%s %v %v", e.String(), k.Desc, k.NullsFirst)
 		}
 	}
 	for i := range args {
@@ -129,12 +125,25 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	for i, e := range args {
 		argTypes[i] = e.Type()
 	}
-	agg, err := expr.LookupAgg(name, argTypes, n.Distinct)
+	distinct := n.Distinct
+	if name == "first_value" || name == "last_value" {
+		// DISTINCT changes neither (its ORDER BY may only name the argument).
+		distinct = false
+	}
+	agg, err := expr.LookupAgg(name, argTypes, distinct)
 	if err != nil {
 		return nil, err
 	}
-	call := plan.AggCall{Agg: agg, Filter: -1, Name: deriveName(n)}
-	key := name + "|" + boolStr(n.Distinct)
+	call := plan.AggCall{Agg: agg, Filter: -1, Name: deriveName(n), OrderBy: order}
+	for _, k := range order {
+		if !n.Distinct {
+			break
+		}
+		if !slices.ContainsFunc(args, func(e expr.Expr) bool { return a.pre_(e) == k.Col }) {
+			return nil, types.Errorf(types.ErrInvalidColumnRef, "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+		}
+	}
+	key := name + "|" + boolStr(n.Distinct) + "|order" + orderStr
 	for _, e := range args {
 		call.Args = append(call.Args, a.pre_(e))
 		key += "|" + e.String()
@@ -310,9 +319,6 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 		preOut[i] = fieldFor("?pre?", e, a.site.node.Schema())
 	}
 	var pre plan.Node = &plan.Project{Input: a.site.node, Exprs: a.pre, Out: preOut}
-	if len(a.order) > 0 {
-		pre = &plan.Sort{Input: pre, Keys: a.order}
-	}
 	groupBy := make([]int, a.groupN)
 	out := make([]plan.Field, 0, a.groupN+len(a.calls))
 	for i := 0; i < a.groupN; i++ {

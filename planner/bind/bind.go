@@ -36,6 +36,9 @@ type Binder struct {
 	// counts the views being expanded.
 	direct []uint32
 	inView int
+	// ties holds the ORDER BY clauses of FETCH ... WITH TIES queries
+	// (withTies takes the parser's marker out of the clause).
+	ties map[*ast.OrderByClause]bool
 }
 
 // maxRelations bounds the relation references of one statement: a WITH query

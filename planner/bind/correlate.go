@@ -564,14 +564,18 @@ func (b *Binder) decorrelateLimit(l *plan.Limit) (*decorrelated, error) {
 		part = append(part, col.Index)
 	}
 	fs := in.node.Schema()
-	w := &plan.Window{Input: in.node, Funcs: []plan.WindowFunc{{Name: "row_number", PartitionBy: part, OrderBy: slices.Clone(order), Type: types.TInt64}},
-		Out: append(slices.Clone(fs), plan.Field{Name: "row_number", Type: types.TInt64, Hidden: true})}
+	rank := "row_number"
+	if l.Ties != nil {
+		rank = "rank" // FETCH ... WITH TIES: the rows ranked within the count
+	}
+	w := &plan.Window{Input: in.node, Funcs: []plan.WindowFunc{{Name: rank, PartitionBy: part, OrderBy: slices.Clone(order), Type: types.TInt64}},
+		Out: append(slices.Clone(fs), plan.Field{Name: rank, Type: types.TInt64, Hidden: true})}
 	le, err := expr.Call("<=", []expr.Expr{expr.Column(len(fs), types.TInt64), expr.Literal(types.DInt(k.Value.I), types.TInt64)})
 	if err != nil {
 		return nil, err
 	}
 	in.node = trimColumns(&plan.Filter{Input: w, Cond: le}, len(fs))
-	in.atMostOne = in.atMostOne || k.Value.I <= 1
+	in.atMostOne = in.atMostOne || (k.Value.I <= 1 && l.Ties == nil)
 	return in, nil
 }
 

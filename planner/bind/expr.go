@@ -710,6 +710,9 @@ func deriveName(n ast.ExprNode) string {
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
+			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value") {
+				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), as the parser rewrites it
+			}
 			return "string_agg"
 		}
 		return strings.ToLower(e.F)

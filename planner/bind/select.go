@@ -100,7 +100,27 @@ const maxTargetEntries = 1664
 
 var errTooManyTargets = types.Errorf(types.ErrTooManyColumns, "target lists can have at most %d entries", maxTargetEntries)
 
+// withTies reports whether ob is the ORDER BY of a FETCH ... WITH TIES: the
+// parser appends the item pg__with_ties(), taken out here (the AST may be
+// bound more than once, so the answer is remembered).
+func (b *Binder) withTies(ob *ast.OrderByClause) bool {
+	if ob == nil {
+		return false
+	}
+	if n := len(ob.Items); n > 0 {
+		if f, ok := ob.Items[n-1].Expr.(*ast.FuncCallExpr); ok && f.FnName.L == "pg__with_ties" {
+			ob.Items = ob.Items[:n-1]
+			if b.ties == nil {
+				b.ties = map[*ast.OrderByClause]bool{}
+			}
+			b.ties[ob] = true
+		}
+	}
+	return b.ties[ob]
+}
+
 func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
+	ties := b.withTies(s.OrderBy)
 	pop, err := b.pushCTEs(s.With)
 	if err != nil {
 		return nil, err
@@ -282,6 +302,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		out = append(out, plan.Field{Name: "?distinct?", Type: e.Type(), Hidden: true})
 	}
 	var node plan.Node = &plan.Project{Input: input, Exprs: exprs, Out: out}
+	tieKeys := orderKeys
 	if s.Distinct || len(distinctOn) > 0 {
 		if len(orderExprs) > 0 && len(distinctOn) == 0 {
 			return nil, types.Errorf(types.ErrInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
@@ -293,6 +314,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 			}
 			// DISTINCT ON keeps the first row per key in ORDER BY order: sort first.
 			if len(orderKeys) > 0 {
+				tieKeys = orderKeys
 				node = &plan.Sort{Input: node, Keys: orderKeys}
 				orderKeys = nil // Distinct keeps the sorted order
 			}
@@ -305,7 +327,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 		node = &plan.Sort{Input: node, Keys: orderKeys}
 	}
 	if s.Limit != nil {
-		if node, err = b.bindLimit(node, s.Limit); err != nil {
+		if node, err = b.bindLimit(node, s.Limit, ties, tieKeys); err != nil {
 			return nil, err
 		}
 	}
@@ -400,9 +422,14 @@ func (b *Binder) boolCond(e expr.Expr, clause string) (expr.Expr, error) {
 	return nil, types.Errorf(types.ErrDatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, e.Type())
 }
 
-func (b *Binder) bindLimit(n plan.Node, l *ast.Limit) (plan.Node, error) {
+// bindLimit binds LIMIT and OFFSET; with ties, rows tied with the last one
+// on the keys (the ORDER BY) pass too.
+func (b *Binder) bindLimit(n plan.Node, l *ast.Limit, ties bool, keys []plan.SortKey) (plan.Node, error) {
 	c := &exprCtx{scope: &scope{}, clause: "LIMIT"}
 	lim := &plan.Limit{Input: n}
+	if ties {
+		lim.Ties = slices.Clone(keys)
+	}
 	bound := func(x ast.ExprNode) (expr.Expr, error) {
 		e, err := b.bindExpr(c, x)
 		if err != nil {
@@ -429,6 +456,7 @@ func (b *Binder) bindLimit(n plan.Node, l *ast.Limit) (plan.Node, error) {
 }
 
 func (b *Binder) bindSetOpr(s *ast.SetOprStmt) (plan.Node, error) {
+	ties := b.withTies(s.OrderBy)
 	pop, err := b.pushCTEs(s.With)
 	if err != nil {
 		return nil, err
@@ -438,6 +466,7 @@ func (b *Binder) bindSetOpr(s *ast.SetOprStmt) (plan.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	var tieKeys []plan.SortKey
 	if s.OrderBy != nil {
 		fields := node.Schema()
 		items := make([]selectItem, len(fields))
@@ -462,9 +491,10 @@ func (b *Binder) bindSetOpr(s *ast.SetOprStmt) (plan.Node, error) {
 			keys = append(keys, key)
 		}
 		node = &plan.Sort{Input: node, Keys: keys}
+		tieKeys = keys
 	}
 	if s.Limit != nil {
-		return b.bindLimit(node, s.Limit)
+		return b.bindLimit(node, s.Limit, ties, tieKeys)
 	}
 	return node, nil
 }

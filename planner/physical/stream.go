@@ -976,8 +976,18 @@ func (p *planner) withConstKey(n plan.StreamNode) plan.StreamNode {
 
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).
 func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
-	if _, ok := n.Input.(*plan.Sort); ok {
-		return nil, unsupported("ordered aggregates (ORDER BY inside an aggregate call) are not supported in materialized views")
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		if c.Agg.Distinct && (c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue) {
+			return nil, unsupported("%s(DISTINCT ...) is not supported in materialized views", c.Agg.Name)
+		}
+		if !c.Agg.Distinct || len(c.OrderBy) == 0 || c.Agg.Kind == expr.AggMin || c.Agg.Kind == expr.AggMax {
+			continue
+		}
+		// string_agg(DISTINCT x, ... ORDER BY x) reads its distinct table, in x order.
+		if c.Agg.Kind != expr.AggStringAgg || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
+			return nil, unsupported("%s with both DISTINCT and ORDER BY (other than ascending by its argument) is not supported in materialized views", c.Agg.Name)
+		}
 	}
 	in, err := p.convert(n.Input)
 	if err != nil {
@@ -1043,6 +1053,28 @@ func (p *planner) limit(n *plan.Limit) (plan.StreamNode, error) {
 	var order []plan.SortKey
 	if s, ok := input.(*plan.Sort); ok {
 		order, input = slices.Clone(s.Keys), s.Input
+	}
+	if n.Ties != nil {
+		// FETCH FIRST n ROWS WITH TIES keeps the rows whose rank is at most n.
+		if !slices.Equal(order, n.Ties) {
+			return nil, unsupported("WITH TIES over DISTINCT ON is not supported in materialized views")
+		}
+		if offset > 0 {
+			return nil, unsupported("OFFSET with FETCH ... WITH TIES is not supported in materialized views")
+		}
+		in, err := p.convert(input)
+		if err != nil {
+			return nil, err
+		}
+		in = exchange(in, plan.DistSingle, nil)
+		fields := in.Schema()
+		topn := &plan.StreamTopN{Input: in, OrderBy: order, Limit: count, Rank: "rank",
+			Out: append(slices.Clone(fields), plan.Field{Name: "rank", Type: types.TInt64, Hidden: true})}
+		exprs := make([]expr.Expr, len(fields))
+		for i, f := range fields {
+			exprs[i] = expr.Column(i, f.Type)
+		}
+		return p.project(topn, exprs, slices.Clone(fields)), nil
 	}
 	in, err := p.convert(input)
 	if err != nil {

@@ -112,12 +112,23 @@ type Join struct {
 }
 
 // AggCall is one aggregate: its function, argument columns of the input, an
-// optional filter column (bool) and DISTINCT.
+// optional filter column (bool) and DISTINCT. OrderBy is the ORDER BY inside
+// the call (string_agg(x, ',' ORDER BY y), first_value(x ORDER BY y)): the
+// order in which the aggregate sees its group's rows.
 type AggCall struct {
-	Agg    *expr.Agg
-	Args   []int
-	Filter int // -1 when none
-	Name   string
+	Agg     *expr.Agg
+	Args    []int
+	Filter  int // -1 when none
+	Name    string
+	OrderBy []SortKey
+}
+
+// Describe is the call's name in EXPLAIN: its output name, and its ORDER BY.
+func (c *AggCall) Describe() string {
+	if len(c.OrderBy) == 0 {
+		return c.Name
+	}
+	return c.Name + " order by " + keyList(c.OrderBy)
 }
 
 // Agg groups its input by the GroupBy columns and computes Aggs per group.
@@ -144,11 +155,15 @@ type Sort struct {
 }
 
 // Limit skips Offset rows then passes at most Count (-1 = unlimited). Count and
-// Offset are expressions (constants or parameters) evaluated at start.
+// Offset are expressions (constants or parameters) evaluated at start. Ties,
+// when set (FETCH FIRST n ROWS WITH TIES), are the ORDER BY keys (columns of
+// Input, which is sorted by them): the rows after the Count-th that equal it
+// on them pass too.
 type Limit struct {
 	Input  Node
 	Count  expr.Expr // nil = no limit
 	Offset expr.Expr // nil = 0
+	Ties   []SortKey
 }
 
 // Distinct removes duplicate rows (all columns); with On set, keeps the first
@@ -250,7 +265,7 @@ func (n *Project) Describe() string {
 func (n *Agg) Describe() string {
 	parts := make([]string, 0, len(n.Aggs))
 	for _, a := range n.Aggs {
-		parts = append(parts, a.Name)
+		parts = append(parts, a.Describe())
 	}
 	return fmt.Sprintf("HashAgg group by %v aggs [%s]", colList(n.GroupBy), strings.Join(parts, ", "))
 }
@@ -262,6 +277,9 @@ func (n *Limit) Describe() string {
 	}
 	if n.Offset != nil {
 		s += " offset " + n.Offset.String()
+	}
+	if n.Ties != nil {
+		s += " with ties on " + keyList(n.Ties)
 	}
 	return s
 }

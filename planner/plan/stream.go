@@ -340,7 +340,7 @@ func (n *StreamFilter) Describe() string  { return "StreamFilter " + n.Cond.Stri
 func (n *StreamAgg) Describe() string {
 	parts := make([]string, 0, len(n.Aggs))
 	for _, a := range n.Aggs {
-		parts = append(parts, a.Name)
+		parts = append(parts, a.Describe())
 	}
 	kind := "StreamHashAgg group by " + colList(n.GroupBy)
 	if len(n.GroupBy) == 0 {

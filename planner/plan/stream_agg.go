@@ -20,7 +20,12 @@ import (
 //     stream key, value, separator), all key, scanned in key order;
 //     AggInputDistinct "agg distinct": (group, args..., count), keyed by
 //     group and args, counting the rows holding each distinct argument tuple
-//     (for string_agg(DISTINCT ...) it is also the input scanned for the result).
+//     (for string_agg(DISTINCT ...) it is also the input scanned for the result);
+//     AggInputOrdered "agg ordered input" (string_agg, first_value and
+//     last_value: order-sensitive): (group, per AggOrder key an optional
+//     NULL flag (bool, as in TopNStateRow) then the key, input stream key,
+//     arguments), keyed by all but the arguments, so a group's range is in
+//     the aggregate's order; first_value and last_value read its first row.
 //
 // Every table is distributed by the group columns, so a group's rows share a vnode.
 
@@ -33,7 +38,22 @@ const (
 	AggInputMinMax                   // min/max: materialized input
 	AggInputString                   // string_agg: materialized input
 	AggInputDistinct                 // DISTINCT (except min/max): (group, args) -> count
+	AggInputOrdered                  // string_agg, first_value, last_value: input in the call's order
 )
+
+// AggOrder returns the order in which an AggInputOrdered aggregate's table
+// keeps a group's rows: the call's ORDER BY, reversed for last_value (whose
+// result is then the first row too).
+func AggOrder(c *AggCall) []SortKey {
+	keys := make([]SortKey, len(c.OrderBy))
+	for i, k := range c.OrderBy {
+		if c.Agg.Kind == expr.AggLastValue {
+			k.Desc, k.NullsFirst = !k.Desc, !k.NullsFirst
+		}
+		keys[i] = k
+	}
+	return keys
+}
 
 // AggInputOf returns the extra state table a streaming aggregate keeps.
 func AggInputOf(c *AggCall) AggInput {
@@ -44,7 +64,12 @@ func AggInputOf(c *AggCall) AggInput {
 	if c.Agg.Distinct {
 		return AggInputDistinct
 	}
-	if c.Agg.Kind == expr.AggStringAgg {
+	switch {
+	case c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue:
+		return AggInputOrdered
+	case c.Agg.Kind == expr.AggStringAgg && len(c.OrderBy) > 0:
+		return AggInputOrdered
+	case c.Agg.Kind == expr.AggStringAgg:
 		return AggInputString
 	}
 	return AggInputNone
@@ -62,6 +87,7 @@ func AggInputOf(c *AggCall) AggInput {
 //	bool_and, bool_or             trues int8, falses int8
 //	min, max                      the current extreme (NULL: none)
 //	string_agg                    the current result
+//	first_value, last_value       the current result
 //
 // n counts the non-NULL inputs. An aggregate streaming does not support
 // (variance and stddev) gives an error.
@@ -88,6 +114,8 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 		return []types.T{a.Result}, nil
 	case expr.AggStringAgg:
 		return []types.T{types.TVarchar}, nil
+	case expr.AggFirstValue, expr.AggLastValue:
+		return []types.T{a.Result}, nil
 	}
 	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)
 }
@@ -146,6 +174,26 @@ func (n *StreamAgg) StateLayouts() []StateTable {
 			}
 			t.Types = append(t.Types, types.TVarchar, types.TVarchar)
 			t.PK = key(len(t.Types))
+		case AggInputOrdered:
+			t.Name = fmt.Sprintf("agg ordered input (%s)", c.Name)
+			t.Types = append([]types.T(nil), groupTypes...)
+			t.PKDesc = make([]bool, g)
+			for _, k := range AggOrder(c) {
+				if k.NullsFirst != k.Desc {
+					t.Types = append(t.Types, types.TBool)
+					t.PKDesc = append(t.PKDesc, false)
+				}
+				t.Types = append(t.Types, in[k.Col])
+				t.PKDesc = append(t.PKDesc, k.Desc)
+			}
+			for _, k := range streamKey {
+				t.Types = append(t.Types, in[k])
+				t.PKDesc = append(t.PKDesc, false)
+			}
+			t.PK = key(len(t.Types))
+			for _, a := range c.Args {
+				t.Types = append(t.Types, in[a])
+			}
 		case AggInputDistinct:
 			t.Name = fmt.Sprintf("agg distinct (%s)", c.Name)
 			t.Types = append([]types.T(nil), groupTypes...)

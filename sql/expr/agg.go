@@ -27,6 +27,8 @@ const (
 	AggVarSamp
 	AggStddevPop
 	AggStddevSamp
+	AggFirstValue
+	AggLastValue
 )
 
 // Agg is a resolved aggregate call: its kind, argument and result types.
@@ -118,6 +120,16 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 		}
 		a.Kind, a.Result = AggStringAgg, tS
 		a.Args = []types.T{tS, tS}
+	case "first_value", "last_value":
+		// RisingWave's ordered-set aggregates: the value of the first (last)
+		// row in the call's ORDER BY order, NULLs included.
+		if !one {
+			return fail()
+		}
+		a.Kind, a.Result = AggFirstValue, t
+		if lname == "last_value" {
+			a.Kind = AggLastValue
+		}
 	case "var_pop", "var_samp", "variance", "stddev", "stddev_pop", "stddev_samp":
 		if !one || !t.IsNumeric() {
 			return fail()
@@ -150,6 +162,8 @@ func (a *Agg) NewState() AggState {
 		s = &boolState{and: a.Kind == AggBoolAnd}
 	case AggStringAgg:
 		s = &stringAggState{}
+	case AggFirstValue, AggLastValue:
+		s = &firstLastState{t: a.Args[0], last: a.Kind == AggLastValue}
 	default:
 		s = &varState{in: a.Args[0], out: a.Result, kind: a.Kind}
 	}
@@ -460,6 +474,39 @@ func (s *stringAggState) Result() types.Datum {
 		b.WriteString(v)
 	}
 	return types.DString(b.String())
+}
+
+// firstLastState keeps its inputs in arrival order (NULLs included) so that a
+// retraction can reveal the next first or last value.
+type firstLastState struct {
+	t    types.T
+	last bool
+	vals []types.Datum
+}
+
+func (s *firstLastState) Add(args []types.Datum) error {
+	s.vals = append(s.vals, args[0].Copy())
+	return nil
+}
+
+func (s *firstLastState) Retract(args []types.Datum) error {
+	for i := range s.vals {
+		if s.vals[i].Null == args[0].Null && (s.vals[i].Null || types.CompareNonNull(s.t, &s.vals[i], &args[0]) == 0) {
+			s.vals = append(s.vals[:i], s.vals[i+1:]...)
+			return nil
+		}
+	}
+	return types.Errorf(types.ErrInternal, "retracting a value never added to first_value/last_value")
+}
+
+func (s *firstLastState) Result() types.Datum {
+	switch {
+	case len(s.vals) == 0:
+		return types.NullDatum
+	case s.last:
+		return s.vals[len(s.vals)-1]
+	}
+	return s.vals[0]
 }
 
 // varState computes variance and standard deviation from n, Σx and Σx²,

@@ -50,6 +50,7 @@ var rules = []rule{
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
 	{"stringAgg", stringAgg},
+	{"firstLastValue", firstLastValue},
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},

@@ -357,7 +357,9 @@ func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // stringAgg turns string_agg(a, 'sep' [ORDER BY ...]) into
-// GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep').
+// GROUP_CONCAT(a [ORDER BY ...] SEPARATOR 'sep'), and string_agg(a, sep
+// ORDER BY ...) with a separator other than a literal into
+// GROUP_CONCAT(pg__string_agg(a, sep) ORDER BY ... SEPARATOR "") (an empty separator).
 func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		if !seq[i].kw("string_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
@@ -374,6 +376,15 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 			}
 		}
 		args := splitCommas(body)
+		if len(args) == 2 && len(order) > 0 && (len(args[1]) != 1 || args[1][0].group || args[1][0].tok.kind != tkString) {
+			// A separator that is not a literal: as firstLastValue does.
+			at := seq[i].tok
+			order[0].tok.sp = true
+			g.kids = cat(callNode("pg__string_agg", body[0].tok, false, clone(body)), order,
+				one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+			seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
+			continue
+		}
 		if len(args) != 2 || len(args[1]) != 1 || args[1][0].group || args[1][0].tok.kind != tkString {
 			continue
 		}
@@ -381,6 +392,46 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 		sep.tok.sp = true
 		g.kids = cat(args[0], order, one(rawNode("SEPARATOR", sep.tok, true)), one(sep))
 		seq[i] = rawNode("GROUP_CONCAT", seq[i].tok, seq[i].tok.sp)
+	}
+	return seq, nil
+}
+
+// firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
+// last_value(...) (RisingWave's; without OVER) into
+// GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ""), the one
+// aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
+func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kwIn("first_value", "last_value") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		if i+2 < len(seq) && seq[i+2].kw("over") {
+			continue // the window function
+		}
+		g := seq[i+1]
+		body := g.kids
+		var order []*node
+		for k := 0; k+1 < len(body); k++ {
+			if body[k].kw("order") && body[k+1].kw("by") {
+				order = body[k:]
+				body = body[:k]
+				break
+			}
+		}
+		if len(body) == 0 {
+			continue
+		}
+		at := seq[i].tok
+		var distinct []*node
+		if body[0].kw("distinct") && len(body) > 1 {
+			distinct, body = one(body[0]), body[1:]
+		}
+		inner := callNode("pg__"+strings.ToLower(seq[i].tok.val), body[0].tok, len(distinct) > 0, clone(body))
+		if len(order) > 0 {
+			order[0].tok.sp = true
+		}
+		g.kids = cat(distinct, inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+		seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
 	}
 	return seq, nil
 }

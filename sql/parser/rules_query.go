@@ -12,6 +12,8 @@ const maxLimit = "18446744073709551615"
 // limitOffset normalises the row-limiting tail: LIMIT ALL is dropped,
 // OFFSET n [ROW|ROWS] and FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY become
 // TiDB's LIMIT n OFFSET m (with an unbounded LIMIT when only OFFSET is given).
+// FETCH ... WITH TIES, which needs an ORDER BY (42601 without one), also adds
+// a last ORDER BY item pg__with_ties(), a marker the binder takes out.
 func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
 	start := -1
 	for i, n := range seq {
@@ -24,6 +26,7 @@ func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
 		return seq, nil
 	}
 	var limit, offset []*node
+	var ties *node
 	changed := false
 	i := start
 	for i < len(seq) {
@@ -74,7 +77,8 @@ func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
 			if end < len(seq) && seq[end].kw("only") {
 				end++
 			} else if end+1 < len(seq) && seq[end].kw("with") && seq[end+1].kw("ties") {
-				return nil, c.unsupported(seq[end].tok, "FETCH ... WITH TIES is not supported")
+				ties = seq[end]
+				end += 2
 			} else {
 				return nil, c.syntax(nodeAt(seq, end))
 			}
@@ -90,12 +94,24 @@ done:
 	}
 	at := seq[start].tok
 	var tail []*node
+	if ties != nil {
+		ordered := false
+		for k := 0; k+1 < start; k++ {
+			if seq[k].kw("order") && seq[k+1].kw("by") {
+				ordered = true
+			}
+		}
+		if !ordered {
+			return nil, types.ErrorAt(types.ErrSyntax, charPos(c.src, ties.tok.pos), "WITH TIES cannot be specified without ORDER BY clause")
+		}
+		tail = cat(one(synth(tkPunct, ",", at, false)), callNode("pg__with_ties", at, true))
+	}
 	if limit == nil && offset != nil {
 		limit = one(synth(tkNumber, maxLimit, at, true))
 	}
 	if limit != nil {
 		limit[0].tok.sp = true
-		tail = cat(one(rawNode("LIMIT", at, true)), limit)
+		tail = cat(tail, one(rawNode("LIMIT", at, true)), limit)
 	}
 	if offset != nil {
 		offset[0].tok.sp = true
