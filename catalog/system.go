@@ -183,6 +183,7 @@ var PGTypes = []PGType{
 	{types.OIDNumeric, "numeric", -1, false, 'b', 'N', 'm', 'i'},
 	{types.OIDRegclass, "regclass", 4, true, 'b', 'N', 'p', 'i'},
 	{types.OIDJsonb, "jsonb", -1, false, 'b', 'U', 'x', 'i'},
+	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
 }
 
 // PGTypeOf returns the pg_type row of t.
