@@ -25,7 +25,15 @@ type TableSet struct {
 	// changes, when capturing, holds every row written as a change chunk per relation.
 	changes map[uint32]*types.Chunk
 	capture bool
+	// extra holds raw writes (a sequence's reserved values) that commit with
+	// the rows (Put).
+	extra storage.Batch
 }
+
+// Put adds a raw write that Flush moves into the epoch's batch with the
+// rows and Discard drops: bookkeeping that must commit with them, such as
+// the values a sequence reserved for the rows.
+func (s *TableSet) Put(k, v []byte) { s.extra.Put(k, v) }
 
 // CaptureChanges makes the set record every row DML writes, as change
 // chunks per relation (TakeChanges), for the tables' streaming jobs.
@@ -59,6 +67,7 @@ func (s *TableSet) Discard() {
 	for _, t := range s.tables {
 		t.Discard()
 	}
+	s.extra = storage.Batch{}
 	if s.capture {
 		s.changes = map[uint32]*types.Chunk{}
 	}
@@ -108,6 +117,15 @@ func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
 	for _, id := range s.order {
 		s.tables[id].Flush(epoch, b)
 	}
+	for i := 0; i < s.extra.Len(); i++ {
+		k, v, del := s.extra.Entry(i)
+		if del {
+			b.Delete(k)
+		} else {
+			b.Put(k, v)
+		}
+	}
+	s.extra = storage.Batch{}
 }
 
 // StateSchema is the state-table layout of a relation's rows: every column,

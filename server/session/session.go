@@ -22,6 +22,8 @@ type Session struct {
 	user     string
 	pid      int32
 	vars     *vars
+	// currval holds the last value nextval gave this session, by sequence name.
+	currval map[string]int64
 	// tx is the transaction status: 'I' idle, 'T' in a block, 'E' failed block.
 	tx byte
 	// txn is the block's snapshot and pending writes (txn.go), from its
@@ -102,6 +104,9 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: "dev", BackendPID: s.pid}
 	if s.eng.Backends != nil {
 		ctx.Backends = backendGuard{s}
+	}
+	if s.eng.seqs != nil {
+		ctx.Sequences = sessionSeqs{s}
 	}
 	return ctx
 }

@@ -43,6 +43,8 @@ type Ctx struct {
 	// pg_sleep waits on (nil: never cancelled).
 	Backends Backends
 	Context  context.Context
+	// Sequences serves nextval and currval (nil: no sequence exists).
+	Sequences Sequences
 
 	free  []*types.Vector
 	dfree [][]types.Datum
@@ -53,6 +55,13 @@ type Ctx struct {
 // an error when the caller may not.
 type Backends interface {
 	Signal(pid int32, terminate bool) (bool, error)
+}
+
+// Sequences hands out the values of the sequences named in nextval and
+// currval (the implicit t_col_seq of serial and identity columns).
+type Sequences interface {
+	NextVal(ctx context.Context, name string) (int64, error)
+	CurrVal(name string) (int64, error)
 }
 
 // getVec returns an empty scratch vector of type t.
