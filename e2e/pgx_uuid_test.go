@@ -72,4 +72,22 @@ func TestPgxUUID(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT gen_random_uuid()`).Scan(&g); err != nil || !g.Valid || g.Bytes[6]>>4 != 4 {
 		t.Fatalf("gen_random_uuid: %v, %v", g, err)
 	}
+
+	// COPY and INSERT ... RETURNING fill serial and uuid defaults.
+	if _, err := conn.Exec(ctx, `CREATE TABLE pc (id bigserial PRIMARY KEY, u uuid NOT NULL DEFAULT gen_random_uuid(), v text)`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{"pc"}, []string{"v"}, pgx.CopyFromRows([][]any{{"a"}, {"b"}, {"c"}}))
+	if err != nil || n != 3 {
+		t.Fatalf("copy: %d, %v", n, err)
+	}
+	var id int64
+	var u pgtype.UUID
+	if err := conn.QueryRow(ctx, `INSERT INTO pc (v) VALUES ($1) RETURNING id, u`, "d").Scan(&id, &u); err != nil || id != 4 || !u.Valid {
+		t.Fatalf("returning: %d, %v, %v", id, u, err)
+	}
+	var distinct int64
+	if err := conn.QueryRow(ctx, `SELECT count(DISTINCT u) FROM pc`).Scan(&distinct); err != nil || distinct != 4 {
+		t.Fatalf("distinct uuids: %d, %v", distinct, err)
+	}
 }
