@@ -205,6 +205,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 		rel.Columns = append(rel.Columns, col)
 	}
+	s.uniqueSequenceNames(rel)
 	if len(rel.Columns) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "a table needs at least one column")
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -166,6 +167,40 @@ func (e *Engine) persistPending(ctx context.Context) error {
 	}
 	e.seqs.confirm(p)
 	return nil
+}
+
+// uniqueSequenceNames renames rel's new sequences whose name is taken (by
+// a relation of rel's schema, another sequence or an earlier column of
+// rel) as PostgreSQL does: t_id_seq1, t_id_seq2, ...
+func (s *Session) uniqueSequenceNames(rel *catalog.Relation) {
+	taken := map[string]bool{}
+	for _, r := range s.eng.Catalog.Relations() {
+		if r.Schema == rel.Schema {
+			taken[r.Name] = true
+		}
+		for _, c := range r.Columns {
+			if c.Seq != nil {
+				taken[c.Seq.Name] = true
+			}
+		}
+	}
+	for i := range rel.Columns {
+		c := &rel.Columns[i]
+		if c.Seq == nil {
+			continue
+		}
+		base, name := c.Seq.Name, c.Seq.Name
+		for n := 1; taken[name]; n++ {
+			name = base + strconv.Itoa(n)
+		}
+		taken[name] = true
+		if name != base {
+			if c.Default == catalog.NextvalSQL(base) {
+				c.Default = catalog.NextvalSQL(name)
+			}
+			c.Seq.Name = name
+		}
+	}
 }
 
 // sessionSeqs is a session's expr.Sequences: it resolves a sequence name
