@@ -136,6 +136,9 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 			unpin := release
 			release = func() {
 				unpin()
+				if !s.tookNextval.Swap(false) {
+					return
+				}
 				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 				defer cancel()
 				if err := s.eng.persistPending(pctx); err != nil {

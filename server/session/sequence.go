@@ -126,7 +126,9 @@ func (s *sequences) pendingSnapshot() map[seqKey]int64 {
 }
 
 // addPending adds the reservations not yet committed to a statement's
-// writes and returns them, for confirm once its epoch commits.
+// writes and returns them, for confirm once its epoch commits. Callers hold
+// the coordinator's lock (DML), so reservations enter the epoch's batch in
+// the order they grew.
 func (s *sequences) addPending(tables *batch.TableSet) map[seqKey]int64 {
 	p := s.pendingSnapshot()
 	for k, v := range p {
@@ -153,11 +155,15 @@ func (s *sequences) confirm(done map[seqKey]int64) {
 // persistPending commits the reservations not yet committed in an epoch
 // of their own (after nextval outside a DML).
 func (e *Engine) persistPending(ctx context.Context) error {
-	p := e.seqs.pendingSnapshot()
-	if p == nil {
+	if e.seqs.pendingSnapshot() == nil {
 		return nil
 	}
+	var p map[seqKey]int64
 	if _, err := e.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		// Taken under the coordinator's lock, as DML takes its own, so the
+		// epoch's batch gets reservations in the order they grew (the
+		// last write of a key wins).
+		p = e.seqs.pendingSnapshot()
 		for k, v := range p {
 			persist.SaveSequence(b, k.rel, k.col, v)
 		}
@@ -244,6 +250,7 @@ func (q sessionSeqs) NextVal(ctx context.Context, name string) (int64, error) {
 		q.s.currval = map[string]int64{}
 	}
 	q.s.currval[col.Seq.Name] = v
+	q.s.tookNextval.Store(true)
 	return v, nil
 }
 

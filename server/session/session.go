@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -24,6 +25,9 @@ type Session struct {
 	vars     *vars
 	// currval holds the last value nextval gave this session, by sequence name.
 	currval map[string]int64
+	// tookNextval is set when a statement took a sequence value (the query
+	// path then commits the reservation before it ends).
+	tookNextval atomic.Bool
 	// tx is the transaction status: 'I' idle, 'T' in a block, 'E' failed block.
 	tx byte
 	// txn is the block's snapshot and pending writes (txn.go), from its
