@@ -59,20 +59,9 @@ func (s *sequences) next(ctx context.Context, rel uint32, col string, seq *catal
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := seqKey{rel, col}
-	st, ok := s.mu.states[k]
-	if !ok {
-		last, found, err := persist.LoadSequence(ctx, s.store, rel, col)
-		if err != nil {
-			return 0, err
-		}
-		st = &seqState{next: seq.Start, limit: seq.Start - seq.Increment}
-		if found {
-			st.limit = last
-			if !addOK(last, seq.Increment, &st.next) {
-				st.exhausted = true
-			}
-		}
-		s.mu.states[k] = st
+	st, err := s.stateLocked(ctx, k, seq)
+	if err != nil {
+		return 0, err
 	}
 	up := seq.Increment > 0
 	if st.exhausted || (up && st.next > seq.Max) || (!up && st.next < seq.Min) {
@@ -99,6 +88,53 @@ func (s *sequences) next(ctx context.Context, rel uint32, col string, seq *catal
 		st.exhausted = true
 	}
 	return v, nil
+}
+
+// stateLocked returns k's position, loading it from storage on first use.
+func (s *sequences) stateLocked(ctx context.Context, k seqKey, seq *catalog.Sequence) (*seqState, error) {
+	if st, ok := s.mu.states[k]; ok {
+		return st, nil
+	}
+	last, found, err := persist.LoadSequence(ctx, s.store, k.rel, k.col)
+	if err != nil {
+		return nil, err
+	}
+	st := &seqState{next: seq.Start, limit: seq.Start - seq.Increment}
+	if found {
+		st.limit = last
+		if !addOK(last, seq.Increment, &st.next) {
+			st.exhausted = true
+		}
+	}
+	s.mu.states[k] = st
+	return st, nil
+}
+
+// set is setval: the next value is v's successor (called) or v itself,
+// and that position is reserved, so a restart resumes from it.
+func (s *sequences) set(ctx context.Context, rel uint32, col string, seq *catalog.Sequence, v int64, called bool) error {
+	if v < seq.Min || v > seq.Max {
+		return types.Errorf(types.ErrNumericOutOfRange, "setval: value %d is out of bounds for sequence \"%s\" (%d..%d)", v, seq.Name, seq.Min, seq.Max)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := seqKey{rel, col}
+	st, err := s.stateLocked(ctx, k, seq)
+	if err != nil {
+		return err
+	}
+	st.exhausted = false
+	if called {
+		st.limit = v
+		if !addOK(v, seq.Increment, &st.next) {
+			st.exhausted = true
+		}
+	} else {
+		st.next = v
+		st.limit = v - seq.Increment // v is in the range, so this does not overflow past it
+	}
+	s.mu.pending[k] = st.limit
+	return nil
 }
 
 // addOK sets *out = a + b and reports whether it did not overflow.
@@ -251,6 +287,19 @@ func (q sessionSeqs) NextVal(ctx context.Context, name string) (int64, error) {
 	}
 	q.s.currval[col.Seq.Name] = v
 	q.s.tookNextval.Store(true)
+	return v, nil
+}
+
+// SetVal implements expr.Sequences.
+func (q sessionSeqs) SetVal(ctx context.Context, name string, v int64, called bool) (int64, error) {
+	rel, col, err := q.s.lookupSequence(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := q.s.eng.seqs.set(ctx, rel.ID, col.Name, col.Seq, v, called); err != nil {
+		return 0, err
+	}
+	q.s.tookNextval.Store(true) // the new position is committed before the statement ends
 	return v, nil
 }
 

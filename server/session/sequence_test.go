@@ -82,3 +82,30 @@ func TestSequenceBounds(t *testing.T) {
 		t.Fatalf("start below minimum: %v", err)
 	}
 }
+
+func TestSequenceSet(t *testing.T) {
+	ctx := context.Background()
+	kv := memkv.New()
+	seq, err := newSequence("t_id_seq", types.TInt64, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSequences(kv)
+	if err := s.set(ctx, 3, "id", seq, 50, true); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.next(ctx, 3, "id", seq); err != nil || v != 51 {
+		t.Fatalf("after setval(50): %d, %v", v, err)
+	}
+	if err := s.set(ctx, 3, "id", seq, 10, false); err != nil {
+		t.Fatal(err)
+	}
+	commitPending(t, kv, s, 1)
+	s2 := newSequences(kv)
+	if v, err := s2.next(ctx, 3, "id", seq); err != nil || v != 10 {
+		t.Fatalf("after setval(10, false) and a restart: %d, %v", v, err)
+	}
+	if err := s2.set(ctx, 3, "id", seq, 0, true); !errors.Is(err, types.ErrNumericOutOfRange) {
+		t.Fatalf("setval below the minimum: %v", err)
+	}
+}

@@ -57,11 +57,14 @@ type Backends interface {
 	Signal(pid int32, terminate bool) (bool, error)
 }
 
-// Sequences hands out the values of the sequences named in nextval and
-// currval (the implicit t_col_seq of serial and identity columns).
+// Sequences hands out the values of the sequences named in nextval,
+// currval and setval (the implicit t_col_seq of serial and identity columns).
 type Sequences interface {
 	NextVal(ctx context.Context, name string) (int64, error)
 	CurrVal(name string) (int64, error)
+	// SetVal is setval(name, v, called): nextval then returns v's
+	// successor (called) or v.
+	SetVal(ctx context.Context, name string, v int64, called bool) (int64, error)
 }
 
 // getVec returns an empty scratch vector of type t.

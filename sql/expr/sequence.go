@@ -21,6 +21,20 @@ func init() {
 		v, err := ctx.Sequences.NextVal(c, a[0].S)
 		return types.DInt(v), err
 	}).vol_(Volatile)
+	setval := func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+		if ctx == nil || ctx.Sequences == nil {
+			return types.NullDatum, noSeq(a[0].S)
+		}
+		c := ctx.Context
+		if c == nil {
+			c = context.Background()
+		}
+		called := len(a) < 3 || a[2].I != 0
+		v, err := ctx.Sequences.SetVal(c, a[0].S, a[1].I, called)
+		return types.DInt(v), err
+	}
+	def("setval", tI8, tS, tI8).r(setval).vol_(Volatile)
+	def("setval", tI8, tS, tI8, tB).r(setval).vol_(Volatile)
 	def("currval", tI8, tS).r(func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
 		if ctx == nil || ctx.Sequences == nil {
 			return types.NullDatum, noSeq(a[0].S)
