@@ -249,6 +249,16 @@ func (s *Session) uniqueSequenceNames(rel *catalog.Relation) {
 // to its column and remembers currval.
 type sessionSeqs struct{ s *Session }
 
+// identName is a name as regclass input reads it: a double-quoted name
+// as written, otherwise folded to lower case.
+func identName(s string) string {
+	n := strings.TrimSpace(s)
+	if len(n) >= 2 && n[0] == '"' && n[len(n)-1] == '"' {
+		return strings.ReplaceAll(n[1:len(n)-1], `""`, `"`)
+	}
+	return strings.ToLower(n)
+}
+
 // lookupSequence finds the column whose implicit sequence is called name
 // (an optional schema qualifier is ignored; unquoted names fold to lower
 // case, as regclass input does).
@@ -257,11 +267,7 @@ func (s *Session) lookupSequence(name string) (*catalog.Relation, *catalog.Colum
 	if i := strings.LastIndexByte(n, '.'); i >= 0 && !strings.HasSuffix(n, "\"") {
 		n = n[i+1:]
 	}
-	if len(n) >= 2 && n[0] == '"' && n[len(n)-1] == '"' {
-		n = strings.ReplaceAll(n[1:len(n)-1], `""`, `"`)
-	} else {
-		n = strings.ToLower(n)
-	}
+	n = identName(n)
 	for _, rel := range s.eng.Catalog.Relations() {
 		for i := range rel.Columns {
 			if c := &rel.Columns[i]; c.Seq != nil && c.Seq.Name == n {
@@ -301,6 +307,27 @@ func (q sessionSeqs) SetVal(ctx context.Context, name string, v int64, called bo
 	}
 	q.s.tookNextval.Store(true) // the new position is committed before the statement ends
 	return v, nil
+}
+
+// SerialSequence implements expr.Sequences.
+func (q sessionSeqs) SerialSequence(table, column string) (string, bool, error) {
+	schema, name := "", identName(table)
+	if i := strings.IndexByte(table, '.'); i >= 0 && !strings.HasPrefix(strings.TrimSpace(table), "\"") {
+		schema, name = identName(table[:i]), identName(table[i+1:])
+	}
+	rel, err := q.s.eng.Catalog.Lookup(schema, name)
+	if err != nil {
+		return "", false, err
+	}
+	i := rel.ColumnIndex(column)
+	if i < 0 || rel.Columns[i].Hidden {
+		return "", false, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", column, rel.Name)
+	}
+	seq := rel.Columns[i].Seq
+	if seq == nil {
+		return "", false, nil
+	}
+	return rel.Schema + "." + seq.Name, true, nil
 }
 
 // CurrVal implements expr.Sequences.

@@ -65,6 +65,9 @@ type Sequences interface {
 	// SetVal is setval(name, v, called): nextval then returns v's
 	// successor (called) or v.
 	SetVal(ctx context.Context, name string, v int64, called bool) (int64, error)
+	// SerialSequence is pg_get_serial_sequence(table, column): the
+	// qualified name of the column's sequence, ok false when it has none.
+	SerialSequence(table, column string) (name string, ok bool, err error)
 }
 
 // getVec returns an empty scratch vector of type t.

@@ -35,6 +35,16 @@ func init() {
 	}
 	def("setval", tI8, tS, tI8).r(setval).vol_(Volatile)
 	def("setval", tI8, tS, tI8, tB).r(setval).vol_(Volatile)
+	def("pg_get_serial_sequence", tS, tS, tS).r(func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+		if ctx == nil || ctx.Sequences == nil {
+			return types.NullDatum, noSeq(a[0].S)
+		}
+		name, ok, err := ctx.Sequences.SerialSequence(a[0].S, a[1].S)
+		if err != nil || !ok {
+			return types.NullDatum, err
+		}
+		return types.DString(name), nil
+	}).vol_(Stable)
 	def("currval", tI8, tS).r(func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
 		if ctx == nil || ctx.Sequences == nil {
 			return types.NullDatum, noSeq(a[0].S)
