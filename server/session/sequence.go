@@ -32,8 +32,8 @@ type seqState struct {
 
 // sequences hands out the values of serial and identity columns. A value
 // is handed out only from a reserved block, and a block's reservation
-// (persist.SaveSequence) commits in the same epoch as any row that can hold
-// one of its values: DML and COPY add the pending reservations to their
+// (persist.SaveSequence) commits no later than any row that holds one of
+// its values: DML and COPY add the pending reservations to their
 // writes (addPending), and a statement that used nextval outside a DML
 // writes them before it returns (persistPending). So after a crash the
 // sequence resumes above every value a committed row holds.
