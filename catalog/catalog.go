@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +77,37 @@ type Column struct {
 	// the connector package's Meta constants (row_id, split, position, and
 	// INCLUDE partition | offset | timestamp | key).
 	Meta string `json:"meta,omitempty"`
+	// Identity is PostgreSQL's attidentity: "a" for GENERATED ALWAYS AS
+	// IDENTITY, "d" for BY DEFAULT, "" otherwise.
+	Identity string `json:"identity,omitempty"`
+	// Seq is the column's own sequence (serial and identity columns), nil
+	// when it has none.
+	Seq *Sequence `json:"seq,omitempty"`
+}
+
+// DefaultSQL is the SQL text a row gets when it gives no value: the
+// DEFAULT, or nextval of an identity column's sequence ("" for NULL).
+func (c *Column) DefaultSQL() string {
+	if c.Default == "" && c.Identity != "" && c.Seq != nil {
+		return NextvalSQL(c.Seq.Name)
+	}
+	return c.Default
+}
+
+// NextvalSQL is nextval('name') with name quoted as a SQL string.
+func NextvalSQL(name string) string {
+	return "nextval('" + strings.ReplaceAll(name, "'", "''") + "')"
+}
+
+// Sequence describes a column's implicit sequence (t_col_seq): its values
+// start at Start and step by Increment within [Min, Max]. The values handed
+// out are persisted by the session layer (persist.SequenceKey).
+type Sequence struct {
+	Name      string `json:"name"`
+	Start     int64  `json:"start"`
+	Increment int64  `json:"increment"`
+	Min       int64  `json:"min"`
+	Max       int64  `json:"max"`
 }
 
 // Connector is the connector of a source or of a table fed by one: its

@@ -106,6 +106,9 @@ func DefaultText(c Column) string {
 	if d == "" {
 		return ""
 	}
+	if c.Seq != nil && d == NextvalSQL(c.Seq.Name) { // a serial column's
+		return strings.TrimSuffix(d, ")") + "::regclass)"
+	}
 	lit, ok := quotedLiteral(d)
 	if !ok {
 		return d
@@ -183,6 +186,7 @@ var PGTypes = []PGType{
 	{types.OIDNumeric, "numeric", -1, false, 'b', 'N', 'm', 'i'},
 	{types.OIDRegclass, "regclass", 4, true, 'b', 'N', 'p', 'i'},
 	{types.OIDJsonb, "jsonb", -1, false, 'b', 'U', 'x', 'i'},
+	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
 }
 
 // PGTypeOf returns the pg_type row of t.
@@ -557,12 +561,16 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 			if c.Type.IsString() {
 				coll = collationDefault
 			}
+			identity := byte(0)
+			if c.Identity != "" {
+				identity = c.Identity[0]
+			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(c.Name), dI(int64(c.Type.OID())), dI(-1),
 				dI(int64(c.Type.Size())), dI(int64(num)), dI(0), dI(-1),
 				dI(int64(c.Type.Typmod())), dB(pt.ByVal), dC(pt.Align), dC(pt.Storage),
 				dC(0), dB(ColumnNotNull(rel, i)), dB(c.Default != ""),
-				dB(false), dC(0), dC(0),
+				dB(false), dC(identity), dC(0),
 				dB(false), dB(true), dI(0),
 				dI(coll), null, null, null,
 			})
@@ -690,6 +698,14 @@ func isTablesRows(r Reader) [][]types.Datum {
 	return rows
 }
 
+// isIdentity is information_schema.columns.is_identity.
+func isIdentity(c Column) string {
+	if c.Identity != "" {
+		return "YES"
+	}
+	return "NO"
+}
+
 func isColumnsRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, rel := range pgRelations(r) {
@@ -746,7 +762,7 @@ func isColumnsRows(r Reader) [][]types.Datum {
 				charOctet, prec,
 				radix, scale, dtPrec,
 				dS(Database), dS("pg_catalog"), dS(PGTypeOf(c.Type).Name),
-				dS("NO"), dS("NEVER"), null,
+				dS(isIdentity(c)), dS("NEVER"), null,
 				dS(updatable),
 			})
 		}

@@ -535,7 +535,7 @@ func (d *decoder) appendJSONValue(vec *types.Vector, t types.T, jv *fastjson.Val
 		}
 		appendStr(vec, d.str(b))
 		return nil
-	case types.Bytea, types.Date, types.Time, types.Interval:
+	case types.Bytea, types.Date, types.Time, types.Interval, types.Uuid:
 		if jt == fastjson.TypeString {
 			return d.appendText(vec, t, jv)
 		}

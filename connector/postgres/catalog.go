@@ -280,6 +280,8 @@ func compatible(t types.T, oid uint32, category string) bool {
 		return in(types.OIDInterval)
 	case types.Jsonb:
 		return in(types.OIDJsonb, types.OIDJSON)
+	case types.Uuid:
+		return in(types.OIDUuid)
 	}
 	return false
 }

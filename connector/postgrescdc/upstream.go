@@ -22,7 +22,7 @@ var pgTypes = map[uint32]types.ID{
 	1186: types.Interval, 3802: types.Jsonb, 114: types.Jsonb,
 }
 
-const supportedTypes = "smallint, integer, bigint, real, double precision, numeric, boolean, text, varchar, char, uuid (as varchar), bytea, date, time, timestamp, timestamptz, interval, json and jsonb"
+const supportedTypes = "smallint, integer, bigint, real, double precision, numeric, boolean, text, varchar, char, uuid (as uuid or varchar), bytea, date, time, timestamp, timestamptz, interval, json and jsonb"
 
 // upstreamColumn is a column of the upstream table.
 type upstreamColumn struct {
@@ -115,7 +115,7 @@ func bind(spec connector.SourceSpec, cfg Config, up *upstreamTable) (*binding, e
 		if !ok {
 			return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc: column %q: upstream type %s is not supported (supported: %s)", c.Name, u.format, supportedTypes)
 		}
-		if id != c.Type.ID {
+		if id != c.Type.ID && (u.typ != types.OIDUuid || c.Type.ID != types.Uuid) { // uuid reads as uuid or varchar
 			return nil, types.Errorf(types.ErrDatatypeMismatch, "postgres-cdc: column %q is %s but upstream column %s.%s.%s is %s (declare it as %s)",
 				c.Name, c.Type.SQLName(), cfg.Schema, cfg.Table, u.name, u.format, types.T{ID: id}.SQLName())
 		}

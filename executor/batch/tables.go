@@ -28,6 +28,9 @@ type TableSet struct {
 	// spill, when set, is called by MaybeSpill once spillRows writes are pending.
 	spill     func() error
 	spillRows int
+	// extra holds raw writes (a sequence's reserved values) that commit with
+	// the rows (Put).
+	extra storage.Batch
 }
 
 // SetSpill makes MaybeSpill call fn once at least rows writes are pending
@@ -51,6 +54,11 @@ func (s *TableSet) Stage(epoch uint64, b *storage.Batch) {
 		s.tables[id].Stage(epoch, b)
 	}
 }
+
+// Put adds a raw write that Flush moves into the epoch's batch with the
+// rows and Discard drops: bookkeeping that must commit with them, such as
+// the values a sequence reserved for the rows.
+func (s *TableSet) Put(k, v []byte) { s.extra.Put(k, v) }
 
 // CaptureChanges makes the set record every row DML writes, as change
 // chunks per relation (TakeChanges), for the tables' streaming jobs.
@@ -84,6 +92,7 @@ func (s *TableSet) Discard() {
 	for _, t := range s.tables {
 		t.Discard()
 	}
+	s.extra = storage.Batch{}
 	if s.capture {
 		s.changes = map[uint32]*types.Chunk{}
 	}
@@ -133,6 +142,15 @@ func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
 	for _, id := range s.order {
 		s.tables[id].Flush(epoch, b)
 	}
+	for i := 0; i < s.extra.Len(); i++ {
+		k, v, del := s.extra.Entry(i)
+		if del {
+			b.Delete(k)
+		} else {
+			b.Put(k, v)
+		}
+	}
+	s.extra = storage.Batch{}
 }
 
 // StateSchema is the state-table layout of a relation's rows: every column,

@@ -398,6 +398,11 @@ func (s *Streaming) DropState(ctx context.Context, rels []*catalog.Relation) err
 func (s *Streaming) deleteState(ctx context.Context, snapshot uint64, rels []*catalog.Relation, b *storage.Batch) error {
 	for _, r := range rels {
 		persist.Delete(b, r.ID)
+		for _, c := range r.Columns {
+			if c.Seq != nil {
+				persist.DeleteSequence(b, r.ID, c.Name)
+			}
+		}
 		ids := append([]uint32{r.ID}, r.StateTables...)
 		if r.Kind == catalog.KindView {
 			ids = nil

@@ -18,10 +18,11 @@ import (
 // DefaultExpr binds a column's DEFAULT text (or NULL when none) as a constant
 // expression of the column's type.
 func (b *Binder) DefaultExpr(col *catalog.Column) (expr.Expr, error) {
-	if col.Default == "" {
+	text := col.DefaultSQL()
+	if text == "" {
 		return expr.Literal(types.NullDatum, col.Type), nil
 	}
-	stmts, err := parser.Parse("SELECT " + col.Default)
+	stmts, err := parser.Parse("SELECT " + text)
 	if err != nil || len(stmts) != 1 {
 		return nil, fmt.Errorf("default of column %s: %w", col.Name, err)
 	}
@@ -130,6 +131,17 @@ func generatedValueError(col *catalog.Column, update bool) error {
 	}
 	return &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("cannot insert a non-DEFAULT value into column \"%s\"", col.Name),
 		Detail: fmt.Sprintf("Column \"%s\" is a generated column.", col.Name)}
+}
+
+// identityValueError is PostgreSQL's 428C9 for a value written into a
+// GENERATED ALWAYS AS IDENTITY column.
+func identityValueError(col *catalog.Column, update bool) error {
+	detail := fmt.Sprintf("Column \"%s\" is an identity column defined as GENERATED ALWAYS.", col.Name)
+	if update {
+		return &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("column \"%s\" can only be updated to DEFAULT", col.Name), Detail: detail}
+	}
+	return &types.Error{Kind: types.ErrGeneratedAlways, Msg: fmt.Sprintf("cannot insert a non-DEFAULT value into column \"%s\"", col.Name),
+		Detail: detail, Hint: "Use OVERRIDING SYSTEM VALUE to override."}
 }
 
 // assignCast coerces a value to a column's type with assignment rules.
@@ -247,6 +259,13 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 			if col.Generated != "" {
 				return nil, nil, generatedValueError(col, false)
 			}
+			if col.Identity == "a" && !q.OverridingSystem && !q.OverridingUser {
+				return nil, nil, identityValueError(col, false)
+			}
+			if col.Identity != "" && q.OverridingUser {
+				k++
+				continue
+			}
 			e, err := assignCast(expr.Column(i, f.Type), col)
 			if err != nil {
 				return nil, nil, err
@@ -277,6 +296,12 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				}
 				if col.Generated != "" {
 					return nil, nil, generatedValueError(col, false)
+				}
+				if col.Identity == "a" && !q.OverridingSystem && !q.OverridingUser {
+					return nil, nil, identityValueError(col, false)
+				}
+				if col.Identity != "" && q.OverridingUser {
+					continue
 				}
 				e, err := b.bindExpr(c, en)
 				if err != nil {
@@ -383,6 +408,9 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 				return nil, nil, generatedValueError(col, true)
 			}
 			continue // recomputed from the new row anyway
+		}
+		if col.Identity == "a" && !isDefault {
+			return nil, nil, identityValueError(col, true)
 		}
 		if isDefault {
 			e, err = b.DefaultExpr(col)

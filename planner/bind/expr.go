@@ -560,6 +560,17 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 				return expr.Literal(types.DString(val), types.TVarchar), nil
 			}
 		}
+	case "nextval", "currval", "setval":
+		// nextval('t_id_seq'::regclass), as psql shows a serial default:
+		// sequences are named by text here, so the regclass cast goes.
+		if len(n.Args) > 0 {
+			if inner, ok := n.Args[0].(*ast.FuncCallExpr); ok && inner.FnName.L == "pg__cast" && len(inner.Args) == 2 {
+				if ts, ok := stringArg(inner.Args[1]); ok && strings.EqualFold(strings.TrimSpace(ts), "regclass") {
+					args := append([]ast.ExprNode{inner.Args[0]}, n.Args[1:]...)
+					n = &ast.FuncCallExpr{Tp: n.Tp, Schema: n.Schema, FnName: n.FnName, Args: args}
+				}
+			}
+		}
 	case "json_extract":
 		name = "jsonb_get"
 	case "json_unquote":

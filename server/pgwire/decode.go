@@ -128,6 +128,11 @@ func decodeBinary(t types.T, raw []byte, idx int) (types.Datum, error) {
 		return types.ParseText(t, string(raw)) // applies varchar(n)
 	case types.Bytea:
 		d.S = string(raw)
+	case types.Uuid:
+		if err := want(16); err != nil {
+			return d, err
+		}
+		d.S = string(raw)
 	case types.Jsonb:
 		if len(raw) < 1 || raw[0] != 1 {
 			return d, errBadBinary(idx)

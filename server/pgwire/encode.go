@@ -125,7 +125,7 @@ func (e *rowEncoder) appendBinary(buf []byte, t types.T, v *types.Vector, i int)
 		return binary.BigEndian.AppendUint64(buf, math.Float64bits(v.F64[i])), nil
 	case types.Numeric:
 		return e.appendNumeric(buf, &v.Dec[i])
-	case types.Varchar, types.Bytea, types.Unknown:
+	case types.Varchar, types.Bytea, types.Uuid, types.Unknown:
 		return append(buf, v.Str[i]...), nil
 	case types.Jsonb:
 		buf = append(buf, 1)

@@ -75,6 +75,7 @@ var sqlStates = []struct {
 	{types.ErrInvalidSavepoint, "3B001"},
 	{types.ErrSerialization, "40001"},
 	{types.ErrGeneratedAlways, "428C9"},
+	{types.ErrSequenceLimit, "2200H"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

@@ -312,8 +312,8 @@ ReadyForQuery I`)
 	r.send(&pgproto3.Parse{Query: "select 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Execute{}, &pgproto3.Sync{})
 	r.expect(r.untilReady(), "ParseComplete\nBindComplete\nDataRow \"1\"\nError ERROR 22012 division by zero\nReadyForQuery I")
 	// Unknown type OID.
-	r.send(&pgproto3.Parse{Query: "select $1::int", ParameterOIDs: []uint32{2950}}, &pgproto3.Sync{})
-	r.expect(r.untilReady(), "Error ERROR 42704 type with OID 2950 does not exist\nReadyForQuery I")
+	r.send(&pgproto3.Parse{Query: "select $1::int", ParameterOIDs: []uint32{628}}, &pgproto3.Sync{})
+	r.expect(r.untilReady(), "Error ERROR 42704 type with OID 628 does not exist\nReadyForQuery I")
 }
 
 func TestProtocolViolationsCloseConnection(t *testing.T) {

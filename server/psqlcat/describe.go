@@ -135,7 +135,7 @@ var columnItems = []struct {
 	{`(SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t
    WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation`,
 		Column{"attcollation", tText}, func(attribute) types.Datum { return null }},
-	{`a.attidentity`, Column{"attidentity", tText}, func(attribute) types.Datum { return dS("") }},
+	{`a.attidentity`, Column{"attidentity", tText}, func(a attribute) types.Datum { return dS(a.col.Identity) }},
 	{`a.attgenerated`, Column{"attgenerated", tText}, func(attribute) types.Datum { return dS("") }},
 	{`a.attstorage`, Column{"attstorage", tText},
 		func(a attribute) types.Datum { return dS(string(catalog.PGTypeOf(a.col.Type).Storage)) }},

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -61,7 +62,9 @@ func (s *Session) exists(schema, name string, ifNotExists bool, tag string) (pgw
 
 // columnOf is a column definition of CREATE TABLE or CREATE SOURCE: its
 // name (not the reserved row id's), type, NOT NULL and DEFAULT.
-func columnOf(cd *parser.ColumnDef) (catalog.Column, error) {
+// table names the table whose column it is ("" for a source's): serial and
+// identity columns get the sequence table_column_seq.
+func columnOf(cd *parser.ColumnDef, table string) (catalog.Column, error) {
 	if cd.Name == catalog.RowIDColumn {
 		return catalog.Column{}, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
 	}
@@ -69,7 +72,64 @@ func columnOf(cd *parser.ColumnDef) (catalog.Column, error) {
 	if err != nil {
 		return catalog.Column{}, err
 	}
-	return catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText, Generated: cd.GeneratedText}, nil
+	col := catalog.Column{Name: cd.Name, Type: t, NotNull: cd.NotNull, Default: cd.DefaultText, Generated: cd.GeneratedText}
+	if !cd.Serial && cd.Identity == "" {
+		return col, nil
+	}
+	if table == "" {
+		return col, types.Errorf(types.ErrUnsupported, "serial and identity columns are only supported in tables")
+	}
+	if !t.IsInteger() {
+		return col, types.Errorf(types.ErrInvalidParameter, "identity column type must be smallint, integer, or bigint")
+	}
+	seq, err := newSequence(table+"_"+cd.Name+"_seq", t, cd.SeqStart, cd.SeqIncrement)
+	if err != nil {
+		return col, err
+	}
+	col.Seq = seq
+	switch cd.Identity {
+	case "always":
+		col.Identity = "a"
+	case "by default":
+		col.Identity = "d"
+	default:
+		col.Default = catalog.NextvalSQL(seq.Name)
+	}
+	return col, nil
+}
+
+// newSequence is the sequence of an integer column of type t, as
+// PostgreSQL makes it: ascending from 1 to the type's maximum, or with a
+// negative increment descending from -1 to its minimum; start and
+// increment are the options given (0: not given).
+func newSequence(name string, t types.T, start, increment int64) (*catalog.Sequence, error) {
+	hi := int64(math.MaxInt64)
+	switch t.ID {
+	case types.Int16:
+		hi = math.MaxInt16
+	case types.Int32:
+		hi = math.MaxInt32
+	}
+	seq := &catalog.Sequence{Name: name, Increment: 1, Min: 1, Max: hi}
+	if increment != 0 {
+		seq.Increment = increment
+	}
+	if seq.Increment < 0 {
+		seq.Min, seq.Max = -hi-1, -1
+		seq.Start = seq.Max
+	} else {
+		seq.Start = seq.Min
+	}
+	if start != 0 {
+		seq.Start = start
+	}
+	if seq.Start < seq.Min {
+		return nil, types.Errorf(types.ErrInvalidParameter, "START value (%d) cannot be less than MINVALUE (%d)", seq.Start, seq.Min)
+	}
+	if seq.Start > seq.Max {
+		return nil, types.Errorf(types.ErrInvalidParameter, "START value (%d) cannot be greater than MAXVALUE (%d)", seq.Start, seq.Max)
+	}
+	return seq, nil
 }
 
 // resolveKey sets rel's primary key to the named columns (NOT NULL).
@@ -135,7 +195,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
-		col, err := columnOf(cd)
+		col, err := columnOf(cd, n.Name.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +205,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 		}
 		rel.Columns = append(rel.Columns, col)
 	}
+	s.uniqueSequenceNames(rel)
 	if len(rel.Columns) == 0 {
 		return nil, types.Errorf(types.ErrUnsupported, "a table needs at least one column")
 	}

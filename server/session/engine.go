@@ -41,6 +41,8 @@ type Engine struct {
 	// they publish; a rebuild of the streaming jobs holds it too.
 	ddl     sync.Mutex
 	nextPID atomic.Int32
+	// seqs hands out serial and identity values (sequence.go).
+	seqs *sequences
 }
 
 // Config holds the engine's system parameters.
@@ -90,7 +92,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	if cfg.BarrierInterval <= 0 {
 		cfg.BarrierInterval = time.Second
 	}
-	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params}
+	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params, seqs: newSequences(store)}
 	planner := &job.Planner{Catalog: cat}
 	e.streaming, err = coordinator.Open(ctx, store, cat, planner, &e.ddl, coordinator.Config{BarrierInterval: cfg.BarrierInterval,
 		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, SpillRows: cfg.SpillRows, Logger: logger, NoStats: cfg.NoStreamStats})

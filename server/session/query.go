@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/catalog"
@@ -128,6 +129,22 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 				return nil, err
 			}
 			env.Tables = batch.NewTableSet(env.Store)
+		}
+		if t, _ := s.txnState(); t == nil {
+			// Values nextval handed out are reserved in storage before the
+			// statement ends (inside a transaction block, at its commit).
+			unpin := release
+			release = func() {
+				unpin()
+				if !s.tookNextval.Swap(false) {
+					return
+				}
+				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+				if err := s.eng.persistPending(pctx); err != nil {
+					s.eng.Logger.Warn("persist sequence reservations", "err", err)
+				}
+			}
 		}
 		exec, err := batch.Build(env, pq)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary/tributary/catalog"
@@ -22,6 +23,11 @@ type Session struct {
 	user     string
 	pid      int32
 	vars     *vars
+	// currval holds the last value nextval gave this session, by sequence name.
+	currval map[string]int64
+	// tookNextval is set when a statement took a sequence value (the query
+	// path then commits the reservation before it ends).
+	tookNextval atomic.Bool
 	// tx is the transaction status: 'I' idle, 'T' in a block, 'E' failed block.
 	tx byte
 	// txn is the block's snapshot and pending writes (txn.go), from its
@@ -102,6 +108,9 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: "dev", BackendPID: s.pid}
 	if s.eng.Backends != nil {
 		ctx.Backends = backendGuard{s}
+	}
+	if s.eng.seqs != nil {
+		ctx.Sequences = sessionSeqs{s}
 	}
 	return ctx
 }

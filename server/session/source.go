@@ -427,7 +427,7 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 		if cd.PrimaryKey {
 			return nil, types.Errorf(types.ErrUnsupported, "a source has no primary key (its rows are keyed by a hidden row id)")
 		}
-		col, err := columnOf(cd)
+		col, err := columnOf(cd, "")
 		if err != nil {
 			return nil, err
 		}

@@ -163,9 +163,19 @@ func (s *Session) write(ctx context.Context, fn func(tables *batch.TableSet, sna
 		return err
 	}
 	if t == nil {
-		if err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error { return c.DML(ctx, fn) }); err != nil {
+		var reserved map[seqKey]int64
+		withSeqs := func(tables *batch.TableSet, snapshot uint64) error {
+			if err := fn(tables, snapshot); err != nil {
+				return err
+			}
+			// The sequence values the rows took commit with them.
+			reserved = s.eng.seqs.addPending(tables)
+			return nil
+		}
+		if err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error { return c.DML(ctx, withSeqs) }); err != nil {
 			return err
 		}
+		s.eng.seqs.confirm(reserved)
 		return s.implicitFlush(ctx)
 	}
 	if err := fn(t.tables, t.snapshot); err != nil {
@@ -188,7 +198,8 @@ func (s *Session) commitTxn(ctx context.Context) error {
 	if t == nil || len(t.changes) == 0 {
 		return nil
 	}
-	return s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
+	var reserved map[seqKey]int64
+	err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
 		return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 			for _, ch := range t.changes {
 				if _, ok := s.eng.Catalog.ByID(ch.rel.ID); !ok {
@@ -198,9 +209,15 @@ func (s *Session) commitTxn(ctx context.Context) error {
 					return err
 				}
 			}
+			// The sequence values the rows took commit with them.
+			reserved = s.eng.seqs.addPending(tables)
 			return nil
 		})
 	})
+	if err == nil {
+		s.eng.seqs.confirm(reserved)
+	}
+	return err
 }
 
 // refuseInTxn refuses a statement that cannot be part of a transaction

@@ -99,7 +99,7 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 			a.Result = tN
 		}
 	case "min", "max":
-		if !one || t.ID == types.Jsonb {
+		if !one || t.ID == types.Jsonb || t.ID == types.Uuid { // PostgreSQL 15 has no min/max(uuid)
 			return fail()
 		}
 		a.Kind, a.Result = AggMin, t

@@ -43,6 +43,8 @@ type Ctx struct {
 	// pg_sleep waits on (nil: never cancelled).
 	Backends Backends
 	Context  context.Context
+	// Sequences serves nextval and currval (nil: no sequence exists).
+	Sequences Sequences
 
 	free  []*types.Vector
 	dfree [][]types.Datum
@@ -53,6 +55,19 @@ type Ctx struct {
 // an error when the caller may not.
 type Backends interface {
 	Signal(pid int32, terminate bool) (bool, error)
+}
+
+// Sequences hands out the values of the sequences named in nextval,
+// currval and setval (the implicit t_col_seq of serial and identity columns).
+type Sequences interface {
+	NextVal(ctx context.Context, name string) (int64, error)
+	CurrVal(name string) (int64, error)
+	// SetVal is setval(name, v, called): nextval then returns v's
+	// successor (called) or v.
+	SetVal(ctx context.Context, name string, v int64, called bool) (int64, error)
+	// SerialSequence is pg_get_serial_sequence(table, column): the
+	// qualified name of the column's sequence, ok false when it has none.
+	SerialSequence(table, column string) (name string, ok bool, err error)
 }
 
 // getVec returns an empty scratch vector of type t.

@@ -561,9 +561,18 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 	}
 	col.Type = t
 	p.i = next
+	if i, ok := serialTypes[t.Name]; ok && len(t.Args) == 0 {
+		col.Serial = true
+		col.Type = TypeName{Name: i}
+		col.NotNull = true
+	}
 	for p.i < len(p.seq) {
 		n := p.peek()
 		switch {
+		case p.identityNext():
+			if err := p.identity(col); err != nil {
+				return nil, err
+			}
 		case p.kw("not", "null"):
 			col.NotNull = true
 		case p.kw("null"):
@@ -577,6 +586,10 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 		case p.kw("default"):
 			if col.Default != nil {
 				return nil, syntaxErrAt(p.src, n.tok)
+			}
+			if col.Serial || col.Identity != "" {
+				return nil, &types.Error{Kind: types.ErrSyntax, Pos: charPos(p.src, n.tok.pos),
+					Msg: fmt.Sprintf("multiple default values specified for column \"%s\"", col.Name)}
 			}
 			if col.Generated != nil {
 				return nil, &types.Error{Kind: types.ErrSyntax, Pos: charPos(p.src, n.tok.pos),
@@ -638,6 +651,74 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 		}
 	}
 	return col, nil
+}
+
+// serialTypes maps PostgreSQL's serial pseudo-types to their integer types.
+var serialTypes = map[string]string{
+	"serial": "integer", "serial4": "integer", "bigserial": "bigint", "serial8": "bigint",
+	"smallserial": "smallint", "serial2": "smallint",
+}
+
+// identityNext reports whether GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY comes next.
+func (p *ddlParser) identityNext() bool {
+	words := func(ws ...string) bool {
+		for k, w := range ws {
+			if n := p.peekAt(k); n == nil || !n.kw(w) {
+				return false
+			}
+		}
+		return true
+	}
+	return words("generated", "always", "as", "identity") || words("generated", "by", "default", "as", "identity")
+}
+
+// identity parses GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(options)]:
+// of the sequence options, START [WITH] n and INCREMENT [BY] n.
+func (p *ddlParser) identity(col *ColumnDef) error {
+	at := p.peek()
+	if col.Identity != "" || col.Serial || col.Default != nil || col.Generated != nil {
+		return &types.Error{Kind: types.ErrSyntax, Pos: charPos(p.src, at.tok.pos),
+			Msg: fmt.Sprintf("multiple default or identity specifications for column \"%s\"", col.Name)}
+	}
+	if p.kw("generated", "always", "as", "identity") {
+		col.Identity = "always"
+	} else if p.kw("generated", "by", "default", "as", "identity") {
+		col.Identity = "by default"
+	}
+	col.NotNull = true
+	g := p.peek()
+	if g == nil || !g.isParen() {
+		return nil
+	}
+	p.i++
+	sub := &ddlParser{src: p.src, seq: g.kids}
+	for sub.i < len(sub.seq) {
+		n := sub.peek()
+		var dst *int64
+		switch {
+		case sub.kw("start"):
+			sub.kw("with")
+			dst = &col.SeqStart
+		case sub.kw("increment"):
+			sub.kw("by")
+			dst = &col.SeqIncrement
+		default:
+			return sub.unsupported(n, "this identity sequence option is not supported (only START WITH and INCREMENT BY)")
+		}
+		v, err := sub.value()
+		if err != nil {
+			return err
+		}
+		x, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return sub.errHere()
+		}
+		if dst == &col.SeqIncrement && x == 0 {
+			return &types.Error{Kind: types.ErrInvalidParameter, Msg: "INCREMENT must not be zero"}
+		}
+		*dst = x
+	}
+	return nil
 }
 
 // options parses "(key = value, ...)" after WITH.

@@ -294,6 +294,12 @@ func columnsSummary(cols []*ColumnDef) string {
 		if c.Default != nil {
 			out += fmt.Sprintf(" default=%s text=%q", restore(c.Default), c.DefaultText)
 		}
+		if c.Serial {
+			out += " serial"
+		}
+		if c.Identity != "" {
+			out += fmt.Sprintf(" identity=%q start=%d increment=%d", c.Identity, c.SeqStart, c.SeqIncrement)
+		}
 	}
 	return out
 }

@@ -135,6 +135,17 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 			}
 		}
 	}
+	// INSERT ... OVERRIDING {SYSTEM | USER} VALUE, which TiDB lacks.
+	if seq[0].kw("insert") {
+		for i := 1; i+2 < len(seq); i++ {
+			if seq[i].kw("overriding") && seq[i+1].kwIn("system", "user") && seq[i+2].kw("value") {
+				q.OverridingSystem = seq[i+1].kw("system")
+				q.OverridingUser = !q.OverridingSystem
+				seq = append(append([]*node(nil), seq[:i]...), seq[i+3:]...)
+				break
+			}
+		}
+	}
 	stmt, err := parseTiDB(src, seq)
 	if err != nil {
 		return nil, err

@@ -67,8 +67,18 @@ func concatFunction(c *rewriteCtx, seq []*node) ([]*node, error) {
 		}
 		seq[i] = rawNode(renamedFuncs[n.tok.val], n.tok, n.tok.sp)
 	}
+	for i := 0; i+1 < len(seq); i++ {
+		// TiDB reads NEXTVAL(seq) and its kin as its own sequence syntax
+		// (a table name argument); quoted, they are ordinary calls.
+		if n := seq[i]; !n.group && n.tok.kind == tkIdent && quotedFuncs[n.tok.val] && seq[i+1].isParen() && !(i > 0 && seq[i-1].isPunct(".")) {
+			n.tok.quote = true
+		}
+	}
 	return seq, nil
 }
+
+// quotedFuncs are PostgreSQL functions TiDB's grammar reserves.
+var quotedFuncs = map[string]bool{"nextval": true, "currval": true, "setval": true, "lastval": true}
 
 // aliasColumns removes the column list of "FROM (subquery) AS a(x, y)" and
 // "FROM t AS a(x, y)" - TiDB accepts neither - recording it for

@@ -63,6 +63,7 @@ var (
 	ErrProgramLimit           = errors.New("program limit exceeded")           // 54000
 	ErrTooManyColumns         = errors.New("too many columns")                 // 54011
 	ErrInsufficientPrivilege  = errors.New("insufficient privilege")           // 42501
+	ErrSequenceLimit          = errors.New("sequence limit exceeded")          // 2200H
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive

@@ -44,6 +44,8 @@ func AppendText(buf []byte, t T, d *Datum) []byte {
 			buf = append(buf, hex[d.S[i]>>4], hex[d.S[i]&15])
 		}
 		return buf
+	case Uuid:
+		return AppendUUID(buf, d.S)
 	case Date:
 		return AppendDate(buf, d.I)
 	case Time:
@@ -290,6 +292,8 @@ func ParseText(t T, s string) (Datum, error) {
 		d.Iv, err = ParseInterval(s)
 	case Jsonb:
 		d.S, err = NormalizeJSON(s)
+	case Uuid:
+		d.S, err = ParseUUID(s)
 	default:
 		err = Errorf(ErrUnsupported, "cannot parse a value of type %s", t)
 	}

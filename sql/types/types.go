@@ -28,6 +28,7 @@ const (
 	Timestamptz
 	Interval
 	Jsonb
+	Uuid // 16 raw bytes in PhysStr, ordered bytewise as PostgreSQL does
 	numIDs
 )
 
@@ -38,7 +39,7 @@ type Physical uint8
 const (
 	PhysI64 Physical = iota // Bool (0/1), ints, Date (days since 1970-01-01), Time (µs since midnight), Timestamp(tz) (µs since 1970-01-01 UTC)
 	PhysF64                 // Float32, Float64
-	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text)
+	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text), Uuid (16 raw bytes)
 	PhysDec                 // Numeric
 	PhysIv                  // Interval
 )
@@ -70,6 +71,7 @@ var (
 	TTimestamptz = T{ID: Timestamptz}
 	TInterval    = T{ID: Interval}
 	TJsonb       = T{ID: Jsonb}
+	TUuid        = T{ID: Uuid}
 )
 
 // Physical returns the vector layout of t.
@@ -77,7 +79,7 @@ func (t T) Physical() Physical {
 	switch t.ID {
 	case Float32, Float64:
 		return PhysF64
-	case Varchar, Bytea, Jsonb, Unknown:
+	case Varchar, Bytea, Jsonb, Uuid, Unknown:
 		return PhysStr
 	case Numeric:
 		return PhysDec
@@ -142,6 +144,7 @@ const (
 	OIDNumeric     = 1700
 	OIDJsonb       = 3802
 	OIDRegclass    = 2205
+	OIDUuid        = 2950
 )
 
 // OID returns the PostgreSQL type oid clients see for t.
@@ -177,6 +180,8 @@ func (t T) OID() uint32 {
 		return OIDInterval
 	case Jsonb:
 		return OIDJsonb
+	case Uuid:
+		return OIDUuid
 	default:
 		return OIDText
 	}
@@ -204,7 +209,7 @@ func (t T) Size() int16 {
 		return 4
 	case Int64, Float64, Time, Timestamp, Timestamptz:
 		return 8
-	case Interval:
+	case Interval, Uuid:
 		return 16
 	}
 	return -1
@@ -243,6 +248,8 @@ func FromOID(oid uint32) (T, bool) {
 		return TInterval, true
 	case OIDJsonb, OIDJSON:
 		return TJsonb, true
+	case OIDUuid:
+		return TUuid, true
 	case 0, OIDUnknown:
 		return TUnknown, true
 	}
@@ -286,6 +293,7 @@ var idNames = [numIDs]string{
 	Float32: "real", Float64: "double precision", Numeric: "numeric", Varchar: "character varying",
 	Bytea: "bytea", Date: "date", Time: "time without time zone", Timestamp: "timestamp without time zone",
 	Timestamptz: "timestamp with time zone", Interval: "interval", Jsonb: "jsonb",
+	Uuid: "uuid",
 }
 
 func (id ID) String() string {
@@ -357,6 +365,8 @@ func FromName(name string, args []int) (T, error) {
 		t = TInterval
 	case "jsonb", "json":
 		t = TJsonb
+	case "uuid":
+		t = TUuid
 	default:
 		return TUnknown, Errorf(ErrUndefinedObject, "type %q does not exist", name)
 	}

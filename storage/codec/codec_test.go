@@ -18,7 +18,7 @@ import (
 var allTypes = []types.T{
 	types.TBool, types.TInt16, types.TInt32, types.TInt64, types.TFloat32, types.TFloat64,
 	types.TNumeric, types.TVarchar, types.TBytea, types.TDate, types.TTime, types.TTimestamp,
-	types.TTimestamptz, types.TInterval, types.TJsonb,
+	types.TTimestamptz, types.TInterval, types.TJsonb, types.TUuid,
 }
 
 func newRand(t *testing.T) (*rand.Rand, uint64) {
@@ -96,6 +96,15 @@ func randDatum(rng *rand.Rand, t types.T) types.Datum {
 		randDecimal(rng, &d.Dec)
 	case types.Varchar, types.Bytea, types.Jsonb:
 		d.S = randString(rng)
+	case types.Uuid:
+		var b [16]byte
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		if rng.IntN(2) == 0 {
+			b[0] = 0x80 // keys must order unsigned: 80... after 7f...
+		}
+		d.S = string(b[:])
 	case types.Interval:
 		d.Iv = types.IntervalValue{
 			Months: int32(rng.IntN(5) - 2), Days: int32(rng.IntN(61) - 30),
