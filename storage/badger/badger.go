@@ -38,10 +38,10 @@ type Options struct {
 	// MinFreeBytes is the free space under which Open and Commit fail with storage.ErrDiskFull.
 	// 0 means storage.DefaultMinFreeBytes.
 	MinFreeBytes uint64
-	// MemTableSize is Badger's memtable size in bytes (0: Badger's default, 64 MiB). One Badger
+	// MemTableSize is Badger's memtable size in bytes (0: DefaultMemTableSize). One Badger
 	// transaction holds at most about 15% of it, so smaller values split batches more.
 	MemTableSize int64
-	// BlockCacheSize is Badger's block cache in bytes (0: Badger's default, 256 MiB).
+	// BlockCacheSize is Badger's block cache in bytes (0: DefaultBlockCacheSize).
 	BlockCacheSize int64
 	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
 	Logger *slog.Logger
@@ -54,6 +54,28 @@ type Options struct {
 	// refuses such a directory with a *DamageError.
 	AcceptDamagedTail bool
 }
+
+// Badger's memory, bounded by these defaults (issue 19). Without jemalloc (a
+// plain Go build) Badger's manual allocations (ristretto's z.Calloc) are Go
+// heap, and Badger pools up to 8 table-builder allocators of up to 400 MiB
+// each (z.AllocatorPool, not configurable): an L0 flush builds one table from
+// a whole memtable in one allocator, and compactions then reuse the grown
+// allocators, so the memtable size bounds what each pooled allocator grows to.
+// So: memtables of 32 MiB (Badger's 64 MiB doubled the builders' growth; the
+// per-key write rate barely depends on it, DESIGN.md §3), two of them (one
+// being written, one being flushed), two compactors (the fewest Badger
+// allows; each compaction runs several builders at once), a 64 MiB block
+// cache and a 32 MiB index cache (without one every open table's index
+// stays in memory, growing with the data). What stays unbounded: the pooled
+// builders' allocators (8 x about twice a memtable at most) and blocks an
+// open iterator holds.
+const (
+	DefaultMemTableSize   = 32 << 20
+	DefaultNumMemtables   = 2
+	DefaultNumCompactors  = 2
+	DefaultBlockCacheSize = 64 << 20
+	DefaultIndexCacheSize = 32 << 20
+)
 
 // Store is a storage.KV on a Badger database. Create it with Open.
 type Store struct {
@@ -112,13 +134,16 @@ func Open(opts Options) (*Store, error) {
 		WithVerifyValueChecksum(true).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
-		WithNumMemtables(3).
-		WithIndexCacheSize(64 << 20).
-		WithBlockCacheSize(64 << 20)
-	if opts.MemTableSize > 0 {
-		// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
-		bo = bo.WithMemTableSize(opts.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, opts.MemTableSize/10))
+		WithNumMemtables(DefaultNumMemtables).
+		WithNumCompactors(DefaultNumCompactors).
+		WithIndexCacheSize(DefaultIndexCacheSize).
+		WithBlockCacheSize(DefaultBlockCacheSize)
+	memTable := opts.MemTableSize
+	if memTable <= 0 {
+		memTable = DefaultMemTableSize
 	}
+	// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
+	bo = bo.WithMemTableSize(memTable).WithValueThreshold(min(bo.ValueThreshold, memTable/10))
 	if opts.BlockCacheSize > 0 {
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
 	}
