@@ -55,26 +55,30 @@ type Options struct {
 	AcceptDamagedTail bool
 }
 
-// Badger's memory, bounded by these defaults (issue 19). Without jemalloc (a
-// plain Go build) Badger's manual allocations (ristretto's z.Calloc) are Go
-// heap, and Badger pools up to 8 table-builder allocators of up to 400 MiB
-// each (z.AllocatorPool, not configurable): an L0 flush builds one table from
-// a whole memtable in one allocator, and compactions then reuse the grown
-// allocators, so the memtable size bounds what each pooled allocator grows to.
-// So: memtables of 32 MiB (Badger's 64 MiB doubled the builders' growth; the
-// per-key write rate barely depends on it, DESIGN.md §3), two of them (one
-// being written, one being flushed), two compactors (the fewest Badger
-// allows; each compaction runs several builders at once), a 64 MiB block
-// cache and a 32 MiB index cache (without one every open table's index
-// stays in memory, growing with the data). What stays unbounded: the pooled
-// builders' allocators (8 x about twice a memtable at most) and blocks an
-// open iterator holds.
+// Badger's memory defaults (issue 19). Without jemalloc (a plain Go build)
+// Badger's manual allocations (ristretto's z.Calloc) are Go heap. The big
+// consumer is the table builders' allocators: Badger pools up to 8 of them
+// (z.AllocatorPool, not configurable), each kept up to 400 MiB, and a builder
+// holds its whole table, compressed blocks beside raw ones, until it is
+// written. An L0->L0 compaction (which Badger's L0 compactor runs whenever
+// L0 holds at least 4 tables older than 10 s but fewer than
+// NumLevelZeroTables) builds one table from all of them and starts its
+// allocator at 256 MiB; with Badger's 5 that was the common case, so L0 is
+// compacted to the base level from 3 tables instead. Memtables of 32 MiB,
+// two of them (one written, one flushed; 3 of 64 MiB were 166 MiB of q9's
+// heap, 2 of 32 MiB 42 MiB), two compactors (the fewest Badger allows), a
+// 64 MiB block cache and a 32 MiB index cache (without one every open
+// table's index stays in memory, growing with the data). Smaller memtables
+// do not shrink the builders (8 MiB: the same 1 GB at q9's peak, 50% more
+// CPU); uncompressed tables only move memory to mapped file pages. What is
+// not bounded here: the pooled allocators, and blocks open iterators hold.
 const (
-	DefaultMemTableSize   = 32 << 20
-	DefaultNumMemtables   = 2
-	DefaultNumCompactors  = 2
-	DefaultBlockCacheSize = 64 << 20
-	DefaultIndexCacheSize = 32 << 20
+	DefaultMemTableSize       = 32 << 20
+	DefaultNumMemtables       = 2
+	DefaultNumCompactors      = 2
+	DefaultBlockCacheSize     = 64 << 20
+	DefaultIndexCacheSize     = 32 << 20
+	DefaultNumLevelZeroTables = 3
 )
 
 // Store is a storage.KV on a Badger database. Create it with Open.
@@ -136,6 +140,7 @@ func Open(opts Options) (*Store, error) {
 		WithMetricsEnabled(false).
 		WithNumMemtables(DefaultNumMemtables).
 		WithNumCompactors(DefaultNumCompactors).
+		WithNumLevelZeroTables(DefaultNumLevelZeroTables).
 		WithIndexCacheSize(DefaultIndexCacheSize).
 		WithBlockCacheSize(DefaultBlockCacheSize)
 	memTable := opts.MemTableSize
