@@ -55,30 +55,24 @@ type Options struct {
 	AcceptDamagedTail bool
 }
 
-// Badger's memory defaults (issue 19). Without jemalloc (a plain Go build)
-// Badger's manual allocations (ristretto's z.Calloc) are Go heap. The big
-// consumer is the table builders' allocators: Badger pools up to 8 of them
-// (z.AllocatorPool, not configurable), each kept up to 400 MiB, and a builder
-// holds its whole table, compressed blocks beside raw ones, until it is
-// written. An L0->L0 compaction (which Badger's L0 compactor runs whenever
-// L0 holds at least 4 tables older than 10 s but fewer than
-// NumLevelZeroTables) builds one table from all of them and starts its
-// allocator at 256 MiB; with Badger's 5 that was the common case, so L0 is
-// compacted to the base level from 3 tables instead. Memtables of 32 MiB,
-// two of them (one written, one flushed; 3 of 64 MiB were 166 MiB of q9's
-// heap, 2 of 32 MiB 42 MiB), two compactors (the fewest Badger allows), a
-// 64 MiB block cache and a 32 MiB index cache (without one every open
-// table's index stays in memory, growing with the data). Smaller memtables
-// do not shrink the builders (8 MiB: the same 1 GB at q9's peak, 50% more
-// CPU); uncompressed tables only move memory to mapped file pages. What is
-// not bounded here: the pooled allocators, and blocks open iterators hold.
+// Badger's memory defaults (issue 19; docs/benchmarks.md has the runs).
+// Memtables of 64 MiB, three of them (one written, two being flushed), a
+// 64 MiB block cache and a 64 MiB index cache (without one every open
+// table's index stays in memory, growing with the data): all bounded.
+// Without jemalloc (a plain Go build) Badger's manual allocations
+// (ristretto's z.Calloc) are Go heap, and the table builders' allocators
+// are not bounded by any option: Badger pools up to 8 of them (not
+// configurable), each kept up to 400 MiB, at whatever size its largest table
+// made it grow (an L0->L0 compaction starts at 256 MiB). Tried and not kept,
+// because they did not bound the builders and cost CPU or memory elsewhere
+// in q4 and q20: memtables of 32 MiB x 2 or of 8 MiB (50% more CPU in q9),
+// two compactors, L0 compacted from 3 tables, uncompressed tables (memory
+// moves to mapped file pages).
 const (
-	DefaultMemTableSize       = 32 << 20
-	DefaultNumMemtables       = 2
-	DefaultNumCompactors      = 2
-	DefaultBlockCacheSize     = 64 << 20
-	DefaultIndexCacheSize     = 32 << 20
-	DefaultNumLevelZeroTables = 3
+	DefaultMemTableSize   = 64 << 20
+	DefaultNumMemtables   = 3
+	DefaultBlockCacheSize = 64 << 20
+	DefaultIndexCacheSize = 64 << 20
 )
 
 // Store is a storage.KV on a Badger database. Create it with Open.
@@ -139,8 +133,6 @@ func Open(opts Options) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithNumMemtables(DefaultNumMemtables).
-		WithNumCompactors(DefaultNumCompactors).
-		WithNumLevelZeroTables(DefaultNumLevelZeroTables).
 		WithIndexCacheSize(DefaultIndexCacheSize).
 		WithBlockCacheSize(DefaultBlockCacheSize)
 	memTable := opts.MemTableSize
