@@ -395,7 +395,11 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 				return fmt.Errorf("actor %d reported %v while collecting %v", r.Actor, r.Barrier, b)
 			}
 			delete(expect, r.Actor)
-			if r.Writes != nil {
+			switch {
+			case r.Writes == nil:
+			case writes.Len() == 0:
+				*writes = *r.Writes // the report's batch is the actor's no more: no copy
+			default:
 				appendBatch(writes, r.Writes)
 			}
 		}

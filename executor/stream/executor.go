@@ -104,16 +104,11 @@ func (a *ActorContext) TakeWrites() *storage.Batch {
 	if a.writes.Len() == 0 {
 		return nil
 	}
+	// Hand the batch over rather than copy it: an epoch's writes can be
+	// hundreds of MB, and a kept batch would keep the largest epoch's capacity.
 	out := new(storage.Batch)
-	for i := 0; i < a.writes.Len(); i++ {
-		k, v, del := a.writes.Entry(i)
-		if del {
-			out.Delete(k)
-		} else {
-			out.Put(k, v)
-		}
-	}
-	a.writes.Reset()
+	*out = a.writes
+	a.writes = storage.Batch{}
 	return out
 }
 

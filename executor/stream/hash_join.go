@@ -24,7 +24,9 @@ import (
 // delete then an insert; the output has only Insert and Delete.
 // Row changes update the cache during the epoch and reach the state tables at
 // the barrier (joinSide, join_cache.go); the cache is then cut back to
-// CacheRows rows (half per side), least recently used keys first.
+// CacheRows rows (half per side), least recently used keys first. Within an
+// epoch a side over its half writes its changes early and evicts (bound),
+// and a key with more rows than the half is never kept (shed).
 type hashJoin struct {
 	actx    *ActorContext
 	align   *Aligner
@@ -145,7 +147,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		if err != nil {
 			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
 		}
-		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree)
+		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree, e.limit)
 	}
 	e.inner = n.Kind == plan.InnerJoin
 	e.eqs = eqs
@@ -216,6 +218,9 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 			if err := e.processChunk(ctx, side, m.Chunk); err != nil {
 				return Message{}, err
 			}
+			if err := e.bound(); err != nil {
+				return Message{}, err
+			}
 		case m.Barrier != nil:
 			// Every output of the sealed epoch has been returned (out is empty here):
 			// write the epoch's state changes, then bound the cache.
@@ -238,6 +243,24 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 			e.watermark(side, m.Watermark)
 		}
 	}
+}
+
+// bound keeps each side's cache within its bound during an epoch: a side
+// over it writes its changes to its state table early, then evicts least
+// recently used keys down to three quarters of the bound (so the next early
+// write is a quarter of the bound away).
+func (e *hashJoin) bound() error {
+	r := &e.run
+	for _, s := range r.sides {
+		if s.cached <= e.limit {
+			continue
+		}
+		if err := s.flush(); err != nil {
+			return err
+		}
+		r.marks = s.evict(e.limit-e.limit/4, r.marks)
+	}
+	return nil
 }
 
 // watermark records a side's watermark on a join key column of an inner
@@ -379,6 +402,11 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 		}
 		other.touch(oe, i)
 	}
+	if len(oe.dirty) > other.limit {
+		if err := other.shed(oe); err != nil {
+			return err
+		}
+	}
 	if degree == 0 && e.outer[side] {
 		e.emitPadded(side, row, op)
 	}
@@ -396,6 +424,9 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	te := this.loadForWrite(r.tick)
 	if !insert {
 		this.remove(te, row)
+		if len(te.gone) > this.limit*this.width {
+			return this.shed(te) // deletions of a key not read: bounded too
+		}
 		return nil
 	}
 	if this.degree {
@@ -403,6 +434,9 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 		r.row = row
 	}
 	this.add(te, row)
+	if len(te.dirty) > this.limit {
+		return this.shed(te)
+	}
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/memkv"
 	"github.com/tributary/tributary/storage/state"
 )
@@ -137,6 +138,7 @@ type hjHarness struct {
 	lHdr, rHdr string
 	lts, rts   []types.T
 	cacheRows  int
+	each       func(j *hashJoin) // when set, called after every message the join returns
 	epoch      uint64
 	view       map[string]int // committed output content
 	keyCols    []int          // output stream key
@@ -208,6 +210,9 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if h.each != nil {
+			h.each(j.(*hashJoin))
 		}
 		switch {
 		case m.Chunk != nil:
@@ -612,6 +617,112 @@ func TestHashJoinCacheBound(t *testing.T) {
 	}
 	ep = append(ep, hjEpoch{right: []string{strings.Join(del, "\n")}, want: strings.Join(want, "\n")})
 	h.run(ep, true)
+}
+
+// hjCacheRows counts the rows a side's cache entries hold, and the rows
+// their arrays have room for, checking the side's own count.
+func hjCacheRows(t testing.TB, s *joinSide) (rows, room int) {
+	t.Helper()
+	for _, e := range s.cache {
+		rows += max(len(e.dirty), 1)
+		room += cap(e.rows)/s.width + cap(e.gone)/s.width
+	}
+	if rows != s.cached {
+		t.Fatalf("cache holds %d rows, counted %d", rows, s.cached)
+	}
+	return rows, room
+}
+
+// TestHashJoinCacheBoundInEpoch: one epoch brings far more rows than the
+// cache bound, over many keys (each left row's key gets a right row, so
+// entries are both read and written); after every chunk each side's cache
+// holds at most its bound, and its arrays at most twice that, and the
+// output is right.
+func TestHashJoinCacheBoundInEpoch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHJHarness(t, plan.LeftJoin, "I I I", "I I I", []int{1}, []int{1}, nil)
+	h.cacheRows = 40 // 20 per side
+	const keys, perKey = 100, 3
+	var ep [2]hjEpoch
+	var want []string
+	for k := 0; k < keys; k++ {
+		var l []string
+		for j := 0; j < perKey; j++ {
+			id := k*perKey + j
+			l = append(l, fmt.Sprintf("+ %d %d %d", id, k, j))
+			want = append(want, fmt.Sprintf("%d %d %d %d %d 7", id, k, j, k, k))
+		}
+		ep[0].left = append(ep[0].left, strings.Join(l, "\n"))
+		ep[0].right = append(ep[0].right, fmt.Sprintf("+ %d %d 7", k, k))
+	}
+	ep[0].want = strings.Join(want, "\n")
+	// The next epoch deletes every right row: each left row is read back.
+	want = want[:0]
+	for k := 0; k < keys; k++ {
+		ep[1].right = append(ep[1].right, fmt.Sprintf("- %d %d 7", k, k))
+		for j := 0; j < perKey; j++ {
+			want = append(want, fmt.Sprintf("%d %d %d NULL NULL NULL", k*perKey+j, k, j))
+		}
+	}
+	ep[1].want = strings.Join(want, "\n")
+	checks := 0
+	h.each = func(j *hashJoin) {
+		for i, s := range j.run.sides {
+			rows, room := hjCacheRows(t, s)
+			if rows > j.limit || room > 2*j.limit+4 {
+				t.Fatalf("side %d: cache holds %d rows (room for %d), bound %d", i, rows, room, j.limit)
+			}
+		}
+		checks++
+	}
+	h.run(ep[:], true)
+	if checks < keys {
+		t.Fatalf("cache checked %d times", checks)
+	}
+}
+
+// TestHashJoinHotKey: a key with more rows than a side may cache is not
+// cached at all; every probe reads it from state, and degrees updated by
+// probes (a full join's) stay right.
+func TestHashJoinHotKey(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHJHarness(t, plan.FullJoin, "I I I", "I I I", []int{1}, []int{1}, nil)
+	h.cacheRows = 8 // 4 per side
+	var l, want []string
+	for id := 0; id < 30; id++ {
+		l = append(l, fmt.Sprintf("+ %d 1 %d", id, id))
+		want = append(want, fmt.Sprintf("%d 1 %d NULL NULL NULL", id, id))
+	}
+	hot := func(j *hashJoin) {
+		for i, s := range j.run.sides {
+			if rows, _ := hjCacheRows(t, s); rows > j.limit {
+				t.Fatalf("side %d: cache holds %d rows, bound %d", i, rows, j.limit)
+			}
+			var kb []byte
+			kb = codec.AppendKey(kb, []types.T{types.TInt64}, []types.Datum{types.DInt(1)}, []int{0}, nil)
+			if e := s.cache[string(kb)]; e != nil && len(e.dirty) > j.limit {
+				t.Fatalf("side %d: the hot key is cached with %d rows", i, len(e.dirty))
+			}
+		}
+	}
+	h.each = hot
+	ep := []hjEpoch{{left: []string{strings.Join(l, "\n")}, want: strings.Join(want, "\n")}}
+	// A right row of the hot key matches all 30 (their degrees go to 1), then goes again.
+	var joined []string
+	for id := 0; id < 30; id++ {
+		joined = append(joined, fmt.Sprintf("%d 1 %d 100 1 5", id, id))
+	}
+	ep = append(ep, hjEpoch{right: []string{"+ 100 1 5", "+ 101 2 6"}, want: strings.Join(append(joined, "NULL NULL NULL 101 2 6"), "\n")})
+	ep = append(ep, hjEpoch{right: []string{"- 100 1 5"}, want: strings.Join(append(want, "NULL NULL NULL 101 2 6"), "\n")})
+	h.run(ep, true)
+	// A restart reads the degrees the probes wrote.
+	h.run([]hjEpoch{{right: []string{"+ 102 1 9"}, want: strings.Join(append(func() []string {
+		var out []string
+		for id := 0; id < 30; id++ {
+			out = append(out, fmt.Sprintf("%d 1 %d 102 1 9", id, id))
+		}
+		return out
+	}(), "NULL NULL NULL 101 2 6"), "\n")}}, true)
 }
 
 // TestHashJoinRandom compares the join with a recomputation after every

@@ -35,11 +35,16 @@ type joinEntry struct {
 //
 // The cache is write-behind: a row change updates the cached entry of its key
 // (loaded first if needed), and the changed rows reach the state table only at
-// the barrier. So every key changed in the epoch stays cached until then, and
-// the table's own pending buffer stays empty while the join reads it (a range
-// read merges that buffer in time linear to its size).
+// the barrier. When the cache grows past its bound within an epoch, the
+// changes are written early (to the table's epoch buffer, which the table's
+// reads merge in) so that any entry may be evicted; an entry with more rows
+// than the bound is written and dropped as soon as its row is processed
+// (shed), so a hot key costs a read per probe, not memory. Entries count
+// their rows (an empty one counts as one) and keep no spare capacity beyond
+// that count's order.
 type joinSide struct {
 	table    *state.Table
+	limit    int       // rows the cache may hold (after each chunk and barrier)
 	width    int       // state row width: ncols (+1 with a degree column)
 	ncols    int       // the input's column count
 	degree   bool      // rows carry their degree at column ncols
@@ -59,8 +64,8 @@ type joinSide struct {
 
 // newJoinSide returns a side whose state table t holds rows of types ts: the
 // input's columns, then the degree when degree is set.
-func newJoinSide(t *state.Table, ts []types.T, key, pk []int, degree bool) *joinSide {
-	s := &joinSide{table: t, width: len(ts), ncols: len(ts), degree: degree, key: key, cache: make(map[string]*joinEntry)}
+func newJoinSide(t *state.Table, ts []types.T, key, pk []int, degree bool, limit int) *joinSide {
+	s := &joinSide{table: t, limit: limit, width: len(ts), ncols: len(ts), degree: degree, key: key, cache: make(map[string]*joinEntry)}
 	if degree {
 		s.ncols--
 	}
@@ -247,38 +252,67 @@ func (s *joinSide) sameRow(a, b []types.Datum) bool {
 	return true
 }
 
-// flush writes the epoch's changes of every entry to the state table:
-// deletions first, then the rows inserted or changed (a row deleted and
-// inserted again in one epoch ends up present).
+// flush writes the changes of every pending entry to the state table (its
+// epoch buffer): deletions first, then the rows inserted or changed (a row
+// deleted and inserted again in one epoch ends up present). It runs at the
+// barrier, and during an epoch when the cache is over its bound (bound).
 func (s *joinSide) flush() error {
-	w := s.width
 	for _, e := range s.pending {
-		for off := 0; off < len(e.gone); off += w {
-			if err := s.table.Delete(e.gone[off : off+w]); err != nil {
-				return fmt.Errorf("hash join: write state: %w", err)
-			}
-		}
-		clear(e.gone)
-		e.gone = e.gone[:0]
-		for i, d := range e.dirty {
-			if !d {
-				continue
-			}
-			if err := s.table.Insert(e.rows[i*w : (i+1)*w]); err != nil {
-				return fmt.Errorf("hash join: write state: %w", err)
-			}
-			e.dirty[i] = false
+		if err := s.write(e); err != nil {
+			return err
 		}
 		e.pending = false
 		if e.partial {
-			// Its rows are stored now: a later load reads them from the table.
+			// Its rows are stored now: a later load reads them from the table. The
+			// arrays go too: an entry keeps no capacity its count does not show.
 			s.cached -= max(len(e.dirty), 1) - 1
-			clear(e.rows)
-			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
+			e.rows, e.dirty = nil, nil
+		} else if w := s.width; cap(e.rows) > 2*len(e.rows)+4*w {
+			// Rows were removed: give back what the count no longer shows.
+			e.rows = slices.Clip(slices.Clone(e.rows))
+			e.dirty = slices.Clip(slices.Clone(e.dirty))
 		}
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
+	return nil
+}
+
+// write writes one entry's changes to the state table and marks it clean
+// (it stays in the pending list until flush).
+func (s *joinSide) write(e *joinEntry) error {
+	w := s.width
+	for off := 0; off < len(e.gone); off += w {
+		if err := s.table.Delete(e.gone[off : off+w]); err != nil {
+			return fmt.Errorf("hash join: write state: %w", err)
+		}
+	}
+	e.gone = nil
+	for i, d := range e.dirty {
+		if !d {
+			continue
+		}
+		if err := s.table.Insert(e.rows[i*w : (i+1)*w]); err != nil {
+			return fmt.Errorf("hash join: write state: %w", err)
+		}
+		e.dirty[i] = false
+	}
+	return nil
+}
+
+// shed writes the changes of e, the entry of the key last encoded, to the
+// state table and drops it from the cache: a key with more rows than the
+// side may cache is never kept, each probe reads it from the table.
+func (s *joinSide) shed(e *joinEntry) error {
+	if err := s.write(e); err != nil {
+		return err
+	}
+	if s.cache[string(s.keyBuf)] == e {
+		delete(s.cache, string(s.keyBuf))
+		s.cached -= max(len(e.dirty), 1)
+	}
+	// A pending entry stays in the pending list, with nothing left to write.
+	e.rows, e.dirty, e.partial = nil, nil, false
 	return nil
 }
 
@@ -291,7 +325,7 @@ type lruMark struct {
 // evict drops the least recently used entries until at most limit rows stay
 // cached; call it after flush. marks is scratch space, returned for reuse.
 func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
-	if s.cached <= limit {
+	if s.cached <= limit || len(s.pending) > 0 {
 		return marks
 	}
 	marks = marks[:0]

@@ -29,10 +29,11 @@ import (
 // order, so a group's top can be refilled with a range scan after deletes.
 // In memory each cached group holds a prefix of its rows in that order
 // (the top plus a margin); the groups together hold at most CacheRows rows
-// after each barrier, least recently used groups being evicted first
-// (within an epoch, the touched groups and their tops before the epoch
-// stay in memory). Watermarks of group columns are forwarded after the
-// epoch's changes; others do not bound the top's changes and are dropped.
+// after each barrier and each chunk, least recently used groups being
+// evicted first (within an epoch a group changed in it keeps only its top
+// before the epoch and is read back at the barrier, see bound). Watermarks of
+// group columns are forwarded after the epoch's changes; others do not bound
+// the top's changes and are dropped.
 type TopN struct {
 	cfg topNConfig
 	in  Executor
@@ -226,6 +227,7 @@ func (x *TopN) Next(ctx context.Context) (Message, error) {
 			if err := x.apply(ctx, m.Chunk); err != nil {
 				return Message{}, err
 			}
+			x.bound()
 		case m.Watermark != nil:
 			x.watermark(m.Watermark)
 		case m.Barrier != nil:
@@ -503,6 +505,10 @@ func (x *TopN) barrier(ctx context.Context, b *Barrier) error {
 	for _, g := range x.dirty {
 		g.dirty = false
 		x.trim(g)
+		if cap(g.rows) > 2*len(g.rows)+8 {
+			// Rows were deleted or trimmed: keep no room the count does not show.
+			g.rows = slices.Clip(slices.Clone(g.rows))
+		}
 	}
 	clear(x.dirty)
 	x.dirty = x.dirty[:0]
@@ -639,6 +645,32 @@ func (x *TopN) trim(g *topGroup) {
 	x.cached -= len(g.rows) - keep
 	g.rows = g.rows[:keep]
 	g.complete = false
+}
+
+// bound keeps the cache within its bound during an epoch, least recently
+// used groups first as at a barrier (evict), down to three quarters of the
+// bound. A group changed in the epoch keeps its entry, with its top before
+// the epoch for the barrier's diff, and gives up only its rows: the barrier
+// reads them back from state (which holds the epoch's writes).
+func (x *TopN) bound() {
+	if x.cached <= x.cfg.cacheRows {
+		return
+	}
+	low := x.cfg.cacheRows - x.cfg.cacheRows/4
+	for g := x.lru.prev; g != &x.lru && x.cached > low; {
+		prev := g.prev
+		if g.dirty {
+			x.cached -= len(g.rows)
+			g.rows, g.complete = nil, false
+		} else {
+			g.prev.next, g.next.prev = g.next, g.prev
+			g.prev, g.next = nil, nil
+			delete(x.groups, g.key)
+			x.cached -= len(g.rows) + 1
+			g.rows = nil
+		}
+		g = prev
+	}
 }
 
 // evict drops least recently used groups until the cache is within bound.

@@ -38,10 +38,10 @@ type Options struct {
 	// MinFreeBytes is the free space under which Open and Commit fail with storage.ErrDiskFull.
 	// 0 means storage.DefaultMinFreeBytes.
 	MinFreeBytes uint64
-	// MemTableSize is Badger's memtable size in bytes (0: Badger's default, 64 MiB). One Badger
+	// MemTableSize is Badger's memtable size in bytes (0: DefaultMemTableSize). One Badger
 	// transaction holds at most about 15% of it, so smaller values split batches more.
 	MemTableSize int64
-	// BlockCacheSize is Badger's block cache in bytes (0: Badger's default, 256 MiB).
+	// BlockCacheSize is Badger's block cache in bytes (0: DefaultBlockCacheSize).
 	BlockCacheSize int64
 	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
 	Logger *slog.Logger
@@ -54,6 +54,26 @@ type Options struct {
 	// refuses such a directory with a *DamageError.
 	AcceptDamagedTail bool
 }
+
+// Badger's memory defaults (issue 19; docs/benchmarks.md has the runs).
+// Memtables of 64 MiB, three of them (one written, two being flushed), a
+// 64 MiB block cache and a 64 MiB index cache (without one every open
+// table's index stays in memory, growing with the data): all bounded.
+// Without jemalloc (a plain Go build) Badger's manual allocations
+// (ristretto's z.Calloc) are Go heap, and the table builders' allocators
+// are not bounded by any option: Badger pools up to 8 of them (not
+// configurable), each kept up to 400 MiB, at whatever size its largest table
+// made it grow (an L0->L0 compaction starts at 256 MiB). Tried and not kept,
+// because they did not bound the builders and cost CPU or memory elsewhere
+// in q4 and q20: memtables of 32 MiB x 2 or of 8 MiB (50% more CPU in q9),
+// two compactors, L0 compacted from 3 tables, uncompressed tables (memory
+// moves to mapped file pages).
+const (
+	DefaultMemTableSize   = 64 << 20
+	DefaultNumMemtables   = 3
+	DefaultBlockCacheSize = 64 << 20
+	DefaultIndexCacheSize = 64 << 20
+)
 
 // Store is a storage.KV on a Badger database. Create it with Open.
 type Store struct {
@@ -116,18 +136,20 @@ func Open(opts Options) (*Store, error) {
 		WithVerifyValueChecksum(true).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
-		WithNumMemtables(3).
+		WithNumMemtables(DefaultNumMemtables).
 		// Writes are serialised by commitMu: Badger's conflict detection has nothing to find, and
 		// in managed mode it keeps every committed transaction's key fingerprints until the discard
 		// timestamp passes them (hundreds of MB over one big epoch: 5M keys staged while no epoch
 		// committed, issue 14).
 		WithDetectConflicts(false).
-		WithIndexCacheSize(64 << 20).
-		WithBlockCacheSize(64 << 20)
-	if opts.MemTableSize > 0 {
-		// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
-		bo = bo.WithMemTableSize(opts.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, opts.MemTableSize/10))
+		WithIndexCacheSize(DefaultIndexCacheSize).
+		WithBlockCacheSize(DefaultBlockCacheSize)
+	memTable := opts.MemTableSize
+	if memTable <= 0 {
+		memTable = DefaultMemTableSize
 	}
+	// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
+	bo = bo.WithMemTableSize(memTable).WithValueThreshold(min(bo.ValueThreshold, memTable/10))
 	if opts.BlockCacheSize > 0 {
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
 	}
