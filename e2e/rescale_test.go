@@ -242,6 +242,7 @@ func TestRescaleUnderWrites(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	t.Logf("%d rescales (%d of sinks, %d of the Kafka view and source), %d kills, %d writes, %d messages", rescales, sinkRescales, kafkaRescales, kills, writes, produced)
+	exec(conn, "WAIT", "FLUSH")
 	// Every message in the Kafka view once: per g = id % 10, the count and
 	// the sum of the ids produced.
 	var wantKafka []string
@@ -263,7 +264,6 @@ func TestRescaleUnderWrites(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	exec(conn, "WAIT", "FLUSH")
 	views := append(rescaleViews, struct{ name, query string }{"late", rescaleViews[0].query})
 	for _, v := range views {
 		checkView(t, ctx, conn, "SELECT * FROM "+v.name, mustRows(t, ctx, conn, v.query))

@@ -269,7 +269,7 @@ func (s *Streaming) Rebuild(ctx context.Context) error {
 		return fmt.Errorf("the streaming engine was replaced during the change; run it again")
 	}
 	s.replaceLocked(old)
-	s.cfg.Logger.Info("streaming jobs rebuilt", "pause", time.Since(start), "committed_epoch", s.store.CommittedEpoch())
+	s.cfg.Logger.Info("streaming jobs rescheduled", "pause", time.Since(start), "committed_epoch", s.store.CommittedEpoch())
 	return nil
 }
 
