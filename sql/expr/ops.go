@@ -38,22 +38,16 @@ func init() {
 		def("neg", t, t).v(intNeg(t.ID))
 		def("mod", t, t, t).v(intArith('%', t.ID))
 		bits := map[types.ID]uint{types.Int16: 16, types.Int32: 32, types.Int64: 64}[t.ID]
-		for _, op := range []string{"&", "|", "#", "<<", ">>"} {
+		mask := uint64(bits - 1) // the shift count masked, as PostgreSQL's C shift on x86
+		for op, f := range map[string]func(x, y int64) int64{
+			"&":  func(x, y int64) int64 { return x & y },
+			"|":  func(x, y int64) int64 { return x | y },
+			"#":  func(x, y int64) int64 { return x ^ y },
+			"<<": func(x, y int64) int64 { return x << (uint64(y) & mask) },
+			">>": func(x, y int64) int64 { return x >> (uint64(y) & mask) },
+		} {
 			def(op, t, t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
-				x, y := a[0].I, a[1].I
-				var r int64
-				switch op {
-				case "&":
-					r = x & y
-				case "|":
-					r = x | y
-				case "#":
-					r = x ^ y
-				case "<<":
-					r = x << (uint64(y) & uint64(bits-1)) // the shift count masked, as PostgreSQL's C shift on x86
-				case ">>":
-					r = x >> (uint64(y) & uint64(bits-1))
-				}
+				r := f(a[0].I, a[1].I)
 				switch bits { // wrap to the type's width, as C does
 				case 16:
 					r = int64(int16(r))

@@ -14,6 +14,22 @@ func isSelect(q *Query) bool {
 	return false
 }
 
+// setOne reads the one value of SET NAMES | SCHEMA | ROLE (variable name),
+// or defaultWord (when not empty) for the variable's default.
+func (p *ddlParser) setOne(st *Set, name, defaultWord string) (Statement, error) {
+	st.Name = name
+	if defaultWord != "" && p.kw(defaultWord) {
+		st.Default = true
+		return st, nil
+	}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	st.Value = []string{v}
+	return st, nil
+}
+
 // set parses the rest of SET.
 func (p *ddlParser) set() (Statement, error) {
 	st := &Set{}
@@ -46,37 +62,11 @@ func (p *ddlParser) set() (Statement, error) {
 	case p.kw("transaction"):
 		return p.setTransaction("")
 	case p.kw("names"):
-		st.Name = "client_encoding"
-		if p.kw("default") {
-			st.Default = true
-			return st, nil
-		}
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		st.Value = []string{v}
-		return st, nil
+		return p.setOne(st, "client_encoding", "default")
 	case p.kw("schema"):
-		st.Name = "search_path"
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		st.Value = []string{v}
-		return st, nil
+		return p.setOne(st, "search_path", "")
 	case p.kw("role"):
-		st.Name = "role"
-		if p.kw("none") {
-			st.Default = true
-			return st, nil
-		}
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		st.Value = []string{v}
-		return st, nil
+		return p.setOne(st, "role", "none")
 	case p.peek() != nil && p.peek().kwIn("constraints"):
 		n := p.peek()
 		return nil, p.unsupported(n, "SET %s is not supported", strings.ToUpper(n.tok.val))
