@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,6 +201,10 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 	}
 	s := &Server{Addr: addrs[0], HTTPAddr: addrs[1], Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
 	t.Cleanup(func() {
+		if t.Failed() && s.Running() {
+			// A hung statement is easiest to explain from the server's goroutines.
+			t.Logf("the server's goroutines at the failure:\n%s", s.Goroutines())
+		}
 		if err := s.Stop(); err != nil {
 			t.Errorf("stop server at %s: %v", s.Addr, err)
 		}
@@ -215,6 +221,22 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 // DSN is a connection string for database dev on this server.
 func (s *Server) DSN() string {
 	return fmt.Sprintf("postgres://tributary@%s/dev?sslmode=disable&connect_timeout=10", s.Addr)
+}
+
+// Goroutines returns the running server's goroutine stacks, grouped (pprof's debug=1 form), or
+// why they could not be read.
+func (s *Server) Goroutines() string {
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + s.HTTPAddr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return fmt.Sprintf("(goroutines unavailable: %v)", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Sprintf("(goroutines unavailable: %v)", err)
+	}
+	return string(b)
 }
 
 // MetricsURL is the server's Prometheus endpoint.
