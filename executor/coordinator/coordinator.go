@@ -8,7 +8,9 @@ import (
 	"maps"
 	"runtime/debug"
 	"runtime/pprof"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -377,9 +379,14 @@ func (c *Coordinator) collectGarbage(committed uint64) {
 
 // collect waits until every expected actor reported barrier b, merging their writes.
 func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool, writes *storage.Batch) error {
+	stall := time.NewTicker(barrierStallWarning)
+	defer stall.Stop()
 	for len(expect) > 0 {
 		select {
 		case <-c.reports.signal:
+		case <-stall.C:
+			c.warnStall(b, expect)
+			continue
 		case <-c.stop:
 			return ErrStopped
 		}
@@ -405,6 +412,26 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 		}
 	}
 	return nil
+}
+
+// barrierStallWarning is how long a barrier may wait for its actors before
+// the coordinator logs which ones it still waits for (and again as often).
+const barrierStallWarning = 30 * time.Second
+
+// warnStall logs the actors barrier b still waits for, with their jobs.
+func (c *Coordinator) warnStall(b *stream.Barrier, expect map[stream.ActorID]bool) {
+	c.mu.Lock()
+	var waiting []string
+	for id := range expect {
+		job := uint32(0)
+		if r := c.mu.actors[id]; r != nil {
+			job = r.job
+		}
+		waiting = append(waiting, fmt.Sprintf("%d (job %d)", id, job))
+	}
+	c.mu.Unlock()
+	sort.Strings(waiting)
+	c.cfg.Logger.Warn("a barrier waits for actors", "epoch", b.Epoch.Curr, "actors", strings.Join(waiting, ", "))
 }
 
 // fail records an epoch failure for its waiters. The streaming graph is then

@@ -17,6 +17,7 @@ type ActorStats struct {
 	BusyNanos, BlockedNanos atomic.Int64
 	// waited is the time its merges waited for input so far.
 	waited atomic.Int64
+	_      [128 - 5*8]byte // alone on its cache lines, as OpStats
 }
 
 // waitedFor adds a merge's wait for input.

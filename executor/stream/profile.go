@@ -21,6 +21,10 @@ type OpStats struct {
 	// in-memory state (groups, join keys, top-n groups) that found the entry
 	// cached, or had to read it from the state table.
 	CacheHits, CacheMisses atomic.Int64
+	// Alone on its cache lines: the actors of a fragment run on different
+	// cores, and counters sharing a line with another actor's would make
+	// every add a cache miss (false sharing).
+	_ [128 - 4*8]byte
 }
 
 // hit counts a cache lookup (st may be nil: not counted).

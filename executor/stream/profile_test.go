@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -68,4 +69,15 @@ func BenchmarkProfile(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestStatsPadded keeps the counters of two actors off each other's cache
+// lines: heap objects of 128 bytes are 128-byte aligned.
+func TestStatsPadded(t *testing.T) {
+	if s := unsafe.Sizeof(OpStats{}); s != 128 {
+		t.Errorf("OpStats is %d bytes, want 128", s)
+	}
+	if s := unsafe.Sizeof(ActorStats{}); s != 128 {
+		t.Errorf("ActorStats is %d bytes, want 128", s)
+	}
 }
