@@ -35,8 +35,9 @@ func Parse(name, src string) (*Script, error) {
 }
 
 type parser struct {
-	script   *Script
-	sortMode SortMode // default set by `control sortmode`
+	script       *Script
+	sortMode     SortMode // default set by `control sortmode`
+	substitution bool     // set by `control substitution on|off`
 }
 
 // splitLines splits src into lines without their terminators; a final newline adds no line.
@@ -95,9 +96,8 @@ func (p *parser) parse(file, src string, depth int) error {
 		line := lines[i]
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" {
-			if pendingLine != 0 {
-				return errf(pendingLine-1, "skipif/onlyif/connection must be followed by a record")
-			}
+			// As in sqllogictest-rs, skipif/onlyif/connection apply to the next record even
+			// across blank lines.
 			i++
 			continue
 		}
@@ -178,10 +178,11 @@ func (p *parser) parse(file, src string, depth int) error {
 			}
 		case "query":
 			rec.Kind = KindQuery
-			if len(f) < 2 {
-				return errf(i, "query wants column types, e.g. query IT")
-			}
-			if f[1] == "error" {
+			if len(f) == 1 {
+				// sqllogictest-rs: a query without column types (any columns).
+				rec.AnyTypes = true
+				rec.SortMode = p.sortMode
+			} else if f[1] == "error" {
 				if err := rec.setError(restAfter(line, 2)); err != nil {
 					return errf(i, "%v", err)
 				}
@@ -256,8 +257,16 @@ func (p *parser) parse(file, src string, depth int) error {
 			}
 			rec.Kind, rec.Command = KindSystem, strings.Join(cmd, "\n")
 		case "control":
+			if len(f) == 3 && f[1] == "substitution" && (f[2] == "on" || f[2] == "off") {
+				if pendingLine != 0 {
+					return errf(i, "control cannot be conditional")
+				}
+				p.substitution = f[2] == "on"
+				i++
+				continue
+			}
 			if len(f) != 3 || f[1] != "sortmode" {
-				return errf(i, "only `control sortmode <mode>` is supported")
+				return errf(i, "only `control sortmode <mode>` and `control substitution on|off` are supported")
 			}
 			m, ok := parseSortMode(f[2])
 			if !ok {
@@ -289,7 +298,7 @@ func (p *parser) parse(file, src string, depth int) error {
 		default:
 			return errf(i, "unknown directive %q", f[0])
 		}
-		rec.Conditions, rec.Connection = conds, conn
+		rec.Conditions, rec.Connection, rec.Substitute = conds, conn, p.substitution
 		conds, conn, pendingLine = nil, "", 0
 		p.script.Records = append(p.script.Records, rec)
 	}
@@ -357,12 +366,34 @@ func (p *parser) readBody(rec *Record, lines []string, start int) int {
 		rec.hasSep = true
 		i++
 		rec.resultStart = i
-		for ; i < len(lines) && !isBlank(lines[i]); i++ {
+		for ; i < len(lines); i++ {
+			if isBlank(lines[i]) {
+				// An expected error message may hold blank lines ("...\n\nCaused by:"): it
+				// ends at two blank lines, or at one followed by the next record.
+				if !rec.ExpectError || i+1 >= len(lines) || isBlank(lines[i+1]) || startsRecord(lines[i+1]) {
+					break
+				}
+			}
 			rec.Expected = append(rec.Expected, lines[i])
 		}
 		rec.resultEnd = i
 	}
 	return i
+}
+
+// recordWords are the words that start a directive line.
+var recordWords = map[string]bool{"statement": true, "query": true, "skipif": true, "onlyif": true, "connection": true,
+	"control": true, "sleep": true, "system": true, "include": true, "halt": true, "restart": true, "kafka": true,
+	"hash-threshold": true}
+
+// startsRecord reports whether line is a directive or a comment (not a line of an error message).
+func startsRecord(line string) bool {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "#") {
+		return true
+	}
+	f := strings.Fields(t)
+	return len(f) > 0 && recordWords[f[0]]
 }
 
 func (p *parser) include(file, pattern string, depth int) error {

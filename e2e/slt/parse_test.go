@@ -129,7 +129,6 @@ func TestParseErrors(t *testing.T) {
 		"statement wants":       "statement maybe\nSELECT 1\n",
 		"bad column types":      "query I-T\nSELECT 1\n",
 		"bad error regex":       "statement error (\nSELECT 1\n",
-		"must be followed":      "skipif x\n\nstatement ok\nSELECT 1\n",
 		"at end of file":        "statement ok\nSELECT 1\n\nonlyif x\n",
 		"bad sleep":             "sleep forever\n",
 		"expects no error":      "statement ok\nSELECT 1\n----\n1\n",
@@ -184,5 +183,36 @@ func TestParseInclude(t *testing.T) {
 	write("loop.slt", "include loop.slt\n")
 	if _, err := ParseFile(filepath.Join(dir, "loop.slt")); err == nil || !strings.Contains(err.Error(), "cycle") {
 		t.Errorf("include cycle: got %v", err)
+	}
+}
+
+// TestParseRisingWaveForms: the forms of sqllogictest-rs that RisingWave's files use.
+func TestParseRisingWaveForms(t *testing.T) {
+	src := "onlyif x\n\nstatement ok\nSELECT 1\n\n" +
+		"control substitution on\n\nquery\nSELECT '$__DATABASE__'\n----\ndev\n\n" +
+		"control substitution off\n\n" +
+		"statement error\nSELECT x\n----\ndb error: ERROR: Failed\n\nCaused by:\n  bad x\n\n\n" +
+		"statement error\nSELECT y\n----\nshort\n\nstatement ok\nSELECT 2\n"
+	s, err := Parse(filepath.Join(t.TempDir(), "rw.slt"), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Records) != 5 {
+		t.Fatalf("%d records, want 5: %+v", len(s.Records), s.Records)
+	}
+	if r := s.Records[0]; len(r.Conditions) != 1 || r.SQL != "SELECT 1" {
+		t.Errorf("condition across a blank line: %+v", r)
+	}
+	if r := s.Records[1]; !r.AnyTypes || !r.Substitute || r.Expected[0] != "dev" {
+		t.Errorf("query without types under substitution: %+v", r)
+	}
+	if r := s.Records[2]; r.Substitute || r.ErrorMessage != "db error: ERROR: Failed\n\nCaused by:\n  bad x" {
+		t.Errorf("multi-line error: %q (substitute %v)", r.ErrorMessage, r.Substitute)
+	}
+	if r := s.Records[3]; r.ErrorMessage != "short" {
+		t.Errorf("one-line error before the next record: %q", r.ErrorMessage)
+	}
+	if got := substituteVars("a $__DATABASE__ ${__DATABASE__} $NOPE_NOT_SET_X", "/x/y.slt", "postgres://u@h/dev"); got != "a dev dev $NOPE_NOT_SET_X" {
+		t.Errorf("substituteVars: %q", got)
 	}
 }

@@ -94,6 +94,9 @@ type Record struct {
 	Pos        Pos
 	Conditions []Condition
 	Connection string // "" is the default session
+	// Substitute is set under `control substitution on`: $NAME and ${NAME} in the SQL
+	// and commands are replaced (Runner.substituteVars).
+	Substitute bool
 	SQL        string
 
 	// Statements and queries that expect an error.
@@ -107,6 +110,7 @@ type Record struct {
 
 	// Queries.
 	Types    string   // one letter per column, e.g. "ITR"
+	AnyTypes bool     // `query` without types: any number of columns
 	SortMode SortMode // resolved, including `control sortmode`
 	Label    string
 	Expected []string // expected result lines as written

@@ -145,7 +145,11 @@ func (r *Runner) runRecord(ctx context.Context, rec *Record) error {
 		}
 		return nil
 	case KindSystem:
-		if err := r.runSystem(ctx, rec.Command); err != nil {
+		command := rec.Command
+		if rec.Substitute {
+			command = substituteVars(command, rec.Pos.File, r.DSN)
+		}
+		if err := r.runSystem(ctx, command); err != nil {
 			return fmt.Errorf("%s: system: %w", rec.Pos, err)
 		}
 		return nil
@@ -215,7 +219,11 @@ func (r *Runner) session(ctx context.Context, name string) (*pgx.Conn, error) {
 // exec sends rec.SQL as one simple-protocol query, so every value comes back as text and a
 // record may hold several statements.
 func (r *Runner) exec(ctx context.Context, rec *Record) ([]*pgconn.Result, error) {
-	sql, err := r.substitute(rec.SQL)
+	text := rec.SQL
+	if rec.Substitute {
+		text = substituteVars(text, rec.Pos.File, r.DSN)
+	}
+	sql, err := r.substitute(text)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +308,7 @@ func (r *Runner) checkQuery(rec *Record, results []*pgconn.Result, last bool) er
 	for i, row := range res.Rows {
 		actual[i] = FormatRow(row)
 	}
-	if n := len(res.FieldDescriptions); n != len(rec.Types) && !r.AnyColumnCount {
+	if n := len(res.FieldDescriptions); n != len(rec.Types) && !r.AnyColumnCount && !rec.AnyTypes {
 		if !rewrite {
 			return recordError(rec, fmt.Errorf("query declares %d columns (%s) but the result has %d", len(rec.Types), rec.Types, n))
 		}

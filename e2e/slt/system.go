@@ -6,8 +6,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -84,4 +89,36 @@ func (r *Runner) runSystem(ctx context.Context, command string) error {
 		return fmt.Errorf("%s: %w\n%s", command, err, out)
 	}
 	return nil
+}
+
+// varRE matches $NAME and ${NAME}.
+var varRE = regexp.MustCompile(`\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
+
+// substituteVars is sqllogictest-rs's `control substitution on`: $NAME and ${NAME} become
+// the environment variable NAME, or for the built-ins $__TEST_DIR__ (the script's
+// directory), $__DATABASE__ (the DSN's database) and $__NOW__ (nanoseconds since 1970);
+// RisingWave's $RISEDEV_KAFKA_WITH_OPTIONS_COMMON is the script's Kafka cluster. Names that
+// are none of these stay as written.
+func substituteVars(s, file, dsn string) string {
+	return varRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := strings.Trim(m[1:], "{}")
+		switch name {
+		case "__TEST_DIR__":
+			return filepath.Dir(file)
+		case "__DATABASE__":
+			if cfg, err := pgx.ParseConfig(dsn); err == nil {
+				return cfg.Database
+			}
+			return "dev"
+		case "__NOW__":
+			return strconv.FormatInt(time.Now().UnixNano(), 10)
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		if name == "RISEDEV_KAFKA_WITH_OPTIONS_COMMON" {
+			return "connector='kafka',properties.bootstrap.server='" + KafkaBrokerVar + "'"
+		}
+		return m
+	})
 }
