@@ -159,6 +159,13 @@ func TestCrashLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn = connect(t, ctx, srv)
+		// Settings are per session: the views created in the loop stay background ones.
+		if _, err := conn.Exec(ctx, "SET background_ddl = true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "SET background_ddl = false"); err != nil {
+		t.Fatal(err)
 	}
 	for ; created < len(crashViews); created++ {
 		s := fmt.Sprintf("CREATE MATERIALIZED VIEW cv%d AS %s", created, crashViews[created])
