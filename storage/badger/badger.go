@@ -88,7 +88,8 @@ type Store struct {
 	// commitMu serialises Commit and Stage and guards failed, wal and stagedBig.
 	commitMu sync.Mutex
 	failed   error    // set when a Commit failed after writing; further commits refuse
-	wal      *walSync // syncs each commit (nil with NoSync)
+	wal      *walSync // syncs Badger's write-ahead files (nil with NoSync)
+	redo     *redoLog // the commit log that makes most commits durable (nil with NoSync)
 	// staged are the epochs Stage wrote and no Commit has published or dropped yet;
 	// stagedBig is set when a staged batch put values in the value log (synced at the Commit).
 	staged    storage.StagedEpochs
@@ -109,6 +110,10 @@ type Store struct {
 	// l0Stall is the L0 table count at which writes stall.
 	events  *badgerEvents
 	l0Stall int
+
+	// loseLogged (tests) leaves commits that go through the commit log out of Badger, as an
+	// operating-system crash would take them from its unsynced files.
+	loseLogged bool
 }
 
 var _ storage.KV = (*Store)(nil)
@@ -176,6 +181,7 @@ func Open(opts Options) (*Store, error) {
 	}); err != nil {
 		return nil, err
 	}
+	existing := exists(filepath.Join(opts.Dir, bdg.ManifestFilename))
 	var db *bdg.DB
 	err := catchPanic(func() error {
 		var err error
@@ -196,10 +202,58 @@ func Open(opts Options) (*Store, error) {
 			return nil, errors.Join(fmt.Errorf("open badger store at %s: %w", opts.Dir, err), db.Close())
 		}
 	}
+	if !opts.NoSync {
+		redo, recs, err := openRedo(opts.Dir, existing, opts.AcceptDamagedTail, logger.Warn)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("open badger store at %s: %w", opts.Dir, err), db.Close())
+		}
+		s.redo = redo
+		if err := s.replay(recs, logger); err != nil {
+			return nil, errors.Join(fmt.Errorf("replay the commit log of %s: %w", opts.Dir, err), redo.close(), db.Close())
+		}
+	}
 	if err := s.recover(); err != nil {
-		return nil, errors.Join(fmt.Errorf("recover badger store at %s: %w", opts.Dir, err), db.Close())
+		var rerr error
+		if s.redo != nil {
+			rerr = s.redo.close()
+		}
+		return nil, errors.Join(fmt.Errorf("recover badger store at %s: %w", opts.Dir, err), rerr, db.Close())
 	}
 	return s, nil
+}
+
+// replay writes the commit log's records above Badger's committed epoch into Badger (commits
+// an operating-system crash took from Badger's unsynced files), makes Badger's files durable
+// and starts the log over.
+func (s *Store) replay(recs []redoRecord, logger *slog.Logger) error {
+	committed, _, err := s.readMeta()
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range recs {
+		if r.epoch <= committed {
+			continue
+		}
+		if err := s.write(r.epoch, r.discard, r.batch); err != nil {
+			return fmt.Errorf("epoch %d: %w", r.epoch, err)
+		}
+		committed = r.epoch
+		n++
+	}
+	if n > 0 {
+		logger.Info("replayed commits from the commit log", "dir", s.dir, "commits", n, "committed_epoch", committed)
+	}
+	return s.checkpointLocked()
+}
+
+// checkpointLocked makes every write so far durable in Badger's own files and starts the commit
+// log over (its records are then redundant). The caller holds commitMu, or is Open.
+func (s *Store) checkpointLocked() error {
+	if err := s.wal.sync(true); err != nil {
+		return err
+	}
+	return s.redo.reset(s.redo.gen + 1)
 }
 
 func encodeMeta(committed, discard uint64) []byte {
@@ -366,19 +420,14 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	if s.maxVersion.Load() < epoch {
 		s.maxVersion.Store(epoch)
 	}
-	if err := s.rollBackAbandoned(epoch); err != nil {
+	rolledBack, err := s.rollBackAbandoned(epoch)
+	if err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
-	if err := s.write(epoch, discard, b); err != nil {
+	if err := s.writeDurably(epoch, discard, b, rolledBack); err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
-	}
-	if s.wal != nil {
-		if err := s.wal.sync(s.stagedBig || s.hasBigValue(b)); err != nil {
-			s.failed = err
-			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
-		}
 	}
 	s.stagedBig = false
 	s.staged.Forget(epoch)
@@ -463,9 +512,9 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 // version epoch, each key whose newest version is such an epoch gets its value as of the committed
 // epoch again (or a delete where it had none). Keys staged at epoch itself are left alone; what
 // epoch's Commit or Stage writes next wins over the roll-back. The caller holds commitMu.
-func (s *Store) rollBackAbandoned(epoch uint64) error {
+func (s *Store) rollBackAbandoned(epoch uint64) (bool, error) {
 	if len(s.staged.Abandoned(epoch)) == 0 {
-		return nil
+		return false, nil
 	}
 	committed := s.committed.Load()
 	txn := s.db.NewTransactionAt(math.MaxUint64, false)
@@ -496,25 +545,25 @@ func (s *Store) rollBackAbandoned(epoch uint64) error {
 		case errors.Is(err, bdg.ErrKeyNotFound):
 			err = wb.Delete(bytes.Clone(last))
 		case err != nil:
-			return fmt.Errorf("roll back abandoned stage: read %x at %d: %w", last, committed, err)
+			return false, fmt.Errorf("roll back abandoned stage: read %x at %d: %w", last, committed, err)
 		default:
 			var v []byte
 			if v, err = old.ValueCopy(nil); err != nil {
-				return fmt.Errorf("roll back abandoned stage: read value of %x at %d: %w", last, committed, err)
+				return false, fmt.Errorf("roll back abandoned stage: read value of %x at %d: %w", last, committed, err)
 			}
 			err = wb.Set(bytes.Clone(last), v)
 		}
 		if err != nil {
-			return fmt.Errorf("roll back abandoned stage: %x: %w", last, err)
+			return false, fmt.Errorf("roll back abandoned stage: %x: %w", last, err)
 		}
 		n++
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("roll back abandoned stage at %d: %w", epoch, err)
+		return false, fmt.Errorf("roll back abandoned stage at %d: %w", epoch, err)
 	}
 	slog.Default().Debug("rolled back abandoned staged writes", "dir", s.dir, "keys", n, "epoch", epoch)
 	s.staged.ForgetBelow(epoch)
-	return nil
+	return true, nil
 }
 
 func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
@@ -566,6 +615,49 @@ func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 		return fmt.Errorf("flush write batch of %d entries: %w", b.Len(), err)
 	}
 	return s.writeMeta(epoch, discard)
+}
+
+// writeDurably writes epoch's batch into Badger and, unless NoSync, makes it durable before
+// returning: through the commit log (one record written and synced while Badger takes the
+// batch), or, when the epoch also published staged writes, rolled back abandoned ones
+// (rolledBack), holds values bound for the value log or does not fit the log, by syncing
+// Badger's own write-ahead files, which cover those too.
+func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack bool) error {
+	if s.redo == nil || s.wal == nil || rolledBack || s.stagedBig || s.staged.Has(epoch) || s.hasBigValue(b) {
+		if err := s.write(epoch, discard, b); err != nil {
+			return err
+		}
+		if s.wal != nil {
+			return s.wal.sync(s.stagedBig || s.hasBigValue(b))
+		}
+		return nil
+	}
+	rec := s.redo.encode(epoch, discard, b)
+	if !s.redo.fits(len(rec)) {
+		// The log is full: a checkpoint (Badger's files synced) starts it over.
+		if err := s.checkpointLocked(); err != nil {
+			return err
+		}
+		rec = s.redo.encode(epoch, discard, b) // the new generation
+		if !s.redo.fits(len(rec)) {
+			// Bigger than the whole log: Badger's own sync covers it.
+			if err := s.write(epoch, discard, b); err != nil {
+				return err
+			}
+			return s.wal.sync(false)
+		}
+	}
+	logged := make(chan error, 1)
+	go func() { logged <- s.redo.append(rec) }()
+	var werr error
+	if !s.loseLogged {
+		werr = s.write(epoch, discard, b)
+	}
+	lerr := <-logged
+	if werr != nil {
+		return werr
+	}
+	return lerr
 }
 
 // hasBigValue reports whether b holds a value Badger puts in the value log.
@@ -666,6 +758,9 @@ func (s *Store) Close() error {
 	}
 	if s.wal != nil {
 		s.wal.close()
+	}
+	if s.redo != nil {
+		_ = s.redo.close() // every record is in Badger, which Close syncs
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close badger at %s: %w", s.dir, err)

@@ -1,0 +1,177 @@
+package badger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tributary/tributary/storage"
+)
+
+func openRedoStore(t *testing.T, dir string, acceptTail bool) (*Store, error) {
+	t.Helper()
+	return Open(Options{Dir: dir, MemTableSize: 8 << 20, BlockCacheSize: 16 << 20, AcceptDamagedTail: acceptTail})
+}
+
+// commitN commits epochs from..to, each putting key e<epoch> = v<epoch> (value of size n).
+func commitN(t *testing.T, s *Store, from, to uint64, n int) {
+	t.Helper()
+	for e := from; e <= to; e++ {
+		var b storage.Batch
+		b.Put(fmt.Appendf(nil, "e%03d", e), bytes.Repeat(fmt.Appendf(nil, "v%03d", e), n/4+1)[:n])
+		if err := s.Commit(context.Background(), e, &b); err != nil {
+			t.Fatalf("commit %d: %v", e, err)
+		}
+	}
+}
+
+// present reports which of epochs from..to have their key in s at s's committed epoch.
+func present(t *testing.T, s *Store, from, to uint64) []uint64 {
+	t.Helper()
+	var got []uint64
+	for e := from; e <= to; e++ {
+		_, ok, err := s.Get(context.Background(), fmt.Appendf(nil, "e%03d", e), s.CommittedEpoch(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			got = append(got, e)
+		}
+	}
+	return got
+}
+
+// TestCommitLogReplays: commits Badger lost (an OS crash takes its unsynced files) come back
+// from the commit log at the next Open.
+func TestCommitLogReplays(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, 1, 3, 100)
+	s.loseLogged = true
+	commitN(t, s, 4, 6, 100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := present(t, s, 1, 6); len(got) != 6 || s.CommittedEpoch() < 6 {
+		t.Fatalf("after replay: epochs %v present, committed %d; want 1..6", got, s.CommittedEpoch())
+	}
+	// The replayed commits are Badger's own now: the next start has nothing to replay.
+	commitN(t, s, 7, 7, 100)
+}
+
+// corruptLastRecordByte flips a byte inside the commit log's record number i (0-based).
+func corruptRecord(t *testing.T, dir string, i int) {
+	t.Helper()
+	path := filepath.Join(dir, redoName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := redoHeaderSize
+	for k := 0; k < i; k++ {
+		n := int(uint32(data[off]) | uint32(data[off+1])<<8 | uint32(data[off+2])<<16 | uint32(data[off+3])<<24)
+		off += redoRecHeader + n
+	}
+	data[off+redoRecHeader+20] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommitLogTornTail: a damaged last record (a crash during its write; never
+// acknowledged) ends the log; the records before it replay.
+func TestCommitLogTornTail(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, 1, 2, 100)
+	if err := s.Sync(); err != nil { // Badger holds 1..2 durably; the log restarts below
+		t.Fatal(err)
+	}
+	s.loseLogged = true
+	commitN(t, s, 3, 5, 100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	corruptRecord(t, dir, 4) // records: 1, 2, 3, 4, 5 (the log was not reset by Sync)
+	s, err = openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := present(t, s, 1, 5); len(got) != 4 || got[3] != 4 {
+		t.Fatalf("after a torn last record: epochs %v present, want 1..4", got)
+	}
+}
+
+// TestCommitLogDamage: a damaged record followed by readable ones is refused with the file
+// named, unless the operator accepts losing the commits from the damage on.
+func TestCommitLogDamage(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, 1, 2, 100)
+	s.loseLogged = true
+	commitN(t, s, 3, 6, 100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	corruptRecord(t, dir, 3) // epoch 4's record; 5 and 6 follow
+	_, err = openRedoStore(t, dir, false)
+	var de *DamageError
+	if !errors.As(err, &de) || filepath.Base(de.File) != redoName {
+		t.Fatalf("open over a damaged commit log: %v, want a DamageError naming %s", err, redoName)
+	}
+	s, err = openRedoStore(t, dir, true)
+	if err != nil {
+		t.Fatalf("open with AcceptDamagedTail: %v", err)
+	}
+	defer s.Close()
+	if got := present(t, s, 1, 6); len(got) != 3 {
+		t.Fatalf("after accepting the damage: epochs %v present, want 1..3", got)
+	}
+}
+
+// TestCommitLogWraps: a full log checkpoints (Badger synced) and starts over; commits before
+// and after the wrap survive a loss of Badger's unsynced writes.
+func TestCommitLogWraps(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := s.redo.gen
+	commitN(t, s, 1, 40, 512<<10) // 20 MiB: past redoMaxSize
+	if s.redo.gen == gen {
+		t.Fatalf("the log did not start over (generation %d)", gen)
+	}
+	s.loseLogged = true
+	commitN(t, s, 41, 43, 100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openRedoStore(t, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := present(t, s, 1, 43); len(got) != 43 {
+		t.Fatalf("after a wrap and a loss: %d of 43 epochs present", len(got))
+	}
+}
