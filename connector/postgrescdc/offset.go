@@ -154,7 +154,11 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 		est = -1
 	}
 	total, copied, completed := o.splitCounts()
-	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
+	pk := o.PK
+	if len(o.Splits) == 1 {
+		pk = o.Splits[0].PK // a range split's position
+	}
+	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(pk, ", "),
 		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
 		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }
