@@ -93,6 +93,26 @@ func (o Offset) splitCounts() (total, copied, completed int) {
 	return len(o.Splits), copied, completed
 }
 
+// fromSlot reports that o has copied rows but no LSN yet (a crash after
+// its first chunk and before any commit the stream read): the changes it
+// needs start at the slot's confirmed LSN, which waits while any split's
+// committed LSN is 0. An offset that copied nothing needs no change from
+// before it joins (its copy's selects see them).
+func (o Offset) fromSlot() bool {
+	if o.LSN != 0 {
+		return false
+	}
+	if o.Rows > 0 || o.PK != nil || o.Win != nil || o.WinAll {
+		return true
+	}
+	for _, s := range o.Splits {
+		if s.Rows > 0 || s.PK != nil || s.Win != nil || s.WinAll {
+			return true
+		}
+	}
+	return false
+}
+
 // EncodeOffset returns o's bytes.
 func EncodeOffset(o Offset) []byte {
 	b, _ := json.Marshal(o) // strings, numbers and bools: cannot fail

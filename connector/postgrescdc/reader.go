@@ -458,10 +458,15 @@ func (s *session) run(ctx context.Context) error {
 	// The stream starts at the least LSN a split needs (0: the slot's
 	// confirmed LSN, at or below every split's committed one).
 	var start uint64
+	fromSlot := false
 	for _, t := range s.tables {
 		if l := t.sp.st.LSN; l > 0 && (start == 0 || l < start) {
 			start = l
 		}
+		fromSlot = fromSlot || t.sp.st.fromSlot()
+	}
+	if fromSlot {
+		start = 0
 	}
 	s.pos = start
 	if s.repl, err = s.cfg.connect(ctx, true); err != nil {
@@ -623,7 +628,8 @@ func (s *session) sync(ctx context.Context) error {
 				s.order = append(s.order, t)
 				continue
 			}
-			if err := s.open(ctx, r, sp, sp.st.LSN > 0 && sp.st.LSN < s.pos, described); err != nil {
+			behind := sp.st.LSN > 0 && sp.st.LSN < s.pos || sp.st.fromSlot() && s.pos > 0
+			if err := s.open(ctx, r, sp, behind, described); err != nil {
 				return err
 			}
 		}
