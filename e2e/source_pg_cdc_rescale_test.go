@@ -86,7 +86,16 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 	// rw_cdc_progress): read once every range has reported, it never goes
 	// back, across rescales and the kill.
 	seen := 0
+	// The job's progress (rw_ddl_progress) never goes back across a
+	// rescale either (a kill may lose the uncommitted epoch's rows).
+	var ddlSeen int64
 	progress := func() (copied int, finished, ok bool) {
+		if n, running, err := backfillRows(ctx, conn); err == nil && running {
+			if n < ddlSeen {
+				t.Fatalf("rw_ddl_progress went back from %d to %d rows", ddlSeen, n)
+			}
+			ddlSeen = n
+		}
 		r, err := rowsOf(ctx, conn, "SELECT count(*), sum(row_count), bool_and(finished) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return 0, false, false
@@ -152,6 +161,7 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			conn = connect(t, ctx, srv)
+			ddlSeen = 0
 			t.Logf("killed at %d rows copied", seen)
 			continue
 		}
