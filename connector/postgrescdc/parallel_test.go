@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // checkSplits checks a parallel copy's offset: want ranges (at least 2),
@@ -565,4 +566,46 @@ func indexOf(xs []string, x string) int {
 		}
 	}
 	return -1
+}
+
+// TestRouteByRange: a change goes to the range holding its key's first
+// column (lo < k <= hi), none when that range is not in the session; a
+// range's TRUNCATE deletes the rows of its range alone.
+func TestRouteByRange(t *testing.T) {
+	bounds := []string{"100", "200"}
+	b := &binding{names: []string{"id", "v"}, types: []types.T{types.TInt64, types.TVarchar}, pk: []int{0}, pkTypes: []types.T{types.TInt64}}
+	cfg := Config{Ranged: true, Bounds: bounds}
+	mk := func(i int) *table {
+		t := &table{cfg: cfg, b: b, sp: &rsplit{name: strconv.Itoa(i), st: Offset{Splits: []SplitState{rangeState(bounds, i)}}}}
+		t.newPcopy()
+		return t
+	}
+	all := []*table{mk(0), mk(1), mk(2)}
+	key := func(k int64) []types.Datum { return []types.Datum{types.DInt(k)} }
+	for _, c := range []struct {
+		ts   []*table
+		k    int64
+		want string // the range's split, "" for none
+	}{
+		{all, -5, "0"}, {all, 100, "0"}, {all, 101, "1"}, {all, 200, "1"}, {all, 201, "2"}, {all, 1 << 40, "2"},
+		{all[1:], 50, ""}, {all[1:], 150, "1"}, {[]*table{all[0], all[2]}, 150, ""}, {[]*table{all[0], all[2]}, 250, "2"}, {all[:2], 300, ""},
+	} {
+		got := ""
+		if r := route(c.ts, key(c.k)); r != nil {
+			got = r.sp.name
+		}
+		if got != c.want {
+			t.Errorf("key %d over %d ranges: range %q, want %q", c.k, len(c.ts), got, c.want)
+		}
+	}
+	in := all[1].rangeRows()
+	for k, want := range map[int64]bool{100: false, 101: true, 200: true, 201: false} {
+		if got := in([]types.Datum{types.DInt(k), types.DString("x")}); got != want {
+			t.Errorf("range 1's truncate holds key %d: %v, want %v", k, got, want)
+		}
+	}
+	one := &table{cfg: Config{}, b: b, sp: &rsplit{name: "public.t"}}
+	if route([]*table{one}, key(7)) != one || one.rangeRows() != nil {
+		t.Error("a table in one range takes every key and truncates every row")
+	}
 }
