@@ -126,9 +126,10 @@ type Connector struct {
 	// ReadOnly marks a table that mirrors an external table (CDC): DML on
 	// it is refused.
 	ReadOnly bool `json:"read_only,omitempty"`
-	// Splits marks a connector table whose splits (Kafka partitions) are
-	// independent: its source job's actors share them out, each resuming
-	// its splits from their offsets, so its parallelism can change.
+	// Splits marks a connector table whose splits (Kafka partitions, a CDC
+	// table's key ranges) are independent: its source job's actors share
+	// them out, each resuming its splits from their offsets, so its
+	// parallelism can change.
 	Splits bool `json:"splits,omitempty"`
 	// RateLimit is source_rate_limit in rows per second over all splits
 	// (< 0: the connector's own rate; 0 pauses).

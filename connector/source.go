@@ -178,6 +178,15 @@ type BackfillRater interface {
 	SetBackfillRate(rowsPerSecond int64)
 }
 
+// SplitSharer is implemented by sources of tables whose splits are
+// independent (a CDC table copied in key ranges fixed at CREATE): after
+// Check, SharedSplits reports whether the table's job runs actors that share
+// out its splits (catalog.Connector.Splits), so that its parallelism can
+// change, and how many it starts with (0: the default).
+type SplitSharer interface {
+	SharedSplits() (ok bool, parallelism int)
+}
+
 // OptSiblings is the option by which the engine tells a table of a
 // Tables source which other tables read the source (their qualified names,
 // comma-separated), as the catalog lists them when the table's job is
@@ -271,6 +280,11 @@ type ReadResult struct {
 	// every row of the table is deleted before Offset is stored, in the
 	// same epoch (a CDC table mirroring an upstream TRUNCATE).
 	Truncate bool
+	// TruncateIn (with Truncate) limits the rows deleted to those for
+	// which it is true (nil: every row): a split that holds a key range of
+	// the table (a CDC table's range) truncates its range alone, in order
+	// with its own changes, while other actors write the other ranges.
+	TruncateIn func(row []types.Datum) bool
 	// Bytes is the size of the messages read (payload and key; 0 when
 	// the connector does not tell).
 	Bytes int64

@@ -194,13 +194,18 @@ func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 	}
 	var seen progress // the highest progress read: it never goes back
 	readProgress := func() (progress, bool) {
-		r, err := rowsOf(ctx, conn, "SELECT row_count, finished, lsn, split_total_count FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
+		// A table copied in ranges has a row per range (its splits): read
+		// once every range has reported since the start.
+		r, err := rowsOf(ctx, conn, "SELECT sum(row_count), bool_and(finished), min(lsn), sum(split_total_count), count(*) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return progress{}, false
 		}
 		f := strings.Split(r[0], "|")
 		n, _ := strconv.Atoi(f[0])
 		splits, _ := strconv.Atoi(f[3])
+		if reported, _ := strconv.Atoi(f[4]); reported == 0 || reported > 1 && reported != splits {
+			return progress{}, false
+		}
 		p := progress{rows: n, finished: f[1] == "t" || f[1] == "true", lsn: f[2], splits: splits}
 		if p.rows < seen.rows || seen.finished && !p.finished {
 			t.Fatalf("the progress went back from %+v to %+v", seen, p)

@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -54,6 +55,11 @@ const (
 	OptSiblings = connector.OptSiblings
 	// OptSlotCreated: CREATE SOURCE made the slot (DROP SOURCE drops it).
 	OptSlotCreated = "tributary.slot.created"
+	// OptRanges fixes a parallel copy's key ranges at CREATE (a JSON array
+	// of the n-1 bounds on the first key column, in text): the table's
+	// splits are then the ranges, numbered from 0, which its job's actors
+	// share out (ranged tables: parallel.go).
+	OptRanges = "tributary.ranges"
 )
 
 // TableOf is the options of a table of a CDC source (connector.SourceConnector.TableOf):
@@ -134,6 +140,11 @@ type Config struct {
 	Siblings   []string
 	// SlotCreated: CREATE SOURCE made the slot.
 	SlotCreated bool
+	// Ranged: the copy's key ranges were fixed at CREATE (OptRanges):
+	// Bounds are the n-1 bounds between them, and the table's splits are
+	// the ranges (numbered "0" to "n-1"), each with its own offset.
+	Ranged bool
+	Bounds []string
 }
 
 // ParseConfig reads the options (keys lower case). relation is the
@@ -192,6 +203,11 @@ func ParseConfig(props map[string]string, relation string, table bool) (Config, 
 			}
 		case OptSlotCreated:
 			c.SlotCreated = v == "true"
+		case OptRanges:
+			if err := json.Unmarshal([]byte(v), &c.Bounds); err != nil {
+				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s %q is malformed: %v", k, v, err)
+			}
+			c.Ranged = true
 		case OptChunkRows:
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n <= 0 || n > 1<<20 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,18 +18,19 @@ import (
 // Reader and copies the tables that are still copying, a chunk at a time
 // round robin, with the same watermarks.
 //
-// Readers register (Source.Reader) and unregister (Reader.Close); the
-// goroutine runs while any is registered. Each table keeps its own offset
-// (its LSN: the changes it has applied), so a table that joins later, or
-// resumes from an older offset after a restart, takes exactly its own
-// changes: the session goes back to the lowest LSN a table needs and each
-// table skips the transactions at or below its own.
+// Readers register (Source.Reader) and unregister (Reader.Close), each
+// for its splits; the goroutine runs while any is registered. Each split
+// keeps its own offset (its LSN: the changes it has applied), so a split
+// that joins later, or resumes from an older offset after a restart or a
+// rescale, takes exactly its own changes: the session goes back to the
+// lowest LSN a split needs and each split skips the transactions at or
+// below its own.
 //
-// The slot's confirmed LSN is the least LSN that every table of the slot
-// has committed (known: the tables registered so far and the ones their
-// specs name; a table's committed LSN is kept when its reader closes, until
-// the table is dropped), so the upstream keeps the WAL any of them may
-// need after a restart.
+// The slot's confirmed LSN is the least LSN that every split of the slot's
+// tables has committed (known: the tables registered so far and the ones
+// their specs name, with all their splits; a split's committed LSN is kept
+// when its reader closes, until the table is dropped), so the upstream
+// keeps the WAL any of them may need after a restart.
 type hub struct {
 	key string
 	// life serialises starting and stopping the goroutine.
@@ -42,10 +44,13 @@ type hub struct {
 
 	mu struct {
 		sync.Mutex
-		readers map[string]*Reader // registered, by split
-		// known are the slot's tables (the confirmed LSN waits for all);
-		// floors their committed LSNs while no reader is registered.
+		readers map[string]*Reader // registered, by split key
+		// known are the slot's tables (the confirmed LSN waits for all),
+		// splits their split keys (learned from their first reader: a
+		// Ranged table's readers each read some of its ranges); floors
+		// are the splits' committed LSNs while no reader is registered.
 		known   map[string]bool
+		splits  map[string][]string
 		floors  map[string]uint64
 		dropped map[string]bool
 		changed bool
@@ -75,6 +80,7 @@ func hubFor(c Config) *hub {
 		h = &hub{key: k, wake: make(chan struct{}, 1)}
 		h.mu.readers = map[string]*Reader{}
 		h.mu.known = map[string]bool{}
+		h.mu.splits = map[string][]string{}
 		h.mu.floors = map[string]uint64{}
 		h.mu.dropped = map[string]bool{}
 		hubs.m[k] = h
@@ -91,13 +97,18 @@ func (h *hub) register(r *Reader, siblings []string) error {
 	h.life.Lock()
 	defer h.life.Unlock()
 	h.mu.Lock()
-	if old := h.mu.readers[r.name]; old != nil {
-		h.mu.Unlock()
-		return fmt.Errorf("%w: %s (slot %s)", errDuplicateSplit, r.name, r.src.cfg.Slot)
+	for _, sp := range r.splits {
+		if old := h.mu.readers[sp.key]; old != nil {
+			h.mu.Unlock()
+			return fmt.Errorf("%w: %s split %s (slot %s)", errDuplicateSplit, r.name, sp.name, r.src.cfg.Slot)
+		}
 	}
-	h.mu.readers[r.name] = r
+	for _, sp := range r.splits {
+		h.mu.readers[sp.key] = r
+	}
 	delete(h.mu.dropped, r.name)
 	h.mu.known[r.name] = true
+	h.mu.splits[r.name] = r.allKeys()
 	for _, s := range siblings {
 		if !h.mu.dropped[s] {
 			h.mu.known[s] = true
@@ -115,18 +126,20 @@ func (h *hub) register(r *Reader, siblings []string) error {
 	return nil
 }
 
-// unregister removes r, keeping its committed LSN as its table's floor;
-// the goroutine stops with the last reader.
+// unregister removes r, keeping its splits' committed LSNs as their
+// floors; the goroutine stops with the last reader.
 func (h *hub) unregister(r *Reader) {
 	h.life.Lock()
 	defer h.life.Unlock()
 	h.mu.Lock()
-	if h.mu.readers[r.name] == r {
-		delete(h.mu.readers, r.name)
-		if h.mu.known[r.name] {
-			h.mu.floors[r.name] = r.committed.Load()
+	for _, sp := range r.splits {
+		if h.mu.readers[sp.key] == r {
+			delete(h.mu.readers, sp.key)
+			if h.mu.known[r.name] {
+				h.mu.floors[sp.key] = sp.committed.Load()
+			}
+			h.mu.changed = true
 		}
-		h.mu.changed = true
 	}
 	empty := len(h.mu.readers) == 0
 	h.mu.Unlock()
@@ -140,12 +153,15 @@ func (h *hub) unregister(r *Reader) {
 
 // forget drops split from the slot's tables (DROP TABLE): the confirmed
 // LSN no longer waits for it.
-func (h *hub) forget(split string) {
+func (h *hub) forget(table string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.mu.known, split)
-	delete(h.mu.floors, split)
-	h.mu.dropped[split] = true
+	for _, k := range h.mu.splits[table] {
+		delete(h.mu.floors, k)
+	}
+	delete(h.mu.known, table)
+	delete(h.mu.splits, table)
+	h.mu.dropped[table] = true
 }
 
 // forgetHub removes c's slot's hub (DROP SOURCE): no table reads it.
@@ -155,31 +171,37 @@ func forgetHub(c Config) {
 	delete(hubs.m, hubKey(c))
 }
 
-// confirmed is the LSN every table of the slot has committed (0: not
-// known for one of them yet).
+// confirmed is the LSN every split of the slot's tables has committed
+// (0: not known for one of them yet).
 func (h *hub) confirmed() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var lsn uint64
-	for split := range h.mu.known {
-		var v uint64
-		if r := h.mu.readers[split]; r != nil {
-			v = r.committed.Load()
-		} else {
-			v = h.mu.floors[split]
+	for table := range h.mu.known {
+		keys := h.mu.splits[table]
+		if keys == nil {
+			return 0 // no reader of it came yet
 		}
-		if v == 0 {
-			return 0
-		}
-		if lsn == 0 || v < lsn {
-			lsn = v
+		for _, k := range keys {
+			var v uint64
+			if r := h.mu.readers[k]; r != nil {
+				v = r.splitByKey(k).committed.Load()
+			} else {
+				v = h.mu.floors[k]
+			}
+			if v == 0 {
+				return 0
+			}
+			if lsn == 0 || v < lsn {
+				lsn = v
+			}
 		}
 	}
 	return lsn
 }
 
 // readers returns the registered readers when they changed since the last
-// call (ok), in split order.
+// call (ok), in table order.
 func (h *hub) readers(always bool) (rs []*Reader, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -187,11 +209,19 @@ func (h *hub) readers(always bool) (rs []*Reader, ok bool) {
 		return nil, false
 	}
 	h.mu.changed = false
+	return h.readersLocked(), true
+}
+
+// readersLocked are the registered readers, each once, by table and first split.
+func (h *hub) readersLocked() []*Reader {
+	var rs []*Reader
 	for _, r := range h.mu.readers {
-		rs = append(rs, r)
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].name < rs[j].name })
-	return rs, true
+	sort.Slice(rs, func(i, j int) bool { return rs[i].splits[0].key < rs[j].splits[0].key })
+	return rs
 }
 
 // changed reports whether the registered readers changed (without
@@ -202,13 +232,20 @@ func (h *hub) changed() bool {
 	return h.mu.changed
 }
 
-// waitingFor reports whether a known table has not registered yet.
+// waitingFor reports whether a split of a known table has not registered
+// yet.
 func (h *hub) waitingFor() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.mu.known {
-		if h.mu.readers[s] == nil {
+	for table := range h.mu.known {
+		keys := h.mu.splits[table]
+		if keys == nil {
 			return true
+		}
+		for _, k := range keys {
+			if h.mu.readers[k] == nil {
+				return true
+			}
 		}
 	}
 	return false
@@ -217,10 +254,7 @@ func (h *hub) waitingFor() bool {
 // trouble reports err to every registered reader.
 func (h *hub) trouble(err error) {
 	h.mu.Lock()
-	rs := make([]*Reader, 0, len(h.mu.readers))
-	for _, r := range h.mu.readers {
-		rs = append(rs, r)
-	}
+	rs := h.readersLocked()
 	h.mu.Unlock()
 	for _, r := range rs {
 		r.trbl.Report(fmt.Errorf("postgres-cdc %s: %w", r.src.spec.Relation, err))

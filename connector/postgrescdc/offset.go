@@ -93,6 +93,26 @@ func (o Offset) splitCounts() (total, copied, completed int) {
 	return len(o.Splits), copied, completed
 }
 
+// fromSlot reports that o has copied rows but no LSN yet (a crash after
+// its first chunk and before any commit the stream read): the changes it
+// needs start at the slot's confirmed LSN, which waits while any split's
+// committed LSN is 0. An offset that copied nothing needs no change from
+// before it joins (its copy's selects see them).
+func (o Offset) fromSlot() bool {
+	if o.LSN != 0 {
+		return false
+	}
+	if o.Rows > 0 || o.PK != nil || o.Win != nil || o.WinAll {
+		return true
+	}
+	for _, s := range o.Splits {
+		if s.Rows > 0 || s.PK != nil || s.Win != nil || s.WinAll {
+			return true
+		}
+	}
+	return false
+}
+
 // EncodeOffset returns o's bytes.
 func EncodeOffset(o Offset) []byte {
 	b, _ := json.Marshal(o) // strings, numbers and bools: cannot fail
@@ -154,7 +174,11 @@ func publishProgress(env connector.ReaderEnv, relation, split string, o Offset) 
 		est = -1
 	}
 	total, copied, completed := o.splitCounts()
-	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(o.PK, ", "),
+	pk := o.PK
+	if len(o.Splits) == 1 {
+		pk = o.Splits[0].PK // a range split's position
+	}
+	env.CDC(connector.CDCProgress{Relation: relation, Split: split, PK: strings.Join(pk, ", "),
 		Finished: o.Copied, Rows: o.Rows, Estimate: est, LSN: o.LSNString(),
 		SplitTotal: total, SplitBackfilled: copied, SplitCompleted: completed, Ranges: o.ranges()})
 }

@@ -16,13 +16,38 @@ import (
 )
 
 // The parallel copy (backfill.parallelism = n > 1, RisingWave's CDC
-// backfill v2): when the copy begins, the session finds n-1 quantiles of
-// the upstream table's first key column (pg_stats, or a sample), which
-// split the key space into ranges (Offset.Splits, persisted with the
-// offset, so a restart keeps them; backfill.num_rows_per_split sizes the
-// ranges instead). n worker goroutines, each over its own connection, copy
-// the ranges a chunk at a time, one chunk per range in flight, while the
-// session goroutine reads the one change stream for all of them:
+// backfill v2): CREATE finds n-1 quantiles of the upstream table's first
+// key column (pg_stats, or a sample; backfill.num_rows_per_split sizes the
+// ranges instead), which split the key space into ranges, recorded with
+// the table (OptRanges, Config.Bounds). Each range is a split of the table
+// ("0" to "n-1") with its own offset (an Offset whose Splits hold the one
+// range: bounds, position, rows, finished, window, LSNs; its LSN the
+// stream's position for the range), so the engine stores, shares out and
+// moves the ranges as any splits: the table's source actors (n of them at
+// CREATE, ALTER TABLE ... SET PARALLELISM changes it at any time) each
+// read their share, and after a rescale or a crash each range resumes
+// from its committed offset, whichever actor reads it.
+//
+// Where the changes are filtered. The slot is read once, by the hub's
+// session goroutine, which holds every registered range of the process as
+// a table of its own (their positions in memory, each range's offset as
+// queued): it routes each change to the range holding its key (route) and
+// filters it there against that range's copy exactly as for a table in
+// one range, then queues it on the Reader of the actor owning the range.
+// So the check is made in one goroutine against the range's own position,
+// in stream order with the range's copied rows, and a key's rows and
+// changes all go through one actor's queue in order: no two actors ever
+// write the same key, and no position is shared between goroutines
+// except through the windows below. A range whose reader is not
+// registered (its actor not started yet) drops its changes: when it
+// registers, its offset's LSN is behind the stream, which restarts from
+// there (errRestart), and each range skips the transactions at or below
+// its own LSN. A rescale stops every actor (the hub stops with its last
+// reader, dropping what was queued and not committed) and starts the new
+// ones over the committed offsets: the same as a restart.
+//
+// Each actor's reader copies its ranges a chunk at a time over a worker
+// connection of its own (pool), while the session reads the stream:
 //
 //   - the worker publishes the chunk's window (pwindow, through an atomic
 //     pointer: the keys above the range's position), selects the next
@@ -42,8 +67,10 @@ import (
 //     select reads them), queues the chunk's other rows and moves the
 //     range's position to hi.
 //
-// Each range has its own position, rows, finished flag and window (Win, as
-// Offset's), so a restart resumes every range from its own position.
+// A table created before ranges were fixed at CREATE with
+// backfill.parallelism > 1 keeps its ranges in its one split's offset
+// (planned when its copy began: planSplits), copied backfill.parallelism
+// at a time by its one actor, as before.
 
 // sampleBlocks bounds the blocks the split sampling reads per range
 // (TABLESAMPLE SYSTEM above it, at least minSampleBlocks): the quantiles
@@ -53,16 +80,57 @@ const (
 	minSampleBlocks = 128
 )
 
-// pcopy is a parallel copy in a session.
+// pcopy is a parallel copy in a session: the ranges of a table created
+// before ranges were fixed at CREATE, or the one range of a Ranged
+// table's split.
 type pcopy struct {
 	splits []*psplit
-	// The copy's workers, each with its own connection: at most
-	// Parallelism, started as ranges need them, a chunk per job; jobs is
-	// closed when the copy is done or the table leaves. busy counts the
-	// ranges with a chunk in flight (at most Parallelism: jobs never fills).
+}
+
+// pool is the copy workers of a reader, each with its own connection: at
+// most limit, started as ranges need them, a chunk per job; jobs is closed
+// when none of the reader's ranges copies any more or the reader leaves.
+// busy counts the chunks in flight (at most limit: jobs never fills). A
+// reader of a Ranged table's ranges (one actor's share) copies one chunk
+// at a time, so the copy's concurrency is the actors copying; a reader of
+// an older table's one split copies backfill.parallelism at a time.
+type pool struct {
 	jobs    chan pjob
+	limit   int
 	workers int
 	busy    int
+	lim     limiter
+}
+
+// pool returns t's reader's pool, made on first use.
+func (s *session) pool(t *table) *pool {
+	p := s.pools[t.r]
+	if p == nil {
+		p = &pool{limit: max(t.cfg.Parallelism, 1)}
+		if t.cfg.Ranged {
+			p.limit = 1
+		}
+		p.jobs = make(chan pjob, p.limit)
+		s.pools[t.r] = p
+	}
+	return p
+}
+
+// releasePool closes r's pool when none of r's tables in the session is
+// copying in ranges any more: its workers end after their chunks in
+// flight, whose watermarks are then ignored if their tables left.
+func (s *session) releasePool(r *Reader) {
+	p := s.pools[r]
+	if p == nil {
+		return
+	}
+	for _, t := range s.tables {
+		if t.r == r && t.par != nil && !t.sp.st.Copied {
+			return
+		}
+	}
+	close(p.jobs)
+	delete(s.pools, r)
 }
 
 // psplit is one range of a parallel copy in a session.
@@ -81,10 +149,11 @@ type psplit struct {
 	// pos caches the parsed range position.
 	pos    []types.Datum
 	posFor []string
-	// The chunk in flight: busy from dispatch to its watermark; win is
-	// published by the worker before its select, cur is the window once
-	// the session has seen it.
+	// The chunk in flight: busy from dispatch to its watermark (in pool);
+	// win is published by the worker before its select, cur is the window
+	// once the session has seen it.
 	busy bool
+	pool *pool
 	sent time.Time
 	win  atomic.Pointer[pwindow]
 	cur  *pwindow
@@ -123,8 +192,8 @@ type heldChange struct {
 // newPcopy makes the session's state of t's parallel copy from its offset
 // (nil splits: not planned yet).
 func (t *table) newPcopy() {
-	p := &pcopy{jobs: make(chan pjob, max(t.cfg.Parallelism, 1))}
-	for i, ss := range t.r.st.Splits {
+	p := &pcopy{}
+	for i, ss := range t.sp.st.Splits {
 		sp := &psplit{t: t, i: i, loText: ss.Lo, hiText: ss.Hi, staleAll: ss.WinAll}
 		sp.lo, sp.hi = t.parseBound(ss.Lo), t.parseBound(ss.Hi)
 		if ss.Win != nil && !ss.WinAll {
@@ -149,28 +218,60 @@ func (t *table) parseBound(s *string) *types.Datum {
 	return &d
 }
 
-// parallel reports whether t copies in ranges: its offset has them, or it
-// asks for them and has not begun copying.
+// parallel reports whether t copies in ranges: it is a range of a Ranged
+// table, its offset has them, or it asks for them and has not begun
+// copying.
 func parallel(cfg Config, o Offset) bool {
-	if len(o.Splits) > 0 {
+	if cfg.Ranged || len(o.Splits) > 0 {
 		return true
 	}
 	return (cfg.Parallelism > 1 || cfg.RowsPerSplit > 0) && !o.Copied && o.PK == nil && o.Rows == 0 && o.Win == nil && !o.WinAll
 }
 
 // planSplits splits the key space into ranges by quantiles of the first
-// key column (quantiles), and puts them in the offset (queued as a
-// marker, so the next commit keeps them). Repeated quantiles (a
-// skewed column) make fewer ranges; an empty table makes one.
+// key column (planBounds), and puts them in the offset (queued as a
+// marker, so the next commit keeps them): the copy of a table created
+// before its ranges were fixed at CREATE (not Ranged), all in its one
+// split.
 func (t *table) planSplits(ctx context.Context) error {
-	b, st := t.b, &t.r.st
-	n, err := t.ranges(ctx)
+	bs, err := planBounds(ctx, t.s.conn, t.cfg, t.b, t.oid, t.sp.st.Estimate)
 	if err != nil {
-		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
+		return err
 	}
-	qs, err := t.quantiles(ctx, n)
+	splits := make([]SplitState, len(bs)+1)
+	for i := range splits {
+		splits[i] = rangeState(bs, i)
+	}
+	t.sp.st.Splits = splits
+	t.newPcopy()
+	return t.marker(ctx)
+}
+
+// rangeState is range i's state before its copy begins: its bounds among bs.
+func rangeState(bs []string, i int) SplitState {
+	ss := SplitState{ID: i}
+	if i > 0 {
+		ss.Lo = &bs[i-1]
+	}
+	if i < len(bs) {
+		ss.Hi = &bs[i]
+	}
+	return ss
+}
+
+// planBounds returns the bounds that split the key space of cfg's table
+// into ranges (n-1 for n ranges, sorted, distinct, in text): quantiles of
+// the first key column (quantiles). Repeated quantiles (a skewed column)
+// make fewer ranges; an empty table makes one. est is the upstream's row
+// estimate (0: unknown).
+func planBounds(ctx context.Context, conn *pgconn.PgConn, cfg Config, b *binding, oid uint32, est int64) ([]string, error) {
+	n, err := rangeCount(ctx, conn, cfg, oid, est)
 	if err != nil {
-		return fmt.Errorf("split %s for a parallel copy: %w", t.cfg.QualifiedTable(), err)
+		return nil, fmt.Errorf("split %s for a parallel copy: %w", cfg.QualifiedTable(), err)
+	}
+	qs, err := quantiles(ctx, conn, cfg, b, oid, n)
+	if err != nil {
+		return nil, fmt.Errorf("split %s for a parallel copy: %w", cfg.QualifiedTable(), err)
 	}
 	type bound struct {
 		text string
@@ -180,37 +281,28 @@ func (t *table) planSplits(ctx context.Context) error {
 	for _, q := range qs {
 		d, err := types.ParseText(b.pkTypes[0], q)
 		if err != nil {
-			return fmt.Errorf("split %s for a parallel copy: a key value %q: %w", t.cfg.QualifiedTable(), q, err)
+			return nil, fmt.Errorf("split %s for a parallel copy: a key value %q: %w", cfg.QualifiedTable(), q, err)
 		}
 		bs = append(bs, bound{q, d})
 	}
 	sort.Slice(bs, func(i, j int) bool { return types.Compare(b.pkTypes[0], &bs[i].d, &bs[j].d) < 0 })
 	bs = slices.CompactFunc(bs, func(x, y bound) bool { return types.Compare(b.pkTypes[0], &x.d, &y.d) == 0 })
-	splits := make([]SplitState, len(bs)+1)
-	for i := range splits {
-		splits[i].ID = i
-		if i > 0 {
-			splits[i].Lo = &bs[i-1].text
-		}
-		if i < len(bs) {
-			splits[i].Hi = &bs[i].text
-		}
+	out := make([]string, len(bs))
+	for i, x := range bs {
+		out[i] = x.text
 	}
-	st.Splits = splits
-	t.newPcopy()
-	return t.marker(ctx)
+	return out, nil
 }
 
-// ranges is how many ranges the copy is split into: Parallelism, or with
-// RowsPerSplit the upstream's rows (its estimate, or a count over a sample
+// rangeCount is how many ranges the copy is split into: Parallelism, or with
+// RowsPerSplit the upstream's rows (its estimate est, or a count over a sample
 // when it has none) over it, from 1 to MaxRanges.
-func (t *table) ranges(ctx context.Context) (int, error) {
-	if t.cfg.RowsPerSplit <= 0 {
-		return t.cfg.Parallelism, nil
+func rangeCount(ctx context.Context, conn *pgconn.PgConn, cfg Config, oid uint32, est int64) (int, error) {
+	if cfg.RowsPerSplit <= 0 {
+		return cfg.Parallelism, nil
 	}
-	est := t.r.st.Estimate
 	if est <= 0 {
-		rows, err := query(ctx, t.s.conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", t.oid))
+		rows, err := query(ctx, conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", oid))
 		if err != nil {
 			return 0, err
 		}
@@ -219,13 +311,13 @@ func (t *table) ranges(ctx context.Context) (int, error) {
 			scale = float64(blocks) / minSampleBlocks
 			sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%g)", 100/scale)
 		}
-		if rows, err = query(ctx, t.s.conn, "SELECT count(*) FROM "+t.cfg.QualifiedTable()+sample); err != nil {
+		if rows, err = query(ctx, conn, "SELECT count(*) FROM "+cfg.QualifiedTable()+sample); err != nil {
 			return 0, err
 		}
 		n, _ := strconv.ParseInt(rows[0][0], 10, 64)
 		est = int64(float64(n) * scale)
 	}
-	return int(min(max((est+t.cfg.RowsPerSplit-1)/t.cfg.RowsPerSplit, 1), MaxRanges)), nil
+	return int(min(max((est+cfg.RowsPerSplit-1)/cfg.RowsPerSplit, 1), MaxRanges)), nil
 }
 
 // quantiles returns n-1 quantiles of the first key column (fewer when
@@ -234,8 +326,7 @@ func (t *table) ranges(ctx context.Context) (int, error) {
 // most common values; its order the copy's: no COLLATE "C"), else over a
 // sample of the table (TABLESAMPLE SYSTEM of sampleBlocks a range, at
 // least minSampleBlocks, on tables larger than that).
-func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
-	b, conn := t.b, t.s.conn
+func quantiles(ctx context.Context, conn *pgconn.PgConn, cfg Config, b *binding, oid uint32, n int) ([]string, error) {
 	if n <= 1 {
 		return nil, nil
 	}
@@ -243,7 +334,7 @@ func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
 	if len(b.pk) == 1 && !b.collate[0] {
 		rows, err := query(ctx, conn, fmt.Sprintf(`SELECT v FROM unnest((SELECT histogram_bounds::text::text[] FROM pg_stats
 			WHERE schemaname = %s AND tablename = %s AND attname = %s ORDER BY inherited DESC LIMIT 1)) WITH ORDINALITY AS h(v, i) ORDER BY i`,
-			quoteLiteral(t.cfg.Schema), quoteLiteral(t.cfg.Table), quoteLiteral(b.names[b.pk[0]])))
+			quoteLiteral(cfg.Schema), quoteLiteral(cfg.Table), quoteLiteral(b.names[b.pk[0]])))
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +349,7 @@ func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
 	if b.collate[0] {
 		col += ` COLLATE "C"`
 	}
-	rows, err := query(ctx, conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", t.oid))
+	rows, err := query(ctx, conn, fmt.Sprintf("SELECT pg_relation_size(%d) / current_setting('block_size')::int8", oid))
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +363,7 @@ func (t *table) quantiles(ctx context.Context, n int) ([]string, error) {
 		fr[i] = strconv.FormatFloat(float64(i+1)/float64(n), 'f', -1, 64)
 	}
 	rows, err = query(ctx, conn, fmt.Sprintf("SELECT DISTINCT q::text FROM unnest((SELECT percentile_disc(ARRAY[%s]::float8[]) WITHIN GROUP (ORDER BY %s) FROM %s%s)) AS q",
-		strings.Join(fr, ", "), col, t.cfg.QualifiedTable(), sample))
+		strings.Join(fr, ", "), col, cfg.QualifiedTable(), sample))
 	if err != nil {
 		return nil, err
 	}
@@ -307,11 +398,11 @@ func (sp *psplit) observe() *pwindow {
 // ptake decides whether a change (op, row) of key applies now (take, for a
 // parallel copy); a change held back by its range's window is not (yet).
 func (t *table) ptake(key []types.Datum, pk []string, op types.Op, row []types.Datum) bool {
-	if len(t.r.st.Splits) == 0 {
+	if len(t.sp.st.Splits) == 0 {
 		return false // not planned yet: nothing copied
 	}
 	sp := t.par.find(t.b.pkTypes, key)
-	ss := &t.r.st.Splits[sp.i]
+	ss := &t.sp.st.Splits[sp.i]
 	if ss.Copied {
 		return true
 	}
@@ -347,24 +438,25 @@ func (t *table) ptruncate() {
 func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, error) {
 	wait := time.Duration(-1)
 	for _, t := range s.order {
-		if t.par == nil || t.r.st.Copied {
+		if t.par == nil || t.sp.st.Copied {
 			continue
 		}
 		t.estimate(ctx)
-		if len(t.r.st.Splits) == 0 {
+		if len(t.sp.st.Splits) == 0 {
 			if err := t.planSplits(ctx); err != nil {
 				return 0, err
 			}
 		}
+		p := s.pool(t)
 		for _, sp := range t.par.splits {
-			ss := t.r.st.Splits[sp.i]
-			if t.par.busy >= max(t.cfg.Parallelism, 1) {
+			ss := t.sp.st.Splits[sp.i]
+			if p.busy >= p.limit {
 				break
 			}
 			if sp.busy || ss.Copied {
 				continue
 			}
-			n, w := t.allowance(now)
+			n, w := p.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
 			if n == 0 {
 				if wait < 0 || w < wait {
 					wait = w
@@ -372,19 +464,19 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 				break
 			}
 			if ss.LSNLow == 0 {
-				lsn := max(t.r.st.LSN, s.pos)
-				t.r.st = t.r.st.withSplit(sp.i, func(ss *SplitState) { ss.LSNLow = lsn })
+				lsn := max(t.sp.st.LSN, s.pos)
+				t.sp.st = t.sp.st.withSplit(sp.i, func(ss *SplitState) { ss.LSNLow = lsn })
 			}
-			if t.par.workers <= t.par.busy {
-				s.startWorker(t)
+			if p.workers <= p.busy {
+				s.startWorker(p)
 			}
 			s.seq++
 			wm := fmt.Sprintf("%s/%s/%d", s.cfg.Slot, s.nonce, s.seq)
-			sp.busy, sp.sent, sp.cur = true, now, nil
-			t.par.busy++
+			sp.busy, sp.sent, sp.cur, sp.pool = true, now, nil, p
+			p.busy++
 			sp.win.Store(nil)
 			s.wms[wm] = sp
-			t.par.jobs <- pjob{sp: sp, pos: ss.PK, n: n, wm: wm} // busy <= Parallelism: never blocks
+			p.jobs <- pjob{sp: sp, pos: ss.PK, n: n, wm: wm} // busy <= limit: never blocks
 		}
 	}
 	return wait, nil
@@ -393,12 +485,12 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 // workerConns counts the connections the workers open (tests).
 var workerConns atomic.Int64
 
-// startWorker starts a worker of t's copy: its own connection, a chunk per
-// job, until the copy is done (jobs closed) or the session's workers stop.
-// A failure ends the session (workerErr).
-func (s *session) startWorker(t *table) {
-	t.par.workers++
-	jobs, ctx := t.par.jobs, s.wctx
+// startWorker starts a worker of p: its own connection, a chunk per job,
+// until p is released (jobs closed) or the session's workers stop. A
+// failure ends the session (workerErr).
+func (s *session) startWorker(p *pool) {
+	p.workers++
+	jobs, ctx := p.jobs, s.wctx
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -466,16 +558,6 @@ func (s *session) stopWorkers() {
 		s.wcancel()
 	}
 	s.wg.Wait()
-}
-
-// stopWorkers ends the workers of t's copy (the table left the session, or
-// the copy is done): each ends after its chunk in flight, whose watermark
-// is then ignored.
-func (t *table) stopWorkers() {
-	if t.par != nil && t.par.jobs != nil {
-		close(t.par.jobs)
-		t.par.jobs = nil
-	}
 }
 
 // keyColumns are the key's columns in the copy's order (text columns of a
@@ -574,18 +656,18 @@ func (sp *psplit) copyChunk(ctx context.Context, conn *pgconn.PgConn, j pjob) er
 func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	w := sp.observe()
 	sp.busy, sp.cur = false, nil
-	sp.t.par.busy--
+	sp.pool.busy--
 	sp.win.Store(nil)
 	s.kick = true
 	t := sp.t
-	if w == nil || s.tables[t.r.name] != t {
+	if w == nil || s.tables[t.sp.key] != t {
 		return nil // the table left
 	}
 	<-w.ready // closed before the watermark was written
 	b := t.b
 	// From here the table may hold keys of the chunk (a resumed copy looks
 	// its rows up).
-	t.r.st = t.r.st.withSplit(sp.i, func(ss *SplitState) {
+	t.sp.st = t.sp.st.withSplit(sp.i, func(ss *SplitState) {
 		switch {
 		case sp.staleAll || w.hi == nil:
 			ss.Win, ss.WinAll = nil, true
@@ -599,7 +681,7 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	// chunk rows are dropped), the others are dropped (a later chunk reads
 	// them).
 	dirty := map[string]bool{}
-	ch := &segment{base: t.r.st}
+	ch := &segment{base: t.sp.st}
 	for _, c := range w.held {
 		if w.hi == nil || compareKeys(b.pkTypes, c.key, w.hi) <= 0 {
 			dirty[keyString(c.pk)] = true
@@ -612,7 +694,7 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 			return err
 		}
 	}
-	seg := &segment{copy: true, par: true, split: sp.i, stale: sp.staleAll, base: t.r.st}
+	seg := &segment{copy: true, par: true, split: sp.i, stale: sp.staleAll, base: t.sp.st}
 	for k, row := range w.rows {
 		pk := w.pks[k]
 		if w.truncated || dirty[keyString(pk)] {
@@ -622,7 +704,7 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 			if err := t.queueCopy(ctx, seg); err != nil {
 				return err
 			}
-			seg = &segment{copy: true, par: true, split: sp.i, stale: stale, base: t.r.st}
+			seg = &segment{copy: true, par: true, split: sp.i, stale: stale, base: t.sp.st}
 		}
 		seg.rows = append(seg.rows, row)
 		seg.ops = append(seg.ops, types.OpInsert)
@@ -631,9 +713,9 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	if err := t.queueCopy(ctx, seg); err != nil {
 		return err
 	}
-	lsn := max(t.r.st.LSN, s.pos)
+	lsn := max(t.sp.st.LSN, s.pos)
 	keepStale := w.hi != nil && (sp.staleAll || sp.stale != nil && compareKeys(b.pkTypes, sp.stale, w.hi) > 0)
-	t.r.st = t.r.st.withSplit(sp.i, func(ss *SplitState) {
+	t.sp.st = t.sp.st.withSplit(sp.i, func(ss *SplitState) {
 		ss.Win, ss.WinAll = nil, false
 		switch {
 		case w.hi == nil:
@@ -649,11 +731,11 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 		sp.stale, sp.staleText, sp.staleAll = nil, nil, false
 	}
 	copied := true
-	for _, ss := range t.r.st.Splits {
+	for _, ss := range t.sp.st.Splits {
 		copied = copied && ss.Copied
 	}
-	if t.r.st.Copied = copied; copied {
-		t.stopWorkers()
+	if t.sp.st.Copied = copied; copied {
+		s.releasePool(t.r)
 	}
 	return t.marker(ctx)
 }

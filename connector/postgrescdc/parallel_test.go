@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // checkSplits checks a parallel copy's offset: want ranges (at least 2),
@@ -356,4 +357,255 @@ func TestParallelRowsPerSplit(t *testing.T) {
 		t.Fatalf("%d ranges for %d rows at 2000 a range", len(o.Splits), rows)
 	}
 	checkSplits(t, o, 20)
+}
+
+// ranged reopens a table's Source as CREATE records it: with the key
+// ranges Check fixed (OptRanges), so that its splits are the ranges.
+func ranged(t *testing.T, s *Source, sp connector.SourceSpec) (*Source, connector.SourceSpec) {
+	t.Helper()
+	if ok, _ := s.SharedSplits(); !ok {
+		t.Fatalf("a table with %s = %s does not share its splits out", OptParallelism, sp.Props[OptParallelism])
+	}
+	sp.Props = s.Resolved()
+	if sp.Props[OptRanges] == "" {
+		t.Fatalf("Check fixed no ranges: %v", sp.Props)
+	}
+	r, err := ParseSource(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, sp
+}
+
+// readers are the readers of a ranged table's splits as one share of them
+// (an actor's each), reading into one mirror.
+type readers struct {
+	rs []connector.SplitReader
+}
+
+func openShare(t *testing.T, s *Source, m *mirror, share [][]string) *readers {
+	t.Helper()
+	out := &readers{}
+	for _, splits := range share {
+		var offs []connector.SplitOffset
+		for _, sp := range splits {
+			offs = append(offs, connector.SplitOffset{Split: sp, Offset: m.offsets[sp]})
+		}
+		r, err := s.Reader(context.Background(), offs, connector.ReaderEnv{Trouble: func(err error) { t.Logf("trouble: %v", err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		out.rs = append(out.rs, r)
+	}
+	return out
+}
+
+func (rs *readers) close() {
+	for _, r := range rs.rs {
+		r.Close()
+	}
+}
+
+// readAll makes up to n reads over the readers, round robin; it reports
+// whether any found rows.
+func (rs *readers) readAll(t *testing.T, m *mirror, n, limit int) bool {
+	t.Helper()
+	any := false
+	for i := 0; i < n; i++ {
+		if m.read(t, rs.rs[i%len(rs.rs)], limit) {
+			any = true
+		}
+	}
+	return any
+}
+
+// until reads until cond holds (checked when no reader has anything).
+func (rs *readers) until(t *testing.T, m *mirror, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if rs.readAll(t, m, len(rs.rs), 256) {
+			continue
+		}
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (%d rows)", what, len(m.rows))
+		}
+		time.Sleep(20 * time.Millisecond) // polling several readers
+	}
+}
+
+// commit tells the readers that the mirror's offsets are committed.
+func (rs *readers) commit(m *mirror) {
+	for _, r := range rs.rs {
+		for split, off := range m.offsets {
+			r.(connector.OffsetCommitter).Committed(split, off)
+		}
+	}
+}
+
+// rangedCopied reports whether every range's offset says copied, and the
+// rows they count.
+func rangedCopied(t *testing.T, m *mirror, splits []string) (bool, int64) {
+	t.Helper()
+	all, rows := true, int64(0)
+	for _, sp := range splits {
+		o, err := DecodeOffset(m.offsets[sp])
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = all && o.Copied
+		rows += o.Rows
+	}
+	return all, rows
+}
+
+// TestRangedSplitsMove copies a table whose 4 key ranges are its splits
+// while a writer changes it, the ranges read by readers that change (an
+// actor's share each: 2 readers of 2, 4 of 1, 1 of 4, 3) between
+// "crashes" that forget what was read after the last commit: each range
+// resumes from its own offset in whichever reader, the mirror equals the
+// upstream, and the rows copied over all runs stay under 1.2x.
+func TestRangedSplitsMove(t *testing.T) {
+	u := startUpstream(t)
+	const rows = 20000
+	u.exec("CREATE TABLE t (id int8 PRIMARY KEY, v text, n int4)",
+		fmt.Sprintf("INSERT INTO t SELECT g, 'row ' || g, g %% 100 FROM generate_series(1, %d) g", rows), "ANALYZE t")
+	sp := spec("public.t", u.props("t", OptChunkRows, "400", OptParallelism, "4"), simpleCols, "id")
+	s, sp := ranged(t, open(t, sp), sp)
+	splits := s.splits()
+	if !slices.Equal(splits, []string{"0", "1", "2", "3"}) {
+		t.Fatalf("splits %v, want 4 ranges", splits)
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("writer seed %d", seed)
+	w := startWriter(t, u, "t", rows*6/5, seed)
+	m := newMirror(sp)
+	committed := m.clone()
+	shares := [][][]string{{{"0", "2"}, {"1", "3"}}, {{"0"}, {"1"}, {"2"}, {"3"}}, {{"3", "2", "1", "0"}}, {{"1"}, {"0", "3"}, {"2"}}}
+	var read int64
+	for i, share := range shares {
+		m = committed.clone()
+		_, start := rangedCopied(t, m, splits)
+		rs := openShare(t, s, m, share)
+		for k := 0; k < 6; k++ {
+			rs.readAll(t, m, 4, 300)
+			time.Sleep(20 * time.Millisecond) // the copies move on meanwhile
+		}
+		committed = m.clone()
+		rs.commit(committed)
+		rs.readAll(t, m, 2, 100) // read after the commit: forgotten by the crash
+		rs.close()
+		_, now := rangedCopied(t, m, splits)
+		read += now - start
+		done, c := rangedCopied(t, committed, splits)
+		if done {
+			t.Fatalf("share %d: the copy finished: crash earlier", i)
+		}
+		t.Logf("share %v: %d rows committed", share, c)
+	}
+	m = committed.clone()
+	_, start := rangedCopied(t, m, splits)
+	rs := openShare(t, s, m, [][]string{{"0", "1"}, {"2", "3"}})
+	rs.until(t, m, "the copy", func() bool { done, _ := rangedCopied(t, m, splits); return done })
+	_, end := rangedCopied(t, m, splits)
+	read += end - start
+	w.finish(t)
+	u.exec("INSERT INTO t VALUES (-1, 'sentinel', 0), (100000000, 'sentinel', 0)")
+	rs.until(t, m, "the sentinels", func() bool {
+		_, a := m.rows["-1"]
+		_, b := m.rows["100000000"]
+		return a && b
+	})
+	// Each range's reader follows the stream on its own: poll until the
+	// mirror has caught up with every one.
+	want := u.rows(sp, "t")
+	for deadline := time.Now().Add(time.Minute); !slices.Equal(m.sorted(), want) && time.Now().Before(deadline); {
+		rs.readAll(t, m, 4, 256)
+		time.Sleep(20 * time.Millisecond) // polling
+	}
+	sameRows(t, "after the ranges moved", m.sorted(), want)
+	for _, split := range splits {
+		o, _ := DecodeOffset(m.offsets[split])
+		if len(o.Splits) != 1 || o.Splits[0].ID != indexOf(splits, split) || !o.Splits[0].Copied {
+			t.Errorf("range %s's offset: %+v", split, o)
+		}
+	}
+	if read > int64(len(want))*12/10 {
+		t.Errorf("%d rows copied over all runs for a table of %d rows: more than 1.2x", read, len(want))
+	}
+	t.Logf("%d rows copied over all runs, the table has %d", read, len(want))
+}
+
+// TestRangedTruncate: an upstream TRUNCATE in the copy of a table in 4
+// ranges read by 2 readers deletes each range's rows in that range's
+// order (TruncateIn), and the mirror converges.
+func TestRangedTruncate(t *testing.T) {
+	u := startUpstream(t)
+	u.exec("CREATE TABLE tr (id int8 PRIMARY KEY, v text, n int4)",
+		"INSERT INTO tr SELECT g, 'row ' || g, g FROM generate_series(1, 5000) g", "ANALYZE tr")
+	sp := spec("public.tr", u.props("tr", OptChunkRows, "300", OptParallelism, "4"), simpleCols, "id")
+	s, sp := ranged(t, open(t, sp), sp)
+	m := newMirror(sp)
+	rs := openShare(t, s, m, [][]string{{"0", "1"}, {"2", "3"}})
+	rs.readAll(t, m, 6, 200)
+	u.exec("BEGIN; INSERT INTO tr VALUES (100000, 'gone', 0); TRUNCATE tr; INSERT INTO tr SELECT g, 'after ' || g, g FROM generate_series(1, 4000, 7) g; COMMIT")
+	rs.until(t, m, "the copy", func() bool { done, _ := rangedCopied(t, m, s.splits()); return done && m.truncates == 4 })
+	u.exec("INSERT INTO tr VALUES (-1, 'sentinel', 0)")
+	rs.until(t, m, "the sentinel", func() bool { _, ok := m.rows["-1"]; return ok })
+	sameRows(t, "after a truncate in a ranged copy", m.sorted(), u.rows(sp, "tr"))
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestRouteByRange: a change goes to the range holding its key's first
+// column (lo < k <= hi), none when that range is not in the session; a
+// range's TRUNCATE deletes the rows of its range alone.
+func TestRouteByRange(t *testing.T) {
+	bounds := []string{"100", "200"}
+	b := &binding{names: []string{"id", "v"}, types: []types.T{types.TInt64, types.TVarchar}, pk: []int{0}, pkTypes: []types.T{types.TInt64}}
+	cfg := Config{Ranged: true, Bounds: bounds}
+	mk := func(i int) *table {
+		t := &table{cfg: cfg, b: b, sp: &rsplit{name: strconv.Itoa(i), st: Offset{Splits: []SplitState{rangeState(bounds, i)}}}}
+		t.newPcopy()
+		return t
+	}
+	all := []*table{mk(0), mk(1), mk(2)}
+	key := func(k int64) []types.Datum { return []types.Datum{types.DInt(k)} }
+	for _, c := range []struct {
+		ts   []*table
+		k    int64
+		want string // the range's split, "" for none
+	}{
+		{all, -5, "0"}, {all, 100, "0"}, {all, 101, "1"}, {all, 200, "1"}, {all, 201, "2"}, {all, 1 << 40, "2"},
+		{all[1:], 50, ""}, {all[1:], 150, "1"}, {[]*table{all[0], all[2]}, 150, ""}, {[]*table{all[0], all[2]}, 250, "2"}, {all[:2], 300, ""},
+	} {
+		got := ""
+		if r := route(c.ts, key(c.k)); r != nil {
+			got = r.sp.name
+		}
+		if got != c.want {
+			t.Errorf("key %d over %d ranges: range %q, want %q", c.k, len(c.ts), got, c.want)
+		}
+	}
+	in := all[1].rangeRows()
+	for k, want := range map[int64]bool{100: false, 101: true, 200: true, 201: false} {
+		if got := in([]types.Datum{types.DInt(k), types.DString("x")}); got != want {
+			t.Errorf("range 1's truncate holds key %d: %v, want %v", k, got, want)
+		}
+	}
+	one := &table{cfg: Config{}, b: b, sp: &rsplit{name: "public.t"}}
+	if route([]*table{one}, key(7)) != one || one.rangeRows() != nil {
+		t.Error("a table in one range takes every key and truncates every row")
+	}
 }

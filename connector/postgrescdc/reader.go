@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,11 +48,13 @@ const (
 	throttleWait = 200 * time.Millisecond
 )
 
-// Reader reads one table's split (connector.SplitReader): the table's
-// hub (the goroutine of its replication slot, shared with the slot's other
-// tables) copies the table in primary-key chunks interleaved with the
-// change stream and then follows the stream, queueing segments of rows with
-// the offset after them; Read takes from the queue's head.
+// Reader reads splits of one table (connector.SplitReader): the table's
+// one split, or an actor's share of a ranged table's key ranges. The
+// table's hub (the goroutine of its replication slot, shared with the
+// slot's other tables and the table's other readers) copies each split in
+// primary-key chunks interleaved with the change stream and then follows
+// the stream, queueing segments of rows with the split's offset after
+// them; Read takes from the queue's head.
 //
 // The interleaving (DBLog's watermarks): for each chunk, select the next
 // ChunkRows rows above the last copied key (the snapshot of one statement),
@@ -69,23 +72,18 @@ const (
 // persisted LSN.
 type Reader struct {
 	src    *Source
-	split  string
-	name   string // the Tributary table's (its key in the hub)
+	name   string // the Tributary table's
 	env    connector.ReaderEnv
 	trbl   *connector.TroubleLog
 	hub    *hub
 	closed chan struct{}
 	ready  chan struct{}
 	space  chan struct{}
-	// committed is the LSN the engine has made durable (Committed); the
-	// slot's confirmed LSN is the least over its tables.
-	committed atomic.Uint64
 	// copyRate is the copy's rate limit in rows per second (< 0
 	// unlimited, 0 paused; SetBackfillRate): the stream is not limited.
 	copyRate atomic.Int64
-	// st is the offset after everything queued; only the hub's session
-	// goroutine uses it once the reader is registered.
-	st Offset
+	// splits are the reader's splits, in the order given (fixed).
+	splits []*rsplit
 
 	closeOnce sync.Once
 
@@ -98,12 +96,52 @@ type Reader struct {
 	cur *segment // Read's
 }
 
-// segment is rows queued for Read, with the offset after any prefix; or,
-// with truncate, an upstream TRUNCATE (no rows).
+// rsplit is one split a Reader reads: the table's one split, or one key
+// range of a Ranged table.
+type rsplit struct {
+	name string // connector.SplitOffset.Split
+	key  string // the hub's: the relation and the split
+	// committed is the LSN the engine has made durable for the split
+	// (Committed); the slot's confirmed LSN is the least over its splits.
+	committed atomic.Uint64
+	// st is the offset after everything queued; only the hub's session
+	// goroutine uses it once the reader is registered.
+	st Offset
+}
+
+// splitKey is a split's key in the hub: its table's and its own name.
+func splitKey(relation, split string) string { return relation + "\x00" + split }
+
+// allKeys are the hub keys of every split of r's table (those other
+// actors read too, for a Ranged table).
+func (r *Reader) allKeys() []string {
+	names := r.src.splits()
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = splitKey(r.name, n)
+	}
+	return keys
+}
+
+func (r *Reader) split(name string) *rsplit {
+	for _, sp := range r.splits {
+		if sp.name == name {
+			return sp
+		}
+	}
+	return nil
+}
+
+// segment is rows queued for Read, with the offset of its split after any
+// prefix; or, with truncate, an upstream TRUNCATE (no rows).
 type segment struct {
+	sp       *rsplit
 	truncate bool
-	ops      []types.Op
-	rows     [][]types.Datum
+	// in (with truncate): the rows the TRUNCATE deletes are those of a
+	// Ranged table's range (nil: all).
+	in   func(row []types.Datum) bool
+	ops  []types.Op
+	rows [][]types.Datum
 	// copy: rows copied in key order; after k rows the offset is base with
 	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
 	// after any prefix is base.
@@ -140,18 +178,25 @@ func (s *segment) after(k int) Offset {
 	return o
 }
 
-func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, error) {
-	start, err := DecodeOffset(offset)
-	if err != nil {
-		return nil, fmt.Errorf("postgres-cdc %s: %w", s.spec.Relation, err)
-	}
+func newReader(s *Source, splits []connector.SplitOffset, env connector.ReaderEnv) (*Reader, error) {
 	r := &Reader{
-		src: s, split: s.split(), name: s.spec.Relation, env: env, trbl: &connector.TroubleLog{Fn: env.Trouble}, st: start,
+		src: s, name: s.spec.Relation, env: env, trbl: &connector.TroubleLog{Fn: env.Trouble},
 		closed: make(chan struct{}), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
 	}
-	r.committed.Store(start.LSN)
+	for _, so := range splits {
+		start, err := DecodeOffset(so.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("postgres-cdc %s split %s: %w", s.spec.Relation, so.Split, err)
+		}
+		if i, ok := s.rangeOf(so.Split); ok && len(start.Splits) == 0 {
+			start.Splits = []SplitState{rangeState(s.cfg.Bounds, i)} // the range's copy begins
+		}
+		sp := &rsplit{name: so.Split, key: splitKey(r.name, so.Split), st: start}
+		sp.committed.Store(start.LSN)
+		r.splits = append(r.splits, sp)
+		publishProgress(env, s.spec.Relation, sp.name, start)
+	}
 	r.copyRate.Store(-1)
-	publishProgress(env, s.spec.Relation, r.split, start)
 	r.hub = hubFor(s.cfg)
 	if err := r.hub.register(r, s.cfg.Siblings); err != nil {
 		return nil, err
@@ -159,14 +204,16 @@ func newReader(s *Source, offset []byte, env connector.ReaderEnv) (*Reader, erro
 	return r, nil
 }
 
-// Read implements connector.SplitReader: rows from the queued segments, up
-// to limit (every prefix of the queue ends at a valid offset).
+// Read implements connector.SplitReader: rows of one split from the
+// queued segments, up to limit (every prefix of the queue ends at a valid
+// offset).
 func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error) {
 	if limit <= 0 {
 		return connector.ReadResult{}, nil
 	}
 	n := 0
 	var o Offset
+	var sp *rsplit
 	took := false
 	fresh := false // the rows taken are a copy's (ReadResult.Fresh)
 	for n < limit {
@@ -176,6 +223,9 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 			}
 		}
 		s := r.cur
+		if took && s.sp != sp {
+			break // one split per result
+		}
 		if len(s.rows) > s.pos {
 			// Copied rows and changes are not mixed in one result: a
 			// copy's rows are written without a lookup.
@@ -192,7 +242,7 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 			if r.queued() {
 				signal(r.ready)
 			}
-			return connector.ReadResult{Split: r.split, Offset: EncodeOffset(s.base), Next: s.base.Rows, Truncate: true}, nil
+			return connector.ReadResult{Split: s.sp.name, Offset: EncodeOffset(s.base), Next: s.base.Rows, Truncate: true, TruncateIn: s.in}, nil
 		}
 		k := min(limit-n, len(s.rows)-s.pos)
 		for i := s.pos; i < s.pos+k; i++ {
@@ -201,7 +251,7 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 		}
 		s.pos += k
 		n += k
-		o, took = s.after(s.pos), true
+		o, took, sp = s.after(s.pos), true, s.sp
 		if s.pos == len(s.rows) {
 			r.cur = nil
 		}
@@ -212,20 +262,21 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 	if r.cur != nil || r.queued() {
 		signal(r.ready)
 	}
-	return connector.ReadResult{Split: r.split, Rows: n, Offset: EncodeOffset(o), Next: o.Rows, Fresh: fresh && n > 0}, nil
+	return connector.ReadResult{Split: sp.name, Rows: n, Offset: EncodeOffset(o), Next: o.Rows, Fresh: fresh && n > 0}, nil
 }
 
 // Committed implements connector.OffsetCommitter: the upstream may free
-// the WAL below the offset's LSN once every table of the slot has
+// the WAL below the offset's LSN once every split of the slot's tables has
 // committed it; rw_cdc_progress shows the offset.
 func (r *Reader) Committed(split string, offset []byte) {
 	o, err := DecodeOffset(offset)
-	if err != nil || split != r.split {
+	sp := r.split(split)
+	if err != nil || sp == nil {
 		return
 	}
 	for {
-		old := r.committed.Load()
-		if o.LSN <= old || r.committed.CompareAndSwap(old, o.LSN) {
+		old := sp.committed.Load()
+		if o.LSN <= old || sp.committed.CompareAndSwap(old, o.LSN) {
 			break
 		}
 	}
@@ -235,8 +286,12 @@ func (r *Reader) Committed(split string, offset []byte) {
 // LogLag implements connector.LogLagger: the upstream's WAL end as the
 // replication stream last reported it, less the LSN the engine committed.
 func (r *Reader) LogLag(split string) (int64, bool) {
-	end, committed := r.hub.walEnd.Load(), r.committed.Load()
-	if split != r.split || end == 0 || committed == 0 {
+	sp := r.split(split)
+	if sp == nil {
+		return 0, false
+	}
+	end, committed := r.hub.walEnd.Load(), sp.committed.Load()
+	if end == 0 || committed == 0 {
 		return 0, false
 	}
 	return int64(end - min(committed, end)), true
@@ -292,11 +347,13 @@ type session struct {
 	cfg  Config // the connection and the slot
 	conn *pgconn.PgConn
 	repl *pgconn.PgConn
-	// tables by split, their order (round robin) and by relation id.
+	// tables by split key (a table's split, or a key range of a Ranged
+	// table, each with its own offset), their order (round robin) and by
+	// relation id (a Ranged table's ranges in range order).
 	tables map[string]*table
 	order  []*table
 	next   int
-	byRel  map[uint32]*table
+	byRel  map[uint32][]*table
 	// rels are the stream's relations as last described (pgoutput
 	// describes a relation once per session, before its first change,
 	// whether or not a table reads it yet).
@@ -318,6 +375,8 @@ type session struct {
 	// finished (the pump returns to dispatch the range's next).
 	wms  map[string]*psplit
 	kick bool
+	// pools are the parallel copies' workers, by reader (parallel.go).
+	pools map[*Reader]*pool
 	// The parallel copies' workers: stopped with the session; a failure
 	// ends it.
 	wctx    context.Context
@@ -329,10 +388,13 @@ type session struct {
 	lastStatus time.Time
 }
 
-// table is one table in a session.
+// table is one split of a table in a session: the table's one split, or
+// one key range of a Ranged table (whose ranges share the relation's
+// changes, each taking the keys in its range).
 type table struct {
 	s   *session
 	r   *Reader
+	sp  *rsplit
 	cfg Config // the table's (schema, table, chunk size)
 	b   *binding
 	oid uint32
@@ -347,9 +409,8 @@ type table struct {
 	win        *window
 	lastMarker time.Time
 	pkBuf      []types.Datum
-	// The copy's rate limit (allowance).
-	tokens     float64
-	lastTokens time.Time
+	// The copy's rate limit (a copy in one range).
+	lim limiter
 	// lastEstimate is when the upstream's row estimate was last asked for.
 	lastEstimate time.Time
 	// copied caches the parsed key of st.PK (copiedKey).
@@ -380,23 +441,32 @@ func (s *session) run(ctx context.Context) error {
 		return err
 	}
 	defer s.conn.Close(context.Background())
-	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32]*table{}, map[uint32]*pglogrepl.RelationMessage{}
-	s.wms, s.werrs = map[string]*psplit{}, make(chan error, 1)
+	s.tables, s.byRel, s.rels = map[string]*table{}, map[uint32][]*table{}, map[uint32]*pglogrepl.RelationMessage{}
+	s.wms, s.werrs, s.pools = map[string]*psplit{}, make(chan error, 1), map[*Reader]*pool{}
 	s.wctx, s.wcancel = context.WithCancel(ctx)
 	defer s.stopWorkers()
 	rs, _ := s.h.readers(true)
+	described := map[string]*opened{}
 	for _, r := range rs {
-		if err := s.open(ctx, r, false); err != nil {
-			return err
+		for _, sp := range r.splits {
+			if err := s.open(ctx, r, sp, false, described); err != nil {
+				return err
+			}
 		}
 	}
-	// The stream starts at the least LSN a table needs (0: the slot's
-	// confirmed LSN, at or below every table's committed one).
+	s.sortOrder()
+	// The stream starts at the least LSN a split needs (0: the slot's
+	// confirmed LSN, at or below every split's committed one).
 	var start uint64
+	fromSlot := false
 	for _, t := range s.tables {
-		if l := t.r.st.LSN; l > 0 && (start == 0 || l < start) {
+		if l := t.sp.st.LSN; l > 0 && (start == 0 || l < start) {
 			start = l
 		}
+		fromSlot = fromSlot || t.sp.st.fromSlot()
+	}
+	if fromSlot {
+		start = 0
 	}
 	s.pos = start
 	if s.repl, err = s.cfg.connect(ctx, true); err != nil {
@@ -442,18 +512,31 @@ func (s *session) run(ctx context.Context) error {
 	}
 }
 
-// open adds r's table to the session: the upstream table as it is now,
-// bound to the Tributary table's columns. A table whose binding fails
-// stays out (reported; tried again later): the others go on. behind: the
-// table's offset is behind the stream, which must restart (errRestart)
-// once the table binds.
-func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
-	up, err := describe(ctx, s.conn, r.src.cfg)
-	var b *binding
-	if err == nil {
-		b, err = bind(r.src.spec, r.src.cfg, up)
+// opened is an upstream table as a session described and bound it (once
+// per sync for the splits of one table).
+type opened struct {
+	up  *upstreamTable
+	b   *binding
+	err error
+}
+
+// open adds split sp of r's table to the session: the upstream table as
+// it is now, bound to the Tributary table's columns (described holds what
+// this sync described already). A table whose binding fails stays out
+// (reported; tried again later): the others go on. behind: the split's
+// offset is behind the stream, which must restart (errRestart) once the
+// table binds.
+func (s *session) open(ctx context.Context, r *Reader, sp *rsplit, behind bool, described map[string]*opened) error {
+	d := described[r.name]
+	if d == nil {
+		d = &opened{}
+		d.up, d.err = describe(ctx, s.conn, r.src.cfg)
+		if d.err == nil {
+			d.b, d.err = bind(r.src.spec, r.src.cfg, d.up)
+		}
+		described[r.name] = d
 	}
-	if err != nil {
+	if err := d.err; err != nil {
 		if !errors.Is(err, errUpstream) && !isTableError(err) {
 			return err
 		}
@@ -464,13 +547,13 @@ func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
 	if behind {
 		return errRestart
 	}
-	t := &table{s: s, r: r, cfg: r.src.cfg, b: b, oid: up.oid, staleAll: r.st.WinAll}
-	if parallel(t.cfg, r.st) {
+	t := &table{s: s, r: r, sp: sp, cfg: r.src.cfg, b: d.b, oid: d.up.oid, staleAll: sp.st.WinAll}
+	if parallel(t.cfg, sp.st) {
 		t.newPcopy()
 	}
-	if r.st.Win != nil && !r.st.WinAll {
-		t.staleText = r.st.Win
-		if t.stale = t.parseKey(r.st.Win); t.stale == nil {
+	if sp.st.Win != nil && !sp.st.WinAll {
+		t.staleText = sp.st.Win
+		if t.stale = t.parseKey(sp.st.Win); t.stale == nil {
 			t.staleAll = true // cannot tell: take every row as held
 		}
 	}
@@ -481,9 +564,27 @@ func (s *session) open(ctx context.Context, r *Reader, behind bool) error {
 			}
 		}
 	}
-	s.tables[r.name] = t
+	s.tables[sp.key] = t
 	s.order = append(s.order, t)
 	return nil
+}
+
+// sortOrder keeps the tables in split key order (open appends).
+func (s *session) sortOrder() {
+	slices.SortFunc(s.order, func(a, b *table) int { return strings.Compare(a.sp.key, b.sp.key) })
+	s.order = slices.CompactFunc(s.order, func(a, b *table) bool { return a == b })
+}
+
+// leave takes t out of the session: its changes are no longer read.
+func (s *session) leave(t *table) {
+	delete(s.tables, t.sp.key)
+	if t.relID != 0 {
+		s.byRel[t.relID] = slices.DeleteFunc(s.byRel[t.relID], func(x *table) bool { return x == t })
+		if len(s.byRel[t.relID]) == 0 {
+			delete(s.byRel, t.relID)
+		}
+	}
+	s.releasePool(t.r)
 }
 
 func isTableError(err error) bool {
@@ -510,30 +611,30 @@ func (s *session) sync(ctx context.Context) error {
 	s.retryAt = time.Time{}
 	now := map[string]*Reader{}
 	for _, r := range rs {
-		now[r.name] = r
+		for _, sp := range r.splits {
+			now[sp.key] = r
+		}
 	}
-	for split, t := range s.tables {
-		if now[split] != t.r {
-			delete(s.tables, split)
-			if t.relID != 0 {
-				delete(s.byRel, t.relID)
-			}
-			t.stopWorkers()
+	for key, t := range s.tables {
+		if now[key] != t.r {
+			s.leave(t)
 		}
 	}
 	s.order = s.order[:0]
+	described := map[string]*opened{}
 	for _, r := range rs {
-		if t := s.tables[r.name]; t != nil {
-			s.order = append(s.order, t)
-			continue
-		}
-		if err := s.open(ctx, r, r.st.LSN > 0 && r.st.LSN < s.pos); err != nil {
-			return err
+		for _, sp := range r.splits {
+			if t := s.tables[sp.key]; t != nil {
+				s.order = append(s.order, t)
+				continue
+			}
+			behind := sp.st.LSN > 0 && sp.st.LSN < s.pos || sp.st.fromSlot() && s.pos > 0
+			if err := s.open(ctx, r, sp, behind, described); err != nil {
+				return err
+			}
 		}
 	}
-	// open appended the new ones; keep split order
-	slices.SortFunc(s.order, func(a, b *table) int { return strings.Compare(a.r.name, b.r.name) })
-	s.order = slices.CompactFunc(s.order, func(a, b *table) bool { return a == b })
+	s.sortOrder()
 	return nil
 }
 
@@ -544,11 +645,11 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 	for i := range s.order {
 		k := (s.next + i) % len(s.order)
 		t := s.order[k]
-		if t.r.st.Copied || t.par != nil {
+		if t.sp.st.Copied || t.par != nil {
 			continue
 		}
 		t.estimate(ctx)
-		n, w := t.allowance(now)
+		n, w := t.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
 		if n > 0 {
 			s.next = k + 1
 			return t, n, 0
@@ -565,45 +666,63 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 // most every estimateEvery; it stays unknown (0) while the table has never
 // been analyzed. The offsets carry it from then on.
 func (t *table) estimate(ctx context.Context) {
-	st := &t.r.st
+	st := &t.sp.st
 	if st.Estimate > 0 || st.Copied || time.Since(t.lastEstimate) < estimateEvery {
 		return
 	}
 	t.lastEstimate = time.Now()
-	rows, err := query(ctx, t.s.conn, fmt.Sprintf(`SELECT CASE WHEN min(reltuples) < 0 THEN -1 ELSE sum(reltuples)::int8 END FROM pg_class
-		WHERE (oid = %[1]d AND relkind = 'r') OR oid IN (SELECT relid FROM pg_partition_tree(%[1]d::oid::regclass) WHERE isleaf)`, t.oid))
-	if err != nil || len(rows) != 1 {
-		return // unknown: the copy itself reports what is wrong with the connection
-	}
-	if n, err := strconv.ParseInt(rows[0][0], 10, 64); err == nil && n > 0 {
+	if n, ok := estimateRows(ctx, t.s.conn, t.oid); ok {
+		if t.cfg.Ranged {
+			// A range's share: the ranges are quantiles, about equal.
+			k := int64(len(t.cfg.Bounds) + 1)
+			n = (n + k - 1) / k
+		}
 		st.Estimate = n
 		_ = t.marker(ctx) // shown at once, even while the copy is paused (fails only when ctx ends)
 	}
 }
 
-// allowance returns the rows the copy may read now under the backfill
-// rate (a chunk of a quarter second's rows, ChunkRows at most), or 0 and
-// how long until it may. Meanwhile the session follows the stream, so
-// changes to the keys copied so far keep flowing at any copy rate, 0
-// included.
-func (t *table) allowance(now time.Time) (int, time.Duration) {
-	rate := t.r.copyRate.Load()
+// estimateRows is the upstream's row estimate of table oid
+// (pg_class.reltuples, summed over a partitioned table's partitions); ok
+// false while it is unknown (never analyzed) or cannot be read.
+func estimateRows(ctx context.Context, conn *pgconn.PgConn, oid uint32) (int64, bool) {
+	rows, err := query(ctx, conn, fmt.Sprintf(`SELECT CASE WHEN min(reltuples) < 0 THEN -1 ELSE sum(reltuples)::int8 END FROM pg_class
+		WHERE (oid = %[1]d AND relkind = 'r') OR oid IN (SELECT relid FROM pg_partition_tree(%[1]d::oid::regclass) WHERE isleaf)`, oid))
+	if err != nil || len(rows) != 1 {
+		return 0, false // unknown: the copy itself reports what is wrong with the connection
+	}
+	n, err := strconv.ParseInt(rows[0][0], 10, 64)
+	return n, err == nil && n > 0
+}
+
+// limiter is a copy's allowance under the backfill rate.
+type limiter struct {
+	tokens float64
+	last   time.Time
+}
+
+// allowance returns the rows a copy may read now under rate (rows per
+// second, < 0 unlimited, 0 paused): a chunk of a quarter second's rows,
+// chunk at most, or 0 and how long until it may. Meanwhile the session
+// follows the stream, so changes to the keys copied so far keep flowing
+// at any copy rate, 0 included.
+func (l *limiter) allowance(rate int64, chunk int, now time.Time) (int, time.Duration) {
 	if rate < 0 {
-		t.tokens, t.lastTokens = 0, time.Time{}
-		return t.cfg.ChunkRows, 0
+		l.tokens, l.last = 0, time.Time{}
+		return chunk, 0
 	}
-	n := int(min(int64(t.cfg.ChunkRows), max(rate/4, 1)))
-	if !t.lastTokens.IsZero() {
-		t.tokens = min(float64(n), t.tokens+now.Sub(t.lastTokens).Seconds()*float64(rate))
+	n := int(min(int64(chunk), max(rate/4, 1)))
+	if !l.last.IsZero() {
+		l.tokens = min(float64(n), l.tokens+now.Sub(l.last).Seconds()*float64(rate))
 	}
-	t.lastTokens = now
-	if rate > 0 && t.tokens >= float64(n) {
-		t.tokens -= float64(n)
+	l.last = now
+	if rate > 0 && l.tokens >= float64(n) {
+		l.tokens -= float64(n)
 		return n, 0
 	}
 	wait := throttleWait
 	if rate > 0 {
-		wait = min(wait, max(time.Duration((float64(n)-t.tokens)/float64(rate)*float64(time.Second)), time.Millisecond))
+		wait = min(wait, max(time.Duration((float64(n)-l.tokens)/float64(rate)*float64(time.Second)), time.Millisecond))
 	}
 	return 0, wait
 }
@@ -612,7 +731,7 @@ func (t *table) allowance(now time.Time) (int, time.Duration) {
 // write its watermark, read the stream up to the watermark (every table's
 // changes), then queue the chunk's rows whose keys no change touched.
 func (t *table) copyChunk(ctx context.Context, n int) error {
-	s, b, st := t.s, t.b, &t.r.st
+	s, b, st := t.s, t.b, &t.sp.st
 	var sql strings.Builder
 	sql.WriteString("SELECT ")
 	for i, name := range b.names {
@@ -679,7 +798,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		}
 		return err
 	}
-	if s.tables[t.r.name] != t {
+	if s.tables[t.sp.key] != t {
 		return nil // the table left while its chunk was read
 	}
 	// Queue the chunk's untouched rows, in key order: those whose keys the
@@ -732,7 +851,7 @@ func (t *table) queueCopy(ctx context.Context, seg *segment) error {
 	if err := t.enqueue(ctx, seg); err != nil {
 		return err
 	}
-	t.r.st = seg.after(len(seg.rows))
+	t.sp.st = seg.after(len(seg.rows))
 	return nil
 }
 
@@ -844,10 +963,10 @@ func (s *session) idle(ctx context.Context, walEnd uint64) error {
 	}
 	s.pos = max(s.pos, walEnd)
 	for _, t := range s.order {
-		if walEnd <= t.r.st.LSN || time.Since(t.lastMarker) < markerEvery {
+		if walEnd <= t.sp.st.LSN || time.Since(t.lastMarker) < markerEvery {
 			continue
 		}
-		t.r.st.LSN = walEnd
+		t.sp.st.LSN = walEnd
 		if err := t.marker(ctx); err != nil {
 			return err
 		}
@@ -858,7 +977,7 @@ func (s *session) idle(ctx context.Context, walEnd uint64) error {
 // marker queues the table's current offset with no rows.
 func (t *table) marker(ctx context.Context) error {
 	t.lastMarker = time.Now()
-	return t.enqueue(ctx, &segment{base: t.r.st})
+	return t.enqueue(ctx, &segment{base: t.sp.st})
 }
 
 // message handles one pgoutput message.
@@ -882,7 +1001,7 @@ func (s *session) message(ctx context.Context, data []byte) error {
 		s.seen.add(m.Xid)
 		for _, t := range s.order {
 			t.txnRows = false
-			t.skipTxn = uint64(m.FinalLSN) <= t.r.st.LSN
+			t.skipTxn = uint64(m.FinalLSN) <= t.sp.st.LSN
 		}
 	case *pglogrepl.CommitMessage:
 		s.inTxn = false
@@ -892,8 +1011,8 @@ func (s *session) message(ctx context.Context, data []byte) error {
 			if t.skipTxn {
 				continue
 			}
-			if lsn > t.r.st.LSN {
-				t.r.st.LSN = lsn
+			if lsn > t.sp.st.LSN {
+				t.sp.st.LSN = lsn
 			}
 			if t.txnRows || time.Since(t.lastMarker) >= markerEvery {
 				if err := t.marker(ctx); err != nil {
@@ -910,20 +1029,23 @@ func (s *session) message(ctx context.Context, data []byte) error {
 			t.win.seen = true
 		}
 	case *pglogrepl.InsertMessage:
-		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
-			return t.change(ctx, nil, m.Tuple)
+		if ts := s.byRel[m.RelationID]; ts != nil {
+			return s.change(ctx, ts, nil, m.Tuple)
 		}
 	case *pglogrepl.UpdateMessage:
-		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
-			return t.change(ctx, m.OldTuple, m.NewTuple)
+		if ts := s.byRel[m.RelationID]; ts != nil {
+			return s.change(ctx, ts, m.OldTuple, m.NewTuple)
 		}
 	case *pglogrepl.DeleteMessage:
-		if t := s.byRel[m.RelationID]; t != nil && !t.skipTxn {
-			return t.change(ctx, m.OldTuple, nil)
+		if ts := s.byRel[m.RelationID]; ts != nil {
+			return s.change(ctx, ts, m.OldTuple, nil)
 		}
 	case *pglogrepl.TruncateMessage:
 		for _, id := range m.RelationIDs {
-			if t := s.byRel[id]; t != nil && !t.skipTxn {
+			for _, t := range s.byRel[id] {
+				if t.skipTxn {
+					continue
+				}
 				if err := t.truncate(ctx); err != nil {
 					return err
 				}
@@ -935,11 +1057,20 @@ func (s *session) message(ctx context.Context, data []byte) error {
 
 // relation takes the stream's description of the table.
 func (t *table) relation(m *pglogrepl.RelationMessage) error {
-	if t.relID != 0 && t.s.byRel[t.relID] == t {
-		delete(t.s.byRel, t.relID)
+	byRel := t.s.byRel
+	if t.relID != 0 {
+		byRel[t.relID] = slices.DeleteFunc(byRel[t.relID], func(x *table) bool { return x == t })
+		if len(byRel[t.relID]) == 0 {
+			delete(byRel, t.relID)
+		}
 	}
 	t.relID = m.RelationID
-	t.s.byRel[m.RelationID] = t
+	if !slices.Contains(byRel[t.relID], t) {
+		byRel[t.relID] = append(byRel[t.relID], t)
+		// A Ranged table's ranges in range order (route searches them).
+		slices.SortFunc(byRel[t.relID], func(a, b *table) int { return strings.Compare(a.sp.key, b.sp.key) })
+		slices.SortStableFunc(byRel[t.relID], func(a, b *table) int { return a.rangeIndex() - b.rangeIndex() })
+	}
 	t.relCols = make([]int, len(m.Columns))
 	for i, c := range m.Columns {
 		t.relCols[i] = -1
@@ -973,58 +1104,127 @@ func (t *table) truncate(ctx context.Context) error {
 		t.ptruncate()
 	}
 	t.txnRows = true
-	return t.enqueue(ctx, &segment{truncate: true, base: t.r.st})
+	return t.enqueue(ctx, &segment{truncate: true, in: t.rangeRows(), base: t.sp.st})
 }
 
-// change applies one row change: old is the old key or row (updates that
-// changed the key, deletes), new the new row (inserts, updates).
-func (t *table) change(ctx context.Context, old, new *pglogrepl.TupleData) error {
-	var ops []types.Op
-	var rows [][]types.Datum
+// change applies one row change to the relation's tables ts (a Ranged
+// table's ranges: each key goes to the range holding it, so every change
+// of a key is queued, in stream order, by the one reader that owns the
+// key's range, after that range's copied rows of the key): old is the old
+// key or row (updates that changed the key, deletes), new the new row
+// (inserts, updates). A range not in the session (its reader not
+// registered) drops its keys' changes: when its reader comes, its offset
+// is behind the stream, which restarts for it (sync).
+func (s *session) change(ctx context.Context, ts []*table, old, new *pglogrepl.TupleData) error {
+	type item struct {
+		t   *table
+		op  types.Op
+		row []types.Datum
+	}
+	var items []item
+	t0 := ts[0] // the ranges share the relation's columns: any one parses
 	var newKey []types.Datum
 	if new != nil {
-		row, pk, ok, err := t.tupleRow(ctx, new, old)
+		row, pk, ok, err := t0.tupleRow(ctx, new, old)
 		if err != nil {
 			return err
 		}
 		if ok {
 			op := types.OpInsert
 			if row == nil { // refetched and gone since
-				op, row = types.OpDelete, t.keyRow(pk)
+				op, row = types.OpDelete, t0.keyRow(pk)
 			}
-			newKey = t.key(row)
-			if t.take(newKey, pk, op, row) {
-				ops, rows = append(ops, op), append(rows, row)
+			newKey = t0.key(row)
+			if t := route(ts, newKey); t != nil && !t.skipTxn && t.take(newKey, pk, op, row) {
+				items = append(items, item{t, op, row})
 			}
 		}
 	}
 	if old != nil {
-		row, pk, ok, err := t.tupleRow(ctx, old, nil)
+		row, pk, ok, err := t0.tupleRow(ctx, old, nil)
 		if err != nil {
 			return err
 		}
 		if ok && row == nil {
-			row = t.keyRow(pk)
+			row = t0.keyRow(pk)
 		}
 		if ok {
-			oldKey := t.key(row)
-			if (newKey == nil || compareKeys(t.b.pkTypes, oldKey, newKey) != 0) && t.take(oldKey, pk, types.OpDelete, row) {
-				// The delete goes first: the new key may equal another's old.
-				ops, rows = append([]types.Op{types.OpDelete}, ops...), append([][]types.Datum{row}, rows...)
+			oldKey := t0.key(row)
+			if newKey == nil || compareKeys(t0.b.pkTypes, oldKey, newKey) != 0 {
+				if t := route(ts, oldKey); t != nil && !t.skipTxn && t.take(oldKey, pk, types.OpDelete, row) {
+					// The delete goes first: the new key may equal another's old.
+					items = append([]item{{t, types.OpDelete, row}}, items...)
+				}
 			}
 		}
 	}
-	if len(rows) == 0 {
+	for len(items) > 0 {
+		t := items[0].t
+		seg := &segment{base: t.sp.st}
+		rest := items[:0]
+		for _, it := range items {
+			if it.t == t {
+				seg.ops, seg.rows = append(seg.ops, it.op), append(seg.rows, it.row)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		items = rest
+		t.txnRows = true
+		if err := t.enqueue(ctx, seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// route returns the table of ts that takes key: the one table of a
+// relation, or the range of a Ranged table holding it (nil: that range is
+// not in the session). ts are in range order.
+func route(ts []*table, key []types.Datum) *table {
+	if len(ts) == 1 && !ts[0].cfg.Ranged {
+		return ts[0]
+	}
+	pt := ts[0].b.pkTypes[0]
+	i := sort.Search(len(ts), func(i int) bool {
+		hi := ts[i].par.splits[0].hi
+		return hi == nil || types.Compare(pt, &key[0], hi) <= 0
+	})
+	if i == len(ts) {
 		return nil
 	}
-	t.txnRows = true
-	return t.enqueue(ctx, &segment{ops: ops, rows: rows, base: t.r.st})
+	if lo := ts[i].par.splits[0].lo; lo != nil && types.Compare(pt, &key[0], lo) <= 0 {
+		return nil
+	}
+	return ts[i]
+}
+
+// rangeIndex is a Ranged table's range's index (-1: not a range).
+func (t *table) rangeIndex() int {
+	if i, ok := t.r.src.rangeOf(t.sp.name); ok {
+		return i
+	}
+	return -1
+}
+
+// rangeRows is the predicate of the rows in t's range (nil: t is not a
+// range of a Ranged table, it holds every row).
+func (t *table) rangeRows() func(row []types.Datum) bool {
+	if !t.cfg.Ranged || t.par == nil {
+		return nil
+	}
+	sp, col, pt := t.par.splits[0], t.b.pk[0], t.b.pkTypes[0]
+	lo, hi := sp.lo, sp.hi
+	return func(row []types.Datum) bool {
+		k := &row[col]
+		return (lo == nil || types.Compare(pt, k, lo) > 0) && (hi == nil || types.Compare(pt, k, hi) <= 0)
+	}
 }
 
 // take decides whether a change (op, row) of key applies now; a key in the
 // awaited chunk's range becomes dirty.
 func (t *table) take(key []types.Datum, pk []string, op types.Op, row []types.Datum) bool {
-	if t.r.st.Copied {
+	if t.sp.st.Copied {
 		return true
 	}
 	if t.par != nil {
@@ -1048,8 +1248,8 @@ func (t *table) take(key []types.Datum, pk []string, op types.Op, row []types.Da
 
 // copiedKey is the last copied key, parsed (nil before the first).
 func (t *table) copiedKey() []types.Datum {
-	if !slices.Equal(t.copiedFor, t.r.st.PK) {
-		t.copied, t.copiedFor = t.parseKey(t.r.st.PK), t.r.st.PK
+	if !slices.Equal(t.copiedFor, t.sp.st.PK) {
+		t.copied, t.copiedFor = t.parseKey(t.sp.st.PK), t.sp.st.PK
 	}
 	return t.copied
 }
@@ -1227,7 +1427,7 @@ func (t *table) bad(err error) { t.badAt(-1, err) }
 
 func (t *table) badAt(position int64, err error) {
 	if t.r.env.BadMessage != nil {
-		t.r.env.BadMessage(t.r.split, position, err)
+		t.r.env.BadMessage(t.sp.name, position, err)
 	}
 }
 
@@ -1235,13 +1435,14 @@ func (t *table) badAt(position int64, err error) {
 // upstream where it stands meanwhile, so it keeps the connection).
 func (t *table) enqueue(ctx context.Context, seg *segment) error {
 	r := t.r
+	seg.sp = t.sp
 	tick := time.NewTicker(statusEvery / 2)
 	defer tick.Stop()
 	for {
 		r.mu.Lock()
 		if r.mu.rows < maxQueuedRows {
 			// Markers in a row: the last one says it all.
-			if n := len(r.mu.segs); n > 0 && seg.marker() && r.mu.segs[n-1].marker() {
+			if n := len(r.mu.segs); n > 0 && seg.marker() && r.mu.segs[n-1].marker() && r.mu.segs[n-1].sp == seg.sp {
 				r.mu.segs[n-1] = seg
 			} else {
 				r.mu.segs = append(r.mu.segs, seg)
@@ -1290,4 +1491,13 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+func (r *Reader) splitByKey(key string) *rsplit {
+	for _, sp := range r.splits {
+		if sp.key == key {
+			return sp
+		}
+	}
+	return nil
 }

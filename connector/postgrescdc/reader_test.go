@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net"
 	"slices"
@@ -113,6 +114,8 @@ type mirror struct {
 	reads     int
 	truncates int // Truncate results read
 	fresh     int // rows read as Fresh
+	// offsets are the offsets read, by split (a ranged table's readers).
+	offsets map[string][]byte
 }
 
 func newMirror(sp connector.SourceSpec) *mirror {
@@ -125,6 +128,7 @@ func newMirror(sp connector.SourceSpec) *mirror {
 
 func (m *mirror) clone() *mirror {
 	c := *m
+	c.offsets = maps.Clone(m.offsets)
 	c.rows = make(map[string][]types.Datum, len(m.rows))
 	for k, v := range m.rows {
 		c.rows[k] = v
@@ -152,7 +156,11 @@ func (m *mirror) read(t *testing.T, r connector.SplitReader, limit int) bool {
 		return false
 	}
 	if res.Truncate {
-		m.rows = map[string][]types.Datum{}
+		for k, row := range m.rows {
+			if res.TruncateIn == nil || res.TruncateIn(row) {
+				delete(m.rows, k)
+			}
+		}
 		m.truncates++
 	}
 	if res.Fresh {
@@ -174,6 +182,10 @@ func (m *mirror) read(t *testing.T, r connector.SplitReader, limit int) bool {
 		}
 	}
 	m.offset = res.Offset
+	if m.offsets == nil {
+		m.offsets = map[string][]byte{}
+	}
+	m.offsets[res.Split] = res.Offset
 	m.reads++
 	return true
 }

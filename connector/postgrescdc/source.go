@@ -2,9 +2,11 @@ package postgrescdc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +48,10 @@ type Source struct {
 	spec connector.SourceSpec
 	// What Check made (a source's slot and publication).
 	madeSlot, madePub bool
+	// bounds are the key ranges' bounds Check fixed for a parallel copy
+	// (planned: Resolved records them, OptRanges).
+	bounds  []string
+	planned bool
 }
 
 // ParseSource reads a postgres-cdc table's or source's options. FORMAT is
@@ -288,6 +294,10 @@ func (s *Source) Resolved() map[string]string {
 		out[k] = v
 	}
 	if s.spec.Table {
+		if s.planned {
+			b, _ := json.Marshal(s.bounds) // strings: cannot fail
+			out[OptRanges] = string(b)
+		}
 		return out
 	}
 	out[OptSlot], out[OptPublication] = s.cfg.Slot, s.cfg.Publication
@@ -341,26 +351,52 @@ func (s *Source) dropSlot(ctx context.Context) error {
 	}
 }
 
-// Enumerator implements connector.Source: one split, named after the
-// upstream table.
+// Enumerator implements connector.Source: the key ranges of a ranged
+// table ("0" to "n-1"), else one split named after the upstream table.
 func (s *Source) Enumerator(context.Context) (connector.SplitEnumerator, error) {
 	if !s.spec.Table {
 		return enumerator{}, nil
 	}
-	return enumerator{split: s.split()}, nil
+	return enumerator{splits: s.splits()}, nil
 }
 
 func (s *Source) split() string { return s.cfg.Schema + "." + s.cfg.Table }
+
+// splits are the table's splits: its ranges when Ranged, else the one.
+func (s *Source) splits() []string {
+	if !s.cfg.Ranged {
+		return []string{s.split()}
+	}
+	out := make([]string, len(s.cfg.Bounds)+1)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}
+
+// rangeOf returns the range a ranged table's split names (false: none).
+func (s *Source) rangeOf(split string) (int, bool) {
+	i, err := strconv.Atoi(split)
+	if !s.cfg.Ranged || err != nil || i < 0 || i > len(s.cfg.Bounds) || strconv.Itoa(i) != split {
+		return 0, false
+	}
+	return i, true
+}
 
 // Reader implements connector.Source.
 func (s *Source) Reader(_ context.Context, splits []connector.SplitOffset, env connector.ReaderEnv) (connector.SplitReader, error) {
 	if !s.spec.Table {
 		return nil, types.Errorf(types.ErrUnsupported, "postgres-cdc source %s holds no rows: read its tables", s.spec.Relation)
 	}
-	if len(splits) != 1 || splits[0].Split != s.split() {
-		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc %s: a reader of splits %v (want the one split %q)", s.spec.Relation, splits, s.split())
+	if len(splits) == 0 {
+		return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc %s: a reader of no split", s.spec.Relation)
 	}
-	return newReader(s, splits[0].Offset, env)
+	for _, sp := range splits {
+		if _, ok := s.rangeOf(sp.Split); !ok && (s.cfg.Ranged || len(splits) != 1 || sp.Split != s.split()) {
+			return nil, types.Errorf(types.ErrInvalidParameter, "postgres-cdc %s: a reader of splits %v (want some of %v)", s.spec.Relation, splits, s.splits())
+		}
+	}
+	return newReader(s, splits, env)
 }
 
 // Progress implements connector.Progresser: the copy's rows, the upstream's
@@ -385,13 +421,13 @@ func (s *Source) ChunkRows() int { return types.DefaultChunkSize }
 // Upsert implements connector.Source: the rows carry deletes (and repeat keys).
 func (s *Source) Upsert() bool { return true }
 
-type enumerator struct{ split string }
+type enumerator struct{ splits []string }
 
 func (e enumerator) Splits(context.Context) ([]string, error) {
-	if e.split == "" {
+	if e.splits == nil {
 		return []string{}, nil
 	}
-	return []string{e.split}, nil
+	return e.splits, nil
 }
 
 func (e enumerator) Bounds(_ context.Context, splits []string) (map[string]connector.SplitBounds, error) {
@@ -418,5 +454,29 @@ func (s *Source) checkReadable(ctx context.Context, conn *pgconn.PgConn) error {
 	if _, err := query(ctx, conn, "SELECT 1 FROM "+cfg.QualifiedTable()+" LIMIT 0"); err != nil {
 		return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: user %q cannot read the upstream table: %v", cfg.User, err)
 	}
+	if (cfg.Parallelism > 1 || cfg.RowsPerSplit > 0) && !cfg.Ranged {
+		// A parallel copy: its ranges are fixed now, so that they can be
+		// the table's splits (the job's actors share them out).
+		b, err := bind(s.spec, cfg, up)
+		if err != nil {
+			return err
+		}
+		est, _ := estimateRows(ctx, conn, up.oid)
+		if s.bounds, err = planBounds(ctx, conn, cfg, b, up.oid, est); err != nil {
+			return types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %v", err)
+		}
+		s.planned = true
+	}
 	return nil
+}
+
+// SharedSplits implements connector.SplitSharer: a table copied in key
+// ranges fixed at CREATE has a split per range, which its job's actors
+// share out (backfill.parallelism of them unless ALTER ... SET
+// PARALLELISM says otherwise); the others are read by one actor.
+func (s *Source) SharedSplits() (bool, int) {
+	if !s.spec.Table || !s.planned && !s.cfg.Ranged {
+		return false, 0
+	}
+	return true, s.cfg.Parallelism
 }

@@ -212,9 +212,10 @@ func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64,
 }
 
 // DeleteAll deletes every row of rel (read at snapshot plus the set's
-// pending writes), recording each delete: how an upstream TRUNCATE reaches
-// a CDC table, in one epoch.
-func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapshot uint64) error {
+// pending writes; only those in says, when not nil), recording each
+// delete: how an upstream TRUNCATE reaches a CDC table (or one key range
+// of it), in one epoch.
+func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapshot uint64, in func(row []types.Datum) bool) error {
 	tbl, err := s.Table(rel)
 	if err != nil {
 		return err
@@ -233,7 +234,9 @@ func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapsho
 		if err != nil {
 			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
 		}
-		rows = append(rows, slices.Clone(it.Row()))
+		if in == nil || in(it.Row()) {
+			rows = append(rows, slices.Clone(it.Row()))
+		}
 	}
 	// Deleted once the iterator is done with the pending writes it merges.
 	for _, row := range rows {

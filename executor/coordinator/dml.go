@@ -166,12 +166,12 @@ func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chun
 	})
 }
 
-// Truncate deletes every row of the table in the open epoch (an upstream
-// TRUNCATE), its deletes going to the table's streaming jobs as DML's do
-// (stream.TableWriter).
-func (w *tableWriter) Truncate(ctx context.Context, epoch uint64) (bool, error) {
+// Truncate deletes every row of the table (those in says, when not nil)
+// in the open epoch (an upstream TRUNCATE), its deletes going to the
+// table's streaming jobs as DML's do (stream.TableWriter).
+func (w *tableWriter) Truncate(ctx context.Context, epoch uint64, in func(row []types.Datum) bool) (bool, error) {
 	return w.write(ctx, epoch, func(tables *batch.TableSet) error {
-		return tables.DeleteAll(ctx, w.rel, w.c.kv.CommittedEpoch())
+		return tables.DeleteAll(ctx, w.rel, w.c.kv.CommittedEpoch(), in)
 	})
 }
 

@@ -603,7 +603,9 @@ func (j *job) summaryLocked() JobInfo {
 		info.Rows += bf.last.Rows
 		info.Estimate += bf.last.Estimate
 		info.Done = info.Done && bf.last.Done
-		known = known && bf.last.Estimate > 0
+		// A backfill done with nothing to read (a source actor whose share
+		// holds no split) needs no estimate.
+		known = known && (bf.last.Estimate > 0 || bf.last.Done && bf.last.Rows == 0)
 	}
 	if !known {
 		info.Estimate = 0

@@ -150,7 +150,7 @@ func (l *SinkLog) CDCProgresses() []connector.CDCProgress {
 		if out[i].Relation != out[j].Relation {
 			return out[i].Relation < out[j].Relation
 		}
-		return out[i].Split < out[j].Split
+		return stream.CompareSplits(out[i].Split, out[j].Split) < 0 // a CDC table's ranges by number
 	})
 	return out
 }

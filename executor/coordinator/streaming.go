@@ -192,11 +192,14 @@ func connectorOptions(rel *catalog.Relation) JobOptions {
 			parallelism = rel.Job.Parallelism
 		}
 	} else if rel.Connector != nil && rel.Connector.Splits {
-		parallelism = 0 // the default: its actors share out the splits
+		// Its actors share out the splits (Kafka partitions, a CDC table's
+		// key ranges).
+		parallelism = 0 // the default
 		if rel.Job != nil {
 			parallelism = rel.Job.Parallelism
 		}
-	} else if rel.Connector != nil && rel.Connector.ReadOnly {
+	}
+	if rel.Kind == catalog.KindTable && rel.Connector != nil && rel.Connector.ReadOnly {
 		opts.BackfillType = "CdcBackfill"
 		if rel.Job != nil && rel.Job.BackfillRate != nil {
 			opts.BackfillRate = *rel.Job.BackfillRate

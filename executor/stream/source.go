@@ -28,9 +28,9 @@ type TableWriter interface {
 	// With fresh, c's rows are inserts of keys the table does not hold
 	// (connector.ReadResult.Fresh).
 	Write(ctx context.Context, epoch uint64, c *types.Chunk, fresh bool) (bool, error)
-	// Truncate deletes every row of the table in epoch, as Write writes
-	// (connector.ReadResult.Truncate).
-	Truncate(ctx context.Context, epoch uint64) (bool, error)
+	// Truncate deletes every row of the table (those in says, when not
+	// nil) in epoch, as Write writes (connector.ReadResult.Truncate).
+	Truncate(ctx context.Context, epoch uint64, in func(row []types.Datum) bool) (bool, error)
 }
 
 // SourceMonitor collects what source readers report (nil: not collected):
@@ -195,7 +195,8 @@ func NewConnectorSource(actx *ActorContext, n *plan.StreamConnectorSource, barri
 	if err != nil {
 		return nil, nil, err
 	}
-	e.writer, e.backfillRate, e.share = w, backfillRate, share
+	// The actors share the backfill rate as they share the splits.
+	e.writer, e.backfillRate, e.share = w, ShareRate(backfillRate, share.Of), share
 	return e, e.close, nil
 }
 
@@ -441,7 +442,7 @@ func (e *sourceExec) write(ctx context.Context) error {
 		var ok bool
 		var err error
 		if e.pendRead.Truncate {
-			ok, err = e.writer.Truncate(ctx, e.epoch)
+			ok, err = e.writer.Truncate(ctx, e.epoch, e.pendRead.TruncateIn)
 		} else {
 			ok, err = e.writer.Write(ctx, e.epoch, e.pending, e.pendRead.Fresh)
 		}
@@ -532,7 +533,7 @@ func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error)
 	b.ForEachMutation(func(m Mutation) {
 		if r, ok := m.(*SetRateLimit); ok && r.Actors[e.actx.ID] {
 			if r.Backfill && e.progresser != nil {
-				e.backfillRate = r.RowsPerSecond
+				e.backfillRate = ShareRate(r.RowsPerSecond, e.share.Of)
 				e.tellBackfillRate()
 				return
 			}
@@ -665,7 +666,9 @@ func (e *sourceExec) reportProgress() {
 		return
 	}
 	if e.progresser != nil {
-		r := BackfillReport{Done: len(e.splits) > 0}
+		// Done once the splits are known and each is: an actor whose
+		// share holds none (more actors than splits) is done at once.
+		r := BackfillReport{Done: e.running}
 		known := true
 		for name, s := range e.splits {
 			rows, est, done := e.progresser.Progress(name, s.offset)

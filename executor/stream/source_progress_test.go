@@ -106,7 +106,7 @@ func (w *opWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ bool
 	return true, nil
 }
 
-func (w *opWriter) Truncate(_ context.Context, epoch uint64) (bool, error) {
+func (w *opWriter) Truncate(_ context.Context, epoch uint64, _ func([]types.Datum) bool) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ops = append(w.ops, fmt.Sprintf("e%d truncate", epoch))

@@ -41,7 +41,7 @@ func (w *stWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ bool
 	return true, nil
 }
 
-func (w *stWriter) Truncate(context.Context, uint64) (bool, error) {
+func (w *stWriter) Truncate(context.Context, uint64, func([]types.Datum) bool) (bool, error) {
 	return false, errors.New("stWriter: no truncate")
 }
 

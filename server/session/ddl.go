@@ -282,8 +282,12 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if rel.Connector != nil {
 		rel.StateTables = []uint32{s.eng.Catalog.NextID()} // the source's split offsets
 		if copies = copiesFirst(rel); copies {
+			share := rel.Job // resolveTable's: the parallelism of a job whose actors share out the splits
 			if rel.Job, err = s.tableJobSettings(); err != nil {
 				return nil, err
+			}
+			if share != nil {
+				rel.Job.Parallelism = share.Parallelism
 			}
 		}
 	}

@@ -40,8 +40,8 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	}
 	splitTable := isConnectorTable(rel) && rel.Connector.Splits
 	switch {
-	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && rel.Connector.ReadOnly:
-		return nil, types.Errorf(types.ErrUnsupported, "table %s mirrors one upstream change stream, which one actor reads: its parallelism cannot be changed (ALTER the materialized views and sinks on it)", rel.Name)
+	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && rel.Connector.ReadOnly && !splitTable:
+		return nil, types.Errorf(types.ErrUnsupported, "CDC table %s is read by one actor: its parallelism cannot be changed (a CDC table created with backfill.parallelism > 1 has key ranges as splits, which its actors share out; or ALTER the materialized views and sinks on it)", rel.Name)
 	case rel.Kind == catalog.KindTable && isConnectorTable(rel) && !splitTable:
 		return nil, types.Errorf(types.ErrUnsupported, "the source job of table %s reads its splits in one actor (a generator's table, or a Kafka table created before Tributary could rescale one): its parallelism cannot be changed", rel.Name)
 	case rel.Kind == catalog.KindTable && !splitTable:

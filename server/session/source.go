@@ -112,7 +112,29 @@ func (s *Session) connectorOptions(ctx context.Context, rel *catalog.Relation, w
 	if err != nil {
 		return err
 	}
-	return s.peerErr(src.Check(ctx))
+	if err := src.Check(ctx); err != nil {
+		return s.peerErr(err)
+	}
+	resolveTable(rel, src)
+	return nil
+}
+
+// resolveTable records what a connector table's Check fixed: its options
+// as the connector resolved them (a CDC table's key ranges), and whether
+// its job's actors share out its splits (connector.SplitSharer; then its
+// parallelism starts as the connector asks, in rel.Job).
+func resolveTable(rel *catalog.Relation, src connector.Source) {
+	if r, ok := src.(connector.Resolver); ok && rel.Kind == catalog.KindTable {
+		rel.Connector.Props = r.Resolved()
+	}
+	if ss, ok := src.(connector.SplitSharer); ok {
+		if share, n := ss.SharedSplits(); share {
+			rel.Connector.Splits = true
+			if n > 0 {
+				rel.Job = &catalog.JobSettings{Parallelism: min(n, maxParallelism)}
+			}
+		}
+	}
 }
 
 // internalOptionPrefix begins the connector options Tributary records
@@ -174,11 +196,14 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 	if err := s.checkConnectOut(ctx, c.Name, c.Endpoints, props); err != nil {
 		return err
 	}
-	// The table's own options do not make it mirror another table.
+	// The table's own options (and those Tributary recorded, such as a
+	// CDC table's key ranges) do not make it mirror another table.
 	mirrors := func(p map[string]string) map[string]string {
 		p = maps.Clone(p)
-		for _, k := range c.TableOptions {
-			delete(p, k)
+		for k := range p {
+			if slices.Contains(c.TableOptions, k) || strings.HasPrefix(k, internalOptionPrefix) {
+				delete(p, k)
+			}
 		}
 		return p
 	}
@@ -197,7 +222,11 @@ func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation,
 	if err != nil {
 		return err
 	}
-	return s.peerErr(cs.Check(ctx))
+	if err := cs.Check(ctx); err != nil {
+		return s.peerErr(err)
+	}
+	resolveTable(rel, cs)
+	return nil
 }
 
 // withProps are WITH options with keys lower-cased.
