@@ -41,6 +41,7 @@ const (
 	KindSink
 	KindSource
 	KindSystem
+	KindIndex
 )
 
 func (k Kind) String() string {
@@ -57,6 +58,8 @@ func (k Kind) String() string {
 		return "source"
 	case KindSystem:
 		return "system table"
+	case KindIndex:
+		return "index"
 	}
 	return "unknown"
 }
@@ -215,9 +218,46 @@ type Relation struct {
 	// Watermark is the WATERMARK FOR clause of a source or append-only table.
 	Watermark *Watermark `json:"watermark,omitempty"`
 	// Job is set for materialized views and sinks, Sink for sinks.
-	Job       *JobSettings  `json:"job,omitempty"`
-	Sink      *SinkSettings `json:"sink,omitempty"`
-	CreatedAt time.Time     `json:"created_at"`
+	Job  *JobSettings  `json:"job,omitempty"`
+	Sink *SinkSettings `json:"sink,omitempty"`
+	// Index is set for indexes (KindIndex).
+	Index     *IndexSettings `json:"index,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+}
+
+// IndexSettings describe an index: a materialized copy of its table's rows
+// (the same columns, in the same order) kept by a streaming job, keyed by the
+// indexed columns and then the table's key, and distributed by the indexed
+// columns, so that rows with given values of them are one key-range read.
+type IndexSettings struct {
+	// Table is the indexed table's id; Columns the indexed columns'
+	// positions (in the table and in the index alike), in index order.
+	Table   uint32 `json:"table"`
+	Columns []int  `json:"columns"`
+	// DistLen is how many leading indexed columns distribute the rows
+	// (DISTRIBUTED BY; 1 by default, as in RisingWave): a lookup needs
+	// equality on at least those.
+	DistLen int `json:"dist_len"`
+}
+
+// DistKey returns the columns whose hash places a row of rel's state table on
+// its vnode: an index's indexed columns, every other relation's primary key.
+func (r *Relation) DistKey() []int {
+	if r.Index != nil {
+		return r.Index.Columns[:r.Index.DistLen]
+	}
+	return r.PK
+}
+
+// IndexesOf returns the indexes of table id, ordered by id.
+func (c *Catalog) IndexesOf(id uint32) []*Relation {
+	var out []*Relation
+	for _, r := range c.Relations() {
+		if r.Kind == KindIndex && r.Index != nil && r.Index.Table == id {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Watermark is a source's or append-only table's WATERMARK FOR Column AS

@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tributary/tributary/sql/types"
@@ -57,6 +58,8 @@ func RelKind(r *Relation) byte {
 		return 'm'
 	case KindView:
 		return 'v'
+	case KindIndex:
+		return 'i'
 	}
 	return 0
 }
@@ -281,7 +284,7 @@ var systemTables = []systemTable{
 		col("indislive", tBool), col("indisreplident", tBool), col("indkey", tText),
 		col("indcollation", tText), col("indclass", tText), col("indoption", tText),
 		col("indexprs", tText), col("indpred", tText),
-	}, noRows},
+	}, pgIndexRows},
 	{"pg_catalog", "pg_roles", []Column{
 		col("rolname", tName), col("rolsuper", tBool), col("rolinherit", tBool), col("rolcreaterole", tBool),
 		col("rolcreatedb", tBool), col("rolcanlogin", tBool), col("rolreplication", tBool),
@@ -498,11 +501,52 @@ func noRows(Reader) [][]types.Datum { return nil }
 func pgRelations(r Reader) []*Relation {
 	var out []*Relation
 	for _, rel := range r.Relations() {
-		if RelKind(rel) != 0 {
+		if k := RelKind(rel); k != 0 && k != 'i' {
 			out = append(out, rel)
 		}
 	}
 	return out
+}
+
+// AttNum returns column i's pg_attribute.attnum: its position among the
+// visible columns, from 1 (0 for a hidden column).
+func AttNum(r *Relation, i int) int {
+	if r.Columns[i].Hidden {
+		return 0
+	}
+	n := 0
+	for k := 0; k <= i; k++ {
+		if !r.Columns[k].Hidden {
+			n++
+		}
+	}
+	return n
+}
+
+// pgIndexRows lists the user indexes (a table's primary key is not listed:
+// psql's \d reads it through the queries server/psqlcat answers).
+func pgIndexRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, rel := range r.Relations() {
+		if rel.Kind != KindIndex || rel.Index == nil {
+			continue
+		}
+		keys := make([]string, len(rel.Index.Columns))
+		for i, c := range rel.Index.Columns {
+			keys[i] = strconv.Itoa(AttNum(rel, c))
+		}
+		n := int64(len(keys))
+		rows = append(rows, []types.Datum{
+			dI(int64(rel.ID)), dI(int64(rel.Index.Table)), dI(n), dI(n),
+			dB(false), dB(false), dB(false),
+			dB(false), dB(true), dB(false),
+			dB(true), dB(false), dB(true),
+			dB(true), dB(false), dS(strings.Join(keys, " ")),
+			null, null, null,
+			null, null,
+		})
+	}
+	return rows
 }
 
 // userRelations returns the non-system relations of the given kind, ordered by id.
@@ -526,11 +570,17 @@ func pgNamespaceRows(r Reader) [][]types.Datum {
 
 func pgClassRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
-	for _, rel := range pgRelations(r) {
+	for _, rel := range r.Relations() {
 		kind := RelKind(rel)
+		if kind == 0 {
+			continue
+		}
 		am, replident := int64(HeapAMOID), byte('d')
-		if kind == 'v' {
+		switch kind {
+		case 'v':
 			am, replident = 0, 'n'
+		case 'i':
+			am, replident = int64(BtreeAMOID), 'n'
 		}
 		rows = append(rows, []types.Datum{
 			dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(0),

@@ -200,9 +200,11 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{Addr: addrs[0], HTTPAddr: addrs[1], Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
+	began := time.Now()
 	t.Cleanup(func() {
-		if t.Failed() && s.Running() {
-			// A hung statement is easiest to explain from the server's goroutines.
+		if t.Failed() && s.Running() && time.Since(began) > 2*time.Minute {
+			// A long test that failed may have hung: the server's goroutines
+			// tell where.
 			t.Logf("the server's goroutines at the failure:\n%s", s.Goroutines())
 		}
 		if err := s.Stop(); err != nil {

@@ -41,6 +41,10 @@ type Env struct {
 	Store  storage.KV
 	Epoch  uint64
 	Tables *TableSet
+	// IndexReady reports whether an index (by id) held every row of its
+	// table at epoch and may answer lookups read at it (nil: no index may;
+	// scans read tables).
+	IndexReady func(id uint32, epoch uint64) bool
 }
 
 // Build returns the executor of a query. Init plans are built now and run on

@@ -23,9 +23,19 @@ type scanExec struct {
 	open bool
 	done bool
 	row  []types.Datum
+	// filterCols and filterVals keep only the rows with these values (an
+	// index lookup answered from the table).
+	filterCols []int
+	filterVals []types.Datum
 }
 
 func newScan(env *Env, n *plan.Scan) (*scanExec, error) {
+	if n.Index != nil {
+		if n.Index.Index == nil || len(n.Lookup) == 0 || len(n.Lookup) > len(n.Index.Index.Columns) {
+			return nil, types.Errorf(types.ErrInternal, "scan %s: bad lookup of index %s", n.Table.QualifiedName(), n.Index.Name)
+		}
+		return &scanExec{env: env, node: n, ts: plan.Types(n.Out)}, nil
+	}
 	if len(n.Lookup) > len(n.Table.PK) {
 		return nil, types.Errorf(types.ErrInternal, "scan %s: %d lookup values for a key of %d columns", n.Table.QualifiedName(), len(n.Lookup), len(n.Table.PK))
 	}
@@ -68,7 +78,9 @@ func (e *scanExec) Next(ctx context.Context) (*types.Chunk, error) {
 		if err != nil {
 			return nil, errorf("scan %s: %w", e.node.Table.QualifiedName(), err)
 		}
-		e.out.AppendRow(e.it.Row())
+		if row := e.it.Row(); e.match(row) {
+			e.out.AppendRow(row)
+		}
 	}
 	if e.out.Len() == 0 {
 		return nil, io.EOF
@@ -76,8 +88,75 @@ func (e *scanExec) Next(ctx context.Context) (*types.Chunk, error) {
 	return e.out, nil
 }
 
+// match reports whether a row of the table has the index lookup's values
+// (the table read instead of the index: filterCols set).
+func (e *scanExec) match(row []types.Datum) bool {
+	for i, c := range e.filterCols {
+		if types.Compare(e.ts[c], &row[c], &e.filterVals[i]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// startIndex starts an index lookup: a key-range read of the index (on one
+// vnode when the values cover its distribution key), or, when the index
+// cannot answer (the statement's transaction wrote the table, or the index
+// is still being built or was dropped since the statement was planned), a
+// read of the whole table keeping the rows with the values.
+func (e *scanExec) startIndex(ctx context.Context) error {
+	idx := e.node.Index
+	key := make([]types.Datum, len(e.node.Lookup))
+	if err := evalRow(e.env.Ctx, e.node.Lookup, nil, key); err != nil {
+		return err
+	}
+	e.out = types.NewChunk(e.ts, types.DefaultChunkSize)
+	for i := range key {
+		if key[i].Null { // = NULL matches nothing
+			return nil
+		}
+	}
+	usable := e.env.IndexReady != nil && e.env.IndexReady(idx.ID, e.env.Epoch)
+	if usable && e.env.Tables != nil {
+		if tbl, err := e.env.Tables.Table(e.node.Table); err == nil && tbl.Overlays() {
+			usable = false
+		}
+	}
+	rel := idx
+	opts := state.IterOptions{Vnode: state.AllVnodes, Epoch: e.env.Epoch}
+	if usable {
+		n := len(key)
+		pkTypes := make([]types.T, n)
+		for i := range pkTypes {
+			pkTypes[i] = idx.Columns[idx.PK[i]].Type
+		}
+		if d := idx.Index.DistLen; n >= d {
+			opts.Vnode = int(codec.VnodeOf(codec.HashRow(pkTypes[:d], key[:d], seq(d))))
+		}
+		start := codec.AppendKey(nil, pkTypes, key, seq(n), nil)
+		opts.Range = state.KeyRange{Start: start, End: codec.PrefixEnd(start)}
+	} else {
+		rel = e.node.Table
+		e.filterCols, e.filterVals = idx.Index.Columns[:len(key)], key
+	}
+	tbl, err := e.env.table(rel)
+	if err != nil {
+		return err
+	}
+	e.tbl = tbl
+	it, err := tbl.Iter(ctx, opts)
+	if err != nil {
+		return errorf("scan %s: %w", rel.QualifiedName(), err)
+	}
+	e.it = it
+	return nil
+}
+
 // start opens the iteration, or for a point lookup reads the one row.
 func (e *scanExec) start(ctx context.Context) error {
+	if e.node.Index != nil {
+		return e.startIndex(ctx)
+	}
 	rel := e.node.Table
 	tbl, err := e.env.table(rel)
 	if err != nil {

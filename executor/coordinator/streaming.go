@@ -135,7 +135,7 @@ func (s *Streaming) buildJobs(ctx context.Context, c *Coordinator) error {
 			continue
 		}
 		opts := OptionsFor(rel, root)
-		if rel.Kind == catalog.KindMaterializedView || rel.Kind == catalog.KindSink {
+		if rel.Kind == catalog.KindMaterializedView || rel.Kind == catalog.KindSink || rel.Kind == catalog.KindIndex {
 			// A job still backfilling after a restart has lost its client: it is a background job now.
 			opts.Statement, opts.Background = "CREATE "+upper(rel.Kind)+" "+rel.Name+" AS "+rel.Definition, true
 		}
@@ -150,8 +150,11 @@ func (s *Streaming) buildJobs(ctx context.Context, c *Coordinator) error {
 }
 
 func upper(k catalog.Kind) string {
-	if k == catalog.KindSink {
+	switch k {
+	case catalog.KindSink:
 		return "SINK"
+	case catalog.KindIndex:
+		return "INDEX"
 	}
 	return "MATERIALIZED VIEW"
 }

@@ -192,6 +192,8 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		return &plan.Values{Rows: vals, Out: relFields(rel, alias)}, nil
 	case catalog.KindSink:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is a sink and cannot be queried", rel.Name)
+	case catalog.KindIndex:
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is an index", rel.Name)
 	}
 	return &plan.Scan{Table: rel, Alias: alias, Out: relFields(rel, alias)}, nil
 }

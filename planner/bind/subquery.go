@@ -1,8 +1,11 @@
 package bind
 
 import (
+	"slices"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -87,6 +90,9 @@ func (b *Binder) bindWhere(input plan.Node, sc *scope, where ast.ExprNode) (plan
 	input = site.node
 	if scan, ok := input.(*plan.Scan); ok {
 		conds = pointLookup(scan, conds)
+		if scan.Lookup == nil {
+			conds = b.indexLookup(scan, conds)
+		}
 	}
 	if len(conds) > 0 {
 		cond, err := expr.AndAll(conds)
@@ -288,26 +294,68 @@ func (b *Binder) correlatedValue(c *exprCtx, node plan.Node) (expr.Expr, error) 
 
 // pointLookup moves "pk = constant" conjuncts covering the whole primary key into the scan.
 func pointLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
-	pk := scan.Table.PK
-	if len(pk) == 0 {
+	vals, rest := keyLookup(scan.Table, scan.Table.PK, conds, len(scan.Table.PK))
+	if vals != nil {
+		scan.Lookup = vals
+		return rest
+	}
+	return conds
+}
+
+// indexLookup makes the scan read an index of its table when "column =
+// constant" conjuncts cover the index's leading columns (its distribution key
+// at least; the longest match wins): the scan then reads the index's rows
+// with those values, and the conjuncts are dropped.
+func (b *Binder) indexLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
+	if scan.Table.Kind != catalog.KindTable && scan.Table.Kind != catalog.KindMaterializedView {
 		return conds
 	}
-	vals := make([]expr.Expr, len(pk))
-	used := make([]int, len(pk))
-	for k, col := range pk {
-		used[k] = -1
+	var best *catalog.Relation
+	var bestVals []expr.Expr
+	var bestRest []expr.Expr
+	for _, idx := range b.cat.Relations() {
+		if idx.Kind != catalog.KindIndex || idx.Index == nil || idx.Index.Table != scan.Table.ID {
+			continue
+		}
+		vals, rest := keyLookup(scan.Table, idx.Index.Columns, conds, idx.Index.DistLen)
+		if vals != nil && len(vals) > len(bestVals) {
+			best, bestVals, bestRest = idx, vals, rest
+		}
+	}
+	if best == nil {
+		return conds
+	}
+	scan.Index, scan.Lookup = best, bestVals
+	return bestRest
+}
+
+// keyLookup finds "column = constant" (or parameter) conjuncts for the
+// leading columns of key, at least min of them: their values, cast to the
+// columns' types, and the other conjuncts; nil values when fewer match.
+func keyLookup(rel *catalog.Relation, key []int, conds []expr.Expr, min int) ([]expr.Expr, []expr.Expr) {
+	if len(key) == 0 || min <= 0 {
+		return nil, conds
+	}
+	var vals []expr.Expr
+	var used []int
+	for _, col := range key {
+		found := -1
+		var val expr.Expr
 		for i, c := range conds {
+			if slices.Contains(used, i) {
+				continue
+			}
 			call, ok := c.(*expr.FuncExpr)
 			if !ok || call.Name != "=" || len(call.Args) != 2 {
 				continue
 			}
-			for side := 0; side < 2; side++ {
+			for side := 0; side < 2 && found < 0; side++ {
 				cr, ok := call.Args[side].(*expr.ColumnRef)
 				other := call.Args[1-side]
 				if !ok || cr.Index != col || !(expr.IsConst(other) || isParam(other)) {
 					continue
 				}
-				t := scan.Table.Columns[col].Type
+				t := rel.Columns[col].Type
 				if other.Type().Base() != t.Base() {
 					cast, err := expr.ImplicitCast(other, t)
 					if err != nil {
@@ -315,30 +363,27 @@ func pointLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
 					}
 					other = cast
 				}
-				vals[k], used[k] = other, i
+				found, val = i, other
 			}
-			if used[k] >= 0 {
+			if found >= 0 {
 				break
 			}
 		}
-		if used[k] < 0 {
-			return conds
+		if found < 0 {
+			break
 		}
+		vals, used = append(vals, val), append(used, found)
 	}
-	scan.Lookup = vals
+	if len(vals) < min {
+		return nil, conds
+	}
 	var rest []expr.Expr
 	for i, c := range conds {
-		drop := false
-		for _, u := range used {
-			if u == i {
-				drop = true
-			}
-		}
-		if !drop {
+		if !slices.Contains(used, i) {
 			rest = append(rest, c)
 		}
 	}
-	return rest
+	return vals, rest
 }
 
 func isParam(e expr.Expr) bool {

@@ -63,7 +63,7 @@ func (p *Planner) Job(rel *catalog.Relation) (id uint32, root plan.StreamNode, o
 		return rel.StateTables[0], p.ConnectorTable(rel), true, nil
 	case IsSharedSource(rel):
 		return rel.ID, physical.SharedSourceReader(rel), true, nil
-	case rel.Kind == catalog.KindMaterializedView || rel.Kind == catalog.KindSink:
+	case rel.Kind == catalog.KindMaterializedView || rel.Kind == catalog.KindSink || rel.Kind == catalog.KindIndex:
 		root, err := p.Replay(rel)
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("%s %s: %w", rel.Kind, rel.Name, err)

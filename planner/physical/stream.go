@@ -70,11 +70,13 @@ func hiddenName(f plan.Field, taken map[string]bool) string {
 	return name
 }
 
-// Materialize wraps sq.Root for the MV rel (rel.Columns == sq.Columns, rel.PK == sq.PK): an exchange
-// hashing by the pk, then StreamMaterialize.
+// Materialize wraps sq.Root for the MV or index rel (rel.Columns == sq.Columns; rel.PK is sq.PK, or
+// for an index the indexed columns and then sq.PK): an exchange hashing by rel's distribution key,
+// then StreamMaterialize.
 func Materialize(sq *StreamQuery, rel *catalog.Relation) plan.StreamNode {
-	in := exchange(sq.Root, plan.DistHash, rel.PK)
-	return &plan.StreamMaterialize{Input: in, Relation: rel, PK: slices.Clone(rel.PK)}
+	dist := rel.DistKey() // an index's indexed columns, else the pk
+	in := exchange(sq.Root, plan.DistHash, dist)
+	return &plan.StreamMaterialize{Input: in, Relation: rel, PK: slices.Clone(rel.PK), Dist: slices.Clone(dist)}
 }
 
 // Sink wraps sq.Root for the sink rel: an exchange hashing by the stream key
@@ -232,6 +234,9 @@ func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 				return nil, err
 			}
 			c := rel.PK[i]
+			if n.Index != nil { // a job reads the table itself, not the index
+				c = n.Index.Index.Columns[i]
+			}
 			eq, err := expr.Call("=", []expr.Expr{expr.Column(c, n.Out[c].Type), e})
 			if err != nil {
 				return nil, err

@@ -44,8 +44,11 @@ type Scan struct {
 	Table *catalog.Relation
 	Alias string
 	// Lookup, when set, restricts the scan to rows whose primary key equals these
-	// expressions (constant or parameter): a point or prefix lookup.
+	// expressions (constant or parameter): a point or prefix lookup. With Index
+	// set, the values are of the index's leading columns, and the scan reads
+	// the index (which holds Table's rows, in Table's columns).
 	Lookup []expr.Expr
+	Index  *catalog.Relation
 	Out    []Field
 }
 
@@ -249,7 +252,10 @@ func (n *Join) Children() []Node     { return []Node{n.Left, n.Right} }
 // Describe implementations.
 func (n *Scan) Describe() string {
 	s := "Scan " + n.Table.QualifiedName()
-	if len(n.Lookup) > 0 {
+	switch {
+	case n.Index != nil:
+		s += " using index " + n.Index.Name + " lookup = (" + exprList(n.Lookup) + ")"
+	case len(n.Lookup) > 0:
 		s += " lookup pk = (" + exprList(n.Lookup) + ")"
 	}
 	return s

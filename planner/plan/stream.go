@@ -219,6 +219,8 @@ type StreamMaterialize struct {
 	Input    StreamNode
 	Relation *catalog.Relation
 	PK       []int
+	// Dist is the distribution key (a prefix of PK; nil: PK).
+	Dist []int
 }
 
 // Schemas.
@@ -433,5 +435,12 @@ func ExplainStream(n StreamNode) string {
 // StateLayouts implements StatefulNode: the materialized view's own table,
 // keyed by its primary key (its id is the relation's).
 func (n *StreamMaterialize) StateLayouts() []StateTable {
-	return []StateTable{{ID: n.Relation.ID, Name: "materialized view", Types: n.Relation.ColumnTypes(), PK: n.PK, Dist: n.PK}}
+	dist, name := n.Dist, "materialized view"
+	if dist == nil {
+		dist = n.PK
+	}
+	if n.Relation.Kind == catalog.KindIndex {
+		name = "index"
+	}
+	return []StateTable{{ID: n.Relation.ID, Name: name, Types: n.Relation.ColumnTypes(), PK: n.PK, Dist: dist}}
 }

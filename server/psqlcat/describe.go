@@ -211,7 +211,19 @@ func tableIndexes(r catalog.Reader, q string) (*result, bool, error) {
 		{"condeferrable", tBool}, {"condeferred", tBool}, {"indisreplident", tBool}, {"reltablespace", tOID},
 	}}
 	rel, ok := relationByOID(r, m[1])
-	if !ok || !catalog.HasPrimaryIndex(rel) {
+	if !ok {
+		return res, true, nil
+	}
+	defer func() {
+		for _, idx := range userIndexes(r.Relations(), rel.ID) {
+			res.rows = append(res.rows, []types.Datum{
+				dS(idx.Name), dB(false), dB(false), dB(false),
+				dB(true), dS(IndexDef(rel, idx)), null, null,
+				dB(false), dB(false), dB(false), dI(0),
+			})
+		}
+	}()
+	if !catalog.HasPrimaryIndex(rel) {
 		return res, true, nil
 	}
 	keys := make([]string, len(rel.PK))
@@ -227,6 +239,16 @@ func tableIndexes(r catalog.Reader, q string) (*result, bool, error) {
 		dB(false), dB(false), dB(false), dI(0),
 	}}
 	return res, true, nil
+}
+
+// IndexDef is pg_get_indexdef of an index (CREATE INDEX) on rel.
+func IndexDef(rel, idx *catalog.Relation) string {
+	cols := make([]string, len(idx.Index.Columns))
+	for i, c := range idx.Index.Columns {
+		cols[i] = quoteIdent(idx.Columns[c].Name)
+	}
+	return "CREATE INDEX " + quoteIdent(idx.Name) + " ON " + quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name) +
+		" USING btree (" + strings.Join(cols, ", ") + ")"
 }
 
 var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)

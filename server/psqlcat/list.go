@@ -24,14 +24,32 @@ type pgRow struct {
 // "<table>_pkey" index ('i') per table with a declared primary key when withIndexes.
 func pgClass(r catalog.Reader, withIndexes bool) []pgRow {
 	var out []pgRow
-	for _, rel := range r.Relations() {
+	rels := r.Relations()
+	for _, rel := range rels {
 		k := catalog.RelKind(rel)
-		if k == 0 {
+		if k == 0 || k == 'i' {
 			continue
 		}
 		out = append(out, pgRow{rel: rel, schema: rel.Schema, name: rel.Name, kind: k})
-		if withIndexes && catalog.HasPrimaryIndex(rel) {
+		if !withIndexes {
+			continue
+		}
+		if catalog.HasPrimaryIndex(rel) {
 			out = append(out, pgRow{rel: rel, schema: rel.Schema, name: catalog.PrimaryIndexName(rel), kind: 'i', index: true})
+		}
+		for _, idx := range userIndexes(rels, rel.ID) {
+			out = append(out, pgRow{rel: rel, schema: idx.Schema, name: idx.Name, kind: 'i', index: true})
+		}
+	}
+	return out
+}
+
+// userIndexes are the indexes (CREATE INDEX) of relation id among rels.
+func userIndexes(rels []*catalog.Relation, id uint32) []*catalog.Relation {
+	var out []*catalog.Relation
+	for _, r := range rels {
+		if r.Kind == catalog.KindIndex && r.Index != nil && r.Index.Table == id {
+			out = append(out, r)
 		}
 	}
 	return out

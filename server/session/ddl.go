@@ -401,6 +401,7 @@ var dropKinds = map[parser.ObjectKind]catalog.Kind{
 	parser.KindMaterializedView: catalog.KindMaterializedView,
 	parser.KindSink:             catalog.KindSink,
 	parser.KindSource:           catalog.KindSource,
+	parser.KindIndex:            catalog.KindIndex,
 }
 
 func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
@@ -448,7 +449,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 	for _, r := range victims {
 		var err error
 		switch r.Kind {
-		case catalog.KindMaterializedView, catalog.KindSink:
+		case catalog.KindMaterializedView, catalog.KindSink, catalog.KindIndex:
 			err = s.eng.coord().DropJob(ctx, r.ID)
 		case catalog.KindSource:
 			if isSharedSource(r) {
@@ -489,7 +490,9 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 	// have nowhere else to write.
 	var blocking []*catalog.Relation
 	for _, d := range deps {
-		if !(d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema) {
+		// A relation's indexes go with it too, as in PostgreSQL.
+		if !(d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema) &&
+			d.Kind != catalog.KindIndex {
 			blocking = append(blocking, d)
 		}
 	}

@@ -24,6 +24,12 @@ import (
 type Engine struct {
 	Catalog *catalog.Catalog
 	Store   storage.KV
+	// indexes holds, per index, the first committed epoch seen after it was
+	// built: lookups at snapshots from then on may read it (indexReady).
+	indexes struct {
+		sync.Mutex
+		readyAt map[uint32]uint64
+	}
 	// roles are the users (roles.go).
 	roles roles
 	// Backends is the wire server's view of its connections

@@ -113,7 +113,7 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 				return nil, err
 			}
 		}
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store}
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, IndexReady: s.eng.indexReady}
 		env.Ctx.Context = ctx
 		var release func()
 		if t, err := s.txnState(); err != nil {
@@ -272,7 +272,8 @@ func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params [
 	var affected int64
 	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		out, affected = nil, 0
-		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables}
+		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables,
+			IndexReady: s.eng.indexReady}
 		env.Ctx.Context = ctx
 		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 		if err != nil {

@@ -311,6 +311,11 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 			return s.createMaterializedView(ctx, n)
 		}
 		return nil
+	case *parser.CreateIndex:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.createIndex(ctx, n)
+		}
+		return nil
 	case *parser.CreateSink:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			return s.createSink(ctx, n)
@@ -396,6 +401,8 @@ func ddlName(st parser.Statement) string {
 		return "CREATE VIEW"
 	case *parser.CreateMaterializedView:
 		return "CREATE MATERIALIZED VIEW"
+	case *parser.CreateIndex:
+		return "CREATE INDEX"
 	case *parser.CreateSink:
 		return "CREATE SINK"
 	case *parser.CreateSource:

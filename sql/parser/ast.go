@@ -250,6 +250,18 @@ type CreateMaterializedView struct {
 	EmitOnWindowClose bool
 }
 
+// CreateIndex is CREATE INDEX [IF NOT EXISTS] [name] ON table (columns)
+// [INCLUDE (columns)] [DISTRIBUTED BY (columns)]. Name is "" when omitted.
+type CreateIndex struct {
+	Source
+	Name          string
+	IfNotExists   bool
+	Table         ObjectName
+	Columns       []string
+	Include       []string
+	DistributedBy []string
+}
+
 // CreateView is CREATE [OR REPLACE] VIEW [IF NOT EXISTS] n [(cols)] AS query.
 type CreateView struct {
 	Source

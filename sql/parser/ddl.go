@@ -280,12 +280,101 @@ func (p *ddlParser) create() (Statement, error) {
 		return nil, p.errHere()
 	case n.kwIn("temp", "temporary", "unlogged", "global", "local"):
 		return nil, p.unsupported(n, "CREATE %s TABLE is not supported", strings.ToUpper(n.tok.val))
+	case p.kw("index"):
+		return p.createIndex()
 	case n.kw("unique"):
-		return nil, p.unsupported(n, "CREATE INDEX is not supported")
+		return nil, p.unsupported(n, "unique indexes are not supported (an index here never refuses a row; use a primary key)")
 	case n.isIdent() && n.tok.kind == tkIdent:
 		return nil, p.unsupported(n, "CREATE %s is not supported", strings.ToUpper(n.tok.val))
 	}
 	return nil, p.errHere()
+}
+
+// createIndex parses the rest of CREATE INDEX [CONCURRENTLY] [[IF NOT EXISTS]
+// name] ON [ONLY] table [USING btree | hash] (column [ASC | DESC] [NULLS
+// FIRST | LAST], ...) [INCLUDE (columns)] [DISTRIBUTED BY (columns)].
+// Expressions, WHERE (partial indexes) and other access methods are refused.
+func (p *ddlParser) createIndex() (Statement, error) {
+	st := &CreateIndex{}
+	p.kw("concurrently") // an index is always built without blocking writes
+	st.IfNotExists = p.ifNotExists()
+	if n := p.peek(); n != nil && !n.kw("on") {
+		name, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Name = name
+	} else if st.IfNotExists {
+		return nil, p.errHere()
+	}
+	if err := p.expect("on"); err != nil {
+		return nil, err
+	}
+	p.kw("only")
+	var err error
+	if st.Table, err = p.objectName(); err != nil {
+		return nil, err
+	}
+	if p.kw("using") {
+		m := p.peek()
+		if m == nil || !m.isIdent() {
+			return nil, p.errHere()
+		}
+		if !m.kwIn("btree", "hash") {
+			return nil, p.unsupported(m, "access method \"%s\" is not supported", m.tok.val)
+		}
+		p.i++
+	}
+	g := p.peek()
+	if g == nil || !g.isParen() {
+		return nil, p.errHere()
+	}
+	p.i++
+	for _, part := range splitCommas(g.kids) {
+		if len(part) == 0 {
+			return nil, syntaxErrAt(p.src, g.close)
+		}
+		if !part[0].isIdent() || part[0].isParen() {
+			return nil, p.unsupported(part[0], "indexes on expressions are not supported")
+		}
+		rest := part[1:]
+		for len(rest) > 0 && (rest[0].kwIn("asc", "desc", "nulls", "first", "last")) {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 {
+			return nil, p.unsupported(rest[0], "indexes on expressions are not supported")
+		}
+		st.Columns = append(st.Columns, part[0].tok.val)
+	}
+	for {
+		switch {
+		case p.kw("include"):
+			cols, err := p.identList()
+			if err != nil {
+				return nil, err
+			}
+			st.Include = append(st.Include, cols...)
+			continue
+		case p.kw("distributed", "by"):
+			cols, err := p.identList()
+			if err != nil {
+				return nil, err
+			}
+			st.DistributedBy = cols
+			continue
+		}
+		break
+	}
+	if n := p.peek(); n != nil && n.kw("where") {
+		return nil, p.unsupported(n, "partial indexes are not supported")
+	}
+	if n := p.peek(); n != nil && n.kw("with") {
+		p.i++
+		if _, err := p.options(); err != nil { // storage parameters: nothing to tune here
+			return nil, err
+		}
+	}
+	return st, p.done()
 }
 
 func (p *ddlParser) createTable() (Statement, error) {

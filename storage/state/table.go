@@ -199,6 +199,21 @@ func (t *Table) Discard() { t.cur = buffer{index: make(map[string]int)} }
 // PendingRows returns the number of keys written in the current epoch.
 func (t *Table) PendingRows() int { return len(t.cur.entries) }
 
+// Overlays reports whether reads through t differ from the store's at its
+// committed epoch: writes pending, flushed but not committed, or staged.
+func (t *Table) Overlays() bool {
+	committed := t.kv.CommittedEpoch()
+	if len(t.cur.entries) > 0 || t.stagedAt > committed {
+		return true
+	}
+	for _, l := range t.layers {
+		if l.epoch > committed {
+			return true
+		}
+	}
+	return false
+}
+
 // Flush adds the current epoch's writes to b, which the coordinator commits at epoch, and starts a
 // new epoch. The writes stay visible to this table's reads until the store's committed epoch
 // reaches epoch.
