@@ -138,6 +138,17 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	if alias == "" {
 		alias = rel.Name
 	}
+	var indexCols []int
+	if rel.Kind == catalog.KindIndex && rel.Index != nil {
+		// RisingWave reads an index as a relation (PostgreSQL refuses: 42809):
+		// its rows are its table's, so read the table, with the indexed
+		// columns first as RisingWave's index shows them.
+		table, ok := b.cat.ByID(rel.Index.Table)
+		if !ok {
+			return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
+		}
+		rel, indexCols = table, rel.Index.Columns
+	}
 	if rel.Kind == catalog.KindSource && rel.Connector != nil && len(rel.Columns) == 0 {
 		// A CDC source: its tables hold the rows.
 		return nil, types.Errorf(types.ErrWrongObjectType, "cannot read source \"%s\": a %s source holds no rows; query the tables created FROM it (CREATE TABLE t (columns, PRIMARY KEY (...)) FROM %s TABLE 'schema.table')",
@@ -192,10 +203,23 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		return &plan.Values{Rows: vals, Out: relFields(rel, alias)}, nil
 	case catalog.KindSink:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is a sink and cannot be queried", rel.Name)
-	case catalog.KindIndex:
-		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is an index", rel.Name)
 	}
-	return &plan.Scan{Table: rel, Alias: alias, Out: relFields(rel, alias)}, nil
+	scan := &plan.Scan{Table: rel, Alias: alias, Out: relFields(rel, alias)}
+	if indexCols == nil {
+		return scan, nil
+	}
+	order := slices.Clone(indexCols)
+	for i := range rel.Columns {
+		if !slices.Contains(order, i) {
+			order = append(order, i)
+		}
+	}
+	p := &plan.Project{Input: scan}
+	for _, i := range order {
+		p.Exprs = append(p.Exprs, expr.Column(i, scan.Out[i].Type))
+		p.Out = append(p.Out, scan.Out[i])
+	}
+	return p, nil
 }
 
 func relFields(rel *catalog.Relation, alias string) []plan.Field {
