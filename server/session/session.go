@@ -279,6 +279,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Drop:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.drop(ctx, n) }
 		return nil
+	case *parser.Truncate:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.truncate(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills

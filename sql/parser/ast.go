@@ -399,3 +399,50 @@ type Deallocate struct {
 	Name string
 	All  bool
 }
+
+// Truncate is TRUNCATE [TABLE] [ONLY] name [, ...] [RESTART IDENTITY |
+// CONTINUE IDENTITY] [CASCADE | RESTRICT].
+type Truncate struct {
+	Source
+	Names           []ObjectName
+	RestartIdentity bool
+	Cascade         bool
+}
+
+// Rename is ALTER {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE}
+// [IF EXISTS] name RENAME TO new, or, with Column set, ALTER TABLE name
+// RENAME [COLUMN] column TO new.
+type Rename struct {
+	Source
+	Kind     ObjectKind
+	Name     ObjectName
+	IfExists bool
+	Column   string
+	NewName  string
+}
+
+// AlterColumn is ALTER TABLE [IF EXISTS] name ADD [COLUMN] [IF NOT EXISTS]
+// def (Add set) or DROP [COLUMN] [IF EXISTS] column [CASCADE | RESTRICT]
+// (Drop set).
+type AlterColumn struct {
+	Source
+	Name     ObjectName
+	IfExists bool
+	Add      *ColumnDef
+	Drop     string
+	// ColumnIf is ADD's IF NOT EXISTS or DROP's IF EXISTS.
+	ColumnIf bool
+	Cascade  bool
+}
+
+// Comment is COMMENT ON {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE |
+// COLUMN} name IS {'text' | NULL}. For a column, Name is its relation and
+// Column the column; Null (or ”) removes the comment.
+type Comment struct {
+	Source
+	Kind    ObjectKind
+	Name    ObjectName
+	Column  string
+	Comment string
+	Null    bool
+}

@@ -118,7 +118,7 @@ func (p *ddlParser) identList() ([]string, error) {
 var unsupportedCommands = map[string]string{
 	"prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
-	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
+	"lock": "LOCK", "do": "DO", "call": "CALL",
 	"checkpoint": "CHECKPOINT", "reindex": "REINDEX",
 	"cluster": "CLUSTER", "refresh": "REFRESH", "import": "IMPORT", "load": "LOAD", "fetch": "FETCH",
 	"move": "MOVE", "close": "CLOSE", "declare": "DECLARE", "security": "SECURITY LABEL",
@@ -213,6 +213,10 @@ func (p *ddlParser) statement() (Statement, error) {
 		if name, err = p.ident(); err == nil {
 			st = &Release{Name: name}
 		}
+	case first.kw("truncate"):
+		st, err = p.truncate()
+	case first.kw("comment"):
+		st, err = p.comment()
 	case first.kw("explain"):
 		return p.explain()
 	case first.kw("copy"):
@@ -1113,6 +1117,20 @@ func (p *ddlParser) alter() (Statement, error) {
 			return nil, p.errHere()
 		}
 		st.Kind = kind
+		if p.kw("if", "exists") {
+			// ALTER ... IF EXISTS name RENAME | ADD | DROP.
+			name, err := p.objectName()
+			if err != nil {
+				return nil, err
+			}
+			if n := p.peek(); n != nil && n.kw("rename") {
+				return p.rename(kind, name, true)
+			}
+			if n := p.peek(); kind == KindTable && n != nil && n.kwIn("add", "drop") {
+				return p.alterColumn(name, true)
+			}
+			return nil, p.errHere()
+		}
 		var err error
 		if st.Name, err = p.objectName(); err != nil {
 			return nil, err
@@ -1121,6 +1139,12 @@ func (p *ddlParser) alter() (Statement, error) {
 	n := p.peek()
 	if n == nil {
 		return nil, p.errHere()
+	}
+	switch {
+	case st.Kind != KindSystem && n.kw("rename"):
+		return p.rename(st.Kind, st.Name, false)
+	case st.Kind == KindTable && n.kwIn("add", "drop"):
+		return p.alterColumn(st.Name, false)
 	}
 	if !p.kw("set") {
 		if n.tok.kind == tkIdent {
@@ -1315,5 +1339,161 @@ func (p *ddlParser) explain() (Statement, error) {
 		return nil, syntaxErrAt(p.src, inner[0].tok)
 	}
 	st.Stmt = sub
+	return st, nil
+}
+
+// truncate parses the rest of TRUNCATE [TABLE] [ONLY] name [, ...]
+// [RESTART IDENTITY | CONTINUE IDENTITY] [CASCADE | RESTRICT].
+func (p *ddlParser) truncate() (Statement, error) {
+	p.kw("table")
+	st := &Truncate{}
+	for {
+		p.kw("only")
+		name, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n != nil && n.isOp("*") {
+			p.i++
+		}
+		st.Names = append(st.Names, name)
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+			continue
+		}
+		break
+	}
+	switch {
+	case p.kw("restart", "identity"):
+		st.RestartIdentity = true
+	case p.kw("continue", "identity"):
+	}
+	if p.kw("cascade") {
+		st.Cascade = true
+	} else {
+		p.kw("restrict")
+	}
+	return st, nil
+}
+
+// rename parses RENAME TO new or RENAME [COLUMN] a TO b after ALTER kind name.
+func (p *ddlParser) rename(kind ObjectKind, name ObjectName, ifExists bool) (Statement, error) {
+	if err := p.expect("rename"); err != nil {
+		return nil, err
+	}
+	st := &Rename{Kind: kind, Name: name, IfExists: ifExists}
+	var err error
+	if !p.kw("to") {
+		if kind != KindTable && kind != KindMaterializedView && kind != KindView {
+			return nil, p.errHere()
+		}
+		p.kw("column") // reserved, as in PostgreSQL
+		if st.Column, err = p.ident(); err != nil {
+			return nil, err
+		}
+		if err := p.expect("to"); err != nil {
+			return nil, err
+		}
+	}
+	if st.NewName, err = p.ident(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// alterColumn parses ADD [COLUMN] [IF NOT EXISTS] def or DROP [COLUMN]
+// [IF EXISTS] name [CASCADE | RESTRICT] after ALTER TABLE name.
+func (p *ddlParser) alterColumn(name ObjectName, ifExists bool) (Statement, error) {
+	st := &AlterColumn{Name: name, IfExists: ifExists}
+	switch {
+	case p.kw("add"):
+		if n := p.peek(); n != nil && n.kwIn("constraint", "primary", "unique", "check", "foreign") {
+			return nil, p.unsupported(n, "ALTER TABLE ... ADD %s is not supported", strings.ToUpper(n.tok.val))
+		}
+		p.kw("column") // reserved, as in PostgreSQL
+		st.ColumnIf = p.kw("if", "not", "exists")
+		col, err := p.columnDef()
+		if err != nil {
+			return nil, err
+		}
+		st.Add = col
+	case p.kw("drop"):
+		if n := p.peek(); n != nil && n.kw("constraint") {
+			return nil, p.unsupported(n, "ALTER TABLE ... DROP CONSTRAINT is not supported")
+		}
+		p.kw("column")
+		st.ColumnIf = p.kw("if", "exists")
+		col, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Drop = col
+		if p.kw("cascade") {
+			st.Cascade = true
+		} else {
+			p.kw("restrict")
+		}
+	default:
+		return nil, p.errHere()
+	}
+	return st, nil
+}
+
+// comment parses the rest of COMMENT ON kind name IS {'text' | NULL}.
+func (p *ddlParser) comment() (Statement, error) {
+	if err := p.expect("on"); err != nil {
+		return nil, err
+	}
+	st := &Comment{}
+	if p.kw("column") {
+		// [schema.]table.column
+		var parts []string
+		for {
+			id, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, id)
+			if n := p.peek(); n == nil || !n.isPunct(".") {
+				break
+			}
+			p.i++
+		}
+		if len(parts) < 2 || len(parts) > 3 {
+			return nil, p.errHere()
+		}
+		st.Kind, st.Column = KindTable, parts[len(parts)-1]
+		st.Name = ObjectName{Name: parts[len(parts)-2]}
+		if len(parts) == 3 {
+			st.Name.Schema = parts[0]
+		}
+	} else {
+		kind, ok := p.objectKind()
+		if !ok || kind == KindIndex {
+			if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
+				return nil, p.unsupported(n, "COMMENT ON %s is not supported", strings.ToUpper(n.tok.val))
+			}
+			return nil, p.errHere()
+		}
+		st.Kind = kind
+		var err error
+		if st.Name, err = p.objectName(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("is"); err != nil {
+		return nil, err
+	}
+	switch n := p.peek(); {
+	case n == nil:
+		return nil, p.errHere()
+	case n.kw("null"):
+		st.Null = true
+	case !n.group && n.tok.kind == tkString:
+		st.Comment = n.tok.val
+	default:
+		return nil, p.errHere()
+	}
+	p.i++
 	return st, nil
 }

@@ -243,6 +243,12 @@ func summarize(s Statement) string {
 		return fmt.Sprintf("CreateMaterializedView %s ifNotExists=%v%s%s\n  %s", s.Name, s.IfNotExists, eowc, optsSummary(s.With, nil), summarize(s.Query))
 	case *CreateView:
 		return fmt.Sprintf("CreateView %s ifNotExists=%v orReplace=%v columns=%v\n  %s", s.Name, s.IfNotExists, s.OrReplace, s.Columns, summarize(s.Query))
+	case *AlterColumn:
+		out := fmt.Sprintf("AlterColumn %s ifExists=%v drop=%q columnIf=%v cascade=%v", s.Name, s.IfExists, s.Drop, s.ColumnIf, s.Cascade)
+		if s.Add != nil {
+			out += columnsSummary([]*ColumnDef{s.Add})
+		}
+		return out
 	case *CreateSink:
 		out := fmt.Sprintf("CreateSink %s ifNotExists=%v", s.Name, s.IfNotExists)
 		if s.Into != nil {
