@@ -83,7 +83,21 @@ type Column struct {
 	// Seq is the column's own sequence (serial and identity columns), nil
 	// when it has none.
 	Seq *Sequence `json:"seq,omitempty"`
+	// Dropped marks a column ALTER TABLE DROP COLUMN removed: it keeps its
+	// place in the stored rows (nothing is rewritten; new rows hold NULL)
+	// but is hidden and has no name a query can use (DroppedName).
+	Dropped bool `json:"dropped,omitempty"`
+	// Missing is the value (in its text form) that rows stored before the
+	// column was added read: ADD COLUMN's DEFAULT, evaluated then; nil for
+	// NULL.
+	Missing *string `json:"missing,omitempty"`
+	// Comment is COMMENT ON COLUMN's text ("" for none).
+	Comment string `json:"comment,omitempty"`
 }
+
+// DroppedName is the name a dropped column at position i (0-based) takes,
+// PostgreSQL's, which no identifier can spell by accident.
+func DroppedName(i int) string { return fmt.Sprintf("........pg.dropped.%d........", i+1) }
 
 // DefaultSQL is the SQL text a row gets when it gives no value: the
 // DEFAULT, or nextval of an identity column's sequence ("" for NULL).
@@ -206,6 +220,13 @@ type Relation struct {
 	// columns, compared in order, are not lower.
 	VersionColumns []int    `json:"version_columns,omitempty"`
 	DependsOn      []uint32 `json:"depends_on,omitempty"`
+	// Refs pin what a stored definition (a view's, materialized view's or
+	// sink's query) names, so a later rename, added or dropped column does
+	// not change what it means; nil until the first ALTER of something it
+	// reads (until then its names resolve as they did at CREATE).
+	Refs []Ref `json:"refs,omitempty"`
+	// Comment is COMMENT ON's text ("" for none).
+	Comment string `json:"comment,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).
 	StateTables []uint32 `json:"state_tables,omitempty"`
@@ -217,6 +238,17 @@ type Relation struct {
 	Job       *JobSettings  `json:"job,omitempty"`
 	Sink      *SinkSettings `json:"sink,omitempty"`
 	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Ref is one relation a stored definition names: Name (Schema "" when the
+// definition gave none) as written stands for the relation ID, whose
+// columns it sees by position under the names Columns (a column renamed
+// since keeps its old name there; columns added since are not seen).
+type Ref struct {
+	Schema  string   `json:"schema,omitempty"`
+	Name    string   `json:"name"`
+	ID      uint32   `json:"id"`
+	Columns []string `json:"columns"`
 }
 
 // Watermark is a source's or append-only table's WATERMARK FOR Column AS
@@ -256,6 +288,28 @@ func (r *Relation) ColumnTypes() []types.T {
 		ts[i] = r.Columns[i].Type
 	}
 	return ts
+}
+
+// MissingValues is what each column reads in rows stored before it was
+// added (Column.Missing; NULL for the others), or nil when no column has
+// such a value: state.Schema.Missing of the relation's rows.
+func (r *Relation) MissingValues() []types.Datum {
+	var out []types.Datum
+	for i, c := range r.Columns {
+		if c.Missing == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]types.Datum, len(r.Columns))
+			for k := range out {
+				out[k] = types.NullDatum
+			}
+		}
+		if d, err := types.ParseText(c.Type, *c.Missing); err == nil {
+			out[i] = d // checked by ALTER TABLE ADD COLUMN, which wrote it
+		}
+	}
+	return out
 }
 
 // HasRowID reports whether the relation's key is the hidden row id.
@@ -412,6 +466,27 @@ func (c *Catalog) Replace(r *Relation) error {
 	if !ok || old.QualifiedName() != r.QualifiedName() {
 		return fmt.Errorf("catalog: replace of unknown relation %d", r.ID)
 	}
+	c.mu.byID[r.ID] = r
+	c.mu.byName[r.QualifiedName()] = r
+	return nil
+}
+
+// Rename swaps in r, a new descriptor for an existing relation under a new
+// name. A name clash gives ErrDuplicateTable.
+func (c *Catalog) Rename(r *Relation) error {
+	if err := validate(r); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.mu.byID[r.ID]
+	if !ok {
+		return fmt.Errorf("catalog: rename of unknown relation %d", r.ID)
+	}
+	if other, ok := c.mu.byName[r.QualifiedName()]; ok && other.ID != r.ID {
+		return types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", r.Name)
+	}
+	delete(c.mu.byName, old.QualifiedName())
 	c.mu.byID[r.ID] = r
 	c.mu.byName[r.QualifiedName()] = r
 	return nil

@@ -156,7 +156,7 @@ func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
 // StateSchema is the state-table layout of a relation's rows: every column,
 // keyed and distributed by its primary key, under its relation id.
 func StateSchema(rel *catalog.Relation) state.Schema {
-	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.PK}
+	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.PK, Missing: rel.MissingValues()}
 }
 
 func openTable(store storage.KV, rel *catalog.Relation) (*state.Table, error) {

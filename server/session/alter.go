@@ -2,12 +2,23 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/catalog/persist"
+	"github.com/tributary/tributary/connector/postgrescdc"
 	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/server/pgwire"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // truncate runs TRUNCATE: every row of each table is deleted through the
@@ -67,4 +78,499 @@ func containsRel(rels []*catalog.Relation, id uint32) bool {
 		}
 	}
 	return false
+}
+
+// alterTag is the command tag of ALTER kind.
+func alterTag(k parser.ObjectKind) string { return "ALTER " + k.String() }
+
+// alterTarget finds the relation an ALTER names and checks that the
+// statement's kind fits it (ALTER TABLE also takes views and materialized
+// views, as in PostgreSQL) and that the session owns it. With ifExists a
+// missing relation gives nil and a notice.
+func (s *Session) alterTarget(kind parser.ObjectKind, name parser.ObjectName, ifExists bool) (*catalog.Relation, error) {
+	rel, err := s.eng.Catalog.Lookup(name.Schema, name.Name)
+	if err != nil || rel.Kind == catalog.KindSystem {
+		if ifExists {
+			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", name.Name))
+			return nil, nil
+		}
+		if err == nil {
+			return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied: \"%s\" is a system catalog", rel.Name)
+		}
+		return nil, err
+	}
+	want, ok := dropKinds[kind]
+	if !ok {
+		return nil, types.Errorf(types.ErrUnsupported, "ALTER %s is not supported", kind)
+	}
+	fits := rel.Kind == want
+	if kind == parser.KindTable {
+		fits = rel.Kind == catalog.KindTable || rel.Kind == catalog.KindView || rel.Kind == catalog.KindMaterializedView
+	}
+	if !fits {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
+	}
+	if err := s.checkOwner(rel); err != nil {
+		return nil, err
+	}
+	return rel, nil
+}
+
+// pinRefs pins the names in the definitions of every relation depending on
+// rel that has not pinned them yet (catalog.Relation.Refs), as they
+// resolve now, before rel changes: renames and added columns then leave
+// their meaning alone. It returns the changed descriptors, to save with
+// the change.
+func (s *Session) pinRefs(rel *catalog.Relation) ([]*catalog.Relation, error) {
+	var out []*catalog.Relation
+	for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+		if d.Refs != nil || d.Definition == "" {
+			continue
+		}
+		var q *parser.Query
+		switch d.Kind {
+		case catalog.KindView, catalog.KindMaterializedView, catalog.KindSink:
+			stmts, err := parser.Parse(d.Definition)
+			if err != nil || len(stmts) != 1 {
+				return nil, fmt.Errorf("%s %s: its definition does not parse: %v", d.Kind, d.Name, err)
+			}
+			var ok bool
+			if q, ok = stmts[0].(*parser.Query); !ok {
+				return nil, fmt.Errorf("%s %s: its definition is not a query", d.Kind, d.Name)
+			}
+		default:
+			continue
+		}
+		b := s.binder(nil)
+		if _, err := b.Query(q); err != nil {
+			return nil, fmt.Errorf("%s %s: bind its definition: %w", d.Kind, d.Name, err)
+		}
+		c := *d
+		c.Refs = b.Refs()
+		if c.Refs == nil {
+			c.Refs = []catalog.Ref{}
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// saveRelations persists descriptors in one epoch and publishes them
+// (Catalog.Rename for one whose name changed); the caller holds the ddl lock.
+func (s *Session) saveRelations(ctx context.Context, rels []*catalog.Relation) error {
+	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
+		for _, r := range rels {
+			if err := persist.Save(b, r, s.eng.Catalog.PeekNextID()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rels {
+		old, ok := s.eng.Catalog.ByID(r.ID)
+		if ok && old.Name != r.Name {
+			err = s.eng.Catalog.Rename(r)
+		} else {
+			err = s.eng.Catalog.Replace(r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// merge puts r into rels, replacing the entry with its id.
+func merge(rels []*catalog.Relation, r *catalog.Relation) []*catalog.Relation {
+	for i, x := range rels {
+		if x.ID == r.ID {
+			rels[i] = r
+			return rels
+		}
+	}
+	return append(rels, r)
+}
+
+// current returns the entry of rels with id, or the catalog's.
+func (s *Session) current(rels []*catalog.Relation, id uint32) *catalog.Relation {
+	for _, x := range rels {
+		if x.ID == id {
+			return x
+		}
+	}
+	r, _ := s.eng.Catalog.ByID(id)
+	return r
+}
+
+// rename runs ALTER ... RENAME TO and ALTER TABLE ... RENAME [COLUMN]. The
+// definitions that read the relation pin what they name first (pinRefs),
+// so they keep working under the new names; nothing is rewritten and no
+// job restarts.
+func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	tag := alterTag(n.Kind)
+	rel, err := s.alterTarget(n.Kind, n.Name, n.IfExists)
+	if err != nil || rel == nil {
+		return tagOnly(tag), err
+	}
+	changed, err := s.pinRefs(rel)
+	if err != nil {
+		return nil, err
+	}
+	r := *rel
+	if n.Column == "" {
+		if other, err := s.eng.Catalog.Lookup(rel.Schema, n.NewName); err == nil && other.ID != rel.ID {
+			return nil, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", n.NewName)
+		}
+		if r.Connector != nil && r.Connector.Name() == "postgres-cdc" {
+			// Its replication slot's and publication's default names come
+			// from the relation's name: keep them.
+			if err := pinCDCNames(&r); err != nil {
+				return nil, err
+			}
+		}
+		r.Name = n.NewName
+		// Sinks into the table name it.
+		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+			if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema {
+				c := *s.current(changed, d.ID)
+				sk := *c.Sink
+				sk.Into = n.NewName
+				c.Sink = &sk
+				changed = merge(changed, &c)
+			}
+		}
+	} else {
+		i := rel.ColumnIndex(n.Column)
+		if i < 0 || rel.Columns[i].Hidden {
+			return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" does not exist", n.Column)
+		}
+		if j := rel.ColumnIndex(n.NewName); j >= 0 {
+			return nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" of relation \"%s\" already exists", n.NewName, rel.Name)
+		}
+		for _, c := range rel.Columns {
+			if c.Generated != "" {
+				return nil, types.Errorf(types.ErrUnsupported, "cannot rename a column of table \"%s\": it has generated columns, whose expressions name columns", rel.Name)
+			}
+		}
+		if rel.Connector != nil {
+			return nil, types.Errorf(types.ErrUnsupported, "cannot rename a column of \"%s\": its connector reads columns by name", rel.Name)
+		}
+		r.Columns = slices.Clone(rel.Columns)
+		r.Columns[i].Name = n.NewName
+		if rel.Watermark != nil && rel.Watermark.Column == n.Column {
+			w := *rel.Watermark
+			w.Column = n.NewName
+			r.Watermark = &w
+		}
+		// Sinks into the table list its columns by name.
+		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+			if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && slices.Contains(d.Sink.IntoColumns, n.Column) {
+				c := *s.current(changed, d.ID)
+				sk := *c.Sink
+				sk.IntoColumns = slices.Clone(sk.IntoColumns)
+				sk.IntoColumns[slices.Index(sk.IntoColumns, n.Column)] = n.NewName
+				c.Sink = &sk
+				changed = merge(changed, &c)
+			}
+		}
+	}
+	// r last: a dependent's new descriptor must not be overwritten by the
+	// catalog's copy of it.
+	if err := s.saveRelations(ctx, append(changed, &r)); err != nil {
+		return nil, err
+	}
+	return tagOnly(tag), nil
+}
+
+// pinCDCNames writes a postgres-cdc relation's slot and publication names
+// into its options when they are the defaults derived from its name.
+func pinCDCNames(r *catalog.Relation) error {
+	cfg, err := postgrescdc.ParseConfig(r.Connector.Props, r.QualifiedName(), r.Kind == catalog.KindTable)
+	if err != nil {
+		return err
+	}
+	conn := *r.Connector
+	conn.Props = maps.Clone(conn.Props)
+	if conn.Props[postgrescdc.OptSlot] == "" {
+		conn.Props[postgrescdc.OptSlot] = cfg.Slot
+	}
+	if conn.Props[postgrescdc.OptPublication] == "" {
+		conn.Props[postgrescdc.OptPublication] = cfg.Publication
+	}
+	r.Connector = &conn
+	return nil
+}
+
+// pinIntoColumns makes every sink into rel that fills "all its columns"
+// name them (SinkSettings.IntoColumns), so a column added or dropped later
+// does not change what it writes where.
+func (s *Session) pinIntoColumns(rel *catalog.Relation, changed []*catalog.Relation) []*catalog.Relation {
+	for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+		if d.Kind != catalog.KindSink || d.Sink == nil || d.Sink.Into != rel.Name || d.Schema != rel.Schema || len(d.Sink.IntoColumns) > 0 {
+			continue
+		}
+		// As job.Planner.intoMapping fills them: the target's first
+		// visible columns, one per visible column of the sink.
+		n := 0
+		for _, c := range d.Columns {
+			if !c.Hidden {
+				n++
+			}
+		}
+		var names []string
+		for _, c := range rel.Columns {
+			if !c.Hidden && len(names) < n {
+				names = append(names, c.Name)
+			}
+		}
+		c := *s.current(changed, d.ID)
+		sk := *c.Sink
+		sk.IntoColumns = names
+		c.Sink = &sk
+		changed = merge(changed, &c)
+	}
+	return changed
+}
+
+// alterColumn runs ALTER TABLE ... ADD | DROP COLUMN. Stored rows are not
+// rewritten: an added column is the last one, and rows stored before read
+// its DEFAULT as evaluated now (Column.Missing) or NULL; a dropped column
+// keeps its place, hidden and nameless, new rows holding NULL there. The
+// definitions over the table pin what they read first (pinRefs), so they
+// keep their columns; then the streaming jobs are rebuilt on the new
+// descriptor.
+func (s *Session) alterColumn(ctx context.Context, n *parser.AlterColumn) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	const tag = "ALTER TABLE"
+	rel, err := s.alterTarget(parser.KindTable, n.Name, n.IfExists)
+	if err != nil || rel == nil {
+		return tagOnly(tag), err
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a table", rel.Name)
+	}
+	if rel.Connector != nil {
+		return nil, types.Errorf(types.ErrUnsupported, "cannot add or drop a column of table \"%s\": its rows come from connector %s", rel.Name, rel.Connector.Name())
+	}
+	changed, err := s.pinRefs(rel)
+	if err != nil {
+		return nil, err
+	}
+	changed = s.pinIntoColumns(rel, changed)
+	r := *rel
+	r.Columns = slices.Clone(rel.Columns)
+	if n.Add != nil {
+		done, err := s.addColumn(ctx, &r, n)
+		if err != nil || done {
+			return tagOnly(tag), err
+		}
+	} else {
+		done, err := s.dropColumn(&r, n, changed)
+		if err != nil || done {
+			return tagOnly(tag), err
+		}
+	}
+	if err := s.saveRelations(ctx, append(changed, &r)); err != nil {
+		return nil, err
+	}
+	// Jobs reading the table (its DML stream, backfills, sinks into it)
+	// are planned again on the new descriptor, from committed state.
+	if err := s.eng.rescheduleLocked(ctx); err != nil {
+		return nil, fmt.Errorf("alter table %s: restart the streaming jobs: %w", rel.Name, err)
+	}
+	return tagOnly(tag), nil
+}
+
+// addColumn appends n.Add to r; done reports a skipped ADD ... IF NOT EXISTS.
+func (s *Session) addColumn(ctx context.Context, r *catalog.Relation, n *parser.AlterColumn) (done bool, err error) {
+	cd := n.Add
+	if i := r.ColumnIndex(cd.Name); i >= 0 && !r.Columns[i].Dropped {
+		if n.ColumnIf {
+			s.notifier.Notice("NOTICE", "42701", fmt.Sprintf("column \"%s\" of relation \"%s\" already exists, skipping", cd.Name, r.Name))
+			return true, nil
+		}
+		return false, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" of relation \"%s\" already exists", cd.Name, r.Name)
+	}
+	switch {
+	case cd.PrimaryKey:
+		return false, types.Errorf(types.ErrUnsupported, "ALTER TABLE ... ADD COLUMN ... PRIMARY KEY is not supported: a table's primary key is fixed at CREATE")
+	case cd.Serial || cd.Identity != "":
+		return false, types.Errorf(types.ErrUnsupported, "ALTER TABLE ... ADD COLUMN of a serial or identity column is not supported")
+	case cd.Generated != nil:
+		return false, types.Errorf(types.ErrUnsupported, "ALTER TABLE ... ADD COLUMN of a generated column is not supported")
+	}
+	col, err := columnOf(cd, r.Name)
+	if err != nil {
+		return false, err
+	}
+	hasRows, err := s.hasRows(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	if col.Default != "" {
+		e, err := s.binder(nil).DefaultExpr(&col)
+		if err != nil {
+			return false, err
+		}
+		if hasRows {
+			if volatile(e) {
+				return false, types.Errorf(types.ErrUnsupported, "ALTER TABLE ... ADD COLUMN with a volatile DEFAULT on a table with rows is not supported (each stored row would need its own value)")
+			}
+			d, err := e.EvalRow(s.exprCtx(nil), nil)
+			if err != nil {
+				return false, err
+			}
+			if !d.Null {
+				text := types.FormatText(col.Type, &d)
+				col.Missing = &text
+			}
+		}
+	}
+	if col.NotNull && hasRows && col.Missing == nil {
+		return false, types.Errorf(types.ErrNotNullViolation, "column \"%s\" of relation \"%s\" contains null values", col.Name, r.Name)
+	}
+	r.Columns = append(r.Columns, col)
+	return false, nil
+}
+
+// volatile reports whether e calls a volatile function.
+func volatile(e expr.Expr) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) bool {
+		if f, ok := x.(*expr.FuncExpr); ok && f.Volatility == expr.Volatile {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// hasRows reports whether table rel holds a committed row.
+func (s *Session) hasRows(ctx context.Context, rel *catalog.Relation) (bool, error) {
+	t, err := state.New(s.eng.Store, batch.StateSchema(rel))
+	if err != nil {
+		return false, err
+	}
+	it, err := t.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: s.eng.coord().CommittedEpoch()})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	switch err := it.Next(); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, io.EOF):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// dropColumn marks n.Drop dropped in r, unless something depends on it;
+// done reports a skipped DROP ... IF EXISTS.
+func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed []*catalog.Relation) (done bool, err error) {
+	i := r.ColumnIndex(n.Drop)
+	if i < 0 || r.Columns[i].Hidden {
+		if n.ColumnIf {
+			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("column \"%s\" of relation \"%s\" does not exist, skipping", n.Drop, r.Name))
+			return true, nil
+		}
+		return false, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n.Drop, r.Name)
+	}
+	if slices.Contains(r.PK, i) {
+		return false, types.Errorf(types.ErrUnsupported, "cannot drop column %s of table %s: it is part of the primary key", n.Drop, r.Name)
+	}
+	if slices.Contains(r.VersionColumns, i) || r.Watermark != nil && r.Watermark.Column == n.Drop {
+		return false, types.Errorf(types.ErrDependentObjects, "cannot drop column %s of table %s: the table's ON CONFLICT version or WATERMARK names it", n.Drop, r.Name)
+	}
+	for _, c := range r.Columns {
+		if c.Generated != "" {
+			return false, types.Errorf(types.ErrUnsupported, "cannot drop a column of table \"%s\": it has generated columns, whose expressions name columns", r.Name)
+		}
+	}
+	c := &r.Columns[i]
+	c.Name, c.Dropped, c.Hidden, c.NotNull, c.Default, c.Missing, c.Comment = catalog.DroppedName(i), true, true, false, "", nil, ""
+	// What reads the column depends on it: a definition that no longer
+	// binds, or binds to other columns, without it.
+	over := overlay{Catalog: s.eng.Catalog, rel: r}
+	for _, d := range s.eng.Catalog.Dependents(r.ID) {
+		d = s.current(changed, d.ID)
+		if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == r.Name && d.Schema == r.Schema {
+			if slices.Contains(d.Sink.IntoColumns, n.Drop) {
+				return false, dependsOnColumn(d, n.Drop, r.Name)
+			}
+			continue
+		}
+		if !slices.ContainsFunc(d.Refs, func(ref catalog.Ref) bool { return ref.ID == r.ID }) {
+			continue // it reads the table through a view, which is checked itself
+		}
+		if !stillBinds(over, d) {
+			return false, dependsOnColumn(d, n.Drop, r.Name)
+		}
+	}
+	return false, nil
+}
+
+func dependsOnColumn(d *catalog.Relation, col, table string) error {
+	return &types.Error{Kind: types.ErrDependentObjects,
+		Msg:    fmt.Sprintf("cannot drop column %s of table %s because other objects depend on it", col, table),
+		Detail: fmt.Sprintf("%s %s depends on column %s of table %s", d.Kind, d.Name, col, table),
+		Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+}
+
+// stillBinds reports whether d's definition binds over cat to the same
+// visible columns as it has.
+func stillBinds(cat catalog.Reader, d *catalog.Relation) bool {
+	stmts, err := parser.Parse(d.Definition)
+	if err != nil || len(stmts) != 1 {
+		return false
+	}
+	q, ok := stmts[0].(*parser.Query)
+	if !ok {
+		return false
+	}
+	pq, err := bind.New(cat, nil).WithRefs(d.Refs).Query(q)
+	if err != nil {
+		return false
+	}
+	var got []types.T
+	for _, f := range pq.Root.Schema() {
+		if !f.Hidden {
+			got = append(got, f.Type)
+		}
+	}
+	var want []types.T
+	for _, c := range d.Columns {
+		if !c.Hidden {
+			want = append(want, c.Type)
+		}
+	}
+	return slices.EqualFunc(got, want, func(a, b types.T) bool { return a.ID == b.ID })
+}
+
+// overlay is a catalog with one relation's descriptor replaced.
+type overlay struct {
+	*catalog.Catalog
+	rel *catalog.Relation
+}
+
+func (o overlay) ByID(id uint32) (*catalog.Relation, bool) {
+	if id == o.rel.ID {
+		return o.rel, true
+	}
+	return o.Catalog.ByID(id)
+}
+
+func (o overlay) Lookup(schema, name string) (*catalog.Relation, error) {
+	r, err := o.Catalog.Lookup(schema, name)
+	if err == nil && r.ID == o.rel.ID {
+		return o.rel, nil
+	}
+	return r, err
 }

@@ -282,6 +282,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Truncate:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.truncate(ctx, n) }
 		return nil
+	case *parser.Rename:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.rename(ctx, n) }
+		return nil
+	case *parser.AlterColumn:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterColumn(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -409,6 +415,10 @@ func ddlName(st parser.Statement) string {
 		return "ALTER " + strings.ToUpper(n.Kind.String())
 	case *parser.CancelJobs:
 		return "CANCEL JOBS"
+	case *parser.Rename:
+		return "ALTER " + strings.ToUpper(n.Kind.String())
+	case *parser.AlterColumn:
+		return "ALTER TABLE"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:
