@@ -199,8 +199,13 @@ var listColumns = map[string]func(row pgRow) types.Datum{
 	"Persistence":   func(pgRow) types.Datum { return dS("permanent") },
 	"Access method": accessMethod,
 	// Sizes are not tracked per relation: unknown, shown empty.
-	"Size":        func(pgRow) types.Datum { return null },
-	"Description": func(pgRow) types.Datum { return null },
+	"Size": func(pgRow) types.Datum { return null },
+	"Description": func(row pgRow) types.Datum {
+		if row.index || row.rel.Comment == "" {
+			return null
+		}
+		return dS(row.rel.Comment)
+	},
 	"Table": func(row pgRow) types.Datum {
 		if row.index {
 			return dS(row.rel.Name)

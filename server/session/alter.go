@@ -7,6 +7,9 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
@@ -573,4 +576,184 @@ func (o overlay) Lookup(schema, name string) (*catalog.Relation, error) {
 		return o.rel, nil
 	}
 	return r, err
+}
+
+// comment runs COMMENT ON {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE
+// | COLUMN} name IS 'text' | NULL: the text is kept with the descriptor
+// (psql's \d+ and \dt+, obj_description, col_description show it); NULL or
+// ” removes it.
+func (s *Session) comment(ctx context.Context, n *parser.Comment) (pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Kind == catalog.KindSystem {
+		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied: \"%s\" is a system catalog", rel.Name)
+	}
+	if n.Column == "" {
+		if want := dropKinds[n.Kind]; rel.Kind != want {
+			return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is not a %s", rel.Name, want)
+		}
+	}
+	if err := s.checkOwner(rel); err != nil {
+		return nil, err
+	}
+	text := n.Comment
+	if n.Null {
+		text = ""
+	}
+	r := *rel
+	if n.Column == "" {
+		r.Comment = text
+	} else {
+		i := rel.ColumnIndex(n.Column)
+		if i < 0 || rel.Columns[i].Hidden {
+			return nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n.Column, rel.Name)
+		}
+		r.Columns = slices.Clone(rel.Columns)
+		r.Columns[i].Comment = text
+	}
+	if err := s.saveRelations(ctx, []*catalog.Relation{&r}); err != nil {
+		return nil, err
+	}
+	return tagOnly("COMMENT"), nil
+}
+
+// comments answers obj_description and col_description (expr.Comments)
+// from the catalog; attnum counts visible columns, as pg_attribute does.
+type comments struct{ cat *catalog.Catalog }
+
+func (c comments) RelationComment(oid int64) (string, bool) {
+	rel, ok := c.cat.ByID(uint32(oid))
+	if !ok || oid < 0 || oid > 1<<32-1 || rel.Comment == "" {
+		return "", false
+	}
+	return rel.Comment, true
+}
+
+func (c comments) ColumnComment(oid, attnum int64) (string, bool) {
+	rel, ok := c.cat.ByID(uint32(oid))
+	if !ok || oid < 0 || oid > 1<<32-1 {
+		return "", false
+	}
+	vis := catalog.VisibleColumns(rel)
+	if attnum < 1 || attnum > int64(len(vis)) || vis[attnum-1].Comment == "" {
+		return "", false
+	}
+	return vis[attnum-1].Comment, true
+}
+
+// createTableAs runs CREATE TABLE name [(columns)] AS query [WITH [NO]
+// DATA]: a table (keyed by a hidden row id) with the query's columns,
+// filled by INSERT INTO name query through the normal write path. If the
+// INSERT fails the table is dropped again. The tag is PostgreSQL's SELECT n.
+func (s *Session) createTableAs(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
+	rel, res, err := s.createTableAsTable(ctx, n)
+	if err != nil || res != nil {
+		return res, err
+	}
+	if n.WithNoData {
+		return tagOnly("SELECT 0"), nil
+	}
+	rows, err := s.insertQuery(ctx, rel, n.AsQuery)
+	if err != nil {
+		// Not left half made: drop it (its rows went in with the statement or not at all).
+		if _, derr := s.drop(context.WithoutCancel(ctx), &parser.Drop{Kind: parser.KindTable, Names: []parser.ObjectName{{Name: rel.Name}}}); derr != nil {
+			return nil, fmt.Errorf("%w (and dropping the new table failed: %v)", err, derr)
+		}
+		return nil, err
+	}
+	return tagOnly("SELECT " + strconv.FormatInt(rows, 10)), nil
+}
+
+// createTableAsTable creates CREATE TABLE AS's table from its query's
+// columns; res is set when IF NOT EXISTS found one.
+func (s *Session) createTableAsTable(ctx context.Context, n *parser.CreateTable) (*catalog.Relation, pgwire.Result, error) {
+	s.eng.ddl.Lock()
+	defer s.eng.ddl.Unlock()
+	schema, err := schemaOf(n.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE AS"); found {
+		if err == nil {
+			res = tagOnly("SELECT 0")
+		}
+		return nil, res, err
+	}
+	b := s.binder(nil)
+	pq, err := b.Query(n.AsQuery)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.NumParams() > 0 {
+		return nil, nil, types.Errorf(types.ErrUndefinedParameter, "there is no parameter $1")
+	}
+	if err := s.checkRead(b.Referenced()); err != nil {
+		return nil, nil, err
+	}
+	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), CreatedAt: time.Now().UTC()}
+	for _, f := range pq.Root.Schema() {
+		if f.Hidden {
+			continue
+		}
+		t := f.Type
+		if t.ID == types.Unknown {
+			t = types.TVarchar
+		}
+		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: t})
+	}
+	if len(n.AsColumns) > len(rel.Columns) {
+		return nil, nil, types.Errorf(types.ErrSyntax, "too many column names were specified")
+	}
+	for i, name := range n.AsColumns {
+		rel.Columns[i].Name = name
+	}
+	for _, c := range rel.Columns {
+		if c.Name == catalog.RowIDColumn {
+			return nil, nil, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", c.Name)
+		}
+	}
+	if len(rel.Columns) == 0 {
+		return nil, nil, types.Errorf(types.ErrUnsupported, "a table needs at least one column")
+	}
+	rel.Columns = append(rel.Columns, catalog.Column{Name: catalog.RowIDColumn, Type: types.TInt64, NotNull: true, Hidden: true})
+	rel.PK = []int{len(rel.Columns) - 1}
+	rel.ID = s.eng.Catalog.NextID()
+	if err := s.publish(ctx, rel); err != nil {
+		return nil, nil, err
+	}
+	s.eng.coord().AddTable(rel.ID, rel.ColumnTypes())
+	return rel, nil, nil
+}
+
+// insertQuery runs INSERT INTO rel q as a statement of the session and
+// returns the rows it inserted.
+func (s *Session) insertQuery(ctx context.Context, rel *catalog.Relation, q *parser.Query) (int64, error) {
+	stmts, err := parser.Parse("INSERT INTO " + quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name) + " " + q.Text())
+	if err != nil || len(stmts) != 1 {
+		return 0, fmt.Errorf("create table %s as: %v", rel.Name, err)
+	}
+	st := &statement{s: s, ast: stmts[0], sql: stmts[0].Text()}
+	res, err := st.Run(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Close()
+	for {
+		if _, err := res.Next(ctx); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return 0, err
+		}
+	}
+	tag := res.Tag() // INSERT 0 n
+	n, err := strconv.ParseInt(tag[strings.LastIndexByte(tag, ' ')+1:], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("create table %s as: the insert's tag %q", rel.Name, tag)
+	}
+	return n, nil
 }

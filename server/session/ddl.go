@@ -174,6 +174,9 @@ func setWatermark(rel *catalog.Relation, w *parser.Watermark) error {
 }
 
 func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
+	if n.AsQuery != nil {
+		return s.createTableAs(ctx, n)
+	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
 	schema, err := schemaOf(n.Name)

@@ -112,6 +112,7 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	if s.eng.seqs != nil {
 		ctx.Sequences = sessionSeqs{s}
 	}
+	ctx.Comments = comments{s.eng.Catalog}
 	return ctx
 }
 
@@ -288,6 +289,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.AlterColumn:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterColumn(ctx, n) }
 		return nil
+	case *parser.Comment:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.comment(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -419,6 +423,8 @@ func ddlName(st parser.Statement) string {
 		return "ALTER " + strings.ToUpper(n.Kind.String())
 	case *parser.AlterColumn:
 		return "ALTER TABLE"
+	case *parser.Comment:
+		return "COMMENT"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:

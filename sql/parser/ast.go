@@ -218,6 +218,12 @@ type CreateTable struct {
 	SourceTable string
 	// Watermark is WATERMARK FOR col AS col - INTERVAL '...' (nil: none).
 	Watermark *Watermark
+	// AsQuery is CREATE TABLE name [(AsColumns)] AS query [WITH [NO]
+	// DATA]: the table takes the query's columns and (unless WithNoData)
+	// its rows; Columns is then empty.
+	AsQuery    *Query
+	AsColumns  []string
+	WithNoData bool
 }
 
 // Watermark is a column list's WATERMARK FOR col AS col [- INTERVAL 'd']:

@@ -298,8 +298,8 @@ func (p *ddlParser) createTable() (Statement, error) {
 	if st.Name, err = p.objectName(); err != nil {
 		return nil, err
 	}
-	if p.peek() != nil && p.peek().kw("as") {
-		return nil, p.unsupported(p.peek(), "CREATE TABLE AS is not supported")
+	if n := p.peek(); n != nil && (n.kw("as") || n.isParen() && p.peekAt(1) != nil && p.peekAt(1).kw("as")) {
+		return p.createTableAs(st)
 	}
 	g := p.peek()
 	if g == nil || !g.isParen() {
@@ -1495,5 +1495,34 @@ func (p *ddlParser) comment() (Statement, error) {
 		return nil, p.errHere()
 	}
 	p.i++
+	return st, nil
+}
+
+// createTableAs parses the rest of CREATE TABLE name [(columns)] AS query
+// [WITH [NO] DATA].
+func (p *ddlParser) createTableAs(st *CreateTable) (Statement, error) {
+	if n := p.peek(); n.isParen() {
+		cols, err := p.identList()
+		if err != nil {
+			return nil, err
+		}
+		st.AsColumns = cols
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	end := len(p.seq)
+	if end-p.i > 2 && p.seq[end-2].kw("with") && p.seq[end-1].kw("data") {
+		end -= 2
+	} else if end-p.i > 3 && p.seq[end-3].kw("with") && p.seq[end-2].kw("no") && p.seq[end-1].kw("data") {
+		end -= 3
+		st.WithNoData = true
+	}
+	q, err := p.query(p.i, end)
+	if err != nil {
+		return nil, err
+	}
+	st.AsQuery = q
+	p.i = len(p.seq)
 	return st, nil
 }

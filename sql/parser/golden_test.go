@@ -231,6 +231,9 @@ func summarize(s Statement) string {
 		if s.FromSource != nil {
 			out += fmt.Sprintf("\n  from source %s table %q", s.FromSource, s.SourceTable)
 		}
+		if s.AsQuery != nil {
+			out += fmt.Sprintf("\n  as columns=%v noData=%v %s", s.AsColumns, s.WithNoData, summarize(s.AsQuery))
+		}
 		return out + watermarkSummary(s.Watermark)
 	case *CreateSource:
 		out := fmt.Sprintf("CreateSource %s ifNotExists=%v pk=%v", s.Name, s.IfNotExists, s.PrimaryKey)
