@@ -581,7 +581,7 @@ func (o overlay) Lookup(schema, name string) (*catalog.Relation, error) {
 // comment runs COMMENT ON {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE
 // | COLUMN} name IS 'text' | NULL: the text is kept with the descriptor
 // (psql's \d+ and \dt+, obj_description, col_description show it); NULL or
-// ” removes it.
+// an empty text removes it.
 func (s *Session) comment(ctx context.Context, n *parser.Comment) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
