@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -189,6 +190,8 @@ type SinkSettings struct {
 	// columns it fills (nil: all visible ones in order).
 	Into        string   `json:"into,omitempty"`
 	IntoColumns []string `json:"into_columns,omitempty"`
+	// IntoSchema is the target table's schema ("": the sink's own).
+	IntoSchema string `json:"into_schema,omitempty"`
 	// CreateWait is create_wait: "delivered" makes a blocking CREATE wait
 	// for delivery ("" or "backfilled": for the backfill).
 	CreateWait string `json:"create_wait,omitempty"`
@@ -312,6 +315,25 @@ func (r *Relation) MissingValues() []types.Datum {
 	return out
 }
 
+// IntoTarget is the schema and name of the table a sink into a table
+// writes ("" name: it is no such sink).
+func (r *Relation) IntoTarget() (schema, name string) {
+	if r.Kind != KindSink || r.Sink == nil || r.Sink.Into == "" {
+		return "", ""
+	}
+	schema = r.Sink.IntoSchema
+	if schema == "" {
+		schema = r.Schema
+	}
+	return schema, r.Sink.Into
+}
+
+// SinksInto reports whether r is a sink into table t.
+func (r *Relation) SinksInto(t *Relation) bool {
+	schema, name := r.IntoTarget()
+	return name != "" && name == t.Name && schema == t.Schema
+}
+
 // HasRowID reports whether the relation's key is the hidden row id.
 func (r *Relation) HasRowID() bool {
 	return len(r.PK) == 1 && r.Columns[r.PK[0]].Hidden && r.Columns[r.PK[0]].Name == RowIDColumn
@@ -327,7 +349,10 @@ type Reader interface {
 	Relations() []*Relation
 	// Dependents returns the relations that depend on id.
 	Dependents(id uint32) []*Relation
+	// Schemas lists the schemas: the built-in ones, then CREATE SCHEMA's by name.
 	Schemas() []string
+	// SchemaOID is a schema's pg_namespace oid (0: no such schema).
+	SchemaOID(name string) uint32
 }
 
 // Catalog is the in-memory registry. Mutations validate and publish new
@@ -339,6 +364,8 @@ type Catalog struct {
 		byID   map[uint32]*Relation
 		byName map[string]*Relation // "schema.name"
 		nextID uint32
+		// schemas are CREATE SCHEMA's schemas: name -> oid.
+		schemas map[string]uint32
 	}
 	system []*Relation // fixed system tables (ids below FirstUserID)
 }
@@ -348,6 +375,7 @@ func New(system []*Relation) *Catalog {
 	c := &Catalog{system: system}
 	c.mu.byID = map[uint32]*Relation{}
 	c.mu.byName = map[string]*Relation{}
+	c.mu.schemas = map[string]uint32{}
 	c.mu.nextID = FirstUserID
 	for _, r := range system {
 		c.mu.byID[r.ID] = r
@@ -406,6 +434,29 @@ func (c *Catalog) Lookup(schema, name string) (*Relation, error) {
 	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
 }
 
+// Path is the catalog seen with a search path: unqualified names resolve
+// in the path's schemas (those that exist), then in pg_catalog, rw_catalog
+// and information_schema.
+type Path struct {
+	*Catalog
+	Search []string
+}
+
+// Lookup implements Reader.
+func (p Path) Lookup(schema, name string) (*Relation, error) {
+	if schema != "" {
+		return p.Catalog.Lookup(schema, name)
+	}
+	p.Catalog.mu.RLock()
+	defer p.Catalog.mu.RUnlock()
+	for _, s := range append(slices.Clone(p.Search), "pg_catalog", "rw_catalog", "information_schema") {
+		if r, ok := p.Catalog.mu.byName[s+"."+name]; ok {
+			return r, nil
+		}
+	}
+	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
+}
+
 // ByID implements Reader.
 func (c *Catalog) ByID(id uint32) (*Relation, bool) {
 	c.mu.RLock()
@@ -438,7 +489,53 @@ func (c *Catalog) Dependents(id uint32) []*Relation {
 }
 
 // Schemas implements Reader.
-func (c *Catalog) Schemas() []string { return slices.Clone(builtinSchemas) }
+func (c *Catalog) Schemas() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Clone(builtinSchemas)
+	var user []string
+	for name := range c.mu.schemas {
+		user = append(user, name)
+	}
+	sort.Strings(user)
+	return append(out, user...)
+}
+
+// SchemaOID implements Reader.
+func (c *Catalog) SchemaOID(name string) uint32 {
+	if oid := SchemaOID(name); oid != 0 {
+		return oid
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.mu.schemas[name]
+}
+
+// HasSchema reports whether schema name exists.
+func (c *Catalog) HasSchema(name string) bool { return c.SchemaOID(name) != 0 }
+
+// IsBuiltinSchema reports whether name is a schema that always exists.
+func IsBuiltinSchema(name string) bool { return slices.Contains(builtinSchemas, name) }
+
+// UserSchemas returns CREATE SCHEMA's schemas: name -> oid.
+func (c *Catalog) UserSchemas() map[string]uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.mu.schemas)
+}
+
+// SetSchemas installs CREATE SCHEMA's schemas (at start-up, and after
+// CREATE or DROP SCHEMA): name -> oid, each oid taken from NextID.
+func (c *Catalog) SetSchemas(schemas map[string]uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.schemas = maps.Clone(schemas)
+	for _, oid := range schemas {
+		if oid >= c.mu.nextID {
+			c.mu.nextID = oid + 1
+		}
+	}
+}
 
 // Add publishes a new relation. A name clash gives ErrDuplicateTable.
 func (c *Catalog) Add(r *Relation) error {
@@ -447,6 +544,9 @@ func (c *Catalog) Add(r *Relation) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.mu.schemas[r.Schema]; !ok && r.Schema != DefaultSchema {
+		return types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", r.Schema)
+	}
 	if old, ok := c.mu.byName[r.QualifiedName()]; ok {
 		return types.Errorf(types.ErrDuplicateTable, "%s \"%s\" already exists", old.Kind, r.Name)
 	}
@@ -506,8 +606,8 @@ func validate(r *Relation) error {
 	if r.Name == "" {
 		return types.Errorf(types.ErrInvalidName, "zero-length delimited identifier")
 	}
-	if r.Schema != "public" {
-		return types.Errorf(types.ErrUnsupported, "schema %q: only schema public holds user objects", r.Schema)
+	if r.Schema != DefaultSchema && IsBuiltinSchema(r.Schema) {
+		return types.Errorf(types.ErrInsufficientPrivilege, "permission denied to create \"%s.%s\"", r.Schema, r.Name)
 	}
 	seen := map[string]bool{}
 	for _, col := range r.Columns {

@@ -519,7 +519,7 @@ func userRelations(r Reader, k Kind) []*Relation {
 func pgNamespaceRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range r.Schemas() {
-		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID), null})
+		rows = append(rows, []types.Datum{dI(int64(r.SchemaOID(s))), dS(s), dI(OwnerOID), null})
 	}
 	return rows
 }
@@ -533,7 +533,7 @@ func pgClassRows(r Reader) [][]types.Datum {
 			am, replident = 0, 'n'
 		}
 		rows = append(rows, []types.Datum{
-			dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(0),
+			dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(0),
 			dI(0), dI(OwnerOID), dI(am), dI(int64(rel.ID)),
 			dI(0), dI(0), types.DFloat(-1), dI(0),
 			dI(0), dB(HasPrimaryIndex(rel)), dB(false),
@@ -803,7 +803,7 @@ func rwRows(k Kind) func(Reader) [][]types.Datum {
 		var rows [][]types.Datum
 		for _, rel := range userRelations(r, k) {
 			rows = append(rows, []types.Datum{
-				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 				dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
@@ -822,7 +822,7 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 				connector = dS(rel.Sink.Props["connector"])
 			}
 			rows = append(rows, []types.Datum{
-				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 				connector, dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
@@ -834,7 +834,7 @@ func rwRelationsRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, rel := range r.Relations() {
 		rows = append(rows, []types.Datum{
-			dI(int64(rel.ID)), dS(rel.Name), dS(rel.Kind.String()), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+			dI(int64(rel.ID)), dS(rel.Name), dS(rel.Kind.String()), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 		})
 	}
 	return rows
@@ -843,7 +843,7 @@ func rwRelationsRows(r Reader) [][]types.Datum {
 func rwSchemasRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range r.Schemas() {
-		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID)})
+		rows = append(rows, []types.Datum{dI(int64(r.SchemaOID(s))), dS(s), dI(OwnerOID)})
 	}
 	return rows
 }

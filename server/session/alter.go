@@ -32,7 +32,7 @@ import (
 func (s *Session) truncate(ctx context.Context, n *parser.Truncate) (pgwire.Result, error) {
 	var rels []*catalog.Relation
 	for _, name := range n.Names {
-		rel, err := s.eng.Catalog.Lookup(name.Schema, name.Name)
+		rel, err := s.lookup(name.Schema, name.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func alterTag(k parser.ObjectKind) string { return "ALTER " + k.String() }
 // views, as in PostgreSQL) and that the session owns it. With ifExists a
 // missing relation gives nil and a notice.
 func (s *Session) alterTarget(kind parser.ObjectKind, name parser.ObjectName, ifExists bool) (*catalog.Relation, error) {
-	rel, err := s.eng.Catalog.Lookup(name.Schema, name.Name)
+	rel, err := s.lookup(name.Schema, name.Name)
 	if err != nil || rel.Kind == catalog.KindSystem {
 		if ifExists {
 			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", name.Name))
@@ -149,10 +149,7 @@ func (s *Session) pinRefs(rel *catalog.Relation) ([]*catalog.Relation, error) {
 			return nil, fmt.Errorf("%s %s: bind its definition: %w", d.Kind, d.Name, err)
 		}
 		c := *d
-		c.Refs = b.Refs()
-		if c.Refs == nil {
-			c.Refs = []catalog.Ref{}
-		}
+		c.Refs = pinned(b.Refs())
 		out = append(out, &c)
 	}
 	return out, nil
@@ -226,7 +223,7 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 	}
 	r := *rel
 	if n.Column == "" {
-		if other, err := s.eng.Catalog.Lookup(rel.Schema, n.NewName); err == nil && other.ID != rel.ID {
+		if other, err := s.lookup(rel.Schema, n.NewName); err == nil && other.ID != rel.ID {
 			return nil, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", n.NewName)
 		}
 		if r.Connector != nil && r.Connector.Name() == "postgres-cdc" {
@@ -239,7 +236,7 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 		r.Name = n.NewName
 		// Sinks into the table name it.
 		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
-			if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema {
+			if d.SinksInto(rel) {
 				c := *s.current(changed, d.ID)
 				sk := *c.Sink
 				sk.Into = n.NewName
@@ -272,7 +269,7 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 		}
 		// Sinks into the table list its columns by name.
 		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
-			if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && slices.Contains(d.Sink.IntoColumns, n.Column) {
+			if d.SinksInto(rel) && slices.Contains(d.Sink.IntoColumns, n.Column) {
 				c := *s.current(changed, d.ID)
 				sk := *c.Sink
 				sk.IntoColumns = slices.Clone(sk.IntoColumns)
@@ -314,7 +311,7 @@ func pinCDCNames(r *catalog.Relation) error {
 // does not change what it writes where.
 func (s *Session) pinIntoColumns(rel *catalog.Relation, changed []*catalog.Relation) []*catalog.Relation {
 	for _, d := range s.eng.Catalog.Dependents(rel.ID) {
-		if d.Kind != catalog.KindSink || d.Sink == nil || d.Sink.Into != rel.Name || d.Schema != rel.Schema || len(d.Sink.IntoColumns) > 0 {
+		if !d.SinksInto(rel) || len(d.Sink.IntoColumns) > 0 {
 			continue
 		}
 		// As job.Planner.intoMapping fills them: the target's first
@@ -504,7 +501,7 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 	over := overlay{Catalog: s.eng.Catalog, rel: r}
 	for _, d := range s.eng.Catalog.Dependents(r.ID) {
 		d = s.current(changed, d.ID)
-		if d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == r.Name && d.Schema == r.Schema {
+		if d.SinksInto(r) {
 			if slices.Contains(d.Sink.IntoColumns, n.Drop) {
 				return false, dependsOnColumn(d, n.Drop, r.Name)
 			}
@@ -585,7 +582,7 @@ func (o overlay) Lookup(schema, name string) (*catalog.Relation, error) {
 func (s *Session) comment(ctx context.Context, n *parser.Comment) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -673,7 +670,7 @@ func (s *Session) createTableAs(ctx context.Context, n *parser.CreateTable) (pgw
 func (s *Session) createTableAsTable(ctx context.Context, n *parser.CreateTable) (*catalog.Relation, pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -756,4 +753,13 @@ func (s *Session) insertQuery(ctx context.Context, rel *catalog.Relation, q *par
 		return 0, fmt.Errorf("create table %s as: the insert's tag %q", rel.Name, tag)
 	}
 	return n, nil
+}
+
+// pinned is a definition's name resolutions as catalog.Relation.Refs keeps
+// them: never nil, so "pinned, nothing named" differs from "not pinned".
+func pinned(refs []catalog.Ref) []catalog.Ref {
+	if refs == nil {
+		return []catalog.Ref{}
+	}
+	return refs
 }

@@ -20,7 +20,7 @@ import (
 
 func (s *Session) binder(declared []types.T) *bind.Binder {
 	cat := s.eng.Catalog
-	return bind.New(cat, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
+	return bind.New(s.cat(), declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_ddl_progress" {
 			return s.eng.ddlProgressRows(), nil
 		}

@@ -292,6 +292,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Comment:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.comment(ctx, n) }
 		return nil
+	case *parser.CreateSchema:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createSchema(ctx, n) }
+		return nil
+	case *parser.DropSchema:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropSchema(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -336,7 +342,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Alter:
 		if n.Kind != parser.KindSystem {
-			if rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name); err == nil {
+			if rel, err := s.lookup(n.Name.Schema, n.Name.Name); err == nil {
 				if err := s.checkOwner(rel); err != nil {
 					return err
 				}
@@ -425,6 +431,10 @@ func ddlName(st parser.Statement) string {
 		return "ALTER TABLE"
 	case *parser.Comment:
 		return "COMMENT"
+	case *parser.CreateSchema:
+		return "CREATE SCHEMA"
+	case *parser.DropSchema:
+		return "DROP SCHEMA"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:

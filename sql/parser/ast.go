@@ -452,3 +452,20 @@ type Comment struct {
 	Comment string
 	Null    bool
 }
+
+// CreateSchema is CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role]
+// (or CREATE SCHEMA AUTHORIZATION role, naming it after the role).
+type CreateSchema struct {
+	Source
+	Name          string
+	IfNotExists   bool
+	Authorization string
+}
+
+// DropSchema is DROP SCHEMA [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
+type DropSchema struct {
+	Source
+	Names    []string
+	IfExists bool
+	Cascade  bool
+}

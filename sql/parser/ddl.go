@@ -276,6 +276,8 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSink()
 	case p.kw("source"):
 		return p.createSource()
+	case p.kw("schema"):
+		return p.createSchema()
 	case p.kw("user"):
 		return p.role("create", true)
 	case p.kw("role"):
@@ -1073,6 +1075,9 @@ func (p *ddlParser) drop() (Statement, error) {
 	if p.kwOneOf("user", "role") {
 		return p.role("drop", false)
 	}
+	if p.kw("schema") {
+		return p.dropSchema()
+	}
 	kind, ok := p.objectKind()
 	if !ok {
 		if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
@@ -1524,5 +1529,56 @@ func (p *ddlParser) createTableAs(st *CreateTable) (Statement, error) {
 	}
 	st.AsQuery = q
 	p.i = len(p.seq)
+	return st, nil
+}
+
+// createSchema parses the rest of CREATE SCHEMA.
+func (p *ddlParser) createSchema() (Statement, error) {
+	st := &CreateSchema{IfNotExists: p.ifNotExists()}
+	if n := p.peek(); n != nil && n.kw("authorization") {
+		p.i++
+		role, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Name, st.Authorization = role, role
+		return st, nil
+	}
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	st.Name = name
+	if p.kw("authorization") {
+		if st.Authorization, err = p.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if n := p.peek(); n != nil {
+		return nil, p.unsupported(n, "CREATE SCHEMA ... with schema elements is not supported")
+	}
+	return st, nil
+}
+
+// dropSchema parses the rest of DROP SCHEMA.
+func (p *ddlParser) dropSchema() (Statement, error) {
+	st := &DropSchema{IfExists: p.kw("if", "exists")}
+	for {
+		name, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Names = append(st.Names, name)
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+			continue
+		}
+		break
+	}
+	if p.kw("cascade") {
+		st.Cascade = true
+	} else {
+		p.kw("restrict")
+	}
 	return st, nil
 }
