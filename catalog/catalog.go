@@ -315,6 +315,21 @@ func (r *Relation) MissingValues() []types.Datum {
 	return out
 }
 
+// SameLayout reports whether rows of a and b (two descriptors of one
+// relation) are laid out alike: the same columns, types and dropped ones.
+// ALTER TABLE ADD | DROP COLUMN changes it; a rename or comment does not.
+func SameLayout(a, b *Relation) bool {
+	if len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for i := range a.Columns {
+		if a.Columns[i].Type != b.Columns[i].Type || a.Columns[i].Dropped != b.Columns[i].Dropped {
+			return false
+		}
+	}
+	return true
+}
+
 // IntoTarget is the schema and name of the table a sink into a table
 // writes ("" name: it is no such sink).
 func (r *Relation) IntoTarget() (schema, name string) {

@@ -253,6 +253,14 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 	}
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
 		if target != nil {
+			if cur, ok := s.eng.Catalog.ByID(target.ID); ok && !catalog.SameLayout(cur, target) {
+				// ALTER TABLE changed the table since the statement was
+				// prepared: plan it again, as PostgreSQL does.
+				if err := s.describeDML(st, q); err != nil {
+					return nil, err
+				}
+				return st.run(ctx, params)
+			}
 			if err := s.checkPriv(target, priv); err != nil {
 				return nil, err
 			}
