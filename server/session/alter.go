@@ -371,10 +371,28 @@ func (s *Session) alterColumn(ctx context.Context, n *parser.AlterColumn) (pgwir
 			return tagOnly(tag), err
 		}
 	} else {
-		done, err := s.dropColumn(&r, n, changed)
+		users, done, err := s.dropColumn(&r, n, changed)
 		if err != nil || done {
 			return tagOnly(tag), err
 		}
+		// CASCADE: what reads the column goes first, with its own dependents.
+		for _, d := range users {
+			if _, ok := s.eng.Catalog.ByID(d.ID); !ok {
+				continue // gone with an earlier one
+			}
+			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("drop cascades to %s %s", d.Kind, d.Name))
+			drop := &parser.Drop{Kind: parserKind[d.Kind], Names: []parser.ObjectName{{Schema: d.Schema, Name: d.Name}}, IfExists: true, Cascade: true}
+			if _, err := s.dropLocked(ctx, drop); err != nil {
+				return nil, err
+			}
+		}
+		var kept []*catalog.Relation
+		for _, c := range changed {
+			if _, ok := s.eng.Catalog.ByID(c.ID); ok {
+				kept = append(kept, c)
+			}
+		}
+		changed = kept
 	}
 	if err := s.saveRelations(ctx, append(changed, &r)); err != nil {
 		return nil, err
@@ -472,26 +490,27 @@ func (s *Session) hasRows(ctx context.Context, rel *catalog.Relation) (bool, err
 	}
 }
 
-// dropColumn marks n.Drop dropped in r, unless something depends on it;
-// done reports a skipped DROP ... IF EXISTS.
-func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed []*catalog.Relation) (done bool, err error) {
+// dropColumn marks n.Drop dropped in r, unless something depends on it
+// (with CASCADE it returns those, for the caller to drop); done reports a
+// skipped DROP ... IF EXISTS.
+func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed []*catalog.Relation) (users []*catalog.Relation, done bool, err error) {
 	i := r.ColumnIndex(n.Drop)
 	if i < 0 || r.Columns[i].Hidden {
 		if n.ColumnIf {
 			s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("column \"%s\" of relation \"%s\" does not exist, skipping", n.Drop, r.Name))
-			return true, nil
+			return nil, true, nil
 		}
-		return false, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n.Drop, r.Name)
+		return nil, false, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", n.Drop, r.Name)
 	}
 	if slices.Contains(r.PK, i) {
-		return false, types.Errorf(types.ErrUnsupported, "cannot drop column %s of table %s: it is part of the primary key", n.Drop, r.Name)
+		return nil, false, types.Errorf(types.ErrUnsupported, "cannot drop column %s of table %s: it is part of the primary key", n.Drop, r.Name)
 	}
 	if slices.Contains(r.VersionColumns, i) || r.Watermark != nil && r.Watermark.Column == n.Drop {
-		return false, types.Errorf(types.ErrDependentObjects, "cannot drop column %s of table %s: the table's ON CONFLICT version or WATERMARK names it", n.Drop, r.Name)
+		return nil, false, types.Errorf(types.ErrDependentObjects, "cannot drop column %s of table %s: the table's ON CONFLICT version or WATERMARK names it", n.Drop, r.Name)
 	}
 	for _, c := range r.Columns {
 		if c.Generated != "" {
-			return false, types.Errorf(types.ErrUnsupported, "cannot drop a column of table \"%s\": it has generated columns, whose expressions name columns", r.Name)
+			return nil, false, types.Errorf(types.ErrUnsupported, "cannot drop a column of table \"%s\": it has generated columns, whose expressions name columns", r.Name)
 		}
 	}
 	c := &r.Columns[i]
@@ -503,7 +522,10 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 		d = s.current(changed, d.ID)
 		if d.SinksInto(r) {
 			if slices.Contains(d.Sink.IntoColumns, n.Drop) {
-				return false, dependsOnColumn(d, n.Drop, r.Name)
+				if !n.Cascade {
+					return nil, false, dependsOnColumn(d, n.Drop, r.Name)
+				}
+				users = append(users, d)
 			}
 			continue
 		}
@@ -511,10 +533,13 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 			continue // it reads the table through a view, which is checked itself
 		}
 		if !stillBinds(over, d) {
-			return false, dependsOnColumn(d, n.Drop, r.Name)
+			if !n.Cascade {
+				return nil, false, dependsOnColumn(d, n.Drop, r.Name)
+			}
+			users = append(users, d)
 		}
 	}
-	return false, nil
+	return users, false, nil
 }
 
 func dependsOnColumn(d *catalog.Relation, col, table string) error {

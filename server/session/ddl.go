@@ -398,6 +398,11 @@ var dropKinds = map[parser.ObjectKind]catalog.Kind{
 func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
+	return s.dropLocked(ctx, n)
+}
+
+// dropLocked is drop with the ddl lock held.
+func (s *Session) dropLocked(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
 	kind, ok := dropKinds[n.Kind]
 	tag := "DROP " + n.Kind.String()
 	if !ok {
