@@ -232,7 +232,13 @@ func (b *Binder) lookupRef(schema, name string) (*catalog.Relation, *catalog.Ref
 			}
 		}
 	}
-	rel, err := b.cat.Lookup(schema, name)
+	cat := b.cat
+	if p, ok := cat.(catalog.Path); ok && b.inView > 0 && b.refs == nil {
+		// A view whose names were never pinned meant them as CREATE, on
+		// the default path, saw them; not with this session's path.
+		cat = p.Catalog
+	}
+	rel, err := cat.Lookup(schema, name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/connector/postgrescdc"
 	"github.com/tributary/tributary/executor/batch"
-	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/parser"
@@ -144,7 +143,8 @@ func (s *Session) pinRefs(rel *catalog.Relation) ([]*catalog.Relation, error) {
 		default:
 			continue
 		}
-		b := s.binder(nil)
+		// On the default path, as the definition was bound at its CREATE.
+		b := s.binderOn(s.eng.Catalog, nil)
 		if _, err := b.Query(q); err != nil {
 			return nil, fmt.Errorf("%s %s: bind its definition: %w", d.Kind, d.Name, err)
 		}
@@ -532,7 +532,7 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 		if !slices.ContainsFunc(d.Refs, func(ref catalog.Ref) bool { return ref.ID == r.ID }) {
 			continue // it reads the table through a view, which is checked itself
 		}
-		if !stillBinds(over, d) {
+		if !s.stillBinds(over, d) {
 			if !n.Cascade {
 				return nil, false, dependsOnColumn(d, n.Drop, r.Name)
 			}
@@ -551,7 +551,7 @@ func dependsOnColumn(d *catalog.Relation, col, table string) error {
 
 // stillBinds reports whether d's definition binds over cat to the same
 // visible columns as it has.
-func stillBinds(cat catalog.Reader, d *catalog.Relation) bool {
+func (s *Session) stillBinds(cat catalog.Reader, d *catalog.Relation) bool {
 	stmts, err := parser.Parse(d.Definition)
 	if err != nil || len(stmts) != 1 {
 		return false
@@ -560,7 +560,7 @@ func stillBinds(cat catalog.Reader, d *catalog.Relation) bool {
 	if !ok {
 		return false
 	}
-	pq, err := bind.New(cat, nil).WithRefs(d.Refs).Query(q)
+	pq, err := s.binderOn(cat, nil).WithRefs(d.Refs).Query(q)
 	if err != nil {
 		return false
 	}
@@ -700,9 +700,6 @@ func (s *Session) createTableAsTable(ctx context.Context, n *parser.CreateTable)
 		return nil, nil, err
 	}
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE AS"); found {
-		if err == nil {
-			res = tagOnly("SELECT 0")
-		}
 		return nil, res, err
 	}
 	b := s.binder(nil)

@@ -19,8 +19,13 @@ import (
 )
 
 func (s *Session) binder(declared []types.T) *bind.Binder {
+	return s.binderOn(s.cat(), declared)
+}
+
+// binderOn is binder over the catalog reader r (names resolving as r says).
+func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 	cat := s.eng.Catalog
-	return bind.New(s.cat(), declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
+	return bind.New(r, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_ddl_progress" {
 			return s.eng.ddlProgressRows(), nil
 		}
