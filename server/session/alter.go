@@ -15,6 +15,7 @@ import (
 	"github.com/tributary/tributary/catalog/persist"
 	"github.com/tributary/tributary/connector/postgrescdc"
 	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/parser"
@@ -234,6 +235,13 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 			}
 		}
 		r.Name = n.NewName
+		// The definitions naming it are written with the new name when
+		// that provably means the same (for pg_get_viewdef, SHOW CREATE).
+		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+			if c, ok := s.renamedDefinition(s.current(changed, d.ID), &r, rel.Name); ok {
+				changed = merge(changed, c)
+			}
+		}
 		// Sinks into the table name it.
 		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
 			if d.SinksInto(rel) {
@@ -784,4 +792,60 @@ func pinned(refs []catalog.Ref) []catalog.Ref {
 		return []catalog.Ref{}
 	}
 	return refs
+}
+
+// renamedDefinition returns d with its definition naming relation r (just
+// renamed from old) by its new name, or false when d does not name it so
+// or the rewritten text would not bind to the very same plan and columns
+// (the old name also written for something else, say): the old text, read
+// through its Refs, stays right then.
+func (s *Session) renamedDefinition(d, r *catalog.Relation, old string) (*catalog.Relation, bool) {
+	if d.Definition == "" || d.Refs == nil || !slices.ContainsFunc(d.Refs, func(x catalog.Ref) bool { return x.ID == r.ID && x.Name == old }) {
+		return nil, false
+	}
+	text, k, err := parser.ReplaceIdent(d.Definition, old, r.Name)
+	if err != nil || k == 0 {
+		return nil, false
+	}
+	refs := slices.Clone(d.Refs)
+	for i := range refs {
+		if refs[i].ID == r.ID && refs[i].Name == old {
+			refs[i].Name = r.Name
+		}
+	}
+	over := overlay{Catalog: s.eng.Catalog, rel: r}
+	before, err1 := s.explainDefinition(over, d.Definition, d.Refs)
+	after, err2 := s.explainDefinition(over, text, refs)
+	if err1 != nil || err2 != nil || before != after {
+		return nil, false
+	}
+	c := *d
+	c.Definition, c.Refs = text, refs
+	return &c, true
+}
+
+// explainDefinition binds a stored definition with its refs over cat and
+// prints its plan and output columns.
+func (s *Session) explainDefinition(cat catalog.Reader, text string, refs []catalog.Ref) (string, error) {
+	stmts, err := parser.Parse(text)
+	if err != nil || len(stmts) != 1 {
+		return "", fmt.Errorf("parse: %v", err)
+	}
+	q, ok := stmts[0].(*parser.Query)
+	if !ok {
+		return "", fmt.Errorf("not a query")
+	}
+	pq, err := s.binderOn(cat, nil).WithRefs(refs).Query(q)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, f := range pq.Root.Schema() {
+		fmt.Fprintf(&b, "%s %s %v;", f.Name, f.Type, f.Hidden)
+	}
+	b.WriteString(plan.Explain(pq.Root))
+	for _, ip := range pq.InitPlans {
+		b.WriteString("\n" + plan.Explain(ip.Plan))
+	}
+	return b.String(), nil
 }
