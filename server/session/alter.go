@@ -43,21 +43,10 @@ func (s *Session) truncate(ctx context.Context, n *parser.Truncate) (pgwire.Resu
 			return nil, types.Errorf(types.ErrWrongObjectType, "cannot truncate table \"%s\": its rows come from connector %s", rel.Name, rel.Connector.Name())
 		}
 		if err := s.checkPriv(rel, "delete"); err != nil {
-			return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied for table %s", rel.Name)
+			return nil, err
 		}
 		if !containsRel(rels, rel.ID) {
 			rels = append(rels, rel)
-		}
-	}
-	if n.RestartIdentity {
-		for _, rel := range rels {
-			for _, c := range rel.Columns {
-				if c.Seq != nil {
-					if err := s.eng.seqs.set(ctx, rel.ID, c.Name, c.Seq, c.Seq.Start, false); err != nil {
-						return nil, err
-					}
-				}
-			}
 		}
 	}
 	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
@@ -70,6 +59,19 @@ func (s *Session) truncate(ctx context.Context, n *parser.Truncate) (pgwire.Resu
 	})
 	if err != nil {
 		return nil, err
+	}
+	if n.RestartIdentity {
+		// Once the rows are gone (not undone by a ROLLBACK of the block,
+		// unlike PostgreSQL's).
+		for _, rel := range rels {
+			for _, c := range rel.Columns {
+				if c.Seq != nil {
+					if err := s.eng.seqs.set(ctx, rel.ID, c.Name, c.Seq, c.Seq.Start, false); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
 	}
 	return tagOnly("TRUNCATE TABLE"), nil
 }
