@@ -37,13 +37,13 @@ func pgClass(r catalog.Reader, withIndexes bool) []pgRow {
 	return out
 }
 
-// visible is pg_table_is_visible. PostgreSQL's search path is public plus the
-// implicit pg_catalog, so information_schema is never visible; rw_catalog is
-// treated the same way (our name resolution also searches both, but psql
-// should list their tables only when asked for the schema by name). Within
-// public and pg_catalog, a relation is visible when its bare name resolves to it.
+// visible is pg_table_is_visible: a relation is visible when its bare name
+// resolves to it (r resolves with the session's search path). PostgreSQL
+// never searches information_schema implicitly; rw_catalog is treated the
+// same way (our name resolution searches both, but psql should list their
+// tables only when asked for the schema by name).
 func visible(r catalog.Reader, rel *catalog.Relation) bool {
-	if rel.Schema != catalog.DefaultSchema && rel.Schema != "pg_catalog" {
+	if rel.Schema == "information_schema" || rel.Schema == "rw_catalog" {
 		return false
 	}
 	got, err := r.Lookup("", rel.Name)

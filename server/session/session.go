@@ -65,7 +65,7 @@ func (s *Session) IdleInTransactionTimeout() time.Duration {
 func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) ([]pgwire.Statement, error) {
 	// psql's \d family sends catalog queries our SQL engine cannot run (arrays,
 	// correlated subqueries); psqlcat recognises and answers them.
-	if cols, rows, ok, err := psqlcat.Answer(catalogWithRoles{s.eng.Catalog, s.eng}, sql); ok {
+	if cols, rows, ok, err := psqlcat.Answer(catalogWithRoles{s.cat(), s.eng}, sql); ok {
 		if err != nil {
 			s.failed()
 			return nil, err
@@ -448,9 +448,10 @@ func ddlName(st parser.Statement) string {
 	return ""
 }
 
-// catalogWithRoles lets psqlcat answer \du from the engine's roles.
+// catalogWithRoles lets psqlcat answer \du from the engine's roles; names
+// resolve with the session's search path.
 type catalogWithRoles struct {
-	*catalog.Catalog
+	catalog.Path
 	eng *Engine
 }
 
