@@ -174,7 +174,7 @@ func (s *Session) saveRelations(ctx context.Context, rels []*catalog.Relation) e
 	}
 	for _, r := range rels {
 		old, ok := s.eng.Catalog.ByID(r.ID)
-		if ok && old.Name != r.Name {
+		if ok && old.QualifiedName() != r.QualifiedName() {
 			err = s.eng.Catalog.Rename(r)
 		} else {
 			err = s.eng.Catalog.Replace(r)
@@ -226,7 +226,16 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 	}
 	r := *rel
 	if n.Column == "" {
-		if other, err := s.lookup(rel.Schema, n.NewName); err == nil && other.ID != rel.ID {
+		schema := rel.Schema
+		if n.NewSchema != "" {
+			if schema, err = s.schemaOf(parser.ObjectName{Schema: n.NewSchema, Name: n.NewName}); err != nil {
+				return nil, err
+			}
+		}
+		if other, err := s.lookup(schema, n.NewName); err == nil && other.ID != rel.ID {
+			if n.NewSchema != "" {
+				return nil, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists in schema \"%s\"", n.NewName, schema)
+			}
 			return nil, types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", n.NewName)
 		}
 		if r.Connector != nil && r.Connector.Name() == "postgres-cdc" {
@@ -236,10 +245,19 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 				return nil, err
 			}
 		}
-		r.Name = n.NewName
+		r.Name, r.Schema = n.NewName, schema
+		if r.Sink != nil && r.Sink.Into != "" && r.Sink.IntoSchema == "" && schema != rel.Schema {
+			// A moved sink into a table keeps its target's schema.
+			sk := *r.Sink
+			sk.IntoSchema = rel.Schema
+			r.Sink = &sk
+		}
 		// The definitions naming it are written with the new name when
 		// that provably means the same (for pg_get_viewdef, SHOW CREATE).
 		for _, d := range s.eng.Catalog.Dependents(rel.ID) {
+			if r.Name == rel.Name {
+				break // moved to another schema: its pins find it
+			}
 			if c, ok := s.renamedDefinition(s.current(changed, d.ID), &r, rel.Name); ok {
 				changed = merge(changed, c)
 			}
@@ -249,7 +267,10 @@ func (s *Session) rename(ctx context.Context, n *parser.Rename) (pgwire.Result, 
 			if d.SinksInto(rel) {
 				c := *s.current(changed, d.ID)
 				sk := *c.Sink
-				sk.Into = n.NewName
+				sk.Into, sk.IntoSchema = n.NewName, ""
+				if r.Schema != c.Schema {
+					sk.IntoSchema = r.Schema
+				}
 				c.Sink = &sk
 				changed = merge(changed, &c)
 			}

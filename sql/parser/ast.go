@@ -417,14 +417,16 @@ type Truncate struct {
 
 // Rename is ALTER {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE}
 // [IF EXISTS] name RENAME TO new, or, with Column set, ALTER TABLE name
-// RENAME [COLUMN] column TO new.
+// RENAME [COLUMN] column TO new, or, with NewSchema set, ALTER ... name SET
+// SCHEMA s (NewName is then the name itself).
 type Rename struct {
 	Source
-	Kind     ObjectKind
-	Name     ObjectName
-	IfExists bool
-	Column   string
-	NewName  string
+	Kind      ObjectKind
+	Name      ObjectName
+	IfExists  bool
+	Column    string
+	NewName   string
+	NewSchema string
 }
 
 // AlterColumn is ALTER TABLE [IF EXISTS] name ADD [COLUMN] [IF NOT EXISTS]

@@ -1162,6 +1162,11 @@ func (p *ddlParser) alter() (Statement, error) {
 		return nil, err
 	}
 	st.Key = key
+	if m := p.peek(); key == "schema" && st.Kind != KindSystem && m != nil && m.isIdent() {
+		// ALTER kind name SET SCHEMA s: a move, run as a rename.
+		p.i++
+		return &Rename{Kind: st.Kind, Name: st.Name, NewSchema: m.tok.val, NewName: st.Name.Name}, nil
+	}
 	if m := p.peek(); m != nil && (m.isOp("=") || m.kw("to")) {
 		p.i++
 	} else {
