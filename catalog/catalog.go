@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -86,7 +87,21 @@ type Column struct {
 	// Seq is the column's own sequence (serial and identity columns), nil
 	// when it has none.
 	Seq *Sequence `json:"seq,omitempty"`
+	// Dropped marks a column ALTER TABLE DROP COLUMN removed: it keeps its
+	// place in the stored rows (nothing is rewritten; new rows hold NULL)
+	// but is hidden and has no name a query can use (DroppedName).
+	Dropped bool `json:"dropped,omitempty"`
+	// Missing is the value (in its text form) that rows stored before the
+	// column was added read: ADD COLUMN's DEFAULT, evaluated then; nil for
+	// NULL.
+	Missing *string `json:"missing,omitempty"`
+	// Comment is COMMENT ON COLUMN's text ("" for none).
+	Comment string `json:"comment,omitempty"`
 }
+
+// DroppedName is the name a dropped column at position i (0-based) takes,
+// PostgreSQL's, which no identifier can spell by accident.
+func DroppedName(i int) string { return fmt.Sprintf("........pg.dropped.%d........", i+1) }
 
 // DefaultSQL is the SQL text a row gets when it gives no value: the
 // DEFAULT, or nextval of an identity column's sequence ("" for NULL).
@@ -179,6 +194,8 @@ type SinkSettings struct {
 	// columns it fills (nil: all visible ones in order).
 	Into        string   `json:"into,omitempty"`
 	IntoColumns []string `json:"into_columns,omitempty"`
+	// IntoSchema is the target table's schema ("": the sink's own).
+	IntoSchema string `json:"into_schema,omitempty"`
 	// CreateWait is create_wait: "delivered" makes a blocking CREATE wait
 	// for delivery ("" or "backfilled": for the backfill).
 	CreateWait string `json:"create_wait,omitempty"`
@@ -210,6 +227,13 @@ type Relation struct {
 	// columns, compared in order, are not lower.
 	VersionColumns []int    `json:"version_columns,omitempty"`
 	DependsOn      []uint32 `json:"depends_on,omitempty"`
+	// Refs pin what a stored definition (a view's, materialized view's or
+	// sink's query) names, so a later rename, added or dropped column does
+	// not change what it means; nil until the first ALTER of something it
+	// reads (until then its names resolve as they did at CREATE).
+	Refs []Ref `json:"refs,omitempty"`
+	// Comment is COMMENT ON's text ("" for none).
+	Comment string `json:"comment,omitempty"`
 	// StateTables are the ids of a streaming job's internal state tables, in the
 	// order the planner assigned them (a restart assigns them again in that order).
 	StateTables []uint32 `json:"state_tables,omitempty"`
@@ -260,6 +284,17 @@ func (c *Catalog) IndexesOf(id uint32) []*Relation {
 	return out
 }
 
+// Ref is one relation a stored definition names: Name (Schema "" when the
+// definition gave none) as written stands for the relation ID, whose
+// columns it sees by position under the names Columns (a column renamed
+// since keeps its old name there; columns added since are not seen).
+type Ref struct {
+	Schema  string   `json:"schema,omitempty"`
+	Name    string   `json:"name"`
+	ID      uint32   `json:"id"`
+	Columns []string `json:"columns"`
+}
+
 // Watermark is a source's or append-only table's WATERMARK FOR Column AS
 // Column - Delay: the jobs reading it take the greatest Column value seen
 // less Delay as the watermark, and drop rows below it as late.
@@ -299,6 +334,62 @@ func (r *Relation) ColumnTypes() []types.T {
 	return ts
 }
 
+// MissingValues is what each column reads in rows stored before it was
+// added (Column.Missing; NULL for the others), or nil when no column has
+// such a value: state.Schema.Missing of the relation's rows.
+func (r *Relation) MissingValues() []types.Datum {
+	var out []types.Datum
+	for i, c := range r.Columns {
+		if c.Missing == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]types.Datum, len(r.Columns))
+			for k := range out {
+				out[k] = types.NullDatum
+			}
+		}
+		if d, err := types.ParseText(c.Type, *c.Missing); err == nil {
+			out[i] = d // checked by ALTER TABLE ADD COLUMN, which wrote it
+		}
+	}
+	return out
+}
+
+// SameLayout reports whether rows of a and b (two descriptors of one
+// relation) are laid out alike: the same columns, types and dropped ones.
+// ALTER TABLE ADD | DROP COLUMN changes it; a rename or comment does not.
+func SameLayout(a, b *Relation) bool {
+	if len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for i := range a.Columns {
+		if a.Columns[i].Type != b.Columns[i].Type || a.Columns[i].Dropped != b.Columns[i].Dropped {
+			return false
+		}
+	}
+	return true
+}
+
+// IntoTarget is the schema and name of the table a sink into a table
+// writes ("" name: it is no such sink).
+func (r *Relation) IntoTarget() (schema, name string) {
+	if r.Kind != KindSink || r.Sink == nil || r.Sink.Into == "" {
+		return "", ""
+	}
+	schema = r.Sink.IntoSchema
+	if schema == "" {
+		schema = r.Schema
+	}
+	return schema, r.Sink.Into
+}
+
+// SinksInto reports whether r is a sink into table t.
+func (r *Relation) SinksInto(t *Relation) bool {
+	schema, name := r.IntoTarget()
+	return name != "" && name == t.Name && schema == t.Schema
+}
+
 // HasRowID reports whether the relation's key is the hidden row id.
 func (r *Relation) HasRowID() bool {
 	return len(r.PK) == 1 && r.Columns[r.PK[0]].Hidden && r.Columns[r.PK[0]].Name == RowIDColumn
@@ -314,7 +405,10 @@ type Reader interface {
 	Relations() []*Relation
 	// Dependents returns the relations that depend on id.
 	Dependents(id uint32) []*Relation
+	// Schemas lists the schemas: the built-in ones, then CREATE SCHEMA's by name.
 	Schemas() []string
+	// SchemaOID is a schema's pg_namespace oid (0: no such schema).
+	SchemaOID(name string) uint32
 }
 
 // Catalog is the in-memory registry. Mutations validate and publish new
@@ -326,6 +420,8 @@ type Catalog struct {
 		byID   map[uint32]*Relation
 		byName map[string]*Relation // "schema.name"
 		nextID uint32
+		// schemas are CREATE SCHEMA's schemas: name -> oid.
+		schemas map[string]uint32
 	}
 	system []*Relation // fixed system tables (ids below FirstUserID)
 }
@@ -335,6 +431,7 @@ func New(system []*Relation) *Catalog {
 	c := &Catalog{system: system}
 	c.mu.byID = map[uint32]*Relation{}
 	c.mu.byName = map[string]*Relation{}
+	c.mu.schemas = map[string]uint32{}
 	c.mu.nextID = FirstUserID
 	for _, r := range system {
 		c.mu.byID[r.ID] = r
@@ -393,6 +490,29 @@ func (c *Catalog) Lookup(schema, name string) (*Relation, error) {
 	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
 }
 
+// Path is the catalog seen with a search path: unqualified names resolve
+// in the path's schemas (those that exist), then in pg_catalog, rw_catalog
+// and information_schema.
+type Path struct {
+	*Catalog
+	Search []string
+}
+
+// Lookup implements Reader.
+func (p Path) Lookup(schema, name string) (*Relation, error) {
+	if schema != "" {
+		return p.Catalog.Lookup(schema, name)
+	}
+	p.Catalog.mu.RLock()
+	defer p.Catalog.mu.RUnlock()
+	for _, s := range append(slices.Clone(p.Search), "pg_catalog", "rw_catalog", "information_schema") {
+		if r, ok := p.Catalog.mu.byName[s+"."+name]; ok {
+			return r, nil
+		}
+	}
+	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
+}
+
 // ByID implements Reader.
 func (c *Catalog) ByID(id uint32) (*Relation, bool) {
 	c.mu.RLock()
@@ -425,7 +545,53 @@ func (c *Catalog) Dependents(id uint32) []*Relation {
 }
 
 // Schemas implements Reader.
-func (c *Catalog) Schemas() []string { return slices.Clone(builtinSchemas) }
+func (c *Catalog) Schemas() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Clone(builtinSchemas)
+	var user []string
+	for name := range c.mu.schemas {
+		user = append(user, name)
+	}
+	sort.Strings(user)
+	return append(out, user...)
+}
+
+// SchemaOID implements Reader.
+func (c *Catalog) SchemaOID(name string) uint32 {
+	if oid := SchemaOID(name); oid != 0 {
+		return oid
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.mu.schemas[name]
+}
+
+// HasSchema reports whether schema name exists.
+func (c *Catalog) HasSchema(name string) bool { return c.SchemaOID(name) != 0 }
+
+// IsBuiltinSchema reports whether name is a schema that always exists.
+func IsBuiltinSchema(name string) bool { return slices.Contains(builtinSchemas, name) }
+
+// UserSchemas returns CREATE SCHEMA's schemas: name -> oid.
+func (c *Catalog) UserSchemas() map[string]uint32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.mu.schemas)
+}
+
+// SetSchemas installs CREATE SCHEMA's schemas (at start-up, and after
+// CREATE or DROP SCHEMA): name -> oid, each oid taken from NextID.
+func (c *Catalog) SetSchemas(schemas map[string]uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.schemas = maps.Clone(schemas)
+	for _, oid := range schemas {
+		if oid >= c.mu.nextID {
+			c.mu.nextID = oid + 1
+		}
+	}
+}
 
 // Add publishes a new relation. A name clash gives ErrDuplicateTable.
 func (c *Catalog) Add(r *Relation) error {
@@ -434,6 +600,9 @@ func (c *Catalog) Add(r *Relation) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.mu.schemas[r.Schema]; !ok && r.Schema != DefaultSchema {
+		return types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", r.Schema)
+	}
 	if old, ok := c.mu.byName[r.QualifiedName()]; ok {
 		return types.Errorf(types.ErrDuplicateTable, "%s \"%s\" already exists", old.Kind, r.Name)
 	}
@@ -458,6 +627,27 @@ func (c *Catalog) Replace(r *Relation) error {
 	return nil
 }
 
+// Rename swaps in r, a new descriptor for an existing relation under a new
+// name. A name clash gives ErrDuplicateTable.
+func (c *Catalog) Rename(r *Relation) error {
+	if err := validate(r); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.mu.byID[r.ID]
+	if !ok {
+		return fmt.Errorf("catalog: rename of unknown relation %d", r.ID)
+	}
+	if other, ok := c.mu.byName[r.QualifiedName()]; ok && other.ID != r.ID {
+		return types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", r.Name)
+	}
+	delete(c.mu.byName, old.QualifiedName())
+	c.mu.byID[r.ID] = r
+	c.mu.byName[r.QualifiedName()] = r
+	return nil
+}
+
 // Remove unpublishes a relation.
 func (c *Catalog) Remove(id uint32) {
 	c.mu.Lock()
@@ -472,8 +662,8 @@ func validate(r *Relation) error {
 	if r.Name == "" {
 		return types.Errorf(types.ErrInvalidName, "zero-length delimited identifier")
 	}
-	if r.Schema != "public" {
-		return types.Errorf(types.ErrUnsupported, "schema %q: only schema public holds user objects", r.Schema)
+	if r.Schema != DefaultSchema && IsBuiltinSchema(r.Schema) {
+		return types.Errorf(types.ErrInsufficientPrivilege, "permission denied to create \"%s.%s\"", r.Schema, r.Name)
 	}
 	seen := map[string]bool{}
 	for _, col := range r.Columns {

@@ -2,5 +2,8 @@
 // "dev", its schemas, and relations (tables, materialized views, views, sinks,
 // sources, system tables) with their columns, keys and dependencies. Catalog is
 // the in-memory registry guarded by one lock; Reader is the read-only view the
-// planner uses. Durability lives in catalog/persist.
+// planner uses, Path the same with a session's search_path. A stored
+// definition's Refs pin what its names meant (relation id, columns by
+// position), so renames and added or dropped columns leave it alone.
+// Durability lives in catalog/persist.
 package catalog

@@ -563,7 +563,7 @@ func userRelations(r Reader, k Kind) []*Relation {
 func pgNamespaceRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range r.Schemas() {
-		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID), null})
+		rows = append(rows, []types.Datum{dI(int64(r.SchemaOID(s))), dS(s), dI(OwnerOID), null})
 	}
 	return rows
 }
@@ -583,7 +583,7 @@ func pgClassRows(r Reader) [][]types.Datum {
 			am, replident = int64(BtreeAMOID), 'n'
 		}
 		rows = append(rows, []types.Datum{
-			dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(0),
+			dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(0),
 			dI(0), dI(OwnerOID), dI(am), dI(int64(rel.ID)),
 			dI(0), dI(0), types.DFloat(-1), dI(0),
 			dI(0), dB(HasPrimaryIndex(rel)), dB(false),
@@ -853,7 +853,7 @@ func rwRows(k Kind) func(Reader) [][]types.Datum {
 		var rows [][]types.Datum
 		for _, rel := range userRelations(r, k) {
 			rows = append(rows, []types.Datum{
-				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 				dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
@@ -872,7 +872,7 @@ func rwConnectorRows(k Kind) func(Reader) [][]types.Datum {
 				connector = dS(rel.Sink.Props["connector"])
 			}
 			rows = append(rows, []types.Datum{
-				dI(int64(rel.ID)), dS(rel.Name), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+				dI(int64(rel.ID)), dS(rel.Name), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 				connector, dS(MaskSecrets(rel.Definition)), dB(rel.AppendOnly), createdAt(rel),
 			})
 		}
@@ -884,7 +884,7 @@ func rwRelationsRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, rel := range r.Relations() {
 		rows = append(rows, []types.Datum{
-			dI(int64(rel.ID)), dS(rel.Name), dS(rel.Kind.String()), dI(int64(SchemaOID(rel.Schema))), dI(OwnerOID),
+			dI(int64(rel.ID)), dS(rel.Name), dS(rel.Kind.String()), dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
 		})
 	}
 	return rows
@@ -893,7 +893,7 @@ func rwRelationsRows(r Reader) [][]types.Datum {
 func rwSchemasRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range r.Schemas() {
-		rows = append(rows, []types.Datum{dI(int64(SchemaOID(s))), dS(s), dI(OwnerOID)})
+		rows = append(rows, []types.Datum{dI(int64(r.SchemaOID(s))), dS(s), dI(OwnerOID)})
 	}
 	return rows
 }

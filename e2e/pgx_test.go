@@ -139,7 +139,7 @@ func TestPgxClient(t *testing.T) {
 	wantCode(t, err, "23505")
 	_, err = conn.Exec(ctx, `SELECT 2147483647::int + 1`)
 	wantCode(t, err, "22003")
-	_, err = conn.Exec(ctx, `CREATE INDEX i ON t (s)`)
+	_, err = conn.Exec(ctx, `CREATE UNIQUE INDEX i ON t (s)`)
 	wantCode(t, err, "0A000")
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&cnt); err != nil || cnt != 5 {
 		t.Errorf("after errors: count = %d, %v", cnt, err)

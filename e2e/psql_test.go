@@ -72,6 +72,22 @@ func TestPsqlDescribe(t *testing.T) {
 	if !strings.Contains(all, "public | v     | view  | root") {
 		t.Errorf(`\d lacks the view:\n%s`, all)
 	}
+
+	// Comments (\d+, \dt+) and a schema on the search path (issue 17).
+	run(`COMMENT ON TABLE t IS 'the t table'`, `COMMENT ON COLUMN t.v IS 'a value'`, `CREATE SCHEMA sa`,
+		`CREATE TABLE sa.t (k int)`)
+	if plus := run(`\d+ t`); !strings.Contains(plus, "| a value") {
+		t.Errorf(`\d+ t lacks the column comment:\n%s`, plus)
+	}
+	if plus := run(`\dt+ t`); !strings.Contains(plus, "| the t table") {
+		t.Errorf(`\dt+ t lacks the table comment:\n%s`, plus)
+	}
+	if dn := run(`\dn`); !strings.Contains(dn, " sa ") {
+		t.Errorf(`\dn lacks schema sa:\n%s`, dn)
+	}
+	if sa := run(`SET search_path = sa, public`, `\d t`); !strings.Contains(sa, `Table "sa.t"`) || !strings.Contains(sa, " k ") {
+		t.Errorf(`\d t with search_path sa describes another table:\n%s`, sa)
+	}
 }
 
 // TestSecondServerRefused checks a second server on the same data dir exits with a clear message.

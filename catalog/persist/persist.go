@@ -150,3 +150,31 @@ func LoadReport(ctx context.Context, kv storage.KV) ([]*catalog.Relation, uint32
 	}
 	return rels, nextID, clear, it.Close()
 }
+
+var schemasKey = []byte{0, 0, 0, TableID, 0, 0, 's'}
+
+// SaveSchemas records CREATE SCHEMA's schemas (name -> oid) and the id
+// counter their oids come from in b.
+func SaveSchemas(b *storage.Batch, schemas map[string]uint32, nextID uint32) error {
+	v, err := json.Marshal(schemas)
+	if err != nil {
+		return fmt.Errorf("persist schemas: %w", err)
+	}
+	b.Put(schemasKey, v)
+	m, _ := json.Marshal(meta{NextID: nextID})
+	b.Put(metaKey, m)
+	return nil
+}
+
+// LoadSchemas reads the schemas SaveSchemas recorded (none when none were).
+func LoadSchemas(ctx context.Context, kv storage.KV) (map[string]uint32, error) {
+	schemas := map[string]uint32{}
+	v, ok, err := kv.Get(ctx, schemasKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return schemas, err
+	}
+	if err := json.Unmarshal(v, &schemas); err != nil {
+		return nil, fmt.Errorf("load schemas: %w", err)
+	}
+	return schemas, nil
+}

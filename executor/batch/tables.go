@@ -10,6 +10,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -157,7 +158,7 @@ func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
 // keyed by its primary key and distributed by it (an index by its leading
 // indexed columns), under its relation id.
 func StateSchema(rel *catalog.Relation) state.Schema {
-	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.DistKey()}
+	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.DistKey(), Missing: rel.MissingValues()}
 }
 
 func openTable(store storage.KV, rel *catalog.Relation) (*state.Table, error) {
@@ -213,41 +214,66 @@ func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64,
 }
 
 // DeleteAll deletes every row of rel (read at snapshot plus the set's
-// pending writes; only those in says, when not nil), recording each
-// delete: how an upstream TRUNCATE reaches a CDC table (or one key range
-// of it), in one epoch.
+// pending writes; only those in says, when not nil), recording each delete:
+// TRUNCATE, and how an upstream TRUNCATE reaches a CDC table (or one key
+// range of it), in one epoch. It reads deleteAllBatch rows at a time and lets
+// the owner spill between them (MaybeSpill), so memory stays bounded however
+// large the table.
 func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapshot uint64, in func(row []types.Datum) bool) error {
 	tbl, err := s.Table(rel)
 	if err != nil {
 		return err
 	}
-	it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: snapshot})
-	if err != nil {
-		return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
-	}
-	defer it.Close()
-	var rows [][]types.Datum
+	// One scan of every vnode first (a small table ends there), then vnode
+	// by vnode from where a full batch stopped.
+	vnode, start := state.AllVnodes, []byte(nil)
+	rows := make([][]types.Datum, 0, deleteAllBatch)
 	for {
-		err := it.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		rows = rows[:0]
+		it, err := tbl.Iter(ctx, state.IterOptions{Vnode: vnode, Epoch: snapshot, Range: state.KeyRange{Start: start}})
 		if err != nil {
 			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
 		}
-		if in == nil || in(it.Row()) {
-			rows = append(rows, slices.Clone(it.Row()))
+		var lastVnode uint16
+		var lastPK []byte
+		for len(rows) < deleteAllBatch {
+			err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+			}
+			if in == nil || in(it.Row()) {
+				rows = append(rows, slices.Clone(it.Row()))
+			}
+			lastVnode, lastPK = it.Vnode(), append(lastPK[:0], it.PK()...)
+		}
+		it.Close()
+		// Deleted once the iterator is done with the pending writes it merges.
+		for _, row := range rows {
+			if err := tbl.Delete(row); err != nil {
+				return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+			}
+			s.record(rel, types.OpDelete, row)
+		}
+		if err := s.MaybeSpill(); err != nil {
+			return err
+		}
+		switch {
+		case len(rows) == deleteAllBatch:
+			vnode, start = int(lastVnode), append(lastPK, 0)
+		case vnode == state.AllVnodes || vnode == codec.VnodeCount-1:
+			return nil
+		default:
+			vnode, start = vnode+1, nil
 		}
 	}
-	// Deleted once the iterator is done with the pending writes it merges.
-	for _, row := range rows {
-		if err := tbl.Delete(row); err != nil {
-			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
-		}
-		s.record(rel, types.OpDelete, row)
-	}
-	return nil
 }
+
+// deleteAllBatch is how many rows DeleteAll reads before deleting them.
+const deleteAllBatch = 4096
 
 // Apply writes a change chunk (rows in rel's column order and types, with
 // ops) into rel by primary key: inserts and updates' new rows replace the

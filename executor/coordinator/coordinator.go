@@ -187,9 +187,12 @@ func (c *Coordinator) Stop() {
 		return
 	}
 	c.mu.stopped = true
+	started := c.mu.started
 	c.mu.Unlock()
 	close(c.stop)
-	<-c.done
+	if started {
+		<-c.done // the loop runs only once started
+	}
 	c.cancel()
 	c.actors.Wait()
 	c.committed.Lock()

@@ -64,6 +64,7 @@ type backfillExec struct {
 	rel      plan.StreamNode
 	relID    uint32
 	types    []types.T
+	missing  []types.Datum // what columns added later read in older rows (catalog.Relation.MissingValues)
 	pk       []int
 	progress *state.Table
 	report   Progress
@@ -105,7 +106,7 @@ func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, re
 	if report == nil {
 		report = func(BackfillReport) {}
 	}
-	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
+	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(), missing: n.Relation.MissingValues(),
 		pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
 	return b, b.close, nil
 }
@@ -398,7 +399,7 @@ var BackfillRowsRead atomic.Int64
 
 // readSnapshot emits the next rows after pos at the snapshot epoch.
 func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.snap, &b.pos, &b.row, &b.vrows)
+	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.missing, b.snap, &b.pos, &b.row, &b.vrows)
 	if err != nil {
 		if errors.Is(err, storage.ErrEpochNotCommitted) {
 			return nil, nil
@@ -429,7 +430,7 @@ func spanAfter(relID uint32, pos []byte) (lower, upper []byte) {
 // key order, starting just after *pos; it moves *pos to the key of the last
 // row read, counts the rows per vnode into vrows, and reports whether the
 // relation's end was reached. *row is the decoding scratch row.
-func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, epoch uint64, pos *[]byte, row *[]types.Datum, vrows *[codec.VnodeCount]int64) (*types.Chunk, bool, error) {
+func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, missing []types.Datum, epoch uint64, pos *[]byte, row *[]types.Datum, vrows *[codec.VnodeCount]int64) (*types.Chunk, bool, error) {
 	lower, upper := spanAfter(relID, *pos)
 	it, err := kv.Scan(ctx, lower, upper, epoch)
 	if err != nil {
@@ -444,7 +445,7 @@ func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T,
 			}
 			return nil, false, err
 		}
-		if *row, err = codec.DecodeRow(typs, it.Value(), *row); err != nil {
+		if *row, err = codec.DecodeRowMissing(typs, it.Value(), *row, missing); err != nil {
 			return nil, false, err
 		}
 		out.AppendRow(*row)

@@ -47,6 +47,7 @@ type snapshotBackfillExec struct {
 	upstream Executor
 	relID    uint32
 	types    []types.T
+	missing  []types.Datum // what columns added later read in older rows (catalog.Relation.MissingValues)
 	progress *state.Table
 	report   Progress
 	limit    *rateLimiter
@@ -104,7 +105,7 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 	if report == nil {
 		report = func(BackfillReport) {}
 	}
-	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(),
+	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(), missing: n.Relation.MissingValues(),
 		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: newSnapshotWindow()}
 	s.readSize.Store(BackfillChunkRows)
 	s.pump = &backfillExec{upstream: upstream}
@@ -520,7 +521,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 				if err = it.Next(); err != nil {
 					break
 				}
-				if row, err = codec.DecodeRow(s.types, it.Value(), row); err != nil {
+				if row, err = codec.DecodeRowMissing(s.types, it.Value(), row, s.missing); err != nil {
 					break
 				}
 				c.AppendRow(row)
@@ -616,13 +617,13 @@ func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, err
 		}
 		buf = v
 		if found {
-			if s.row, err = codec.DecodeRow(s.types, v, s.row); err != nil {
+			if s.row, err = codec.DecodeRowMissing(s.types, v, s.row, s.missing); err != nil {
 				return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 			}
 			out.AppendRowOp(types.OpDelete, s.row)
 		}
 		if !it.Deleted() {
-			if s.row, err = codec.DecodeRow(s.types, it.Value(), s.row); err != nil {
+			if s.row, err = codec.DecodeRowMissing(s.types, it.Value(), s.row, s.missing); err != nil {
 				return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 			}
 			out.AppendRowOp(types.OpInsert, s.row)

@@ -36,6 +36,11 @@ type Binder struct {
 	// counts the views being expanded.
 	direct []uint32
 	inView int
+	// refs pin the names of the stored definition being bound (its
+	// relation's catalog.Refs; nil: names resolve in the catalog); seen
+	// collects the statement's own name resolutions (Refs).
+	refs []catalog.Ref
+	seen []catalog.Ref
 	// ties holds the ORDER BY clauses of FETCH ... WITH TIES queries
 	// (withTies takes the parser's marker out of the clause).
 	ties map[*ast.OrderByClause]bool
@@ -140,6 +145,18 @@ func (b *Binder) finish(root plan.Node) *plan.Query {
 
 // Dependencies returns the ids of the user relations the statement read.
 func (b *Binder) Dependencies() []uint32 { return b.deps }
+
+// WithRefs makes the statement's names resolve as refs pin them (a stored
+// definition's catalog.Relation.Refs): the relation by id, its columns by
+// position under the names the definition knew. It returns b.
+func (b *Binder) WithRefs(refs []catalog.Ref) *Binder {
+	b.refs = refs
+	return b
+}
+
+// Refs returns how the statement's own relation names resolved (not those
+// inside the views it reads), for catalog.Relation.Refs.
+func (b *Binder) Refs() []catalog.Ref { return b.seen }
 
 // Referenced returns the relations the statement names itself (not those
 // only a view it reads names): whose privileges its user needs.

@@ -126,7 +126,7 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 			return renamed(node, alias, c.columns), nil
 		}
 	}
-	rel, err := b.cat.Lookup(tn.Schema.O, name)
+	rel, ref, err := b.lookupRef(tn.Schema.O, name)
 	if err != nil {
 		if tn.Schema.O == "" && errors.Is(err, types.ErrUndefinedTable) && b.declaredCTE(name) {
 			return nil, &types.Error{Kind: types.ErrUndefinedTable, Msg: fmt.Sprintf("relation \"%s\" does not exist", name),
@@ -136,7 +136,7 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		return nil, err
 	}
 	if alias == "" {
-		alias = rel.Name
+		alias = name // as written: a stored definition keeps its qualifiers after a rename
 	}
 	var indexCols []int
 	if rel.Kind == catalog.KindIndex && rel.Index != nil {
@@ -172,15 +172,18 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		if !ok {
 			return nil, types.Errorf(types.ErrInternal, "view %s has a broken definition", rel.Name)
 		}
-		saved := b.tableFuncs
-		b.tableFuncs = q.TableFuncs
+		saved, savedRefs := b.tableFuncs, b.refs
+		b.tableFuncs, b.refs = q.TableFuncs, rel.Refs
 		node, err := b.bindResultSet(q.Node.(ast.ResultSetNode))
-		b.tableFuncs = saved
+		b.tableFuncs, b.refs = saved, savedRefs
 		if err != nil {
 			return nil, err
 		}
 		names := make([]string, 0, len(rel.Columns))
-		for _, c := range rel.Columns {
+		for i, c := range rel.Columns {
+			if ref != nil && i < len(ref.Columns) {
+				c.Name = ref.Columns[i]
+			}
 			names = append(names, c.Name)
 		}
 		return renamed(node, alias, names), nil
@@ -204,28 +207,109 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	case catalog.KindSink:
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is a sink and cannot be queried", rel.Name)
 	}
-	scan := &plan.Scan{Table: rel, Alias: alias, Out: relFields(rel, alias)}
-	if indexCols == nil {
-		return scan, nil
+	node, err := scanPinned(rel, ref, alias)
+	if err != nil || indexCols == nil {
+		return node, err
 	}
+	in := node.Schema()
 	order := slices.Clone(indexCols)
-	for i := range rel.Columns {
+	for i := range in {
 		if !slices.Contains(order, i) {
 			order = append(order, i)
 		}
 	}
-	p := &plan.Project{Input: scan}
+	p := &plan.Project{Input: node}
 	for _, i := range order {
-		p.Exprs = append(p.Exprs, expr.Column(i, scan.Out[i].Type))
-		p.Out = append(p.Out, scan.Out[i])
+		if i >= len(in) {
+			continue
+		}
+		p.Exprs = append(p.Exprs, expr.Column(i, in[i].Type))
+		p.Out = append(p.Out, in[i])
 	}
 	return p, nil
 }
 
+// scanPinned scans rel; ref, when set, is how the stored definition being
+// bound pinned it.
+func scanPinned(rel *catalog.Relation, ref *catalog.Ref, alias string) (plan.Node, error) {
+	out := relFields(rel, alias)
+	if ref == nil {
+		return &plan.Scan{Table: rel, Alias: alias, Out: out}, nil
+	}
+	// A stored definition sees the columns it knew, by position, under the
+	// names it knew; columns added since are projected away right at the
+	// scan, so the plan above (and its state) stays as it was.
+	for i := range out {
+		if i < len(ref.Columns) && !rel.Columns[i].Dropped {
+			out[i].Name = ref.Columns[i]
+		}
+	}
+	scan := &plan.Scan{Table: rel, Alias: alias, Out: out}
+	if len(out) <= len(ref.Columns) {
+		return scan, nil
+	}
+	exprs := make([]expr.Expr, len(ref.Columns))
+	for i := range exprs {
+		exprs[i] = expr.Column(i, out[i].Type)
+	}
+	return &plan.Project{Input: scan, Exprs: exprs, Out: slices.Clone(out[:len(ref.Columns)])}, nil
+}
+
+// lookupRef resolves a relation name: as the stored definition being bound
+// pins it (b.refs), else in the catalog. The statement's own resolutions
+// are collected for Refs.
+func (b *Binder) lookupRef(schema, name string) (*catalog.Relation, *catalog.Ref, error) {
+	for i := range b.refs {
+		r := &b.refs[i]
+		if r.Schema == schema && r.Name == name {
+			if rel, ok := b.cat.ByID(r.ID); ok {
+				b.see(schema, name, rel, r.Columns)
+				return rel, r, nil
+			}
+		}
+	}
+	cat := b.cat
+	if p, ok := cat.(catalog.Path); ok && b.inView > 0 && b.refs == nil {
+		// A view whose names were never pinned meant them as CREATE, on
+		// the default path, saw them; not with this session's path.
+		cat = p.Catalog
+	}
+	rel, err := cat.Lookup(schema, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rel.Kind != catalog.KindSystem {
+		names := make([]string, len(rel.Columns))
+		for i, c := range rel.Columns {
+			names[i] = c.Name
+		}
+		b.see(schema, name, rel, names)
+	}
+	return rel, nil, nil
+}
+
+// see records a resolution of the statement's own (not a view's).
+func (b *Binder) see(schema, name string, rel *catalog.Relation, cols []string) {
+	if b.inView > 0 {
+		return
+	}
+	for _, r := range b.seen {
+		if r.Schema == schema && r.Name == name {
+			return
+		}
+	}
+	b.seen = append(b.seen, catalog.Ref{Schema: schema, Name: name, ID: rel.ID, Columns: cols})
+}
+
+// relFields are rel's columns as a scan's output; a dropped column is
+// hidden and has no name.
 func relFields(rel *catalog.Relation, alias string) []plan.Field {
 	out := make([]plan.Field, len(rel.Columns))
 	for i, c := range rel.Columns {
 		out[i] = plan.Field{Name: c.Name, Table: alias, Type: c.Type, Hidden: c.Hidden, Rel: rel.ID, Col: int16(i + 1)}
+		if c.Dropped {
+			out[i].Name, out[i].Hidden = "", true
+		}
 	}
 	return out
 }

@@ -314,8 +314,8 @@ func (b *Binder) indexLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
 	var bestVals []expr.Expr
 	var bestRest []expr.Expr
 	for _, idx := range b.cat.Relations() {
-		if idx.Kind != catalog.KindIndex || idx.Index == nil || idx.Index.Table != scan.Table.ID {
-			continue
+		if idx.Kind != catalog.KindIndex || idx.Index == nil || idx.Index.Table != scan.Table.ID || !sameColumns(idx, scan.Table) {
+			continue // another table's, or one whose table changed columns since (ALTER TABLE): not used
 		}
 		vals, rest := keyLookup(scan.Table, idx.Index.Columns, conds, idx.Index.DistLen)
 		if vals != nil && len(vals) > len(bestVals) {
@@ -327,6 +327,19 @@ func (b *Binder) indexLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
 	}
 	scan.Index, scan.Lookup = best, bestVals
 	return bestRest
+}
+
+// sameColumns reports whether an index's rows have its table's columns.
+func sameColumns(idx, table *catalog.Relation) bool {
+	if len(idx.Columns) != len(table.Columns) {
+		return false
+	}
+	for i, c := range idx.Columns {
+		if c.Type != table.Columns[i].Type {
+			return false
+		}
+	}
+	return true
 }
 
 // keyLookup finds "column = constant" (or parameter) conjuncts for the

@@ -84,7 +84,7 @@ func (p *Planner) Replay(rel *catalog.Relation) (plan.StreamNode, error) {
 	if !ok {
 		return nil, fmt.Errorf("definition is not a query")
 	}
-	sq, _, err := StreamQuery(q, bind.New(p.Catalog, nil), rel.Job != nil && rel.Job.EmitOnWindowClose)
+	sq, _, err := StreamQuery(q, bind.New(p.Catalog, nil).WithRefs(rel.Refs), rel.Job != nil && rel.Job.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ func (p *Planner) Sink(sq *physical.StreamQuery, rel *catalog.Relation) (plan.St
 	if rel.Sink.Into == "" {
 		return SinkPlan(sq, rel)
 	}
-	target, err := p.Catalog.Lookup(rel.Schema, rel.Sink.Into)
+	schema, into := rel.IntoTarget()
+	target, err := p.Catalog.Lookup(schema, into)
 	if err != nil {
 		return nil, err
 	}

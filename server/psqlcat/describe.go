@@ -143,7 +143,12 @@ var columnItems = []struct {
 	{`CASE WHEN a.attstattarget=-1 THEN NULL ELSE a.attstattarget END AS attstattarget`, Column{"attstattarget", tI4},
 		func(attribute) types.Datum { return null }},
 	{`pg_catalog.col_description(a.attrelid, a.attnum)`, Column{"col_description", tText},
-		func(attribute) types.Datum { return null }},
+		func(a attribute) types.Datum {
+			if a.col.Comment == "" {
+				return null
+			}
+			return dS(a.col.Comment)
+		}},
 }
 
 // columnItemIndex maps an item's normalised text to its index in columnItems.

@@ -55,13 +55,13 @@ func userIndexes(rels []*catalog.Relation, id uint32) []*catalog.Relation {
 	return out
 }
 
-// visible is pg_table_is_visible. PostgreSQL's search path is public plus the
-// implicit pg_catalog, so information_schema is never visible; rw_catalog is
-// treated the same way (our name resolution also searches both, but psql
-// should list their tables only when asked for the schema by name). Within
-// public and pg_catalog, a relation is visible when its bare name resolves to it.
+// visible is pg_table_is_visible: a relation is visible when its bare name
+// resolves to it (r resolves with the session's search path). PostgreSQL
+// never searches information_schema implicitly; rw_catalog is treated the
+// same way (our name resolution searches both, but psql should list their
+// tables only when asked for the schema by name).
 func visible(r catalog.Reader, rel *catalog.Relation) bool {
-	if rel.Schema != catalog.DefaultSchema && rel.Schema != "pg_catalog" {
+	if rel.Schema == "information_schema" || rel.Schema == "rw_catalog" {
 		return false
 	}
 	got, err := r.Lookup("", rel.Name)
@@ -217,8 +217,13 @@ var listColumns = map[string]func(row pgRow) types.Datum{
 	"Persistence":   func(pgRow) types.Datum { return dS("permanent") },
 	"Access method": accessMethod,
 	// Sizes are not tracked per relation: unknown, shown empty.
-	"Size":        func(pgRow) types.Datum { return null },
-	"Description": func(pgRow) types.Datum { return null },
+	"Size": func(pgRow) types.Datum { return null },
+	"Description": func(row pgRow) types.Datum {
+		if row.index || row.rel.Comment == "" {
+			return null
+		}
+		return dS(row.rel.Comment)
+	},
 	"Table": func(row pgRow) types.Datum {
 		if row.index {
 			return dS(row.rel.Name)

@@ -138,7 +138,7 @@ func (r *copyInResult) Load(ctx context.Context, src pgwire.CopySource) error {
 func (s *Session) describeCopyTo(st *statement, n *parser.Copy) error {
 	q := n.Query
 	if q == nil {
-		rel, err := s.eng.Catalog.Lookup(n.Table.Schema, n.Table.Name)
+		rel, err := s.lookup(n.Table.Schema, n.Table.Name)
 		if err != nil {
 			return err
 		}

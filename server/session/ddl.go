@@ -16,14 +16,6 @@ import (
 	"github.com/tributary/tributary/storage"
 )
 
-func schemaOf(n parser.ObjectName) (string, error) {
-	switch n.Schema {
-	case "", catalog.DefaultSchema:
-		return catalog.DefaultSchema, nil
-	}
-	return "", types.Errorf(types.ErrUnsupported, "schema \"%s\": user objects live in schema public", n.Schema)
-}
-
 // publish persists and registers a new relation in one epoch.
 func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
 	if u := s.currentUser(); rel.Owner == "" && u != "" && u != catalog.RootRole && s.isRole(u) {
@@ -49,7 +41,7 @@ func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
 }
 
 func (s *Session) exists(schema, name string, ifNotExists bool, tag string) (pgwire.Result, bool, error) {
-	old, err := s.eng.Catalog.Lookup(schema, name)
+	old, err := s.lookup(schema, name)
 	if err != nil {
 		return nil, false, nil
 	}
@@ -174,9 +166,12 @@ func setWatermark(rel *catalog.Relation, w *parser.Watermark) error {
 }
 
 func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
+	if n.AsQuery != nil {
+		return s.createTableAs(ctx, n)
+	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +344,7 @@ func (s *Session) abandonConnectorTable(rel *catalog.Relation) {
 func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +383,7 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 		return nil, types.Errorf(types.ErrSyntax, "CREATE VIEW specifies more column names than columns")
 	}
 	rel.DependsOn = b.Dependencies()
+	rel.Refs = pinned(b.Refs())
 	rel.ID = s.eng.Catalog.NextID()
 	if err := s.publish(ctx, rel); err != nil {
 		return nil, err
@@ -407,6 +403,11 @@ var dropKinds = map[parser.ObjectKind]catalog.Kind{
 func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
+	return s.dropLocked(ctx, n)
+}
+
+// dropLocked is drop with the ddl lock held.
+func (s *Session) dropLocked(ctx context.Context, n *parser.Drop) (pgwire.Result, error) {
 	kind, ok := dropKinds[n.Kind]
 	tag := "DROP " + n.Kind.String()
 	if !ok {
@@ -414,7 +415,7 @@ func (s *Session) drop(ctx context.Context, n *parser.Drop) (pgwire.Result, erro
 	}
 	var victims []*catalog.Relation
 	for _, name := range n.Names {
-		rel, err := s.eng.Catalog.Lookup(name.Schema, name.Name)
+		rel, err := s.lookup(name.Schema, name.Name)
 		if err != nil || rel.Kind == catalog.KindSystem {
 			if n.IfExists {
 				s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\" does not exist, skipping", kind, name.Name))
@@ -491,8 +492,7 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 	var blocking []*catalog.Relation
 	for _, d := range deps {
 		// A relation's indexes go with it too, as in PostgreSQL.
-		if !(d.Kind == catalog.KindSink && d.Sink != nil && d.Sink.Into == rel.Name && d.Schema == rel.Schema) &&
-			d.Kind != catalog.KindIndex {
+		if !d.SinksInto(rel) && d.Kind != catalog.KindIndex {
 			blocking = append(blocking, d)
 		}
 	}

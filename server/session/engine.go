@@ -88,6 +88,11 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.Load(rels, nextID)
+	schemas, err := persist.LoadSchemas(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	cat.SetSchemas(schemas)
 	params, err := persist.LoadParams(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)

@@ -39,7 +39,7 @@ var explainAnalyzeColumns = []pgwire.Column{
 // samples the job's operator counters, waits the window (cancellable),
 // samples again and reports the differences as rates.
 func (s *Session) explainAnalyze(ctx context.Context, n *parser.ExplainAnalyze) (pgwire.Result, error) {
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}

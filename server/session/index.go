@@ -23,14 +23,11 @@ import (
 func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Table)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := s.eng.Catalog.Lookup(schema, n.Table.Name)
+	tbl, err := s.lookup(n.Table.Schema, n.Table.Name)
 	if err != nil || tbl.Kind == catalog.KindSystem {
 		return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", n.Table.Name)
 	}
+	schema := tbl.Schema // an index lives in its table's schema, as in PostgreSQL
 	if tbl.Kind != catalog.KindTable && tbl.Kind != catalog.KindMaterializedView {
 		return nil, types.Errorf(types.ErrWrongObjectType, "cannot create index on relation \"%s\"", tbl.Name)
 	}
@@ -67,7 +64,8 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 	if err != nil || len(stmts) != 1 {
 		return nil, fmt.Errorf("index %s: %s: %w", name, def, err)
 	}
-	sq, _, err := job.StreamQuery(stmts[0].(*parser.Query), s.binder(nil), false)
+	b := s.binder(nil)
+	sq, _, err := job.StreamQuery(stmts[0].(*parser.Query), b, false)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +75,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 		return nil, types.Errorf(types.ErrInternal, "index %s: %d columns for a relation of %d", name, len(sq.Columns), len(tbl.Columns))
 	}
 	rel := &catalog.Relation{Schema: schema, Name: name, Kind: catalog.KindIndex, Definition: def,
-		Columns: make([]catalog.Column, len(tbl.Columns)), DependsOn: []uint32{tbl.ID}, CreatedAt: time.Now().UTC(),
+		Columns: make([]catalog.Column, len(tbl.Columns)), DependsOn: []uint32{tbl.ID}, Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC(),
 		Index: &catalog.IndexSettings{Table: tbl.ID, Columns: cols, DistLen: distLen}}
 	for i, f := range sq.Columns {
 		c := tbl.Columns[i]

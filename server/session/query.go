@@ -19,8 +19,13 @@ import (
 )
 
 func (s *Session) binder(declared []types.T) *bind.Binder {
+	return s.binderOn(s.cat(), declared)
+}
+
+// binderOn is binder over the catalog reader r (names resolving as r says).
+func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 	cat := s.eng.Catalog
-	return bind.New(cat, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
+	return bind.New(r, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_ddl_progress" {
 			return s.eng.ddlProgressRows(), nil
 		}
@@ -253,6 +258,14 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 	}
 	st.run = func(ctx context.Context, params []types.Datum) (pgwire.Result, error) {
 		if target != nil {
+			if cur, ok := s.eng.Catalog.ByID(target.ID); ok && !catalog.SameLayout(cur, target) {
+				// ALTER TABLE changed the table since the statement was
+				// prepared: plan it again, as PostgreSQL does.
+				if err := s.describeDML(st, q); err != nil {
+					return nil, err
+				}
+				return st.run(ctx, params)
+			}
 			if err := s.checkPriv(target, priv); err != nil {
 				return nil, err
 			}

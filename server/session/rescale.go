@@ -31,7 +31,7 @@ func (s *Session) alterParallelism(ctx context.Context, n *parser.Alter) (pgwire
 	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -315,7 +315,7 @@ func (q sessionSeqs) SerialSequence(table, column string) (string, bool, error) 
 	if i := strings.IndexByte(table, '.'); i >= 0 && !strings.HasPrefix(strings.TrimSpace(table), "\"") {
 		schema, name = identName(table[:i]), identName(table[i+1:])
 	}
-	rel, err := q.s.eng.Catalog.Lookup(schema, name)
+	rel, err := q.s.lookup(schema, name)
 	if err != nil {
 		return "", false, err
 	}

@@ -65,7 +65,7 @@ func (s *Session) IdleInTransactionTimeout() time.Duration {
 func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) ([]pgwire.Statement, error) {
 	// psql's \d family sends catalog queries our SQL engine cannot run (arrays,
 	// correlated subqueries); psqlcat recognises and answers them.
-	if cols, rows, ok, err := psqlcat.Answer(catalogWithRoles{s.eng.Catalog, s.eng}, sql); ok {
+	if cols, rows, ok, err := psqlcat.Answer(catalogWithRoles{s.cat(), s.eng}, sql); ok {
 		if err != nil {
 			s.failed()
 			return nil, err
@@ -112,6 +112,7 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	if s.eng.seqs != nil {
 		ctx.Sequences = sessionSeqs{s}
 	}
+	ctx.Comments = comments{s.eng.Catalog}
 	return ctx
 }
 
@@ -279,6 +280,24 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Drop:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.drop(ctx, n) }
 		return nil
+	case *parser.Truncate:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.truncate(ctx, n) }
+		return nil
+	case *parser.Rename:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.rename(ctx, n) }
+		return nil
+	case *parser.AlterColumn:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.alterColumn(ctx, n) }
+		return nil
+	case *parser.Comment:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.comment(ctx, n) }
+		return nil
+	case *parser.CreateSchema:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createSchema(ctx, n) }
+		return nil
+	case *parser.DropSchema:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropSchema(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -328,7 +347,7 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Alter:
 		if n.Kind != parser.KindSystem {
-			if rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name); err == nil {
+			if rel, err := s.lookup(n.Name.Schema, n.Name.Name); err == nil {
 				if err := s.checkOwner(rel); err != nil {
 					return err
 				}
@@ -413,6 +432,16 @@ func ddlName(st parser.Statement) string {
 		return "ALTER " + strings.ToUpper(n.Kind.String())
 	case *parser.CancelJobs:
 		return "CANCEL JOBS"
+	case *parser.Rename:
+		return "ALTER " + strings.ToUpper(n.Kind.String())
+	case *parser.AlterColumn:
+		return "ALTER TABLE"
+	case *parser.Comment:
+		return "COMMENT"
+	case *parser.CreateSchema:
+		return "CREATE SCHEMA"
+	case *parser.DropSchema:
+		return "DROP SCHEMA"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:
@@ -426,9 +455,10 @@ func ddlName(st parser.Statement) string {
 	return ""
 }
 
-// catalogWithRoles lets psqlcat answer \du from the engine's roles.
+// catalogWithRoles lets psqlcat answer \du from the engine's roles; names
+// resolve with the session's search path.
 type catalogWithRoles struct {
-	*catalog.Catalog
+	catalog.Path
 	eng *Engine
 }
 

@@ -120,7 +120,7 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 		st.cols = textColumns("Name", "Create Sql")
 		obj := *n.Object
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			rel, err := s.eng.Catalog.Lookup(obj.Schema, obj.Name)
+			rel, err := s.lookup(obj.Schema, obj.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +154,7 @@ func sortRows(rows [][]string) [][]string {
 // showColumns answers DESCRIBE / SHOW COLUMNS like RisingWave: one row per
 // column, then the primary key.
 func (s *Session) showColumns(schema, name string) (pgwire.Result, error) {
-	rel, err := s.eng.Catalog.Lookup(schema, name)
+	rel, err := s.lookup(schema, name)
 	if err != nil {
 		return nil, err
 	}

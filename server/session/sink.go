@@ -12,6 +12,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector"
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/planner/job"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
@@ -25,7 +26,7 @@ import (
 func (s *Session) alterSinkRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (s *Session) alterSinkRate(ctx context.Context, n *parser.Alter) (pgwire.Re
 func (s *Session) createSink(ctx context.Context, n *parser.CreateSink) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (s *Session) explainCreateSink(n *parser.CreateSink) (pgwire.Result, error)
 
 // bindSinkQuery binds a sink's query (FROM relation meaning SELECT * FROM
 // it) for streaming: the query, its plan and the relations it reads.
-func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.StreamQuery, []uint32, error) {
+func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.StreamQuery, *bind.Binder, error) {
 	q := n.Query
 	if n.From != nil {
 		stmts, err := parser.Parse("SELECT * FROM " + n.From.String())
@@ -153,7 +154,7 @@ func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, nil, nil, err
 	}
-	return q, sq, b.Dependencies(), nil
+	return q, sq, b, nil
 }
 
 // planSinkInto is planSink for CREATE SINK ... INTO table.
@@ -178,7 +179,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	target, err := s.eng.Catalog.Lookup(n.Into.Schema, n.Into.Name)
+	target, err := s.lookup(n.Into.Schema, n.Into.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,16 +197,17 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if len(target.PK) == 0 || (target.Columns[target.PK[0]].Hidden && !target.HasRowID()) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
 	}
-	q, sq, deps, err := s.bindSinkQuery(n)
+	q, sq, b, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
+	deps := b.Dependencies()
 	if s.feeds(target.ID, deps) {
 		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "Creating such a sink will result in circular dependency: sink %s would write into %s, which what it reads comes from", n.Name.Name, target.Name)
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: append(deps, target.ID), CreatedAt: time.Now().UTC()}
+		DependsOn: append(deps, target.ID), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	seen := map[string]bool{}
 	for i, f := range sq.Columns {
 		name := f.Name
@@ -220,6 +222,9 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	rel.Job.NoBackfill = noSnapshot
 	// A sink into a table is decoupled unless asked otherwise.
 	ss := &catalog.SinkSettings{Decoupled: true, Into: target.Name, CreateWait: props["create_wait"], IntoColumns: n.IntoColumns}
+	if target.Schema != schema {
+		ss.IntoSchema = target.Schema
+	}
 	if len(into) > 0 {
 		ss.Props = into
 	}
@@ -271,13 +276,13 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	if _, err := stream.OpenSink(connProps, format, encode); err != nil {
 		return nil, nil, err
 	}
-	q, sq, deps, err := s.bindSinkQuery(n)
+	q, sq, b, err := s.bindSinkQuery(n)
 	if err != nil {
 		return nil, nil, err
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: deps, CreatedAt: time.Now().UTC()}
+		DependsOn: b.Dependencies(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}
@@ -328,8 +333,8 @@ func (s *Session) feeds(id uint32, rels []uint32) bool {
 			return false
 		}
 		for _, d := range rel.DependsOn {
-			if rel.Kind == catalog.KindSink && rel.Sink != nil && rel.Sink.Into != "" {
-				if t, err := s.eng.Catalog.Lookup(rel.Schema, rel.Sink.Into); err == nil && t.ID == d {
+			if sc, into := rel.IntoTarget(); into != "" {
+				if t, err := s.lookup(sc, into); err == nil && t.ID == d {
 					continue // what the sink writes, not what it reads
 				}
 			}
@@ -339,7 +344,7 @@ func (s *Session) feeds(id uint32, rels []uint32) bool {
 		}
 		if rel.Kind == catalog.KindTable {
 			for _, dep := range s.eng.Catalog.Dependents(r) {
-				if dep.Kind == catalog.KindSink && dep.Sink != nil && dep.Sink.Into == rel.Name && dep.Schema == rel.Schema && up(dep.ID) {
+				if dep.SinksInto(rel) && up(dep.ID) {
 					return true
 				}
 			}

@@ -171,7 +171,7 @@ func tablesSource(rel *catalog.Relation) bool {
 // table's columns need (the connector's Check). with are the table's own
 // options: only those the connector lets a table set (TableOptions).
 func (s *Session) sourceTableOptions(ctx context.Context, rel *catalog.Relation, from parser.ObjectName, table string, with []parser.Option) error {
-	src, err := s.eng.Catalog.Lookup(from.Schema, from.Name)
+	src, err := s.lookup(from.Schema, from.Name)
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ func (s *Session) tableJobSettings() (*catalog.JobSettings, error) {
 func (s *Session) alterTableBackfillRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ func (s *Session) alterTableBackfillRate(ctx context.Context, n *parser.Alter) (
 func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +434,7 @@ func (s *Session) alterSourceRate(ctx context.Context, n *parser.Alter) (pgwire.
 func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (s *Session) planner() *job.Planner {
 func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMaterializedView) (pgwire.Result, error) {
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	schema, err := schemaOf(n.Name)
+	schema, err := s.schemaOf(n.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: b.Dependencies(), CreatedAt: time.Now().UTC()}
+		DependsOn: b.Dependencies(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	k := 0
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
@@ -495,7 +495,7 @@ func (s *Session) alterRateLimit(ctx context.Context, n *parser.Alter) (pgwire.R
 	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	rel, err := s.eng.Catalog.Lookup(n.Name.Schema, n.Name.Name)
+	rel, err := s.lookup(n.Name.Schema, n.Name.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -202,8 +202,12 @@ func (s *Session) commitTxn(ctx context.Context) error {
 	err := s.eng.withCoordinator(ctx, func(c *coordinator.Coordinator) error {
 		return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 			for _, ch := range t.changes {
-				if _, ok := s.eng.Catalog.ByID(ch.rel.ID); !ok {
+				cur, ok := s.eng.Catalog.ByID(ch.rel.ID)
+				if !ok {
 					return types.Errorf(types.ErrSerialization, "could not serialize access: table %s was dropped during the transaction", ch.rel.QualifiedName())
+				}
+				if !catalog.SameLayout(cur, ch.rel) {
+					return types.Errorf(types.ErrSerialization, "could not serialize access: table %s was altered during the transaction", ch.rel.QualifiedName())
 				}
 				if err := tables.ApplyTxn(ctx, ch.rel, snapshot, ch.chunk); err != nil {
 					return err

@@ -190,18 +190,7 @@ var varDefs = map[string]varDef{
 	}, "DateStyle is not honoured: Tributary writes dates in ISO and reads them as ISO, MDY")},
 	"intervalstyle": {"postgres", "Sets the display format for interval values.", oneOf("postgres"), nil},
 	"timezone":      {"UTC", "Sets the time zone for displaying and interpreting time stamps.", timezoneValue, nil},
-	"search_path": {"\"$user\", public", "Sets the schema search order for names that are not schema-qualified.", anyValue, notHonouredUnless(func(v string) bool {
-		for _, w := range strings.Split(v, ",") {
-			switch strings.Trim(strings.TrimSpace(strings.ToLower(w)), `"'`) {
-			case "$user", "pg_catalog", "":
-				continue
-			case "public":
-				return true
-			}
-			return false
-		}
-		return true
-	}, "search_path is not honoured: names that are not schema-qualified resolve in schema public")},
+	"search_path":   {"\"$user\", public", "Sets the schema search order for names that are not schema-qualified.", anyValue, nil},
 	"extra_float_digits": {"1", "Sets the number of digits displayed for floating-point values.", intRange(-15, 3), notHonouredUnless(func(v string) bool { return v != "" && v[0] != '-' && v != "0" },
 		"extra_float_digits below 1 is not honoured: Tributary always writes the shortest exact form of a float")},
 	"statement_timeout": {"0", "Sets the maximum allowed duration of any statement.", durationValue, nil},

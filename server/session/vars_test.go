@@ -50,7 +50,7 @@ func TestIgnoredSettingsSaySo(t *testing.T) {
 		{"synchronous_commit", "on", false}, {"synchronous_commit", "off", true},
 		{"client_min_messages", "notice", false}, {"client_min_messages", "warning", true},
 		{"datestyle", "ISO, MDY", false}, {"datestyle", "iso", false}, {"datestyle", "German, DMY", true},
-		{"search_path", `"$user", public`, false}, {"search_path", "public", false}, {"search_path", "myschema, public", true},
+		{"search_path", `"$user", public`, false}, {"search_path", "public", false}, {"search_path", "myschema, public", false},
 		{"extra_float_digits", "3", false}, {"extra_float_digits", "0", true},
 		{"query_mode", "auto", false}, {"query_mode", "distributed", true},
 		{"statement_timeout", "1s", false}, {"idle_in_transaction_session_timeout", "1s", false},

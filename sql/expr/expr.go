@@ -45,6 +45,8 @@ type Ctx struct {
 	Context  context.Context
 	// Sequences serves nextval and currval (nil: no sequence exists).
 	Sequences Sequences
+	// Comments serves obj_description and col_description (nil: none).
+	Comments Comments
 
 	free  []*types.Vector
 	dfree [][]types.Datum
@@ -55,6 +57,14 @@ type Ctx struct {
 // an error when the caller may not.
 type Backends interface {
 	Signal(pid int32, terminate bool) (bool, error)
+}
+
+// Comments answers obj_description and col_description from COMMENT ON's
+// texts: the comment of relation oid, or of its column attnum (1-based);
+// ok false when there is none.
+type Comments interface {
+	RelationComment(oid int64) (text string, ok bool)
+	ColumnComment(oid, attnum int64) (text string, ok bool)
 }
 
 // Sequences hands out the values of the sequences named in nextval,

@@ -53,6 +53,26 @@ func init() {
 			return types.DBool(ok), nil
 		}
 	}
+	comment := func(text string, ok bool) types.Datum {
+		if !ok {
+			return types.NullDatum
+		}
+		return types.DString(text)
+	}
+	objDescription := func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+		if ctx.Comments == nil || len(a) > 1 && a[1].S != "pg_class" {
+			return types.NullDatum, nil
+		}
+		return comment(ctx.Comments.RelationComment(a[0].I)), nil
+	}
+	def("obj_description", tS, tI4, tS).r(objDescription).vol_(Stable)
+	def("obj_description", tS, tI4).r(objDescription).vol_(Stable)
+	def("col_description", tS, tI4, tI4).r(func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
+		if ctx.Comments == nil {
+			return types.NullDatum, nil
+		}
+		return comment(ctx.Comments.ColumnComment(a[0].I, a[1].I)), nil
+	}).vol_(Stable)
 	def("pg_cancel_backend", tB, tI4).r(signal(false)).vol_(Volatile)
 	def("pg_terminate_backend", tB, tI4).r(signal(true)).vol_(Volatile)
 	def("pg_terminate_backend", tB, tI4, tI8).r(signal(true)).vol_(Volatile)

@@ -218,6 +218,12 @@ type CreateTable struct {
 	SourceTable string
 	// Watermark is WATERMARK FOR col AS col - INTERVAL '...' (nil: none).
 	Watermark *Watermark
+	// AsQuery is CREATE TABLE name [(AsColumns)] AS query [WITH [NO]
+	// DATA]: the table takes the query's columns and (unless WithNoData)
+	// its rows; Columns is then empty.
+	AsQuery    *Query
+	AsColumns  []string
+	WithNoData bool
 }
 
 // Watermark is a column list's WATERMARK FOR col AS col [- INTERVAL 'd']:
@@ -410,4 +416,70 @@ type Deallocate struct {
 	Source
 	Name string
 	All  bool
+}
+
+// Truncate is TRUNCATE [TABLE] [ONLY] name [, ...] [RESTART IDENTITY |
+// CONTINUE IDENTITY] [CASCADE | RESTRICT].
+type Truncate struct {
+	Source
+	Names           []ObjectName
+	RestartIdentity bool
+	Cascade         bool
+}
+
+// Rename is ALTER {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE}
+// [IF EXISTS] name RENAME TO new, or, with Column set, ALTER TABLE name
+// RENAME [COLUMN] column TO new, or, with NewSchema set, ALTER ... name SET
+// SCHEMA s (NewName is then the name itself).
+type Rename struct {
+	Source
+	Kind      ObjectKind
+	Name      ObjectName
+	IfExists  bool
+	Column    string
+	NewName   string
+	NewSchema string
+}
+
+// AlterColumn is ALTER TABLE [IF EXISTS] name ADD [COLUMN] [IF NOT EXISTS]
+// def (Add set) or DROP [COLUMN] [IF EXISTS] column [CASCADE | RESTRICT]
+// (Drop set).
+type AlterColumn struct {
+	Source
+	Name     ObjectName
+	IfExists bool
+	Add      *ColumnDef
+	Drop     string
+	// ColumnIf is ADD's IF NOT EXISTS or DROP's IF EXISTS.
+	ColumnIf bool
+	Cascade  bool
+}
+
+// Comment is COMMENT ON {TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE |
+// COLUMN} name IS {'text' | NULL}. For a column, Name is its relation and
+// Column the column; Null (or ”) removes the comment.
+type Comment struct {
+	Source
+	Kind    ObjectKind
+	Name    ObjectName
+	Column  string
+	Comment string
+	Null    bool
+}
+
+// CreateSchema is CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role]
+// (or CREATE SCHEMA AUTHORIZATION role, naming it after the role).
+type CreateSchema struct {
+	Source
+	Name          string
+	IfNotExists   bool
+	Authorization string
+}
+
+// DropSchema is DROP SCHEMA [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
+type DropSchema struct {
+	Source
+	Names    []string
+	IfExists bool
+	Cascade  bool
 }

@@ -118,7 +118,7 @@ func (p *ddlParser) identList() ([]string, error) {
 var unsupportedCommands = map[string]string{
 	"prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
-	"truncate": "TRUNCATE", "lock": "LOCK", "do": "DO", "call": "CALL", "comment": "COMMENT",
+	"lock": "LOCK", "do": "DO", "call": "CALL",
 	"checkpoint": "CHECKPOINT", "reindex": "REINDEX",
 	"cluster": "CLUSTER", "refresh": "REFRESH", "import": "IMPORT", "load": "LOAD", "fetch": "FETCH",
 	"move": "MOVE", "close": "CLOSE", "declare": "DECLARE", "security": "SECURITY LABEL",
@@ -213,6 +213,10 @@ func (p *ddlParser) statement() (Statement, error) {
 		if name, err = p.ident(); err == nil {
 			st = &Release{Name: name}
 		}
+	case first.kw("truncate"):
+		st, err = p.truncate()
+	case first.kw("comment"):
+		st, err = p.comment()
 	case first.kw("explain"):
 		return p.explain()
 	case first.kw("copy"):
@@ -272,6 +276,8 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSink()
 	case p.kw("source"):
 		return p.createSource()
+	case p.kw("schema"):
+		return p.createSchema()
 	case p.kw("user"):
 		return p.role("create", true)
 	case p.kw("role"):
@@ -383,8 +389,8 @@ func (p *ddlParser) createTable() (Statement, error) {
 	if st.Name, err = p.objectName(); err != nil {
 		return nil, err
 	}
-	if p.peek() != nil && p.peek().kw("as") {
-		return nil, p.unsupported(p.peek(), "CREATE TABLE AS is not supported")
+	if n := p.peek(); n != nil && (n.kw("as") || n.isParen() && p.peekAt(1) != nil && p.peekAt(1).kw("as")) {
+		return p.createTableAs(st)
 	}
 	g := p.peek()
 	if g == nil || !g.isParen() {
@@ -1158,6 +1164,9 @@ func (p *ddlParser) drop() (Statement, error) {
 	if p.kwOneOf("user", "role") {
 		return p.role("drop", false)
 	}
+	if p.kw("schema") {
+		return p.dropSchema()
+	}
 	kind, ok := p.objectKind()
 	if !ok {
 		if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
@@ -1202,6 +1211,20 @@ func (p *ddlParser) alter() (Statement, error) {
 			return nil, p.errHere()
 		}
 		st.Kind = kind
+		if p.kw("if", "exists") {
+			// ALTER ... IF EXISTS name RENAME | ADD | DROP.
+			name, err := p.objectName()
+			if err != nil {
+				return nil, err
+			}
+			if n := p.peek(); n != nil && n.kw("rename") {
+				return p.rename(kind, name, true)
+			}
+			if n := p.peek(); kind == KindTable && n != nil && n.kwIn("add", "drop") {
+				return p.alterColumn(name, true)
+			}
+			return nil, p.errHere()
+		}
 		var err error
 		if st.Name, err = p.objectName(); err != nil {
 			return nil, err
@@ -1210,6 +1233,12 @@ func (p *ddlParser) alter() (Statement, error) {
 	n := p.peek()
 	if n == nil {
 		return nil, p.errHere()
+	}
+	switch {
+	case st.Kind != KindSystem && n.kw("rename"):
+		return p.rename(st.Kind, st.Name, false)
+	case st.Kind == KindTable && n.kwIn("add", "drop"):
+		return p.alterColumn(st.Name, false)
 	}
 	if !p.kw("set") {
 		if n.tok.kind == tkIdent {
@@ -1222,6 +1251,11 @@ func (p *ddlParser) alter() (Statement, error) {
 		return nil, err
 	}
 	st.Key = key
+	if m := p.peek(); key == "schema" && st.Kind != KindSystem && m != nil && m.isIdent() {
+		// ALTER kind name SET SCHEMA s: a move, run as a rename.
+		p.i++
+		return &Rename{Kind: st.Kind, Name: st.Name, NewSchema: m.tok.val, NewName: st.Name.Name}, nil
+	}
 	if m := p.peek(); m != nil && (m.isOp("=") || m.kw("to")) {
 		p.i++
 	} else {
@@ -1404,5 +1438,241 @@ func (p *ddlParser) explain() (Statement, error) {
 		return nil, syntaxErrAt(p.src, inner[0].tok)
 	}
 	st.Stmt = sub
+	return st, nil
+}
+
+// truncate parses the rest of TRUNCATE [TABLE] [ONLY] name [, ...]
+// [RESTART IDENTITY | CONTINUE IDENTITY] [CASCADE | RESTRICT].
+func (p *ddlParser) truncate() (Statement, error) {
+	p.kw("table")
+	st := &Truncate{}
+	for {
+		p.kw("only")
+		name, err := p.objectName()
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n != nil && n.isOp("*") {
+			p.i++
+		}
+		st.Names = append(st.Names, name)
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+			continue
+		}
+		break
+	}
+	switch {
+	case p.kw("restart", "identity"):
+		st.RestartIdentity = true
+	case p.kw("continue", "identity"):
+	}
+	if p.kw("cascade") {
+		st.Cascade = true
+	} else {
+		p.kw("restrict")
+	}
+	return st, nil
+}
+
+// rename parses RENAME TO new or RENAME [COLUMN] a TO b after ALTER kind name.
+func (p *ddlParser) rename(kind ObjectKind, name ObjectName, ifExists bool) (Statement, error) {
+	if err := p.expect("rename"); err != nil {
+		return nil, err
+	}
+	st := &Rename{Kind: kind, Name: name, IfExists: ifExists}
+	var err error
+	if !p.kw("to") {
+		if kind != KindTable && kind != KindMaterializedView && kind != KindView {
+			return nil, p.errHere()
+		}
+		p.kw("column") // reserved, as in PostgreSQL
+		if st.Column, err = p.ident(); err != nil {
+			return nil, err
+		}
+		if err := p.expect("to"); err != nil {
+			return nil, err
+		}
+	}
+	if st.NewName, err = p.ident(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// alterColumn parses ADD [COLUMN] [IF NOT EXISTS] def or DROP [COLUMN]
+// [IF EXISTS] name [CASCADE | RESTRICT] after ALTER TABLE name.
+func (p *ddlParser) alterColumn(name ObjectName, ifExists bool) (Statement, error) {
+	st := &AlterColumn{Name: name, IfExists: ifExists}
+	switch {
+	case p.kw("add"):
+		if n := p.peek(); n != nil && n.kwIn("constraint", "primary", "unique", "check", "foreign") {
+			return nil, p.unsupported(n, "ALTER TABLE ... ADD %s is not supported", strings.ToUpper(n.tok.val))
+		}
+		p.kw("column") // reserved, as in PostgreSQL
+		st.ColumnIf = p.kw("if", "not", "exists")
+		col, err := p.columnDef()
+		if err != nil {
+			return nil, err
+		}
+		st.Add = col
+	case p.kw("drop"):
+		if n := p.peek(); n != nil && n.kw("constraint") {
+			return nil, p.unsupported(n, "ALTER TABLE ... DROP CONSTRAINT is not supported")
+		}
+		p.kw("column")
+		st.ColumnIf = p.kw("if", "exists")
+		col, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Drop = col
+		if p.kw("cascade") {
+			st.Cascade = true
+		} else {
+			p.kw("restrict")
+		}
+	default:
+		return nil, p.errHere()
+	}
+	return st, nil
+}
+
+// comment parses the rest of COMMENT ON kind name IS {'text' | NULL}.
+func (p *ddlParser) comment() (Statement, error) {
+	if err := p.expect("on"); err != nil {
+		return nil, err
+	}
+	st := &Comment{}
+	if p.kw("column") {
+		// [schema.]table.column
+		var parts []string
+		for {
+			id, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, id)
+			if n := p.peek(); n == nil || !n.isPunct(".") {
+				break
+			}
+			p.i++
+		}
+		if len(parts) < 2 || len(parts) > 3 {
+			return nil, p.errHere()
+		}
+		st.Kind, st.Column = KindTable, parts[len(parts)-1]
+		st.Name = ObjectName{Name: parts[len(parts)-2]}
+		if len(parts) == 3 {
+			st.Name.Schema = parts[0]
+		}
+	} else {
+		kind, ok := p.objectKind()
+		if !ok || kind == KindIndex {
+			if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
+				return nil, p.unsupported(n, "COMMENT ON %s is not supported", strings.ToUpper(n.tok.val))
+			}
+			return nil, p.errHere()
+		}
+		st.Kind = kind
+		var err error
+		if st.Name, err = p.objectName(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("is"); err != nil {
+		return nil, err
+	}
+	switch n := p.peek(); {
+	case n == nil:
+		return nil, p.errHere()
+	case n.kw("null"):
+		st.Null = true
+	case !n.group && n.tok.kind == tkString:
+		st.Comment = n.tok.val
+	default:
+		return nil, p.errHere()
+	}
+	p.i++
+	return st, nil
+}
+
+// createTableAs parses the rest of CREATE TABLE name [(columns)] AS query
+// [WITH [NO] DATA].
+func (p *ddlParser) createTableAs(st *CreateTable) (Statement, error) {
+	if n := p.peek(); n.isParen() {
+		cols, err := p.identList()
+		if err != nil {
+			return nil, err
+		}
+		st.AsColumns = cols
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	end := len(p.seq)
+	if end-p.i > 2 && p.seq[end-2].kw("with") && p.seq[end-1].kw("data") {
+		end -= 2
+	} else if end-p.i > 3 && p.seq[end-3].kw("with") && p.seq[end-2].kw("no") && p.seq[end-1].kw("data") {
+		end -= 3
+		st.WithNoData = true
+	}
+	q, err := p.query(p.i, end)
+	if err != nil {
+		return nil, err
+	}
+	st.AsQuery = q
+	p.i = len(p.seq)
+	return st, nil
+}
+
+// createSchema parses the rest of CREATE SCHEMA.
+func (p *ddlParser) createSchema() (Statement, error) {
+	st := &CreateSchema{IfNotExists: p.ifNotExists()}
+	if n := p.peek(); n != nil && n.kw("authorization") {
+		p.i++
+		role, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Name, st.Authorization = role, role
+		return st, nil
+	}
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	st.Name = name
+	if p.kw("authorization") {
+		if st.Authorization, err = p.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if n := p.peek(); n != nil {
+		return nil, p.unsupported(n, "CREATE SCHEMA ... with schema elements is not supported")
+	}
+	return st, nil
+}
+
+// dropSchema parses the rest of DROP SCHEMA.
+func (p *ddlParser) dropSchema() (Statement, error) {
+	st := &DropSchema{IfExists: p.kw("if", "exists")}
+	for {
+		name, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Names = append(st.Names, name)
+		if n := p.peek(); n != nil && n.isPunct(",") {
+			p.i++
+			continue
+		}
+		break
+	}
+	if p.kw("cascade") {
+		st.Cascade = true
+	} else {
+		p.kw("restrict")
+	}
 	return st, nil
 }

@@ -5,8 +5,10 @@
 // grammar for the streaming DDL and session commands TiDB lacks.
 //
 // Parse is the entry point; it returns Statement values such as *Query,
-// *CreateTable (also CREATE TABLE ... FROM source TABLE 'name'), *CreateSource,
-// *CreateMaterializedView, *CreateSink, *Set and *Show. Errors are
+// *CreateTable (also CREATE TABLE ... FROM source TABLE 'name' and CREATE
+// TABLE ... AS query), *CreateSource, *CreateMaterializedView, *CreateSink,
+// *Truncate, *Rename, *AlterColumn, *Comment, *CreateSchema, *DropSchema,
+// *Set and *Show. Errors are
 // *types.Error of kind types.ErrSyntax (with a position in the original text) or
 // types.ErrUnsupported.
 package parser

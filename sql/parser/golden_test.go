@@ -231,6 +231,9 @@ func summarize(s Statement) string {
 		if s.FromSource != nil {
 			out += fmt.Sprintf("\n  from source %s table %q", s.FromSource, s.SourceTable)
 		}
+		if s.AsQuery != nil {
+			out += fmt.Sprintf("\n  as columns=%v noData=%v %s", s.AsColumns, s.WithNoData, summarize(s.AsQuery))
+		}
 		return out + watermarkSummary(s.Watermark)
 	case *CreateSource:
 		out := fmt.Sprintf("CreateSource %s ifNotExists=%v pk=%v", s.Name, s.IfNotExists, s.PrimaryKey)
@@ -243,6 +246,12 @@ func summarize(s Statement) string {
 		return fmt.Sprintf("CreateMaterializedView %s ifNotExists=%v%s%s\n  %s", s.Name, s.IfNotExists, eowc, optsSummary(s.With, nil), summarize(s.Query))
 	case *CreateView:
 		return fmt.Sprintf("CreateView %s ifNotExists=%v orReplace=%v columns=%v\n  %s", s.Name, s.IfNotExists, s.OrReplace, s.Columns, summarize(s.Query))
+	case *AlterColumn:
+		out := fmt.Sprintf("AlterColumn %s ifExists=%v drop=%q columnIf=%v cascade=%v", s.Name, s.IfExists, s.Drop, s.ColumnIf, s.Cascade)
+		if s.Add != nil {
+			out += columnsSummary([]*ColumnDef{s.Add})
+		}
+		return out
 	case *CreateSink:
 		out := fmt.Sprintf("CreateSink %s ifNotExists=%v", s.Name, s.IfNotExists)
 		if s.Into != nil {

@@ -211,3 +211,16 @@ func TestIdentifierTruncation(t *testing.T) {
 		t.Errorf("%v %+v", err, notices)
 	}
 }
+
+// TestReplaceIdent: identifier tokens are replaced, quoted or not, and
+// nothing inside strings or comments, nor a longer word containing the name.
+func TestReplaceIdent(t *testing.T) {
+	got, n, err := ReplaceIdent(`SELECT t.a, 't', "t".b FROM t /* t */ JOIN tt ON tt.x = t.a`, "t", "New Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `SELECT "New Name".a, 't', "New Name".b FROM "New Name" /* t */ JOIN tt ON tt.x = "New Name".a`
+	if got != want || n != 4 {
+		t.Fatalf("got %d: %s\nwant 4: %s", n, got, want)
+	}
+}

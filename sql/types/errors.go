@@ -19,6 +19,9 @@ var (
 	ErrDuplicateTable         = errors.New("duplicate table")                  // 42P07
 	ErrDuplicateColumn        = errors.New("duplicate column")                 // 42701
 	ErrDuplicateObject        = errors.New("duplicate object")                 // 42710
+	ErrDuplicateSchema        = errors.New("duplicate schema")                 // 42P06
+	ErrReservedName           = errors.New("reserved name")                    // 42939
+	ErrInvalidSchemaName      = errors.New("invalid schema name")              // 3F000
 	ErrDatatypeMismatch       = errors.New("datatype mismatch")                // 42804
 	ErrInvalidTableDefinition = errors.New("invalid table definition")         // 42P16
 	ErrWindowing              = errors.New("windowing error")                  // 42P20

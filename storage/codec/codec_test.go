@@ -405,3 +405,26 @@ func TestHashChunkRowMatchesHashRow(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRowMissing: a row stored with fewer columns reads the missing
+// trailing ones as the given values (NULL past them), and a stored NULL
+// stays NULL.
+func TestDecodeRowMissing(t *testing.T) {
+	old := EncodeRow(nil, []types.T{types.TInt32, types.TVarchar}, []types.Datum{types.DInt(1), types.NullDatum})
+	ts := []types.T{types.TInt32, types.TVarchar, types.TInt32, types.TVarchar, types.TInt32}
+	missing := []types.Datum{types.NullDatum, types.DString("m"), types.DInt(5), types.NullDatum}
+	row, err := DecodeRowMissing(ts, old, nil, missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row[0].I != 1 || !row[1].Null || row[2].Null || row[2].I != 5 || !row[3].Null || !row[4].Null {
+		t.Fatalf("decoded %+v", row)
+	}
+	plain, err := DecodeRow(ts, old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plain[2].Null {
+		t.Fatalf("DecodeRow: column 2 = %+v, want NULL", plain[2])
+	}
+}

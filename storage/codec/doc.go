@@ -3,6 +3,6 @@
 //
 // EncodeKey/AppendKey write order-preserving keys (bytes.Compare of two encodings orders like
 // types.Compare, NULLs last, with a per-column descending variant); EncodeRow/DecodeRow write and
-// read a row's values; AppendTablePrefix and VnodeOf lay out keys as table_id(4) | vnode(2) | pk.
+// read a row's values (DecodeRowMissing gives trailing columns a row was stored without a value); AppendTablePrefix and VnodeOf lay out keys as table_id(4) | vnode(2) | pk.
 // Every Append function appends to a caller buffer and does not allocate on the common path.
 package codec

@@ -89,6 +89,12 @@ func appendDecimalValue(buf []byte, d *apd.Decimal) []byte {
 // DecodeRow decodes a row of types ts from data into dst (resized to len(ts)) and returns it.
 // Strings are copied out of data.
 func DecodeRow(ts []types.T, data []byte, dst []types.Datum) ([]types.Datum, error) {
+	return DecodeRowMissing(ts, data, dst, nil)
+}
+
+// DecodeRowMissing is DecodeRow where a trailing column the encoding lacks (stored before the
+// column was added) reads as missing[i] instead of NULL, when missing is long enough.
+func DecodeRowMissing(ts []types.T, data []byte, dst []types.Datum, missing []types.Datum) ([]types.Datum, error) {
 	if cap(dst) < len(ts) {
 		dst = make([]types.Datum, len(ts))
 	}
@@ -108,7 +114,15 @@ func DecodeRow(ts []types.T, data []byte, dst []types.Datum) ([]types.Datum, err
 	for i := range ts {
 		d := &dst[i]
 		resetDatum(d)
-		if i >= stored || bitmap[i/8]&(1<<(i%8)) != 0 {
+		if i >= stored {
+			if i < len(missing) {
+				*d = missing[i].Copy()
+			} else {
+				d.Null = true
+			}
+			continue
+		}
+		if bitmap[i/8]&(1<<(i%8)) != 0 {
 			d.Null = true
 			continue
 		}

@@ -27,6 +27,9 @@ type Schema struct {
 	// DistKey are the distribution-key column indices, a subset of PK; a row's vnode is
 	// codec.VnodeOf(codec.HashRow(Types, row, DistKey)). Empty puts every row on vnode 0.
 	DistKey []int
+	// Missing optionally gives what a trailing column reads in rows stored before it was added
+	// (codec.DecodeRowMissing); nil: NULL.
+	Missing []types.Datum
 }
 
 // ErrSchema is returned by New for an invalid schema.
@@ -329,7 +332,7 @@ func (t *Table) GetAt(ctx context.Context, epoch uint64, pk []types.Datum, dst [
 	if err != nil || !found {
 		return dst, false, err
 	}
-	dst, err = codec.DecodeRow(t.schema.Types, value, dst)
+	dst, err = codec.DecodeRowMissing(t.schema.Types, value, dst, t.schema.Missing)
 	if err != nil {
 		return dst, false, fmt.Errorf("state table %d: decode row %x: %w", t.schema.TableID, t.keyBuf, err)
 	}
@@ -627,7 +630,7 @@ func (it *rowIter) Next() error {
 			it.kvValid = false
 		}
 		var err error
-		if it.row, err = codec.DecodeRow(it.t.schema.Types, it.value, it.row); err != nil {
+		if it.row, err = codec.DecodeRowMissing(it.t.schema.Types, it.value, it.row, it.t.schema.Missing); err != nil {
 			it.err = fmt.Errorf("state table %d: decode row %x: %w", it.t.schema.TableID, it.key, err)
 			return it.err
 		}

@@ -1,0 +1,63 @@
+package batch
+
+import (
+	"testing"
+
+	"github.com/tributary/tributary/sql/types"
+)
+
+// TestDeleteAllInBatches: DeleteAll removes every row of a table larger
+// than one batch (spread over all vnodes, with pending writes of the same
+// statement among them), records one delete per row and lets the owner
+// spill between batches.
+func TestDeleteAllInBatches(t *testing.T) {
+	db := newDB(t)
+	rel := testTable()
+	const committed, pending = 9000, 500
+	env := db.env()
+	tbl, err := env.Tables.Table(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range committed {
+		if err := tbl.Insert([]types.Datum{types.DInt(int64(i)), types.DString("n"), types.DInt(1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.commit(env)
+
+	env = db.env()
+	env.Tables.CaptureChanges()
+	tbl, err = env.Tables.Table(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pending {
+		if err := tbl.Insert([]types.Datum{types.DInt(int64(committed + i)), types.DString("p"), types.DInt(2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Tables.TakeChanges() // the inserts' changes are not what is checked
+	spills := 0
+	env.Tables.SetSpill(deleteAllBatch, func() error { spills++; return nil })
+	if err := env.Tables.DeleteAll(testCtx(t), rel, db.store.CommittedEpoch(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if spills < 2 {
+		t.Errorf("spill offered %d times, want at least 2", spills)
+	}
+	changes := env.Tables.TakeChanges()[rel.ID]
+	deletes := 0
+	for i := 0; changes != nil && i < changes.Len(); i++ {
+		if changes.Visible(i) && changes.Op(i) == types.OpDelete {
+			deletes++
+		}
+	}
+	if deletes != committed+pending {
+		t.Errorf("%d deletes recorded, want %d", deletes, committed+pending)
+	}
+	db.commit(env)
+	if rows := db.scan(rel); len(rows) != 0 {
+		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
+	}
+}
