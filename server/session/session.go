@@ -18,7 +18,9 @@ import (
 
 // Session is one connection's SQL engine.
 type Session struct {
-	eng      *Engine
+	eng *Engine
+	// prepared are the statements PREPARE named (prepare.go).
+	prepared map[string]*statement
 	notifier pgwire.Notifier
 	user     string
 	pid      int32
@@ -320,9 +322,30 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.Deallocate:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			if n.All {
+				clear(s.prepared)
 				return tagOnly("DEALLOCATE ALL"), nil
 			}
+			delete(s.prepared, n.Name) // a protocol-level statement's name is not an error either
 			return tagOnly("DEALLOCATE"), nil
+		}
+		return nil
+	case *parser.Prepare:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.prepareSQL(ctx, n)
+		}
+		return nil
+	case *parser.Execute:
+		p, ok := s.prepared[n.Name]
+		if !ok {
+			return types.Errorf(types.ErrUndefinedPrepared, "prepared statement \"%s\" does not exist", n.Name)
+		}
+		_, cols, err := p.Describe(ctx)
+		if err != nil {
+			return err
+		}
+		st.cols = cols
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
+			return s.executeSQL(ctx, p, n)
 		}
 		return nil
 	case *parser.CreateMaterializedView:

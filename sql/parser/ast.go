@@ -411,6 +411,23 @@ type Discard struct {
 	What string
 }
 
+// Prepare is PREPARE name [(types)] AS statement: Body is the statement's
+// text, Statement its parse.
+type Prepare struct {
+	Source
+	Name      string
+	Types     []TypeName
+	Body      string
+	Statement Statement
+}
+
+// Execute is EXECUTE name [(args)]: each argument's expression text.
+type Execute struct {
+	Source
+	Name string
+	Args []string
+}
+
 // Deallocate is DEALLOCATE [PREPARE] {name | ALL}.
 type Deallocate struct {
 	Source

@@ -116,7 +116,6 @@ func (p *ddlParser) identList() ([]string, error) {
 
 // unsupportedCommands are recognised statements we do not implement.
 var unsupportedCommands = map[string]string{
-	"prepare": "PREPARE", "execute": "EXECUTE",
 	"listen": "LISTEN", "notify": "NOTIFY", "unlisten": "UNLISTEN", "vacuum": "VACUUM", "analyze": "ANALYZE",
 	"lock": "LOCK", "do": "DO", "call": "CALL",
 	"checkpoint": "CHECKPOINT", "reindex": "REINDEX",
@@ -228,6 +227,10 @@ func (p *ddlParser) statement() (Statement, error) {
 		}
 		p.i++
 		st = &Discard{What: n.tok.val}
+	case first.kw("prepare"):
+		st, err = p.prepare()
+	case first.kw("execute"):
+		st, err = p.execute()
 	case first.kw("deallocate"):
 		p.kw("prepare")
 		if p.kw("all") {
@@ -294,6 +297,82 @@ func (p *ddlParser) create() (Statement, error) {
 		return nil, p.unsupported(n, "CREATE %s is not supported", strings.ToUpper(n.tok.val))
 	}
 	return nil, p.errHere()
+}
+
+// prepare parses the rest of PREPARE name [(type, ...)] AS statement.
+func (p *ddlParser) prepare() (*Prepare, error) {
+	st := &Prepare{}
+	var err error
+	if st.Name, err = p.ident(); err != nil {
+		return nil, err
+	}
+	if g := p.peek(); g != nil && g.isParen() {
+		p.i++
+		for _, part := range splitCommas(g.kids) {
+			if len(part) == 0 {
+				return nil, syntaxErrAt(p.src, g.close)
+			}
+			t, next, err := parseTypeName(p.src, part, 0)
+			if err != nil {
+				return nil, err
+			}
+			if next != len(part) {
+				return nil, syntaxErrAtNode(p.src, part[next])
+			}
+			st.Types = append(st.Types, t)
+		}
+	}
+	if err := p.expect("as"); err != nil {
+		return nil, err
+	}
+	body := p.peek()
+	if body == nil {
+		return nil, p.errHere()
+	}
+	last := p.seq[len(p.seq)-1]
+	end := last.tok.end
+	if last.group {
+		end = last.close.end
+	}
+	st.Body = strings.TrimSpace(p.src[body.tok.pos:end])
+	inner, err := Parse(st.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(inner) != 1 {
+		return nil, p.unsupported(body, "PREPARE takes one statement")
+	}
+	switch inner[0].(type) {
+	case *Query: // SELECT, VALUES, INSERT, UPDATE, DELETE
+	default:
+		return nil, p.unsupported(body, "only SELECT, VALUES, INSERT, UPDATE and DELETE can be prepared")
+	}
+	st.Statement = inner[0]
+	p.i = len(p.seq)
+	return st, nil
+}
+
+// execute parses the rest of EXECUTE name [(expression, ...)].
+func (p *ddlParser) execute() (*Execute, error) {
+	st := &Execute{}
+	var err error
+	if st.Name, err = p.ident(); err != nil {
+		return nil, err
+	}
+	if g := p.peek(); g != nil && g.isParen() {
+		p.i++
+		for _, part := range splitCommas(g.kids) {
+			if len(part) == 0 {
+				return nil, syntaxErrAt(p.src, g.close)
+			}
+			from, end := part[0].tok.pos, part[len(part)-1].tok.end
+			if last := part[len(part)-1]; last.group {
+				end = last.close.end
+			}
+			st.Args = append(st.Args, strings.TrimSpace(p.src[from:end]))
+		}
+	}
+	return st, nil
 }
 
 // createIndex parses the rest of CREATE INDEX [CONCURRENTLY] [[IF NOT EXISTS]

@@ -20,6 +20,8 @@ var (
 	ErrDuplicateColumn        = errors.New("duplicate column")                 // 42701
 	ErrDuplicateObject        = errors.New("duplicate object")                 // 42710
 	ErrDuplicateSchema        = errors.New("duplicate schema")                 // 42P06
+	ErrDuplicatePrepared      = errors.New("duplicate prepared statement")     // 42P05
+	ErrUndefinedPrepared      = errors.New("undefined prepared statement")     // 26000
 	ErrReservedName           = errors.New("reserved name")                    // 42939
 	ErrInvalidSchemaName      = errors.New("invalid schema name")              // 3F000
 	ErrDatatypeMismatch       = errors.New("datatype mismatch")                // 42804
