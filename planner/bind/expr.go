@@ -453,6 +453,13 @@ func intArg(n ast.ExprNode) (int, bool) {
 
 // parseTypeString resolves a canonical type string like "numeric(10,2)".
 func parseTypeString(s string) (types.T, error) {
+	if base, ok := strings.CutSuffix(s, "[]"); ok {
+		elem, err := parseTypeString(base)
+		if err != nil {
+			return elem, err
+		}
+		return types.ArrayOf(elem), nil
+	}
 	name, args := s, []int(nil)
 	if i := strings.IndexByte(s, '('); i >= 0 && strings.HasSuffix(s, ")") {
 		name = s[:i]
