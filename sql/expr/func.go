@@ -290,7 +290,7 @@ func (o *overload) param(i int) types.T {
 // coerce implicitly casts e to p's family (keeping e's modifiers when the
 // family already matches).
 func coerce(e Expr, p types.T) (Expr, error) {
-	if e.Type().ID == p.ID {
+	if e.Type().ID == p.ID && e.Type().Elem == p.Elem {
 		return e, nil
 	}
 	return castExpr(e, p, castImplicit)
@@ -483,6 +483,14 @@ func CommonType(ts []types.T) (types.T, error) {
 		}
 		if !found {
 			res, found = t, true
+			continue
+		}
+		if t.ID == res.ID && t.ID == types.Array && t.Elem != res.Elem {
+			e, err := CommonType([]types.T{res.ElemType(), t.ElemType()})
+			if err != nil {
+				return types.TUnknown, types.Errorf(types.ErrDatatypeMismatch, "types %s and %s cannot be matched", res.Base(), t.Base())
+			}
+			res, sameMods = types.ArrayOf(e), false
 			continue
 		}
 		if t.ID == res.ID {

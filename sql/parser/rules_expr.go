@@ -2,7 +2,7 @@ package parser
 
 import "strings"
 
-// rejectUnsupported reports forms we recognise but do not support: arrays,
+// rejectUnsupported reports forms we recognise but do not support:
 // SELECT ... FOR UPDATE and UPDATE ... FROM.
 func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 	sawSet := false
@@ -14,13 +14,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil
 		}
 		switch {
-		case n.group && n.tok.val == "[":
-			return nil, c.unsupported(n.tok, "arrays are not supported")
-		case n.kw("array") && next(1) != nil && next(1).group:
-			return nil, c.unsupported(n.tok, "arrays are not supported")
-		case n.kwIn("any", "some", "all") && next(1) != nil && next(1).isParen() && i > 0 && binaryPrec(seq[i-1]) == precCompare &&
-			!(len(next(1).kids) > 0 && next(1).kids[0].kwIn("select", "with", "values", "table")):
-			return nil, c.unsupported(n.tok, "arrays are not supported")
 		case n.kw("for") && next(1) != nil && next(1).kwIn("update", "share", "no", "key"):
 			return nil, c.unsupported(n.tok, "SELECT ... FOR UPDATE is not supported")
 		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
