@@ -557,6 +557,16 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "div"
 	case "pg__concat_op":
 		name = "||"
+	case "pg__contains":
+		name = "@>"
+	case "pg__contained":
+		name = "<@"
+	case "pg__overlap":
+		name = "&&"
+	case "pg__any", "pg__all":
+		return b.bindArrayQuantified(c, n)
+	case "pg__cardinality":
+		name = "cardinality"
 	case "current_setting":
 		if len(n.Args) == 1 && b.setting != nil {
 			if v, ok := stringArg(n.Args[0]); ok {
@@ -622,6 +632,32 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return e, err
 	}
 	return expr.Call(name, args) // again, over the typed parameters
+}
+
+// bindArrayQuantified binds pg__any(left, 'op', array) and pg__all(...),
+// the parser's form of left op ANY | ALL (array). An untyped parameter
+// array ($1) is typed as an array of left's type, as PostgreSQL does for
+// x = ANY($1); an untyped left takes the array's element type.
+func (b *Binder) bindArrayQuantified(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
+	op, ok := stringArg(n.Args[1])
+	if len(n.Args) != 3 || !ok {
+		return nil, types.Errorf(types.ErrInternal, "malformed ANY/ALL")
+	}
+	left, err := b.bindExpr(c, n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	arr, err := b.bindExpr(c, n.Args[2])
+	if err != nil {
+		return nil, err
+	}
+	if lt := left.Type(); lt.ID != types.Unknown {
+		arr = b.coerceParam(arr, types.ArrayOf(lt.Base()))
+	}
+	if at := arr.Type(); at.ID == types.Array {
+		left = b.coerceParam(left, at.ElemType())
+	}
+	return expr.ArrayQuantified(left, op, n.FnName.L == "pg__all", arr)
 }
 
 // typeParamsFromCall gives each untyped parameter among a function call's
@@ -714,8 +750,14 @@ func deriveName(n ast.ExprNode) string {
 			return deriveName(e.Args[0])
 		case "pg__extract":
 			return "extract"
-		case "pg__concat_op", "jsonb_get", "jsonb_get_text":
+		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
+		case "pg__array":
+			return "array"
+		case "pg__cardinality":
+			return "cardinality"
+		case "pg__subscript", "pg__slice":
+			return deriveName(e.Args[0])
 		case "json_extract", "json_unquote":
 			return "?column?"
 		case "current_timestamp":
@@ -750,6 +792,8 @@ func deriveName(n ast.ExprNode) string {
 
 func pgTypeColumnName(t types.T) string {
 	switch t.ID {
+	case types.Array:
+		return pgTypeColumnName(t.ElemType())
 	case types.Int16:
 		return "int2"
 	case types.Int32:

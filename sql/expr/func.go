@@ -57,7 +57,19 @@ func display(name string, as []string) string {
 	if sym, ok := infixOps[name]; ok && len(as) == 2 {
 		return "(" + as[0] + " " + sym + " " + as[1] + ")"
 	}
+	if q, ok := strings.CutSuffix(name, " ANY"); ok && len(as) == 2 {
+		return "(" + as[0] + " " + q + " ANY (" + as[1] + "))"
+	}
+	if q, ok := strings.CutSuffix(name, " ALL"); ok && len(as) == 2 {
+		return "(" + as[0] + " " + q + " ALL (" + as[1] + "))"
+	}
 	switch name {
+	case "pg__array":
+		return "ARRAY[" + strings.Join(as, ", ") + "]"
+	case "pg__subscript":
+		return as[0] + "[" + as[1] + "]"
+	case "pg__slice":
+		return as[0] + "[" + as[1] + ":" + as[2] + "]"
 	case "neg":
 		return "(-" + as[0] + ")"
 	case "not":

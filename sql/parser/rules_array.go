@@ -3,11 +3,16 @@ package parser
 // Array forms TiDB's grammar lacks, rewritten into calls the binder knows.
 
 // arrayConstructors turns ARRAY[a, b] into pg__array(a, b) (ARRAY[] into
-// pg__array()). ARRAY(subquery) and nested brackets (a multidimensional
+// pg__array()) and cardinality(a) into pg__cardinality(a). ARRAY(subquery) and nested brackets (a multidimensional
 // array) are refused.
 func arrayConstructors(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		n := seq[i]
+		if n.kw("cardinality") && seq[i+1].isParen() {
+			// A keyword to TiDB: renamed, and named back by the binder.
+			seq[i] = rawNode("pg__cardinality", n.tok, n.tok.sp)
+			continue
+		}
 		if !n.kw("array") || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
