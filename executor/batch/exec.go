@@ -67,6 +67,8 @@ func build(env *Env, n plan.Node) (Executor, error) {
 		return newScan(env, n)
 	case *plan.Values:
 		return newValues(env, n), nil
+	case *plan.Unnest:
+		return newUnnest(env, n), nil
 	case *plan.Series:
 		return newSeries(env, n), nil
 	case *plan.Filter:

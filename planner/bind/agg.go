@@ -78,9 +78,9 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	}
 	if name == "group_concat" {
 		name = "string_agg"
-		// first_value(x ORDER BY y) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
+		// first_value(x ORDER BY y) (and array_agg) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
 		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
-		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg") {
+		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg") {
 			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
 		}
 	}

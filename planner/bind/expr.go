@@ -476,7 +476,7 @@ func parseTypeString(s string) (types.T, error) {
 
 // aggregateNames are aggregates TiDB does not know, so they arrive as plain calls.
 var aggregateNames = map[string]bool{
-	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true,
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true, "array_agg": true,
 	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
 }
 
@@ -770,7 +770,7 @@ func deriveName(n ast.ExprNode) string {
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
-			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value") {
+			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg") {
 				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), as the parser rewrites it
 			}
 			return "string_agg"

@@ -208,6 +208,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 	switch tf.Name {
 	case "generate_series":
 		return b.generateSeries(tf, alias)
+	case "unnest":
+		return b.unnestFunc(tf, alias)
 	case "tumble", "hop":
 		return b.windowTVF(tf, alias)
 	}
@@ -493,6 +495,41 @@ func (b *Binder) generateSeries(tf *parser.TableFunc, alias string) (plan.Node, 
 		}
 	}
 	return n, nil
+}
+
+// unnestFunc plans unnest(array) [WITH ORDINALITY]: the element column, named
+// by the alias's column list, the alias or "unnest", then "ordinality".
+func (b *Binder) unnestFunc(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	c := &exprCtx{scope: &scope{}, clause: "FROM"}
+	args, err := b.bindExprs(c, tf.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, types.Errorf(types.ErrUnsupported, "unnest with %d arguments is not supported", len(args))
+	}
+	arr := args[0]
+	if arr.Type().ID == types.Unknown {
+		if _, ok := arr.(*expr.ParamRef); ok {
+			return nil, types.Errorf(types.ErrIndeterminateDatatype, "could not determine polymorphic type because input has type unknown")
+		}
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(unknown) is not unique")
+	}
+	if arr.Type().ID != types.Array {
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(%s) does not exist", arr.Type())
+	}
+	out := seriesFields(tf, alias, arr.Type().ElemType())
+	if alias == "" && len(tf.ColumnAliases) == 0 {
+		out[0].Name, out[0].Table = "unnest", "unnest"
+	}
+	if tf.Ordinality {
+		name := "ordinality"
+		if len(tf.ColumnAliases) > 1 {
+			name = tf.ColumnAliases[1]
+		}
+		out = append(out, plan.Field{Name: name, Table: out[0].Table, Type: types.TInt64})
+	}
+	return &plan.Unnest{Array: arr, Ordinality: tf.Ordinality, Out: out}, nil
 }
 
 func seriesFields(tf *parser.TableFunc, alias string, t types.T) []plan.Field {

@@ -170,6 +170,8 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return p.values(n, n.Rows, n.Out)
 	case *plan.Series:
 		return nil, unsupported("generate_series is not supported in materialized views")
+	case *plan.Unnest:
+		return nil, unsupported("unnest in FROM is not supported in materialized views")
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:

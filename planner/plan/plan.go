@@ -65,6 +65,15 @@ type Series struct {
 	Out               []Field
 }
 
+// Unnest is unnest(Array) in FROM: one row per element (NULLs included), and
+// with Ordinality a bigint column numbering them from 1. Array is evaluated
+// once when execution starts (it may be a parameter).
+type Unnest struct {
+	Array      expr.Expr
+	Ordinality bool
+	Out        []Field
+}
+
 // Filter keeps rows where Cond is true.
 type Filter struct {
 	Input Node
@@ -214,6 +223,7 @@ type Window struct {
 func (n *Scan) Schema() []Field     { return n.Out }
 func (n *Values) Schema() []Field   { return n.Out }
 func (n *Series) Schema() []Field   { return n.Out }
+func (n *Unnest) Schema() []Field   { return n.Out }
 func (n *Filter) Schema() []Field   { return n.Input.Schema() }
 func (n *Project) Schema() []Field  { return n.Out }
 func (n *Agg) Schema() []Field      { return n.Out }
@@ -236,6 +246,7 @@ func (n *Join) Schema() []Field {
 func (n *Scan) Children() []Node     { return nil }
 func (n *Values) Children() []Node   { return nil }
 func (n *Series) Children() []Node   { return nil }
+func (n *Unnest) Children() []Node   { return nil }
 func (n *Filter) Children() []Node   { return []Node{n.Input} }
 func (n *Project) Children() []Node  { return []Node{n.Input} }
 func (n *Agg) Children() []Node      { return []Node{n.Input} }
@@ -257,6 +268,12 @@ func (n *Scan) Describe() string {
 func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", len(n.Rows)) }
 func (n *Series) Describe() string {
 	return fmt.Sprintf("Series %s to %s step %s", n.Start, n.Stop, n.Step)
+}
+func (n *Unnest) Describe() string {
+	if n.Ordinality {
+		return "Unnest " + n.Array.String() + " with ordinality"
+	}
+	return "Unnest " + n.Array.String()
 }
 func (n *Filter) Describe() string { return "Filter " + n.Cond.String() }
 func (n *Project) Describe() string {

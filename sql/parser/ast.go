@@ -122,6 +122,7 @@ type TableFunc struct {
 	Name          string // lower case, without a pg_catalog. qualifier
 	Args          []ast.ExprNode
 	ColumnAliases []string // from "AS g(a, b)"; nil when not given
+	Ordinality    bool     // WITH ORDINALITY: a bigint row number column follows
 }
 
 // Query is a SELECT, set operation, VALUES, TABLE t, INSERT, UPDATE or DELETE,

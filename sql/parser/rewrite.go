@@ -22,6 +22,7 @@ type pendingFunc struct {
 	name        string
 	args        [][]*node
 	aliases     []string
+	ordinality  bool // WITH ORDINALITY
 }
 
 // rule is one named rewrite over a node list. The driver applies each rule to

@@ -22,8 +22,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			sawSet = false
 		case n.kw("from") && sawSet && !(i > 0 && seq[i-1].kw("distinct")):
 			return nil, c.unsupported(n.tok, "UPDATE ... FROM is not supported")
-		case n.kw("with") && next(1) != nil && next(1).kw("ordinality"):
-			return nil, c.unsupported(n.tok, "WITH ORDINALITY is not supported")
 		}
 	}
 	return seq, nil
@@ -390,12 +388,13 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
-// last_value(...) (RisingWave's; without OVER) into
+// last_value(...) (RisingWave's; without OVER), and array_agg(a ORDER BY
+// ...), into
 // GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ""), the one
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
-		if !seq[i].kwIn("first_value", "last_value") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+		if !seq[i].kwIn("first_value", "last_value", "array_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
 		if i+2 < len(seq) && seq[i+2].kw("over") {
@@ -411,7 +410,7 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 				break
 			}
 		}
-		if len(body) == 0 {
+		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 {
 			continue
 		}
 		at := seq[i].tok

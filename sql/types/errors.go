@@ -64,6 +64,7 @@ var (
 	ErrTooManyColumns         = errors.New("too many columns")                 // 54011
 	ErrInsufficientPrivilege  = errors.New("insufficient privilege")           // 42501
 	ErrSequenceLimit          = errors.New("sequence limit exceeded")          // 2200H
+	ErrIndeterminateDatatype  = errors.New("indeterminate datatype")           // 42P18
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive
