@@ -189,6 +189,24 @@ var PGTypes = []PGType{
 	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
 }
 
+// The array types of the types above (_int4, _text, ...), as PostgreSQL
+// lists them: typcategory 'A', typelem (types.ElemOID) the element.
+func init() {
+	n := len(PGTypes)
+	for _, p := range PGTypes[:n] {
+		arr := types.ArrayOID(p.OID)
+		if arr == 0 || p.Type != 'b' {
+			continue
+		}
+		align := byte('i')
+		if p.Align == 'd' {
+			align = 'd'
+		}
+		PGTypes = append(PGTypes, PGType{OID: arr, Name: "_" + p.Name, Len: -1, Type: 'b', Category: 'A',
+			Storage: 'x', Align: align})
+	}
+}
+
 // PGTypeOf returns the pg_type row of t.
 func PGTypeOf(t types.T) PGType {
 	oid := t.OID()
@@ -602,7 +620,7 @@ func pgTypeRows(Reader) [][]types.Datum {
 			dI(int64(p.OID)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
 			dI(int64(p.Len)), dB(p.ByVal), dC(p.Type), dC(p.Category),
 			dB(false), dB(true), dC(','),
-			dI(0), dI(0), dI(int64(pgArrayOIDs[p.OID])), dC(p.Align),
+			dI(0), dI(int64(types.ElemOID(p.OID))), dI(int64(pgArrayOIDs[p.OID])), dC(p.Align),
 			dC(p.Storage), dB(false), dI(0),
 			dI(-1), dI(0), dI(coll),
 		})
