@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +99,23 @@ func TestPgxArrays(t *testing.T) {
 	var txt string
 	if err := conn.QueryRow(ctx, `SELECT nums::text || tags::text FROM pa WHERE id = 10`).Scan(&txt); err != nil || txt != "{7,8}{c1}" {
 		t.Fatalf("copied row: %q, %v", txt, err)
+	}
+
+	// COPY in the text format: PostgreSQL's array text inside COPY's escaping.
+	in := "20\t{5,NULL}\t{\"a\\\\\\\\b\",\"c d\"}\n"
+	if _, err := conn.PgConn().CopyFrom(ctx, strings.NewReader(in), "COPY pa (id, nums, tags) FROM STDIN"); err != nil {
+		t.Fatalf("copy text in: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err := conn.PgConn().CopyTo(ctx, &out, "COPY (SELECT id, nums, tags FROM pa WHERE id IN (10, 20) ORDER BY id) TO STDOUT"); err != nil {
+		t.Fatalf("copy text out: %v", err)
+	}
+	if want := "10\t{7,8}\t{c1}\n" + in; out.String() != want {
+		t.Fatalf("copy out: got %q, want %q", out.String(), want)
+	}
+	var back []string
+	if err := conn.QueryRow(ctx, `SELECT tags FROM pa WHERE id = 20`).Scan(&back); err != nil || !slices.Equal(back, []string{`a\b`, "c d"}) {
+		t.Fatalf("copied tags: %q, %v", back, err)
 	}
 
 	// A multidimensional parameter is refused, not misread.
