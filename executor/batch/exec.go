@@ -68,7 +68,14 @@ func build(env *Env, n plan.Node) (Executor, error) {
 	case *plan.Values:
 		return newValues(env, n), nil
 	case *plan.Unnest:
-		return newUnnest(env, n), nil
+		if n.Input == nil {
+			return newUnnest(env, n), nil
+		}
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newUnnestRows(env, n, in), nil
 	case *plan.Series:
 		return newSeries(env, n), nil
 	case *plan.Filter:

@@ -567,6 +567,11 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return b.bindArrayQuantified(c, n)
 	case "pg__cardinality":
 		name = "cardinality"
+	case "unnest":
+		if e, ok := b.srfCols[n]; ok {
+			return e, nil
+		}
+		return nil, types.Errorf(types.ErrUnsupported, "unnest is supported in FROM and as a SELECT list item of a query without aggregation, not in %s", c.clause)
 	case "current_setting":
 		if len(n.Args) == 1 && b.setting != nil {
 			if v, ok := stringArg(n.Args[0]); ok {

@@ -162,6 +162,13 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	}
 	// Aggregation
 	needAgg := s.GroupBy != nil || s.Having != nil || hasAggregate(fields, s.Having, s.OrderBy)
+	// unnest(...) in the SELECT list
+	if u, err := b.bindSelectUnnest(input, sc, fields, needAgg); err != nil {
+		return nil, err
+	} else if u != input {
+		input = u
+		sc = &scope{fields: append(slices.Clone(sc.fields), u.Schema()[len(u.Schema())-1])}
+	}
 	var ab *aggBinding
 	if needAgg {
 		if input, ab, err = b.planAggregate(input, sc, s, fields); err != nil {
@@ -338,6 +345,48 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 }
 
 // trimColumns projects away hidden trailing columns.
+// bindSelectUnnest plans unnest(a) written as a SELECT list item (a
+// set-returning function) in a query without aggregation: the input gets
+// an Unnest computing the element per row, and the item reads it (through
+// b.srfCols). One unnest per SELECT list; elsewhere it is refused.
+func (b *Binder) bindSelectUnnest(input plan.Node, sc *scope, fields []*ast.SelectField, needAgg bool) (plan.Node, error) {
+	var call *ast.FuncCallExpr
+	for _, f := range fields {
+		fc, ok := f.Expr.(*ast.FuncCallExpr)
+		if !ok || fc.FnName.L != "unnest" || fc.Schema.L != "" && fc.Schema.L != "pg_catalog" {
+			continue
+		}
+		if call != nil {
+			return nil, types.Errorf(types.ErrUnsupported, "more than one unnest in a SELECT list is not supported")
+		}
+		call = fc
+	}
+	if call == nil {
+		return input, nil
+	}
+	if needAgg {
+		return nil, types.Errorf(types.ErrUnsupported, "unnest in the SELECT list of an aggregating query is not supported (unnest in FROM instead)")
+	}
+	if len(call.Args) != 1 {
+		return nil, types.Errorf(types.ErrUnsupported, "unnest with %d arguments is not supported", len(call.Args))
+	}
+	arr, err := b.bindExpr(&exprCtx{scope: sc, clause: "SELECT"}, call.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if arr.Type().ID != types.Array {
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(%s) does not exist", arr.Type())
+	}
+	in := input.Schema()
+	elem := arr.Type().ElemType()
+	out := append(slices.Clone(in), plan.Field{Name: "unnest", Type: elem, Hidden: true})
+	if b.srfCols == nil {
+		b.srfCols = map[ast.ExprNode]expr.Expr{}
+	}
+	b.srfCols[call] = expr.Column(len(in), elem)
+	return &plan.Unnest{Input: input, Array: arr, Out: out}, nil
+}
+
 func trimColumns(n plan.Node, keep int) plan.Node {
 	fields := n.Schema()
 	exprs := make([]expr.Expr, keep)

@@ -65,12 +65,18 @@ type Series struct {
 	Out               []Field
 }
 
-// Unnest is unnest(Array) in FROM: one row per element (NULLs included), and
-// with Ordinality a bigint column numbering them from 1. Array is evaluated
-// once when execution starts (it may be a parameter).
+// Unnest is unnest(Array): one row per element (NULLs included), and with
+// Ordinality a bigint column numbering them from 1. Without Input (unnest in
+// FROM over a constant or parameter) Array is evaluated once when execution
+// starts; with Input (FROM t, unnest(t.a), or unnest(t.a) in the SELECT
+// list) it is evaluated per input row and each output row is that row's
+// columns, then the element (and ordinal). Outer keeps an input row whose
+// array is NULL or empty, with a NULL element (LEFT JOIN LATERAL ... ON true).
 type Unnest struct {
+	Input      Node
 	Array      expr.Expr
 	Ordinality bool
+	Outer      bool
 	Out        []Field
 }
 
@@ -246,7 +252,12 @@ func (n *Join) Schema() []Field {
 func (n *Scan) Children() []Node     { return nil }
 func (n *Values) Children() []Node   { return nil }
 func (n *Series) Children() []Node   { return nil }
-func (n *Unnest) Children() []Node   { return nil }
+func (n *Unnest) Children() []Node {
+	if n.Input == nil {
+		return nil
+	}
+	return []Node{n.Input}
+}
 func (n *Filter) Children() []Node   { return []Node{n.Input} }
 func (n *Project) Children() []Node  { return []Node{n.Input} }
 func (n *Agg) Children() []Node      { return []Node{n.Input} }
