@@ -31,7 +31,7 @@ type Binder struct {
 	// srfCols maps unnest(...) calls of a SELECT list to the column the
 	// query's input computes for them (see bindSelectUnnest).
 	srfCols map[ast.ExprNode]expr.Expr
-	system       bool      // the statement read a system table (rows fixed at bind time)
+	system  bool // the statement read a system table (rows fixed at bind time)
 	// declared holds every WITH list enclosing the current point, complete,
 	// while ctes holds only what may be referenced there.
 	declared  []map[string]*cte

@@ -249,9 +249,9 @@ func (n *Join) Schema() []Field {
 }
 
 // Children implementations.
-func (n *Scan) Children() []Node     { return nil }
-func (n *Values) Children() []Node   { return nil }
-func (n *Series) Children() []Node   { return nil }
+func (n *Scan) Children() []Node   { return nil }
+func (n *Values) Children() []Node { return nil }
+func (n *Series) Children() []Node { return nil }
 func (n *Unnest) Children() []Node {
 	if n.Input == nil {
 		return nil
