@@ -113,7 +113,7 @@ func AppendOnly(n plan.StreamNode) bool {
 		// An inner join over aggregations emitting on window close.
 		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
-		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter:
+		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter, *plan.StreamUnnest:
 		for _, in := range n.Inputs() {
 			if !AppendOnly(in) {
 				return false
@@ -171,7 +171,7 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Series:
 		return nil, unsupported("generate_series is not supported in materialized views")
 	case *plan.Unnest:
-		return nil, unsupported("unnest in FROM is not supported in materialized views")
+		return p.unnest(n)
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:
@@ -976,6 +976,29 @@ func (p *planner) withConstKey(n plan.StreamNode) plan.StreamNode {
 	return p.project(n, exprs, out)
 }
 
+// unnest plans unnest of an input column (FROM t, unnest(t.a), or unnest in
+// the SELECT list) as a StreamUnnest; its position column, hidden unless
+// asked for, makes the stream key unique. unnest of a constant in FROM is
+// refused.
+func (p *planner) unnest(n *plan.Unnest) (plan.StreamNode, error) {
+	if n.Input == nil {
+		return nil, unsupported("unnest of a constant in FROM is not supported in materialized views")
+	}
+	if err := checkExpr(n.Array); err != nil {
+		return nil, err
+	}
+	in, err := p.convert(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(n.Out)
+	if !n.Ordinality {
+		out = append(out, plan.Field{Name: "ordinality", Type: types.TInt64, Hidden: true})
+	}
+	key := append(slices.Clone(in.StreamKey()), len(out)-1)
+	return &plan.StreamUnnest{Input: in, Array: n.Array, Outer: n.Outer, Out: out, Key: key}, nil
+}
+
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).
 func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
 	for i := range n.Aggs {
@@ -1361,6 +1384,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamFilter:
 		return distOf(n.Input)
+	case *plan.StreamUnnest:
+		return distOf(n.Input) // the input's columns keep their positions
 	case *plan.StreamTemporalFilter:
 		return distOf(n.Input)
 	case *plan.StreamWatermarkFilter:
