@@ -108,8 +108,8 @@ func (e *aggExec) applyOrdered(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chun
 }
 
 func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
-	if c.Cols[f.call.Args[0]].Nulls[i] {
-		return nil // every aggregate here ignores a NULL (first) argument
+	if c.Cols[f.call.Args[0]].Nulls[i] && f.kind != expr.AggArrayAgg {
+		return nil // every aggregate here but array_agg ignores a NULL (first) argument
 	}
 	r := &e.run
 	t := r.tables[f.table]

@@ -134,6 +134,12 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	if err != nil {
 		return nil, err
 	}
+	if agg.Kind == expr.AggArrayAgg && distinct && len(order) == 0 {
+		// PostgreSQL's array_agg(DISTINCT x) comes out sorted by x.
+		k := plan.SortKey{Col: a.pre_(args[0])}
+		order = append(order, k)
+		orderStr += fmt.Sprintf("|%s %v %v", args[0].String(), k.Desc, k.NullsFirst)
+	}
 	call := plan.AggCall{Agg: agg, Filter: -1, Name: deriveName(n), OrderBy: order}
 	for _, k := range order {
 		if !n.Distinct {

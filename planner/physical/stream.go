@@ -1009,8 +1009,8 @@ func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
 		if !c.Agg.Distinct || len(c.OrderBy) == 0 || c.Agg.Kind == expr.AggMin || c.Agg.Kind == expr.AggMax {
 			continue
 		}
-		// string_agg(DISTINCT x, ... ORDER BY x) reads its distinct table, in x order.
-		if c.Agg.Kind != expr.AggStringAgg || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
+		// string_agg(DISTINCT x, ... ORDER BY x) and array_agg(DISTINCT x [ORDER BY x]) read their distinct table, in x order.
+		if (c.Agg.Kind != expr.AggStringAgg && c.Agg.Kind != expr.AggArrayAgg) || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
 			return nil, unsupported("%s with both DISTINCT and ORDER BY (other than ascending by its argument) is not supported in materialized views", c.Agg.Name)
 		}
 	}

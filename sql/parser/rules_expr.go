@@ -389,7 +389,7 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 
 // firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
 // last_value(...) (RisingWave's; without OVER), and array_agg(a ORDER BY
-// ...), into
+// ...) and array_agg(DISTINCT a), into
 // GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ""), the one
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
@@ -410,7 +410,7 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 				break
 			}
 		}
-		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 {
+		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 && !body[0].kw("distinct") {
 			continue
 		}
 		at := seq[i].tok
