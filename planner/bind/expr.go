@@ -514,6 +514,13 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if inner, ok := n.Args[0].(*ast.FuncCallExpr); ok && inner.FnName.L == "pg__array" && len(inner.Args) == 0 {
+			// ARRAY[] takes its type from the cast.
+			if t.ID != types.Array {
+				return nil, types.Errorf(types.ErrCannotCoerce, "cannot cast type unknown[] to %s", t)
+			}
+			return expr.Literal(types.DString(types.EncodeArray(t.ElemType(), nil)), t), nil
+		}
 		if lit, ok := stringArg(n.Args[0]); ok {
 			if oid, ok, err := b.regLiteral(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(ts)), "pg_catalog."), lit); ok || err != nil {
 				return oid, err
@@ -567,6 +574,11 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return b.bindArrayQuantified(c, n)
 	case "pg__cardinality":
 		name = "cardinality"
+	case "pg__array":
+		if len(n.Args) == 0 {
+			return nil, &types.Error{Kind: types.ErrIndeterminateDatatype, Msg: "cannot determine type of empty array",
+				Hint: "Explicitly cast to the desired type, for example ARRAY[]::integer[]."}
+		}
 	case "unnest":
 		if e, ok := b.srfCols[n]; ok {
 			return e, nil

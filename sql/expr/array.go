@@ -72,8 +72,7 @@ func asArray(e Expr, want types.T) (Expr, bool) {
 
 func resolveArrayCtor(name string, args []Expr) (Expr, error) {
 	if len(args) == 0 {
-		// ARRAY[] takes its type from a cast around it.
-		return &Const{Value: types.DString("{}"), Typ: types.TUnknown}, nil
+		return nil, types.Errorf(types.ErrIndeterminateDatatype, "cannot determine type of empty array")
 	}
 	ts := exprTypes(args)
 	for _, t := range ts {
