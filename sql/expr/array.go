@@ -199,25 +199,51 @@ func arrayPair(name string, args []Expr) ([]Expr, types.T, error) {
 	return out, t, nil
 }
 
-// contains reports whether every non-NULL... element of sub is in super
-// (PostgreSQL's @>: a NULL element matches nothing).
-func containsAll(elem types.T, super, sub []types.Datum) bool {
-	for i := range sub {
-		if sub[i].Null {
+// containsAll reports whether every element of the array value sub is in
+// the array value super (PostgreSQL's @>: a NULL element matches nothing).
+// It walks the encodings without building slices.
+func containsAll(elem types.T, super, sub string) (bool, error) {
+	all := true
+	var innerErr error
+	err := types.ForEachElem(elem, sub, func(x *types.Datum) bool {
+		if x.Null {
+			all = false
 			return false
 		}
 		found := false
-		for j := range super {
-			if !super[j].Null && types.CompareNonNull(elem, &sub[i], &super[j]) == 0 {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if innerErr = types.ForEachElem(elem, super, func(y *types.Datum) bool {
+			found = !y.Null && types.CompareNonNull(elem, x, y) == 0
+			return !found
+		}); innerErr != nil || !found {
+			all = false
 			return false
 		}
+		return true
+	})
+	if err == nil {
+		err = innerErr
 	}
-	return true
+	return all, err
+}
+
+// overlaps reports whether the array values share a non-NULL element (&&).
+func overlaps(elem types.T, a, b string) (bool, error) {
+	found := false
+	var innerErr error
+	err := types.ForEachElem(elem, a, func(x *types.Datum) bool {
+		if x.Null {
+			return true
+		}
+		innerErr = types.ForEachElem(elem, b, func(y *types.Datum) bool {
+			found = !y.Null && types.CompareNonNull(elem, x, y) == 0
+			return !found
+		})
+		return !found && innerErr == nil
+	})
+	if err == nil {
+		err = innerErr
+	}
+	return found, err
 }
 
 func resolveContainment(name string, args []Expr) (Expr, error) {
@@ -227,28 +253,20 @@ func resolveContainment(name string, args []Expr) (Expr, error) {
 	}
 	elem := t.ElemType()
 	return arrayCall(name, cargs, tB, true, func(_ *Ctx, a []types.Datum) (types.Datum, error) {
-		x, err := decode(t, &a[0])
-		if err != nil {
-			return types.NullDatum, err
-		}
-		y, err := decode(t, &a[1])
-		if err != nil {
-			return types.NullDatum, err
-		}
+		var r bool
+		var err error
 		switch name {
 		case "@>":
-			return types.DBool(containsAll(elem, x, y)), nil
+			r, err = containsAll(elem, a[0].S, a[1].S)
 		case "<@":
-			return types.DBool(containsAll(elem, y, x)), nil
+			r, err = containsAll(elem, a[1].S, a[0].S)
+		default:
+			r, err = overlaps(elem, a[0].S, a[1].S)
 		}
-		for i := range x {
-			for j := range y {
-				if !x[i].Null && !y[j].Null && types.CompareNonNull(elem, &x[i], &y[j]) == 0 {
-					return types.DBool(true), nil
-				}
-			}
+		if err != nil {
+			return types.NullDatum, err
 		}
-		return types.DBool(false), nil
+		return types.DBool(r), nil
 	}), nil
 }
 
@@ -586,35 +604,58 @@ func ArrayQuantified(left Expr, op string, all bool, arr Expr) (Expr, error) {
 	if all {
 		name = op + " ALL"
 	}
+	elem := at.ElemType()
+	// A comparison between values of one type compares them directly.
+	direct := left.Type().ID == elem.ID && isCompareOp(op)
+	tbl := cmpTable(op)
 	args := []Expr{left, arr}
 	return arrayCall(name, args, tB, false, func(ctx *Ctx, a []types.Datum) (types.Datum, error) {
 		if a[1].Null {
 			return types.NullDatum, nil
 		}
-		list, err := decode(at, &a[1])
-		if err != nil {
-			return types.NullDatum, err
-		}
-		sawNull := false
+		sawNull, done := false, false
+		var evalErr error
 		pair := [2]types.Datum{a[0]}
-		for i := range list {
-			pair[1] = list[i]
-			r, err := cmp.EvalRow(ctx, pair[:])
-			if err != nil {
-				return types.NullDatum, err
+		err := types.ForEachElem(elem, a[1].S, func(d *types.Datum) bool {
+			var r types.Datum
+			switch {
+			case direct && (a[0].Null || d.Null):
+				r.Null = true
+			case direct:
+				r = types.DBool(tbl[types.CompareNonNull(elem, &a[0], d)+1])
+			default:
+				pair[1] = *d
+				if r, evalErr = cmp.EvalRow(ctx, pair[:]); evalErr != nil {
+					return false
+				}
 			}
 			switch {
 			case r.Null:
 				sawNull = true
-			case r.I != 0 && !all:
-				return types.DBool(true), nil
-			case r.I == 0 && all:
-				return types.DBool(false), nil
+			case (r.I != 0) != all:
+				done = true
+				return false
 			}
-		}
-		if sawNull {
+			return true
+		})
+		switch {
+		case err != nil:
+			return types.NullDatum, err
+		case evalErr != nil:
+			return types.NullDatum, evalErr
+		case done:
+			return types.DBool(!all), nil
+		case sawNull:
 			return types.NullDatum, nil
 		}
 		return types.DBool(all), nil
 	}), nil
+}
+
+func isCompareOp(op string) bool {
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
 }

@@ -108,6 +108,28 @@ func AppendDecodedArray(dst []Datum, elem T, s string) ([]Datum, error) {
 	return dst, nil
 }
 
+// ForEachElem calls fn with each element of the array value s (of element
+// type elem) in order, until fn returns false, without building a slice.
+// The datum passed is reused between calls.
+func ForEachElem(elem T, s string, fn func(d *Datum) bool) error {
+	r := arrayReader{s: s}
+	n, ok := r.uvarint()
+	if !ok || n > uint64(len(s)) {
+		return errBadArray
+	}
+	var d Datum
+	for i := uint64(0); i < n; i++ {
+		d = Datum{}
+		if !r.elem(elem, &d) {
+			return errBadArray
+		}
+		if !fn(&d) {
+			return nil
+		}
+	}
+	return nil
+}
+
 type arrayReader struct {
 	s   string
 	pos int
