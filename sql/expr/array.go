@@ -70,6 +70,19 @@ func asArray(e Expr, want types.T) (Expr, bool) {
 	return e, false
 }
 
+// literalErr is the error reading an unknown literal among args as an
+// array of type t ('{1,x}'::int[]: 22P02), nil when none fails.
+func literalErr(args []Expr, t types.T) error {
+	for _, a := range args {
+		if a.Type().ID == types.Unknown && t.ID == types.Array {
+			if _, err := castExpr(a, t, castImplicit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func resolveArrayCtor(name string, args []Expr) (Expr, error) {
 	if len(args) == 0 {
 		return nil, types.Errorf(types.ErrIndeterminateDatatype, "cannot determine type of empty array")
@@ -192,6 +205,9 @@ func arrayPair(name string, args []Expr) ([]Expr, types.T, error) {
 	for i, a := range args {
 		c, ok := asArray(a, t)
 		if !ok {
+			if err := literalErr(args, t); err != nil {
+				return nil, t, err
+			}
 			return nil, t, noFunction(name, exprTypes(args))
 		}
 		out[i] = c
