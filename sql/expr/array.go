@@ -339,8 +339,18 @@ func itoa(n int) string { return types.FormatText(types.TInt64, &types.Datum{I: 
 // rules, an unknown array adopts the element's.
 func arrayAndElem(name string, arr, el Expr) (Expr, Expr, types.T, error) {
 	at := arr.Type()
-	if at.ID == types.Unknown && el.Type().ID != types.Unknown && el.Type().ID != types.Array {
-		at = types.ArrayOf(el.Type())
+	et := el.Type()
+	if at.ID == types.Unknown && et.ID != types.Unknown && et.ID != types.Array {
+		at = types.ArrayOf(et)
+	}
+	if at.ID == types.Array && et.ID != types.Unknown && et.ID != at.Elem {
+		// PostgreSQL's anycompatiblearray and anycompatible: both take the
+		// common type (int[] || bigint is bigint[]).
+		common, err := CommonType([]types.T{at.ElemType(), et})
+		if err != nil || common.ID == types.Array {
+			return nil, nil, at, noFunction(name, []types.T{arr.Type(), et})
+		}
+		at = types.ArrayOf(common)
 	}
 	if at.ID != types.Array {
 		return nil, nil, at, noFunction(name, []types.T{arr.Type(), el.Type()})

@@ -58,6 +58,10 @@ func subscripts(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if len(g.kids) == 0 {
 			return nil, c.syntax(g)
 		}
+		if i+1 < len(seq) && isBracket(seq[i+1]) {
+			// a[i][j] subscripts two dimensions in PostgreSQL.
+			return nil, c.unsupported(seq[i+1].tok, "multidimensional subscripts are not supported")
+		}
 		base := clone(seq[lo:i])
 		first := seq[lo].tok
 		colon := -1
