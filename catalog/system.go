@@ -585,7 +585,7 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(c.Name), dI(int64(c.Type.OID())), dI(-1),
-				dI(int64(c.Type.Size())), dI(int64(num)), dI(0), dI(-1),
+				dI(int64(c.Type.Size())), dI(int64(num)), dI(int64(attndims(c.Type))), dI(-1),
 				dI(int64(c.Type.Typmod())), dB(pt.ByVal), dC(pt.Align), dC(pt.Storage),
 				dC(0), dB(ColumnNotNull(rel, i)), dB(c.Default != ""),
 				dB(false), dC(identity), dC(0),
@@ -604,6 +604,23 @@ var pgArrayOIDs = map[uint32]uint32{
 	114: 199, 700: 1021, 701: 1022, 1042: 1014, 1043: 1015, 1082: 1182, 1083: 1183, 1114: 1115,
 	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807,
 	2202: 2208, 4089: 4090,
+}
+
+// attndims is pg_attribute.attndims: 1 for an array column, else 0.
+func attndims(t types.T) int {
+	if t.ID == types.Array {
+		return 1
+	}
+	return 0
+}
+
+// infoDataType is information_schema.columns.data_type: "ARRAY" for an
+// array (udt_name names its type), else the type without modifiers.
+func infoDataType(t types.T) string {
+	if t.ID == types.Array {
+		return "ARRAY"
+	}
+	return t.Base().String()
 }
 
 func pgTypeRows(Reader) [][]types.Datum {
@@ -776,7 +793,7 @@ func isColumnsRows(r Reader) [][]types.Datum {
 			rows = append(rows, []types.Datum{
 				dS(Database), dS(rel.Schema), dS(rel.Name),
 				dS(c.Name), dI(int64(pos)), def,
-				dS(nullable), dS(c.Type.Base().String()), charMax,
+				dS(nullable), dS(infoDataType(c.Type)), charMax,
 				charOctet, prec,
 				radix, scale, dtPrec,
 				dS(Database), dS("pg_catalog"), dS(PGTypeOf(c.Type).Name),
