@@ -641,16 +641,35 @@ func (s *distinctState) key(args []types.Datum) string {
 		if i < len(s.ts) {
 			t = s.ts[i]
 		}
-		if t.ID == types.Numeric {
-			var r apd.Decimal
-			r.Reduce(&args[i].Dec)
-			s.buf = append(s.buf, r.Text('e')...)
-		} else {
-			s.buf = types.AppendText(s.buf, t, &args[i])
-		}
+		s.buf = appendDistinctKey(s.buf, t, &args[i])
 		s.buf = append(s.buf, 0xff)
 	}
 	return string(s.buf)
+}
+
+// appendDistinctKey appends a form of d that equal values share: numerics
+// reduced (1.0 = 1.00), arrays element by element.
+func appendDistinctKey(buf []byte, t types.T, d *types.Datum) []byte {
+	switch t.ID {
+	case types.Numeric:
+		var r apd.Decimal
+		r.Reduce(&d.Dec)
+		return append(buf, r.Text('e')...)
+	case types.Array:
+		elem := t.ElemType()
+		_ = types.ForEachElem(elem, d.S, func(e *types.Datum) bool {
+			if e.Null {
+				buf = append(buf, 0)
+				return true
+			}
+			buf = append(buf, 1)
+			buf = appendDistinctKey(buf, elem, e)
+			buf = append(buf, 0xfe)
+			return true
+		})
+		return buf
+	}
+	return types.AppendText(buf, t, d)
 }
 
 func (s *distinctState) Add(args []types.Datum) error {
