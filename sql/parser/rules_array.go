@@ -58,6 +58,9 @@ func subscripts(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if len(g.kids) == 0 {
 			return nil, c.syntax(g)
 		}
+		if len(seq) > 0 && seq[0].kw("update") && i+1 < len(seq) && seq[i+1].isOp("=") && lo > 0 && (seq[lo-1].kw("set") || seq[lo-1].isPunct(",")) {
+			return nil, c.unsupported(g.tok, "assignment to array elements is not supported")
+		}
 		if i+1 < len(seq) && isBracket(seq[i+1]) {
 			// a[i][j] subscripts two dimensions in PostgreSQL.
 			return nil, c.unsupported(seq[i+1].tok, "multidimensional subscripts are not supported")

@@ -36,6 +36,7 @@ func TestRules(t *testing.T) {
 		{"arrayConstructors", "SELECT ARRAY[[1], [2]]", "error: error 0A000 pos=14: multidimensional arrays are not supported (at \"[1], [2]]\")"},
 		{"arrayConstructors", "SELECT ARRAY(SELECT 1)", "error: error 0A000 pos=8: ARRAY(subquery) is not supported (at \"ARRAY(SELE\")"},
 		{"subscripts", "SELECT a[1], t.b[i + 1], f(x)[2], c[2:3], c[:2], c[2:] FROM t", "select (pg__subscript(a, 1)), (pg__subscript(t.b, i + 1)), (pg__subscript(f(x), 2)), (pg__slice(c, 2, 3)), (pg__slice(c, NULL, 2)), (pg__slice(c, 2, NULL)) from t"},
+		{"subscripts", "UPDATE t SET b = 1, a[2] = 5 WHERE c[1] = 1", "error: error 0A000 pos=22: assignment to array elements is not supported (at \"[2] = 5 WH\")"},
 		{"quantifiedArrays", "SELECT a + 1 = ANY(b), NOT x <> ALL ($1), y = ANY (SELECT 1) FROM t", "select (pg__any(a + 1, '=', b)), not (pg__all(x, '<>', 1)), y = any (select 1) from t"},
 		{"rejectUnsupported", "SELECT 1 FROM t FOR UPDATE", "error: error 0A000 pos=17: SELECT ... FOR UPDATE is not supported (at \"FOR UPDATE\")"},
 		{"rejectUnsupported", "SELECT a = ANY(SELECT b FROM u)", "select a = any(select b from u)"},
