@@ -77,6 +77,7 @@ var sqlStates = []struct {
 	{types.ErrGeneratedAlways, "428C9"},
 	{types.ErrSequenceLimit, "2200H"},
 	{types.ErrIndeterminateDatatype, "42P18"},
+	{types.ErrArraySubscript, "2202E"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

@@ -31,6 +31,47 @@ func init() {
 	specials["array_cat"] = resolveArrayCat
 	specials["array_to_string"] = resolveArrayToString
 	specials["string_to_array"] = resolveStringToArray
+	specials["array_replace"] = resolveArrayReplace
+	specials["trim_array"] = resolveTrimArray
+	tSA := types.ArrayOf(tS)
+	// regexp_match(s, p): the capture groups of the first match (the whole
+	// match when the pattern has none), NULL for a group that did not take
+	// part; NULL without a match. (regexp_match(s, p)[n] is rewritten by the
+	// parser into pg__regexp_match_group.)
+	def("regexp_match", tSA, tS, tS).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		re, err := compileRegex(a[1].S, false)
+		if err != nil {
+			return types.NullDatum, err
+		}
+		m := re.FindStringSubmatchIndex(a[0].S)
+		if m == nil {
+			return types.NullDatum, nil
+		}
+		if re.NumSubexp() == 0 {
+			return arrayDatum(tS, []types.Datum{types.DString(a[0].S[m[0]:m[1]])}), nil
+		}
+		vals := make([]types.Datum, re.NumSubexp())
+		for g := range vals {
+			if lo, hi := m[2*g+2], m[2*g+3]; lo >= 0 {
+				vals[g] = types.DString(a[0].S[lo:hi])
+			} else {
+				vals[g] = types.NullDatum
+			}
+		}
+		return arrayDatum(tS, vals), nil
+	})
+	def("regexp_split_to_array", tSA, tS, tS).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		re, err := compileRegex(a[1].S, false)
+		if err != nil {
+			return types.NullDatum, err
+		}
+		parts := re.Split(a[0].S, -1)
+		vals := make([]types.Datum, len(parts))
+		for i, p := range parts {
+			vals[i] = types.DString(p)
+		}
+		return arrayDatum(tS, vals), nil
+	})
 	infixOps["@>"] = "@>"
 	infixOps["<@"] = "<@"
 	infixOps["&&"] = "&&"
@@ -455,6 +496,60 @@ func resolveArrayElem(name string, args []Expr) (Expr, error) {
 			return types.NullDatum, nil
 		}
 		return arrayDatum(tI4, found), nil
+	}), nil
+}
+
+// resolveArrayReplace is array_replace(a, from, to): every element not
+// distinct from from becomes to.
+func resolveArrayReplace(name string, args []Expr) (Expr, error) {
+	if len(args) != 3 {
+		return nil, noFunction(name, exprTypes(args))
+	}
+	arr, from, at, err := arrayAndElem(name, args[0], args[1])
+	if err != nil {
+		return nil, err
+	}
+	to, err := coerce(args[2], at.ElemType())
+	if err != nil {
+		return nil, noFunction(name, exprTypes(args))
+	}
+	elem := at.ElemType()
+	return arrayCall(name, []Expr{arr, from, to}, at, false, func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		if a[0].Null {
+			return types.NullDatum, nil
+		}
+		vals, err := decode(at, &a[0])
+		if err != nil {
+			return types.NullDatum, err
+		}
+		for i := range vals {
+			if types.Equal(elem, &vals[i], &a[1]) {
+				vals[i] = a[2]
+			}
+		}
+		return arrayDatum(elem, vals), nil
+	}), nil
+}
+
+// resolveTrimArray is trim_array(a, n): a without its last n elements.
+func resolveTrimArray(name string, args []Expr) (Expr, error) {
+	if len(args) != 2 || args[0].Type().ID != types.Array {
+		return nil, noFunction(name, exprTypes(args))
+	}
+	n, err := coerce(args[1], types.TInt32)
+	if err != nil {
+		return nil, noFunction(name, exprTypes(args))
+	}
+	at := args[0].Type()
+	return arrayCall(name, []Expr{args[0], n}, at, true, func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		vals, err := decode(at, &a[0])
+		if err != nil {
+			return types.NullDatum, err
+		}
+		if a[1].I < 0 || a[1].I > int64(len(vals)) {
+			return types.NullDatum, types.Errorf(types.ErrArraySubscript, "number of elements to trim must be between 0 and %d", len(vals))
+		}
+		return arrayDatum(at.ElemType(), vals[:int64(len(vals))-a[1].I]), nil
 	}), nil
 }
 

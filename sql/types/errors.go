@@ -65,6 +65,7 @@ var (
 	ErrInsufficientPrivilege  = errors.New("insufficient privilege")           // 42501
 	ErrSequenceLimit          = errors.New("sequence limit exceeded")          // 2200H
 	ErrIndeterminateDatatype  = errors.New("indeterminate datatype")           // 42P18
+	ErrArraySubscript         = errors.New("array subscript error")            // 2202E
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive
