@@ -402,6 +402,16 @@ func isOutputName(fields []*ast.SelectField, name string) bool {
 	return false
 }
 
+// arrayAggWindowArg recognises the parser's max(pg__array_agg(x)) OVER,
+// its form of array_agg(x) OVER (a window function TiDB's grammar lacks).
+func arrayAggWindowArg(n *ast.WindowFuncExpr) (*ast.FuncCallExpr, bool) {
+	if !strings.EqualFold(n.Name, "max") || len(n.Args) != 1 {
+		return nil, false
+	}
+	f, ok := n.Args[0].(*ast.FuncCallExpr)
+	return f, ok && f.FnName.L == "pg__array_agg"
+}
+
 // winBinding collects window functions while the select list is bound and
 // builds the Window node over the current input.
 type winBinding struct {
@@ -438,6 +448,11 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 		return base + len(w.pre) - 1
 	}
 	f := plan.WindowFunc{Name: strings.ToLower(n.Name)}
+	wargs := n.Args
+	if inner, ok := arrayAggWindowArg(n); ok {
+		// array_agg(x) OVER (...) arrives as max(pg__array_agg(x)) OVER (...).
+		f.Name, wargs = "array_agg", inner.Args
+	}
 	key := f.Name
 	if n.Spec.PartitionBy != nil {
 		for _, it := range n.Spec.PartitionBy.Items {
@@ -472,7 +487,7 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 		f.Type = types.TInt64
 	default:
 		var argTypes []types.T
-		args := n.Args
+		args := wargs
 		if f.Name == "count" && len(args) == 1 && isCountStar(args[0]) {
 			args = nil
 		}

@@ -794,6 +794,9 @@ func deriveName(n ast.ExprNode) string {
 		}
 		return strings.ToLower(e.F)
 	case *ast.WindowFuncExpr:
+		if _, ok := arrayAggWindowArg(e); ok {
+			return "array_agg"
+		}
 		return strings.ToLower(e.Name)
 	case *ast.CaseExpr:
 		return "case"

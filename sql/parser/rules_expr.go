@@ -398,6 +398,12 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 			continue
 		}
 		if i+2 < len(seq) && seq[i+2].kw("over") {
+			if seq[i].kw("array_agg") && len(seq[i+1].kids) > 0 && !seq[i+1].kids[0].kw("distinct") {
+				// array_agg(x) OVER (...): max(pg__array_agg(x)) OVER (...), which TiDB parses.
+				at := seq[i].tok
+				seq[i+1].kids = callNode("pg__array_agg", seq[i+1].kids[0].tok, false, clone(seq[i+1].kids))
+				seq[i] = rawNode("MAX", at, at.sp)
+			}
 			continue // the window function
 		}
 		g := seq[i+1]
