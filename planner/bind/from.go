@@ -239,7 +239,9 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		lateral = err == nil && hasOuter(right)
 	} else {
 		saved := b.unnestLeft
-		b.unnestLeft = left
+		if b.isUnnestCall(j.Right) {
+			b.unnestLeft = left // its argument may read left's columns
+		}
 		right, err = b.bindFrom(j.Right)
 		b.unnestLeft = saved
 	}
@@ -549,6 +551,21 @@ func (b *Binder) unnestFunc(tf *parser.TableFunc, alias string) (plan.Node, erro
 		return &plan.Unnest{Input: left, Array: arr, Ordinality: tf.Ordinality, Out: append(slices.Clone(left.Schema()), out...)}, nil
 	}
 	return &plan.Unnest{Array: arr, Ordinality: tf.Ordinality, Out: out}, nil
+}
+
+// isUnnestCall reports whether n is an unnest(...) call in FROM (the
+// parser's placeholder table for it), not a subquery or join holding one.
+func (b *Binder) isUnnestCall(n ast.ResultSetNode) bool {
+	ts, ok := n.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return false
+	}
+	tf, ok := b.tableFuncs[tn.Name.O]
+	return ok && tf.Name == "unnest"
 }
 
 func readsColumns(e expr.Expr) bool {
