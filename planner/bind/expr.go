@@ -572,6 +572,12 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "&&"
 	case "pg__any", "pg__all":
 		return b.bindArrayQuantified(c, n)
+	case "pg__array_sub":
+		sub, ok := n.Args[0].(*ast.SubqueryExpr)
+		if len(n.Args) != 1 || !ok {
+			return nil, types.Errorf(types.ErrInternal, "malformed ARRAY(subquery)")
+		}
+		return b.bindArraySubquery(c, sub)
 	case "pg__cardinality":
 		name = "cardinality"
 	case "pg__array":
@@ -769,7 +775,7 @@ func deriveName(n ast.ExprNode) string {
 			return "extract"
 		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
-		case "pg__array":
+		case "pg__array", "pg__array_sub":
 			return "array"
 		case "pg__cardinality":
 			return "cardinality"

@@ -3,8 +3,9 @@ package parser
 // Array forms TiDB's grammar lacks, rewritten into calls the binder knows.
 
 // arrayConstructors turns ARRAY[a, b] into pg__array(a, b) (ARRAY[] into
-// pg__array()) and cardinality(a) into pg__cardinality(a). ARRAY(subquery) and nested brackets (a multidimensional
-// array) are refused.
+// pg__array()), ARRAY(subquery) into pg__array_sub((subquery)) and
+// cardinality(a) into pg__cardinality(a). Nested brackets (a
+// multidimensional array) are refused.
 func arrayConstructors(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
 		n := seq[i]
@@ -18,7 +19,15 @@ func arrayConstructors(c *rewriteCtx, seq []*node) ([]*node, error) {
 		}
 		g := seq[i+1]
 		if g.isParen() {
-			return nil, c.unsupported(n.tok, "ARRAY(subquery) is not supported")
+			if len(g.kids) == 0 || !g.kids[0].kwIn("select", "with", "values", "table") && !g.kids[0].isParen() {
+				return nil, c.syntax(g)
+			}
+			// ARRAY(subquery): pg__array_sub((subquery)), a scalar subquery
+			// the binder aggregates.
+			call := callNode("pg__array_sub", n.tok, n.tok.sp, one(g))
+			seq = splice(seq, i, i+2, call...)
+			i++
+			continue
 		}
 		if !isBracket(g) {
 			continue
