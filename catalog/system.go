@@ -192,6 +192,24 @@ var PGTypes = []PGType{
 	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
 }
 
+// The array types of the types above (_int4, _text, ...), as PostgreSQL
+// lists them: typcategory 'A', typelem (types.ElemOID) the element.
+func init() {
+	n := len(PGTypes)
+	for _, p := range PGTypes[:n] {
+		arr := types.ArrayOID(p.OID)
+		if arr == 0 || p.Type != 'b' {
+			continue
+		}
+		align := byte('i')
+		if p.Align == 'd' {
+			align = 'd'
+		}
+		PGTypes = append(PGTypes, PGType{OID: arr, Name: "_" + p.Name, Len: -1, Type: 'b', Category: 'A',
+			Storage: 'x', Align: align})
+	}
+}
+
 // PGTypeOf returns the pg_type row of t.
 func PGTypeOf(t types.T) PGType {
 	oid := t.OID()
@@ -617,7 +635,7 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 			}
 			rows = append(rows, []types.Datum{
 				dI(int64(rel.ID)), dS(c.Name), dI(int64(c.Type.OID())), dI(-1),
-				dI(int64(c.Type.Size())), dI(int64(num)), dI(0), dI(-1),
+				dI(int64(c.Type.Size())), dI(int64(num)), dI(int64(attndims(c.Type))), dI(-1),
 				dI(int64(c.Type.Typmod())), dB(pt.ByVal), dC(pt.Align), dC(pt.Storage),
 				dC(0), dB(ColumnNotNull(rel, i)), dB(c.Default != ""),
 				dB(false), dC(identity), dC(0),
@@ -638,6 +656,23 @@ var pgArrayOIDs = map[uint32]uint32{
 	2202: 2208, 4089: 4090,
 }
 
+// attndims is pg_attribute.attndims: 1 for an array column, else 0.
+func attndims(t types.T) int {
+	if t.ID == types.Array {
+		return 1
+	}
+	return 0
+}
+
+// infoDataType is information_schema.columns.data_type: "ARRAY" for an
+// array (udt_name names its type), else the type without modifiers.
+func infoDataType(t types.T) string {
+	if t.ID == types.Array {
+		return "ARRAY"
+	}
+	return t.Base().String()
+}
+
 func pgTypeRows(Reader) [][]types.Datum {
 	rows := make([][]types.Datum, 0, len(PGTypes))
 	for _, p := range PGTypes {
@@ -652,7 +687,7 @@ func pgTypeRows(Reader) [][]types.Datum {
 			dI(int64(p.OID)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
 			dI(int64(p.Len)), dB(p.ByVal), dC(p.Type), dC(p.Category),
 			dB(false), dB(true), dC(','),
-			dI(0), dI(0), dI(int64(pgArrayOIDs[p.OID])), dC(p.Align),
+			dI(0), dI(int64(types.ElemOID(p.OID))), dI(int64(pgArrayOIDs[p.OID])), dC(p.Align),
 			dC(p.Storage), dB(false), dI(0),
 			dI(-1), dI(0), dI(coll),
 		})
@@ -808,7 +843,7 @@ func isColumnsRows(r Reader) [][]types.Datum {
 			rows = append(rows, []types.Datum{
 				dS(Database), dS(rel.Schema), dS(rel.Name),
 				dS(c.Name), dI(int64(pos)), def,
-				dS(nullable), dS(c.Type.Base().String()), charMax,
+				dS(nullable), dS(infoDataType(c.Type)), charMax,
 				charOctet, prec,
 				radix, scale, dtPrec,
 				dS(Database), dS("pg_catalog"), dS(PGTypeOf(c.Type).Name),

@@ -8,7 +8,8 @@ import (
 )
 
 // AppendJSONValue appends d, of type t, as a JSON value: booleans and
-// numbers as such, NULL as null, everything else (and the floats JSON cannot
+// numbers as such, NULL as null, an array as a JSON array of its elements
+// (so encoded), everything else (and the floats JSON cannot
 // spell: NaN, ±Infinity) as its PostgreSQL text in a string. scratch is a
 // reusable buffer for that text; the grown one is returned with the result.
 func AppendJSONValue(b, scratch []byte, t types.T, d *types.Datum) ([]byte, []byte) {
@@ -30,6 +31,19 @@ func AppendJSONValue(b, scratch []byte, t types.T, d *types.Datum) ([]byte, []by
 		}
 	case types.Varchar, types.Jsonb, types.Unknown:
 		return AppendJSONString(b, d.S), scratch
+	case types.Array:
+		elem := t.ElemType()
+		vals, err := types.DecodeArray(elem, d.S)
+		if err == nil {
+			b = append(b, '[')
+			for i := range vals {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b, scratch = AppendJSONValue(b, scratch, elem, &vals[i])
+			}
+			return append(b, ']'), scratch
+		}
 	}
 	scratch = types.AppendText(scratch[:0], t, d)
 	return AppendJSONString(b, scratch), scratch

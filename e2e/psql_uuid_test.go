@@ -9,7 +9,7 @@ import (
 )
 
 // TestPsqlDescribeUUIDSerial checks psql's \d shows uuid, serial and
-// identity columns as it does for PostgreSQL.
+// identity columns as it does for PostgreSQL, and array columns (issue 17).
 func TestPsqlDescribeUUIDSerial(t *testing.T) {
 	psql := psqlBinary(t)
 	srv := startServer(t)
@@ -41,5 +41,20 @@ func TestPsqlDescribeUUIDSerial(t *testing.T) {
 		if !strings.Contains(d, want) {
 			t.Errorf(`\d u output lacks %q:\n%s`, want, d)
 		}
+	}
+	run(`CREATE TABLE arr (id int PRIMARY KEY, a int[], b bigint ARRAY, c numeric(10,2)[], d varchar(5)[])`)
+	d = run(`\d arr`)
+	for _, want := range []string{
+		" a      | integer[]              |",
+		" b      | bigint[]               |",
+		" c      | numeric(10,2)[]        |",
+		" d      | character varying(5)[] |",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf(`\d arr output lacks %q:\n%s`, want, d)
+		}
+	}
+	if out := run(`SELECT ARRAY[1, NULL] AS x, '{a,"b c"}'::text[] AS y`); !strings.Contains(out, ` {1,NULL} | {a,"b c"}`) {
+		t.Errorf("array output:\n%s", out)
 	}
 }

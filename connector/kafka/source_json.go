@@ -414,7 +414,9 @@ func appendStr(v *types.Vector, s string) {
 //   - varchar: a string, or any other value as its JSON text;
 //   - bytea, date, time, interval: a string in PostgreSQL's text form;
 //   - timestamp, timestamptz: such a string, or a number of Unix ms;
-//   - jsonb: any value.
+//   - jsonb: any value;
+//   - arrays: a JSON array of elements read as above, or a string in
+//     PostgreSQL's text form ('{1,2}').
 func (d *decoder) appendJSON(vec *types.Vector, t types.T, jv *fastjson.Value) error {
 	jt := jv.Type()
 	if jt == fastjson.TypeNull {
@@ -555,6 +557,26 @@ func (d *decoder) appendJSONValue(vec *types.Vector, t types.T, jv *fastjson.Val
 				return d.outOfRange(t, jv)
 			}
 			appendInt(vec, ms*1000)
+			return nil
+		}
+	case types.Array:
+		switch jt {
+		case fastjson.TypeString: // PostgreSQL's text form, '{1,2}'
+			return d.appendText(vec, t, jv)
+		case fastjson.TypeArray:
+			items, _ := jv.Array()
+			elem := t.ElemType()
+			ev := types.NewVector(elem, len(items))
+			for _, it := range items {
+				if err := d.appendJSON(ev, elem, it); err != nil {
+					return err
+				}
+			}
+			vals := make([]types.Datum, ev.Len())
+			for i := range vals {
+				ev.GetInto(i, &vals[i])
+			}
+			appendStr(vec, types.EncodeArray(elem, vals))
 			return nil
 		}
 	case types.Jsonb:

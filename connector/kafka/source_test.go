@@ -874,3 +874,34 @@ func TestSourceTopicDeleted(t *testing.T) {
 		t.Fatalf("Read with the topic gone = %+v, %v", res, err)
 	}
 }
+
+// TestSourceJSONArrays reads array columns from JSON arrays (elements read
+// as the element type's own values, nulls kept) and from PostgreSQL's text
+// form in a string; an element of the wrong kind makes the message bad.
+func TestSourceJSONArrays(t *testing.T) {
+	noLeaks(t)
+	cluster := newCluster(t, 1, "t")
+	ctx := testCtx(t)
+	brokers := cluster.ListenAddrs()
+	produce(t, ctx, brokers, "t",
+		val(`{"a":[1,null,3],"s":["x","y z",null],"d":["2024-01-02"]}`),
+		val(`{"a":"{4,5}","s":[],"d":null}`),
+		val(`{"a":[1,"two"],"s":"{}"}`),
+	)
+	cols := []connector.SourceColumn{
+		col("a", types.ArrayOf(types.TInt32)), col("s", types.ArrayOf(types.TVarchar)), col("d", types.ArrayOf(types.TDate)),
+	}
+	r := openReader(t, connector.SourceSpec{Props: props(brokers, "t"), Columns: cols}, []connector.SplitOffset{{Split: "0"}})
+	c, _ := r.read(t, ctx, typesOf(cols), map[string]int64{"0": 3})
+	want := []string{
+		`+ | {1,NULL,3} | {x,"y z",NULL} | {2024-01-02}`,
+		`+ | {4,5} | {} | NULL`,
+		`+ | NULL | {} | NULL`,
+	}
+	if got := rowsText(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if bad := r.badMessages(); len(bad) != 1 || !strings.Contains(bad[0], `"a"`) {
+		t.Errorf("bad messages %v", bad)
+	}
+}

@@ -282,6 +282,17 @@ func compatible(t types.T, oid uint32, category string) bool {
 		return in(types.OIDJsonb, types.OIDJSON)
 	case types.Uuid:
 		return in(types.OIDUuid)
+	case types.Array:
+		// An array column (typcategory A) of a compatible element type.
+		elem := types.ElemOID(oid)
+		if category != "A" || elem == 0 {
+			return false
+		}
+		elemCategory := ""
+		if slices.Contains([]uint32{types.OIDText, types.OIDVarchar, types.OIDBpchar, types.OIDName}, elem) {
+			elemCategory = "S"
+		}
+		return compatible(t.ElemType(), elem, elemCategory)
 	}
 	return false
 }

@@ -71,6 +71,15 @@ func build(env *Env, n plan.Node) (Executor, error) {
 		return newScan(env, n)
 	case *plan.Values:
 		return newValues(env, n), nil
+	case *plan.Unnest:
+		if n.Input == nil {
+			return newUnnest(env, n), nil
+		}
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newUnnestRows(env, n, in), nil
 	case *plan.Series:
 		return newSeries(env, n), nil
 	case *plan.Filter:

@@ -26,7 +26,9 @@ func eqVal(a *types.Vector, i int, b *types.Vector, j int) bool {
 	case types.PhysI64:
 		return a.I64[i] == b.I64[j]
 	case types.PhysStr:
-		return a.Str[i] == b.Str[j]
+		if a.Type.ID != types.Array {
+			return a.Str[i] == b.Str[j]
+		}
 	}
 	return cmpNonNull(a, i, b, j) == 0
 }
@@ -103,6 +105,10 @@ func hashRows(c *types.Chunk, cols []int, hs []uint64) []uint64 {
 				hs[r] = mix(hs[r]*31 + x)
 			}
 		case types.PhysStr:
+			if v.Type.ID == types.Array {
+				hashCanonical(v, hs, &d)
+				continue
+			}
 			for r := 0; r < n; r++ {
 				x := uint64(nullHash)
 				if !v.Nulls[r] {
@@ -111,17 +117,23 @@ func hashRows(c *types.Chunk, cols []int, hs []uint64) []uint64 {
 				hs[r] = mix(hs[r]*31 + x)
 			}
 		default: // numeric (1.0 = 1.00) and interval: the type's own canonical hash
-			for r := 0; r < n; r++ {
-				x := uint64(nullHash)
-				if !v.Nulls[r] {
-					v.GetInto(r, &d)
-					x = types.Hash(v.Type, &d)
-				}
-				hs[r] = mix(hs[r]*31 + x)
-			}
+			hashCanonical(v, hs, &d)
 		}
 	}
 	return hs
+}
+
+// hashCanonical mixes the type's own hash (types.Hash, consistent with
+// types.Compare) of each row of v into hs.
+func hashCanonical(v *types.Vector, hs []uint64, d *types.Datum) {
+	for r := range hs {
+		x := uint64(nullHash)
+		if !v.Nulls[r] {
+			v.GetInto(r, d)
+			x = types.Hash(v.Type, d)
+		}
+		hs[r] = mix(hs[r]*31 + x)
+	}
 }
 
 // anyNull reports whether any of the cols of row i is NULL.

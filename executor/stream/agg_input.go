@@ -108,8 +108,8 @@ func (e *aggExec) applyOrdered(f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chun
 }
 
 func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc *aggAcc, c *types.Chunk, i int, sign int64) error {
-	if c.Cols[f.call.Args[0]].Nulls[i] {
-		return nil // every aggregate here ignores a NULL (first) argument
+	if c.Cols[f.call.Args[0]].Nulls[i] && f.kind != expr.AggArrayAgg {
+		return nil // every aggregate here but array_agg ignores a NULL (first) argument
 	}
 	r := &e.run
 	t := r.tables[f.table]
@@ -137,11 +137,38 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 		return err
 	}
 	if (sign > 0 && n == 1) || (sign < 0 && n == 0) {
-		if f.kind == expr.AggStringAgg {
+		if f.kind == expr.AggStringAgg || f.kind == expr.AggArrayAgg {
 			acc.stale = true
 			return nil
 		}
 		return f.apply(acc, &row[len(g.keyRow)], sign)
+	}
+	return nil
+}
+
+// recomputeArrayAgg reads array_agg's result from its input table: the
+// value is the last column of the ordered input, the one after the group in
+// the distinct table.
+func (e *aggExec) recomputeArrayAgg(f *aggFn, it state.RowIterator, acc *aggAcc, nk int) error {
+	elem := f.call.Agg.Args[0]
+	var vals []types.Datum
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		row := it.Row()
+		v := row[len(row)-1]
+		if f.input == plan.AggInputDistinct {
+			v = row[nk]
+		}
+		vals = append(vals, v)
+	}
+	if len(vals) > 0 {
+		acc.res = types.DString(types.EncodeArray(elem, vals))
 	}
 	return nil
 }
@@ -186,6 +213,9 @@ func (e *aggExec) recompute(ctx context.Context, f *aggFn, g *aggGroup, acc *agg
 			return err
 		}
 		return nil
+	}
+	if f.kind == expr.AggArrayAgg {
+		return e.recomputeArrayAgg(f, it, acc, nk)
 	}
 	// string_agg: the value and separator are the last two columns of the
 	// materialized input, the two after the group of the distinct table.

@@ -78,9 +78,9 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	}
 	if name == "group_concat" {
 		name = "string_agg"
-		// first_value(x ORDER BY y) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
+		// first_value(x ORDER BY y) (and array_agg) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
 		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
-		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg") {
+		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg") {
 			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
 		}
 	}
@@ -133,6 +133,12 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	agg, err := expr.LookupAgg(name, argTypes, distinct)
 	if err != nil {
 		return nil, err
+	}
+	if agg.Kind == expr.AggArrayAgg && distinct && len(order) == 0 {
+		// PostgreSQL's array_agg(DISTINCT x) comes out sorted by x.
+		k := plan.SortKey{Col: a.pre_(args[0])}
+		order = append(order, k)
+		orderStr += fmt.Sprintf("|%s %v %v", args[0].String(), k.Desc, k.NullsFirst)
 	}
 	call := plan.AggCall{Agg: agg, Filter: -1, Name: deriveName(n), OrderBy: order}
 	for _, k := range order {
@@ -396,6 +402,16 @@ func isOutputName(fields []*ast.SelectField, name string) bool {
 	return false
 }
 
+// arrayAggWindowArg recognises the parser's max(pg__array_agg(x)) OVER,
+// its form of array_agg(x) OVER (a window function TiDB's grammar lacks).
+func arrayAggWindowArg(n *ast.WindowFuncExpr) (*ast.FuncCallExpr, bool) {
+	if !strings.EqualFold(n.Name, "max") || len(n.Args) != 1 {
+		return nil, false
+	}
+	f, ok := n.Args[0].(*ast.FuncCallExpr)
+	return f, ok && f.FnName.L == "pg__array_agg"
+}
+
 // winBinding collects window functions while the select list is bound and
 // builds the Window node over the current input.
 type winBinding struct {
@@ -432,6 +448,11 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 		return base + len(w.pre) - 1
 	}
 	f := plan.WindowFunc{Name: strings.ToLower(n.Name)}
+	wargs := n.Args
+	if inner, ok := arrayAggWindowArg(n); ok {
+		// array_agg(x) OVER (...) arrives as max(pg__array_agg(x)) OVER (...).
+		f.Name, wargs = "array_agg", inner.Args
+	}
 	key := f.Name
 	if n.Spec.PartitionBy != nil {
 		for _, it := range n.Spec.PartitionBy.Items {
@@ -466,7 +487,7 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 		f.Type = types.TInt64
 	default:
 		var argTypes []types.T
-		args := n.Args
+		args := wargs
 		if f.Name == "count" && len(args) == 1 && isCountStar(args[0]) {
 			args = nil
 		}

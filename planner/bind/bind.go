@@ -25,7 +25,13 @@ type Binder struct {
 	setting      func(name string) (string, error)
 	outer        []*scope  // enclosing queries' scopes while a subquery binds
 	applyLeft    plan.Node // the input a correlated subquery being decorrelated joins (correlate.go)
-	system       bool      // the statement read a system table (rows fixed at bind time)
+	// unnestLeft is the left side of a join whose right side, unnest(...)
+	// in FROM, is being bound: its argument may read the left's columns.
+	unnestLeft plan.Node
+	// srfCols maps unnest(...) calls of a SELECT list to the column the
+	// query's input computes for them (see bindSelectUnnest).
+	srfCols map[ast.ExprNode]expr.Expr
+	system  bool // the statement read a system table (rows fixed at bind time)
 	// declared holds every WITH list enclosing the current point, complete,
 	// while ctes holds only what may be referenced there.
 	declared  []map[string]*cte

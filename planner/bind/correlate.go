@@ -181,6 +181,8 @@ func nodeExprs(n plan.Node) []expr.Expr {
 		return out
 	case *plan.Series:
 		return []expr.Expr{n.Start, n.Stop, n.Step}
+	case *plan.Unnest:
+		return []expr.Expr{n.Array}
 	case *plan.Limit:
 		return []expr.Expr{n.Count, n.Offset}
 	}
@@ -290,7 +292,7 @@ func describeKind(n plan.Node) string {
 		return "a set operation"
 	case *plan.Window:
 		return "a window function"
-	case *plan.Values, *plan.Scan, *plan.Series:
+	case *plan.Values, *plan.Scan, *plan.Series, *plan.Unnest:
 		return "a FROM item"
 	}
 	return fmt.Sprintf("%T", n)

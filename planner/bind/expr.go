@@ -453,6 +453,13 @@ func intArg(n ast.ExprNode) (int, bool) {
 
 // parseTypeString resolves a canonical type string like "numeric(10,2)".
 func parseTypeString(s string) (types.T, error) {
+	if base, ok := strings.CutSuffix(s, "[]"); ok {
+		elem, err := parseTypeString(base)
+		if err != nil {
+			return elem, err
+		}
+		return types.ArrayOf(elem), nil
+	}
 	name, args := s, []int(nil)
 	if i := strings.IndexByte(s, '('); i >= 0 && strings.HasSuffix(s, ")") {
 		name = s[:i]
@@ -469,7 +476,7 @@ func parseTypeString(s string) (types.T, error) {
 
 // aggregateNames are aggregates TiDB does not know, so they arrive as plain calls.
 var aggregateNames = map[string]bool{
-	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true,
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true, "array_agg": true,
 	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
 }
 
@@ -506,6 +513,13 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		t, err := parseTypeString(ts)
 		if err != nil {
 			return nil, err
+		}
+		if inner, ok := n.Args[0].(*ast.FuncCallExpr); ok && inner.FnName.L == "pg__array" && len(inner.Args) == 0 {
+			// ARRAY[] takes its type from the cast.
+			if t.ID != types.Array {
+				return nil, types.Errorf(types.ErrCannotCoerce, "cannot cast type unknown[] to %s", t)
+			}
+			return expr.Literal(types.DString(types.EncodeArray(t.ElemType(), nil)), t), nil
 		}
 		if lit, ok := stringArg(n.Args[0]); ok {
 			if oid, ok, err := b.regLiteral(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(ts)), "pg_catalog."), lit); ok || err != nil {
@@ -550,6 +564,32 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "div"
 	case "pg__concat_op":
 		name = "||"
+	case "pg__contains":
+		name = "@>"
+	case "pg__contained":
+		name = "<@"
+	case "pg__overlap":
+		name = "&&"
+	case "pg__any", "pg__all":
+		return b.bindArrayQuantified(c, n)
+	case "pg__array_sub":
+		sub, ok := n.Args[0].(*ast.SubqueryExpr)
+		if len(n.Args) != 1 || !ok {
+			return nil, types.Errorf(types.ErrInternal, "malformed ARRAY(subquery)")
+		}
+		return b.bindArraySubquery(c, sub)
+	case "pg__cardinality":
+		name = "cardinality"
+	case "pg__array":
+		if len(n.Args) == 0 {
+			return nil, &types.Error{Kind: types.ErrIndeterminateDatatype, Msg: "cannot determine type of empty array",
+				Hint: "Explicitly cast to the desired type, for example ARRAY[]::integer[]."}
+		}
+	case "unnest":
+		if e, ok := b.srfCols[n]; ok {
+			return e, nil
+		}
+		return nil, types.Errorf(types.ErrUnsupported, "unnest is supported in FROM and as a SELECT list item of a query without aggregation, not in %s", c.clause)
 	case "current_setting":
 		if len(n.Args) == 1 && b.setting != nil {
 			if v, ok := stringArg(n.Args[0]); ok {
@@ -615,6 +655,32 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return e, err
 	}
 	return expr.Call(name, args) // again, over the typed parameters
+}
+
+// bindArrayQuantified binds pg__any(left, 'op', array) and pg__all(...),
+// the parser's form of left op ANY | ALL (array). An untyped parameter
+// array ($1) is typed as an array of left's type, as PostgreSQL does for
+// x = ANY($1); an untyped left takes the array's element type.
+func (b *Binder) bindArrayQuantified(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
+	op, ok := stringArg(n.Args[1])
+	if len(n.Args) != 3 || !ok {
+		return nil, types.Errorf(types.ErrInternal, "malformed ANY/ALL")
+	}
+	left, err := b.bindExpr(c, n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	arr, err := b.bindExpr(c, n.Args[2])
+	if err != nil {
+		return nil, err
+	}
+	if lt := left.Type(); lt.ID != types.Unknown {
+		arr = b.coerceParam(arr, types.ArrayOf(lt.Base()))
+	}
+	if at := arr.Type(); at.ID == types.Array {
+		left = b.coerceParam(left, at.ElemType())
+	}
+	return expr.ArrayQuantified(left, op, n.FnName.L == "pg__all", arr)
 }
 
 // typeParamsFromCall gives each untyped parameter among a function call's
@@ -707,8 +773,14 @@ func deriveName(n ast.ExprNode) string {
 			return deriveName(e.Args[0])
 		case "pg__extract":
 			return "extract"
-		case "pg__concat_op", "jsonb_get", "jsonb_get_text":
+		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
+		case "pg__array", "pg__array_sub":
+			return "array"
+		case "pg__cardinality":
+			return "cardinality"
+		case "pg__subscript", "pg__slice":
+			return deriveName(e.Args[0])
 		case "json_extract", "json_unquote":
 			return "?column?"
 		case "current_timestamp":
@@ -721,13 +793,16 @@ func deriveName(n ast.ExprNode) string {
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
-			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value") {
+			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg") {
 				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), as the parser rewrites it
 			}
 			return "string_agg"
 		}
 		return strings.ToLower(e.F)
 	case *ast.WindowFuncExpr:
+		if _, ok := arrayAggWindowArg(e); ok {
+			return "array_agg"
+		}
 		return strings.ToLower(e.Name)
 	case *ast.CaseExpr:
 		return "case"
@@ -743,6 +818,8 @@ func deriveName(n ast.ExprNode) string {
 
 func pgTypeColumnName(t types.T) string {
 	switch t.ID {
+	case types.Array:
+		return pgTypeColumnName(t.ElemType())
 	case types.Int16:
 		return "int2"
 	case types.Int32:

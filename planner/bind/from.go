@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -318,6 +319,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 	switch tf.Name {
 	case "generate_series":
 		return b.generateSeries(tf, alias)
+	case "unnest":
+		return b.unnestFunc(tf, alias)
 	case "tumble", "hop":
 		return b.windowTVF(tf, alias)
 	}
@@ -345,10 +348,18 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		leave()
 		lateral = err == nil && hasOuter(right)
 	} else {
+		saved := b.unnestLeft
+		if b.isUnnestCall(j.Right) {
+			b.unnestLeft = left // its argument may read left's columns
+		}
 		right, err = b.bindFrom(j.Right)
+		b.unnestLeft = saved
 	}
 	if err != nil {
 		return nil, err
+	}
+	if u, ok := right.(*plan.Unnest); ok && u.Input == left {
+		return b.lateralUnnest(j, u)
 	}
 	kind := plan.InnerJoin
 	switch j.Tp {
@@ -603,6 +614,129 @@ func (b *Binder) generateSeries(tf *parser.TableFunc, alias string) (plan.Node, 
 		}
 	}
 	return n, nil
+}
+
+// unnestFunc plans unnest(array) [WITH ORDINALITY]: the element column, named
+// by the alias's column list, the alias or "unnest", then "ordinality". On
+// the right of a join (b.unnestLeft) the argument may read the left side's
+// columns: the result then has the left side as Input, and its columns
+// first (lateralUnnest finishes the join).
+func (b *Binder) unnestFunc(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	left := b.unnestLeft
+	b.unnestLeft = nil
+	sc := &scope{}
+	if left != nil {
+		sc.fields = left.Schema()
+	}
+	c := &exprCtx{scope: sc, clause: "FROM"}
+	args, err := b.bindExprs(c, tf.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, types.Errorf(types.ErrUnsupported, "unnest with %d arguments is not supported", len(args))
+	}
+	arr := args[0]
+	if arr.Type().ID == types.Unknown {
+		if _, ok := arr.(*expr.ParamRef); ok {
+			return nil, types.Errorf(types.ErrIndeterminateDatatype, "could not determine polymorphic type because input has type unknown")
+		}
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(unknown) is not unique")
+	}
+	if arr.Type().ID != types.Array {
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(%s) does not exist", arr.Type())
+	}
+	out := seriesFields(tf, alias, arr.Type().ElemType())
+	if alias == "" && len(tf.ColumnAliases) == 0 {
+		out[0].Name, out[0].Table = "unnest", "unnest"
+	}
+	if tf.Ordinality {
+		name := "ordinality"
+		if len(tf.ColumnAliases) > 1 {
+			name = tf.ColumnAliases[1]
+		}
+		out = append(out, plan.Field{Name: name, Table: out[0].Table, Type: types.TInt64})
+	}
+	if left != nil && readsColumns(arr) {
+		return &plan.Unnest{Input: left, Array: arr, Ordinality: tf.Ordinality, Out: append(slices.Clone(left.Schema()), out...)}, nil
+	}
+	return &plan.Unnest{Array: arr, Ordinality: tf.Ordinality, Out: out}, nil
+}
+
+// isUnnestCall reports whether n is an unnest(...) call in FROM (the
+// parser's placeholder table for it), not a subquery or join holding one.
+func (b *Binder) isUnnestCall(n ast.ResultSetNode) bool {
+	ts, ok := n.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return false
+	}
+	tf, ok := b.tableFuncs[tn.Name.O]
+	return ok && tf.Name == "unnest"
+}
+
+func readsColumns(e expr.Expr) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) bool {
+		if _, ok := x.(*expr.ColumnRef); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// lateralUnnest finishes "left [INNER | CROSS | LEFT] JOIN unnest(f(left))
+// [ON cond]" (also "FROM left, unnest(...)"): u, whose output is already the
+// join's layout, with the ON condition as a filter over it; a LEFT join
+// keeps left rows with no element (ON true only).
+func (b *Binder) lateralUnnest(j *ast.Join, u *plan.Unnest) (plan.Node, error) {
+	if j.NaturalJoin || len(j.Using) > 0 || j.Tp == ast.RightJoin {
+		return nil, errCorrelated("unnest of a column with NATURAL, USING or RIGHT joins is not supported")
+	}
+	var cond ast.ExprNode
+	if j.On != nil {
+		cond = j.On.Expr
+		if fc, ok := cond.(*ast.FuncCallExpr); ok && fc.FnName.L == "pg__full_join" {
+			return nil, errCorrelated("unnest of a column with a FULL join is not supported")
+		}
+	}
+	if j.Tp == ast.LeftJoin {
+		if cond != nil && !isTrueLiteral(cond) {
+			return nil, errCorrelated("LEFT JOIN unnest(...) of a column needs ON true")
+		}
+		u.Outer = true
+		return u, nil
+	}
+	if cond == nil {
+		return u, nil
+	}
+	c := &exprCtx{scope: &scope{fields: u.Out}, clause: "JOIN conditions"}
+	e, err := b.bindExpr(c, cond)
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.boolCond(e, "JOIN/ON"); err != nil {
+		return nil, err
+	}
+	return &plan.Filter{Input: u, Cond: e}, nil
+}
+
+func isTrueLiteral(n ast.ExprNode) bool {
+	v, ok := n.(*test_driver.ValueExpr)
+	if !ok {
+		return false
+	}
+	switch v.Datum.Kind() {
+	case test_driver.KindInt64:
+		return v.Datum.GetInt64() == 1
+	case test_driver.KindUint64:
+		return v.Datum.GetUint64() == 1
+	}
+	return false
 }
 
 func seriesFields(tf *parser.TableFunc, alias string, t types.T) []plan.Field {

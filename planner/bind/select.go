@@ -162,6 +162,13 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	}
 	// Aggregation
 	needAgg := s.GroupBy != nil || s.Having != nil || hasAggregate(fields, s.Having, s.OrderBy)
+	// unnest(...) in the SELECT list
+	if u, err := b.bindSelectUnnest(input, sc, fields, needAgg); err != nil {
+		return nil, err
+	} else if u != input {
+		input = u
+		sc = &scope{fields: append(slices.Clone(sc.fields), u.Schema()[len(u.Schema())-1])}
+	}
 	var ab *aggBinding
 	if needAgg {
 		if input, ab, err = b.planAggregate(input, sc, s, fields); err != nil {
@@ -338,6 +345,71 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 }
 
 // trimColumns projects away hidden trailing columns.
+// bindSelectUnnest plans unnest(a) in the SELECT list (a set-returning
+// function, also inside an expression: unnest(a) || '!') of a query without
+// aggregation: the input gets an Unnest computing the element per row, and
+// the calls read it (through b.srfCols). Several calls must unnest the same
+// array (PostgreSQL would zip different ones); elsewhere unnest is refused.
+func (b *Binder) bindSelectUnnest(input plan.Node, sc *scope, fields []*ast.SelectField, needAgg bool) (plan.Node, error) {
+	v := &unnestFinder{}
+	for _, f := range fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if len(v.calls) == 0 {
+		return input, nil
+	}
+	if needAgg {
+		return nil, types.Errorf(types.ErrUnsupported, "unnest in the SELECT list of an aggregating query is not supported (unnest in FROM instead)")
+	}
+	var arr expr.Expr
+	for _, call := range v.calls {
+		if len(call.Args) != 1 {
+			return nil, types.Errorf(types.ErrUnsupported, "unnest with %d arguments is not supported", len(call.Args))
+		}
+		e, err := b.bindExpr(&exprCtx{scope: sc, clause: "SELECT"}, call.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if e.Type().ID != types.Array {
+			return nil, types.Errorf(types.ErrUndefinedFunction, "function unnest(%s) does not exist", e.Type())
+		}
+		if arr != nil && e.String() != arr.String() {
+			return nil, types.Errorf(types.ErrUnsupported, "unnest of different arrays in one SELECT list is not supported")
+		}
+		arr = e
+	}
+	in := input.Schema()
+	elem := arr.Type().ElemType()
+	out := append(slices.Clone(in), plan.Field{Name: "unnest", Type: elem, Hidden: true})
+	if b.srfCols == nil {
+		b.srfCols = map[ast.ExprNode]expr.Expr{}
+	}
+	for _, call := range v.calls {
+		b.srfCols[call] = expr.Column(len(in), elem)
+	}
+	return &plan.Unnest{Input: input, Array: arr, Out: out}, nil
+}
+
+// unnestFinder collects the unnest calls of an expression, not looking into
+// subqueries (which have their own SELECT lists).
+type unnestFinder struct{ calls []*ast.FuncCallExpr }
+
+func (v *unnestFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch f := n.(type) {
+	case *ast.FuncCallExpr:
+		if f.FnName.L == "unnest" && (f.Schema.L == "" || f.Schema.L == "pg_catalog") {
+			v.calls = append(v.calls, f)
+			return n, true
+		}
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+func (v *unnestFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
 func trimColumns(n plan.Node, keep int) plan.Node {
 	fields := n.Schema()
 	exprs := make([]expr.Expr, keep)

@@ -443,6 +443,68 @@ func (b *Binder) bindScalarSubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr,
 	return &initRef{b: b, i: len(b.initPlans) - 1, typ: node.Schema()[0].Type}, nil
 }
 
+// bindArraySubquery plans ARRAY(subquery): array_agg of the subquery's
+// one column, in its ORDER BY order, '{}' when it has no rows; then as a
+// scalar subquery (an init plan, or a join when correlated).
+func (b *Binder) bindArraySubquery(c *exprCtx, n *ast.SubqueryExpr) (expr.Expr, error) {
+	if c.win != nil && c.win.dry {
+		e, err := b.dryScalarSubquery(c, n)
+		if err != nil {
+			return nil, err
+		}
+		return expr.Literal(types.NullDatum, types.ArrayOf(e.Type())), nil
+	}
+	node, err := b.bindSubquery(c, n)
+	if err != nil {
+		return nil, err
+	}
+	node = finalizeOutput(node)
+	col := -1
+	for i, f := range node.Schema() {
+		if f.Hidden {
+			continue
+		}
+		if col >= 0 {
+			return nil, types.Errorf(types.ErrSyntax, "subquery must return only one column")
+		}
+		col = i
+	}
+	if col < 0 {
+		return nil, types.Errorf(types.ErrSyntax, "subquery must return only one column")
+	}
+	// The subquery's ORDER BY becomes the aggregate's.
+	var order []plan.SortKey
+	switch x := node.(type) {
+	case *plan.Sort:
+		node, order = x.Input, x.Keys
+	case *plan.Project:
+		if s, ok := x.Input.(*plan.Sort); ok {
+			if cr, ok := x.Exprs[col].(*expr.ColumnRef); ok {
+				node, order, col = s.Input, s.Keys, cr.Index
+			}
+		}
+	}
+	elem := node.Schema()[col].Type
+	agg, err := expr.LookupAgg("array_agg", []types.T{elem}, false)
+	if err != nil {
+		return nil, err
+	}
+	out := []plan.Field{{Name: "array", Type: agg.Result}}
+	aggNode := &plan.Agg{Input: node, Aggs: []plan.AggCall{{Agg: agg, Args: []int{col}, Filter: -1, Name: "array", OrderBy: order}}, Out: out}
+	empty := expr.Literal(types.DString(types.EncodeArray(elem, nil)), agg.Result)
+	co, err := expr.Call("coalesce", []expr.Expr{expr.Column(0, agg.Result), empty})
+	if err != nil {
+		return nil, err
+	}
+	var wrapped plan.Node = &plan.Project{Input: aggNode, Exprs: []expr.Expr{co}, Out: out}
+	if hasOuter(wrapped) {
+		e, err := b.correlatedValue(c, wrapped)
+		return c.remember(n, e, err)
+	}
+	b.initPlans = append(b.initPlans, plan.InitPlan{Kind: plan.ScalarSubquery, Plan: wrapped})
+	return &initRef{b: b, i: len(b.initPlans) - 1, typ: agg.Result}, nil
+}
+
 // dryScalarSubquery stands for a scalar subquery in the dry run that
 // registers an aggregation's calls: a NULL of its type. The subquery binds
 // over the aggregation's input (its grouped columns have the same types)

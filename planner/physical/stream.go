@@ -115,7 +115,7 @@ func AppendOnly(n plan.StreamNode) bool {
 		// An inner join over aggregations emitting on window close.
 		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
-		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter:
+		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter, *plan.StreamUnnest:
 		for _, in := range n.Inputs() {
 			if !AppendOnly(in) {
 				return false
@@ -172,6 +172,8 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return p.values(n, n.Rows, n.Out)
 	case *plan.Series:
 		return nil, unsupported("generate_series is not supported in materialized views")
+	case *plan.Unnest:
+		return p.unnest(n)
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:
@@ -979,6 +981,29 @@ func (p *planner) withConstKey(n plan.StreamNode) plan.StreamNode {
 	return p.project(n, exprs, out)
 }
 
+// unnest plans unnest of an input column (FROM t, unnest(t.a), or unnest in
+// the SELECT list) as a StreamUnnest; its position column, hidden unless
+// asked for, makes the stream key unique. unnest of a constant in FROM is
+// refused.
+func (p *planner) unnest(n *plan.Unnest) (plan.StreamNode, error) {
+	if n.Input == nil {
+		return nil, unsupported("unnest of a constant in FROM is not supported in materialized views")
+	}
+	if err := checkExpr(n.Array); err != nil {
+		return nil, err
+	}
+	in, err := p.convert(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(n.Out)
+	if !n.Ordinality {
+		out = append(out, plan.Field{Name: "ordinality", Type: types.TInt64, Hidden: true})
+	}
+	key := append(slices.Clone(in.StreamKey()), len(out)-1)
+	return &plan.StreamUnnest{Input: in, Array: n.Array, Outer: n.Outer, Out: out, Key: key}, nil
+}
+
 // agg plans hash aggregation (hashed by the group) or simple aggregation (one actor).
 func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
 	for i := range n.Aggs {
@@ -989,8 +1014,8 @@ func (p *planner) agg(n *plan.Agg) (plan.StreamNode, error) {
 		if !c.Agg.Distinct || len(c.OrderBy) == 0 || c.Agg.Kind == expr.AggMin || c.Agg.Kind == expr.AggMax {
 			continue
 		}
-		// string_agg(DISTINCT x, ... ORDER BY x) reads its distinct table, in x order.
-		if c.Agg.Kind != expr.AggStringAgg || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
+		// string_agg(DISTINCT x, ... ORDER BY x) and array_agg(DISTINCT x [ORDER BY x]) read their distinct table, in x order.
+		if (c.Agg.Kind != expr.AggStringAgg && c.Agg.Kind != expr.AggArrayAgg) || len(c.OrderBy) != 1 || c.OrderBy[0].Col != c.Args[0] || c.OrderBy[0].Desc {
 			return nil, unsupported("%s with both DISTINCT and ORDER BY (other than ascending by its argument) is not supported in materialized views", c.Agg.Name)
 		}
 	}
@@ -1364,6 +1389,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamFilter:
 		return distOf(n.Input)
+	case *plan.StreamUnnest:
+		return distOf(n.Input) // the input's columns keep their positions
 	case *plan.StreamTemporalFilter:
 		return distOf(n.Input)
 	case *plan.StreamWatermarkFilter:

@@ -53,6 +53,7 @@ func testCatalog(t *testing.T) *catalog.Catalog {
 	if err := c.Add(bids); err != nil {
 		t.Fatal(err)
 	}
+	add("arr", catalog.KindTable, []catalog.Column{{Name: "id", Type: types.TInt32}, {Name: "tags", Type: types.ArrayOf(types.TVarchar)}}, 0)
 	return c
 }
 

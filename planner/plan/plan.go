@@ -68,6 +68,21 @@ type Series struct {
 	Out               []Field
 }
 
+// Unnest is unnest(Array): one row per element (NULLs included), and with
+// Ordinality a bigint column numbering them from 1. Without Input (unnest in
+// FROM over a constant or parameter) Array is evaluated once when execution
+// starts; with Input (FROM t, unnest(t.a), or unnest(t.a) in the SELECT
+// list) it is evaluated per input row and each output row is that row's
+// columns, then the element (and ordinal). Outer keeps an input row whose
+// array is NULL or empty, with a NULL element (LEFT JOIN LATERAL ... ON true).
+type Unnest struct {
+	Input      Node
+	Array      expr.Expr
+	Ordinality bool
+	Outer      bool
+	Out        []Field
+}
+
 // Filter keeps rows where Cond is true.
 type Filter struct {
 	Input Node
@@ -217,6 +232,7 @@ type Window struct {
 func (n *Scan) Schema() []Field     { return n.Out }
 func (n *Values) Schema() []Field   { return n.Out }
 func (n *Series) Schema() []Field   { return n.Out }
+func (n *Unnest) Schema() []Field   { return n.Out }
 func (n *Filter) Schema() []Field   { return n.Input.Schema() }
 func (n *Project) Schema() []Field  { return n.Out }
 func (n *Agg) Schema() []Field      { return n.Out }
@@ -236,9 +252,15 @@ func (n *Join) Schema() []Field {
 }
 
 // Children implementations.
-func (n *Scan) Children() []Node     { return nil }
-func (n *Values) Children() []Node   { return nil }
-func (n *Series) Children() []Node   { return nil }
+func (n *Scan) Children() []Node   { return nil }
+func (n *Values) Children() []Node { return nil }
+func (n *Series) Children() []Node { return nil }
+func (n *Unnest) Children() []Node {
+	if n.Input == nil {
+		return nil
+	}
+	return []Node{n.Input}
+}
 func (n *Filter) Children() []Node   { return []Node{n.Input} }
 func (n *Project) Children() []Node  { return []Node{n.Input} }
 func (n *Agg) Children() []Node      { return []Node{n.Input} }
@@ -263,6 +285,12 @@ func (n *Scan) Describe() string {
 func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", len(n.Rows)) }
 func (n *Series) Describe() string {
 	return fmt.Sprintf("Series %s to %s step %s", n.Start, n.Stop, n.Step)
+}
+func (n *Unnest) Describe() string {
+	if n.Ordinality {
+		return "Unnest " + n.Array.String() + " with ordinality"
+	}
+	return "Unnest " + n.Array.String()
 }
 func (n *Filter) Describe() string { return "Filter " + n.Cond.String() }
 func (n *Project) Describe() string {

@@ -21,8 +21,8 @@ import (
 //     AggInputDistinct "agg distinct": (group, args..., count), keyed by
 //     group and args, counting the rows holding each distinct argument tuple
 //     (for string_agg(DISTINCT ...) it is also the input scanned for the result);
-//     AggInputOrdered "agg ordered input" (string_agg, first_value and
-//     last_value: order-sensitive): (group, per AggOrder key an optional
+//     AggInputOrdered "agg ordered input" (string_agg, first_value,
+//     last_value and array_agg: order-sensitive): (group, per AggOrder key an optional
 //     NULL flag (bool, as in TopNStateRow) then the key, input stream key,
 //     arguments), keyed by all but the arguments, so a group's range is in
 //     the aggregate's order; first_value and last_value read its first row.
@@ -65,7 +65,7 @@ func AggInputOf(c *AggCall) AggInput {
 		return AggInputDistinct
 	}
 	switch {
-	case c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue:
+	case c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue || c.Agg.Kind == expr.AggArrayAgg:
 		return AggInputOrdered
 	case c.Agg.Kind == expr.AggStringAgg && len(c.OrderBy) > 0:
 		return AggInputOrdered
@@ -88,6 +88,7 @@ func AggInputOf(c *AggCall) AggInput {
 //	min, max                      the current extreme (NULL: none)
 //	string_agg                    the current result
 //	first_value, last_value       the current result
+//	array_agg                     the current result
 //
 // n counts the non-NULL inputs. An aggregate streaming does not support
 // (variance and stddev) gives an error.
@@ -114,7 +115,7 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 		return []types.T{a.Result}, nil
 	case expr.AggStringAgg:
 		return []types.T{types.TVarchar}, nil
-	case expr.AggFirstValue, expr.AggLastValue:
+	case expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg:
 		return []types.T{a.Result}, nil
 	}
 	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)

@@ -168,10 +168,66 @@ func decodeBinary(t types.T, raw []byte, idx int) (types.Datum, error) {
 			Days:   int32(binary.BigEndian.Uint32(raw[8:])),
 			Months: int32(binary.BigEndian.Uint32(raw[12:])),
 		}
+	case types.Array:
+		return decodeArray(t, raw, idx)
 	default:
 		return d, types.Errorf(types.ErrUnsupported, "no binary input for type %s", t)
 	}
 	return d, nil
+}
+
+// decodeArray reads PostgreSQL's binary array (see appendArray): one
+// dimension with any lower bound, or none for an empty array; a second
+// dimension is refused (0A000).
+func decodeArray(t types.T, raw []byte, idx int) (types.Datum, error) {
+	if len(raw) < 12 {
+		return types.Datum{}, errBadBinary(idx)
+	}
+	ndim := int32(binary.BigEndian.Uint32(raw))
+	raw = raw[12:] // the flags and element oid are not needed
+	elem := t.ElemType()
+	var vals []types.Datum
+	switch {
+	case ndim == 0:
+	case ndim == 1:
+		if len(raw) < 8 {
+			return types.Datum{}, errBadBinary(idx)
+		}
+		n := int(int32(binary.BigEndian.Uint32(raw)))
+		raw = raw[8:]
+		if n < 0 || n > len(raw)/4 {
+			return types.Datum{}, errBadBinary(idx)
+		}
+		vals = make([]types.Datum, 0, n)
+		for k := 0; k < n; k++ {
+			if len(raw) < 4 {
+				return types.Datum{}, errBadBinary(idx)
+			}
+			l := int32(binary.BigEndian.Uint32(raw))
+			raw = raw[4:]
+			if l < 0 {
+				vals = append(vals, types.NullDatum)
+				continue
+			}
+			if int(l) > len(raw) {
+				return types.Datum{}, errBadBinary(idx)
+			}
+			d, err := decodeBinary(elem, raw[:l], idx)
+			if err != nil {
+				return types.Datum{}, err
+			}
+			vals = append(vals, d)
+			raw = raw[l:]
+		}
+	case ndim > 1:
+		return types.Datum{}, types.Errorf(types.ErrUnsupported, "multidimensional arrays are not supported")
+	default:
+		return types.Datum{}, errBadBinary(idx)
+	}
+	if len(raw) != 0 {
+		return types.Datum{}, errBadBinary(idx)
+	}
+	return types.DString(types.EncodeArray(elem, vals)), nil
 }
 
 // decodeNumeric reads PostgreSQL's binary numeric into out, keeping its display

@@ -141,8 +141,55 @@ func (e *rowEncoder) appendBinary(buf []byte, t types.T, v *types.Vector, i int)
 		buf = binary.BigEndian.AppendUint64(buf, uint64(iv.Micros))
 		buf = binary.BigEndian.AppendUint32(buf, uint32(iv.Days))
 		return binary.BigEndian.AppendUint32(buf, uint32(iv.Months)), nil
+	case types.Array:
+		return e.appendArray(buf, t, v.Str[i])
 	}
 	return buf, types.Errorf(types.ErrUnsupported, "no binary output for type %s", t)
+}
+
+// appendArray appends PostgreSQL's binary array: dimensions (0 when
+// empty, else 1), a has-NULLs flag, the element oid, the length and lower
+// bound (1) of the dimension, then each element as a length (-1: NULL) and
+// its binary form.
+func (e *rowEncoder) appendArray(buf []byte, t types.T, s string) ([]byte, error) {
+	elem := t.ElemType()
+	vals, err := types.DecodeArray(elem, s)
+	if err != nil {
+		return buf, err
+	}
+	hasNull := uint32(0)
+	for i := range vals {
+		if vals[i].Null {
+			hasNull = 1
+		}
+	}
+	ndim := uint32(1)
+	if len(vals) == 0 {
+		ndim = 0
+	}
+	buf = binary.BigEndian.AppendUint32(buf, ndim)
+	buf = binary.BigEndian.AppendUint32(buf, hasNull)
+	buf = binary.BigEndian.AppendUint32(buf, elem.OID())
+	if ndim == 1 {
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(vals)))
+		buf = binary.BigEndian.AppendUint32(buf, 1)
+	}
+	one := types.NewVector(elem, 1)
+	for i := range vals {
+		if vals[i].Null {
+			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
+			continue
+		}
+		one.Reset()
+		one.Append(&vals[i])
+		lenAt := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		if buf, err = e.appendBinary(buf, elem, one, 0); err != nil {
+			return buf, err
+		}
+		binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
+	}
+	return buf, nil
 }
 
 // dateToPG converts days since 1970 to PostgreSQL's days since 2000 (infinities kept).

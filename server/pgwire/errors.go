@@ -81,6 +81,8 @@ var sqlStates = []struct {
 	{types.ErrSerialization, "40001"},
 	{types.ErrGeneratedAlways, "428C9"},
 	{types.ErrSequenceLimit, "2200H"},
+	{types.ErrIndeterminateDatatype, "42P18"},
+	{types.ErrArraySubscript, "2202E"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

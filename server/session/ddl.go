@@ -61,6 +61,9 @@ func columnOf(cd *parser.ColumnDef, table string) (catalog.Column, error) {
 		return catalog.Column{}, types.Errorf(types.ErrInvalidName, "column name \"%s\" is reserved", cd.Name)
 	}
 	t, err := types.FromName(cd.Type.Name, cd.Type.Args)
+	if err == nil && cd.Type.Array {
+		t = types.ArrayOf(t)
+	}
 	if err != nil {
 		return catalog.Column{}, err
 	}

@@ -29,6 +29,7 @@ const (
 	AggStddevSamp
 	AggFirstValue
 	AggLastValue
+	AggArrayAgg
 )
 
 // Agg is a resolved aggregate call: its kind, argument and result types.
@@ -120,6 +121,14 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 		}
 		a.Kind, a.Result = AggStringAgg, tS
 		a.Args = []types.T{tS, tS}
+	case "array_agg":
+		if !one {
+			return fail()
+		}
+		if t.ID == types.Array {
+			return nil, types.Errorf(types.ErrUnsupported, "array_agg over arrays (a multidimensional result) is not supported")
+		}
+		a.Kind, a.Result = AggArrayAgg, types.ArrayOf(t)
 	case "first_value", "last_value":
 		// RisingWave's ordered-set aggregates: the value of the first (last)
 		// row in the call's ORDER BY order, NULLs included.
@@ -164,6 +173,8 @@ func (a *Agg) NewState() AggState {
 		s = &stringAggState{}
 	case AggFirstValue, AggLastValue:
 		s = &firstLastState{t: a.Args[0], last: a.Kind == AggLastValue}
+	case AggArrayAgg:
+		s = &arrayAggState{firstLastState{t: a.Args[0]}}
 	default:
 		s = &varState{in: a.Args[0], out: a.Result, kind: a.Kind}
 	}
@@ -509,6 +520,17 @@ func (s *firstLastState) Result() types.Datum {
 	return s.vals[0]
 }
 
+// arrayAggState keeps its inputs in arrival order, NULLs included, and
+// returns them as an array (NULL when there are none).
+type arrayAggState struct{ firstLastState }
+
+func (s *arrayAggState) Result() types.Datum {
+	if len(s.vals) == 0 {
+		return types.NullDatum
+	}
+	return arrayDatum(s.t, s.vals)
+}
+
 // varState computes variance and standard deviation from n, Σx and Σx²,
 // exactly (decimal) for integer and numeric input, in float64 for floats.
 type varState struct {
@@ -619,16 +641,35 @@ func (s *distinctState) key(args []types.Datum) string {
 		if i < len(s.ts) {
 			t = s.ts[i]
 		}
-		if t.ID == types.Numeric {
-			var r apd.Decimal
-			r.Reduce(&args[i].Dec)
-			s.buf = append(s.buf, r.Text('e')...)
-		} else {
-			s.buf = types.AppendText(s.buf, t, &args[i])
-		}
+		s.buf = appendDistinctKey(s.buf, t, &args[i])
 		s.buf = append(s.buf, 0xff)
 	}
 	return string(s.buf)
+}
+
+// appendDistinctKey appends a form of d that equal values share: numerics
+// reduced (1.0 = 1.00), arrays element by element.
+func appendDistinctKey(buf []byte, t types.T, d *types.Datum) []byte {
+	switch t.ID {
+	case types.Numeric:
+		var r apd.Decimal
+		r.Reduce(&d.Dec)
+		return append(buf, r.Text('e')...)
+	case types.Array:
+		elem := t.ElemType()
+		_ = types.ForEachElem(elem, d.S, func(e *types.Datum) bool {
+			if e.Null {
+				buf = append(buf, 0)
+				return true
+			}
+			buf = append(buf, 1)
+			buf = appendDistinctKey(buf, elem, e)
+			buf = append(buf, 0xfe)
+			return true
+		})
+		return buf
+	}
+	return types.AppendText(buf, t, d)
 }
 
 func (s *distinctState) Add(args []types.Datum) error {

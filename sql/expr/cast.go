@@ -92,6 +92,9 @@ func castExpr(e Expr, to types.T, mode castMode) (Expr, error) {
 		return e, nil
 	}
 	class := castClass(from.ID, to.ID)
+	if from.ID == types.Array && to.ID == types.Array {
+		class = castClass(from.Elem, to.Elem)
+	}
 	if class == 0 || class > mode {
 		if mode == castExplicit {
 			return nil, types.Errorf(types.ErrCannotCoerce, "cannot cast type %s to %s", from.Base(), to)
@@ -172,6 +175,9 @@ func castFunc(from, to types.T, explicit bool) castFn {
 	if from.ID == types.Unknown {
 		return func(_ *Ctx, d *types.Datum) (types.Datum, error) { return types.ParseText(to, d.S) }
 	}
+	if from.ID == types.Array && to.ID == types.Array {
+		return arrayCast(from, to, explicit)
+	}
 	if from.ID == to.ID {
 		switch to.ID {
 		case types.Varchar:
@@ -240,6 +246,31 @@ func castFunc(from, to types.T, explicit bool) castFn {
 	}
 	return func(_ *Ctx, d *types.Datum) (types.Datum, error) {
 		return types.NullDatum, types.Errorf(types.ErrDatatypeMismatch, "cannot cast type %s to %s", from, to)
+	}
+}
+
+// arrayCast converts an array element by element (nil when no element
+// changes).
+func arrayCast(from, to types.T, explicit bool) castFn {
+	fe, te := from.ElemType(), to.ElemType()
+	fn := castFunc(fe, te, explicit)
+	if fn == nil {
+		return nil
+	}
+	return func(ctx *Ctx, d *types.Datum) (types.Datum, error) {
+		vals, err := types.DecodeArray(fe, d.S)
+		if err != nil {
+			return types.NullDatum, err
+		}
+		for i := range vals {
+			if vals[i].Null {
+				continue
+			}
+			if vals[i], err = fn(ctx, &vals[i]); err != nil {
+				return types.NullDatum, err
+			}
+		}
+		return types.DString(types.EncodeArray(te, vals)), nil
 	}
 }
 

@@ -57,7 +57,19 @@ func display(name string, as []string) string {
 	if sym, ok := infixOps[name]; ok && len(as) == 2 {
 		return "(" + as[0] + " " + sym + " " + as[1] + ")"
 	}
+	if q, ok := strings.CutSuffix(name, " ANY"); ok && len(as) == 2 {
+		return "(" + as[0] + " " + q + " ANY (" + as[1] + "))"
+	}
+	if q, ok := strings.CutSuffix(name, " ALL"); ok && len(as) == 2 {
+		return "(" + as[0] + " " + q + " ALL (" + as[1] + "))"
+	}
 	switch name {
+	case "pg__array":
+		return "ARRAY[" + strings.Join(as, ", ") + "]"
+	case "pg__subscript":
+		return as[0] + "[" + as[1] + "]"
+	case "pg__slice":
+		return as[0] + "[" + as[1] + ":" + as[2] + "]"
 	case "neg":
 		return "(-" + as[0] + ")"
 	case "not":
@@ -290,7 +302,7 @@ func (o *overload) param(i int) types.T {
 // coerce implicitly casts e to p's family (keeping e's modifiers when the
 // family already matches).
 func coerce(e Expr, p types.T) (Expr, error) {
-	if e.Type().ID == p.ID {
+	if e.Type().ID == p.ID && e.Type().Elem == p.Elem {
 		return e, nil
 	}
 	return castExpr(e, p, castImplicit)
@@ -483,6 +495,14 @@ func CommonType(ts []types.T) (types.T, error) {
 		}
 		if !found {
 			res, found = t, true
+			continue
+		}
+		if t.ID == res.ID && t.ID == types.Array && t.Elem != res.Elem {
+			e, err := CommonType([]types.T{res.ElemType(), t.ElemType()})
+			if err != nil {
+				return types.TUnknown, types.Errorf(types.ErrDatatypeMismatch, "types %s and %s cannot be matched", res.Base(), t.Base())
+			}
+			res, sameMods = types.ArrayOf(e), false
 			continue
 		}
 		if t.ID == res.ID {

@@ -589,21 +589,16 @@ func compareVec(t types.T, tbl [3]bool, notDistinct bool) vecFn {
 				out.I64 = append(out.I64, ti[cmp.Compare(ai[a.idx(i)], bi[b.idx(i)])+1])
 			}
 		case types.PhysStr:
+			if t.ID == types.Array {
+				compareRows(t, ti, a, b, n, out)
+				break
+			}
 			as, bs := a.v.Str, b.v.Str
 			for i := 0; i < n; i++ {
 				out.I64 = append(out.I64, ti[cmp.Compare(as[a.idx(i)], bs[b.idx(i)])+1])
 			}
 		default:
-			var x, y types.Datum
-			for i := 0; i < n; i++ {
-				a.v.GetInto(a.idx(i), &x)
-				b.v.GetInto(b.idx(i), &y)
-				c := 0
-				if !x.Null && !y.Null {
-					c = types.CompareNonNull(t, &x, &y)
-				}
-				out.I64 = append(out.I64, ti[c+1])
-			}
+			compareRows(t, ti, a, b, n, out)
 		}
 		for i := 0; i < n; i++ {
 			na, nb := an[a.idx(i)], bn[b.idx(i)]
@@ -808,4 +803,19 @@ func gcd(a, b int64) int64 {
 		return -a
 	}
 	return a
+}
+
+// compareRows appends tbl's verdict on each row pair of a and b through
+// types.CompareNonNull (NULL rows get a placeholder the caller overwrites).
+func compareRows(t types.T, ti [3]int64, a, b *vecArg, n int, out *types.Vector) {
+	var x, y types.Datum
+	for i := 0; i < n; i++ {
+		a.v.GetInto(a.idx(i), &x)
+		b.v.GetInto(b.idx(i), &y)
+		c := 0
+		if !x.Null && !y.Null {
+			c = types.CompareNonNull(t, &x, &y)
+		}
+		out.I64 = append(out.I64, ti[c+1])
+	}
 }

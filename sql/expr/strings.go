@@ -538,6 +538,9 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 		return nil, noFunction(name, exprTypes(args))
 	}
 	t0, t1 := args[0].Type().ID, args[1].Type().ID
+	if t0 == types.Array || t1 == types.Array {
+		return resolveArrayConcat(name, args)
+	}
 	if t0 == types.Jsonb && t1 == types.Jsonb {
 		return bind(name, jsonbConcat, args)
 	}

@@ -77,23 +77,27 @@ func (k ObjectKind) String() string {
 type TypeName struct {
 	Name string
 	Args []int
+	// Array is set for an array of the named type (integer[], int ARRAY).
+	Array bool
 }
 
-// String prints the type back, e.g. numeric(10,2), varchar(20), text.
+// String prints the type back, e.g. numeric(10,2), varchar(20), text, integer[].
 func (t TypeName) String() string {
-	if len(t.Args) == 0 {
-		return t.Name
-	}
 	var b strings.Builder
 	b.WriteString(t.Name)
-	b.WriteByte('(')
-	for i, a := range t.Args {
-		if i > 0 {
-			b.WriteByte(',')
+	if len(t.Args) > 0 {
+		b.WriteByte('(')
+		for i, a := range t.Args {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(a))
 		}
-		b.WriteString(strconv.Itoa(a))
+		b.WriteByte(')')
 	}
-	b.WriteByte(')')
+	if t.Array {
+		b.WriteString("[]")
+	}
 	return b.String()
 }
 
@@ -118,6 +122,7 @@ type TableFunc struct {
 	Name          string // lower case, without a pg_catalog. qualifier
 	Args          []ast.ExprNode
 	ColumnAliases []string // from "AS g(a, b)"; nil when not given
+	Ordinality    bool     // WITH ORDINALITY: a bigint row number column follows
 }
 
 // Query is a SELECT, set operation, VALUES, TABLE t, INSERT, UPDATE or DELETE,

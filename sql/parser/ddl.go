@@ -735,7 +735,7 @@ func (p *ddlParser) columnDef() (*ColumnDef, error) {
 	}
 	col.Type = t
 	p.i = next
-	if i, ok := serialTypes[t.Name]; ok && len(t.Args) == 0 {
+	if i, ok := serialTypes[t.Name]; ok && len(t.Args) == 0 && !t.Array {
 		col.Serial = true
 		col.Type = TypeName{Name: i}
 		col.NotNull = true

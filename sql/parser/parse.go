@@ -174,7 +174,7 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 	if len(c.funcs) > 0 {
 		q.TableFuncs = make(map[string]*TableFunc, len(c.funcs))
 		for _, pf := range c.funcs {
-			tf := &TableFunc{Name: pf.name, ColumnAliases: pf.aliases}
+			tf := &TableFunc{Name: pf.name, ColumnAliases: pf.aliases, Ordinality: pf.ordinality}
 			if len(pf.args) > 0 {
 				fields, err := parseSelectList(src, joinCommas(pf.args, pf.args[0][0].tok))
 				if err != nil {

@@ -22,6 +22,7 @@ type pendingFunc struct {
 	name        string
 	args        [][]*node
 	aliases     []string
+	ordinality  bool // WITH ORDINALITY
 }
 
 // rule is one named rewrite over a node list. The driver applies each rule to
@@ -40,9 +41,12 @@ var rules = []rule{
 	{"castCalls", castCalls},
 	{"operatorKeyword", operatorKeyword},
 	{"castOperators", castOperators},
+	{"arrayConstructors", arrayConstructors},
+	{"subscripts", subscripts},
 	{"powerOperator", powerOperator},
 	{"xorOperator", xorOperator},
 	{"pgOperators", pgOperators},
+	{"quantifiedArrays", quantifiedArrays},
 	{"atTimeZone", atTimeZone},
 	{"extractField", extractField},
 	{"dropCollate", dropCollate},

@@ -2,7 +2,7 @@ package parser
 
 import "strings"
 
-// rejectUnsupported reports forms we recognise but do not support: arrays,
+// rejectUnsupported reports forms we recognise but do not support:
 // SELECT ... FOR UPDATE and UPDATE ... FROM.
 func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 	sawSet := false
@@ -14,13 +14,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil
 		}
 		switch {
-		case n.group && n.tok.val == "[":
-			return nil, c.unsupported(n.tok, "arrays are not supported")
-		case n.kw("array") && next(1) != nil && next(1).group:
-			return nil, c.unsupported(n.tok, "arrays are not supported")
-		case n.kwIn("any", "some", "all") && next(1) != nil && next(1).isParen() && i > 0 && binaryPrec(seq[i-1]) == precCompare &&
-			!(len(next(1).kids) > 0 && next(1).kids[0].kwIn("select", "with", "values", "table")):
-			return nil, c.unsupported(n.tok, "arrays are not supported")
 		case n.kw("for") && next(1) != nil && next(1).kwIn("update", "share", "no", "key"):
 			return nil, c.unsupported(n.tok, "SELECT ... FOR UPDATE is not supported")
 		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
@@ -29,8 +22,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 			sawSet = false
 		case n.kw("from") && sawSet && !(i > 0 && seq[i-1].kw("distinct")):
 			return nil, c.unsupported(n.tok, "UPDATE ... FROM is not supported")
-		case n.kw("with") && next(1) != nil && next(1).kw("ordinality"):
-			return nil, c.unsupported(n.tok, "WITH ORDINALITY is not supported")
 		}
 	}
 	return seq, nil
@@ -397,15 +388,22 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // firstLastValue turns the aggregates first_value(a [ORDER BY ...]) and
-// last_value(...) (RisingWave's; without OVER) into
+// last_value(...) (RisingWave's; without OVER), and array_agg(a ORDER BY
+// ...) and array_agg(DISTINCT a), into
 // GROUP_CONCAT(pg__first_value(a) [ORDER BY ...] SEPARATOR ""), the one
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
-		if !seq[i].kwIn("first_value", "last_value") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+		if !seq[i].kwIn("first_value", "last_value", "array_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
 		if i+2 < len(seq) && seq[i+2].kw("over") {
+			if seq[i].kw("array_agg") && len(seq[i+1].kids) > 0 && !seq[i+1].kids[0].kw("distinct") {
+				// array_agg(x) OVER (...): max(pg__array_agg(x)) OVER (...), which TiDB parses.
+				at := seq[i].tok
+				seq[i+1].kids = callNode("pg__array_agg", seq[i+1].kids[0].tok, false, clone(seq[i+1].kids))
+				seq[i] = rawNode("MAX", at, at.sp)
+			}
 			continue // the window function
 		}
 		g := seq[i+1]
@@ -418,7 +416,7 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 				break
 			}
 		}
-		if len(body) == 0 {
+		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 && !body[0].kw("distinct") {
 			continue
 		}
 		at := seq[i].tok

@@ -118,7 +118,8 @@ func aliasColumns(c *rewriteCtx, seq []*node) ([]*node, error) {
 // otherOperators maps PostgreSQL operators of the "any other operator" level
 // to calls: TiDB gives || the wrong precedence ('a' || 1 + 2 must concatenate
 // 3) and takes -> only after a column name.
-var otherOperators = map[string]string{"||": "pg__concat_op", "->": "jsonb_get", "->>": "jsonb_get_text"}
+var otherOperators = map[string]string{"||": "pg__concat_op", "->": "jsonb_get", "->>": "jsonb_get_text",
+	"@>": "pg__contains", "<@": "pg__contained", "&&": "pg__overlap"}
 
 // pgOperators rewrites a || b, a -> b and a ->> b (left-associative, binding
 // looser than + and tighter than comparisons) into function calls.

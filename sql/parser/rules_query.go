@@ -380,6 +380,10 @@ func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
 		c.funcs = append(c.funcs, pf)
 		repl := []*node{rawNode(pf.placeholder, n.tok, n.tok.sp)}
 		k := j + 2
+		if k+1 < len(seq) && seq[k].kw("with") && seq[k+1].kw("ordinality") {
+			pf.ordinality = true
+			seq = splice(seq, k, k+2)
+		}
 		hasAs := k < len(seq) && seq[k].kw("as")
 		if hasAs {
 			k++

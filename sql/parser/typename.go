@@ -128,7 +128,8 @@ func parseTypeName(src string, seq []*node, i int) (t TypeName, next int, err er
 	return finishType(src, seq, i, t)
 }
 
-// finishType reads optional (args) and rejects array suffixes.
+// finishType reads optional (args) and an array suffix: [], [n] or ARRAY
+// [ '[' n ']' ]; a second dimension is refused (0A000).
 func finishType(src string, seq []*node, i int, t TypeName) (TypeName, int, error) {
 	if i < len(seq) && seq[i].isParen() && t.Args == nil {
 		args, err := typeArgs(src, seq[i])
@@ -146,11 +147,33 @@ func finishType(src string, seq []*node, i int, t TypeName) (TypeName, int, erro
 			i += 3
 		}
 	}
-	if i < len(seq) && (seq[i].group && seq[i].tok.val == "[" || seq[i].kw("array")) {
-		return t, i, types.ErrorAt(types.ErrUnsupported, charPos(src, seq[i].tok.pos), "arrays are not supported")
+	dims := 0
+	for i < len(seq) {
+		switch {
+		case isBracket(seq[i]) && (len(seq[i].kids) == 0 || len(seq[i].kids) == 1 && seq[i].kids[0].tok.kind == tkNumber && !seq[i].kids[0].group):
+			i++
+		case seq[i].kw("array"):
+			i++
+			if i < len(seq) && isBracket(seq[i]) && len(seq[i].kids) == 1 && seq[i].kids[0].tok.kind == tkNumber && !seq[i].kids[0].group {
+				i++
+			}
+		default:
+			if dims > 1 {
+				return t, i, types.ErrorAt(types.ErrUnsupported, charPos(src, seq[i-1].tok.pos), "multidimensional arrays are not supported")
+			}
+			t.Array = dims == 1
+			return t, i, nil
+		}
+		dims++
 	}
+	if dims > 1 {
+		return t, i, types.ErrorAt(types.ErrUnsupported, charPos(src, seq[i-1].tok.pos), "multidimensional arrays are not supported")
+	}
+	t.Array = dims == 1
 	return t, i, nil
 }
+
+func isBracket(n *node) bool { return n.group && n.tok.val == "[" }
 
 func typeArgs(src string, g *node) ([]int, error) {
 	var args []int

@@ -86,6 +86,9 @@ func CompareNonNull(t T, a, b *Datum) int {
 	case PhysF64:
 		return compareFloat(a.F, b.F)
 	case PhysStr:
+		if t.ID == Array {
+			return compareArrays(t, a.S, b.S)
+		}
 		if t.ID == Varchar || t.ID == Unknown {
 			return cmp.Compare(a.S, b.S)
 		}
@@ -107,6 +110,9 @@ func CompareAt(a *Vector, i int, b *Vector, j int) int {
 	case PhysF64:
 		return compareFloat(a.F64[i], b.F64[j])
 	case PhysStr:
+		if a.Type.ID == Array {
+			return compareArrays(a.Type, a.Str[i], b.Str[j])
+		}
 		if a.Type.ID == Bytea || a.Type.ID == Jsonb {
 			return bytes.Compare([]byte(a.Str[i]), []byte(b.Str[j]))
 		}
@@ -193,6 +199,10 @@ func HashInto(h *xxhash.Digest, t T, v *Datum) {
 		h.Write(buf[:])
 	case PhysStr:
 		h.Write(buf[:1])
+		if t.ID == Array {
+			hashArray(h, t, v.S)
+			return
+		}
 		h.WriteString(v.S)
 	case PhysDec:
 		h.Write(buf[:1])

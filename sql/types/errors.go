@@ -69,6 +69,8 @@ var (
 	ErrTooManyColumns         = errors.New("too many columns")                 // 54011
 	ErrInsufficientPrivilege  = errors.New("insufficient privilege")           // 42501
 	ErrSequenceLimit          = errors.New("sequence limit exceeded")          // 2200H
+	ErrIndeterminateDatatype  = errors.New("indeterminate datatype")           // 42P18
+	ErrArraySubscript         = errors.New("array subscript error")            // 2202E
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive

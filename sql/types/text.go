@@ -46,6 +46,8 @@ func AppendText(buf []byte, t T, d *Datum) []byte {
 		return buf
 	case Uuid:
 		return AppendUUID(buf, d.S)
+	case Array:
+		return appendArrayText(buf, t, d.S)
 	case Date:
 		return AppendDate(buf, d.I)
 	case Time:
@@ -294,6 +296,8 @@ func ParseText(t T, s string) (Datum, error) {
 		d.S, err = NormalizeJSON(s)
 	case Uuid:
 		d.S, err = ParseUUID(s)
+	case Array:
+		return ParseArrayText(t, s)
 	default:
 		err = Errorf(ErrUnsupported, "cannot parse a value of type %s", t)
 	}

@@ -28,7 +28,8 @@ const (
 	Timestamptz
 	Interval
 	Jsonb
-	Uuid // 16 raw bytes in PhysStr, ordered bytewise as PostgreSQL does
+	Uuid  // 16 raw bytes in PhysStr, ordered bytewise as PostgreSQL does
+	Array // one-dimensional array of T.Elem, encoded in PhysStr (array.go)
 	numIDs
 )
 
@@ -39,7 +40,7 @@ type Physical uint8
 const (
 	PhysI64 Physical = iota // Bool (0/1), ints, Date (days since 1970-01-01), Time (µs since midnight), Timestamp(tz) (µs since 1970-01-01 UTC)
 	PhysF64                 // Float32, Float64
-	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text), Uuid (16 raw bytes)
+	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text), Uuid (16 raw bytes), Array (EncodeArray)
 	PhysDec                 // Numeric
 	PhysIv                  // Interval
 )
@@ -48,9 +49,12 @@ const (
 type T struct {
 	ID ID
 	// Width is varchar's maximum length in characters, or numeric's precision; 0 = unconstrained.
+	// An array type's Width and Scale are its element's.
 	Width int32
 	// Scale is numeric's scale (meaningful when Width > 0).
 	Scale int32
+	// Elem is an array type's element family (ID == Array); Unknown otherwise.
+	Elem ID `json:",omitempty"`
 }
 
 // Convenience values for unmodified types.
@@ -79,7 +83,7 @@ func (t T) Physical() Physical {
 	switch t.ID {
 	case Float32, Float64:
 		return PhysF64
-	case Varchar, Bytea, Jsonb, Uuid, Unknown:
+	case Varchar, Bytea, Jsonb, Uuid, Array, Unknown:
 		return PhysStr
 	case Numeric:
 		return PhysDec
@@ -114,8 +118,8 @@ func (t T) IsTemporal() bool {
 	return false
 }
 
-// Base returns t without modifiers.
-func (t T) Base() T { return T{ID: t.ID} }
+// Base returns t without modifiers (an array keeps its element family).
+func (t T) Base() T { return T{ID: t.ID, Elem: t.Elem} }
 
 // Equal reports whether two types are the same, modifiers included.
 func (t T) Equal(o T) bool { return t == o }
@@ -182,6 +186,8 @@ func (t T) OID() uint32 {
 		return OIDJsonb
 	case Uuid:
 		return OIDUuid
+	case Array:
+		return ArrayOID(t.ElemType().OID())
 	default:
 		return OIDText
 	}
@@ -189,6 +195,9 @@ func (t T) OID() uint32 {
 
 // Typmod returns PostgreSQL's atttypmod for t (-1 when unconstrained).
 func (t T) Typmod() int32 {
+	if t.ID == Array {
+		return t.ElemType().Typmod()
+	}
 	switch {
 	case t.ID == Varchar && t.Width > 0:
 		return t.Width + 4
@@ -253,12 +262,19 @@ func FromOID(oid uint32) (T, bool) {
 	case 0, OIDUnknown:
 		return TUnknown, true
 	}
+	if e := ElemOID(oid); e != 0 {
+		if et, ok := FromOID(e); ok {
+			return ArrayOf(et), true
+		}
+	}
 	return TUnknown, false
 }
 
 // String returns PostgreSQL's format_type spelling, e.g. "character varying(20)".
 func (t T) String() string {
 	switch t.ID {
+	case Array:
+		return t.ElemType().String() + "[]"
 	case Varchar:
 		if t.Width > 0 {
 			return fmt.Sprintf("character varying(%d)", t.Width)
@@ -276,6 +292,8 @@ func (t T) String() string {
 // SQLName returns the short name RisingWave/psql users type, e.g. "varchar", "integer".
 func (t T) SQLName() string {
 	switch t.ID {
+	case Array:
+		return t.ElemType().SQLName() + "[]"
 	case Varchar:
 		return "varchar"
 	case Timestamp:
@@ -293,7 +311,7 @@ var idNames = [numIDs]string{
 	Float32: "real", Float64: "double precision", Numeric: "numeric", Varchar: "character varying",
 	Bytea: "bytea", Date: "date", Time: "time without time zone", Timestamp: "timestamp without time zone",
 	Timestamptz: "timestamp with time zone", Interval: "interval", Jsonb: "jsonb",
-	Uuid: "uuid",
+	Uuid: "uuid", Array: "array",
 }
 
 func (id ID) String() string {
@@ -307,6 +325,25 @@ func (id ID) String() string {
 // optional modifiers given separately) to a type.
 func FromName(name string, args []int) (T, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
+	if base, ok := strings.CutSuffix(n, "[]"); ok {
+		if strings.HasSuffix(base, "[]") {
+			return TUnknown, Errorf(ErrUnsupported, "multidimensional arrays are not supported")
+		}
+		elem, err := FromName(base, args)
+		if err != nil {
+			return TUnknown, err
+		}
+		if elem.ID == Unknown || elem.ID == Array {
+			return TUnknown, Errorf(ErrUndefinedObject, "type %q does not exist", name)
+		}
+		return ArrayOf(elem), nil
+	}
+	if base, ok := strings.CutPrefix(n, "_"); ok && base != "" {
+		// PostgreSQL's internal array type names (_int4, _text), as pg_type lists them.
+		if elem, err := FromName(base, nil); err == nil && elem.ID != Array && len(args) == 0 {
+			return ArrayOf(elem), nil
+		}
+	}
 	n = strings.TrimPrefix(n, "pg_catalog.")
 	var t T
 	switch n {

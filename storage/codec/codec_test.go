@@ -19,6 +19,8 @@ var allTypes = []types.T{
 	types.TBool, types.TInt16, types.TInt32, types.TInt64, types.TFloat32, types.TFloat64,
 	types.TNumeric, types.TVarchar, types.TBytea, types.TDate, types.TTime, types.TTimestamp,
 	types.TTimestamptz, types.TInterval, types.TJsonb, types.TUuid,
+	types.ArrayOf(types.TInt32), types.ArrayOf(types.TNumeric), types.ArrayOf(types.TVarchar),
+	types.ArrayOf(types.TFloat64), types.ArrayOf(types.TInterval),
 }
 
 func newRand(t *testing.T) (*rand.Rand, uint64) {
@@ -105,6 +107,17 @@ func randDatum(rng *rand.Rand, t types.T) types.Datum {
 			b[0] = 0x80 // keys must order unsigned: 80... after 7f...
 		}
 		d.S = string(b[:])
+	case types.Array:
+		// Short arrays of few distinct values, so prefixes, equal elements
+		// (1.0 and 1.00) and NULL elements meet.
+		vals := make([]types.Datum, rng.IntN(4))
+		for i := range vals {
+			vals[i] = randDatum(rng, t.ElemType())
+			if t.Elem == types.Int32 {
+				vals[i].I %= 3
+			}
+		}
+		d.S = types.EncodeArray(t.ElemType(), vals)
 	case types.Interval:
 		d.Iv = types.IntervalValue{
 			Months: int32(rng.IntN(5) - 2), Days: int32(rng.IntN(61) - 30),

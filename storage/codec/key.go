@@ -80,6 +80,9 @@ func encodeKeyAsc(buf []byte, t types.T, d *types.Datum) []byte {
 	case types.PhysF64:
 		return binary.BigEndian.AppendUint64(buf, floatKey(d.F))
 	case types.PhysStr:
+		if t.ID == types.Array {
+			return appendArrayKey(buf, t, d.S)
+		}
 		return appendEscaped(buf, d.S)
 	case types.PhysDec:
 		return appendDecimalKey(buf, &d.Dec)
@@ -89,6 +92,21 @@ func encodeKeyAsc(buf []byte, t types.T, d *types.Datum) []byte {
 		return binary.BigEndian.AppendUint64(buf, lo)
 	}
 	return buf
+}
+
+// appendArrayKey writes an array as its elements' keys (each with its
+// value or NULL marker) and the terminator 0x00, which sorts a prefix first:
+// the order and equality of types.Compare (1.0 and 1.00 elements encode alike).
+func appendArrayKey(buf []byte, t types.T, s string) []byte {
+	elem := t.ElemType()
+	vals, err := types.DecodeArray(elem, s)
+	if err != nil {
+		return appendEscaped(buf, s)
+	}
+	for i := range vals {
+		buf = encodeKeyAsc(buf, elem, &vals[i])
+	}
+	return append(buf, 0x00)
 }
 
 // floatKey maps a float to a uint64 with the same order: -0 and +0 equal, every NaN equal and above
