@@ -127,6 +127,14 @@ func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 					}
 				}
 			}
+			if j < len(seq) && seq[j].kwIn("preceding", "following") {
+				// A window frame offset: TiDB's grammar takes only INTERVAL
+				// expr unit there. The whole text goes in the literal and the
+				// binder reads it as PostgreSQL's interval, not the unit.
+				seq = splice(seq, i, j, n, strNode(val, seq[i+1].tok), rawNode("MICROSECOND", n.tok, true))
+				i += 2
+				continue
+			}
 			call := callNode("pg__interval", n.tok, n.tok.sp, one(strNode(val, seq[i+1].tok)))
 			seq = splice(seq, i, j, call...)
 			i++
