@@ -1111,12 +1111,11 @@ func constInt(e expr.Expr, what string) (int64, bool, error) {
 }
 
 // window plans a ranking window limited by a parent filter as a group top-N
-// with a rank column; any other window function is refused.
+// with a rank column; any other window as over-window operators.
 func (p *planner) window(n *plan.Window) (plan.StreamNode, error) {
 	limit, ok := p.ranks[n]
 	if !ok {
-		return nil, unsupported("window functions in materialized views are only supported as a top-N filter: " +
-			"row_number(), rank() or dense_rank() OVER (PARTITION BY .. ORDER BY ..) in a subquery filtered by rn <= N")
+		return p.overWindow(n)
 	}
 	f := n.Funcs[0]
 	in, err := p.convert(n.Input)
@@ -1354,6 +1353,11 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return plan.DistHash, span(nil, 0, len(n.GroupBy)), true
 	case *plan.StreamTopN:
 		if len(n.GroupBy) == 0 {
+			return plan.DistSingle, nil, true
+		}
+		return distOf(n.Input)
+	case *plan.StreamOverWindow:
+		if len(n.PartitionBy()) == 0 {
 			return plan.DistSingle, nil, true
 		}
 		return distOf(n.Input)

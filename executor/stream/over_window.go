@@ -1,0 +1,478 @@
+package stream
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tributary/tributary/executor/window"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// OverWindow maintains window functions sharing one PARTITION BY and ORDER
+// BY (RisingWave's general over window). Every input row is kept in one state
+// table keyed by (partition, order key, stream key), distributed by the
+// partition columns, so a partition is one range scan of one vnode. A chunk's
+// rows change their partitions' rows in memory and in the state table; at the
+// barrier each changed partition's window outputs are computed before and
+// after the epoch and the rows whose outputs (or values) changed are emitted:
+// Deletes first, across all partitions (a row moving between partitions leaves
+// before it enters), then Inserts and update pairs. Partitions stay cached
+// between epochs up to CacheRows rows, least recently used evicted first.
+// Watermarks are dropped: a change can alter any row of its partition.
+type OverWindow struct {
+	cfg overWindowConfig
+	in  Executor
+
+	table *state.Table
+	fns   []*window.Func
+	parts map[string]*owPartition
+	dirty []*owPartition
+	// cached counts the rows held in parts; tick orders partitions by use.
+	cached     int
+	tick       uint64
+	cacheStats *OpStats
+
+	queue []Message
+	qhead int
+	out   *types.Chunk
+	later []owChange
+	done  bool
+
+	// Scratch.
+	row    []types.Datum
+	key    []byte
+	outRow []types.Datum
+	datums [][]types.Datum
+	vals   [][]types.Datum // per function
+	oldIdx map[string]int
+}
+
+// overWindowConfig is the fixed configuration of an OverWindow.
+type overWindowConfig struct {
+	layout    plan.TopNStateRow
+	orderBy   []plan.SortKey
+	streamKey []int
+	partCols  []int
+	inTypes   []types.T
+	outTypes  []types.T
+	cacheRows int
+	actor     ActorID
+}
+
+// owRow is one input row of a partition: pk is its encoded state key, sk its
+// encoded stream key.
+type owRow struct {
+	pk, sk string
+	row    []types.Datum // the state row
+}
+
+type owPartition struct {
+	key   string
+	vnode uint16
+	rows  []owRow // in window order
+	old   []owRow // the rows before the epoch (while dirty)
+	dirty bool
+	used  uint64
+}
+
+// owOut is a row with its window outputs.
+type owOut struct {
+	r    *owRow
+	vals []types.Datum
+}
+
+type owChange struct {
+	old, new owOut
+	update   bool
+}
+
+// NewOverWindow builds the over-window executor of n over in.
+func NewOverWindow(actx *ActorContext, n *plan.StreamOverWindow, in Executor) (Executor, error) {
+	cfg := overWindowConfig{layout: n.StateRow(), orderBy: n.OrderBy(), streamKey: n.Input.StreamKey(),
+		inTypes: in.Schema(), actor: actx.ID, cacheRows: actx.CacheRows}
+	if cfg.cacheRows <= 0 {
+		cfg.cacheRows = DefaultCacheRows
+	}
+	if nin := len(n.Input.Schema()); nin != len(cfg.inTypes) {
+		return nil, fmt.Errorf("over-window: input has %d columns, plan %d", len(cfg.inTypes), nin)
+	}
+	if len(n.Out) != len(cfg.inTypes)+len(n.Funcs) {
+		return nil, fmt.Errorf("over-window: %d output columns, want %d", len(n.Out), len(cfg.inTypes)+len(n.Funcs))
+	}
+	for _, f := range n.Out {
+		cfg.outTypes = append(cfg.outTypes, f.Type)
+	}
+	l := cfg.layout
+	cfg.partCols = l.PK[:len(l.Dist)]
+	st := n.State()
+	if len(st) != 1 {
+		return nil, fmt.Errorf("over-window: %d state tables assigned, want 1", len(st))
+	}
+	if len(st[0].Types) != len(l.Types) {
+		return nil, fmt.Errorf("over-window: state table %d has %d columns, layout %d", st[0].ID, len(st[0].Types), len(l.Types))
+	}
+	table, err := actx.NewTable(state.Schema{TableID: st[0].ID, Types: st[0].Types, PK: st[0].PK, PKDesc: st[0].PKDesc, DistKey: st[0].Dist})
+	if err != nil {
+		return nil, fmt.Errorf("over-window: open state: %w", err)
+	}
+	x := &OverWindow{cfg: cfg, in: in, table: table, parts: map[string]*owPartition{}, oldIdx: map[string]int{}}
+	for _, f := range n.Funcs {
+		fn, err := window.New(f, l.Types)
+		if err != nil {
+			return nil, fmt.Errorf("over-window: %w", err)
+		}
+		x.fns = append(x.fns, fn)
+	}
+	x.row = make([]types.Datum, len(l.Types))
+	if l.Const >= 0 {
+		x.row[l.Const] = types.DBool(false)
+	}
+	x.outRow = make([]types.Datum, len(cfg.outTypes))
+	x.vals = make([][]types.Datum, len(x.fns))
+	return x, nil
+}
+
+// CountInto implements OpCounter: partition lookups.
+func (x *OverWindow) CountInto(st *OpStats) { x.cacheStats = st }
+
+// Schema implements Executor.
+func (x *OverWindow) Schema() []types.T { return x.cfg.outTypes }
+
+// Next implements Executor.
+func (x *OverWindow) Next(ctx context.Context) (Message, error) {
+	for {
+		if x.qhead < len(x.queue) {
+			m := x.queue[x.qhead]
+			x.queue[x.qhead] = Message{}
+			x.qhead++
+			return m, nil
+		}
+		x.queue, x.qhead = x.queue[:0], 0
+		if x.done {
+			return Message{}, io.EOF
+		}
+		m, err := x.in.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Message{}, err
+			}
+			return Message{}, fmt.Errorf("over-window: %w", err)
+		}
+		switch {
+		case m.Chunk != nil:
+			if err := x.apply(ctx, m.Chunk); err != nil {
+				return Message{}, err
+			}
+		case m.Barrier != nil:
+			if err := x.barrier(m.Barrier); err != nil {
+				return Message{}, err
+			}
+		}
+	}
+}
+
+// encode appends row's partition key, state key and stream key to buf and
+// returns it with the lengths of the first two parts.
+func (c *overWindowConfig) encode(buf []byte, row []types.Datum) (key []byte, partLen, pkLen int) {
+	l := &c.layout
+	np := len(c.partCols)
+	buf = codec.AppendKey(buf, l.Types, row, c.partCols, nil)
+	partLen = len(buf)
+	buf = codec.AppendKey(buf, l.Types, row, l.PK[np:], l.PKDesc[np:])
+	pkLen = len(buf)
+	buf = codec.AppendKey(buf, l.Types, row, c.streamKey, nil)
+	return buf, partLen, pkLen
+}
+
+func (x *OverWindow) newRow(key []byte, partLen, pkLen int, row []types.Datum) owRow {
+	r := owRow{pk: string(key[partLen:pkLen]), sk: string(key[pkLen:]), row: make([]types.Datum, len(row))}
+	for j := range row {
+		if x.cfg.layout.Types[j].Physical() == types.PhysDec {
+			r.row[j] = row[j].Copy()
+		} else {
+			r.row[j] = row[j]
+		}
+	}
+	return r
+}
+
+// apply records a chunk's changes in the state table and the partitions.
+func (x *OverWindow) apply(ctx context.Context, c *types.Chunk) error {
+	l := &x.cfg.layout
+	nin := len(x.cfg.inTypes)
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		for j := 0; j < nin; j++ {
+			c.Cols[j].GetInto(i, &x.row[j])
+		}
+		for k, f := range l.NullFlag {
+			if f >= 0 {
+				x.row[f] = types.DBool(x.row[x.cfg.orderBy[k].Col].Null != x.cfg.orderBy[k].NullsFirst)
+			}
+		}
+		var partLen, pkLen int
+		x.key, partLen, pkLen = x.cfg.encode(x.key[:0], x.row)
+		p, err := x.partition(ctx, x.key[:partLen], x.row)
+		if err != nil {
+			return err
+		}
+		pk := string(x.key[partLen:pkLen])
+		j, found := sort.Find(len(p.rows), func(j int) int { return strings.Compare(pk, p.rows[j].pk) })
+		if c.Op(i).IsInsert() {
+			if err := x.table.Insert(x.row); err != nil {
+				return fmt.Errorf("over-window: %w", err)
+			}
+			r := x.newRow(x.key, partLen, pkLen, x.row)
+			if found { // a repeated insert of a key replaces it, as in the state table
+				p.rows[j] = r
+			} else {
+				p.rows = slices.Insert(p.rows, j, r)
+				x.cached++
+			}
+			continue
+		}
+		if err := x.table.Delete(x.row); err != nil {
+			return fmt.Errorf("over-window: %w", err)
+		}
+		if found {
+			p.rows = slices.Delete(p.rows, j, j+1)
+			x.cached--
+		}
+	}
+	return nil
+}
+
+// partition returns the partition with the given key, loading it from state
+// when it is not cached, and keeps its rows before the epoch when it is first
+// changed in the epoch.
+func (x *OverWindow) partition(ctx context.Context, key []byte, row []types.Datum) (*owPartition, error) {
+	p := x.parts[string(key)]
+	x.cacheStats.hit(p != nil)
+	if p == nil {
+		p = &owPartition{key: string(key), vnode: x.table.VnodeOfRow(row)}
+		if err := x.load(ctx, p); err != nil {
+			return nil, err
+		}
+		x.parts[p.key] = p
+	}
+	x.tick++
+	p.used = x.tick
+	if !p.dirty {
+		p.dirty = true
+		p.old = slices.Clone(p.rows)
+		x.dirty = append(x.dirty, p)
+	}
+	return p, nil
+}
+
+// load reads a partition's rows from state.
+func (x *OverWindow) load(ctx context.Context, p *owPartition) error {
+	start := []byte(p.key)
+	it, err := x.table.Iter(ctx, state.IterOptions{Vnode: int(p.vnode), Range: state.KeyRange{Start: start, End: codec.PrefixEnd(start)}})
+	if err != nil {
+		return fmt.Errorf("over-window: load partition: %w", err)
+	}
+	var buf []byte
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("over-window: load partition: %w", err)
+		}
+		row := it.Row()
+		var partLen, pkLen int
+		buf, partLen, pkLen = x.cfg.encode(buf[:0], row)
+		p.rows = append(p.rows, x.newRow(buf, partLen, pkLen, row))
+		x.cached++
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("over-window: load partition: %w", err)
+	}
+	return nil
+}
+
+// eval computes every function over rows.
+func (x *OverWindow) eval(rows []owRow) ([]owOut, error) {
+	x.datums = x.datums[:0]
+	for i := range rows {
+		x.datums = append(x.datums, rows[i].row)
+	}
+	outs := make([]owOut, len(rows))
+	flat := make([]types.Datum, len(rows)*len(x.fns))
+	for f, fn := range x.fns {
+		x.vals[f] = slices.Grow(x.vals[f][:0], len(rows))[:len(rows)]
+		if err := fn.Eval(x.datums, x.vals[f]); err != nil {
+			return nil, fmt.Errorf("over-window: %w", err)
+		}
+	}
+	for i := range rows {
+		v := flat[i*len(x.fns) : (i+1)*len(x.fns) : (i+1)*len(x.fns)]
+		for f := range x.fns {
+			v[f] = x.vals[f][i]
+		}
+		outs[i] = owOut{r: &rows[i], vals: v}
+	}
+	return outs, nil
+}
+
+// barrier emits the epoch's changes, then the barrier, and shrinks the cache.
+func (x *OverWindow) barrier(b *Barrier) error {
+	for _, p := range x.dirty {
+		if err := x.diff(p); err != nil {
+			return err
+		}
+	}
+	for _, ch := range x.later {
+		if ch.update {
+			x.room(2)
+			x.appendOut(types.OpUpdateDelete, ch.old)
+			x.appendOut(types.OpUpdateInsert, ch.new)
+		} else {
+			x.room(1)
+			x.appendOut(types.OpInsert, ch.new)
+		}
+	}
+	clear(x.later)
+	x.later = x.later[:0]
+	if x.out != nil && x.out.Len() > 0 {
+		x.queue = append(x.queue, ChunkMsg(x.out))
+	}
+	x.out = nil
+	x.queue = append(x.queue, BarrierMsg(b))
+	for _, p := range x.dirty {
+		p.dirty, p.old = false, nil
+		if len(p.rows) == 0 {
+			delete(x.parts, p.key)
+		}
+	}
+	clear(x.dirty)
+	x.dirty = x.dirty[:0]
+	x.evict()
+	x.done = b.Stops(x.cfg.actor)
+	return nil
+}
+
+// diff compares a partition's outputs before and after the epoch: Deletes
+// are emitted at once, Inserts and updates queued in x.later.
+func (x *OverWindow) diff(p *owPartition) error {
+	old, err := x.eval(p.old)
+	if err != nil {
+		return err
+	}
+	nw, err := x.eval(p.rows)
+	if err != nil {
+		return err
+	}
+	clear(x.oldIdx)
+	for i := range old {
+		x.oldIdx[old[i].r.sk] = i
+	}
+	hit := make([]bool, len(old))
+	for i := range nw {
+		j, ok := x.oldIdx[nw[i].r.sk]
+		if !ok {
+			x.later = append(x.later, owChange{new: nw[i]})
+			continue
+		}
+		hit[j] = true
+		if !identical(x.cfg.inTypes, old[j].r.row, nw[i].r.row) || !identical(x.cfg.outTypes[len(x.cfg.inTypes):], old[j].vals, nw[i].vals) {
+			x.later = append(x.later, owChange{old: old[j], new: nw[i], update: true})
+		}
+	}
+	for j := range old {
+		if !hit[j] {
+			x.room(1)
+			x.appendOut(types.OpDelete, old[j])
+		}
+	}
+	return nil
+}
+
+func (x *OverWindow) room(n int) {
+	if x.out != nil && x.out.Len()+n > types.DefaultChunkSize {
+		x.queue = append(x.queue, ChunkMsg(x.out))
+		x.out = nil
+	}
+	if x.out == nil {
+		x.out = types.NewChunk(x.cfg.outTypes, types.DefaultChunkSize)
+	}
+}
+
+func (x *OverWindow) appendOut(op types.Op, o owOut) {
+	n := copy(x.outRow, o.r.row[:len(x.cfg.inTypes)])
+	copy(x.outRow[n:], o.vals)
+	x.out.AppendRowOp(op, x.outRow)
+}
+
+// evict drops least recently used partitions until the cache is within
+// its bound.
+func (x *OverWindow) evict() {
+	if x.cached <= x.cfg.cacheRows {
+		return
+	}
+	ps := make([]*owPartition, 0, len(x.parts))
+	for _, p := range x.parts {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *owPartition) int { return cmp.Compare(a.used, b.used) })
+	for _, p := range ps {
+		if x.cached <= x.cfg.cacheRows-x.cfg.cacheRows/4 {
+			break
+		}
+		delete(x.parts, p.key)
+		x.cached -= len(p.rows)
+	}
+}
+
+// identical reports whether two rows hold identical values (numerics with
+// the same scale, floats bit for bit), so an update that changes only a
+// value's form is still emitted.
+func identical(ts []types.T, a, b []types.Datum) bool {
+	for j, t := range ts {
+		p, q := &a[j], &b[j]
+		if p.Null != q.Null {
+			return false
+		}
+		if p.Null {
+			continue
+		}
+		switch t.Physical() {
+		case types.PhysI64:
+			if p.I != q.I {
+				return false
+			}
+		case types.PhysF64:
+			if math.Float64bits(p.F) != math.Float64bits(q.F) {
+				return false
+			}
+		case types.PhysStr:
+			if p.S != q.S {
+				return false
+			}
+		case types.PhysDec:
+			if p.Dec.Form != q.Dec.Form || p.Dec.Exponent != q.Dec.Exponent || p.Dec.Cmp(&q.Dec) != 0 {
+				return false
+			}
+		case types.PhysIv:
+			if p.Iv != q.Iv {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,194 @@
+package stream
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/memkv"
+)
+
+// owNode is an over-window over (id, k, t, x) keyed by id, partitioned by k
+// and ordered by t: lag(x), sum(x) ROWS 1 PRECEDING .. CURRENT ROW and
+// row_number().
+func owNode(t testing.TB) *plan.StreamOverWindow {
+	t.Helper()
+	in := stFields(types.TInt64, types.TInt64, types.TInt64, types.TInt64)
+	sum, err := expr.LookupAgg("sum", []types.T{types.TInt64}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, order := []int{1}, []plan.SortKey{{Col: 2}}
+	rows1 := plan.Frame{Mode: plan.FrameRows, Start: plan.FrameBound{Kind: plan.OffsetPreceding, Offset: 1}, End: plan.FrameBound{Kind: plan.CurrentRow}}
+	n := &plan.StreamOverWindow{
+		Input: &plan.StreamValues{Out: in, Key: []int{0}},
+		Funcs: []plan.WindowFunc{
+			{Name: "lag", Args: []int{3}, PartitionBy: part, OrderBy: order, Type: types.TInt64},
+			{Name: "sum", Agg: sum, Args: []int{3}, PartitionBy: part, OrderBy: order, Frame: rows1, Type: sum.Result},
+			{Name: "row_number", PartitionBy: part, OrderBy: order, Type: types.TInt64},
+		},
+	}
+	n.Out = append(slices.Clone(in), stFields(types.TInt64, sum.Result, types.TInt64)...)
+	st := n.StateLayouts()
+	st[0].ID = 100
+	n.SetState(st)
+	return n
+}
+
+func owRun(t testing.TB, actx *ActorContext, set *RowSet, msgs ...Message) []string {
+	t.Helper()
+	n := owNode(t)
+	e, err := NewOverWindow(actx, n, NewMockSource(plan.Types(n.Input.Schema()), msgs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stDrive(t, e, actx, set)
+}
+
+func TestOverWindow(t *testing.T) {
+	kv := memkv.New()
+	actx := stActx(kv)
+	set := NewRowSet([]int{0, 1})
+	snaps := owRun(t, actx, set,
+		stBarrier(1, 2),
+		ChunkMsg(stChunk(t, `
+			I I I I
+			+ 1 1 10 100
+			+ 2 1 20 200
+			+ 3 2 5 7
+			+ 9 2 6 9 D`)),
+		stBarrier(2, 3),
+		// A row in the middle of a partition; a partition emptied.
+		ChunkMsg(stChunk(t, `
+			I I I I
+			+ 4 1 15 150
+			- 3 2 5 7`)),
+		stBarrier(3, 4),
+		// A row moving to another partition; changes that cancel out.
+		ChunkMsg(stChunk(t, `
+			 I I I I
+			U- 1 1 10 100
+			U+ 1 2 10 100
+			 + 5 1 1 1`)),
+		ChunkMsg(stChunk(t, `
+			I I I I
+			- 5 1 1 1`)),
+		stStop(4, 5, 1))
+	stWant(t, snaps, "", `
+		1 1 10 100 . 100 1
+		2 1 20 200 100 300 2
+		3 2 5 7 . 7 1`, `
+		1 1 10 100 . 100 1
+		2 1 20 200 150 350 3
+		4 1 15 150 100 250 2`, `
+		1 2 10 100 . 100 1
+		2 1 20 200 150 350 2
+		4 1 15 150 . 150 1`)
+
+	// A new executor on the same store (a restart) finds the partitions in
+	// state: inserting before row 4 changes rows 4 and 2 only.
+	var out []string
+	n := owNode(t)
+	e, err := NewOverWindow(stActx(kv), n, NewMockSource(plan.Types(n.Input.Schema()),
+		ChunkMsg(stChunk(t, "I I I I\n+ 6 1 12 10")), stStop(5, 6, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := Collect(stCtx(t), e, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Chunk != nil {
+			out = append(out, strings.TrimSpace(FormatChunk(m.Chunk)))
+		}
+	}
+	want := "+ 6 1 12 10 . 10 1\nU- 4 1 15 150 . 150 1\nU+ 4 1 15 150 10 160 2\nU- 2 1 20 200 150 350 2\nU+ 2 1 20 200 150 350 3"
+	if got := strings.Join(out, "\n"); got != want {
+		t.Errorf("after restart:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestOverWindowRandom applies random inserts, updates and deletes over a
+// few partitions, with a cache of a few rows (partitions are evicted and
+// read back), and checks the view after every barrier against the window
+// functions computed directly.
+func TestOverWindowRandom(t *testing.T) {
+	seed := stSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	kv := memkv.New()
+	actx := stActx(kv)
+	actx.CacheRows = 6
+	type row struct{ k, t, x int64 }
+	cur := map[int64]row{}
+	var msgs []Message
+	var wants []string
+	epoch := uint64(1)
+	msgs = append(msgs, stBarrier(epoch, epoch+1))
+	for step := 0; step < 40; step++ {
+		var b strings.Builder
+		b.WriteString("I I I I\n")
+		for range 1 + rng.IntN(6) {
+			id := int64(rng.IntN(20))
+			nr := row{k: int64(rng.IntN(4)), t: int64(rng.IntN(8)), x: int64(rng.IntN(100))}
+			old, ok := cur[id]
+			switch {
+			case !ok:
+				fmt.Fprintf(&b, "+ %d %d %d %d\n", id, nr.k, nr.t, nr.x)
+				cur[id] = nr
+			case rng.IntN(2) == 0:
+				fmt.Fprintf(&b, "- %d %d %d %d\n", id, old.k, old.t, old.x)
+				delete(cur, id)
+			default:
+				fmt.Fprintf(&b, "U- %d %d %d %d\nU+ %d %d %d %d\n", id, old.k, old.t, old.x, id, nr.k, nr.t, nr.x)
+				cur[id] = nr
+			}
+		}
+		msgs = append(msgs, ChunkMsg(stChunk(t, b.String())))
+		epoch++
+		if step == 39 {
+			msgs = append(msgs, stStop(epoch, epoch+1, 1))
+		} else {
+			msgs = append(msgs, stBarrier(epoch, epoch+1))
+		}
+		// The expected view: per partition in (t, id) order.
+		ids := make([]int64, 0, len(cur))
+		for id := range cur {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, func(a, b int64) int {
+			ra, rb := cur[a], cur[b]
+			if ra.k != rb.k {
+				return int(ra.k - rb.k)
+			}
+			if ra.t != rb.t {
+				return int(ra.t - rb.t)
+			}
+			return int(a - b)
+		})
+		var lines []string
+		for i, id := range ids {
+			r := cur[id]
+			first := i == 0 || cur[ids[i-1]].k != r.k
+			rn := 1
+			for j := i - 1; j >= 0 && cur[ids[j]].k == r.k; j-- {
+				rn++
+			}
+			lag, sum := ".", fmt.Sprint(r.x)
+			if !first {
+				p := cur[ids[i-1]]
+				lag, sum = fmt.Sprint(p.x), fmt.Sprint(p.x+r.x)
+			}
+			lines = append(lines, fmt.Sprintf("%d %d %d %d %s %s %d", id, r.k, r.t, r.x, lag, sum, rn))
+		}
+		slices.Sort(lines)
+		wants = append(wants, strings.Join(lines, "\n"))
+	}
+	snaps := owRun(t, actx, NewRowSet([]int{0, 1}), msgs...)
+	stWant(t, snaps, append([]string{""}, wants...)...)
+}
