@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -65,7 +66,9 @@ func (w *winBinding) spec(s ast.WindowSpec, depth int) (ast.WindowSpec, error) {
 
 func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.Expr, error) {
 	if w.dry {
-		return expr.Literal(types.NullDatum, types.TInt64), nil
+		// The aggregation's dry run: register the aggregates the window's
+		// arguments, partitioning and order use (sum(sum(x)) OVER ...).
+		return expr.Literal(types.NullDatum, types.TInt64), w.dryRun(b, c, n)
 	}
 	name := strings.ToLower(n.Name)
 	if n.IgnoreNull {
@@ -235,6 +238,35 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 	// The Window node's output: input, pre columns, then functions. Pre columns may
 	// still grow, so column numbers are fixed up in finish.
 	return &winRef{w: w, i: len(w.funcs) - 1}, nil
+}
+
+func (w *winBinding) dryRun(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) error {
+	spec, err := w.spec(n.Spec, 0)
+	if err != nil {
+		return err
+	}
+	inner := &exprCtx{scope: c.scope, agg: c.agg, clause: "window definitions"}
+	nodes := slices.Clone(n.Args)
+	if spec.PartitionBy != nil {
+		for _, it := range spec.PartitionBy.Items {
+			nodes = append(nodes, it.Expr)
+		}
+	}
+	if spec.OrderBy != nil {
+		for _, it := range spec.OrderBy.Items {
+			e, _, _ := unwrapNulls(it.Expr)
+			nodes = append(nodes, e)
+		}
+	}
+	for i, an := range nodes {
+		if i == 0 && strings.EqualFold(n.Name, "count") && len(n.Args) == 1 && isCountStar(an) {
+			continue
+		}
+		if _, err := b.bindExpr(inner, an); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // frame binds a frame clause (nil: PostgreSQL's default) with PostgreSQL's
