@@ -65,6 +65,7 @@ func (w *winBinding) spec(s ast.WindowSpec, depth int) (ast.WindowSpec, error) {
 }
 
 func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.Expr, error) {
+	n = unwrapWindowArgs(n)
 	if w.dry {
 		// The aggregation's dry run: register the aggregates the window's
 		// arguments, partitioning and order use (sum(sum(x)) OVER ...).
@@ -238,6 +239,25 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 	// The Window node's output: input, pre columns, then functions. Pre columns may
 	// still grow, so column numbers are fixed up in finish.
 	return &winRef{w: w, i: len(w.funcs) - 1}, nil
+}
+
+// unwrapWindowArgs undoes the parser's max(pg__lag(...)) OVER form of a
+// window function whose offset is an expression.
+func unwrapWindowArgs(n *ast.WindowFuncExpr) *ast.WindowFuncExpr {
+	if !strings.EqualFold(n.Name, "max") || len(n.Args) != 1 || n.Distinct {
+		return n
+	}
+	call, ok := n.Args[0].(*ast.FuncCallExpr)
+	if !ok {
+		return n
+	}
+	name, ok := strings.CutPrefix(call.FnName.L, "pg__")
+	if !ok || (name != "lag" && name != "lead" && name != "nth_value" && name != "ntile") {
+		return n
+	}
+	out := *n
+	out.Name, out.Args = name, call.Args
+	return &out
 }
 
 func (w *winBinding) dryRun(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) error {

@@ -51,6 +51,7 @@ var rules = []rule{
 	{"filterClause", filterClause},
 	{"stringAgg", stringAgg},
 	{"firstLastValue", firstLastValue},
+	{"windowArgs", windowArgs},
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},

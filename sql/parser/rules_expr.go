@@ -444,6 +444,32 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
+// windowArgs turns lag, lead, nth_value and ntile calls with OVER whose
+// offset or count is an expression, not a number (TiDB's grammar takes only
+// a number or a parameter there), into max(pg__lag(...)) OVER ...: an
+// aggregate with a window, which the binder unwraps.
+func windowArgs(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+2 < len(seq); i++ {
+		if !seq[i].kwIn("lag", "lead", "nth_value", "ntile") || !seq[i+1].isParen() || !seq[i+2].kw("over") ||
+			(i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		args := splitCommas(seq[i+1].kids)
+		k := 1 // the argument TiDB needs to be a number
+		if seq[i].kw("ntile") {
+			k = 0
+		}
+		if len(args) <= k || len(args[k]) == 1 && !args[k][0].group && args[k][0].tok.kind == tkNumber {
+			continue
+		}
+		at := seq[i].tok
+		inner := callNode("pg__"+strings.ToLower(at.val), at, false, args...)
+		seq[i] = rawNode("MAX", at, at.sp)
+		seq[i+1] = parenNode(inner, seq[i+1].tok, seq[i+1].tok.sp)
+	}
+	return seq, nil
+}
+
 // nullsOrdering turns "e [ASC|DESC] NULLS FIRST|LAST" in ORDER BY into
 // "pg__nulls_first(e) [ASC|DESC]" / "pg__nulls_last(e) [ASC|DESC]".
 func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
