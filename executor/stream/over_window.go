@@ -69,11 +69,14 @@ type overWindowConfig struct {
 	actor     ActorID
 }
 
-// owRow is one input row of a partition: pk is its encoded state key, sk its
-// encoded stream key.
+// owRow is one input row of a partition: pk is its encoded state key after
+// the partition columns (pk[:orderLen] its order key), sk its encoded stream
+// key, vals its window outputs as of the last barrier (nil while unknown).
 type owRow struct {
-	pk, sk string
-	row    []types.Datum // the state row
+	pk, sk   string
+	orderLen int32
+	row      []types.Datum // the state row
+	vals     []types.Datum
 }
 
 type owPartition struct {
@@ -82,7 +85,12 @@ type owPartition struct {
 	rows  []owRow // in window order
 	old   []owRow // the rows before the epoch (while dirty)
 	dirty bool
-	used  uint64
+	// first is the index of the first row the epoch changed: rows[:first]
+	// and old[:first] are the same rows.
+	first int
+	// loaded: read from state in this epoch, so old has no outputs yet.
+	loaded bool
+	used   uint64
 }
 
 // owOut is a row with its window outputs.
@@ -182,20 +190,22 @@ func (x *OverWindow) Next(ctx context.Context) (Message, error) {
 }
 
 // encode appends row's partition key, state key and stream key to buf and
-// returns it with the lengths of the first two parts.
-func (c *overWindowConfig) encode(buf []byte, row []types.Datum) (key []byte, partLen, pkLen int) {
+// returns it with the lengths of the first two parts and of the order key.
+func (c *overWindowConfig) encode(buf []byte, row []types.Datum) (key []byte, partLen, orderLen, pkLen int) {
 	l := &c.layout
 	np := len(c.partCols)
 	buf = codec.AppendKey(buf, l.Types, row, c.partCols, nil)
 	partLen = len(buf)
-	buf = codec.AppendKey(buf, l.Types, row, l.PK[np:], l.PKDesc[np:])
+	buf = codec.AppendKey(buf, l.Types, row, l.PK[np:l.OrderEnd], l.PKDesc[np:l.OrderEnd])
+	orderLen = len(buf) - partLen
+	buf = codec.AppendKey(buf, l.Types, row, l.PK[l.OrderEnd:], l.PKDesc[l.OrderEnd:])
 	pkLen = len(buf)
 	buf = codec.AppendKey(buf, l.Types, row, c.streamKey, nil)
-	return buf, partLen, pkLen
+	return buf, partLen, orderLen, pkLen
 }
 
-func (x *OverWindow) newRow(key []byte, partLen, pkLen int, row []types.Datum) owRow {
-	r := owRow{pk: string(key[partLen:pkLen]), sk: string(key[pkLen:]), row: make([]types.Datum, len(row))}
+func (x *OverWindow) newRow(key []byte, partLen, orderLen, pkLen int, row []types.Datum) owRow {
+	r := owRow{pk: string(key[partLen:pkLen]), sk: string(key[pkLen:]), orderLen: int32(orderLen), row: make([]types.Datum, len(row))}
 	for j := range row {
 		if x.cfg.layout.Types[j].Physical() == types.PhysDec {
 			r.row[j] = row[j].Copy()
@@ -222,19 +232,20 @@ func (x *OverWindow) apply(ctx context.Context, c *types.Chunk) error {
 				x.row[f] = types.DBool(x.row[x.cfg.orderBy[k].Col].Null != x.cfg.orderBy[k].NullsFirst)
 			}
 		}
-		var partLen, pkLen int
-		x.key, partLen, pkLen = x.cfg.encode(x.key[:0], x.row)
+		var partLen, orderLen, pkLen int
+		x.key, partLen, orderLen, pkLen = x.cfg.encode(x.key[:0], x.row)
 		p, err := x.partition(ctx, x.key[:partLen], x.row)
 		if err != nil {
 			return err
 		}
 		pk := string(x.key[partLen:pkLen])
 		j, found := sort.Find(len(p.rows), func(j int) int { return strings.Compare(pk, p.rows[j].pk) })
+		p.first = min(p.first, j)
 		if c.Op(i).IsInsert() {
 			if err := x.table.Insert(x.row); err != nil {
 				return fmt.Errorf("over-window: %w", err)
 			}
-			r := x.newRow(x.key, partLen, pkLen, x.row)
+			r := x.newRow(x.key, partLen, orderLen, pkLen, x.row)
 			if found { // a repeated insert of a key replaces it, as in the state table
 				p.rows[j] = r
 			} else {
@@ -265,12 +276,14 @@ func (x *OverWindow) partition(ctx context.Context, key []byte, row []types.Datu
 		if err := x.load(ctx, p); err != nil {
 			return nil, err
 		}
+		p.loaded = true
 		x.parts[p.key] = p
 	}
 	x.tick++
 	p.used = x.tick
 	if !p.dirty {
 		p.dirty = true
+		p.first = len(p.rows)
 		p.old = slices.Clone(p.rows)
 		x.dirty = append(x.dirty, p)
 	}
@@ -295,9 +308,9 @@ func (x *OverWindow) load(ctx context.Context, p *owPartition) error {
 			return fmt.Errorf("over-window: load partition: %w", err)
 		}
 		row := it.Row()
-		var partLen, pkLen int
-		buf, partLen, pkLen = x.cfg.encode(buf[:0], row)
-		p.rows = append(p.rows, x.newRow(buf, partLen, pkLen, row))
+		var partLen, orderLen, pkLen int
+		buf, partLen, orderLen, pkLen = x.cfg.encode(buf[:0], row)
+		p.rows = append(p.rows, x.newRow(buf, partLen, orderLen, pkLen, row))
 		x.cached++
 	}
 	if err := it.Close(); err != nil {
@@ -306,28 +319,60 @@ func (x *OverWindow) load(ctx context.Context, p *owPartition) error {
 	return nil
 }
 
-// eval computes every function over rows.
-func (x *OverWindow) eval(rows []owRow) ([]owOut, error) {
+// eval computes every function over rows from index from on into
+// x.vals (one vector per function, len(rows) long).
+func (x *OverWindow) eval(rows []owRow, from int) error {
 	x.datums = x.datums[:0]
 	for i := range rows {
 		x.datums = append(x.datums, rows[i].row)
 	}
-	outs := make([]owOut, len(rows))
-	flat := make([]types.Datum, len(rows)*len(x.fns))
 	for f, fn := range x.fns {
 		x.vals[f] = slices.Grow(x.vals[f][:0], len(rows))[:len(rows)]
-		if err := fn.Eval(x.datums, x.vals[f]); err != nil {
-			return nil, fmt.Errorf("over-window: %w", err)
+		if err := fn.EvalFrom(x.datums, from, x.vals[f]); err != nil {
+			return fmt.Errorf("over-window: %w", err)
 		}
 	}
-	for i := range rows {
-		v := flat[i*len(x.fns) : (i+1)*len(x.fns) : (i+1)*len(x.fns)]
-		for f := range x.fns {
-			v[f] = x.vals[f][i]
-		}
-		outs[i] = owOut{r: &rows[i], vals: v}
+	return nil
+}
+
+// outputs copies the row i's values from x.vals.
+func (x *OverWindow) outputs(i int) []types.Datum {
+	v := make([]types.Datum, len(x.fns))
+	for f := range x.fns {
+		v[f] = x.vals[f][i]
 	}
-	return outs, nil
+	return v
+}
+
+// start returns the first row of p whose outputs the epoch may have changed:
+// the rows before p.first are unchanged, and so are their outputs unless a
+// function reads rows after them that far (or their peer group reaches
+// p.first).
+func (x *OverWindow) start(p *owPartition) int {
+	if p.loaded || p.first == 0 {
+		return 0
+	}
+	x.datums = x.datums[:0]
+	for i := range p.rows {
+		x.datums = append(x.datums, p.rows[i].row)
+	}
+	s := p.first
+	for _, fn := range x.fns {
+		reach, peers := fn.Following(x.datums)
+		if reach < 0 {
+			return 0
+		}
+		s = min(s, p.first-reach)
+		if peers {
+			g := p.first - 1
+			order := p.rows[g].pk[:p.rows[g].orderLen]
+			for g > 0 && p.rows[g-1].pk[:p.rows[g-1].orderLen] == order {
+				g--
+			}
+			s = min(s, g)
+		}
+	}
+	return max(s, 0)
 }
 
 // barrier emits the epoch's changes, then the barrier, and shrinks the cache.
@@ -355,7 +400,7 @@ func (x *OverWindow) barrier(b *Barrier) error {
 	x.out = nil
 	x.queue = append(x.queue, BarrierMsg(b))
 	for _, p := range x.dirty {
-		p.dirty, p.old = false, nil
+		p.dirty, p.old, p.loaded = false, nil, false
 		if len(p.rows) == 0 {
 			delete(x.parts, p.key)
 		}
@@ -367,37 +412,48 @@ func (x *OverWindow) barrier(b *Barrier) error {
 	return nil
 }
 
-// diff compares a partition's outputs before and after the epoch: Deletes
-// are emitted at once, Inserts and updates queued in x.later.
+// diff compares a partition's outputs before and after the epoch, from the
+// first row that may have changed on: Deletes are emitted at once, Inserts
+// and updates queued in x.later. The new outputs are kept with the rows.
 func (x *OverWindow) diff(p *owPartition) error {
-	old, err := x.eval(p.old)
-	if err != nil {
-		return err
+	s := x.start(p)
+	if p.loaded {
+		// The rows read from state this epoch: their outputs before it.
+		if err := x.eval(p.old, 0); err != nil {
+			return err
+		}
+		for i := range p.old {
+			p.old[i].vals = x.outputs(i)
+		}
 	}
-	nw, err := x.eval(p.rows)
-	if err != nil {
+	if err := x.eval(p.rows, s); err != nil {
 		return err
 	}
 	clear(x.oldIdx)
-	for i := range old {
-		x.oldIdx[old[i].r.sk] = i
+	for i := s; i < len(p.old); i++ {
+		x.oldIdx[p.old[i].sk] = i
 	}
-	hit := make([]bool, len(old))
-	for i := range nw {
-		j, ok := x.oldIdx[nw[i].r.sk]
+	hit := make([]bool, len(p.old))
+	nin := len(x.cfg.inTypes)
+	for i := s; i < len(p.rows); i++ {
+		r := &p.rows[i]
+		r.vals = x.outputs(i)
+		nw := owOut{r: r, vals: r.vals}
+		j, ok := x.oldIdx[r.sk]
 		if !ok {
-			x.later = append(x.later, owChange{new: nw[i]})
+			x.later = append(x.later, owChange{new: nw})
 			continue
 		}
 		hit[j] = true
-		if !identical(x.cfg.inTypes, old[j].r.row, nw[i].r.row) || !identical(x.cfg.outTypes[len(x.cfg.inTypes):], old[j].vals, nw[i].vals) {
-			x.later = append(x.later, owChange{old: old[j], new: nw[i], update: true})
+		old := owOut{r: &p.old[j], vals: p.old[j].vals}
+		if !identical(x.cfg.inTypes, old.r.row, r.row) || !identical(x.cfg.outTypes[nin:], old.vals, r.vals) {
+			x.later = append(x.later, owChange{old: old, new: nw, update: true})
 		}
 	}
-	for j := range old {
+	for j := s; j < len(p.old); j++ {
 		if !hit[j] {
 			x.room(1)
-			x.appendOut(types.OpDelete, old[j])
+			x.appendOut(types.OpDelete, owOut{r: &p.old[j], vals: p.old[j].vals})
 		}
 	}
 	return nil

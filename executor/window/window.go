@@ -91,14 +91,20 @@ func retractable(a *expr.Agg) bool {
 // Eval computes the function's value for every row of part, one partition in
 // window order, into out (len(part) values). Rows hold the input columns.
 func (w *Func) Eval(part [][]types.Datum, out []types.Datum) error {
+	return w.EvalFrom(part, 0, out)
+}
+
+// EvalFrom is Eval for the rows from index from on: out[:from] is left
+// alone (the rows before from are still read as the others' context).
+func (w *Func) EvalFrom(part [][]types.Datum, from int, out []types.Datum) error {
 	n := len(part)
-	if n == 0 {
+	if n == 0 || from >= n {
 		return nil
 	}
 	w.peers(part)
 	switch w.kind {
 	case kindRowNumber, kindRank, kindDenseRank, kindPercentRank, kindCumeDist:
-		for i := 0; i < n; i++ {
+		for i := from; i < n; i++ {
 			switch w.kind {
 			case kindRowNumber:
 				out[i] = types.DInt(int64(i) + 1)
@@ -118,17 +124,17 @@ func (w *Func) Eval(part [][]types.Datum, out []types.Datum) error {
 		}
 		return nil
 	case kindNtile:
-		return w.ntile(part, out)
+		return w.ntile(part, from, out)
 	case kindLag, kindLead:
-		return w.lagLead(part, out)
+		return w.lagLead(part, from, out)
 	}
-	if err := w.frames(part); err != nil {
+	if err := w.frames(part, from); err != nil {
 		return err
 	}
 	switch w.kind {
 	case kindFirstValue, kindLastValue, kindNthValue:
 		a := w.f.Args[0]
-		for i := 0; i < n; i++ {
+		for i := from; i < n; i++ {
 			s, e := w.starts[i], w.ends[i]
 			at := -1
 			switch w.kind {
@@ -156,7 +162,7 @@ func (w *Func) Eval(part [][]types.Datum, out []types.Datum) error {
 		}
 		return nil
 	}
-	return w.aggregate(part, out)
+	return w.aggregate(part, from, out)
 }
 
 func (w *Func) copyOut(d types.Datum) types.Datum {
@@ -164,6 +170,48 @@ func (w *Func) copyOut(d types.Datum) types.Datum {
 		return d.Copy()
 	}
 	return d
+}
+
+// Following reports how far after a row the rows its value depends on can
+// be: reach rows (-1: any row of the partition), and, with peers, the rest of
+// its peer group too. Rows before it may matter as well; a caller that knows
+// the rows before index c are unchanged recomputes from
+// Following-adjusted c on (see EvalFrom). part gives lead's offsets.
+func (w *Func) Following(part [][]types.Datum) (reach int, peers bool) {
+	switch w.kind {
+	case kindRowNumber, kindRank, kindDenseRank, kindLag:
+		return 0, false
+	case kindPercentRank, kindCumeDist, kindNtile:
+		return -1, false
+	case kindLead:
+		reach = 1
+		if len(w.f.Args) > 1 {
+			for _, r := range part {
+				d := &r[w.f.Args[1]]
+				if !d.Null && d.I > int64(reach) {
+					if d.I > int64(len(part)) {
+						return -1, false
+					}
+					reach = int(d.I)
+				}
+			}
+		}
+		return reach, false
+	}
+	fr := w.f.Frame
+	switch end := fr.End; {
+	case end.Kind == plan.UnboundedFollowing:
+		return -1, false
+	case end.Kind == plan.CurrentRow && fr.Mode == plan.FrameRows:
+		return 0, false
+	case end.Kind == plan.CurrentRow:
+		return 0, true
+	case end.Kind == plan.OffsetPreceding:
+		return 0, false
+	case fr.Mode == plan.FrameRows && end.Offset < int64(len(part)):
+		return int(end.Offset), false
+	}
+	return -1, false
 }
 
 // peers finds the peer groups (rows equal on every ORDER BY column).
@@ -205,20 +253,25 @@ func grow(s []int, n int) []int {
 // ntile splits the partition into buckets whose sizes differ by at most one,
 // the larger first. The bucket count is read from the first row where it is
 // not NULL (rows before it get NULL), as PostgreSQL does.
-func (w *Func) ntile(part [][]types.Datum, out []types.Datum) error {
+func (w *Func) ntile(part [][]types.Datum, from int, out []types.Datum) error {
 	n := int64(len(part))
 	var buckets int64
 	for i := range part {
 		if buckets == 0 {
 			d := &part[i][w.f.Args[0]]
 			if d.Null {
-				out[i] = types.NullDatum
+				if i >= from {
+					out[i] = types.NullDatum
+				}
 				continue
 			}
 			if d.I <= 0 {
 				return types.Errorf(types.ErrNtileArgument, "argument of ntile must be greater than zero")
 			}
 			buckets = d.I
+		}
+		if i < from {
+			continue
 		}
 		size, extra := n/buckets, n%buckets
 		// Rows 0 .. extra*(size+1)-1 fill the larger buckets.
@@ -236,9 +289,9 @@ func (w *Func) ntile(part [][]types.Datum, out []types.Datum) error {
 
 // lagLead reads the argument offset rows before (lag) or after (lead) the
 // current row, or the default when that is outside the partition.
-func (w *Func) lagLead(part [][]types.Datum, out []types.Datum) error {
+func (w *Func) lagLead(part [][]types.Datum, from int, out []types.Datum) error {
 	a := w.f.Args
-	for i := range part {
+	for i := from; i < len(part); i++ {
 		off := int64(1)
 		if len(a) > 1 {
 			d := &part[i][a[1]]
@@ -268,7 +321,7 @@ func (w *Func) lagLead(part [][]types.Datum, out []types.Datum) error {
 // move backwards, so the state slides: rows leaving the frame are retracted,
 // or, for aggregates that cannot retract exactly, the state restarts when the
 // frame's start moves (as PostgreSQL does).
-func (w *Func) aggregate(part [][]types.Datum, out []types.Datum) error {
+func (w *Func) aggregate(part [][]types.Datum, from int, out []types.Datum) error {
 	st := w.f.Agg.NewState()
 	cs, ce := 0, 0
 	step := func(k int, add bool) error {
@@ -282,7 +335,7 @@ func (w *Func) aggregate(part [][]types.Datum, out []types.Datum) error {
 	}
 	var last types.Datum
 	valid := false
-	for i := range part {
+	for i := from; i < len(part); i++ {
 		s, e := w.starts[i], max(w.ends[i], w.starts[i])
 		if s == cs && e == ce && valid {
 			out[i] = w.copyOut(last)
@@ -314,7 +367,7 @@ func (w *Func) aggregate(part [][]types.Datum, out []types.Datum) error {
 }
 
 // frames fills starts and ends (exclusive) with each row's frame.
-func (w *Func) frames(part [][]types.Datum) error {
+func (w *Func) frames(part [][]types.Datum, from int) error {
 	n := len(part)
 	w.starts = grow(w.starts, n)
 	w.ends = grow(w.ends, n)
@@ -329,7 +382,7 @@ func (w *Func) frames(part [][]types.Datum) error {
 			}
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i := from; i < n; i++ {
 		for b, bd := range []*plan.FrameBound{&fr.Start, &fr.End} {
 			end := b == 1
 			var pos int
