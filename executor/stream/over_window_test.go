@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -267,4 +268,118 @@ func owBench(b *testing.B, cacheRows int) {
 		b.Fatalf("%d output rows, want %d (appends change no earlier row)", out, total)
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestOverWindowRandomFrames is TestOverWindowRandom over functions whose
+// outputs reach after the current row (lead, a peer-group frame, a ROWS
+// frame ending after the row; not ntile, which reads the whole partition and
+// so always recomputes it), checked
+// against window.Func over each whole partition: the incremental recompute
+// (from the first row that can change) must agree with a full one.
+func TestOverWindowRandomFrames(t *testing.T) {
+	seed := stSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	sum, err := expr.LookupAgg("sum", []types.T{types.TInt64}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, err := expr.LookupAgg("count", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Input (id, k, t, x, two): lead's offset is the constant column two.
+	in := stFields(types.TInt64, types.TInt64, types.TInt64, types.TInt64, types.TInt64)
+	part, order := []int{1}, []plan.SortKey{{Col: 2}}
+	next1 := plan.Frame{Mode: plan.FrameRows, Start: plan.FrameBound{Kind: plan.CurrentRow}, End: plan.FrameBound{Kind: plan.OffsetFollowing, Offset: 1}}
+	funcs := []plan.WindowFunc{
+		{Name: "sum", Agg: sum, Args: []int{3}, PartitionBy: part, OrderBy: order, Frame: plan.DefaultFrame(), Type: sum.Result},
+		{Name: "lead", Args: []int{3, 4}, PartitionBy: part, OrderBy: order, Type: types.TInt64},
+		{Name: "count", Agg: count, PartitionBy: part, OrderBy: order, Frame: next1, Type: count.Result},
+		{Name: "rank", PartitionBy: part, OrderBy: order, Type: types.TInt64},
+	}
+	n := &plan.StreamOverWindow{Input: &plan.StreamValues{Out: in, Key: []int{0}}, Funcs: funcs, Out: slices.Clone(in)}
+	var fns []*window.Func
+	for _, f := range funcs {
+		n.Out = append(n.Out, plan.Field{Name: f.Name, Type: f.Type})
+		fn, err := window.New(f, plan.Types(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fns = append(fns, fn)
+	}
+	st := n.StateLayouts()
+	st[0].ID = 100
+	n.SetState(st)
+
+	type row struct{ k, t, x int64 }
+	cur := map[int64]row{}
+	msgs := []Message{stBarrier(1, 2)}
+	var wants []string
+	for step := 0; step < 60; step++ {
+		var b strings.Builder
+		b.WriteString("I I I I I\n")
+		for range 1 + rng.IntN(4) {
+			id := int64(rng.IntN(24))
+			// Mostly appends at a partition's end (t grows with step), some anywhere.
+			nr := row{k: int64(rng.IntN(2)), t: int64(step / 4), x: int64(rng.IntN(50))}
+			if rng.IntN(4) == 0 {
+				nr.t = int64(rng.IntN(step + 1))
+			}
+			old, ok := cur[id]
+			switch {
+			case !ok:
+				fmt.Fprintf(&b, "+ %d %d %d %d 2\n", id, nr.k, nr.t, nr.x)
+				cur[id] = nr
+			case rng.IntN(3) == 0:
+				fmt.Fprintf(&b, "- %d %d %d %d 2\n", id, old.k, old.t, old.x)
+				delete(cur, id)
+			default:
+				fmt.Fprintf(&b, "U- %d %d %d %d 2\nU+ %d %d %d %d 2\n", id, old.k, old.t, old.x, id, nr.k, nr.t, nr.x)
+				cur[id] = nr
+			}
+		}
+		msgs = append(msgs, ChunkMsg(stChunk(t, b.String())))
+		if step == 59 {
+			msgs = append(msgs, stStop(uint64(step+2), uint64(step+3), 1))
+		} else {
+			msgs = append(msgs, stBarrier(uint64(step+2), uint64(step+3)))
+		}
+		// Expected: each partition in (t, id) order, computed whole.
+		byPart := map[int64][][]types.Datum{}
+		ids := make([]int64, 0, len(cur))
+		for id := range cur {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			r := cur[id]
+			byPart[r.k] = append(byPart[r.k], []types.Datum{types.DInt(id), types.DInt(r.k), types.DInt(r.t), types.DInt(r.x), types.DInt(2)})
+		}
+		var lines []string
+		for _, p := range byPart {
+			slices.SortStableFunc(p, func(a, b []types.Datum) int { return int(a[2].I - b[2].I) })
+			outs := make([][]types.Datum, len(fns))
+			for f, fn := range fns {
+				outs[f] = make([]types.Datum, len(p))
+				if err := fn.Eval(p, outs[f]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, r := range p {
+				c := types.NewChunk(plan.Types(n.Out), 1)
+				c.AppendRowOp(types.OpInsert, append(slices.Clone(r), outs[0][i], outs[1][i], outs[2][i], outs[3][i]))
+				lines = append(lines, FormatRow(c, 0))
+			}
+		}
+		slices.Sort(lines)
+		wants = append(wants, strings.Join(lines, "\n"))
+	}
+	actx := stActx(memkv.New())
+	actx.CacheRows = 20 // partitions are evicted and read back now and then
+	e, err := NewOverWindow(actx, n, NewMockSource(plan.Types(in), msgs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := stDrive(t, e, actx, NewRowSet([]int{0, 1}))
+	stWant(t, snaps, append([]string{""}, wants...)...)
 }
