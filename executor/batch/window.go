@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"io"
+	"slices"
 
 	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
@@ -17,6 +18,7 @@ type windowExec struct {
 	env   *Env
 	funcs []plan.WindowFunc
 	fns   []*window.Func
+	cols  []int // the input columns the functions read, in e.rows' order
 	in    Executor
 	ts    []types.T
 	all   *types.Chunk    // every input row
@@ -30,8 +32,33 @@ type windowExec struct {
 
 func newWindow(env *Env, n *plan.Window, in Executor) (*windowExec, error) {
 	e := &windowExec{env: env, funcs: n.Funcs, in: in, ts: plan.Types(n.Out)}
+	// The functions read only their arguments and ORDER BY columns: rows are
+	// built of those alone (e.cols), and each function's copy refers to them.
+	at := map[int]int{}
+	use := func(c int) int {
+		if k, ok := at[c]; ok {
+			return k
+		}
+		at[c] = len(e.cols)
+		e.cols = append(e.cols, c)
+		return at[c]
+	}
+	inTypes := in.Schema()
 	for _, f := range n.Funcs {
-		fn, err := window.New(f, in.Schema())
+		f.Args = slices.Clone(f.Args)
+		for i, c := range f.Args {
+			f.Args[i] = use(c)
+		}
+		f.OrderBy = slices.Clone(f.OrderBy)
+		for i := range f.OrderBy {
+			f.OrderBy[i].Col = use(f.OrderBy[i].Col)
+		}
+		f.PartitionBy = nil // partitions are cut here
+		ts := make([]types.T, len(e.cols))
+		for k, c := range e.cols {
+			ts[k] = inTypes[c]
+		}
+		fn, err := window.New(f, ts)
 		if err != nil {
 			return nil, err
 		}
@@ -96,13 +123,13 @@ func (e *windowExec) compute(fi int) error {
 	e.perm = sortedPerm(e.all, keys, e.perm)
 	n := len(e.perm)
 	if e.rows == nil {
-		nc := len(e.all.Cols)
+		nc := len(e.cols)
 		flat := make([]types.Datum, n*nc)
 		e.rows = make([][]types.Datum, n)
 		for r := 0; r < n; r++ {
 			row := flat[r*nc : (r+1)*nc : (r+1)*nc]
-			for c := range e.all.Cols {
-				e.all.Cols[c].GetInto(r, &row[c])
+			for k, c := range e.cols {
+				e.all.Cols[c].GetInto(r, &row[k])
 			}
 			e.rows[r] = row
 		}

@@ -462,8 +462,9 @@ func clampAdd(i int, off int64, n int) int {
 // rangeKeys evaluates bound b's Key over the partition's rows.
 func (w *Func) rangeKeys(part [][]types.Datum, b int, bd *plan.FrameBound) error {
 	ks := w.keys[b][:0]
+	oc := w.order[0]
 	for _, row := range part {
-		d, err := bd.Key.EvalRow(nil, row)
+		d, err := bd.Key.EvalRow(nil, row[oc:oc+1])
 		if err != nil {
 			return err
 		}
@@ -494,7 +495,8 @@ func (w *Func) rangePos(part [][]types.Datum, i, b int, bd *plan.FrameBound, end
 		hi = sort.Search(n, func(j int) bool { return ks[j].Null })
 	}
 	desc := w.f.OrderBy[0].Desc
-	t, err := bd.Target.EvalRow(nil, part[i])
+	oc := w.order[0]
+	t, err := bd.Target.EvalRow(nil, part[i][oc:oc+1])
 	if err != nil {
 		// Past the key type's range (integer overflow): every row or none.
 		if bd.Target.Type().IsInteger() {

@@ -411,7 +411,7 @@ func (b *Binder) frameBound(c *exprCtx, fb *ast.FrameBound, mode plan.FrameMode,
 	if (out.Kind == plan.OffsetPreceding) != order[0].Desc {
 		op = "-"
 	}
-	k := expr.Column(order[0].Col, keyT)
+	k := expr.Column(0, keyT) // over a one-column row: the ORDER BY key
 	if out.Target, err = expr.Call(op, []expr.Expr{k, expr.Literal(d, e.Type())}); err != nil {
 		return out, notSupported()
 	}

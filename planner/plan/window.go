@@ -31,9 +31,10 @@ const (
 
 // FrameBound is one end of a frame. Offset is the constant number of rows or
 // groups (ROWS, GROUPS); for RANGE, Target computes the bound's key value
-// from the current row (key - offset or key + offset, in the key's
-// direction) and Key the current row's key in Target's type, so rows compare
-// with it.
+// from the current row's ORDER BY key (key - offset or key + offset, in the
+// key's direction) and Key that key in Target's type, so rows compare with
+// it; both read a one-column row holding the key (column 0), not the input
+// row, so executors may lay rows out as they like.
 type FrameBound struct {
 	Kind   BoundKind
 	Offset int64
