@@ -140,8 +140,14 @@ func (w *Func) EvalFrom(part [][]types.Datum, from int, out []types.Datum) error
 			switch w.kind {
 			case kindFirstValue:
 				at = s
+				for at < e && w.excluded(i, at) {
+					at++
+				}
 			case kindLastValue:
 				at = e - 1
+				for at >= s && w.excluded(i, at) {
+					at--
+				}
 			default:
 				nd := &part[i][w.f.Args[1]]
 				if nd.Null {
@@ -150,8 +156,19 @@ func (w *Func) EvalFrom(part [][]types.Datum, from int, out []types.Datum) error
 				if nd.I <= 0 {
 					return types.Errorf(types.ErrNthValueArgument, "argument of nth_value must be greater than zero")
 				}
-				if int64(e-s) >= nd.I {
-					at = s + int(nd.I) - 1
+				if w.f.Frame.Exclude == plan.ExcludeNoOthers {
+					if int64(e-s) >= nd.I {
+						at = s + int(nd.I) - 1
+					}
+					break
+				}
+				for k, left := s, nd.I; k < e; k++ {
+					if !w.excluded(i, k) {
+						if left--; left == 0 {
+							at = k
+							break
+						}
+					}
 				}
 			}
 			if at < s || at >= e {
@@ -163,6 +180,19 @@ func (w *Func) EvalFrom(part [][]types.Datum, from int, out []types.Datum) error
 		return nil
 	}
 	return w.aggregate(part, from, out)
+}
+
+// excluded reports whether the frame of row i leaves out row j (EXCLUDE).
+func (w *Func) excluded(i, j int) bool {
+	switch w.f.Frame.Exclude {
+	case plan.ExcludeCurrentRow:
+		return i == j
+	case plan.ExcludeGroup:
+		return j >= w.gFirst[i] && j < w.gEnd[i]
+	case plan.ExcludeTies:
+		return j != i && j >= w.gFirst[i] && j < w.gEnd[i]
+	}
+	return false
 }
 
 func (w *Func) copyOut(d types.Datum) types.Datum {
@@ -199,6 +229,11 @@ func (w *Func) Following(part [][]types.Datum) (reach int, peers bool) {
 		return reach, false
 	}
 	fr := w.f.Frame
+	defer func() {
+		if fr.Exclude == plan.ExcludeGroup || fr.Exclude == plan.ExcludeTies {
+			peers = true // a new peer leaves the frame too
+		}
+	}()
 	switch end := fr.End; {
 	case end.Kind == plan.UnboundedFollowing:
 		return -1, false
@@ -335,8 +370,17 @@ func (w *Func) aggregate(part [][]types.Datum, from int, out []types.Datum) erro
 	}
 	var last types.Datum
 	valid := false
+	exclude := w.f.Frame.Exclude != plan.ExcludeNoOthers
 	for i := from; i < len(part); i++ {
 		s, e := w.starts[i], max(w.ends[i], w.starts[i])
+		if exclude {
+			d, err := w.excludedAgg(part, i, s, e)
+			if err != nil {
+				return err
+			}
+			out[i] = w.copyOut(d)
+			continue
+		}
 		if s == cs && e == ce && valid {
 			out[i] = w.copyOut(last)
 			continue
@@ -364,6 +408,25 @@ func (w *Func) aggregate(part [][]types.Datum, from int, out []types.Datum) erro
 		out[i] = w.copyOut(last)
 	}
 	return nil
+}
+
+// excludedAgg aggregates row i's frame [s, e) less the rows its EXCLUDE
+// clause leaves out, afresh for each row (as PostgreSQL does for most
+// aggregates): O(frame) per row.
+func (w *Func) excludedAgg(part [][]types.Datum, i, s, e int) (types.Datum, error) {
+	st := w.f.Agg.NewState()
+	for k := s; k < e; k++ {
+		if w.excluded(i, k) {
+			continue
+		}
+		for j, c := range w.f.Args {
+			w.args[j] = part[k][c]
+		}
+		if err := st.Add(w.args); err != nil {
+			return types.Datum{}, err
+		}
+	}
+	return st.Result(), nil
 }
 
 // frames fills starts and ends (exclusive) with each row's frame.

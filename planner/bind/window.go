@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -25,43 +26,76 @@ type winBinding struct {
 // spec resolves a function's OVER clause against the WINDOW clause as
 // PostgreSQL does: OVER w is w itself; OVER (w ...) copies w's partitioning
 // and adds an ORDER BY (if w has none) and a frame (w must have none).
-func (w *winBinding) spec(s ast.WindowSpec, depth int) (ast.WindowSpec, error) {
+func (w *winBinding) spec(s ast.WindowSpec, depth int) (ast.WindowSpec, plan.Exclusion, error) {
 	if depth > len(w.defs)+1 {
-		return s, types.Errorf(types.ErrWindowing, "window definitions refer to each other in a cycle")
+		return s, 0, types.Errorf(types.ErrWindowing, "window definitions refer to each other in a cycle")
 	}
-	lookup := func(name ast.CIStr) (ast.WindowSpec, error) {
+	lookup := func(name ast.CIStr) (ast.WindowSpec, plan.Exclusion, error) {
 		for _, d := range w.defs {
 			if d.Name.L == name.L {
 				d.Name = ast.CIStr{}
 				return w.spec(d, depth+1)
 			}
 		}
-		return ast.WindowSpec{}, types.Errorf(types.ErrUndefinedObject, "window \"%s\" does not exist", name.O)
+		return ast.WindowSpec{}, 0, types.Errorf(types.ErrUndefinedObject, "window \"%s\" does not exist", name.O)
 	}
 	if s.OnlyAlias {
 		return lookup(s.Name)
 	}
+	s, ex := splitExclude(s)
 	if s.Ref.L == "" {
-		return s, nil
+		return s, ex, nil
 	}
-	ref, err := lookup(s.Ref)
+	ref, _, err := lookup(s.Ref)
 	if err != nil {
-		return s, err
+		return s, 0, err
 	}
 	if s.PartitionBy != nil {
-		return s, types.Errorf(types.ErrWindowing, "cannot override PARTITION BY clause of window \"%s\"", s.Ref.O)
+		return s, 0, types.Errorf(types.ErrWindowing, "cannot override PARTITION BY clause of window \"%s\"", s.Ref.O)
 	}
 	if s.OrderBy != nil && ref.OrderBy != nil {
-		return s, types.Errorf(types.ErrWindowing, "cannot override ORDER BY clause of window \"%s\"", s.Ref.O)
+		return s, 0, types.Errorf(types.ErrWindowing, "cannot override ORDER BY clause of window \"%s\"", s.Ref.O)
 	}
 	if ref.Frame != nil {
-		return s, types.Errorf(types.ErrWindowing, "cannot copy window \"%s\" because it has a frame clause", s.Ref.O)
+		return s, 0, types.Errorf(types.ErrWindowing, "cannot copy window \"%s\" because it has a frame clause", s.Ref.O)
 	}
 	out := ast.WindowSpec{PartitionBy: ref.PartitionBy, OrderBy: ref.OrderBy, Frame: s.Frame}
 	if s.OrderBy != nil {
 		out.OrderBy = s.OrderBy
 	}
-	return out, nil
+	return out, ex, nil
+}
+
+// splitExclude takes the parser's pg__exclude('...') marker (a frame's
+// EXCLUDE clause) out of a window's PARTITION BY.
+func splitExclude(s ast.WindowSpec) (ast.WindowSpec, plan.Exclusion) {
+	if s.PartitionBy == nil {
+		return s, plan.ExcludeNoOthers
+	}
+	items := s.PartitionBy.Items
+	last, ok := items[len(items)-1].Expr.(*ast.FuncCallExpr)
+	if !ok || last.FnName.L != "pg__exclude" || len(last.Args) != 1 {
+		return s, plan.ExcludeNoOthers
+	}
+	v, ok := last.Args[0].(ast.ValueExpr)
+	if !ok {
+		return s, plan.ExcludeNoOthers
+	}
+	ex := plan.ExcludeNoOthers
+	switch fmt.Sprint(v.GetValue()) {
+	case "current row":
+		ex = plan.ExcludeCurrentRow
+	case "group":
+		ex = plan.ExcludeGroup
+	case "ties":
+		ex = plan.ExcludeTies
+	}
+	if len(items) == 1 {
+		s.PartitionBy = nil
+	} else {
+		s.PartitionBy = &ast.PartitionByClause{Items: items[:len(items)-1]}
+	}
+	return s, ex
 }
 
 func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.Expr, error) {
@@ -78,7 +112,7 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 	if n.FromLast {
 		return nil, types.Errorf(types.ErrUnsupported, "FROM LAST is not supported for window function %s", name)
 	}
-	spec, err := w.spec(n.Spec, 0)
+	spec, exclude, err := w.spec(n.Spec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +260,7 @@ func (w *winBinding) window(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) (expr.
 	if err != nil {
 		return nil, err
 	}
+	f.Frame.Exclude = exclude
 	if f.UsesFrame() {
 		key += "|f" + f.Frame.String()
 	}
@@ -261,7 +296,7 @@ func unwrapWindowArgs(n *ast.WindowFuncExpr) *ast.WindowFuncExpr {
 }
 
 func (w *winBinding) dryRun(b *Binder, c *exprCtx, n *ast.WindowFuncExpr) error {
-	spec, err := w.spec(n.Spec, 0)
+	spec, _, err := w.spec(n.Spec, 0)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,20 @@ type FrameBound struct {
 type Frame struct {
 	Mode       FrameMode
 	Start, End FrameBound
+	Exclude    Exclusion
 }
+
+// Exclusion is a frame's EXCLUDE clause: rows around the current row taken
+// out of its frame.
+type Exclusion uint8
+
+// Frame exclusions.
+const (
+	ExcludeNoOthers Exclusion = iota
+	ExcludeCurrentRow
+	ExcludeGroup // the current row and its peers
+	ExcludeTies  // the current row's peers, not itself
+)
 
 // DefaultFrame is PostgreSQL's frame when none is written.
 func DefaultFrame() Frame {
@@ -59,7 +72,8 @@ func DefaultFrame() Frame {
 
 // IsDefault reports whether f is DefaultFrame (or the zero Frame).
 func (f Frame) IsDefault() bool {
-	return f.Mode == FrameRange && f.Start.Kind == UnboundedPreceding && (f.End.Kind == CurrentRow || f.End.Kind == UnboundedPreceding)
+	return f.Mode == FrameRange && f.Start.Kind == UnboundedPreceding && (f.End.Kind == CurrentRow || f.End.Kind == UnboundedPreceding) &&
+		f.Exclude == ExcludeNoOthers
 }
 
 // Normal returns f, or DefaultFrame for the zero Frame.
@@ -72,7 +86,11 @@ func (f Frame) Normal() Frame {
 
 func (f Frame) String() string {
 	mode := [...]string{"range", "rows", "groups"}[f.Mode]
-	return mode + " between " + f.Start.String() + " and " + f.End.String()
+	s := mode + " between " + f.Start.String() + " and " + f.End.String()
+	if f.Exclude != ExcludeNoOthers {
+		s += " exclude " + [...]string{"", "current row", "group", "ties"}[f.Exclude]
+	}
+	return s
 }
 
 func (b FrameBound) String() string {

@@ -52,6 +52,7 @@ var rules = []rule{
 	{"stringAgg", stringAgg},
 	{"firstLastValue", firstLastValue},
 	{"windowArgs", windowArgs},
+	{"windowExclude", windowExclude},
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},
