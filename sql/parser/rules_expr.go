@@ -500,7 +500,7 @@ func windowExclude(c *rewriteCtx, seq []*node) ([]*node, error) {
 			case kids[k+1].kw("no") && k+2 < len(kids) && kids[k+2].kw("others"):
 				mode, n = "", 3
 			default:
-				return nil, c.syntax(kids[k+1])
+				continue // a column named exclude
 			}
 			at = k
 			break
