@@ -36,7 +36,14 @@ type OverWindow struct {
 	table *state.Table
 	fns   []*window.Func
 	parts map[string]*owPartition
-	dirty []*owPartition
+	// Emitting on window close: the progress table, the vnodes to scan and
+	// the watermark on the first ORDER BY column.
+	progress *state.Table
+	vnodes   []int
+	wm       types.Datum
+	hasWM    bool
+	wmMoved  bool
+	dirty    []*owPartition
 	// cached counts the rows held in parts; tick orders partitions by use.
 	cached     int
 	tick       uint64
@@ -67,6 +74,8 @@ type overWindowConfig struct {
 	outTypes  []types.T
 	cacheRows int
 	actor     ActorID
+	eowc      bool
+	wmCol     int // the watermarked ORDER BY column (eowc)
 }
 
 // owRow is one input row of a partition: pk is its encoded state key after
@@ -91,6 +100,10 @@ type owPartition struct {
 	// loaded: read from state in this epoch, so old has no outputs yet.
 	loaded bool
 	used   uint64
+	// Emitting on window close: rows[:emitted] were emitted; total counts
+	// the rows (as the progress table does once written).
+	emitted, total int64
+	progressDirty  bool
 }
 
 // owOut is a row with its window outputs.
@@ -123,8 +136,12 @@ func NewOverWindow(actx *ActorContext, n *plan.StreamOverWindow, in Executor) (E
 	l := cfg.layout
 	cfg.partCols = l.PK[:len(l.Dist)]
 	st := n.State()
-	if len(st) != 1 {
-		return nil, fmt.Errorf("over-window: %d state tables assigned, want 1", len(st))
+	cfg.eowc = n.EmitOnWindowClose
+	if want := 1 + btoi(cfg.eowc); len(st) != want {
+		return nil, fmt.Errorf("over-window: %d state tables assigned, want %d", len(st), want)
+	}
+	if cfg.eowc {
+		cfg.wmCol = n.OrderBy()[0].Col
 	}
 	if len(st[0].Types) != len(l.Types) {
 		return nil, fmt.Errorf("over-window: state table %d has %d columns, layout %d", st[0].ID, len(st[0].Types), len(l.Types))
@@ -134,6 +151,19 @@ func NewOverWindow(actx *ActorContext, n *plan.StreamOverWindow, in Executor) (E
 		return nil, fmt.Errorf("over-window: open state: %w", err)
 	}
 	x := &OverWindow{cfg: cfg, in: in, table: table, parts: map[string]*owPartition{}, oldIdx: map[string]int{}}
+	if cfg.eowc {
+		pt := st[1]
+		if x.progress, err = actx.NewTable(state.Schema{TableID: pt.ID, Types: pt.Types, PK: pt.PK, DistKey: pt.Dist}); err != nil {
+			return nil, fmt.Errorf("over-window: open progress: %w", err)
+		}
+		x.vnodes = []int{state.AllVnodes}
+		if actx.Vnodes != nil {
+			x.vnodes = x.vnodes[:0]
+			for _, v := range actx.Vnodes {
+				x.vnodes = append(x.vnodes, int(v))
+			}
+		}
+	}
 	for _, f := range n.Funcs {
 		fn, err := window.New(f, l.Types)
 		if err != nil {
@@ -181,7 +211,14 @@ func (x *OverWindow) Next(ctx context.Context) (Message, error) {
 			if err := x.apply(ctx, m.Chunk); err != nil {
 				return Message{}, err
 			}
+		case m.Watermark != nil:
+			x.watermark(m.Watermark)
 		case m.Barrier != nil:
+			if x.cfg.eowc {
+				if err := x.closeWindows(ctx); err != nil {
+					return Message{}, err
+				}
+			}
 			if err := x.barrier(m.Barrier); err != nil {
 				return Message{}, err
 			}
@@ -241,9 +278,16 @@ func (x *OverWindow) apply(ctx context.Context, c *types.Chunk) error {
 		pk := string(x.key[partLen:pkLen])
 		j, found := sort.Find(len(p.rows), func(j int) int { return strings.Compare(pk, p.rows[j].pk) })
 		p.first = min(p.first, j)
+		if x.cfg.eowc && !c.Op(i).IsInsert() {
+			return fmt.Errorf("over-window: a delete reached a window emitting on window close (its input must be append-only)")
+		}
 		if c.Op(i).IsInsert() {
 			if err := x.table.Insert(x.row); err != nil {
 				return fmt.Errorf("over-window: %w", err)
+			}
+			if x.cfg.eowc && !found {
+				p.total++
+				p.progressDirty = true
 			}
 			r := x.newRow(x.key, partLen, orderLen, pkLen, x.row)
 			if found { // a repeated insert of a key replaces it, as in the state table
@@ -276,6 +320,11 @@ func (x *OverWindow) partition(ctx context.Context, key []byte, row []types.Datu
 		if err := x.load(ctx, p); err != nil {
 			return nil, err
 		}
+		if x.cfg.eowc {
+			if err := x.loadProgress(ctx, p, row); err != nil {
+				return nil, err
+			}
+		}
 		p.loaded = true
 		x.parts[p.key] = p
 	}
@@ -284,10 +333,165 @@ func (x *OverWindow) partition(ctx context.Context, key []byte, row []types.Datu
 	if !p.dirty {
 		p.dirty = true
 		p.first = len(p.rows)
-		p.old = slices.Clone(p.rows)
+		if !x.cfg.eowc {
+			p.old = slices.Clone(p.rows)
+		}
 		x.dirty = append(x.dirty, p)
 	}
 	return p, nil
+}
+
+// progressRow returns a progress row: the partition values of the state row
+// row (or a constant), then emitted and total.
+func (x *OverWindow) progressRow(row []types.Datum, emitted, total int64) []types.Datum {
+	out := make([]types.Datum, 0, len(x.cfg.partCols)+3)
+	for _, c := range x.cfg.partCols {
+		out = append(out, row[c])
+	}
+	if len(x.cfg.partCols) == 0 {
+		out = append(out, types.DBool(false))
+	}
+	return append(out, types.DInt(emitted), types.DInt(total))
+}
+
+// loadProgress reads how many of p's rows were emitted and held.
+func (x *OverWindow) loadProgress(ctx context.Context, p *owPartition, row []types.Datum) error {
+	pr := x.progressRow(row, 0, 0)
+	got, ok, err := x.progress.Get(ctx, pr[:len(pr)-2], nil)
+	if err != nil {
+		return fmt.Errorf("over-window: load progress: %w", err)
+	}
+	if ok {
+		p.emitted, p.total = got[len(got)-2].I, got[len(got)-1].I
+	}
+	return nil
+}
+
+// watermark records a rise of the watermark on the ORDER BY column (when
+// emitting on window close); watermarks are not forwarded.
+func (x *OverWindow) watermark(w *Watermark) {
+	if !x.cfg.eowc || w.Col != x.cfg.wmCol || w.Val.Null {
+		return
+	}
+	t := x.cfg.inTypes[x.cfg.wmCol]
+	if !x.hasWM || types.Compare(t, &w.Val, &x.wm) > 0 {
+		x.wm, x.hasWM, x.wmMoved = w.Val.Copy(), true, true
+	}
+}
+
+// closeWindows emits, when the watermark rose in the epoch, the rows whose
+// outputs became final: in every partition with rows not yet emitted (listed
+// by the progress table, or new in the epoch), the rows below the watermark
+// less the functions' reach after a row. It then writes the progress of the
+// partitions that changed.
+func (x *OverWindow) closeWindows(ctx context.Context) error {
+	if x.wmMoved {
+		x.wmMoved = false
+		open, err := x.openPartitions(ctx)
+		if err != nil {
+			return err
+		}
+		for _, row := range open {
+			var partLen int
+			x.key, partLen, _, _ = x.cfg.encode(x.key[:0], row)
+			p, err := x.partition(ctx, x.key[:partLen], row)
+			if err != nil {
+				return err
+			}
+			if err := x.emitFinal(p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range x.dirty {
+		if !p.progressDirty || len(p.rows) == 0 {
+			continue
+		}
+		p.progressDirty = false
+		if err := x.progress.Insert(x.progressRow(p.rows[0].row, p.emitted, p.total)); err != nil {
+			return fmt.Errorf("over-window: progress: %w", err)
+		}
+	}
+	return nil
+}
+
+// openPartitions lists (as state rows holding their partition values) the
+// partitions of this actor's vnodes with rows not yet emitted.
+func (x *OverWindow) openPartitions(ctx context.Context) ([][]types.Datum, error) {
+	var out [][]types.Datum
+	seen := map[string]bool{}
+	for _, v := range x.vnodes {
+		it, err := x.progress.Iter(ctx, state.IterOptions{Vnode: v})
+		if err != nil {
+			return nil, fmt.Errorf("over-window: scan progress: %w", err)
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				_ = it.Close()
+				return nil, fmt.Errorf("over-window: scan progress: %w", err)
+			}
+			pr := it.Row()
+			if pr[len(pr)-2].I >= pr[len(pr)-1].I {
+				continue
+			}
+			row := make([]types.Datum, len(x.cfg.layout.Types))
+			for k, c := range x.cfg.partCols {
+				row[c] = pr[k].Copy()
+			}
+			out = append(out, row)
+			key, partLen, _, _ := x.cfg.encode(nil, row)
+			seen[string(key[:partLen])] = true
+		}
+		if err := it.Close(); err != nil {
+			return nil, fmt.Errorf("over-window: scan progress: %w", err)
+		}
+	}
+	// Partitions whose first rows came in this epoch are not in the table yet.
+	for _, p := range x.dirty {
+		if !seen[p.key] && p.emitted < int64(len(p.rows)) {
+			out = append(out, p.rows[0].row)
+		}
+	}
+	return out, nil
+}
+
+// emitFinal emits p's rows whose outputs are final under the watermark.
+func (x *OverWindow) emitFinal(p *owPartition) error {
+	t := x.cfg.inTypes[x.cfg.wmCol]
+	below := sort.Search(len(p.rows), func(i int) bool {
+		d := &p.rows[i].row[x.cfg.wmCol]
+		return d.Null || types.Compare(t, d, &x.wm) >= 0
+	})
+	x.datums = x.datums[:0]
+	for i := range p.rows {
+		x.datums = append(x.datums, p.rows[i].row)
+	}
+	end := below
+	for _, fn := range x.fns {
+		reach, _ := fn.Following(x.datums)
+		if reach < 0 {
+			return nil
+		}
+		end = min(end, below-reach)
+	}
+	from := int(p.emitted)
+	if end <= from {
+		return nil
+	}
+	if err := x.eval(p.rows, from); err != nil {
+		return err
+	}
+	for i := from; i < end; i++ {
+		x.room(1)
+		x.appendOut(types.OpInsert, owOut{r: &p.rows[i], vals: x.outputs(i)})
+	}
+	p.emitted = int64(end)
+	p.progressDirty = true
+	return nil
 }
 
 // load reads a partition's rows from state.
@@ -378,6 +582,9 @@ func (x *OverWindow) start(p *owPartition) int {
 // barrier emits the epoch's changes, then the barrier, and shrinks the cache.
 func (x *OverWindow) barrier(b *Barrier) error {
 	for _, p := range x.dirty {
+		if x.cfg.eowc {
+			continue // emitted by closeWindows
+		}
 		if err := x.diff(p); err != nil {
 			return err
 		}
@@ -493,6 +700,13 @@ func (x *OverWindow) evict() {
 		delete(x.parts, p.key)
 		x.cached -= len(p.rows)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // identical reports whether two rows hold identical values (numerics with

@@ -57,3 +57,31 @@ func (p *planner) overWindow(n *plan.Window) (plan.StreamNode, error) {
 	}
 	return p.reorder(node, order), nil
 }
+
+// eowcOverWindow marks an over-window as emitting on window close, or
+// refuses it: its first ORDER BY column must be ascending with a watermark,
+// and every function's value must be final once the rows a bounded distance
+// after it are below the watermark (no percent_rank, cume_dist or ntile, no
+// frame ending UNBOUNDED FOLLOWING or RANGE | GROUPS n FOLLOWING).
+func eowcOverWindow(x *plan.StreamOverWindow) error {
+	order := x.OrderBy()
+	if len(order) == 0 || order[0].Desc || !slices.Contains(plan.WatermarkCols(x.Input), order[0].Col) {
+		return unsupported("EMIT ON WINDOW CLOSE over a window function needs its ORDER BY to start with an ascending column that has a watermark")
+	}
+	for i := range x.Funcs {
+		f := &x.Funcs[i]
+		switch f.Name {
+		case "percent_rank", "cume_dist", "ntile":
+			return unsupported("EMIT ON WINDOW CLOSE is not supported with %s, which reads the whole partition", f.Name)
+		}
+		if !f.UsesFrame() {
+			continue
+		}
+		fr := f.Frame.Normal()
+		if fr.End.Kind == plan.UnboundedFollowing || (fr.End.Kind == plan.OffsetFollowing && fr.Mode != plan.FrameRows) {
+			return unsupported("EMIT ON WINDOW CLOSE is not supported with a frame ending %s", fr.End)
+		}
+	}
+	x.EmitOnWindowClose = true
+	return nil
+}

@@ -109,6 +109,8 @@ func AppendOnly(n plan.StreamNode) bool {
 		return n.Relation.AppendOnly
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
+	case *plan.StreamOverWindow:
+		return n.EmitOnWindowClose // each row emitted once, when its outputs are final
 	case *plan.StreamHashJoin:
 		// An inner join over aggregations emitting on window close.
 		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
@@ -289,7 +291,7 @@ func EmitOnWindowClose(sq *StreamQuery) error {
 		return err
 	}
 	if aggs == 0 {
-		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR) or a window function ordered by a watermarked column")
 	}
 	return nil
 }
@@ -316,6 +318,12 @@ func eowc(n plan.StreamNode, aggs *int) error {
 			}
 		}
 		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamOverWindow:
+		if err := eowcOverWindow(x); err != nil {
+			return err
+		}
+		*aggs++
+		return nil
 	case *plan.StreamHashJoin:
 		if x.Kind != plan.InnerJoin {
 			return unsupported("EMIT ON WINDOW CLOSE is not supported over a %s join (only inner joins keep the output insert-only)", strings.ToLower(x.Kind.String()))

@@ -2,7 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/tributary/tributary/sql/types"
 )
 
 // StreamOverWindow maintains window functions over a change stream: Funcs
@@ -11,11 +14,18 @@ import (
 // Every input row is kept in one state table in (partition, order, stream
 // key) order, distributed by the partition columns; a change in a partition
 // recomputes it and emits the rows whose outputs changed.
+//
+// With EmitOnWindowClose (over an append-only input whose first ORDER BY
+// column, ascending, carries a watermark) each row is emitted once, as an
+// insert, when its outputs are final: when the rows its functions read are
+// all below the watermark. A second state table then keeps, per partition,
+// how many rows were emitted and how many there are.
 type StreamOverWindow struct {
 	StateInfo
-	Input StreamNode
-	Funcs []WindowFunc
-	Out   []Field
+	Input             StreamNode
+	Funcs             []WindowFunc
+	Out               []Field
+	EmitOnWindowClose bool
 }
 
 // PartitionBy returns the functions' partition columns.
@@ -33,7 +43,31 @@ func (n *StreamOverWindow) StateRow() TopNStateRow {
 // window order.
 func (n *StreamOverWindow) StateLayouts() []StateTable {
 	l := n.StateRow()
-	return []StateTable{{Name: "over-window input", Types: l.Types, PK: l.PK, PKDesc: l.PKDesc, Dist: l.Dist}}
+	tables := []StateTable{{Name: "over-window input", Types: l.Types, PK: l.PK, PKDesc: l.PKDesc, Dist: l.Dist}}
+	if n.EmitOnWindowClose {
+		tables = append(tables, n.ProgressTable())
+	}
+	return tables
+}
+
+// ProgressTable is the layout of an emitting-on-window-close over-window's
+// progress: the partition columns (or one constant column without them),
+// then the rows emitted and the rows held, keyed and distributed by the
+// partition.
+func (n *StreamOverWindow) ProgressTable() StateTable {
+	in := n.Input.Schema()
+	t := StateTable{Name: "over-window progress"}
+	for i, c := range n.PartitionBy() {
+		t.Types = append(t.Types, in[c].Type)
+		t.PK = append(t.PK, i)
+	}
+	t.Dist = slices.Clone(t.PK)
+	if len(t.PK) == 0 {
+		t.Types = append(t.Types, types.TBool)
+		t.PK = []int{0}
+	}
+	t.Types = append(t.Types, types.TInt64, types.TInt64)
+	return t
 }
 
 // Schema implements StreamNode.
@@ -58,6 +92,10 @@ func (n *StreamOverWindow) Describe() string {
 			parts[i] += " " + f.Frame.String()
 		}
 	}
-	return fmt.Sprintf("StreamOverWindow partition by %s order by %s funcs [%s]",
+	s := fmt.Sprintf("StreamOverWindow partition by %s order by %s funcs [%s]",
 		colList(n.PartitionBy()), keyList(n.OrderBy()), strings.Join(parts, ", "))
+	if n.EmitOnWindowClose {
+		s += " emit on window close"
+	}
+	return s
 }
