@@ -29,6 +29,11 @@ import (
 // before it enters), then Inserts and update pairs. Partitions stay cached
 // between epochs up to CacheRows rows, least recently used evicted first.
 // Watermarks are dropped: a change can alter any row of its partition.
+// Emitting on window close (over an append-only input), a row is instead
+// emitted once, as an insert, when the rows its functions read are below the
+// watermark on the first ORDER BY column; a progress table keeps, per
+// partition, the rows emitted and held, and a rise of the watermark scans it
+// for the partitions with rows to emit.
 type OverWindow struct {
 	cfg overWindowConfig
 	in  Executor
