@@ -23,8 +23,9 @@ import (
 // table keyed by (partition, order key, stream key), distributed by the
 // partition columns, so a partition is one range scan of one vnode. A chunk's
 // rows change their partitions' rows in memory and in the state table; at the
-// barrier each changed partition's window outputs are computed before and
-// after the epoch and the rows whose outputs (or values) changed are emitted:
+// barrier each changed partition's outputs are computed again from the first
+// row they can have changed in (see start), compared with the outputs kept
+// with the rows, and the rows whose outputs (or values) changed are emitted:
 // Deletes first, across all partitions (a row moving between partitions leaves
 // before it enters), then Inserts and update pairs. Partitions stay cached
 // between epochs up to CacheRows rows, least recently used evicted first.
