@@ -47,6 +47,10 @@ var oracleShapes = []string{
 	`SELECT id, a FROM t1 ORDER BY a DESC, id LIMIT 5`,
 	`SELECT id, b FROM t1 ORDER BY b, id LIMIT 3 OFFSET 2`,
 	`SELECT id, a, b, rn FROM (SELECT id, a, b, row_number() OVER (PARTITION BY a ORDER BY b DESC, id) AS rn FROM t1) x WHERE rn <= 2`,
+	// Over-window operators (ties broken by the key, so batch answers alike).
+	`SELECT id, a, b, lag(b) OVER (PARTITION BY a ORDER BY b, id) AS lg, sum(b) OVER (PARTITION BY a ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s3 FROM t1`,
+	`SELECT id, v, rank() OVER (PARTITION BY t1_id ORDER BY v) AS r, count(*) OVER (PARTITION BY t1_id ORDER BY v RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) AS c FROM t2`,
+	`SELECT id, first_value(id) OVER (PARTITION BY a % 3 ORDER BY b DESC NULLS LAST, id) AS fv, count(*) OVER () AS n FROM t1`,
 	`SELECT id, a FROM t1 WHERE a < 5 UNION ALL SELECT id, v FROM t2 WHERE v < 5`,
 	`SELECT window_start, count(*) AS c, sum(v) AS sv FROM TUMBLE(t4, ts, INTERVAL '10 minutes') GROUP BY window_start`,
 	`SELECT window_start, window_end, max(v) AS mx FROM HOP(t4, ts, INTERVAL '5 minutes', INTERVAL '15 minutes') GROUP BY window_start, window_end`,

@@ -105,7 +105,7 @@ a 1 1 3
 a 3 1 4
 b NULL 1 5
 a 2 1 6`)
-	n.Funcs = []plan.WindowFunc{{Name: "ntile", Type: types.TInt64}}
+	n.Funcs = []plan.WindowFunc{{Name: "nope", Type: types.TInt64}}
 	if _, err := Build(newEnv(), &plan.Query{Root: n}); err == nil {
 		t.Error("unsupported window function accepted")
 	}

@@ -3,57 +3,66 @@ package batch
 import (
 	"context"
 	"io"
-	"strings"
+	"slices"
 
+	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 )
 
 // windowExec reads its whole input and appends one column per window
 // function. Each function sorts the rows by its PARTITION BY then ORDER BY
-// columns and walks each partition: row_number, rank and dense_rank count
-// rows and peer groups (rows equal on ORDER BY); an aggregate covers the whole
-// partition without ORDER BY, and with one the rows up to the current row's
-// last peer (RANGE UNBOUNDED PRECEDING .. CURRENT ROW). Rows are yielded in
+// columns and computes each partition with window.Func. Rows are yielded in
 // the last function's window order, as PostgreSQL does.
 type windowExec struct {
 	env   *Env
 	funcs []plan.WindowFunc
-	kinds []windowKind // per function
+	fns   []*window.Func
+	cols  []int // the input columns the functions read, in e.rows' order
 	in    Executor
 	ts    []types.T
-	all   *types.Chunk   // every input row
-	res   []types.Vector // per function: its value for every row of all
+	all   *types.Chunk    // every input row
+	rows  [][]types.Datum // the same rows as datums, built once
+	res   []types.Vector  // per function: its value for every row of all
 	perm  []int32
 	pos   int
 	done  bool
 	out   *types.Chunk
 }
 
-type windowKind uint8
-
-const (
-	windowAgg windowKind = iota
-	windowRowNumber
-	windowRank
-	windowDenseRank
-)
-
 func newWindow(env *Env, n *plan.Window, in Executor) (*windowExec, error) {
-	e := &windowExec{env: env, funcs: n.Funcs, in: in, ts: plan.Types(n.Out), kinds: make([]windowKind, len(n.Funcs))}
-	for i, f := range n.Funcs {
-		switch name := strings.ToLower(f.Name); {
-		case f.Agg != nil:
-			e.kinds[i] = windowAgg
-		case name == "row_number":
-			e.kinds[i] = windowRowNumber
-		case name == "rank":
-			e.kinds[i] = windowRank
-		case name == "dense_rank":
-			e.kinds[i] = windowDenseRank
-		default:
-			return nil, types.Errorf(types.ErrUnsupported, "window function %s is not supported", f.Name)
+	e := &windowExec{env: env, funcs: n.Funcs, in: in, ts: plan.Types(n.Out)}
+	// The functions read only their arguments and ORDER BY columns: rows are
+	// built of those alone (e.cols), and each function's copy refers to them.
+	at := map[int]int{}
+	use := func(c int) int {
+		if k, ok := at[c]; ok {
+			return k
 		}
+		at[c] = len(e.cols)
+		e.cols = append(e.cols, c)
+		return at[c]
+	}
+	inTypes := in.Schema()
+	for _, f := range n.Funcs {
+		f.Args = slices.Clone(f.Args)
+		for i, c := range f.Args {
+			f.Args[i] = use(c)
+		}
+		f.OrderBy = slices.Clone(f.OrderBy)
+		for i := range f.OrderBy {
+			f.OrderBy[i].Col = use(f.OrderBy[i].Col)
+		}
+		f.PartitionBy = nil // partitions are cut here
+		ts := make([]types.T, len(e.cols))
+		for k, c := range e.cols {
+			ts[k] = inTypes[c]
+		}
+		fn, err := window.New(f, ts)
+		if err != nil {
+			return nil, err
+		}
+		e.fns = append(e.fns, fn)
 	}
 	return e, nil
 }
@@ -113,89 +122,42 @@ func (e *windowExec) compute(fi int) error {
 	keys = append(keys, f.OrderBy...)
 	e.perm = sortedPerm(e.all, keys, e.perm)
 	n := len(e.perm)
+	if e.rows == nil {
+		nc := len(e.cols)
+		flat := make([]types.Datum, n*nc)
+		e.rows = make([][]types.Datum, n)
+		for r := 0; r < n; r++ {
+			row := flat[r*nc : (r+1)*nc : (r+1)*nc]
+			for k, c := range e.cols {
+				e.all.Cols[c].GetInto(r, &row[k])
+			}
+			e.rows[r] = row
+		}
+	}
 	res := &e.res[fi]
 	res.Init(f.Type, n)
 	for i := 0; i < n; i++ {
 		res.AppendNull()
 	}
-	var args []types.Datum
-	if f.Agg != nil {
-		args = make([]types.Datum, len(f.Args))
-	}
+	var part [][]types.Datum
+	var vals []types.Datum
 	for ps := 0; ps < n; {
 		pe := ps + 1
 		for pe < n && e.same(f.PartitionBy, e.perm[pe-1], e.perm[pe]) {
 			pe++
 		}
-		if err := e.partition(f, e.kinds[fi], res, args, ps, pe); err != nil {
+		part, vals = part[:0], vals[:0]
+		for _, r := range e.perm[ps:pe] {
+			part = append(part, e.rows[r])
+			vals = append(vals, types.Datum{})
+		}
+		if err := e.fns[fi].Eval(part, vals); err != nil {
 			return err
 		}
+		for k, r := range e.perm[ps:pe] {
+			res.Set(int(r), &vals[k])
+		}
 		ps = pe
-	}
-	return nil
-}
-
-// partition computes f over perm[ps:pe], one partition in window order.
-func (e *windowExec) partition(f *plan.WindowFunc, kind windowKind, res *types.Vector, args []types.Datum, ps, pe int) error {
-	perm := e.perm
-	orderCols := make([]int, len(f.OrderBy))
-	for i, k := range f.OrderBy {
-		orderCols[i] = k.Col
-	}
-	if kind != windowAgg {
-		var rank, dense int64
-		for k := ps; k < pe; k++ {
-			if k == ps || !e.same(orderCols, perm[k-1], perm[k]) {
-				rank = int64(k-ps) + 1
-				dense++
-			}
-			var d types.Datum
-			switch kind {
-			case windowRowNumber:
-				d = types.DInt(int64(k-ps) + 1)
-			case windowRank:
-				d = types.DInt(rank)
-			default:
-				d = types.DInt(dense)
-			}
-			res.Set(int(perm[k]), &d)
-		}
-		return nil
-	}
-	st := f.Agg.NewState()
-	add := func(k int) error {
-		for a, col := range f.Args {
-			e.all.Cols[col].GetInto(int(perm[k]), &args[a])
-		}
-		return st.Add(args)
-	}
-	if len(f.OrderBy) == 0 {
-		for k := ps; k < pe; k++ {
-			if err := add(k); err != nil {
-				return err
-			}
-		}
-		d := st.Result()
-		for k := ps; k < pe; k++ {
-			res.Set(int(perm[k]), &d)
-		}
-		return nil
-	}
-	for gs := ps; gs < pe; {
-		ge := gs + 1
-		for ge < pe && e.same(orderCols, perm[ge-1], perm[ge]) {
-			ge++
-		}
-		for k := gs; k < ge; k++ {
-			if err := add(k); err != nil {
-				return err
-			}
-		}
-		d := st.Result()
-		for k := gs; k < ge; k++ {
-			res.Set(int(perm[k]), &d)
-		}
-		gs = ge
 	}
 	return nil
 }
@@ -212,6 +174,6 @@ func (e *windowExec) same(cols []int, a, b int32) bool {
 }
 
 func (e *windowExec) Close() error {
-	e.all, e.res = nil, nil
+	e.all, e.res, e.rows = nil, nil, nil
 	return e.in.Close()
 }

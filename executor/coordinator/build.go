@@ -113,6 +113,12 @@ func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 			return nil, err
 		}
 		return stream.NewTopN(b.actx, n, in)
+	case *plan.StreamOverWindow:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewOverWindow(b.actx, n, in)
 	case *plan.StreamUnion:
 		// The planner puts an exchange under every union input: the union is a
 		// merge of all their channels.

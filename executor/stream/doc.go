@@ -17,5 +17,6 @@
 // inputs; an aggregation emitting on window close emits and deletes each
 // group once the watermark on its window column passes it, and an inner
 // join deletes the state rows below its key's watermark or an interval
-// band's bound.
+// band's bound. NewOverWindow maintains window functions (lag, frames,
+// rankings) per partition, computed by executor/window.
 package stream

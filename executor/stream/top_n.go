@@ -567,40 +567,7 @@ func (x *TopN) diff(g *topGroup) {
 
 // sameRow reports whether two rows hold identical values (numerics with the
 // same scale), so an update that changes only a value's form is emitted.
-func (x *TopN) sameRow(a, b []types.Datum) bool {
-	for j, t := range x.cfg.inTypes {
-		p, q := &a[j], &b[j]
-		if p.Null != q.Null {
-			return false
-		}
-		if p.Null {
-			continue
-		}
-		switch t.Physical() {
-		case types.PhysI64:
-			if p.I != q.I {
-				return false
-			}
-		case types.PhysF64:
-			if math.Float64bits(p.F) != math.Float64bits(q.F) {
-				return false
-			}
-		case types.PhysStr:
-			if p.S != q.S {
-				return false
-			}
-		case types.PhysDec:
-			if p.Dec.Form != q.Dec.Form || p.Dec.Exponent != q.Dec.Exponent || p.Dec.Cmp(&q.Dec) != 0 {
-				return false
-			}
-		case types.PhysIv:
-			if p.Iv != q.Iv {
-				return false
-			}
-		}
-	}
-	return true
-}
+func (x *TopN) sameRow(a, b []types.Datum) bool { return identical(x.cfg.inTypes, a, b) }
 
 func (x *TopN) room(n int) {
 	if x.out != nil && x.out.Len()+n > types.DefaultChunkSize {

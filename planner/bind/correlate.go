@@ -570,7 +570,7 @@ func (b *Binder) decorrelateLimit(l *plan.Limit) (*decorrelated, error) {
 	if l.Ties != nil {
 		rank = "rank" // FETCH ... WITH TIES: the rows ranked within the count
 	}
-	w := &plan.Window{Input: in.node, Funcs: []plan.WindowFunc{{Name: rank, PartitionBy: part, OrderBy: slices.Clone(order), Type: types.TInt64}},
+	w := &plan.Window{Input: in.node, Funcs: []plan.WindowFunc{{Name: rank, PartitionBy: part, OrderBy: slices.Clone(order), Frame: plan.DefaultFrame(), Type: types.TInt64}},
 		Out: append(slices.Clone(fs), plan.Field{Name: rank, Type: types.TInt64, Hidden: true})}
 	le, err := expr.Call("<=", []expr.Expr{expr.Column(len(fs), types.TInt64), expr.Literal(types.DInt(k.Value.I), types.TInt64)})
 	if err != nil {

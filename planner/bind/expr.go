@@ -800,10 +800,7 @@ func deriveName(n ast.ExprNode) string {
 		}
 		return strings.ToLower(e.F)
 	case *ast.WindowFuncExpr:
-		if _, ok := arrayAggWindowArg(e); ok {
-			return "array_agg"
-		}
-		return strings.ToLower(e.Name)
+		return strings.ToLower(unwrapWindowArgs(e).Name) // lag(x, n + 1), array_agg(x) as the parser rewrote them
 	case *ast.CaseExpr:
 		return "case"
 	case *ast.ExistsSubqueryExpr:

@@ -14,12 +14,23 @@ type scope struct {
 	agg *aggBinding
 }
 
-// resolve finds a column by optional table qualifier and name.
+// resolve finds a column by optional table qualifier and name. Visible
+// columns come first: after JOIN ... USING (id) or NATURAL JOIN, id is the
+// merged column, not also the right side's hidden copy (which t2.id names).
 func (s *scope) resolve(table, name string) (int, error) {
+	if i, err := s.resolveIn(table, name, true); err != nil || i >= 0 {
+		return i, err
+	}
+	return s.resolveIn(table, name, false)
+}
+
+// resolveIn is resolve over the visible columns only (visible) or all; it
+// returns -1 and no error when nothing matches in visible mode.
+func (s *scope) resolveIn(table, name string, visible bool) (int, error) {
 	found := -1
 	for i := range s.fields {
 		f := &s.fields[i]
-		if f.Name != name || (table != "" && f.Table != table) {
+		if f.Name != name || (table != "" && f.Table != table) || (visible && f.Hidden) {
 			continue
 		}
 		if found >= 0 {
@@ -29,6 +40,9 @@ func (s *scope) resolve(table, name string) (int, error) {
 			return -1, types.Errorf(types.ErrAmbiguousColumn, "column reference \"%s.%s\" is ambiguous", table, name)
 		}
 		found = i
+	}
+	if found < 0 && visible {
+		return -1, nil
 	}
 	if found < 0 {
 		if table != "" {

@@ -196,7 +196,7 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	}
 	input = site.node
 	// Window functions
-	wb := &winBinding{input: input}
+	wb := &winBinding{input: input, defs: s.WindowSpecs}
 	c.win = wb
 	// SELECT list
 	if len(fields) > maxTargetEntries {

@@ -12,4 +12,6 @@
 // EmitOnWindowClose makes every aggregation of the query emit on window
 // close, when each has a group column carrying a watermark
 // (plan.WatermarkCols) and nothing between them and the sources retracts.
+// A window limited by rn <= N becomes a group top-N; any other window a
+// chain of StreamOverWindow nodes, one per distinct PARTITION BY and ORDER BY.
 package physical

@@ -111,6 +111,8 @@ func AppendOnly(n plan.StreamNode) bool {
 		return n.Relation.AppendOnly
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
+	case *plan.StreamOverWindow:
+		return n.EmitOnWindowClose // each row emitted once, when its outputs are final
 	case *plan.StreamHashJoin:
 		// An inner join over aggregations emitting on window close.
 		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
@@ -296,7 +298,7 @@ func EmitOnWindowClose(sq *StreamQuery) error {
 		return err
 	}
 	if aggs == 0 {
-		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR)")
+		return unsupported("EMIT ON WINDOW CLOSE is only supported on a windowed aggregation (GROUP BY window_start of TUMBLE or HOP over a source or table with WATERMARK FOR) or a window function ordered by a watermarked column")
 	}
 	return nil
 }
@@ -323,6 +325,12 @@ func eowc(n plan.StreamNode, aggs *int) error {
 			}
 		}
 		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamOverWindow:
+		if err := eowcOverWindow(x); err != nil {
+			return err
+		}
+		*aggs++
+		return nil
 	case *plan.StreamHashJoin:
 		if x.Kind != plan.InnerJoin {
 			return unsupported("EMIT ON WINDOW CLOSE is not supported over a %s join (only inner joins keep the output insert-only)", strings.ToLower(x.Kind.String()))
@@ -1141,12 +1149,11 @@ func constInt(e expr.Expr, what string) (int64, bool, error) {
 }
 
 // window plans a ranking window limited by a parent filter as a group top-N
-// with a rank column; any other window function is refused.
+// with a rank column; any other window as over-window operators.
 func (p *planner) window(n *plan.Window) (plan.StreamNode, error) {
 	limit, ok := p.ranks[n]
 	if !ok {
-		return nil, unsupported("window functions in materialized views are only supported as a top-N filter: " +
-			"row_number(), rank() or dense_rank() OVER (PARTITION BY .. ORDER BY ..) in a subquery filtered by rn <= N")
+		return p.overWindow(n)
 	}
 	f := n.Funcs[0]
 	in, err := p.convert(n.Input)
@@ -1384,6 +1391,11 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return plan.DistHash, span(nil, 0, len(n.GroupBy)), true
 	case *plan.StreamTopN:
 		if len(n.GroupBy) == 0 {
+			return plan.DistSingle, nil, true
+		}
+		return distOf(n.Input)
+	case *plan.StreamOverWindow:
+		if len(n.PartitionBy()) == 0 {
 			return plan.DistSingle, nil, true
 		}
 		return distOf(n.Input)

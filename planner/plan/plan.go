@@ -209,15 +209,21 @@ type SetOp struct {
 	Out    []Field
 }
 
-// WindowFunc is one window function: row_number, rank, dense_rank, or an
-// aggregate over the partition (Agg set; frame: whole partition when no ORDER
-// BY, running (RANGE UNBOUNDED PRECEDING .. CURRENT ROW) with one).
+// WindowFunc is one window function over the rows of its partition in
+// OrderBy order: a ranking function (row_number, rank, dense_rank,
+// percent_rank, cume_dist, ntile), an offset function (lag, lead), a value
+// function over the frame (first_value, last_value, nth_value), or an
+// aggregate over the frame (Agg set). Args are input columns (evaluated per
+// row, as PostgreSQL does). Frame is always set: the binder fills in
+// PostgreSQL's default (RANGE UNBOUNDED PRECEDING .. CURRENT ROW, which is the
+// whole partition without ORDER BY).
 type WindowFunc struct {
 	Name        string
 	Agg         *expr.Agg
 	Args        []int
 	PartitionBy []int
 	OrderBy     []SortKey
+	Frame       Frame
 	Type        types.T
 }
 
@@ -333,7 +339,15 @@ func (n *SetOp) Describe() string {
 func (n *Window) Describe() string {
 	parts := make([]string, 0, len(n.Funcs))
 	for _, f := range n.Funcs {
-		parts = append(parts, fmt.Sprintf("%s partition by %s order by %s", f.Name, colList(f.PartitionBy), keyList(f.OrderBy)))
+		p := f.Name
+		if len(f.Args) > 0 {
+			p += colList(f.Args)
+		}
+		p += fmt.Sprintf(" partition by %s order by %s", colList(f.PartitionBy), keyList(f.OrderBy))
+		if f.UsesFrame() && !f.Frame.IsDefault() {
+			p += " " + f.Frame.String()
+		}
+		parts = append(parts, p)
 	}
 	return "Window " + strings.Join(parts, "; ")
 }

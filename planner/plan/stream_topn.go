@@ -32,23 +32,28 @@ type TopNStateRow struct {
 
 // StateRow returns the layout of the node's state table rows.
 func (n *StreamTopN) StateRow() TopNStateRow {
-	in := n.Input.Schema()
+	return orderedStateRow(n.Input, n.GroupBy, n.OrderBy)
+}
+
+// orderedStateRow lays out in's rows for a state table read per group in
+// OrderBy order (top-N and over-window input tables).
+func orderedStateRow(in StreamNode, groupBy []int, orderBy []SortKey) TopNStateRow {
 	l := TopNStateRow{Const: -1}
-	for _, f := range in {
+	for _, f := range in.Schema() {
 		l.Types = append(l.Types, f.Type)
 	}
 	add := func(col int, desc bool) {
 		l.PK = append(l.PK, col)
 		l.PKDesc = append(l.PKDesc, desc)
 	}
-	for _, c := range n.GroupBy {
+	for _, c := range groupBy {
 		if !slices.Contains(l.PK, c) {
 			add(c, false)
 			l.Dist = append(l.Dist, c)
 		}
 	}
-	l.NullFlag = make([]int, len(n.OrderBy))
-	for i, k := range n.OrderBy {
+	l.NullFlag = make([]int, len(orderBy))
+	for i, k := range orderBy {
 		l.NullFlag[i] = -1
 		if slices.Contains(l.PK, k.Col) {
 			continue // a group column, or an earlier order key: constant here
@@ -61,7 +66,7 @@ func (n *StreamTopN) StateRow() TopNStateRow {
 		add(k.Col, k.Desc)
 	}
 	l.OrderEnd = len(l.PK)
-	for _, c := range n.Input.StreamKey() {
+	for _, c := range in.StreamKey() {
 		if !slices.Contains(l.PK, c) {
 			add(c, false)
 		}

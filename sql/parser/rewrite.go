@@ -55,6 +55,8 @@ var rules = []rule{
 	{"filterClause", filterClause},
 	{"stringAgg", stringAgg},
 	{"firstLastValue", firstLastValue},
+	{"windowArgs", windowArgs},
+	{"windowExclude", windowExclude},
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},

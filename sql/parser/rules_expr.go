@@ -1,6 +1,9 @@
 package parser
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // rejectUnsupported reports forms we recognise but do not support:
 // SELECT ... FOR UPDATE and UPDATE ... FROM.
@@ -117,6 +120,14 @@ func typedLiterals(c *rewriteCtx, seq []*node) ([]*node, error) {
 						j += 2
 					}
 				}
+			}
+			if j < len(seq) && seq[j].kwIn("preceding", "following") {
+				// A window frame offset: TiDB's grammar takes only INTERVAL
+				// expr unit there. The whole text goes in the literal and the
+				// binder reads it as PostgreSQL's interval, not the unit.
+				seq = splice(seq, i, j, n, strNode(val, seq[i+1].tok), rawNode("MICROSECOND", n.tok, true))
+				i += 2
+				continue
 			}
 			call := callNode("pg__interval", n.tok, n.tok.sp, one(strNode(val, seq[i+1].tok)))
 			seq = splice(seq, i, j, call...)
@@ -430,6 +441,97 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 		}
 		g.kids = cat(distinct, inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
 		seq[i] = rawNode("GROUP_CONCAT", at, at.sp)
+	}
+	return seq, nil
+}
+
+// windowArgs turns lag, lead, nth_value and ntile calls with OVER whose
+// offset or count is an expression, not a number (TiDB's grammar takes only
+// a number or a parameter there), into max(pg__lag(...)) OVER ...: an
+// aggregate with a window, which the binder unwraps.
+func windowArgs(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+2 < len(seq); i++ {
+		if !seq[i].kwIn("lag", "lead", "nth_value", "ntile") || !seq[i+1].isParen() || !seq[i+2].kw("over") ||
+			(i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		args := splitCommas(seq[i+1].kids)
+		k := 1 // the argument TiDB needs to be a number
+		if seq[i].kw("ntile") {
+			k = 0
+		}
+		if len(args) <= k || len(args[k]) == 1 && !args[k][0].group && args[k][0].tok.kind == tkNumber {
+			continue
+		}
+		at := seq[i].tok
+		inner := callNode("pg__"+strings.ToLower(at.val), at, false, args...)
+		seq[i] = rawNode("MAX", at, at.sp)
+		seq[i+1] = parenNode(inner, seq[i+1].tok, seq[i+1].tok.sp)
+	}
+	return seq, nil
+}
+
+// windowExclude moves a window frame's EXCLUDE CURRENT ROW | GROUP | TIES
+// (which TiDB's grammar lacks) into a marker partition key,
+// pg__exclude('group'), that the binder takes out again; EXCLUDE NO OTHERS
+// is the default and is dropped.
+func windowExclude(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kwIn("over", "as") || !seq[i+1].isParen() {
+			continue
+		}
+		g := seq[i+1]
+		kids := g.kids
+		at, n := -1, 0
+		var mode string
+		for k := 0; k+1 < len(kids); k++ {
+			if !kids[k].kw("exclude") {
+				continue
+			}
+			switch {
+			case kids[k+1].kw("current") && k+2 < len(kids) && kids[k+2].kw("row"):
+				mode, n = "current row", 3
+			case kids[k+1].kw("group"):
+				mode, n = "group", 2
+			case kids[k+1].kw("ties"):
+				mode, n = "ties", 2
+			case kids[k+1].kw("no") && k+2 < len(kids) && kids[k+2].kw("others"):
+				mode, n = "", 3
+			default:
+				continue // a column named exclude
+			}
+			at = k
+			break
+		}
+		if at < 0 {
+			continue
+		}
+		kids = append(slices.Clone(kids[:at]), kids[at+n:]...)
+		if mode != "" {
+			tok := g.tok
+			marker := callNode("pg__exclude", tok, true, one(strNode(mode, tok)))
+			pos := -1
+			for k := 0; k+1 < len(kids); k++ {
+				if kids[k].kw("partition") && kids[k+1].kw("by") {
+					pos = k + 2
+					for pos < len(kids) && !kids[pos].kwIn("order", "rows", "range", "groups") {
+						pos++
+					}
+					marker = cat(one(synth(tkPunct, ",", tok, false)), marker)
+					break
+				}
+			}
+			if pos < 0 {
+				// After a window name the spec starts with, else first.
+				pos = 0
+				if len(kids) > 0 && kids[0].isIdent() && !kids[0].kwIn("partition", "order", "rows", "range", "groups") {
+					pos = 1
+				}
+				marker = cat(one(rawNode("PARTITION BY", tok, true)), marker)
+			}
+			kids = append(kids[:pos:pos], append(marker, kids[pos:]...)...)
+		}
+		g.kids = kids
 	}
 	return seq, nil
 }
