@@ -99,7 +99,7 @@ func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
 			}
 			return e.next()
 		}
-		rows := types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+		rows := types.NewChunk(e.in.Schema(), 0) // grows to what the input holds: a one-row INSERT allocates one row
 		if err := drain(ctx, e.in, rows); err != nil {
 			return nil, err
 		}
@@ -141,9 +141,9 @@ func (e *dmlExec) streams() bool {
 // writeStreaming writes the input chunk by chunk, keeping the written rows
 // only for RETURNING, and lets the TableSet spill between chunks.
 func (e *dmlExec) writeStreaming(ctx context.Context, tbl *state.Table) error {
-	rows := types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+	rows := types.NewChunk(e.in.Schema(), 0) // grows to the input chunks' size on first use
 	if len(e.returning) > 0 {
-		e.written = types.NewChunk(e.in.Schema(), types.DefaultChunkSize)
+		e.written = types.NewChunk(e.in.Schema(), 0)
 	}
 	for {
 		if err := checkCtx(ctx); err != nil {
