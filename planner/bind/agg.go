@@ -324,6 +324,11 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 func (a *aggBinding) pre_(e expr.Expr) int {
 	s := e.String()
 	for i, p := range a.pre {
+		// With grouping sets, the Expand node NULLs the keys: arguments
+		// read their own copy.
+		if a.sets != nil && i < a.groupN {
+			continue
+		}
 		if p.String() == s {
 			return i
 		}
