@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,14 +24,15 @@ func TestDMLFromJoinKeys(t *testing.T) {
 		q := stmts[0].(*parser.Query)
 		var input plan.Node
 		var joined bool
+		b := New(cat, nil)
 		if strings.HasPrefix(sql, "UPDATE") {
-			up, _, err := New(cat, nil).Update(q)
+			up, _, err := b.Update(q)
 			if err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
 			input, joined = up.Input, up.Joined
 		} else {
-			del, _, err := New(cat, nil).Delete(q)
+			del, _, err := b.Delete(q)
 			if err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
@@ -39,6 +41,14 @@ func TestDMLFromJoinKeys(t *testing.T) {
 		j, ok := input.(*plan.Join)
 		if !joined || !ok || len(j.EqLeft) != 1 || j.EqLeft[0] != 0 || j.EqRight[0] != 1 || j.Cond == nil {
 			t.Errorf("%s: want a join on t.id = u.t_id with a residual condition, got (joined %v)\n%s", sql, joined, plan.Explain(input))
+		}
+		// The FROM | USING relation needs the SELECT privilege.
+		u, err := cat.Lookup("", "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(b.Referenced(), u.ID) {
+			t.Errorf("%s: u is not among the relations read: %v", sql, b.Referenced())
 		}
 	}
 }
