@@ -11,6 +11,7 @@ import (
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -34,6 +35,7 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 		returning []expr.Expr
 		retOut    []plan.Field
 		w         dmlWriter
+		joined    bool
 	)
 	switch s := stmt.(type) {
 	case *plan.Insert:
@@ -41,10 +43,10 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 		w = &insertWriter{rel: rel, conflict: s.Conflict}
 	case *plan.Update:
 		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
-		w = newUpdateWriter(env, s)
+		w, joined = newUpdateWriter(env, s), s.Joined
 	case *plan.Delete:
 		rel, input, returning, retOut = s.Table, s.Input, s.Returning, s.RetOut
-		w = &deleteWriter{}
+		w, joined = &deleteWriter{}, s.Joined
 	default:
 		return nil, nil, types.Errorf(types.ErrInternal, "batch: %T is not a DML statement", stmt)
 	}
@@ -52,7 +54,7 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &dmlExec{env: env, rel: rel, input: input, in: in, w: w, returning: returning, ts: plan.Types(retOut)}
+	e := &dmlExec{env: env, rel: rel, input: input, in: in, w: w, returning: returning, ts: plan.Types(retOut), joined: joined}
 	x, err = withInitPlans(env, e, inits, paramBase)
 	if err != nil {
 		return nil, nil, err
@@ -75,6 +77,7 @@ type dmlExec struct {
 	w         dmlWriter
 	returning []expr.Expr
 	ts        []types.T
+	joined    bool // the input may hold a target row more than once (UPDATE ... FROM, DELETE ... USING)
 
 	affected int64
 	started  bool
@@ -106,6 +109,9 @@ func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
 		if len(rows.Cols) < len(e.rel.Columns) {
 			return nil, types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(rows.Cols), len(e.rel.Columns))
 		}
+		if e.joined {
+			rows = firstPerKey(rows, e.rel)
+		}
 		written, err := e.w.write(ctx, e.env, tbl, e.rel, rows)
 		if err != nil {
 			return nil, err
@@ -117,6 +123,37 @@ func (e *dmlExec) Next(ctx context.Context) (*types.Chunk, error) {
 		return nil, err
 	}
 	return e.next()
+}
+
+// firstPerKey keeps, of rows holding one target row more than once (joined
+// with several rows of UPDATE's FROM or DELETE's USING list), the first row
+// of each primary key: PostgreSQL writes each target row once, an UPDATE
+// with one of its matches (which one is unspecified).
+func firstPerKey(rows *types.Chunk, rel *catalog.Relation) *types.Chunk {
+	ts := rel.ColumnTypes()
+	seen := make(map[string]struct{}, rows.Len())
+	keep := make([]int, 0, rows.Len())
+	var (
+		row []types.Datum
+		key []byte
+	)
+	for i := 0; i < rows.Len(); i++ {
+		row = rows.Row(i, row)
+		key = codec.AppendKey(key[:0], ts, row, rel.PK, nil)
+		if _, dup := seen[string(key)]; dup {
+			continue
+		}
+		seen[string(key)] = struct{}{}
+		keep = append(keep, i)
+	}
+	if len(keep) == rows.Len() {
+		return rows
+	}
+	out := types.NewChunk(rows.Types(), len(keep))
+	for _, i := range keep {
+		out.AppendFrom(rows, i)
+	}
+	return out
 }
 
 // streams reports whether the statement may write its input chunk by chunk

@@ -133,6 +133,12 @@ func build(env *Env, n plan.Node) (Executor, error) {
 			return nil, err
 		}
 		return newLimit(env, n, in), nil
+	case *plan.Expand:
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newExpand(n, in), nil
 	case *plan.Distinct:
 		in, err := build(env, n.Input)
 		if err != nil {

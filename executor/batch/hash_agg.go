@@ -27,6 +27,9 @@ type hashAggConfig struct {
 	groupBy []int
 	aggs    []plan.AggCall
 	ts      []types.T // output types
+	// emptySets and gid: plan.Agg's EmptySets and GID.
+	emptySets []int64
+	gid       int
 }
 
 // hashAggRun is the per-run state.
@@ -40,7 +43,7 @@ type hashAggRun struct {
 }
 
 func newHashAgg(env *Env, n *plan.Agg, in Executor) *hashAggExec {
-	e := &hashAggExec{hashAggConfig: hashAggConfig{env: env, groupBy: n.GroupBy, aggs: n.Aggs, ts: plan.Types(n.Out)}, in: in}
+	e := &hashAggExec{hashAggConfig: hashAggConfig{env: env, groupBy: n.GroupBy, aggs: n.Aggs, ts: plan.Types(n.Out), emptySets: n.EmptySets, gid: n.GID}, in: in}
 	return e
 }
 
@@ -87,6 +90,9 @@ func (e *hashAggExec) build(ctx context.Context) error {
 		}
 		c, err := e.in.Next(ctx)
 		if isEOF(err) {
+			if r.groups != nil && r.groups.Len() == 0 && len(e.emptySets) > 0 {
+				e.addEmptySets()
+			}
 			return nil
 		}
 		if err != nil {
@@ -94,6 +100,29 @@ func (e *hashAggExec) build(ctx context.Context) error {
 		}
 		if err := e.add(visibleRows(c, &r.scratch)); err != nil {
 			return err
+		}
+	}
+}
+
+// addEmptySets makes, over no input, the groups of the empty grouping
+// sets: their keys NULL but the set's id, their aggregates fed nothing.
+func (e *hashAggExec) addEmptySets() {
+	c := types.NewChunk(e.in.Schema(), len(e.emptySets))
+	for _, id := range e.emptySets {
+		for j := range c.Cols {
+			if j == e.gid {
+				d := types.DInt(id)
+				c.Cols[j].Append(&d)
+			} else {
+				c.Cols[j].AppendNull()
+			}
+		}
+	}
+	c.SetLen(len(e.emptySets))
+	e.run.groups.hash(c, e.groupBy)
+	for i := range e.emptySets {
+		if _, inserted := e.run.groups.findOrInsert(c, e.groupBy, i); inserted {
+			e.newGroup()
 		}
 	}
 }

@@ -102,5 +102,8 @@ func (w *updateWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		}
 		env.Tables.record(rel, types.OpInsert, newRow)
 	}
+	// The input's columns after the table's (UPDATE ... FROM's relations)
+	// stay with the new rows for RETURNING.
+	upd.Cols = append(upd.Cols, old.Cols[nc:]...)
 	return upd, nil
 }

@@ -26,6 +26,151 @@ type aggBinding struct {
 	// site is where correlated subqueries in aggregate arguments and
 	// FILTER clauses join the aggregation's input.
 	site *applySite
+	// sets are GROUPING SETS' (ROLLUP's, CUBE's) sets of group keys, nil
+	// for a plain GROUP BY; key gid (after the others) is the set's index.
+	sets [][]int
+	gid  int
+}
+
+// groupingSetsOf expands one GROUP BY item into grouping sets of key
+// indexes (key binds an expression); isSets reports whether it was a
+// ROLLUP, CUBE or GROUPING SETS rather than a plain expression.
+func groupingSetsOf(n ast.ExprNode, key func(ast.ExprNode) (int, error)) (sets [][]int, isSets bool, err error) {
+	call, ok := n.(*ast.FuncCallExpr)
+	if !ok || !strings.HasPrefix(call.FnName.L, "pg__") {
+		k, err := key(n)
+		return [][]int{{k}}, false, err
+	}
+	// elems binds the arguments as plain key lists (ROLLUP and CUBE
+	// elements: an expression or a parenthesized list).
+	elems := func() ([][]int, error) {
+		out := make([][]int, len(call.Args))
+		for i, arg := range call.Args {
+			if sub, ok := arg.(*ast.FuncCallExpr); ok && sub.FnName.L == "pg__set" {
+				for _, x := range sub.Args {
+					k, err := key(x)
+					if err != nil {
+						return nil, err
+					}
+					out[i] = append(out[i], k)
+				}
+				continue
+			}
+			if sub, ok := arg.(*ast.FuncCallExpr); ok && strings.HasPrefix(sub.FnName.L, "pg__") && sub.FnName.L != "pg__grouping" {
+				return nil, types.Errorf(types.ErrSyntax, "syntax error: ROLLUP, CUBE and GROUPING SETS cannot be nested here")
+			}
+			k, err := key(arg)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = []int{k}
+		}
+		return out, nil
+	}
+	switch call.FnName.L {
+	case "pg__rollup":
+		es, err := elems()
+		if err != nil {
+			return nil, true, err
+		}
+		// (e1, ..., en), (e1, ..., en-1), ..., ().
+		for i := len(es); i >= 0; i-- {
+			sets = append(sets, slices.Concat(es[:i]...))
+		}
+		return sets, true, nil
+	case "pg__cube":
+		es, err := elems()
+		if err != nil {
+			return nil, true, err
+		}
+		if len(es) > 12 {
+			return nil, true, types.Errorf(types.ErrProgramLimit, "CUBE is limited to 12 elements")
+		}
+		// Every subset, the largest first (PostgreSQL's order).
+		for mask := (1 << len(es)) - 1; mask >= 0; mask-- {
+			var s []int
+			for i := range es {
+				if mask&(1<<(len(es)-1-i)) != 0 {
+					s = append(s, es[i]...)
+				}
+			}
+			sets = append(sets, s)
+		}
+		return sets, true, nil
+	case "pg__grouping_sets":
+		for _, arg := range call.Args {
+			sub, _, err := groupingSetsOf(arg, key)
+			if err != nil {
+				return nil, true, err
+			}
+			sets = append(sets, sub...)
+		}
+		return sets, true, nil
+	case "pg__set":
+		var s []int
+		for _, x := range call.Args {
+			k, err := key(x)
+			if err != nil {
+				return nil, true, err
+			}
+			s = append(s, k)
+		}
+		return [][]int{s}, true, nil
+	}
+	k, err := key(n)
+	return [][]int{{k}}, false, err
+}
+
+// crossSets concatenates every set of a with every set of b (GROUP BY's
+// items combine so).
+func crossSets(a, b [][]int) [][]int {
+	out := make([][]int, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, slices.Concat(x, y))
+		}
+	}
+	return out
+}
+
+// grouping binds grouping(args): a bit per argument, the first the most
+// significant, set when the row's grouping set leaves that key out.
+func (a *aggBinding) grouping(b *Binder, c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
+	bad := types.Errorf(types.ErrGrouping, "arguments to GROUPING must be grouping expressions of the associated query level")
+	if len(n.Args) > 31 {
+		return nil, types.Errorf(types.ErrProgramLimit, "GROUPING must have fewer than 32 arguments")
+	}
+	keys := make([]int, len(n.Args))
+	for i, arg := range n.Args {
+		e, err := b.bindExpr(&exprCtx{scope: a.inScope, clause: c.clause}, arg)
+		if err != nil {
+			return nil, err
+		}
+		k := slices.Index(a.groupStrs, e.String())
+		if k < 0 || (a.sets != nil && k == a.gid) {
+			return nil, bad
+		}
+		keys[i] = k
+	}
+	value := func(set []int) types.Datum {
+		v := int64(0)
+		for i, k := range keys {
+			if !slices.Contains(set, k) {
+				v |= 1 << (len(keys) - 1 - i)
+			}
+		}
+		return types.DInt(v)
+	}
+	if a.sets == nil {
+		return expr.Literal(types.DInt(0), types.TInt32), nil
+	}
+	whens := make([]expr.Expr, len(a.sets))
+	thens := make([]expr.Expr, len(a.sets))
+	for s, set := range a.sets {
+		whens[s] = expr.Literal(types.DInt(int64(s)), types.TInt64)
+		thens[s] = expr.Literal(value(set), types.TInt32)
+	}
+	return expr.Case(expr.Column(a.gid, types.TInt64), whens, thens, nil)
 }
 
 // match resolves n if it is a group key; ok=false lets the caller recurse.
@@ -179,6 +324,11 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 func (a *aggBinding) pre_(e expr.Expr) int {
 	s := e.String()
 	for i, p := range a.pre {
+		// With grouping sets, the Expand node NULLs the keys: arguments
+		// read their own copy.
+		if a.sets != nil && i < a.groupN {
+			continue
+		}
 		if p.String() == s {
 			return i
 		}
@@ -247,21 +397,22 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 	gc := &exprCtx{scope: sc, clause: "GROUP BY"}
 	if s.GroupBy != nil {
 		if s.GroupBy.Rollup {
-			return nil, nil, types.Errorf(types.ErrUnsupported, "ROLLUP is not supported")
+			return nil, nil, types.Errorf(types.ErrUnsupported, "WITH ROLLUP is not supported (use GROUP BY ROLLUP (...))")
 		}
-		for _, it := range s.GroupBy.Items {
+		// key binds one grouping expression and returns its key index.
+		key := func(n ast.ExprNode) (int, error) {
 			var e expr.Expr
 			var err error
 			// GROUP BY may name an output column or position.
-			if v, ok := intArg(it.Expr); ok {
+			if v, ok := intArg(n); ok {
 				if v < 1 || v > len(fields) || fields[v-1].Expr == nil {
-					return nil, nil, types.Errorf(types.ErrInvalidColumnRef, "GROUP BY position %d is not in select list", v)
+					return 0, types.Errorf(types.ErrInvalidColumnRef, "GROUP BY position %d is not in select list", v)
 				}
 				e, err = b.bindExpr(gc, fields[v-1].Expr)
 			} else {
-				e, err = b.bindExpr(gc, it.Expr)
+				e, err = b.bindExpr(gc, n)
 				if err != nil {
-					if col, ok := it.Expr.(*ast.ColumnNameExpr); ok && col.Name.Table.O == "" {
+					if col, ok := n.(*ast.ColumnNameExpr); ok && col.Name.Table.O == "" {
 						for _, f := range fields {
 							if f.AsName.O == col.Name.Name.O && f.Expr != nil {
 								e, err = b.bindExpr(gc, f.Expr)
@@ -272,23 +423,38 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 				}
 			}
 			if err != nil {
-				return nil, nil, err
+				return 0, err
 			}
 			s := e.String()
-			dup := false
-			for _, g := range a.groupStrs {
-				if g == s {
-					dup = true
-				}
-			}
-			if dup {
-				continue
+			if i := slices.Index(a.groupStrs, s); i >= 0 {
+				return i, nil
 			}
 			a.pre = append(a.pre, e)
 			a.groupStrs = append(a.groupStrs, s)
+			return len(a.groupStrs) - 1, nil
+		}
+		sets := [][]int{{}}
+		grouped := false
+		for _, it := range s.GroupBy.Items {
+			item, isSets, err := groupingSetsOf(it.Expr, key)
+			if err != nil {
+				return nil, nil, err
+			}
+			grouped = grouped || isSets
+			sets = crossSets(sets, item)
+		}
+		if grouped {
+			a.sets = sets
 		}
 	}
-	b.addPKDependents(a, sc)
+	if a.sets != nil {
+		// The grouping set's index: a key the Expand node fills in.
+		a.gid = len(a.pre)
+		a.pre = append(a.pre, expr.Literal(types.DInt(0), types.TInt64))
+		a.groupStrs = append(a.groupStrs, "\x00grouping set")
+	} else {
+		b.addPKDependents(a, sc)
+	}
 	a.groupN = len(a.groupStrs)
 	// Dry run: register aggregates by binding everything above the aggregation.
 	dry := &exprCtx{scope: &scope{}, agg: a, win: &winBinding{dry: true}, clause: "SELECT"}
@@ -325,6 +491,9 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 		preOut[i] = fieldFor("?pre?", e, a.site.node.Schema())
 	}
 	var pre plan.Node = &plan.Project{Input: a.site.node, Exprs: a.pre, Out: preOut}
+	if a.sets != nil {
+		pre = &plan.Expand{Input: pre, Keys: a.gid, Sets: a.sets, GID: a.gid}
+	}
 	groupBy := make([]int, a.groupN)
 	out := make([]plan.Field, 0, a.groupN+len(a.calls))
 	for i := 0; i < a.groupN; i++ {
@@ -333,12 +502,19 @@ func (b *Binder) planAggregate(input plan.Node, sc *scope, s *ast.SelectStmt, fi
 		if col, ok := a.pre[i].(*expr.ColumnRef); ok {
 			f.Name, f.Table = sc.fields[col.Index].Name, sc.fields[col.Index].Table
 		}
+		f.Hidden = a.sets != nil && i == a.gid
 		out = append(out, f)
 	}
 	for _, c := range a.calls {
 		out = append(out, plan.Field{Name: c.Name, Type: c.Agg.Result})
 	}
 	a.node = &plan.Agg{Input: pre, GroupBy: groupBy, Aggs: a.calls, Out: out}
+	for id, set := range a.sets {
+		if len(set) == 0 {
+			a.node.EmptySets = append(a.node.EmptySets, int64(id))
+			a.node.GID = a.gid
+		}
+	}
 	return a.node, a, nil
 }
 

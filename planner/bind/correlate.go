@@ -462,6 +462,9 @@ func restoreJoinLayout(j *plan.Join, nl0, nl1, nr0, nr1 int) plan.Node {
 // decorrelateAgg turns the correlation equalities under an aggregation
 // (inner column = outer expression) into group keys.
 func (b *Binder) decorrelateAgg(a *plan.Agg, top bool) (*decorrelated, error) {
+	if _, ok := a.Input.(*plan.Expand); ok {
+		return nil, errCorrelated("outer columns in a query with GROUPING SETS, ROLLUP or CUBE are not supported")
+	}
 	in, err := b.decorrelate(a.Input, false)
 	if err != nil {
 		return nil, err

@@ -366,6 +366,46 @@ func (b *Binder) returning(fields []*ast.SelectField, in []plan.Field) ([]expr.E
 	return exprs, out, nil
 }
 
+// dmlInput plans the rows an UPDATE or DELETE reads: its target's, joined
+// with the relations of UPDATE's FROM or DELETE's USING list (from, nil when
+// none) as PostgreSQL does, and filtered by where. all are the fields the
+// statement's expressions see: the target's columns, then from's. The
+// input may carry more columns after those (subqueries' joins).
+func (b *Binder) dmlInput(rel *catalog.Relation, alias string, from *ast.TableRefsClause, where ast.ExprNode) (plan.Node, []plan.Field, error) {
+	fields := relFields(rel, alias)
+	var input plan.Node = &plan.Scan{Table: rel, Alias: alias, Out: fields}
+	var join *plan.Join
+	if from != nil {
+		other, err := b.bindFrom(from.TableRefs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range other.Schema() {
+			if f.Table == alias {
+				return nil, nil, types.Errorf(types.ErrDuplicateAlias, "table name \"%s\" specified more than once", alias)
+			}
+		}
+		join = &plan.Join{Kind: plan.InnerJoin, Left: input, Right: other}
+		input = join
+	}
+	all := input.Schema()
+	if where == nil {
+		return input, all, nil
+	}
+	input, err := b.bindWhere(input, &scope{fields: all}, where)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The WHERE's equalities between the target and the FROM list become
+	// the join's keys (a hash join rather than a nested loop).
+	if f, ok := input.(*plan.Filter); ok && join != nil && f.Input == join {
+		if input, err = b.finishJoin(join, expr.Conjuncts(f.Cond)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return input, all, nil
+}
+
 // Update binds UPDATE.
 func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
@@ -377,15 +417,12 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fields := relFields(rel, alias)
-	var input plan.Node = &plan.Scan{Table: rel, Alias: alias, Out: fields}
-	sc := &scope{fields: fields}
-	if n.Where != nil {
-		if input, err = b.bindWhere(input, sc, n.Where); err != nil {
-			return nil, nil, err
-		}
+	input, all, err := b.dmlInput(rel, alias, q.From, n.Where)
+	if err != nil {
+		return nil, nil, err
 	}
-	up := &plan.Update{Table: rel}
+	sc := &scope{fields: all}
+	up := &plan.Update{Table: rel, Joined: q.From != nil}
 	// Correlated subqueries in SET join the rows to update (extra columns
 	// after the table's, which the update ignores).
 	site := newSite(input)
@@ -431,7 +468,7 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 	if up.Generated, err = b.generatedExprs(rel); err != nil {
 		return nil, nil, err
 	}
-	if up.Returning, up.RetOut, err = b.returning(q.Returning, fields); err != nil {
+	if up.Returning, up.RetOut, err = b.returning(q.Returning, all); err != nil {
 		return nil, nil, err
 	}
 	return up, b.finish(input), nil
@@ -448,15 +485,12 @@ func (b *Binder) Delete(q *parser.Query) (*plan.Delete, *plan.Query, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fields := relFields(rel, alias)
-	var input plan.Node = &plan.Scan{Table: rel, Alias: alias, Out: fields}
-	if n.Where != nil {
-		if input, err = b.bindWhere(input, &scope{fields: fields}, n.Where); err != nil {
-			return nil, nil, err
-		}
+	input, all, err := b.dmlInput(rel, alias, q.From, n.Where)
+	if err != nil {
+		return nil, nil, err
 	}
-	del := &plan.Delete{Table: rel, Input: input}
-	if del.Returning, del.RetOut, err = b.returning(q.Returning, fields); err != nil {
+	del := &plan.Delete{Table: rel, Input: input, Joined: q.From != nil}
+	if del.Returning, del.RetOut, err = b.returning(q.Returning, all); err != nil {
 		return nil, nil, err
 	}
 	return del, b.finish(input), nil

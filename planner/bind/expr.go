@@ -178,6 +178,12 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *ast.CaseExpr:
 		return b.bindCase(c, n)
 	case *ast.FuncCallExpr:
+		if n.FnName.L == "pg__grouping" {
+			if c.agg == nil {
+				return nil, types.Errorf(types.ErrGrouping, "arguments to GROUPING must be grouping expressions of the associated query level")
+			}
+			return c.agg.grouping(b, c, n)
+		}
 		return b.bindFunc(c, n)
 	case *ast.AggregateFuncExpr:
 		if c.agg == nil {
@@ -773,6 +779,8 @@ func deriveName(n ast.ExprNode) string {
 			return deriveName(e.Args[0])
 		case "pg__extract":
 			return "extract"
+		case "pg__grouping":
+			return "grouping"
 		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
 		case "pg__array", "pg__array_sub":

@@ -196,6 +196,8 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return p.join(n)
 	case *plan.Agg:
 		return p.agg(n)
+	case *plan.Expand:
+		return nil, unsupported("GROUPING SETS, ROLLUP and CUBE are not supported in materialized views")
 	case *plan.Sort:
 		return p.convert(n.Input) // a materialized view has no order
 	case *plan.Limit:

@@ -73,6 +73,9 @@ type Update struct {
 	// Generated[i], for a generated column i (nil for others), computes it
 	// over the new row.
 	Generated []expr.Expr
+	// Joined: Input joins other relations (UPDATE ... FROM), so a target
+	// row may come more than once; it is updated once, by its first row.
+	Joined bool
 }
 
 // Delete removes Input's rows (full table columns) from Table.
@@ -81,6 +84,9 @@ type Delete struct {
 	Input     Node
 	Returning []expr.Expr
 	RetOut    []Field
+	// Joined: Input joins other relations (DELETE ... USING), so a target
+	// row may come more than once; it is deleted once.
+	Joined bool
 }
 
 // ExplainDML prints a DML plan.

@@ -157,6 +157,11 @@ type Agg struct {
 	GroupBy []int
 	Aggs    []AggCall
 	Out     []Field
+	// EmptySets are, below an Expand, the ids of its empty grouping sets:
+	// over no input rows, each still yields one row (the keys NULL, input
+	// column GID the id), as an aggregation without GROUP BY does.
+	EmptySets []int64
+	GID       int
 }
 
 // SortKey orders by one input column.

@@ -135,6 +135,9 @@ type Query struct {
 	// AliasColumns maps a FROM item's alias to the column names given in
 	// "AS alias(a, b)" (TiDB takes no column list there).
 	AliasColumns map[string][]string
+	// From is UPDATE's FROM list or DELETE's USING list (the other
+	// relations the statement joins its target with); nil when absent.
+	From *ast.TableRefsClause
 	// OnConflict is an INSERT's ON CONFLICT clause; nil when absent.
 	OnConflict *OnConflict
 	// OverridingSystem is INSERT ... OVERRIDING SYSTEM VALUE: explicit

@@ -195,6 +195,9 @@ func summarize(s Statement) string {
 			}
 			out += "\n  returning: " + strings.Join(fs, ", ")
 		}
+		if s.From != nil {
+			out += "\n  from: " + restore(s.From)
+		}
 		var keys []string
 		for k := range s.TableFuncs {
 			keys = append(keys, k)

@@ -135,6 +135,13 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 			}
 		}
 	}
+	// UPDATE ... FROM list and DELETE ... USING list: TiDB reads neither
+	// with PostgreSQL's meaning, so the list is split off here.
+	if seq[0].kwIn("update", "delete") {
+		if q.From, seq, err = splitDMLFrom(src, seq); err != nil {
+			return nil, err
+		}
+	}
 	// INSERT ... OVERRIDING {SYSTEM | USER} VALUE, which TiDB lacks.
 	if seq[0].kw("insert") {
 		for i := 1; i+2 < len(seq); i++ {
@@ -191,6 +198,65 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// splitDMLFrom removes UPDATE's FROM list (after SET) or DELETE's USING list
+// (after DELETE FROM t [alias]) from seq, up to the WHERE at the same level,
+// and parses it as a SELECT's FROM clause; nil when there is none.
+func splitDMLFrom(src string, seq []*node) (*ast.TableRefsClause, []*node, error) {
+	start := -1
+	if seq[0].kw("update") {
+		sawSet := false
+		for i, n := range seq {
+			if n.kw("set") {
+				sawSet = true
+			}
+			if n.kw("where") {
+				break
+			}
+			if sawSet && n.kw("from") && !seq[i-1].kw("distinct") {
+				start = i
+				break
+			}
+		}
+	} else if len(seq) > 2 && seq[1].kw("from") {
+		for i := 2; i < len(seq); i++ {
+			if seq[i].kw("where") {
+				break
+			}
+			if seq[i].kw("using") {
+				start = i
+				break
+			}
+		}
+	}
+	if start < 0 {
+		return nil, seq, nil
+	}
+	end := len(seq)
+	for i := start + 1; i < len(seq); i++ {
+		if seq[i].kw("where") {
+			end = i
+			break
+		}
+	}
+	list := clone(seq[start+1 : end])
+	if len(list) == 0 {
+		if end < len(seq) {
+			return nil, nil, syntaxErrAt(src, seq[end].tok)
+		}
+		return nil, nil, syntaxErrEnd(src)
+	}
+	list[0] = withSpace(list[0])
+	stmt, err := parseTiDB(src, cat(one(rawNode("SELECT 1 FROM", seq[start].tok, false)), list))
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, ok := stmt.(*ast.SelectStmt)
+	if !ok || sel.From == nil || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil || sel.OrderBy != nil || sel.Limit != nil {
+		return nil, nil, syntaxErrAt(src, list[0].tok)
+	}
+	return sel.From, append(clone(seq[:start]), seq[end:]...), nil
 }
 
 // parseSelectList parses an already rewritten expression list by asking TiDB

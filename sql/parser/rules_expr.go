@@ -6,9 +6,8 @@ import (
 )
 
 // rejectUnsupported reports forms we recognise but do not support:
-// SELECT ... FOR UPDATE and UPDATE ... FROM.
+// SELECT ... FOR UPDATE.
 func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
-	sawSet := false
 	for i, n := range seq {
 		next := func(k int) *node {
 			if i+k < len(seq) {
@@ -19,12 +18,6 @@ func rejectUnsupported(c *rewriteCtx, seq []*node) ([]*node, error) {
 		switch {
 		case n.kw("for") && next(1) != nil && next(1).kwIn("update", "share", "no", "key"):
 			return nil, c.unsupported(n.tok, "SELECT ... FOR UPDATE is not supported")
-		case n.kw("set") && len(seq) > 0 && seq[0].kw("update"):
-			sawSet = true
-		case n.kw("where"):
-			sawSet = false
-		case n.kw("from") && sawSet && !(i > 0 && seq[i-1].kw("distinct")):
-			return nil, c.unsupported(n.tok, "UPDATE ... FROM is not supported")
 		}
 	}
 	return seq, nil
