@@ -53,6 +53,7 @@ var rules = []rule{
 	{"regexOperators", regexOperators},
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
+	{"withinGroup", withinGroup},
 	{"stringAgg", stringAgg},
 	{"firstLastValue", firstLastValue},
 	{"windowArgs", windowArgs},
