@@ -340,7 +340,7 @@ func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
 // withinGroup turns the ordered-set aggregates percentile_cont(f) WITHIN
 // GROUP (ORDER BY x [ASC | DESC] [NULLS ...]), percentile_disc(f) likewise
 // and mode() WITHIN GROUP (ORDER BY x) into GROUP_CONCAT(pg__percentile_cont(x,
-// f) ORDER BY x ... SEPARATOR ''), as firstLastValue does; the binder unwraps it.
+// f) ORDER BY x ... SEPARATOR ""), as firstLastValue does; the binder unwraps it.
 func withinGroup(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+4 < len(seq); i++ {
 		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode") || !seq[i+1].isParen() ||
