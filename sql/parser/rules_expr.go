@@ -3,6 +3,8 @@ package parser
 import (
 	"slices"
 	"strings"
+
+	"github.com/tributary/tributary/sql/types"
 )
 
 // rejectUnsupported reports forms we recognise but do not support:
@@ -346,6 +348,10 @@ func withinGroup(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode") || !seq[i+1].isParen() ||
 			!seq[i+2].kw("within") || !seq[i+3].kw("group") || !seq[i+4].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
+		}
+		if i+5 < len(seq) && seq[i+5].kw("over") {
+			return nil, types.ErrorAt(types.ErrWrongObjectType, charPos(c.src, seq[i+5].tok.pos),
+				"OVER is not supported for ordered-set aggregate %s", strings.ToLower(seq[i].tok.val))
 		}
 		order := seq[i+4].kids
 		if len(order) < 3 || !order[0].kw("order") || !order[1].kw("by") {
