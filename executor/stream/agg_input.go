@@ -20,7 +20,8 @@ import (
 // range; DISTINCT aggregates count rows per (group, arguments) and feed their
 // accumulator only when a tuple appears or disappears; string_agg with an
 // ORDER BY, first_value and last_value keep (group, order key, stream key,
-// arguments) and read the group's range in that order.
+// arguments) and read the group's range in that order, as do array_agg,
+// percentile_cont, percentile_disc and mode.
 
 // inputRow builds, in the run's scratch row, the group values of g followed
 // by the columns cols of row i of c.
@@ -173,6 +174,29 @@ func (e *aggExec) recomputeArrayAgg(f *aggFn, it state.RowIterator, acc *aggAcc,
 	return nil
 }
 
+// recomputeOrdSet feeds the group's ordered input (the arguments are the
+// last columns of each row) to a fresh percentile_cont, percentile_disc or
+// mode state and takes its result.
+func recomputeOrdSet(f *aggFn, it state.RowIterator, acc *aggAcc) error {
+	s := f.call.Agg.NewState()
+	nargs := len(f.call.Args)
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		row := it.Row()
+		if err := s.Add(row[len(row)-nargs:]); err != nil {
+			return err
+		}
+	}
+	acc.res = s.Result().Copy()
+	return nil
+}
+
 // better reports whether v beats the current extreme cur of a min or max.
 func (f *aggFn) better(v, cur *types.Datum) bool {
 	cmp := types.CompareNonNull(f.in, v, cur)
@@ -216,6 +240,9 @@ func (e *aggExec) recompute(ctx context.Context, f *aggFn, g *aggGroup, acc *agg
 	}
 	if f.kind == expr.AggArrayAgg {
 		return e.recomputeArrayAgg(f, it, acc, nk)
+	}
+	if f.kind == expr.AggPercentileCont || f.kind == expr.AggPercentileDisc || f.kind == expr.AggMode {
+		return recomputeOrdSet(f, it, acc)
 	}
 	// string_agg: the value and separator are the last two columns of the
 	// materialized input, the two after the group of the distinct table.

@@ -264,7 +264,8 @@ func (f *aggFn) resultInto(acc *aggAcc, out *types.Datum) error {
 		case f.kind == expr.AggBoolAnd && acc.m == 0, f.kind == expr.AggBoolOr && acc.n > 0:
 			out.I = 1
 		}
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg,
+		expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		if acc.res.Null {
 			out.Null = true
 		} else {
@@ -369,7 +370,8 @@ func (f *aggFn) store(acc *aggAcc, row []types.Datum) {
 		s[0].I = acc.n
 	case expr.AggBoolAnd, expr.AggBoolOr:
 		s[0].I, s[1].I = acc.n, acc.m
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg,
+		expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		if acc.res.Null {
 			s[0].Null = true
 		} else {
@@ -403,7 +405,8 @@ func (f *aggFn) load(acc *aggAcc, row []types.Datum) error {
 		acc.n = s[0].I
 	case expr.AggBoolAnd, expr.AggBoolOr:
 		acc.n, acc.m = s[0].I, s[1].I
-	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg:
+	case expr.AggMin, expr.AggMax, expr.AggStringAgg, expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg,
+		expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		if s[0].Null {
 			acc.res.Null = true
 		} else {

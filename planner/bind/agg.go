@@ -225,7 +225,8 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 		name = "string_agg"
 		// first_value(x ORDER BY y) (and array_agg) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
 		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
-		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg") {
+		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg" ||
+			f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode") {
 			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
 		}
 	}
@@ -242,6 +243,11 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 			if args[i].Type().ID == types.Unknown {
 				args[i], _ = expr.Cast(args[i], types.TVarchar)
 			}
+		}
+	}
+	if name == "percentile_cont" || name == "percentile_disc" {
+		if err := b.percentileArgs(name, args); err != nil {
+			return nil, err
 		}
 	}
 	var order []plan.SortKey
@@ -318,6 +324,44 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	a.calls = append(a.calls, call)
 	a.callStrs = append(a.callStrs, key)
 	return expr.Column(a.groupN+len(a.calls)-1, agg.Result), nil
+}
+
+// percentileArgs checks and casts the arguments (x, f) of percentile_cont(f)
+// and percentile_disc(f) WITHIN GROUP (ORDER BY x): f is a constant double
+// precision in [0, 1] (PostgreSQL allows any expression of the group; this
+// checks it at plan time), and percentile_cont's x is double precision or
+// interval.
+func (b *Binder) percentileArgs(name string, args []expr.Expr) error {
+	f := b.coerceParam(args[1], types.TFloat64)
+	ft := f.Type()
+	if ft.ID != types.Unknown && !ft.IsNumeric() {
+		return types.Errorf(types.ErrUndefinedFunction, "function %s(%s, %s) does not exist", name, ft, args[0].Type())
+	}
+	f, err := expr.Cast(f, types.TFloat64)
+	if err != nil {
+		return err
+	}
+	if !expr.IsConst(f) {
+		return types.Errorf(types.ErrUnsupported, "the fraction of %s must be a constant", name)
+	}
+	v, err := f.EvalRow(nil, nil)
+	if err != nil {
+		return err
+	}
+	if !v.Null {
+		if err := expr.PercentileOutOfRange(v.F); err != nil {
+			return err
+		}
+	}
+	args[1] = expr.Literal(v, types.TFloat64)
+	if name == "percentile_cont" && args[0].Type().ID != types.Interval && args[0].Type().ID != types.Float64 {
+		x, err := expr.ImplicitCast(args[0], types.TFloat64)
+		if err != nil || !args[0].Type().IsNumeric() {
+			return types.Errorf(types.ErrUndefinedFunction, "function %s(%s, %s) does not exist", name, ft, args[0].Type())
+		}
+		args[0] = x
+	}
+	return nil
 }
 
 // pre_ adds e to the pre-projection (reusing an identical one) and returns its column.

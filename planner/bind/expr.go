@@ -801,8 +801,9 @@ func deriveName(n ast.ExprNode) string {
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
-			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg") {
-				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), as the parser rewrites it
+			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" ||
+				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode") {
+				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), as the parser rewrites them
 			}
 			return "string_agg"
 		}

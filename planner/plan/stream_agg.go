@@ -67,6 +67,8 @@ func AggInputOf(c *AggCall) AggInput {
 	switch {
 	case c.Agg.Kind == expr.AggFirstValue || c.Agg.Kind == expr.AggLastValue || c.Agg.Kind == expr.AggArrayAgg:
 		return AggInputOrdered
+	case c.Agg.Kind == expr.AggPercentileCont || c.Agg.Kind == expr.AggPercentileDisc || c.Agg.Kind == expr.AggMode:
+		return AggInputOrdered
 	case c.Agg.Kind == expr.AggStringAgg && len(c.OrderBy) > 0:
 		return AggInputOrdered
 	case c.Agg.Kind == expr.AggStringAgg:
@@ -89,6 +91,7 @@ func AggInputOf(c *AggCall) AggInput {
 //	string_agg                    the current result
 //	first_value, last_value       the current result
 //	array_agg                     the current result
+//	percentile_cont, percentile_disc, mode   the current result
 //
 // n counts the non-NULL inputs. An aggregate streaming does not support
 // (variance and stddev) gives an error.
@@ -115,7 +118,7 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 		return []types.T{a.Result}, nil
 	case expr.AggStringAgg:
 		return []types.T{types.TVarchar}, nil
-	case expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg:
+	case expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg, expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		return []types.T{a.Result}, nil
 	}
 	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)

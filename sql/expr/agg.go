@@ -30,6 +30,9 @@ const (
 	AggFirstValue
 	AggLastValue
 	AggArrayAgg
+	AggPercentileCont
+	AggPercentileDisc
+	AggMode
 )
 
 // Agg is a resolved aggregate call: its kind, argument and result types.
@@ -139,6 +142,23 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 		if lname == "last_value" {
 			a.Kind = AggLastValue
 		}
+	case "percentile_cont", "percentile_disc":
+		// percentile_cont(f) WITHIN GROUP (ORDER BY x): the binder makes the
+		// arguments (x, f), with f double precision and, for percentile_cont,
+		// x double precision or interval.
+		if len(args) != 2 || args[1].ID != types.Float64 ||
+			(lname == "percentile_cont" && t.ID != types.Float64 && t.ID != types.Interval) {
+			return fail()
+		}
+		a.Kind, a.Result = AggPercentileCont, t
+		if lname == "percentile_disc" {
+			a.Kind = AggPercentileDisc
+		}
+	case "mode":
+		if !one {
+			return fail()
+		}
+		a.Kind, a.Result = AggMode, t
 	case "var_pop", "var_samp", "variance", "stddev", "stddev_pop", "stddev_samp":
 		if !one || !t.IsNumeric() {
 			return fail()
@@ -175,6 +195,8 @@ func (a *Agg) NewState() AggState {
 		s = &firstLastState{t: a.Args[0], last: a.Kind == AggLastValue}
 	case AggArrayAgg:
 		s = &arrayAggState{firstLastState{t: a.Args[0]}}
+	case AggPercentileCont, AggPercentileDisc, AggMode:
+		s = &ordSetState{firstLastState: firstLastState{t: a.Args[0]}, kind: a.Kind}
 	default:
 		s = &varState{in: a.Args[0], out: a.Result, kind: a.Kind}
 	}

@@ -242,18 +242,28 @@ func ivAdd(a, b types.IntervalValue, sign int64) (types.IntervalValue, error) {
 // ivMul is PostgreSQL's interval_mul: fractional months cascade into days
 // (30 per month) and fractional days into microseconds.
 func ivMul(v types.IntervalValue, f float64) (types.IntervalValue, error) {
-	if math.IsNaN(f) {
-		return types.IntervalValue{}, types.Errorf(types.ErrDatetimeOverflow, "interval out of range")
+	// As PostgreSQL 15's interval_mul: the whole months and days of each
+	// product, then the months' fraction in (30-day) days and the days'
+	// fraction in time, rounded to microseconds; nothing cascades up.
+	tsRound := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+	overflow := types.Errorf(types.ErrDatetimeOverflow, "interval out of range")
+	m, d := float64(v.Months)*f, float64(v.Days)*f
+	if math.IsNaN(m) || math.IsNaN(d) || math.Abs(m) > math.MaxInt32 || math.Abs(d) > math.MaxInt32 {
+		return types.IntervalValue{}, overflow
 	}
-	m := float64(v.Months) * f
-	months := math.Trunc(m)
-	d := float64(v.Days)*f + (m-months)*30
-	days := math.Trunc(d)
-	us := float64(v.Micros)*f + (d-days)*usPerDay
-	if math.Abs(months) > math.MaxInt32 || math.Abs(days) > math.MaxInt32 || math.Abs(us) > 9.2e18 {
-		return types.IntervalValue{}, types.Errorf(types.ErrDatetimeOverflow, "interval out of range")
+	months, days := math.Trunc(m), math.Trunc(d)
+	monthDays := tsRound((m - months) * 30)
+	secs := tsRound((d - days + monthDays - math.Trunc(monthDays)) * 86400)
+	if math.Abs(secs) >= 86400 {
+		days += math.Trunc(secs / 86400)
+		secs -= math.Trunc(secs/86400) * 86400
 	}
-	return types.IntervalValue{Months: int32(months), Days: int32(days), Micros: int64(math.Round(us))}, nil
+	days += math.Trunc(monthDays)
+	us := math.RoundToEven(float64(v.Micros)*f + secs*1e6)
+	if math.Abs(days) > math.MaxInt32 || math.IsNaN(us) || math.Abs(us) > 9.2e18 {
+		return types.IntervalValue{}, overflow
+	}
+	return types.IntervalValue{Months: int32(months), Days: int32(days), Micros: int64(us)}, nil
 }
 
 // age is PostgreSQL's symbolic difference a - b in years, months and days.

@@ -54,6 +54,7 @@ var rules = []rule{
 	{"regexOperators", regexOperators},
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
+	{"withinGroup", withinGroup},
 	{"stringAgg", stringAgg},
 	{"firstLastValue", firstLastValue},
 	{"windowArgs", windowArgs},

@@ -3,6 +3,8 @@ package parser
 import (
 	"slices"
 	"strings"
+
+	"github.com/tributary/tributary/sql/types"
 )
 
 // rejectUnsupported reports forms we recognise but do not support:
@@ -330,7 +332,53 @@ func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
 	return seq, nil
 }
 
-// filterClause turns agg(...) FILTER (WHERE c) into pg__filter(agg(...), c).
+// withinGroup turns the ordered-set aggregates percentile_cont(f) WITHIN
+// GROUP (ORDER BY x [ASC | DESC] [NULLS ...]), percentile_disc(f) likewise
+// and mode() WITHIN GROUP (ORDER BY x) into GROUP_CONCAT(pg__percentile_cont(x,
+// f) ORDER BY x ... SEPARATOR ""), as firstLastValue does; the binder unwraps it.
+func withinGroup(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+4 < len(seq); i++ {
+		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode") || !seq[i+1].isParen() ||
+			!seq[i+2].kw("within") || !seq[i+3].kw("group") || !seq[i+4].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		if i+5 < len(seq) && seq[i+5].kw("over") {
+			return nil, types.ErrorAt(types.ErrWrongObjectType, charPos(c.src, seq[i+5].tok.pos),
+				"OVER is not supported for ordered-set aggregate %s", strings.ToLower(seq[i].tok.val))
+		}
+		order := seq[i+4].kids
+		if len(order) < 3 || !order[0].kw("order") || !order[1].kw("by") {
+			return nil, c.syntax(nodeAt(order, 0))
+		}
+		if len(splitCommas(order[2:])) != 1 {
+			continue // several sort keys: no such function, as PostgreSQL says
+		}
+		k := 2
+		for k < len(order) && !order[k].kwIn("asc", "desc", "nulls", "using") {
+			k++
+		}
+		at := seq[i].tok
+		key := clone(order[2:k])
+		key[0] = &node{group: key[0].group, kids: key[0].kids, tok: key[0].tok, close: key[0].close}
+		key[0].tok.sp = false
+		args := [][]*node{key}
+		if direct := seq[i+1].kids; len(direct) > 0 {
+			direct = clone(direct)
+			direct[0] = &node{group: direct[0].group, kids: direct[0].kids, tok: direct[0].tok, close: direct[0].close}
+			direct[0].tok.sp = true
+			args = append(args, direct)
+		}
+		inner := callNode("pg__"+strings.ToLower(at.val), at, false, args...)
+		order[0].tok.sp = true
+		kids := cat(inner, order, one(rawNode("SEPARATOR", at, true)), one(strNode("", at)))
+		call := []*node{rawNode("GROUP_CONCAT", at, at.sp), parenNode(kids, seq[i+1].tok, false)}
+		seq = splice(seq, i, i+5, call...)
+	}
+	return seq, nil
+}
+
+// filterClause turns agg(...) FILTER (WHERE c) into pg__filter(agg(...), c),
+// agg(...) WITHIN GROUP (...) included.
 func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 2; i+1 < len(seq); i++ {
 		if !seq[i].kw("filter") || !seq[i+1].isParen() || !seq[i-1].isParen() || !seq[i-2].isIdent() {
@@ -340,7 +388,11 @@ func filterClause(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if len(g.kids) < 2 || !g.kids[0].kw("where") {
 			return nil, c.syntax(nodeAt(g.kids, 0))
 		}
-		start := nameChainStart(seq, i-2)
+		name := i - 2
+		if i >= 5 && seq[i-2].kw("group") && seq[i-3].kw("within") && seq[i-4].isParen() && seq[i-5].isIdent() {
+			name = i - 5 // agg(f) WITHIN GROUP (ORDER BY x) FILTER (...), which withinGroup rewrites next
+		}
+		start := nameChainStart(seq, name)
 		first := seq[start].tok
 		seq[start].tok.sp = false
 		g.kids[1].tok.sp = true
