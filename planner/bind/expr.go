@@ -478,6 +478,7 @@ func parseTypeString(s string) (types.T, error) {
 var aggregateNames = map[string]bool{
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true, "array_agg": true,
 	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
+	"jsonb_agg": true, "json_agg": true, "jsonb_object_agg": true, "json_object_agg": true,
 }
 
 // maxParams is the most parameters a statement can have (the wire
@@ -773,7 +774,8 @@ func deriveName(n ast.ExprNode) string {
 			return deriveName(e.Args[0])
 		case "pg__extract":
 			return "extract"
-		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
+		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
+			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
 		case "pg__array", "pg__array_sub":
 			return "array"
@@ -793,7 +795,7 @@ func deriveName(n ast.ExprNode) string {
 		return e.FnName.L
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
-			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg") {
+			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
 				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), as the parser rewrites it
 			}
 			return "string_agg"

@@ -405,7 +405,7 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
-		if !seq[i].kwIn("first_value", "last_value", "array_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+		if !seq[i].kwIn("first_value", "last_value", "array_agg", "jsonb_agg", "json_agg", "jsonb_object_agg", "json_object_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
 		if i+2 < len(seq) && seq[i+2].kw("over") {
@@ -427,7 +427,8 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 				break
 			}
 		}
-		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 && !body[0].kw("distinct") {
+		listAgg := !seq[i].kwIn("first_value", "last_value")
+		if len(body) == 0 || listAgg && len(order) == 0 && !body[0].kw("distinct") {
 			continue
 		}
 		at := seq[i].tok
