@@ -775,7 +775,7 @@ func deriveName(n ast.ExprNode) string {
 		case "pg__extract":
 			return "extract"
 		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
-			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
+			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__similar", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
 		case "pg__array", "pg__array_sub":
 			return "array"

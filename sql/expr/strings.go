@@ -384,7 +384,7 @@ func likeFn(neg, fold, hasEscape bool) rowFn {
 			case 1:
 				esc, _ = utf8.DecodeRuneInString(a[2].S)
 			default:
-				return types.NullDatum, types.Errorf(types.ErrInvalidParameter, "invalid escape string")
+				return types.NullDatum, types.Errorf(types.ErrInvalidEscape, "invalid escape string")
 			}
 		}
 		if fold {
@@ -423,7 +423,7 @@ func likeMatch(s, p string, esc rune) (bool, error) {
 				continue
 			case pc == esc:
 				if pi+pw >= len(p) {
-					return false, types.Errorf(types.ErrInvalidParameter, "LIKE pattern must not end with escape character")
+					return false, types.Errorf(types.ErrInvalidEscape, "LIKE pattern must not end with escape character")
 				}
 				pc2, pw2 := utf8.DecodeRuneInString(p[pi+pw:])
 				sc, sw := utf8.DecodeRuneInString(s[si:])
@@ -452,7 +452,7 @@ func likeMatch(s, p string, esc rune) (bool, error) {
 		pi++
 	}
 	if pi < len(p) && rune(p[pi]) == esc && pi+1 == len(p) {
-		return false, types.Errorf(types.ErrInvalidParameter, "LIKE pattern must not end with escape character")
+		return false, types.Errorf(types.ErrInvalidEscape, "LIKE pattern must not end with escape character")
 	}
 	return pi == len(p), nil
 }

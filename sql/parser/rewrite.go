@@ -51,6 +51,7 @@ var rules = []rule{
 	{"extractField", extractField},
 	{"dropCollate", dropCollate},
 	{"regexOperators", regexOperators},
+	{"similarTo", similarTo},
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
 	{"stringAgg", stringAgg},

@@ -657,3 +657,41 @@ func extractField(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// similarTo turns x [NOT] SIMILAR TO p [ESCAPE e] into
+// [NOT] pg__similar(x, p [, e]) (TiDB's grammar has no SIMILAR TO).
+func similarTo(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("similar") || !seq[i+1].kw("to") {
+			continue
+		}
+		start := i
+		not := i > 0 && seq[i-1].kw("not")
+		if not {
+			start = i - 1
+		}
+		lo := operandStart(seq, start, precLike)
+		hi := operandEnd(seq, i+2, precLike)
+		if lo == start || hi == i+2 {
+			return nil, c.syntax(nodeAt(seq, hi))
+		}
+		args := [][]*node{clone(seq[lo:start]), clone(seq[i+2 : hi])}
+		end := hi
+		if hi < len(seq) && seq[hi].kw("escape") {
+			end = operandEnd(seq, hi+1, precLike)
+			if end == hi+1 {
+				return nil, c.syntax(nodeAt(seq, end))
+			}
+			args = append(args, clone(seq[hi+1:end]))
+		}
+		first := seq[lo].tok
+		call := callNode("pg__similar", first, false, args...)
+		if not {
+			call[0].tok.sp = true
+			call = cat(one(rawNode("NOT", first, false)), call)
+		}
+		seq = splice(seq, lo, end, parenNode(call, first, first.sp))
+		i = lo
+	}
+	return seq, nil
+}
