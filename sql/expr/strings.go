@@ -541,8 +541,17 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 	if t0 == types.Array || t1 == types.Array {
 		return resolveArrayConcat(name, args)
 	}
-	if t0 == types.Jsonb && t1 == types.Jsonb {
-		return bind(name, jsonbConcat, args)
+	if t0 == types.Jsonb && (t1 == types.Jsonb || t1 == types.Unknown) || t1 == types.Jsonb && t0 == types.Unknown {
+		// jsonb || '{"b":2}': the unknown literal is jsonb, as in PostgreSQL.
+		cargs := make([]Expr, 2)
+		for i, a := range args {
+			c, err := ImplicitCast(a, tJ)
+			if err != nil {
+				return nil, err
+			}
+			cargs[i] = c
+		}
+		return bind(name, jsonbConcat, cargs)
 	}
 	if t0 == types.Bytea && (t1 == types.Bytea || t1 == types.Unknown) || t1 == types.Bytea && t0 == types.Unknown {
 		cargs := make([]Expr, 2)
