@@ -151,7 +151,6 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 // value is the last column of the ordered input, the one after the group in
 // the distinct table.
 func (e *aggExec) recomputeArrayAgg(f *aggFn, it state.RowIterator, acc *aggAcc, nk int) error {
-	elem := f.call.Agg.Args[0]
 	var vals []types.Datum
 	for {
 		err := it.Next()
@@ -168,9 +167,7 @@ func (e *aggExec) recomputeArrayAgg(f *aggFn, it state.RowIterator, acc *aggAcc,
 		}
 		vals = append(vals, v)
 	}
-	if len(vals) > 0 {
-		acc.res = types.DString(types.EncodeArray(elem, vals))
-	}
+	acc.res = f.call.Agg.ArrayAggResult(vals)
 	return nil
 }
 

@@ -213,6 +213,10 @@ func (a *aggBinding) aggregate(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr) 
 	return a.aggregateWithFilter(b, c, n, nil)
 }
 
+// jsonAggNames are the JSON aggregates the parser wraps like array_agg when
+// they carry ORDER BY or DISTINCT.
+var jsonAggNames = map[string]bool{"jsonb_agg": true, "json_agg": true, "jsonb_object_agg": true, "json_object_agg": true}
+
 func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.AggregateFuncExpr, filter ast.ExprNode) (expr.Expr, error) {
 	inner := &exprCtx{scope: a.inScope, clause: "aggregate function calls", site: a.site}
 	name := strings.ToLower(n.F)
@@ -226,7 +230,7 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 		// first_value(x ORDER BY y) (and array_agg) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
 		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
 		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg" ||
-			f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode") {
+			f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
 			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
 		}
 	}

@@ -484,6 +484,7 @@ func parseTypeString(s string) (types.T, error) {
 var aggregateNames = map[string]bool{
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "stddev": true, "array_agg": true,
 	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
+	"jsonb_agg": true, "json_agg": true, "jsonb_object_agg": true, "json_object_agg": true,
 }
 
 // maxParams is the most parameters a statement can have (the wire
@@ -781,7 +782,8 @@ func deriveName(n ast.ExprNode) string {
 			return "extract"
 		case "pg__grouping":
 			return "grouping"
-		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
+		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
+			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__similar", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
 			return "?column?"
 		case "pg__array", "pg__array_sub":
 			return "array"
@@ -802,8 +804,8 @@ func deriveName(n ast.ExprNode) string {
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
 			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" ||
-				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode") {
-				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), as the parser rewrites them
+				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
+				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), jsonb_agg, as the parser rewrites them
 			}
 			return "string_agg"
 		}

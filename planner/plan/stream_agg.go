@@ -121,6 +121,9 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 	case expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg, expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		return []types.T{a.Result}, nil
 	}
+	if a.Kind == expr.AggJSONObjectAgg {
+		return nil, types.Errorf(types.ErrUnsupported, "%s is not supported in materialized views", a.Name)
+	}
 	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)
 }
 

@@ -83,6 +83,7 @@ var sqlStates = []struct {
 	{types.ErrSequenceLimit, "2200H"},
 	{types.ErrIndeterminateDatatype, "42P18"},
 	{types.ErrArraySubscript, "2202E"},
+	{types.ErrInvalidEscape, "22025"},
 	{types.ErrNthValueArgument, "22016"},
 	{types.ErrNtileArgument, "22014"},
 	{types.ErrNullNotAllowed, "22004"},

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -29,10 +30,11 @@ const (
 	AggStddevSamp
 	AggFirstValue
 	AggLastValue
-	AggArrayAgg
+	AggArrayAgg // array_agg, and jsonb_agg and json_agg (Result jsonb)
 	AggPercentileCont
 	AggPercentileDisc
 	AggMode
+	AggJSONObjectAgg
 )
 
 // Agg is a resolved aggregate call: its kind, argument and result types.
@@ -132,6 +134,21 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 			return nil, types.Errorf(types.ErrUnsupported, "array_agg over arrays (a multidimensional result) is not supported")
 		}
 		a.Kind, a.Result = AggArrayAgg, types.ArrayOf(t)
+	case "jsonb_agg", "json_agg":
+		if !one {
+			return fail()
+		}
+		a.Kind, a.Result = AggArrayAgg, tJ
+	case "jsonb_object_agg", "json_object_agg":
+		if len(args) != 2 {
+			return fail()
+		}
+		a.Kind, a.Result = AggJSONObjectAgg, tJ
+		for i := range a.Args {
+			if a.Args[i].ID == types.Unknown {
+				a.Args[i] = tS
+			}
+		}
 	case "first_value", "last_value":
 		// RisingWave's ordered-set aggregates: the value of the first (last)
 		// row in the call's ORDER BY order, NULLs included.
@@ -194,9 +211,11 @@ func (a *Agg) NewState() AggState {
 	case AggFirstValue, AggLastValue:
 		s = &firstLastState{t: a.Args[0], last: a.Kind == AggLastValue}
 	case AggArrayAgg:
-		s = &arrayAggState{firstLastState{t: a.Args[0]}}
+		s = &arrayAggState{firstLastState: firstLastState{t: a.Args[0]}, agg: a}
 	case AggPercentileCont, AggPercentileDisc, AggMode:
 		s = &ordSetState{firstLastState: firstLastState{t: a.Args[0]}, kind: a.Kind}
+	case AggJSONObjectAgg:
+		s = &jsonObjectAggState{agg: a}
 	default:
 		s = &varState{in: a.Args[0], out: a.Result, kind: a.Kind}
 	}
@@ -544,13 +563,98 @@ func (s *firstLastState) Result() types.Datum {
 
 // arrayAggState keeps its inputs in arrival order, NULLs included, and
 // returns them as an array (NULL when there are none).
-type arrayAggState struct{ firstLastState }
+type arrayAggState struct {
+	firstLastState
+	agg *Agg
+}
 
 func (s *arrayAggState) Result() types.Datum {
-	if len(s.vals) == 0 {
+	return s.agg.ArrayAggResult(s.vals)
+}
+
+// ArrayAggResult is the result of an AggArrayAgg aggregate over vals, in
+// order: an array for array_agg, a JSON array for jsonb_agg and json_agg;
+// NULL for no rows.
+func (a *Agg) ArrayAggResult(vals []types.Datum) types.Datum {
+	if len(vals) == 0 {
 		return types.NullDatum
 	}
-	return arrayDatum(s.t, s.vals)
+	if a.Result.ID != types.Jsonb {
+		return arrayDatum(a.Args[0], vals)
+	}
+	t := a.Args[0]
+	out := make([]any, len(vals))
+	for i := range vals {
+		v, err := ToJSONValue(t, &vals[i])
+		if err != nil {
+			v = types.FormatText(t, &vals[i]) // stored values always convert
+		}
+		out[i] = v
+	}
+	if a.Name == "json_agg" {
+		var b bytes.Buffer
+		b.WriteByte('[')
+		for i := range vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJSONText(&b, t, &vals[i], out[i])
+		}
+		b.WriteByte(']')
+		return types.DString(b.String())
+	}
+	return types.DString(types.JSONText(out))
+}
+
+// jsonObjectAggState is jsonb_object_agg(k, v) (batch only): the pairs in
+// input order, the last duplicate key winning.
+type jsonObjectAggState struct {
+	agg   *Agg
+	pairs [][2]types.Datum
+}
+
+func (s *jsonObjectAggState) Add(args []types.Datum) error {
+	if args[0].Null {
+		return types.Errorf(types.ErrInvalidParameter, "field name must not be null")
+	}
+	s.pairs = append(s.pairs, [2]types.Datum{args[0].Copy(), args[1].Copy()})
+	return nil
+}
+
+func (s *jsonObjectAggState) Retract(args []types.Datum) error {
+	return types.Errorf(types.ErrUnsupported, "%s is not supported in materialized views", s.agg.Name)
+}
+
+func (s *jsonObjectAggState) Result() types.Datum {
+	if len(s.pairs) == 0 {
+		return types.NullDatum
+	}
+	obj := map[string]any{}
+	var b bytes.Buffer
+	b.WriteString("{ ")
+	for i, p := range s.pairs {
+		k, _ := ToJSONValue(s.agg.Args[0], &p[0])
+		key, ok := k.(string)
+		if !ok {
+			key = types.JSONText(k)
+		}
+		v, err := ToJSONValue(s.agg.Args[1], &p[1])
+		if err != nil {
+			v = types.FormatText(s.agg.Args[1], &p[1])
+		}
+		obj[key] = v
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		types.WriteJSONString(&b, key)
+		b.WriteString(" : ")
+		writeJSONText(&b, s.agg.Args[1], &p[1], v)
+	}
+	if s.agg.Name == "json_object_agg" {
+		b.WriteString(" }")
+		return types.DString(b.String())
+	}
+	return types.DString(types.JSONText(obj))
 }
 
 // varState computes variance and standard deviation from n, Σx and Σx²,

@@ -304,6 +304,9 @@ func overlaps(elem types.T, a, b string) (bool, error) {
 }
 
 func resolveContainment(name string, args []Expr) (Expr, error) {
+	if len(args) == 2 && name != "&&" && (args[0].Type().ID == types.Jsonb || args[1].Type().ID == types.Jsonb) {
+		return jsonbContainment(name, args)
+	}
 	cargs, t, err := arrayPair(name, args)
 	if err != nil {
 		return nil, err

@@ -4,5 +4,6 @@
 // a registry with PostgreSQL-like overload rules. Eval runs vectorised over a
 // types.Chunk; EvalRow runs on one row. A Ctx carries statement values
 // (parameters, now(), user) and scratch vectors. Agg and AggState implement
-// aggregate functions with retraction for streaming.
+// aggregate functions with retraction for streaming (all but jsonb_object_agg,
+// which is batch-only).
 package expr

@@ -384,7 +384,7 @@ func likeFn(neg, fold, hasEscape bool) rowFn {
 			case 1:
 				esc, _ = utf8.DecodeRuneInString(a[2].S)
 			default:
-				return types.NullDatum, types.Errorf(types.ErrInvalidParameter, "invalid escape string")
+				return types.NullDatum, types.Errorf(types.ErrInvalidEscape, "invalid escape string")
 			}
 		}
 		if fold {
@@ -423,7 +423,7 @@ func likeMatch(s, p string, esc rune) (bool, error) {
 				continue
 			case pc == esc:
 				if pi+pw >= len(p) {
-					return false, types.Errorf(types.ErrInvalidParameter, "LIKE pattern must not end with escape character")
+					return false, types.Errorf(types.ErrInvalidEscape, "LIKE pattern must not end with escape character")
 				}
 				pc2, pw2 := utf8.DecodeRuneInString(p[pi+pw:])
 				sc, sw := utf8.DecodeRuneInString(s[si:])
@@ -452,7 +452,7 @@ func likeMatch(s, p string, esc rune) (bool, error) {
 		pi++
 	}
 	if pi < len(p) && rune(p[pi]) == esc && pi+1 == len(p) {
-		return false, types.Errorf(types.ErrInvalidParameter, "LIKE pattern must not end with escape character")
+		return false, types.Errorf(types.ErrInvalidEscape, "LIKE pattern must not end with escape character")
 	}
 	return pi == len(p), nil
 }
@@ -541,8 +541,17 @@ func resolveConcatOp(name string, args []Expr) (Expr, error) {
 	if t0 == types.Array || t1 == types.Array {
 		return resolveArrayConcat(name, args)
 	}
-	if t0 == types.Jsonb && t1 == types.Jsonb {
-		return bind(name, jsonbConcat, args)
+	if t0 == types.Jsonb && (t1 == types.Jsonb || t1 == types.Unknown) || t1 == types.Jsonb && t0 == types.Unknown {
+		// jsonb || '{"b":2}': the unknown literal is jsonb, as in PostgreSQL.
+		cargs := make([]Expr, 2)
+		for i, a := range args {
+			c, err := ImplicitCast(a, tJ)
+			if err != nil {
+				return nil, err
+			}
+			cargs[i] = c
+		}
+		return bind(name, jsonbConcat, cargs)
 	}
 	if t0 == types.Bytea && (t1 == types.Bytea || t1 == types.Unknown) || t1 == types.Bytea && t0 == types.Unknown {
 		cargs := make([]Expr, 2)

@@ -52,6 +52,7 @@ var rules = []rule{
 	{"extractField", extractField},
 	{"dropCollate", dropCollate},
 	{"regexOperators", regexOperators},
+	{"similarTo", similarTo},
 	{"distinctFrom", distinctFrom},
 	{"filterClause", filterClause},
 	{"withinGroup", withinGroup},

@@ -450,7 +450,7 @@ func stringAgg(c *rewriteCtx, seq []*node) ([]*node, error) {
 // aggregate form TiDB's grammar gives an ORDER BY; the binder unwraps it.
 func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+1 < len(seq); i++ {
-		if !seq[i].kwIn("first_value", "last_value", "array_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+		if !seq[i].kwIn("first_value", "last_value", "array_agg", "jsonb_agg", "json_agg", "jsonb_object_agg", "json_object_agg") || !seq[i+1].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
 		if i+2 < len(seq) && seq[i+2].kw("over") {
@@ -472,7 +472,8 @@ func firstLastValue(c *rewriteCtx, seq []*node) ([]*node, error) {
 				break
 			}
 		}
-		if len(body) == 0 || seq[i].kw("array_agg") && len(order) == 0 && !body[0].kw("distinct") {
+		listAgg := !seq[i].kwIn("first_value", "last_value")
+		if len(body) == 0 || listAgg && len(order) == 0 && !body[0].kw("distinct") {
 			continue
 		}
 		at := seq[i].tok
@@ -698,6 +699,44 @@ func extractField(c *rewriteCtx, seq []*node) ([]*node, error) {
 		call := callNode("pg__extract", seq[i].tok, seq[i].tok.sp, one(field), kids[2:])
 		seq = splice(seq, i, i+2, call...)
 		i++
+	}
+	return seq, nil
+}
+
+// similarTo turns x [NOT] SIMILAR TO p [ESCAPE e] into
+// [NOT] pg__similar(x, p [, e]) (TiDB's grammar has no SIMILAR TO).
+func similarTo(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+1 < len(seq); i++ {
+		if !seq[i].kw("similar") || !seq[i+1].kw("to") {
+			continue
+		}
+		start := i
+		not := i > 0 && seq[i-1].kw("not")
+		if not {
+			start = i - 1
+		}
+		lo := operandStart(seq, start, precLike)
+		hi := operandEnd(seq, i+2, precLike)
+		if lo == start || hi == i+2 {
+			return nil, c.syntax(nodeAt(seq, hi))
+		}
+		args := [][]*node{clone(seq[lo:start]), clone(seq[i+2 : hi])}
+		end := hi
+		if hi < len(seq) && seq[hi].kw("escape") {
+			end = operandEnd(seq, hi+1, precLike)
+			if end == hi+1 {
+				return nil, c.syntax(nodeAt(seq, end))
+			}
+			args = append(args, clone(seq[hi+1:end]))
+		}
+		first := seq[lo].tok
+		call := callNode("pg__similar", first, false, args...)
+		if not {
+			call[0].tok.sp = true
+			call = cat(one(rawNode("NOT", first, false)), call)
+		}
+		seq = splice(seq, lo, end, parenNode(call, first, first.sp))
+		i = lo
 	}
 	return seq, nil
 }

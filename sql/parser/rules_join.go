@@ -119,7 +119,8 @@ func aliasColumns(c *rewriteCtx, seq []*node) ([]*node, error) {
 // to calls: TiDB gives || the wrong precedence ('a' || 1 + 2 must concatenate
 // 3) and takes -> only after a column name.
 var otherOperators = map[string]string{"||": "pg__concat_op", "->": "jsonb_get", "->>": "jsonb_get_text",
-	"@>": "pg__contains", "<@": "pg__contained", "&&": "pg__overlap"}
+	"@>": "pg__contains", "<@": "pg__contained", "&&": "pg__overlap", "?": "jsonb_exists", "?|": "jsonb_exists_any",
+	"?&": "jsonb_exists_all", "#>": "pg__json_path", "#>>": "pg__json_path_text", "#-": "pg__json_delete_path"}
 
 // pgOperators rewrites a || b, a -> b and a ->> b (left-associative, binding
 // looser than + and tighter than comparisons) into function calls.

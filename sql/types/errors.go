@@ -71,6 +71,7 @@ var (
 	ErrSequenceLimit          = errors.New("sequence limit exceeded")             // 2200H
 	ErrIndeterminateDatatype  = errors.New("indeterminate datatype")              // 42P18
 	ErrArraySubscript         = errors.New("array subscript error")               // 2202E
+	ErrInvalidEscape          = errors.New("invalid escape sequence")             // 22025
 	ErrNthValueArgument       = errors.New("invalid argument for nth_value")      // 22016
 	ErrNtileArgument          = errors.New("invalid argument for ntile")          // 22014
 	ErrNullNotAllowed         = errors.New("null value not allowed")              // 22004
