@@ -241,6 +241,24 @@ func (s *Server) Goroutines() string {
 	return string(b)
 }
 
+// stacksOf returns the goroutine dump at the end of the log at path (from its
+// "SIGQUIT" line), at most 400 lines of it.
+func stacksOf(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(log unreadable: %v)", err)
+	}
+	text := string(b)
+	if i := strings.LastIndex(text, "SIGQUIT"); i >= 0 {
+		text = text[i:]
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > 400 {
+		lines = lines[:400]
+	}
+	return strings.Join(lines, "\n")
+}
+
 // MetricsURL is the server's Prometheus endpoint.
 func (s *Server) MetricsURL() string { return "http://" + s.HTTPAddr + "/metrics" }
 
@@ -283,6 +301,12 @@ func (s *Server) start() error {
 		close(exited)
 	}(s.exited)
 	if err := WaitReady(context.Background(), s.DSN(), s.exited, readyTimeout); err != nil {
+		if s.Running() {
+			// Stuck starting: SIGQUIT makes Go write every goroutine's stack
+			// to the log before the process ends.
+			_ = s.signalAndWait(syscall.SIGQUIT, 5*time.Second)
+			err = fmt.Errorf("%w; its goroutines at the timeout:\n%s", err, stacksOf(s.LogPath))
+		}
 		_ = s.signalAndWait(syscall.SIGKILL, stopTimeout) // do not leave a half-started process
 		return fmt.Errorf("server at %s: %w", s.Addr, err)
 	}

@@ -80,11 +80,19 @@ func (w *walSync) syncSeq(q *logSeq) error {
 				q.fid = 1
 			}
 			f, err := os.Open(q.path(w.dir, q.fid))
-			if errors.Is(err, os.ErrNotExist) && exists(q.path(w.dir, q.fid+1)) {
-				// Already flushed into a table file (Badger syncs those) and removed.
-				q.fid++
-				created = true
-				continue
+			if errors.Is(err, os.ErrNotExist) {
+				// Already flushed into a table file (Badger syncs those) and removed:
+				// go on with the next file that exists (several may have gone by
+				// since the last sync when the commit log covered the commits).
+				next, ok, lerr := w.nextExisting(q, q.fid)
+				if lerr != nil {
+					return lerr
+				}
+				if ok {
+					q.fid = next
+					created = true
+					continue
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("open write-ahead file to sync: %w", err)
@@ -108,6 +116,23 @@ func (w *walSync) syncSeq(q *logSeq) error {
 		return syncDir(w.dir)
 	}
 	return nil
+}
+
+// nextExisting returns the lowest file number above fid of q's series in the directory.
+func (w *walSync) nextExisting(q *logSeq, fid int) (int, bool, error) {
+	entries, err := os.ReadDir(w.dir)
+	if err != nil {
+		return 0, false, fmt.Errorf("list %s: %w", w.dir, err)
+	}
+	best := 0
+	for _, e := range entries {
+		if num, ok := strings.CutSuffix(e.Name(), q.ext); ok {
+			if n, err := strconv.Atoi(num); err == nil && n > fid && (best == 0 || n < best) {
+				best = n
+			}
+		}
+	}
+	return best, best > 0, nil
 }
 
 func (w *walSync) syncFile(f *os.File) error {
