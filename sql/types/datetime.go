@@ -144,7 +144,8 @@ func parseClock(v string) (int64, string, bool) {
 }
 
 // ParseTimestamp parses 'YYYY-MM-DD[( |T)HH:MM[:SS[.f]]][zone]' into µs since
-// 1970-01-01 UTC. For timestamptz a zone (Z, +HH, +HH:MM, +HHMM, UTC) shifts the
+// 1970-01-01 UTC. For timestamptz a zone (Z, +HH, +HH:MM, +HHMM, UTC, an IANA name
+// such as Europe/Paris, at its offset on that date) shifts the
 // value; without one the session zone (UTC) is assumed. For timestamp a zone is ignored.
 func ParseTimestamp(s string, tz bool) (int64, error) {
 	v := strings.ToLower(strings.TrimSpace(s))
@@ -192,7 +193,13 @@ func ParseTimestamp(s string, tz bool) (int64, error) {
 	}
 	rest = strings.TrimSpace(rest)
 	if rest != "" {
-		off, ok := parseZone(rest)
+		// The zone as written (IANA names are case-sensitive files): the same
+		// bytes at the end of the input, lowercasing kept the length.
+		written := strings.TrimSpace(s)
+		if len(written) >= len(rest) {
+			written = written[len(written)-len(rest):]
+		}
+		off, ok := parseZone(rest, written, us)
 		if !ok {
 			return bad()
 		}
@@ -204,17 +211,24 @@ func ParseTimestamp(s string, tz bool) (int64, error) {
 }
 
 // parseZone parses a zone suffix into seconds east of UTC.
-func parseZone(z string) (int64, bool) {
+// z is the zone lowercased, written as in the input; wall is the local time it
+// qualifies (µs since 1970 as if UTC): a named zone's offset is the one in
+// force at that wall time (daylight saving included), not today's.
+func parseZone(z, written string, wall int64) (int64, bool) {
 	switch z {
 	case "z", "utc", "gmt", "+00", "-00", "zulu":
 		return 0, true
 	}
 	if z[0] != '+' && z[0] != '-' {
-		if loc, err := time.LoadLocation(z); err == nil {
-			_, off := time.Now().In(loc).Zone()
-			return int64(off), true
+		loc, err := time.LoadLocation(written)
+		if err != nil {
+			if loc, err = time.LoadLocation(z); err != nil {
+				return 0, false
+			}
 		}
-		return 0, false
+		w := time.UnixMicro(wall).UTC()
+		_, off := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc).Zone()
+		return int64(off), true
 	}
 	sign := int64(1)
 	if z[0] == '-' {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
+	_ "time/tzdata" // zone names on machines without a zoneinfo database
 )
 
 func TestTextRoundTrip(t *testing.T) {
@@ -111,5 +113,26 @@ func TestChunkAppend(t *testing.T) {
 	row := c.Row(0, nil)
 	if row[0].I != 1 || row[1].S != "a" {
 		t.Fatalf("row 0 = %+v", row)
+	}
+}
+
+// TestParseTimestampNamedZone: an IANA zone name in timestamptz input (as
+// written, case and all) applies the offset in force on that date.
+func TestParseTimestampNamedZone(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"2024-07-01 12:00:00 Europe/Paris", time.Date(2024, 7, 1, 10, 0, 0, 0, time.UTC)}, // summer time, +02
+		{"2024-01-01 12:00:00 Europe/Paris", time.Date(2024, 1, 1, 11, 0, 0, 0, time.UTC)}, // winter time, +01
+		{"2024-01-01 12:00:00 UTC", time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)},
+	} {
+		us, err := ParseTimestamp(c.in, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if us != c.want.UnixMicro() {
+			t.Errorf("%s: got %v, want %v", c.in, time.UnixMicro(us).UTC(), c.want)
+		}
 	}
 }
