@@ -142,10 +142,12 @@ func dmlMemoryRun(ctx context.Context, e *env, args []string, rows int, view boo
 		return r, err
 	}
 	r.RowsPerSec = float64(rows) / r.Seconds
-	if r.PeakKB, err = procStatusKB(pid, "VmHWM"); err != nil {
+	// RSS first: the high-water mark read after it is never below it (read the
+	// other way round, RSS could grow in between, past the mark read before).
+	if r.AfterKB, err = procStatusKB(pid, "VmRSS"); err != nil {
 		return r, err
 	}
-	if r.AfterKB, err = procStatusKB(pid, "VmRSS"); err != nil {
+	if r.PeakKB, err = procStatusKB(pid, "VmHWM"); err != nil {
 		return r, err
 	}
 	var n int64
