@@ -273,10 +273,11 @@ func (r *Relation) DistKey() []int {
 	return r.PK
 }
 
-// IndexesOf returns the indexes of table id, ordered by id.
-func (c *Catalog) IndexesOf(id uint32) []*Relation {
+// IndexesOf returns the indexes (CREATE INDEX) of relation id among rels, in
+// rels' order.
+func IndexesOf(rels []*Relation, id uint32) []*Relation {
 	var out []*Relation
-	for _, r := range c.Relations() {
+	for _, r := range rels {
 		if r.Kind == KindIndex && r.Index != nil && r.Index.Table == id {
 			out = append(out, r)
 		}

@@ -313,9 +313,9 @@ func (b *Binder) indexLookup(scan *plan.Scan, conds []expr.Expr) []expr.Expr {
 	var best *catalog.Relation
 	var bestVals []expr.Expr
 	var bestRest []expr.Expr
-	for _, idx := range b.cat.Relations() {
-		if idx.Kind != catalog.KindIndex || idx.Index == nil || idx.Index.Table != scan.Table.ID || !sameColumns(idx, scan.Table) {
-			continue // another table's, or one whose table changed columns since (ALTER TABLE): not used
+	for _, idx := range catalog.IndexesOf(b.cat.Relations(), scan.Table.ID) {
+		if !sameColumns(idx, scan.Table) {
+			continue // its table changed columns since (ALTER TABLE): not used
 		}
 		vals, rest := keyLookup(scan.Table, idx.Index.Columns, conds, idx.Index.DistLen)
 		if vals != nil && len(vals) > len(bestVals) {

@@ -220,7 +220,7 @@ func tableIndexes(r catalog.Reader, q string) (*result, bool, error) {
 		return res, true, nil
 	}
 	defer func() {
-		for _, idx := range userIndexes(r.Relations(), rel.ID) {
+		for _, idx := range catalog.IndexesOf(r.Relations(), rel.ID) {
 			res.rows = append(res.rows, []types.Datum{
 				dS(idx.Name), dB(false), dB(false), dB(false),
 				dB(true), dS(IndexDef(rel, idx)), null, null,

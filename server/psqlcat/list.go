@@ -37,19 +37,8 @@ func pgClass(r catalog.Reader, withIndexes bool) []pgRow {
 		if catalog.HasPrimaryIndex(rel) {
 			out = append(out, pgRow{rel: rel, schema: rel.Schema, name: catalog.PrimaryIndexName(rel), kind: 'i', index: true})
 		}
-		for _, idx := range userIndexes(rels, rel.ID) {
+		for _, idx := range catalog.IndexesOf(rels, rel.ID) {
 			out = append(out, pgRow{rel: rel, schema: idx.Schema, name: idx.Name, kind: 'i', index: true})
-		}
-	}
-	return out
-}
-
-// userIndexes are the indexes (CREATE INDEX) of relation id among rels.
-func userIndexes(rels []*catalog.Relation, id uint32) []*catalog.Relation {
-	var out []*catalog.Relation
-	for _, r := range rels {
-		if r.Kind == catalog.KindIndex && r.Index != nil && r.Index.Table == id {
-			out = append(out, r)
 		}
 	}
 	return out

@@ -1266,12 +1266,17 @@ func (p *ddlParser) drop() (Statement, error) {
 		}
 		break
 	}
-	if p.kw("cascade") {
-		st.Cascade = true
-	} else {
-		p.kw("restrict")
-	}
+	st.Cascade = p.dropBehavior()
 	return st, nil
+}
+
+// dropBehavior reads an optional CASCADE | RESTRICT and reports CASCADE.
+func (p *ddlParser) dropBehavior() bool {
+	if p.kw("cascade") {
+		return true
+	}
+	p.kw("restrict")
+	return false
 }
 
 func (p *ddlParser) alter() (Statement, error) {
@@ -1546,11 +1551,7 @@ func (p *ddlParser) truncate() (Statement, error) {
 		st.RestartIdentity = true
 	case p.kw("continue", "identity"):
 	}
-	if p.kw("cascade") {
-		st.Cascade = true
-	} else {
-		p.kw("restrict")
-	}
+	st.Cascade = p.dropBehavior()
 	return st, nil
 }
 
@@ -1748,10 +1749,6 @@ func (p *ddlParser) dropSchema() (Statement, error) {
 		}
 		break
 	}
-	if p.kw("cascade") {
-		st.Cascade = true
-	} else {
-		p.kw("restrict")
-	}
+	st.Cascade = p.dropBehavior()
 	return st, nil
 }
