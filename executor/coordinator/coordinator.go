@@ -73,9 +73,13 @@ type Coordinator struct {
 	failOnce   *sync.Once
 	stop       chan struct{}
 	done       chan struct{}
-	runCtx     context.Context
-	cancel     context.CancelFunc
-	actors     sync.WaitGroup
+	// startedCh is closed by Start: writers from outside the barrier loop
+	// (a sink's log reader) wait for it, since the actors they feed run only
+	// from then on.
+	startedCh chan struct{}
+	runCtx    context.Context
+	cancel    context.CancelFunc
+	actors    sync.WaitGroup
 
 	reports struct {
 		sync.Mutex
@@ -144,7 +148,7 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	if cfg.Sinks == nil {
 		cfg.Sinks = NewSinkLog()
 	}
-	c := &Coordinator{kv: kv, cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	c := &Coordinator{kv: kv, cfg: cfg, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), startedCh: make(chan struct{}),
 		failedCh: make(chan struct{}), failOnce: new(sync.Once)}
 	c.runCtx, c.cancel = context.WithCancel(context.Background())
 	c.reports.signal = make(chan struct{}, 1)
@@ -176,6 +180,7 @@ func (c *Coordinator) Start() {
 	c.mu.starting = nil
 	c.mu.started = true
 	c.mu.Unlock()
+	close(c.startedCh)
 	go c.loop()
 }
 

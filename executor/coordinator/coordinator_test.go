@@ -16,6 +16,7 @@ import (
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/memkv"
 )
 
@@ -254,5 +255,56 @@ func TestAdaptiveBackfillRate(t *testing.T) {
 func TestSiblingsOptionAgrees(t *testing.T) {
 	if catalog.OptSiblings != connector.OptSiblings {
 		t.Fatalf("catalog.OptSiblings %q != connector.OptSiblings %q", catalog.OptSiblings, connector.OptSiblings)
+	}
+}
+
+// A sink's log reader starts writing into its table when the job is built,
+// which during recovery is before Start. Those writes must wait for Start:
+// sent earlier they filled the table's channel with c.mu held, and the next
+// AddJob of the recovery waited forever (TestCrashLoop hung in CI so).
+func TestSinkWritesBeforeStartWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv := memkv.New()
+	defer kv.Close()
+	c := New(kv, Config{BarrierInterval: 20 * time.Millisecond, Parallelism: 2})
+	c.AddTable(tbl.ID, tbl.ColumnTypes())
+	write := func(ctx context.Context, i int) error {
+		rows := types.NewChunk(tbl.ColumnTypes(), 1)
+		rows.AppendRow([]types.Datum{types.DInt(int64(i)), types.DInt(int64(10 * i))})
+		_, err := c.WriteSinkRows(ctx, tbl, rows, new(storage.Batch))
+		return err
+	}
+	// Before Start a write waits (here until its context ends) and holds nothing.
+	early, cancelEarly := context.WithTimeout(ctx, 50*time.Millisecond)
+	err := write(early, 0)
+	cancelEarly()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a sink write before Start returned %v, want it to wait", err)
+	}
+	const writes = 3 * stream.ChannelCapacity
+	done := make(chan error, 1)
+	go func() {
+		for i := range writes {
+			if err := write(ctx, i); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	if err := c.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	defer c.Stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := mvRows(t, c); len(got) != writes || got[writes-1] != 10*(writes-1) {
+		t.Fatalf("the view has %d rows, want %d: %v", len(got), writes, got)
 	}
 }

@@ -217,6 +217,17 @@ func (w *tableWriter) write(ctx context.Context, epoch uint64, fn func(tables *b
 // both commit or neither: exactly once. The table's change chunks go to its
 // streaming jobs as DML's do. It returns the epoch; the caller waits for it.
 func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, rows *types.Chunk, extra *storage.Batch) (uint64, error) {
+	// A sink's log reader starts when its job is built, which during
+	// recovery is before Start: the table's source actor does not run yet,
+	// and a send to it below would block with c.mu held (every later AddJob,
+	// and so the restart, then waits forever).
+	select {
+	case <-c.startedCh:
+	case <-c.stop:
+		return 0, ErrStopped
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.stopped {
