@@ -648,14 +648,17 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 			return s.wal.sync(false)
 		}
 	}
-	logged := make(chan error, 1)
-	go func() { logged <- s.redo.append(rec) }()
-	var werr error
-	if !s.loseLogged {
-		werr = s.write(epoch, discard, b)
+	// The sync is what the commit waits for: it starts at once, here, and
+	// Badger takes the batch meanwhile on another goroutine (done well
+	// before the sync is, so nothing has to wake this goroutine after it).
+	written := make(chan error, 1)
+	if s.loseLogged {
+		written <- nil
+	} else {
+		go func() { written <- s.write(epoch, discard, b) }()
 	}
-	lerr := <-logged
-	if werr != nil {
+	lerr := s.redo.append(rec)
+	if werr := <-written; werr != nil {
 		return werr
 	}
 	return lerr
