@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,12 +21,75 @@ import (
 // measures.
 const rwSuites = "streaming,sink/sink_into_table,background_ddl,backfill"
 
+// rwStep is one file of a sequence: run with vars for its `control
+// substitution` (as RisingWave's CI sets TEST_NAME for one run), its
+// records counted unless again (a second run of a file already counted).
+type rwStep struct {
+	file  string // relative to e2e_test
+	vars  map[string]string
+	again bool
+}
+
+// rwSequences are files RisingWave's CI (ci/scripts/run-backfill-tests.sh)
+// runs one after another on one cluster, each building on what the one
+// before created: run alone on a fresh server they can only fail. Each
+// sequence runs on one fresh server, in the script's order (its concurrent
+// runs one after the other); a file in a sequence is not run alone.
+var rwSequences = func() [][]rwStep {
+	q3 := map[string]string{"TEST_NAME": "nexmark_q3"}
+	q7 := map[string]string{"TEST_NAME": "nexmark_q7"}
+	sb := "backfill/snapshot_backfill/"
+	rt := "backfill/runtime/"
+	return [][]rwStep{
+		{{file: rt + "create_table.slt"}, {file: rt + "insert_snapshot.slt"}, {file: rt + "insert_upstream.slt"},
+			{file: rt + "create_arrangement_backfill_mv.slt"}, {file: rt + "create_no_shuffle_mv.slt"},
+			{file: rt + "validate_rows_no_shuffle.slt"}, {file: rt + "validate_rows_arrangement.slt"}},
+		{{file: rt + "create_wide_table.slt"}, {file: rt + "insert_wide_snapshot.slt"}},
+		{{file: sb + "create_nexmark_table.slt"},
+			{file: sb + "nexmark/nexmark_q3.slt", vars: q3}, {file: sb + "nexmark/nexmark_q7.slt", vars: q7},
+			{file: sb + "scale.slt", vars: q3}, {file: sb + "scale.slt", vars: q7, again: true},
+			{file: sb + "check_data_equal.slt.part", vars: q3, again: true}, {file: sb + "check_data_equal.slt.part", vars: q7, again: true},
+			{file: sb + "drop_mv.slt", vars: q3}, {file: sb + "drop_mv.slt", vars: q7, again: true},
+			{file: sb + "drop_nexmark_table.slt"}},
+	}
+}()
+
+// includedFiles returns the .slt files that another of files includes
+// (`include <pattern>`): RisingWave runs them only as part of it.
+func includedFiles(files []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(src), "\n") {
+			pat, ok := strings.CutPrefix(strings.TrimSpace(line), "include ")
+			if !ok {
+				continue
+			}
+			matches, err := filepath.Glob(filepath.Join(filepath.Dir(f), strings.TrimSpace(pat)))
+			if err != nil {
+				return nil, fmt.Errorf("%s: include %s: %w", f, pat, err)
+			}
+			for _, m := range matches {
+				if m != f {
+					out[m] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // TestRisingWaveSuites runs RisingWave's own e2e files against Tributary:
 // set RW_E2E_DIR to the e2e_test directory of a RisingWave checkout
 // (skipped otherwise; nothing of RisingWave is in this repository).
 // RW_E2E_SUITES picks its subdirectories (comma-separated; default
 // rwSuites), RW_E2E_FILTER a substring of the paths. Each .slt file runs on
-// a fresh server with every record run even after one failed; the test
+// a fresh server with every record run even after one failed, except files
+// another file includes (counted as part of it) and the sequences of
+// rwSequences (one server per sequence); the test
 // logs each file's records passed and the first failure, and the totals,
 // and writes the table as Markdown to RW_E2E_REPORT when set. It fails
 // only when a file cannot be read: a record failing is what it measures.
@@ -54,6 +118,31 @@ func TestRisingWaveSuites(t *testing.T) {
 		}
 	}
 	sort.Strings(files)
+	included, err := includedFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run is one fresh server: a file alone, or a sequence.
+	var runs [][]rwStep
+	inSequence := map[string]bool{}
+	for _, seq := range rwSequences {
+		keep := false
+		for _, st := range seq {
+			p := filepath.Join(root, st.file)
+			inSequence[p] = true
+			keep = keep || slices.Contains(files, p)
+		}
+		if keep {
+			runs = append(runs, seq)
+		}
+	}
+	for _, path := range files {
+		if included[path] || inSequence[path] {
+			continue
+		}
+		rel, _ := filepath.Rel(root, path)
+		runs = append(runs, []rwStep{{file: rel}})
+	}
 	bin := testserver.Build(t)
 	type result struct {
 		file            string
@@ -65,45 +154,51 @@ func TestRisingWaveSuites(t *testing.T) {
 		results []result
 	)
 	t.Run("files", func(t *testing.T) {
-		for _, path := range files {
-			rel, _ := filepath.Rel(root, path)
-			t.Run(rel, func(t *testing.T) {
+		for _, run := range runs {
+			t.Run(run[0].file, func(t *testing.T) {
 				t.Parallel()
-				res := result{file: rel}
-				defer func() {
+				srv := testserver.Start(t, bin, t.TempDir())
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute*time.Duration(len(run)))
+				defer cancel()
+				for _, st := range run {
+					res := result{file: st.file}
+					script, err := slt.ParseFile(filepath.Join(root, st.file))
+					if err != nil {
+						res.first = "parse: " + err.Error()
+						t.Log(res.first)
+					} else {
+						limit := 20 * time.Second
+						if len(run) > 1 {
+							limit = 2 * time.Minute // RisingWave's CI loads millions of rows in these
+						}
+						r := &slt.Runner{DSN: srv.DSN(), Vars: st.vars, KeepGoing: true, AnyColumnCount: true, RecordTimeout: limit,
+							Restart: func(_ context.Context, kill bool) error {
+								if kill {
+									if err := srv.Kill(); err != nil {
+										return err
+									}
+								}
+								return srv.Restart()
+							},
+							OnRecord: func(rec *slt.Record, err error) {
+								res.records++
+								if err == nil {
+									res.passed++
+								} else if res.first == "" {
+									res.first = strings.ReplaceAll(strings.SplitN(err.Error(), "\n", 2)[0], "|", "/")
+								}
+							}}
+						_ = r.Run(ctx, script) // failures are counted, not fatal
+						r.Close(ctx)
+						t.Logf("%s: %d/%d records passed %s", st.file, res.passed, res.records, res.first)
+					}
+					if st.again || !strings.HasSuffix(st.file, ".slt") {
+						continue
+					}
 					mu.Lock()
 					results = append(results, res)
 					mu.Unlock()
-				}()
-				script, err := slt.ParseFile(path)
-				if err != nil {
-					res.first = "parse: " + err.Error()
-					t.Log(res.first)
-					return
 				}
-				srv := testserver.Start(t, bin, t.TempDir())
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				defer cancel()
-				r := &slt.Runner{DSN: srv.DSN(), KeepGoing: true, AnyColumnCount: true, RecordTimeout: 20 * time.Second,
-					Restart: func(_ context.Context, kill bool) error {
-						if kill {
-							if err := srv.Kill(); err != nil {
-								return err
-							}
-						}
-						return srv.Restart()
-					},
-					OnRecord: func(rec *slt.Record, err error) {
-						res.records++
-						if err == nil {
-							res.passed++
-						} else if res.first == "" {
-							res.first = strings.ReplaceAll(strings.SplitN(err.Error(), "\n", 2)[0], "|", "/")
-						}
-					}}
-				defer r.Close(ctx)
-				_ = r.Run(ctx, script) // failures are counted, not fatal
-				t.Logf("%d/%d records passed", res.passed, res.records)
 			})
 		}
 	})

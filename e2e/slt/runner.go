@@ -19,6 +19,9 @@ const DefaultEngine = "tributary"
 type Runner struct {
 	// DSN is the connection string every session (the default and each `connection <name>`) uses.
 	DSN string
+	// Vars are variables for `control substitution on`, looked up before the
+	// environment (as an environment variable set for one run of the file).
+	Vars map[string]string
 	// Engine is matched by skipif/onlyif; DefaultEngine when empty.
 	Engine string
 	// Restart stops the server (SIGKILL when kill, else a clean shutdown) and starts it again on
@@ -147,7 +150,7 @@ func (r *Runner) runRecord(ctx context.Context, rec *Record) error {
 	case KindSystem:
 		command := rec.Command
 		if rec.Substitute {
-			command = substituteVars(command, rec.Pos.File, r.DSN)
+			command = substituteVars(command, rec.Pos.File, r.DSN, r.Vars)
 		}
 		if err := r.runSystem(ctx, command); err != nil {
 			return fmt.Errorf("%s: system: %w", rec.Pos, err)
@@ -221,7 +224,7 @@ func (r *Runner) session(ctx context.Context, name string) (*pgx.Conn, error) {
 func (r *Runner) exec(ctx context.Context, rec *Record) ([]*pgconn.Result, error) {
 	text := rec.SQL
 	if rec.Substitute {
-		text = substituteVars(text, rec.Pos.File, r.DSN)
+		text = substituteVars(text, rec.Pos.File, r.DSN, r.Vars)
 	}
 	sql, err := r.substitute(text)
 	if err != nil {

@@ -99,7 +99,7 @@ var varRE = regexp.MustCompile(`\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-
 // directory), $__DATABASE__ (the DSN's database) and $__NOW__ (nanoseconds since 1970);
 // RisingWave's $RISEDEV_KAFKA_WITH_OPTIONS_COMMON is the script's Kafka cluster. Names that
 // are none of these stay as written.
-func substituteVars(s, file, dsn string) string {
+func substituteVars(s, file, dsn string, vars map[string]string) string {
 	return varRE.ReplaceAllStringFunc(s, func(m string) string {
 		name := strings.Trim(m[1:], "{}")
 		switch name {
@@ -112,6 +112,9 @@ func substituteVars(s, file, dsn string) string {
 			return "dev"
 		case "__NOW__":
 			return strconv.FormatInt(time.Now().UnixNano(), 10)
+		}
+		if v, ok := vars[name]; ok {
+			return v
 		}
 		if v, ok := os.LookupEnv(name); ok {
 			return v
