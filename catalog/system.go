@@ -436,6 +436,12 @@ var systemTables = []systemTable{
 		col("job_id", tI8), col("actor_id", tI8), col("source_name", tText), col("split", tText),
 		col("state", tText), col("start_offset", tI8), col("next_offset", tI8), col("end_offset", tI8), col("row_count", tI8),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_fragment_backfill_progress: every running backfill per fragment
+	// and upstream relation (from the streaming engine), as RisingWave's.
+	{"rw_catalog", "rw_fragment_backfill_progress", []Column{
+		col("job_id", tI4), col("fragment_id", tI4), col("job_name", tText), col("upstream_table_name", tText),
+		col("progress", tText),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_backfill_vnode_progress: every running backfill's state per upstream
 	// vnode (from the streaming engine).
 	{"rw_catalog", "rw_backfill_vnode_progress", []Column{

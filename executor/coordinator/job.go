@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -668,6 +669,63 @@ func (c *Coordinator) eachUnfinishedBackfill(fn func(j *job, aid stream.ActorID,
 			fn(j, aid, bf)
 		}
 	}
+}
+
+// FragmentBackfill is one fragment's backfill from one upstream relation,
+// summed over the fragment's actors.
+type FragmentBackfill struct {
+	Job      uint32
+	Fragment int
+	Upstream uint32
+	Rows     int64
+	// Estimate is the upstream's snapshot rows extrapolated from the vnodes
+	// read so far (0: unknown yet); Done that every actor finished.
+	Estimate int64
+	Done     bool
+}
+
+// BackfillFragments lists the backfills of the jobs whose backfill has not
+// finished, by job, fragment and upstream.
+func (c *Coordinator) BackfillFragments() []FragmentBackfill {
+	type key struct {
+		job      uint32
+		fragment int
+		upstream uint32
+	}
+	sums := map[key]*FragmentBackfill{}
+	c.eachUnfinishedBackfill(func(j *job, aid stream.ActorID, bf *backfill) {
+		frag := -1
+		for _, f := range j.fragments {
+			if slices.Contains(f.Actors, aid) {
+				frag = f.ID
+				break
+			}
+		}
+		k := key{j.id, frag, bf.upstream}
+		fb, ok := sums[k]
+		if !ok {
+			fb = &FragmentBackfill{Job: j.id, Fragment: frag, Upstream: bf.upstream, Done: true}
+			sums[k] = fb
+		}
+		fb.Rows += bf.last.Rows
+		fb.Estimate += bf.last.Estimate
+		fb.Done = fb.Done && bf.last.Done
+	})
+	out := make([]FragmentBackfill, 0, len(sums))
+	for _, fb := range sums {
+		out = append(out, *fb)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.Job != y.Job {
+			return x.Job < y.Job
+		}
+		if x.Fragment != y.Fragment {
+			return x.Fragment < y.Fragment
+		}
+		return x.Upstream < y.Upstream
+	})
+	return out
 }
 
 // SplitProgress is one split of a running job's shared source backfill.

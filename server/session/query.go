@@ -35,6 +35,9 @@ func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_backfill_vnode_progress" {
 			return s.eng.backfillVnodeRows(), nil
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_fragment_backfill_progress" {
+			return s.eng.fragmentBackfillRows(), nil
+		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_sink_log_store" {
 			return s.eng.sinkLogStoreRows(), nil
 		}

@@ -417,6 +417,34 @@ func (e *Engine) backfillVnodeRows() [][]types.Datum {
 	return rows
 }
 
+// fragmentBackfillRows answers rw_catalog.rw_fragment_backfill_progress:
+// each running backfill by fragment and upstream, its progress as
+// "percent% (rows/estimated rows)".
+func (e *Engine) fragmentBackfillRows() [][]types.Datum {
+	name := func(id uint32) types.Datum {
+		if r, ok := e.Catalog.ByID(id); ok {
+			return types.DString(r.Schema + "." + r.Name)
+		}
+		return types.NullDatum
+	}
+	var rows [][]types.Datum
+	for _, f := range e.coord().BackfillFragments() {
+		var progress string
+		switch {
+		case f.Done:
+			progress = fmt.Sprintf("100.00%% (%d/%d)", f.Rows, f.Rows)
+		case f.Estimate > 0:
+			total := max(f.Estimate, f.Rows)
+			progress = fmt.Sprintf("%.2f%% (%d/%d)", min(100*float64(f.Rows)/float64(total), 99.99), f.Rows, total)
+		default:
+			progress = fmt.Sprintf("0.00%% (%d/?)", f.Rows)
+		}
+		rows = append(rows, []types.Datum{types.DInt(int64(f.Job)), types.DInt(int64(f.Fragment)), name(f.Job), name(f.Upstream),
+			types.DString(progress)})
+	}
+	return rows
+}
+
 // showJobs answers SHOW JOBS.
 func (s *Session) showJobs() pgwire.Result {
 	var rows [][]string
