@@ -60,9 +60,12 @@ func (p *killProducer) produce(ctx context.Context, n int) error {
 	return nil
 }
 
-func (p *killProducer) run(ctx context.Context, batch int, pause time.Duration) {
+// run produces batch bids every pause until stopped or until limit bids
+// were produced in all (so a slow machine, whose kills and restarts take
+// longer, does not also get more bids to catch up with).
+func (p *killProducer) run(ctx context.Context, batch int, pause time.Duration, limit int) {
 	defer close(p.done)
-	for {
+	for p.produced() < limit {
 		select {
 		case <-p.stop:
 			return
@@ -144,7 +147,7 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 		// The per-(partition, offset) check: counts, distinct offsets and their range.
 		"CREATE MATERIALIZED VIEW offsets AS SELECT p, count(*) AS n, count(DISTINCT o) AS d, min(o::bigint) AS lo, max(o::bigint) AS hi FROM bids GROUP BY p",
 	)
-	go prod.run(ctx, 1_000, 50*time.Millisecond)
+	go prod.run(ctx, 1_000, 50*time.Millisecond, preload+300_000)
 	stopped := false
 	stopProducer := func() {
 		if !stopped {
