@@ -176,6 +176,9 @@ type JobSettings struct {
 	// NoBackfill: the job reads only the changes after its creation, not
 	// its upstreams' existing rows (a sink's snapshot = 'false').
 	NoBackfill bool `json:"no_backfill,omitempty"`
+	// Background: created with background_ddl (CREATE returned before its
+	// backfill ended).
+	Background bool `json:"background,omitempty"`
 }
 
 // SinkSettings are a sink's settings.

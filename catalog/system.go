@@ -362,6 +362,23 @@ var systemTables = []systemTable{
 		}
 		return rows
 	}},
+	// rw_indexes: CREATE INDEX's indexes, with the table they index and
+	// whether they were created in the background (background_ddl).
+	{"rw_catalog", "rw_indexes", []Column{
+		col("id", tI4), col("name", tText), col("primary_table_id", tI4), col("schema_id", tI4), col("owner", tI4),
+		col("definition", tText), col("created_at", tTSTZ), col("background_ddl", tBool),
+	}, func(r Reader) [][]types.Datum {
+		var rows [][]types.Datum
+		for _, rel := range userRelations(r, KindIndex) {
+			table := null
+			if rel.Index != nil {
+				table = dI(int64(rel.Index.Table))
+			}
+			rows = append(rows, []types.Datum{dI(int64(rel.ID)), dS(rel.Name), table, dI(int64(r.SchemaOID(rel.Schema))), dI(OwnerOID),
+				dS(rel.Definition), createdAt(rel), dB(rel.Job != nil && rel.Job.Background)})
+		}
+		return rows
+	}},
 	{"rw_catalog", "rw_views", []Column{
 		col("id", tI4), col("name", tText), col("schema_id", tI4), col("owner", tI4),
 		col("definition", tText), col("append_only", tBool), col("created_at", tTSTZ),

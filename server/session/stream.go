@@ -104,6 +104,9 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
 		js.SnapshotBackfill = true
 	}
+	if v, _ := s.vars.get("background_ddl"); v == "true" {
+		js.Background = true
+	}
 	rel.Job = js
 }
 
