@@ -194,7 +194,7 @@ func newSinkInto(actx *ActorContext, n *plan.StreamSink, in Executor, actors int
 	}
 	r := &logReader{actx: actx, name: name, tableID: st.ID, writer: writer, types: plan.Types(n.Input.Schema()),
 		limit: newRateLimiter(ShareRate(n.RateLimit, actors)), monitor: actx.Sinks, logger: slog.Default(),
-		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults, coupled: n.Coupled, win: newSnapshotWindow(),
+		into: n.Into, intoMap: n.IntoMap, intoDefaults: n.IntoDefaults, intoGenerated: n.IntoGenerated, genEval: newLenientEval(actx), coupled: n.Coupled, win: newSnapshotWindow(),
 		handoverOf: h, adopter: adopter, oldDone: map[oldEntry]bool{}}
 	s := &sinkExec{name: name, in: in, appendOnly: n.AppendOnly, actor: actx.ID, coupled: n.Coupled,
 		log: &logWriter{table: t, types: r.types, writer: writer, reader: r}}

@@ -170,9 +170,12 @@ type logReader struct {
 	limit   *rateLimiter   // delivery rows per second
 	// A sink into a table: its target, and how a target row is made of a
 	// sink row (see plan.StreamSink).
-	into         *catalog.Relation
-	intoMap      []int
-	intoDefaults []types.Datum
+	into          *catalog.Relation
+	intoMap       []int
+	intoDefaults  []types.Datum
+	intoGenerated []expr.Expr
+	genEval       lenientEval // a generated column's errors: NULL, reported
+	genCtx        expr.Ctx
 	// The last entry written into the table (reader goroutine only), and the
 	// committed epoch through which every entry is written.
 	intoEpoch      uint64
@@ -540,6 +543,16 @@ func (r *logReader) mapInto(src, out *types.Chunk) {
 			} else {
 				trow[j] = srow[k]
 			}
+		}
+		for j, e := range r.intoGenerated {
+			if e == nil {
+				continue
+			}
+			v, err := r.genEval.evalRow(&r.genCtx, e, trow)
+			if err != nil {
+				r.logger.Warn("sink into table: generated column", "sink", r.name, "column", r.into.Columns[j].Name, "err", err)
+			}
+			trow[j] = v
 		}
 		out.AppendRowOp(src.Op(i), trow)
 	}

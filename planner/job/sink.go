@@ -10,6 +10,7 @@ import (
 	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -42,7 +43,7 @@ func (p *Planner) Sink(sq *physical.StreamQuery, rel *catalog.Relation) (plan.St
 		root.RateLimit = *r
 	}
 	root.Into = target
-	if root.IntoMap, root.IntoDefaults, err = p.intoMapping(rel, target, rel.Sink.IntoColumns); err != nil {
+	if root.IntoMap, root.IntoDefaults, root.IntoGenerated, err = p.intoMapping(rel, target, rel.Sink.IntoColumns); err != nil {
 		return nil, err
 	}
 	return root, nil
@@ -95,7 +96,7 @@ func SnapshotOff(props map[string]string) (bool, error) {
 // defaults. The
 // table's primary key must come from the sink, except a hidden row id
 // (plan.IntoNewRowID: every row written gets a new one).
-func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, error) {
+func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]int, []types.Datum, []expr.Expr, error) {
 	var sinkCols []int
 	for i, c := range rel.Columns {
 		if !c.Hidden {
@@ -107,23 +108,26 @@ func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]
 		// The target's visible columns in order; the sink may give fewer
 		// (the rest take their defaults, as in RisingWave).
 		for i, c := range target.Columns {
-			if !c.Hidden && len(targets) < len(sinkCols) {
+			if !c.Hidden && c.Generated == "" && len(targets) < len(sinkCols) {
 				targets = append(targets, i)
 			}
 		}
 	}
 	for _, name := range names {
 		idx := target.ColumnIndex(strings.TrimSpace(name))
+		if idx >= 0 && target.Columns[idx].Generated != "" {
+			return nil, nil, nil, types.Errorf(types.ErrGeneratedAlways, "cannot insert a non-DEFAULT value into column \"%s\"", name)
+		}
 		if idx < 0 || target.Columns[idx].Hidden {
-			return nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, target.Name)
+			return nil, nil, nil, types.Errorf(types.ErrUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, target.Name)
 		}
 		if slices.Contains(targets, idx) {
-			return nil, nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", name)
+			return nil, nil, nil, types.Errorf(types.ErrDuplicateColumn, "column \"%s\" specified more than once", name)
 		}
 		targets = append(targets, idx)
 	}
 	if len(sinkCols) != len(targets) {
-		return nil, nil, types.Errorf(types.ErrSyntax, "sink %s has %d columns and its target %d", rel.Name, len(sinkCols), len(targets))
+		return nil, nil, nil, types.Errorf(types.ErrSyntax, "sink %s has %d columns and its target %d", rel.Name, len(sinkCols), len(targets))
 	}
 	mapping := make([]int, len(target.Columns))
 	for i := range mapping {
@@ -132,15 +136,27 @@ func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]
 	for i, t := range targets {
 		sc, tc := rel.Columns[sinkCols[i]], target.Columns[t]
 		if sc.Type != tc.Type {
-			return nil, nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" of table %s is of type %s but the sink's column \"%s\" is of type %s",
+			return nil, nil, nil, types.Errorf(types.ErrDatatypeMismatch, "column \"%s\" of table %s is of type %s but the sink's column \"%s\" is of type %s",
 				tc.Name, target.Name, tc.Type, sc.Name, sc.Type)
 		}
 		mapping[t] = sinkCols[i]
 	}
 	defaults := make([]types.Datum, len(target.Columns))
 	b := bind.New(p.Catalog, nil)
+	var generated []expr.Expr
 	for i, c := range target.Columns {
 		if mapping[i] >= 0 {
+			continue
+		}
+		if c.Generated != "" {
+			e, err := b.GeneratedExpr(target, i)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("sink %s: generated column %s of %s: %w", rel.Name, c.Name, target.Name, err)
+			}
+			if generated == nil {
+				generated = make([]expr.Expr, len(target.Columns))
+			}
+			generated[i] = e
 			continue
 		}
 		if target.HasRowID() && i == target.PK[0] {
@@ -148,20 +164,20 @@ func (p *Planner) intoMapping(rel, target *catalog.Relation, names []string) ([]
 			continue
 		}
 		if slices.Contains(target.PK, i) {
-			return nil, nil, types.Errorf(types.ErrNotNullViolation, "sink %s must provide the primary key column \"%s\" of %s", rel.Name, c.Name, target.Name)
+			return nil, nil, nil, types.Errorf(types.ErrNotNullViolation, "sink %s must provide the primary key column \"%s\" of %s", rel.Name, c.Name, target.Name)
 		}
 		e, err := b.DefaultExpr(&target.Columns[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if defaults[i], err = e.EvalRow(p.evalCtx(), nil); err != nil {
-			return nil, nil, fmt.Errorf("default of column %s: %w", c.Name, err)
+			return nil, nil, nil, fmt.Errorf("default of column %s: %w", c.Name, err)
 		}
 		if defaults[i].Null && c.NotNull {
-			return nil, nil, types.Errorf(types.ErrNotNullViolation, "column \"%s\" of %s is NOT NULL without a default, and sink %s leaves it out", c.Name, target.Name, rel.Name)
+			return nil, nil, nil, types.Errorf(types.ErrNotNullViolation, "column \"%s\" of %s is NOT NULL without a default, and sink %s leaves it out", c.Name, target.Name, rel.Name)
 		}
 	}
-	return mapping, defaults, nil
+	return mapping, defaults, generated, nil
 }
 
 // SinkPlan checks a sink's type against its query's stream and returns the

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/tributary/tributary/sql/expr"
 	"fmt"
 
 	"github.com/tributary/tributary/catalog"
@@ -36,6 +37,9 @@ type StreamSink struct {
 	Into         *catalog.Relation
 	IntoMap      []int
 	IntoDefaults []types.Datum
+	// IntoGenerated[i] computes the target's generated column i over the
+	// target row made so far (nil for the other columns; nil when none).
+	IntoGenerated []expr.Expr
 	// Coupled (a sink into a table under sink_decouple = false): the sink
 	// still writes through its log store, but its actor holds each barrier
 	// until the entries of the epochs before it are in the table, so the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,9 +189,6 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 		if err := s.checkPriv(target, p); err != nil {
 			return nil, nil, err
 		}
-	}
-	if slices.ContainsFunc(target.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
-		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table with generated columns is not supported yet")
 	}
 	if len(target.PK) == 0 || (target.Columns[target.PK[0]].Hidden && !target.HasRowID()) {
 		return nil, nil, types.Errorf(types.ErrUnsupported, "a sink into a table without a primary key is not supported yet")
