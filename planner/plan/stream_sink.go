@@ -1,8 +1,8 @@
 package plan
 
 import (
-	"github.com/tributary/tributary/sql/expr"
 	"fmt"
+	"github.com/tributary/tributary/sql/expr"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
