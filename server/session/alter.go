@@ -554,7 +554,11 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 		if d.SinksInto(r) {
 			if slices.Contains(d.Sink.IntoColumns, n.Drop) {
 				if !n.Cascade {
-					return nil, false, dependsOnColumn(d, n.Drop, r.Name)
+					// RisingWave's words (its scripts match them), PostgreSQL's SQLSTATE.
+					return nil, false, &types.Error{Kind: types.ErrDependentObjects,
+						Msg:    fmt.Sprintf("dropping columns in target table of sinks is not supported: sink %s writes column %s of table %s", d.Name, n.Drop, r.Name),
+						Detail: fmt.Sprintf("sink %s depends on column %s of table %s", d.Name, n.Drop, r.Name),
+						Hint:   "Use DROP ... CASCADE to drop the sink too, or drop the sink first."}
 				}
 				users = append(users, d)
 			}
