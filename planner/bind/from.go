@@ -324,7 +324,30 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 	case "tumble", "hop":
 		return b.windowTVF(tf, alias)
 	}
-	return nil, types.Errorf(types.ErrUnsupported, "table function %s is not supported in batch queries", tf.Name)
+	return b.scalarFuncInFrom(tf, alias)
+}
+
+// scalarFuncInFrom is a scalar function in FROM (`SELECT * FROM abs(-1)`),
+// as in PostgreSQL: one row of one column, named by the column alias, else
+// the table alias, else the function.
+func (b *Binder) scalarFuncInFrom(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	if tf.Ordinality {
+		return nil, types.Errorf(types.ErrUnsupported, "WITH ORDINALITY over the scalar function %s is not supported", tf.Name)
+	}
+	c := &exprCtx{scope: &scope{}, clause: "functions in FROM"}
+	e, err := b.bindExpr(c, &ast.FuncCallExpr{FnName: ast.NewCIStr(tf.Name), Args: tf.Args})
+	if err != nil {
+		return nil, err
+	}
+	name, table := tf.Name, tf.Name
+	if alias != "" {
+		name, table = alias, alias
+	}
+	if len(tf.ColumnAliases) > 0 {
+		name = tf.ColumnAliases[0]
+	}
+	return &plan.Project{Input: &plan.Values{Rows: [][]expr.Expr{{}}}, Exprs: []expr.Expr{e},
+		Out: []plan.Field{{Name: name, Table: table, Type: e.Type()}}}, nil
 }
 
 func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
