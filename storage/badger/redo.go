@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
+	"unsafe"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -45,14 +47,28 @@ var redoMagic = [8]byte{'T', 'R', 'B', 'R', 'E', 'D', 'O', '1'}
 //
 // The file grows by redoGrowStep of written zeros at a time, synced once: writing into
 // allocated space then needs no metadata update at each commit's sync.
+//
+// Where the filesystem allows it, records are written through a second descriptor opened
+// with O_DIRECT|O_DSYNC (direct): one write of whole blocks that is on the disk when it
+// returns, instead of a write into the page cache and an fdatasync that flushes it (about
+// a third cheaper on this kind of disk, as pg_test_fsync's open_datasync shows). The bytes
+// of the last block before off are kept (tail) to write that block again with the next
+// record.
 type redoLog struct {
-	f    *os.File
-	path string
-	gen  uint64
-	off  int64 // where the next record goes
-	size int64 // the file's allocated (zeroed) size
-	buf  []byte
+	f      *os.File
+	path   string
+	gen    uint64
+	off    int64 // where the next record goes
+	size   int64 // the file's allocated (zeroed) size
+	buf    []byte
+	direct *os.File // nil: appends are written and fdatasynced through f
+	tail   []byte   // the bytes from off's block start to off (direct writes)
+	block  []byte   // an aligned buffer for direct writes
 }
+
+// redoBlock is the unit of a direct write: offsets and lengths are multiples of it, and
+// so is the buffer's address.
+const redoBlock = 4096
 
 // openRedo opens (or creates) the commit log in dir and returns the records of its current
 // generation in order.
@@ -84,6 +100,7 @@ func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args 
 			f.Close()
 			return nil, nil, err
 		}
+		r.direct = openDirect(path)
 		return r, nil, nil
 	}
 	r.size = st.Size()
@@ -104,6 +121,14 @@ func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args 
 		return nil, nil, err
 	}
 	r.off = end
+	if r.direct = openDirect(path); r.direct != nil {
+		start := end &^ (redoBlock - 1)
+		r.tail = make([]byte, end-start)
+		if _, err := f.ReadAt(r.tail, start); err != nil {
+			r.close()
+			return nil, nil, fmt.Errorf("read commit log: %w", err)
+		}
+	}
 	return r, recs, nil
 }
 
@@ -139,6 +164,7 @@ func (r *redoLog) reset(gen uint64) error {
 		return fmt.Errorf("sync commit log header: %w", err)
 	}
 	r.gen, r.off = gen, redoHeaderSize
+	r.tail = r.tail[:0]
 	return nil
 }
 
@@ -258,13 +284,25 @@ func (r *redoLog) fits(n int) bool { return r.off+int64(n) <= redoMaxSize }
 // append writes rec (from encode) at the end and syncs it. The caller checked fits.
 func (r *redoLog) append(rec []byte) error {
 	end := r.off + int64(len(rec))
+	grew := false
 	if end > r.size {
+		grew = true
 		// Grow by zeroed steps, synced with the record below (the size changes once per step).
 		grow := max(redoGrowStep, end-r.size)
 		if _, err := r.f.WriteAt(make([]byte, grow), r.size); err != nil {
 			return fmt.Errorf("grow commit log: %w", err)
 		}
 		r.size += grow
+	}
+	if r.direct != nil {
+		if err := r.appendDirect(rec, end, grew); err == nil {
+			return nil
+		} else if !errors.Is(err, syscall.EINVAL) {
+			return err
+		}
+		// The filesystem takes no direct writes after all: write through f from now on.
+		r.direct.Close()
+		r.direct = nil
 	}
 	if _, err := r.f.WriteAt(rec, r.off); err != nil {
 		return fmt.Errorf("write commit log: %w", err)
@@ -276,4 +314,49 @@ func (r *redoLog) append(rec []byte) error {
 	return nil
 }
 
-func (r *redoLog) close() error { return r.f.Close() }
+// appendDirect writes rec at off through the direct descriptor: the blocks from off's
+// block to the end of rec's, the first one starting with the kept tail, the last one
+// ending in zeros (as the file's unwritten space does). Zeros the log grew by just now
+// (grew) are synced first, so the blocks written are allocated on the disk already.
+func (r *redoLog) appendDirect(rec []byte, end int64, grew bool) error {
+	if grew {
+		if err := fdatasync(r.f); err != nil {
+			return fmt.Errorf("sync commit log: %w", err)
+		}
+	}
+	start := r.off &^ (redoBlock - 1)
+	head := int(r.off - start)
+	n := (head + len(rec) + redoBlock - 1) &^ (redoBlock - 1)
+	buf := r.alignedBuffer(n)
+	copy(buf, r.tail[:head])
+	copy(buf[head:], rec)
+	clear(buf[head+len(rec):])
+	if _, err := r.direct.WriteAt(buf, start); err != nil {
+		return fmt.Errorf("write commit log: %w", err)
+	}
+	last := end &^ (redoBlock - 1)
+	r.tail = append(r.tail[:0], buf[last-start:end-start]...)
+	r.off = end
+	return nil
+}
+
+// alignedBuffer returns n bytes (a multiple of redoBlock) at a redoBlock-aligned address,
+// reusing r.block.
+func (r *redoLog) alignedBuffer(n int) []byte {
+	if cap(r.block) < n {
+		raw := make([]byte, n+redoBlock)
+		shift := 0
+		if rem := int(uintptr(unsafe.Pointer(&raw[0])) & (redoBlock - 1)); rem != 0 {
+			shift = redoBlock - rem
+		}
+		r.block = raw[shift : shift+n]
+	}
+	return r.block[:n]
+}
+
+func (r *redoLog) close() error {
+	if r.direct != nil {
+		r.direct.Close()
+	}
+	return r.f.Close()
+}
