@@ -25,10 +25,12 @@ type StreamQuery struct {
 // node's columns in order, followed by hidden copies of stream-key columns
 // the bound plan dropped; parents keep referring to the bound positions.
 func Stream(q *plan.Query) (*StreamQuery, error) {
-	if len(q.InitPlans) > 0 {
-		return nil, unsupported("subqueries in materialized views are not supported yet")
+	for _, ip := range q.InitPlans {
+		if ip.Kind != plan.ScalarSubquery {
+			return nil, unsupported("EXISTS, IN and ANY/ALL over an uncorrelated subquery are not supported in materialized views outside a WHERE conjunct")
+		}
 	}
-	p := &planner{ranks: map[*plan.Window]int64{}}
+	p := &planner{ranks: map[*plan.Window]int64{}, inits: q.InitPlans}
 	root, err := p.convert(q.Root)
 	if err != nil {
 		return nil, err
@@ -164,6 +166,9 @@ type planner struct {
 	// ranks maps a Window node that a parent filter limits (WHERE rn <= N)
 	// to N: the window becomes a group top-N.
 	ranks map[*plan.Window]int64
+	// inits are the query's uncorrelated scalar subqueries: a comparison
+	// with one becomes a dynamic filter.
+	inits []plan.InitPlan
 }
 
 func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
@@ -414,6 +419,28 @@ func (p *planner) values(n *plan.Values, rows [][]expr.Expr, out []plan.Field) (
 // equalities pushed into an inner join, temporal filters, and the rest.
 func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 	conds := expr.Conjuncts(n.Cond)
+	if dyn, rest := p.splitDynamic(conds); len(dyn) > 0 {
+		// The other conjuncts first, then one dynamic filter per comparison
+		// with a scalar subquery.
+		var in plan.Node = n.Input
+		if len(rest) > 0 {
+			cond, err := expr.AndAll(rest)
+			if err != nil {
+				return nil, err
+			}
+			in = &plan.Filter{Input: n.Input, Cond: cond}
+		}
+		s, err := p.convert(in)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dyn {
+			if s, err = p.dynamicFilter(s, d); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	}
 	for i, c := range conds {
 		if w, limit, ok := rankLimit(n.Input, c); ok {
 			if old, seen := p.ranks[w]; !seen || limit < old {
@@ -686,6 +713,8 @@ func checkExpr(e expr.Expr) error {
 			}
 		case *expr.ParamRef:
 			err = unsupported("parameters are not supported in materialized views")
+		case initPlanRef:
+			err = unsupported("a scalar subquery in a materialized view is only supported compared with an expression over the row in a WHERE or HAVING conjunct (a dynamic filter), or correlated")
 		}
 		return err == nil
 	})

@@ -1,0 +1,193 @@
+package physical
+
+import (
+	"slices"
+
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// initPlanRef is the binder's reference to an uncorrelated scalar
+// subquery's value (an init plan of the query).
+type initPlanRef interface {
+	expr.Expr
+	InitPlan() int
+}
+
+// dynCond is a conjunct "x op f(subquery)": x over the filter's input
+// columns, f over the value of init plan init.
+type dynCond struct {
+	x, f expr.Expr
+	op   string
+	init int
+}
+
+// flipped maps a comparison to the one with its arguments swapped.
+var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+// initRefs lists the init plans e reads.
+func initRefs(e expr.Expr) []int {
+	var out []int
+	expr.Walk(e, func(x expr.Expr) bool {
+		if r, ok := x.(initPlanRef); ok && !slices.Contains(out, r.InitPlan()) {
+			out = append(out, r.InitPlan())
+		}
+		return true
+	})
+	return out
+}
+
+// readsColumns reports whether e reads an input column (or an expression
+// of a kind whose inputs are unknown).
+func readsColumns(e expr.Expr) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) bool {
+		switch x.(type) {
+		case initPlanRef, *expr.Const, *expr.ParamRef, *expr.CastExpr, *expr.FuncExpr:
+		default:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// splitDynamic takes out of conds the comparisons of an expression over
+// the input with one reading a single scalar subquery (and no column):
+// each becomes a dynamic filter.
+func (p *planner) splitDynamic(conds []expr.Expr) ([]dynCond, []expr.Expr) {
+	var dyn []dynCond
+	var rest []expr.Expr
+	for _, c := range conds {
+		f, ok := c.(*expr.FuncExpr)
+		if !ok || len(f.Args) != 2 || !plan.DynamicFilterOps[f.Name] {
+			rest = append(rest, c)
+			continue
+		}
+		a, b, op := f.Args[0], f.Args[1], f.Name
+		if len(initRefs(a)) > 0 {
+			a, b, op = b, a, flipped[op]
+		}
+		refs := initRefs(b)
+		if len(initRefs(a)) > 0 || len(refs) != 1 || readsColumns(b) || refs[0] >= len(p.inits) ||
+			p.inits[refs[0]].Kind != plan.ScalarSubquery {
+			rest = append(rest, c)
+			continue
+		}
+		dyn = append(dyn, dynCond{x: a, f: b, op: op, init: refs[0]})
+	}
+	return dyn, rest
+}
+
+// oneRow reports whether a stream has at most one row at any time: a
+// simple aggregation, a top-1 without groups, a single constant row, or
+// a projection or filter of one.
+func oneRow(n plan.StreamNode) bool {
+	for {
+		switch x := n.(type) {
+		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
+			n = x.Inputs()[0]
+		case *plan.StreamAgg:
+			return len(x.GroupBy) == 0
+		case *plan.StreamTopN:
+			return len(x.GroupBy) == 0 && x.Limit <= 1 && x.Rank == ""
+		case *plan.StreamValues:
+			return len(x.Rows) <= 1
+		default:
+			return false
+		}
+	}
+}
+
+// dynamicFilter puts a StreamDynamicFilter for d over in: the subquery's
+// stream, projected to f's value, is its right side; x is compared as a
+// column of in (computed into a hidden column when it is not one, dropped
+// after the filter).
+func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode, error) {
+	if err := checkExpr(d.x); err != nil {
+		return nil, err
+	}
+	sub := p.inits[d.init].Plan
+	right, err := p.convert(sub)
+	if err != nil {
+		return nil, err
+	}
+	if !oneRow(right) {
+		return nil, unsupported("a scalar subquery compared with a column in a materialized view must return at most one row by construction (an aggregate without GROUP BY, or LIMIT 1)")
+	}
+	vt := sub.Schema()[0].Type
+	val, ok := mapInit(d.f, func(int) expr.Expr { return expr.Column(0, vt) })
+	if !ok {
+		return nil, unsupported("comparison with %s is not supported in materialized views", d.f)
+	}
+	if err := checkExpr(val); err != nil {
+		return nil, err
+	}
+	right = p.project(right, []expr.Expr{val}, []plan.Field{{Name: "value", Type: val.Type()}})
+	fields := in.Schema()
+	w := len(fields)
+	left, col := in, -1
+	if c, ok := d.x.(*expr.ColumnRef); ok {
+		col = c.Index
+	} else {
+		exprs := make([]expr.Expr, 0, w+1)
+		for i, f := range fields {
+			exprs = append(exprs, expr.Column(i, f.Type))
+		}
+		exprs = append(exprs, d.x)
+		out := append(slices.Clone(fields), plan.Field{Name: "_dynamic_filter_key", Type: d.x.Type(), Hidden: true})
+		left, col = p.project(in, exprs, out), w
+	}
+	if _, err := expr.Call(d.op, []expr.Expr{expr.Column(0, d.x.Type()), expr.Column(1, val.Type())}); err != nil {
+		return nil, err
+	}
+	df := &plan.StreamDynamicFilter{Left: exchange(left, plan.DistSingle, nil), Right: exchange(right, plan.DistSingle, nil), Col: col, Op: d.op}
+	if col < w {
+		return df, nil
+	}
+	exprs := make([]expr.Expr, w)
+	for i, f := range fields {
+		exprs[i] = expr.Column(i, f.Type)
+	}
+	return p.project(df, exprs, slices.Clone(fields)), nil
+}
+
+// mapInit rebuilds e with every init plan reference replaced by f's result.
+func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
+	if r, ok := e.(initPlanRef); ok {
+		return f(r.InitPlan()), true
+	}
+	switch x := e.(type) {
+	case *expr.ColumnRef, *expr.Const, *expr.ParamRef:
+		return e, true
+	case *expr.CastExpr:
+		in, ok := mapInit(x.Input, f)
+		if !ok {
+			return nil, false
+		}
+		c := *x
+		c.Input = in
+		return &c, true
+	case *expr.FuncExpr:
+		c := *x
+		c.Args = make([]expr.Expr, len(x.Args))
+		for i, a := range x.Args {
+			r, ok := mapInit(a, f)
+			if !ok {
+				return nil, false
+			}
+			c.Args[i] = r
+		}
+		return &c, true
+	}
+	return nil, false
+}
+
+// errNestedLoop is RisingWave's refusal of a join that would compare every
+// pair of rows of two unbounded inputs without any condition.
+func errNestedLoop() error {
+	return &types.Error{Kind: types.ErrUnsupported, Msg: "streaming nested-loop join",
+		Hint: "A join without any condition between its sides (a cross join) keeps and pairs every row of both sides. " +
+		"Add a join condition, or compare with a one-row subquery (a dynamic filter)."}
+}
