@@ -189,5 +189,5 @@ func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
 func errNestedLoop() error {
 	return &types.Error{Kind: types.ErrUnsupported, Msg: "streaming nested-loop join",
 		Hint: "A join without any condition between its sides (a cross join) keeps and pairs every row of both sides. " +
-		"Add a join condition, or compare with a one-row subquery (a dynamic filter)."}
+			"Add a join condition, or compare with a one-row subquery (a dynamic filter)."}
 }

@@ -586,7 +586,7 @@ func columnIndex(e expr.Expr) (int, bool) {
 // join (nil when nothing moved) and the conjuncts that stay above.
 func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
 	nl := len(j.Left.Schema())
-	var left, right, rest, bands []expr.Expr
+	var left, right, rest, bands, cross []expr.Expr
 	eqL, eqR := slices.Clone(j.EqLeft), slices.Clone(j.EqRight)
 	moved := false
 	for _, c := range conds {
@@ -629,8 +629,20 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 				moved = true
 				continue
 			}
-			rest = append(rest, c)
+			if hasTimeFunc(c) {
+				rest = append(rest, c)
+				continue
+			}
+			cross = append(cross, c)
 		}
+	}
+	if len(eqL) == 0 && len(cross) > 0 {
+		// No equality: the join compares every pair of rows, with these
+		// conditions (a nested-loop join).
+		bands = append(bands, cross...)
+		moved = true
+	} else {
+		rest = append(rest, cross...)
 	}
 	if !moved {
 		return nil, conds, nil
@@ -918,9 +930,6 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		return nil, unsupported("a correlated scalar subquery in a materialized view must return at most one row per outer row: aggregate (e.g. max(...) or count(*)), use LIMIT 1, or correlate on a primary key")
 	}
 	semi := n.Kind == plan.SemiJoin || n.Kind == plan.AntiJoin
-	if len(n.EqLeft) == 0 && !semi {
-		return nil, unsupported("streaming joins need an equality condition")
-	}
 	left, err := p.convert(n.Left)
 	if err != nil {
 		return nil, err
@@ -928,6 +937,13 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	right, err := p.convert(n.Right)
 	if err != nil {
 		return nil, err
+	}
+	// Without an equality every pair of rows is compared (a nested-loop
+	// join): refused, as RisingWave does, when there is no condition at all
+	// and neither side has at most one row.
+	nested := len(n.EqLeft) == 0 && !semi
+	if nested && n.Cond == nil && !oneRow(left) && !oneRow(right) {
+		return nil, errNestedLoop()
 	}
 	nl, nr := len(n.Left.Schema()), len(n.Right.Schema())
 	nl2, nr2 := len(left.Schema()), len(right.Schema())
@@ -970,7 +986,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		}
 		eqL, eqR = nil, nil
 	}
-	if semi && len(eqL) == 0 {
+	if len(eqL) == 0 {
 		left, right = p.withConstKey(left), p.withConstKey(right)
 		eqL, eqR = []int{nl2}, []int{nr2}
 		if cond != nil {
@@ -985,7 +1001,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	}
 	j := &plan.StreamHashJoin{Kind: n.Kind,
 		Left: exchange(left, plan.DistHash, eqL), Right: exchange(right, plan.DistHash, eqR),
-		EqLeft: eqL, EqRight: eqR, Cond: cond}
+		EqLeft: eqL, EqRight: eqR, Cond: cond, NestedLoop: nested}
 	if semi {
 		if len(j.Schema()) > nl2 { // drop the constant key
 			exprs := make([]expr.Expr, nl2)
@@ -996,6 +1012,20 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 			return p.project(j, exprs, slices.Clone(fs[:nl2])), nil
 		}
 		return j, nil
+	}
+	if nested {
+		// Drop the constant keys; restore the bound layout.
+		order := span(nil, 0, nl)
+		order = span(order, nl2+1, nl2+1+nr)
+		order = span(order, nl, nl2)
+		order = span(order, nl2+1+nr, nl2+1+nr2)
+		fs := j.Schema()
+		exprs := make([]expr.Expr, len(order))
+		out := make([]plan.Field, len(order))
+		for i, c := range order {
+			exprs[i], out[i] = expr.Column(c, fs[c].Type), fs[c]
+		}
+		return p.project(j, exprs, out), nil
 	}
 	if nl2 == nl {
 		return j, nil
