@@ -5,7 +5,6 @@ import (
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
-	"github.com/tributary/tributary/sql/types"
 )
 
 // initPlanRef is the binder's reference to an uncorrelated scalar
@@ -182,12 +181,4 @@ func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
 		return &c, true
 	}
 	return nil, false
-}
-
-// errNestedLoop is RisingWave's refusal of a join that would compare every
-// pair of rows of two unbounded inputs without any condition.
-func errNestedLoop() error {
-	return &types.Error{Kind: types.ErrUnsupported, Msg: "streaming nested-loop join",
-		Hint: "A join without any condition between its sides (a cross join) keeps and pairs every row of both sides. " +
-			"Add a join condition, or compare with a one-row subquery (a dynamic filter)."}
 }

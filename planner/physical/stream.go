@@ -450,7 +450,22 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 			break
 		}
 	}
+	if j, ok := n.Input.(*plan.Join); ok && j.Kind != plan.InnerJoin {
+		if pushed, rest, err := pushIntoPreserved(j, conds); err != nil || pushed != nil {
+			if err != nil || len(rest) == 0 {
+				return p.convertOrErr(pushed, err)
+			}
+			cond, err := expr.AndAll(rest)
+			if err != nil {
+				return nil, err
+			}
+			return p.convert(&plan.Filter{Input: pushed, Cond: cond})
+		}
+	}
 	if j, ok := n.Input.(*plan.Join); ok && j.Kind == plan.InnerJoin {
+		if reordered, ok := reorderJoins(j, conds); ok {
+			return p.convert(reordered)
+		}
 		pushed, rest, err := pushIntoJoin(j, conds)
 		if err != nil {
 			return nil, err
@@ -498,6 +513,47 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 		in = tf
 	}
 	return in, nil
+}
+
+func (p *planner) convertOrErr(n plan.Node, err error) (plan.StreamNode, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p.convert(n)
+}
+
+// pushIntoPreserved moves a filter's conjuncts that read only the left
+// input of a left, semi or anti join below it, onto the left input (whose
+// rows the join passes on unchanged, matched or not): a decorrelated
+// subquery's join then sits over the FROM list's joins with their WHERE
+// equalities. It returns the new join (nil when nothing moved) and the
+// conjuncts that stay above.
+func pushIntoPreserved(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
+	switch j.Kind {
+	case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
+	default:
+		return nil, conds, nil
+	}
+	nl := len(j.Left.Schema())
+	var left, rest []expr.Expr
+	for _, c := range conds {
+		cols, ok := columnsOf(c)
+		if !ok || len(cols) == 0 || hasTimeFunc(c) || slices.ContainsFunc(cols, func(i int) bool { return i >= nl }) {
+			rest = append(rest, c)
+			continue
+		}
+		left = append(left, c)
+	}
+	if len(left) == 0 {
+		return nil, conds, nil
+	}
+	cond, err := expr.AndAll(left)
+	if err != nil {
+		return nil, nil, err
+	}
+	nj := *j
+	nj.Left = &plan.Filter{Input: j.Left, Cond: cond}
+	return &nj, rest, nil
 }
 
 // rankLimit recognises "rn <= N" (also <, = 1 and the mirrored forms) where
@@ -1002,6 +1058,10 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	j := &plan.StreamHashJoin{Kind: n.Kind,
 		Left: exchange(left, plan.DistHash, eqL), Right: exchange(right, plan.DistHash, eqR),
 		EqLeft: eqL, EqRight: eqR, Cond: cond, NestedLoop: nested}
+	if nested {
+		// Every row has the one key: one actor.
+		j.Left, j.Right = exchange(left, plan.DistSingle, nil), exchange(right, plan.DistSingle, nil)
+	}
 	if semi {
 		if len(j.Schema()) > nl2 { // drop the constant key
 			exprs := make([]expr.Expr, nl2)
