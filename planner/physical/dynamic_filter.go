@@ -113,7 +113,7 @@ func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode,
 		return nil, err
 	}
 	if !oneRow(right) {
-		return nil, unsupported("a scalar subquery compared with a column in a materialized view must return at most one row by construction (an aggregate without GROUP BY, or LIMIT 1)")
+		return nil, errScalarRows()
 	}
 	vt := sub.Schema()[0].Type
 	val, ok := mapInit(d.f, func(int) expr.Expr { return expr.Column(0, vt) })
@@ -152,6 +152,10 @@ func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode,
 	return p.project(df, exprs, slices.Clone(fields)), nil
 }
 
+func errScalarRows() error {
+	return unsupported("a scalar subquery in a materialized view must return at most one row by construction (an aggregate without GROUP BY, or LIMIT 1)")
+}
+
 // mapInit rebuilds e with every init plan reference replaced by f's result.
 func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
 	if r, ok := e.(initPlanRef); ok {
@@ -181,4 +185,45 @@ func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
 		return &c, true
 	}
 	return nil, false
+}
+
+// attachInits joins in (a left join, each subquery having at most one row)
+// the scalar subqueries exprs read other than as dynamic filters, and
+// rewrites exprs to read their values as columns after in's. It returns in
+// unchanged when exprs read none.
+func (p *planner) attachInits(in plan.Node, exprs []expr.Expr) (plan.Node, []expr.Expr, error) {
+	var refs []int
+	for _, e := range exprs {
+		for _, i := range initRefs(e) {
+			if !slices.Contains(refs, i) {
+				refs = append(refs, i)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return in, exprs, nil
+	}
+	pos := map[int]int{}
+	for _, i := range refs {
+		if i >= len(p.inits) || p.inits[i].Kind != plan.ScalarSubquery {
+			return nil, nil, unsupported("this subquery is not supported in materialized views")
+		}
+		sub := p.inits[i].Plan
+		if s, err := p.convert(sub); err != nil {
+			return nil, nil, err
+		} else if !oneRow(s) {
+			return nil, nil, errScalarRows()
+		}
+		pos[i] = len(in.Schema())
+		in = &plan.Join{Kind: plan.LeftJoin, Left: in, Right: sub}
+	}
+	out := make([]expr.Expr, len(exprs))
+	for k, e := range exprs {
+		r, ok := mapInit(e, func(i int) expr.Expr { return expr.Column(pos[i], p.inits[i].Plan.Schema()[0].Type) })
+		if !ok {
+			return nil, nil, unsupported("expression %s is not supported in materialized views", e)
+		}
+		out[k] = r
+	}
+	return in, out, nil
 }

@@ -187,6 +187,12 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		if rows, ok := constRows(n); ok { // constant rows: one StreamValues
 			return p.values(&plan.Values{}, rows, n.Out)
 		}
+		if input, exprs, err := p.attachInits(n.Input, n.Exprs); err != nil {
+			return nil, err
+		} else if input != n.Input {
+			// Scalar subqueries in the list: joined in as one-row inputs.
+			return p.convert(&plan.Project{Input: input, Exprs: exprs, Out: n.Out})
+		}
 		for _, e := range n.Exprs {
 			if err := checkExpr(e); err != nil {
 				return nil, err
@@ -480,6 +486,22 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 			}
 			return p.convert(&plan.Filter{Input: pushed, Cond: cond})
 		}
+	}
+	if input, moved, err := p.attachInits(n.Input, conds); err != nil {
+		return nil, err
+	} else if input != n.Input {
+		// Scalar subqueries read otherwise than compared with the row: joined
+		// in as one-row inputs, their columns dropped after the filter.
+		cond, err := expr.AndAll(moved)
+		if err != nil {
+			return nil, err
+		}
+		fields := n.Input.Schema()
+		exprs := make([]expr.Expr, len(fields))
+		for i, f := range fields {
+			exprs[i] = expr.Column(i, f.Type)
+		}
+		return p.convert(&plan.Project{Input: &plan.Filter{Input: input, Cond: cond}, Exprs: exprs, Out: slices.Clone(fields)})
 	}
 	var rest []expr.Expr
 	var temporal []*plan.StreamTemporalFilter
