@@ -104,9 +104,6 @@ func oneRow(n plan.StreamNode) bool {
 // column of in (computed into a hidden column when it is not one, dropped
 // after the filter).
 func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode, error) {
-	if err := checkExpr(d.x); err != nil {
-		return nil, err
-	}
 	sub := p.inits[d.init].Plan
 	right, err := p.convert(sub)
 	if err != nil {
@@ -119,6 +116,17 @@ func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode,
 	val, ok := mapInit(d.f, func(int) expr.Expr { return expr.Column(0, vt) })
 	if !ok {
 		return nil, unsupported("comparison with %s is not supported in materialized views", d.f)
+	}
+	return p.dynamicFilterOver(in, right, d.x, d.op, val)
+}
+
+// dynamicFilterOver puts a StreamDynamicFilter over in keeping the rows
+// where "x op val" holds, val an expression over right, a stream of at most
+// one row.
+func (p *planner) dynamicFilterOver(in, right plan.StreamNode, x expr.Expr, op string, val expr.Expr) (plan.StreamNode, error) {
+	d := dynCond{x: x, op: op}
+	if err := checkExpr(x); err != nil {
+		return nil, err
 	}
 	if err := checkExpr(val); err != nil {
 		return nil, err
@@ -226,4 +234,86 @@ func (p *planner) attachInits(in plan.Node, exprs []expr.Expr) (plan.Node, []exp
 		out[k] = r
 	}
 	return in, out, nil
+}
+
+// crossDynamicFilter plans a projection reading only the left side of a
+// filtered cross join whose right side has at most one row, with a
+// conjunct comparing an expression over the left side with one over the
+// right ("FROM t1, (SELECT max(v) m FROM t2) x WHERE t1.v > x.m"), as a
+// dynamic filter: the other conjuncts read only the left side. It returns
+// nil when the shape does not fit.
+func (p *planner) crossDynamicFilter(n *plan.Project) (plan.StreamNode, error) {
+	f, ok := n.Input.(*plan.Filter)
+	if !ok {
+		return nil, nil
+	}
+	j, ok := f.Input.(*plan.Join)
+	if !ok || j.Kind != plan.InnerJoin || len(j.EqLeft) > 0 || j.Cond != nil || j.MaxOneRow {
+		return nil, nil
+	}
+	nl := len(j.Left.Schema())
+	leftOnly := func(e expr.Expr) bool {
+		cols, ok := columnsOf(e)
+		return ok && !slices.ContainsFunc(cols, func(c int) bool { return c >= nl }) && len(initRefs(e)) == 0
+	}
+	for _, e := range n.Exprs {
+		if !leftOnly(e) {
+			return nil, nil
+		}
+	}
+	var x, y expr.Expr
+	var op string
+	var rest []expr.Expr
+	for _, c := range expr.Conjuncts(f.Cond) {
+		if leftOnly(c) {
+			rest = append(rest, c)
+			continue
+		}
+		call, ok := c.(*expr.FuncExpr)
+		if x != nil || !ok || len(call.Args) != 2 || !plan.DynamicFilterOps[call.Name] {
+			return nil, nil
+		}
+		a, b, o := call.Args[0], call.Args[1], call.Name
+		if !leftOnly(a) {
+			a, b, o = b, a, flipped[o]
+		}
+		cols, ok := columnsOf(b)
+		if !leftOnly(a) || !ok || len(cols) == 0 || slices.ContainsFunc(cols, func(c int) bool { return c < nl }) {
+			return nil, nil
+		}
+		rb, ok := rewriteCols(b, func(r *expr.ColumnRef) expr.Expr { return expr.Column(r.Index-nl, r.Typ) })
+		if !ok {
+			return nil, nil
+		}
+		x, y, op = a, rb, o
+	}
+	if x == nil {
+		return nil, nil
+	}
+	right, err := p.convert(j.Right)
+	if err != nil || !oneRow(right) {
+		return nil, err
+	}
+	var left plan.Node = j.Left
+	if len(rest) > 0 {
+		cond, err := expr.AndAll(rest)
+		if err != nil {
+			return nil, err
+		}
+		left = &plan.Filter{Input: j.Left, Cond: cond}
+	}
+	in, err := p.convert(left)
+	if err != nil {
+		return nil, err
+	}
+	df, err := p.dynamicFilterOver(in, right, x, op, y)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range n.Exprs {
+		if err := checkExpr(e); err != nil {
+			return nil, err
+		}
+	}
+	return p.project(df, n.Exprs, n.Out), nil
 }

@@ -187,6 +187,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		if rows, ok := constRows(n); ok { // constant rows: one StreamValues
 			return p.values(&plan.Values{}, rows, n.Out)
 		}
+		if df, err := p.crossDynamicFilter(n); err != nil || df != nil {
+			return df, err
+		}
 		if input, exprs, err := p.attachInits(n.Input, n.Exprs); err != nil {
 			return nil, err
 		} else if input != n.Input {
