@@ -99,6 +99,32 @@ func oneRow(n plan.StreamNode) bool {
 	}
 }
 
+// mayBeOneRow reports whether a bound node can plan as a stream of at most
+// one row (oneRow decides on the stream plan): an aggregation without
+// GROUP BY, a LIMIT of at most 1 without ties, one constant row, or a
+// projection, filter or sort of one. It saves planning a subtree twice.
+func mayBeOneRow(n plan.Node) bool {
+	for {
+		switch x := n.(type) {
+		case *plan.Project:
+			n = x.Input
+		case *plan.Filter:
+			n = x.Input
+		case *plan.Sort:
+			n = x.Input
+		case *plan.Agg:
+			return len(x.GroupBy) == 0
+		case *plan.Limit:
+			c, ok, err := constInt(x.Count, "LIMIT")
+			return err == nil && ok && c <= 1 && x.Ties == nil
+		case *plan.Values:
+			return len(x.Rows) <= 1
+		default:
+			return false
+		}
+	}
+}
+
 // dynamicFilter puts a StreamDynamicFilter for d over in: the subquery's
 // stream, projected to f's value, is its right side; x is compared as a
 // column of in (computed into a hidden column when it is not one, dropped
@@ -217,6 +243,9 @@ func (p *planner) attachInits(in plan.Node, exprs []expr.Expr) (plan.Node, []exp
 			return nil, nil, unsupported("this subquery is not supported in materialized views")
 		}
 		sub := p.inits[i].Plan
+		if !mayBeOneRow(sub) {
+			return nil, nil, errScalarRows()
+		}
 		if s, err := p.convert(sub); err != nil {
 			return nil, nil, err
 		} else if !oneRow(s) {
@@ -287,7 +316,7 @@ func (p *planner) crossDynamicFilter(n *plan.Project) (plan.StreamNode, error) {
 		}
 		x, y, op = a, rb, o
 	}
-	if x == nil {
+	if x == nil || !mayBeOneRow(j.Right) {
 		return nil, nil
 	}
 	right, err := p.convert(j.Right)
