@@ -150,7 +150,6 @@ func (p *planner) dynamicFilter(in plan.StreamNode, d dynCond) (plan.StreamNode,
 // where "x op val" holds, val an expression over right, a stream of at most
 // one row.
 func (p *planner) dynamicFilterOver(in, right plan.StreamNode, x expr.Expr, op string, val expr.Expr) (plan.StreamNode, error) {
-	d := dynCond{x: x, op: op}
 	if err := checkExpr(x); err != nil {
 		return nil, err
 	}
@@ -161,21 +160,21 @@ func (p *planner) dynamicFilterOver(in, right plan.StreamNode, x expr.Expr, op s
 	fields := in.Schema()
 	w := len(fields)
 	left, col := in, -1
-	if c, ok := d.x.(*expr.ColumnRef); ok {
+	if c, ok := x.(*expr.ColumnRef); ok {
 		col = c.Index
 	} else {
 		exprs := make([]expr.Expr, 0, w+1)
 		for i, f := range fields {
 			exprs = append(exprs, expr.Column(i, f.Type))
 		}
-		exprs = append(exprs, d.x)
-		out := append(slices.Clone(fields), plan.Field{Name: "_dynamic_filter_key", Type: d.x.Type(), Hidden: true})
+		exprs = append(exprs, x)
+		out := append(slices.Clone(fields), plan.Field{Name: "_dynamic_filter_key", Type: x.Type(), Hidden: true})
 		left, col = p.project(in, exprs, out), w
 	}
-	if _, err := expr.Call(d.op, []expr.Expr{expr.Column(0, d.x.Type()), expr.Column(1, val.Type())}); err != nil {
+	if _, err := expr.Call(op, []expr.Expr{expr.Column(0, x.Type()), expr.Column(1, val.Type())}); err != nil {
 		return nil, err
 	}
-	df := &plan.StreamDynamicFilter{Left: exchange(left, plan.DistSingle, nil), Right: exchange(right, plan.DistSingle, nil), Col: col, Op: d.op}
+	df := &plan.StreamDynamicFilter{Left: exchange(left, plan.DistSingle, nil), Right: exchange(right, plan.DistSingle, nil), Col: col, Op: op}
 	if col < w {
 		return df, nil
 	}
