@@ -107,6 +107,20 @@ func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 			b.closers = append(b.closers, aligner.Close)
 		}
 		return exec, err
+	case *plan.StreamDynamicFilter:
+		left, err := b.build(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		right, err := b.build(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		exec, aligner, err := stream.NewDynamicFilter(b.actx, n, left, right)
+		if aligner != nil {
+			b.closers = append(b.closers, aligner.Close)
+		}
+		return exec, err
 	case *plan.StreamTopN:
 		in, err := b.build(n.Input)
 		if err != nil {

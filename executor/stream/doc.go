@@ -17,6 +17,8 @@
 // inputs; an aggregation emitting on window close emits and deletes each
 // group once the watermark on its window column passes it, and an inner
 // join deletes the state rows below its key's watermark or an interval
-// band's bound. NewOverWindow maintains window functions (lag, frames,
+// band's bound. NewDynamicFilter keeps the rows comparing true with a
+// one-row right side's value, emitting and retracting the rows between the
+// old and the new value when it changes. NewOverWindow maintains window functions (lag, frames,
 // rankings) per partition, computed by executor/window.
 package stream

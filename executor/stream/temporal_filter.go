@@ -103,7 +103,8 @@ func NewTemporalFilter(actx *ActorContext, n *plan.StreamTemporalFilter, in Exec
 	}}
 	switch {
 	case len(st.Dist) == 0:
-		e.vnodes = []uint16{0}
+		// Not distributed: every row is in the vnode of the empty key.
+		e.vnodes = []uint16{t.VnodeOfPK(nil)}
 	case actx.Vnodes != nil:
 		e.vnodes = actx.Vnodes
 	default:

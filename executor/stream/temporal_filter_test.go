@@ -239,3 +239,29 @@ func TestTemporalFilterRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestTemporalFilterNoKey retracts the row of an input without a stream
+// key (a simple aggregation's one row), whose state is not distributed.
+func TestTemporalFilterNoKey(t *testing.T) {
+	iv, err := types.ParseInterval("10 minutes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &plan.StreamTemporalFilter{Input: &plan.StreamValues{Out: stFields(types.TTimestamp)}, Col: 0, Interval: iv}
+	layouts := n.StateLayouts()
+	layouts[0].ID = 200
+	n.SetState(layouts)
+	ep := func(c string) uint64 { return stEp(t, c) }
+	src := NewMockSource([]types.T{types.TTimestamp},
+		stBarrier(ep("09:59:00"), ep("10:00:00")),
+		ChunkMsg(stChunk(t, " TS\n + 2024-01-01T09:55:00")),
+		stBarrier(ep("10:00:00"), ep("10:03:00")),
+		stBarrier(ep("10:03:00"), ep("10:06:00")),
+		stStop(ep("10:06:00"), ep("10:07:00"), 1))
+	actx := stActx(memkv.New())
+	e, err := NewTemporalFilter(actx, n, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stWant(t, stDrive(t, e, actx, NewRowSet(nil)), "", "2024-01-01 09:55:00", "2024-01-01 09:55:00", "")
+}

@@ -414,7 +414,11 @@ type initRef struct {
 
 func (r *initRef) param() expr.Expr { return expr.Param(len(r.b.params)+r.i, r.typ) }
 func (r *initRef) Type() types.T    { return r.typ }
-func (r *initRef) String() string   { return r.param().String() }
+
+// InitPlan returns the index of the init plan whose value r reads (the
+// stream planner turns a scalar subquery into a one-row input).
+func (r *initRef) InitPlan() int  { return r.i }
+func (r *initRef) String() string { return r.param().String() }
 func (r *initRef) Eval(ctx *expr.Ctx, in *types.Chunk, out *types.Vector) error {
 	return r.param().Eval(ctx, in, out)
 }

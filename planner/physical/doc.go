@@ -14,4 +14,10 @@
 // (plan.WatermarkCols) and nothing between them and the sources retracts.
 // A window limited by rn <= N becomes a group top-N; any other window a
 // chain of StreamOverWindow nodes, one per distinct PARTITION BY and ORDER BY.
+// A comparison with an uncorrelated scalar subquery becomes a
+// StreamDynamicFilter whose right side is the subquery's one-row stream
+// (dynamic_filter.go); a join without an equality joins both sides on an
+// appended constant column, one actor comparing every pair (a nested-loop
+// join, nested_loop_join.go, which also reorders FROM lists whose written
+// order lacks an equality).
 package physical

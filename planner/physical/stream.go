@@ -25,10 +25,12 @@ type StreamQuery struct {
 // node's columns in order, followed by hidden copies of stream-key columns
 // the bound plan dropped; parents keep referring to the bound positions.
 func Stream(q *plan.Query) (*StreamQuery, error) {
-	if len(q.InitPlans) > 0 {
-		return nil, unsupported("subqueries in materialized views are not supported yet")
+	for _, ip := range q.InitPlans {
+		if ip.Kind != plan.ScalarSubquery {
+			return nil, unsupported("EXISTS, IN and ANY/ALL over an uncorrelated subquery are not supported in materialized views outside a WHERE conjunct")
+		}
 	}
-	p := &planner{ranks: map[*plan.Window]int64{}}
+	p := &planner{ranks: map[*plan.Window]int64{}, inits: q.InitPlans}
 	root, err := p.convert(q.Root)
 	if err != nil {
 		return nil, err
@@ -164,6 +166,9 @@ type planner struct {
 	// ranks maps a Window node that a parent filter limits (WHERE rn <= N)
 	// to N: the window becomes a group top-N.
 	ranks map[*plan.Window]int64
+	// inits are the query's uncorrelated scalar subqueries: a comparison
+	// with one becomes a dynamic filter.
+	inits []plan.InitPlan
 }
 
 func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
@@ -181,6 +186,15 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Project:
 		if rows, ok := constRows(n); ok { // constant rows: one StreamValues
 			return p.values(&plan.Values{}, rows, n.Out)
+		}
+		if df, err := p.crossDynamicFilter(n); err != nil || df != nil {
+			return df, err
+		}
+		if input, exprs, err := p.attachInits(n.Input, n.Exprs); err != nil {
+			return nil, err
+		} else if input != n.Input {
+			// Scalar subqueries in the list: joined in as one-row inputs.
+			return p.convert(&plan.Project{Input: input, Exprs: exprs, Out: n.Out})
 		}
 		for _, e := range n.Exprs {
 			if err := checkExpr(e); err != nil {
@@ -414,6 +428,28 @@ func (p *planner) values(n *plan.Values, rows [][]expr.Expr, out []plan.Field) (
 // equalities pushed into an inner join, temporal filters, and the rest.
 func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 	conds := expr.Conjuncts(n.Cond)
+	if dyn, rest := p.splitDynamic(conds); len(dyn) > 0 {
+		// The other conjuncts first, then one dynamic filter per comparison
+		// with a scalar subquery.
+		var in plan.Node = n.Input
+		if len(rest) > 0 {
+			cond, err := expr.AndAll(rest)
+			if err != nil {
+				return nil, err
+			}
+			in = &plan.Filter{Input: n.Input, Cond: cond}
+		}
+		s, err := p.convert(in)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dyn {
+			if s, err = p.dynamicFilter(s, d); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	}
 	for i, c := range conds {
 		if w, limit, ok := rankLimit(n.Input, c); ok {
 			if old, seen := p.ranks[w]; !seen || limit < old {
@@ -423,7 +459,22 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 			break
 		}
 	}
+	if j, ok := n.Input.(*plan.Join); ok && j.Kind != plan.InnerJoin {
+		if pushed, rest, err := pushIntoPreserved(j, conds); err != nil || pushed != nil {
+			if err != nil || len(rest) == 0 {
+				return p.convertOrErr(pushed, err)
+			}
+			cond, err := expr.AndAll(rest)
+			if err != nil {
+				return nil, err
+			}
+			return p.convert(&plan.Filter{Input: pushed, Cond: cond})
+		}
+	}
 	if j, ok := n.Input.(*plan.Join); ok && j.Kind == plan.InnerJoin {
+		if reordered, ok := reorderJoins(j, conds); ok {
+			return p.convert(reordered)
+		}
 		pushed, rest, err := pushIntoJoin(j, conds)
 		if err != nil {
 			return nil, err
@@ -438,6 +489,22 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 			}
 			return p.convert(&plan.Filter{Input: pushed, Cond: cond})
 		}
+	}
+	if input, moved, err := p.attachInits(n.Input, conds); err != nil {
+		return nil, err
+	} else if input != n.Input {
+		// Scalar subqueries read otherwise than compared with the row: joined
+		// in as one-row inputs, their columns dropped after the filter.
+		cond, err := expr.AndAll(moved)
+		if err != nil {
+			return nil, err
+		}
+		fields := n.Input.Schema()
+		exprs := make([]expr.Expr, len(fields))
+		for i, f := range fields {
+			exprs[i] = expr.Column(i, f.Type)
+		}
+		return p.convert(&plan.Project{Input: &plan.Filter{Input: input, Cond: cond}, Exprs: exprs, Out: slices.Clone(fields)})
 	}
 	var rest []expr.Expr
 	var temporal []*plan.StreamTemporalFilter
@@ -471,6 +538,47 @@ func (p *planner) filter(n *plan.Filter) (plan.StreamNode, error) {
 		in = tf
 	}
 	return in, nil
+}
+
+func (p *planner) convertOrErr(n plan.Node, err error) (plan.StreamNode, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p.convert(n)
+}
+
+// pushIntoPreserved moves a filter's conjuncts that read only the left
+// input of a left, semi or anti join below it, onto the left input (whose
+// rows the join passes on unchanged, matched or not): a decorrelated
+// subquery's join then sits over the FROM list's joins with their WHERE
+// equalities. It returns the new join (nil when nothing moved) and the
+// conjuncts that stay above.
+func pushIntoPreserved(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
+	switch j.Kind {
+	case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
+	default:
+		return nil, conds, nil
+	}
+	nl := len(j.Left.Schema())
+	var left, rest []expr.Expr
+	for _, c := range conds {
+		cols, ok := columnsOf(c)
+		if !ok || len(cols) == 0 || hasTimeFunc(c) || slices.ContainsFunc(cols, func(i int) bool { return i >= nl }) {
+			rest = append(rest, c)
+			continue
+		}
+		left = append(left, c)
+	}
+	if len(left) == 0 {
+		return nil, conds, nil
+	}
+	cond, err := expr.AndAll(left)
+	if err != nil {
+		return nil, nil, err
+	}
+	nj := *j
+	nj.Left = &plan.Filter{Input: j.Left, Cond: cond}
+	return &nj, rest, nil
 }
 
 // rankLimit recognises "rn <= N" (also <, = 1 and the mirrored forms) where
@@ -559,7 +667,7 @@ func columnIndex(e expr.Expr) (int, bool) {
 // join (nil when nothing moved) and the conjuncts that stay above.
 func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, error) {
 	nl := len(j.Left.Schema())
-	var left, right, rest, bands []expr.Expr
+	var left, right, rest, bands, cross []expr.Expr
 	eqL, eqR := slices.Clone(j.EqLeft), slices.Clone(j.EqRight)
 	moved := false
 	for _, c := range conds {
@@ -602,8 +710,20 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 				moved = true
 				continue
 			}
-			rest = append(rest, c)
+			if hasTimeFunc(c) {
+				rest = append(rest, c)
+				continue
+			}
+			cross = append(cross, c)
 		}
+	}
+	if len(eqL) == 0 && len(cross) > 0 {
+		// No equality: the join compares every pair of rows, with these
+		// conditions (a nested-loop join).
+		bands = append(bands, cross...)
+		moved = true
+	} else {
+		rest = append(rest, cross...)
 	}
 	if !moved {
 		return nil, conds, nil
@@ -686,6 +806,8 @@ func checkExpr(e expr.Expr) error {
 			}
 		case *expr.ParamRef:
 			err = unsupported("parameters are not supported in materialized views")
+		case initPlanRef:
+			err = unsupported("a scalar subquery in a materialized view is only supported compared with an expression over the row in a WHERE or HAVING conjunct (a dynamic filter), or correlated")
 		}
 		return err == nil
 	})
@@ -889,9 +1011,6 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		return nil, unsupported("a correlated scalar subquery in a materialized view must return at most one row per outer row: aggregate (e.g. max(...) or count(*)), use LIMIT 1, or correlate on a primary key")
 	}
 	semi := n.Kind == plan.SemiJoin || n.Kind == plan.AntiJoin
-	if len(n.EqLeft) == 0 && !semi {
-		return nil, unsupported("streaming joins need an equality condition")
-	}
 	left, err := p.convert(n.Left)
 	if err != nil {
 		return nil, err
@@ -899,6 +1018,13 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	right, err := p.convert(n.Right)
 	if err != nil {
 		return nil, err
+	}
+	// Without an equality every pair of rows is compared (a nested-loop
+	// join): refused, as RisingWave does, when there is no condition at all
+	// and neither side has at most one row.
+	nested := len(n.EqLeft) == 0 && !semi
+	if nested && n.Cond == nil && !oneRow(left) && !oneRow(right) {
+		return nil, errNestedLoop()
 	}
 	nl, nr := len(n.Left.Schema()), len(n.Right.Schema())
 	nl2, nr2 := len(left.Schema()), len(right.Schema())
@@ -941,7 +1067,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		}
 		eqL, eqR = nil, nil
 	}
-	if semi && len(eqL) == 0 {
+	if len(eqL) == 0 {
 		left, right = p.withConstKey(left), p.withConstKey(right)
 		eqL, eqR = []int{nl2}, []int{nr2}
 		if cond != nil {
@@ -956,7 +1082,11 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	}
 	j := &plan.StreamHashJoin{Kind: n.Kind,
 		Left: exchange(left, plan.DistHash, eqL), Right: exchange(right, plan.DistHash, eqR),
-		EqLeft: eqL, EqRight: eqR, Cond: cond}
+		EqLeft: eqL, EqRight: eqR, Cond: cond, NestedLoop: nested}
+	if nested {
+		// Every row has the one key: one actor.
+		j.Left, j.Right = exchange(left, plan.DistSingle, nil), exchange(right, plan.DistSingle, nil)
+	}
 	if semi {
 		if len(j.Schema()) > nl2 { // drop the constant key
 			exprs := make([]expr.Expr, nl2)
@@ -967,6 +1097,20 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 			return p.project(j, exprs, slices.Clone(fs[:nl2])), nil
 		}
 		return j, nil
+	}
+	if nested {
+		// Drop the constant keys; restore the bound layout.
+		order := span(nil, 0, nl)
+		order = span(order, nl2+1, nl2+1+nr)
+		order = span(order, nl, nl2)
+		order = span(order, nl2+1+nr, nl2+1+nr2)
+		fs := j.Schema()
+		exprs := make([]expr.Expr, len(order))
+		out := make([]plan.Field, len(order))
+		for i, c := range order {
+			exprs[i], out[i] = expr.Column(c, fs[c].Type), fs[c]
+		}
+		return p.project(j, exprs, out), nil
 	}
 	if nl2 == nl {
 		return j, nil

@@ -165,6 +165,10 @@ type StreamHashJoin struct {
 	Left, Right     StreamNode
 	EqLeft, EqRight []int
 	Cond            expr.Expr
+	// NestedLoop: the sides had no equality; the planner joins them on a
+	// constant column it appends to each, so one actor compares every pair
+	// (a nested-loop join over both sides' state tables).
+	NestedLoop bool
 }
 
 // StreamTopN keeps the first Limit rows after Offset in OrderBy order, per
@@ -294,6 +298,10 @@ func (n *StreamHashJoin) StreamKey() []int {
 	for _, c := range n.Right.StreamKey() {
 		k = append(k, nl+c)
 	}
+	if n.NestedLoop {
+		// One join key (a constant): the sides' keys identify a row.
+		return k
+	}
 	right := make([]int, len(n.EqRight))
 	for i, c := range n.EqRight {
 		right[i] = nl + c
@@ -360,6 +368,9 @@ func (n *StreamHashJoin) Describe() string {
 		pairs[i] = fmt.Sprintf("$%d = $%d", n.EqLeft[i], len(n.Left.Schema())+n.EqRight[i])
 	}
 	s := fmt.Sprintf("StreamHashJoin %s on %s", n.Kind, strings.Join(pairs, " and "))
+	if n.NestedLoop {
+		s = fmt.Sprintf("StreamNestedLoopJoin %s", n.Kind)
+	}
 	if n.Cond != nil {
 		s += " cond " + n.Cond.String()
 	}
