@@ -258,3 +258,37 @@ func (p *planner) temporalJoin(n *plan.Join, r temporalRight) (plan.StreamNode, 
 	order = span(order, nl2+nr, nl2+len(j.RightCols))
 	return p.reorder(j, order), nil
 }
+
+// Dependencies returns deps followed by the relations sq's temporal joins
+// read that deps lacks: an index chosen for a lookup is a dependency of
+// the job as much as its table.
+func (sq *StreamQuery) Dependencies(deps []uint32) []uint32 {
+	out := slices.Clone(deps)
+	var walk func(n plan.StreamNode)
+	walk = func(n plan.StreamNode) {
+		if j, ok := n.(*plan.StreamTemporalJoin); ok && !slices.Contains(out, j.Lookup.ID) {
+			out = append(out, j.Lookup.ID)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(sq.Root)
+	return out
+}
+
+// KeepIndexes limits the indexes the temporal joins of q may look rows up
+// in to those keep allows: a job planned again (recovery, rescale) reads
+// the index it was created with, or its table, never one created since.
+func KeepIndexes(q *plan.Query, keep func(id uint32) bool) {
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		if s, ok := n.(*plan.Scan); ok && s.ProcTime {
+			s.Indexes = slices.DeleteFunc(slices.Clone(s.Indexes), func(idx *catalog.Relation) bool { return !keep(idx.ID) })
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(q.Root)
+}
