@@ -18,5 +18,8 @@
 // group once the watermark on its window column passes it, and an inner
 // join deletes the state rows below its key's watermark or an interval
 // band's bound. NewOverWindow maintains window functions (lag, frames,
-// rankings) per partition, computed by executor/window.
+// rankings) per partition, computed by executor/window. NewTemporalJoin
+// joins each row of a stream with a relation's rows as of processing time,
+// read from the relation's committed state (a memo state table lets a
+// retracting stream retract what it produced).
 package stream
