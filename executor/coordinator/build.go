@@ -121,6 +121,12 @@ func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 			b.closers = append(b.closers, aligner.Close)
 		}
 		return exec, err
+	case *plan.StreamTemporalJoin:
+		left, err := b.build(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewTemporalJoin(b.actx, n, left)
 	case *plan.StreamTopN:
 		in, err := b.build(n.Input)
 		if err != nil {

@@ -19,6 +19,10 @@
 // join deletes the state rows below its key's watermark or an interval
 // band's bound. NewDynamicFilter keeps the rows comparing true with a
 // one-row right side's value, emitting and retracting the rows between the
-// old and the new value when it changes. NewOverWindow maintains window functions (lag, frames,
-// rankings) per partition, computed by executor/window.
+// old and the new value when it changes. NewOverWindow maintains window
+// functions (lag, frames, rankings) per partition, computed by
+// executor/window. NewTemporalJoin joins each row of a stream with a
+// relation's rows as of processing time, read from the relation's
+// committed state (a memo state table lets a retracting stream retract
+// what it produced).
 package stream

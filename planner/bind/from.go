@@ -112,8 +112,15 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	if b.relations++; b.relations > maxRelations {
 		return nil, types.Errorf(types.ErrProgramLimit, "statement references more than %d relations (a WITH query counts at each reference)", maxRelations)
 	}
+	procTime, err := procTimeClause(tn)
+	if err != nil {
+		return nil, err
+	}
 	if tn.Schema.O == "" {
 		if c := b.lookupCTE(name); c != nil {
+			if procTime {
+				return nil, errTemporalRight(name, "a WITH query")
+			}
 			saved := b.ctes
 			b.ctes = c.visible
 			node, err := b.bindResultSet(c.query)
@@ -140,7 +147,9 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		alias = name // as written: a stored definition keeps its qualifiers after a rename
 	}
 	var indexCols []int
+	var index *catalog.Relation
 	if rel.Kind == catalog.KindIndex && rel.Index != nil {
+		index = rel
 		// RisingWave reads an index as a relation (PostgreSQL refuses: 42809):
 		// its rows are its table's, so read the table, with the indexed
 		// columns first as RisingWave's index shows them.
@@ -160,6 +169,9 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 	}
 	if rel.Kind != catalog.KindSystem && b.inView == 0 && !slices.Contains(b.direct, rel.ID) {
 		b.direct = append(b.direct, rel.ID)
+	}
+	if procTime && rel.Kind != catalog.KindTable && rel.Kind != catalog.KindMaterializedView && rel.Kind != catalog.KindIndex {
+		return nil, errTemporalRight(name, "a "+rel.Kind.String())
 	}
 	switch rel.Kind {
 	case catalog.KindView:
@@ -209,6 +221,9 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		return nil, types.Errorf(types.ErrWrongObjectType, "\"%s\" is a sink and cannot be queried", rel.Name)
 	}
 	node, err := scanPinned(rel, ref, alias)
+	if err == nil && procTime {
+		err = b.markProcTime(node, index)
+	}
 	if err != nil || indexCols == nil {
 		return node, err
 	}
@@ -228,6 +243,49 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		p.Out = append(p.Out, in[i])
 	}
 	return p, nil
+}
+
+// procTimeClause reads a table name's AS OF clause: only the parser's
+// rewrite of FOR SYSTEM_TIME AS OF PROCTIME() is accepted.
+func procTimeClause(tn *ast.TableName) (bool, error) {
+	if tn.AsOf == nil {
+		return false, nil
+	}
+	if fc, ok := tn.AsOf.TsExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == parser.ProcTimeMarker && len(fc.Args) == 0 {
+		return true, nil
+	}
+	return false, types.Errorf(types.ErrUnsupported, "AS OF TIMESTAMP is not supported (FOR SYSTEM_TIME AS OF PROCTIME() is)")
+}
+
+func errTemporalRight(name, what string) error {
+	return types.Errorf(types.ErrUnsupported, "the right side of a temporal join (FOR SYSTEM_TIME AS OF PROCTIME()) must be a table, an index or a materialized view: \"%s\" is %s", name, what)
+}
+
+// markProcTime marks the scan under node (a scan, or a projection of one) as
+// a temporal join's right side, with the indexes it may look rows up in:
+// index alone when the query named it, else every index of the relation
+// that holds its columns.
+func (b *Binder) markProcTime(node plan.Node, index *catalog.Relation) error {
+	for {
+		switch n := node.(type) {
+		case *plan.Project:
+			node = n.Input
+			continue
+		case *plan.Scan:
+			n.ProcTime = true
+			if index != nil {
+				n.Indexes = []*catalog.Relation{index}
+				return nil
+			}
+			for _, idx := range catalog.IndexesOf(b.cat.Relations(), n.Table.ID) {
+				if sameColumns(idx, n.Table) {
+					n.Indexes = append(n.Indexes, idx)
+				}
+			}
+			return nil
+		}
+		return types.Errorf(types.ErrInternal, "temporal join: %s is not a scan", node.Describe())
+	}
 }
 
 // scanPinned scans rel; ref, when set, is how the stored definition being

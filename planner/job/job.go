@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,7 +85,8 @@ func (p *Planner) Replay(rel *catalog.Relation) (plan.StreamNode, error) {
 	if !ok {
 		return nil, fmt.Errorf("definition is not a query")
 	}
-	sq, _, err := StreamQuery(q, bind.New(p.Catalog, nil).WithRefs(rel.Refs), rel.Job != nil && rel.Job.EmitOnWindowClose)
+	b := keepIndexes{bind.New(p.Catalog, nil).WithRefs(rel.Refs), rel.DependsOn}
+	sq, _, err := StreamQuery(q, b, rel.Job != nil && rel.Job.EmitOnWindowClose)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +101,21 @@ func (p *Planner) Replay(rel *catalog.Relation) (plan.StreamNode, error) {
 	EnableBackfill(root, rel)
 	physical.AssignState(root, replay(rel.StateTables))
 	return root, nil
+}
+
+// keepIndexes binds a stored definition whose temporal joins may read only
+// the indexes the job depends on (those it was created with).
+type keepIndexes struct {
+	Querier
+	deps []uint32
+}
+
+func (k keepIndexes) Query(q *parser.Query) (*plan.Query, error) {
+	pq, err := k.Querier.Query(q)
+	if err == nil {
+		physical.KeepIndexes(pq, func(id uint32) bool { return slices.Contains(k.deps, id) })
+	}
+	return pq, err
 }
 
 // replay hands out recorded state table ids in order.

@@ -12,6 +12,9 @@
 // EmitOnWindowClose makes every aggregation of the query emit on window
 // close, when each has a group column carrying a watermark
 // (plan.WatermarkCols) and nothing between them and the sources retracts.
+// A join with a right side read FOR SYSTEM_TIME AS OF PROCTIME() becomes a
+// StreamTemporalJoin looking rows up by the table's key or an index's
+// leading columns (temporal_join.go).
 // A window limited by rn <= N becomes a group top-N; any other window a
 // chain of StreamOverWindow nodes, one per distinct PARTITION BY and ORDER BY.
 // A comparison with an uncorrelated scalar subquery becomes a

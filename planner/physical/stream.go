@@ -119,7 +119,8 @@ func AppendOnly(n plan.StreamNode) bool {
 		// An inner join over aggregations emitting on window close.
 		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
-		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter, *plan.StreamUnnest:
+		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter, *plan.StreamUnnest,
+		*plan.StreamTemporalJoin: // a temporal join retracts only what its left input retracts
 		for _, in := range n.Inputs() {
 			if !AppendOnly(in) {
 				return false
@@ -240,6 +241,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 // scan reads an upstream table or materialized view's change stream.
 func (p *planner) scan(n *plan.Scan) (plan.StreamNode, error) {
 	rel := n.Table
+	if n.ProcTime {
+		return nil, errDanglingTemporal(rel)
+	}
 	if rel.Kind == catalog.KindSource {
 		return p.sourceScan(n)
 	}
@@ -358,7 +362,8 @@ func eowc(n plan.StreamNode, aggs *int) error {
 		}
 		return nil
 	case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange, *plan.StreamHopWindow,
-		*plan.StreamWatermarkFilter, *plan.StreamUnion, *plan.StreamValues, *plan.StreamSourceScan, *plan.StreamLocalAgg:
+		*plan.StreamWatermarkFilter, *plan.StreamUnion, *plan.StreamValues, *plan.StreamSourceScan, *plan.StreamLocalAgg,
+		*plan.StreamTemporalJoin:
 		return nil
 	}
 	return unsupported("EMIT ON WINDOW CLOSE is not supported over %s", n.Describe())
@@ -1010,6 +1015,11 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 	if n.MaxOneRow {
 		return nil, unsupported("a correlated scalar subquery in a materialized view must return at most one row per outer row: aggregate (e.g. max(...) or count(*)), use LIMIT 1, or correlate on a primary key")
 	}
+	if r, ok, found := asTemporalRight(n.Right); ok {
+		return p.temporalJoin(n, r)
+	} else if found {
+		return nil, errDanglingTemporal(r.scan.Table)
+	}
 	semi := n.Kind == plan.SemiJoin || n.Kind == plan.AntiJoin
 	left, err := p.convert(n.Left)
 	if err != nil {
@@ -1557,6 +1567,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamMaterialize:
 		return distOf(n.Input)
+	case *plan.StreamTemporalJoin:
+		return distOf(n.Left) // the left columns keep their positions
 	case *plan.StreamSink:
 		return distOf(n.Input)
 	case *plan.StreamSourceScan:

@@ -50,6 +50,12 @@ type Scan struct {
 	Lookup []expr.Expr
 	Index  *catalog.Relation
 	Out    []Field
+	// ProcTime marks the right side of a temporal join (FOR SYSTEM_TIME AS
+	// OF PROCTIME()): a streaming job looks its rows up as of processing
+	// time (StreamTemporalJoin), reading Table or one of Indexes (indexes
+	// of Table holding its columns); a batch query reads its snapshot.
+	ProcTime bool
+	Indexes  []*catalog.Relation
 }
 
 // Values produces constant rows.
@@ -290,6 +296,9 @@ func (n *Scan) Describe() string {
 		s += " using index " + n.Index.Name + " lookup = (" + exprList(n.Lookup) + ")"
 	case len(n.Lookup) > 0:
 		s += " lookup pk = (" + exprList(n.Lookup) + ")"
+	}
+	if n.ProcTime {
+		s += " for system_time as of proctime()"
 	}
 	return s
 }

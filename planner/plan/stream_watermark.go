@@ -46,7 +46,7 @@ func WatermarkCols(n StreamNode) []int {
 	switch n := n.(type) {
 	case *StreamWatermarkFilter:
 		out = append(WatermarkCols(n.Input), n.Col)
-	case *StreamFilter, *StreamExchange, *StreamTemporalFilter, *StreamMaterialize, *StreamSink:
+	case *StreamFilter, *StreamExchange, *StreamTemporalFilter, *StreamMaterialize, *StreamSink, *StreamTemporalJoin:
 		out = WatermarkCols(n.Inputs()[0])
 	case *StreamProject:
 		in := WatermarkCols(n.Input)

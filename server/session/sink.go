@@ -197,7 +197,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	deps := b.Dependencies()
+	deps := sq.Dependencies(b.Dependencies())
 	if s.feeds(target.ID, deps) {
 		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "Creating such a sink will result in circular dependency: sink %s would write into %s, which what it reads comes from", n.Name.Name, target.Name)
 	}
@@ -278,7 +278,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: b.Dependencies(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
+		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}

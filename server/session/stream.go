@@ -60,7 +60,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: b.Dependencies(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
+		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	k := 0
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
@@ -71,6 +71,17 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	if len(n.Columns) > k {
 		return nil, types.Errorf(types.ErrSyntax, "too many column names were specified")
+	}
+	// A view that only inserts is append-only for the jobs reading it, and
+	// passes on the watermark of a column that carries one.
+	rel.AppendOnly = physical.AppendOnly(sq.Root)
+	if w := physical.ViewWatermark(sq); w != nil {
+		rel.Watermark = w
+		for i := range sq.Columns {
+			if sq.Columns[i].Name == w.Column {
+				w.Column = rel.Columns[i].Name // as the view names it
+			}
+		}
 	}
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose

@@ -36,6 +36,7 @@ type rule struct {
 var rules = []rule{
 	{"regexpMatchSubscript", regexpMatchSubscript},
 	{"rejectUnsupported", rejectUnsupported},
+	{"systemTime", systemTime},
 	{"groupingSets", groupingSets},
 	{"dollarParams", dollarParams},
 	{"typedLiterals", typedLiterals},

@@ -146,3 +146,48 @@ func pgOperators(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// ProcTimeMarker is the function the systemTime rule puts in TiDB's AS OF
+// TIMESTAMP clause for FOR SYSTEM_TIME AS OF PROCTIME(): the binder reads a
+// table scanned with it as the lookup side of a temporal join.
+const ProcTimeMarker = "pg__proctime"
+
+// systemTime rewrites RisingWave's "t FOR SYSTEM_TIME AS OF PROCTIME() [[AS]
+// alias]" (a temporal join's table, read as of processing time) into TiDB's
+// "t [AS alias] AS OF TIMESTAMP pg__proctime()". Any other AS OF (time
+// travel) is refused.
+func systemTime(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+3 < len(seq); i++ {
+		if !seq[i].kw("for") || !seq[i+1].kw("system_time") || !seq[i+2].kw("as") || !seq[i+3].kw("of") {
+			continue
+		}
+		forTok := seq[i].tok
+		if i == 0 || !seq[i-1].isIdent() {
+			return nil, c.syntax(seq[i])
+		}
+		j := i + 4
+		if j+1 >= len(seq) || !seq[j].isIdent() || seq[j].tok.kind != tkIdent || seq[j].tok.val != "proctime" ||
+			!seq[j+1].isParen() || len(seq[j+1].kids) > 0 {
+			return nil, c.unsupported(forTok, "FOR SYSTEM_TIME AS OF supports only PROCTIME() (a temporal join); time travel is not supported")
+		}
+		seq = splice(seq, i, j+2)
+		// After the alias (and its column list), if any.
+		k := i
+		if k < len(seq) && seq[k].kw("as") {
+			k++
+			if k >= len(seq) || !seq[k].isIdent() {
+				return nil, c.syntax(nodeAt(seq, k))
+			}
+			k++
+		} else if k < len(seq) && seq[k].isIdent() && (seq[k].tok.kind == tkQIdent || !clauseWords[seq[k].tok.val]) {
+			k++
+		}
+		if k > i && k < len(seq) && seq[k].isParen() {
+			k++
+		}
+		marker := append([]*node{rawNode("AS OF TIMESTAMP", forTok, true)}, callNode(ProcTimeMarker, forTok, true)...)
+		seq = splice(seq, k, k, marker...)
+		i = k + len(marker) - 1
+	}
+	return seq, nil
+}
