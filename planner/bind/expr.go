@@ -804,7 +804,7 @@ func deriveName(n ast.ExprNode) string {
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
 			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" ||
-				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
+				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || f.FnName.L == "pg__approx_percentile" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
 				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), jsonb_agg, as the parser rewrites them
 			}
 			return "string_agg"
