@@ -808,6 +808,21 @@ func appendDistinctKey(buf []byte, t types.T, d *types.Datum) []byte {
 			return true
 		})
 		return buf
+	case types.Struct:
+		vals, err := types.DecodeStruct(t, d.S)
+		if err != nil {
+			return append(buf, d.S...)
+		}
+		for i, f := range t.StructFields() {
+			if vals[i].Null {
+				buf = append(buf, 0)
+				continue
+			}
+			buf = append(buf, 1)
+			buf = appendDistinctKey(buf, f.Type, &vals[i])
+			buf = append(buf, 0xfe)
+		}
+		return buf
 	}
 	return types.AppendText(buf, t, d)
 }

@@ -19,10 +19,12 @@ import (
 // encoding decode it and work element by element, as PostgreSQL does.
 
 // ArrayOf returns the array type whose elements are of type elem.
-func ArrayOf(elem T) T { return T{ID: Array, Elem: elem.ID, Width: elem.Width, Scale: elem.Scale} }
+func ArrayOf(elem T) T {
+	return T{ID: Array, Elem: elem.ID, Width: elem.Width, Scale: elem.Scale, Fields: elem.Fields}
+}
 
 // ElemType returns an array type's element type.
-func (t T) ElemType() T { return T{ID: t.Elem, Width: t.Width, Scale: t.Scale} }
+func (t T) ElemType() T { return T{ID: t.Elem, Width: t.Width, Scale: t.Scale, Fields: t.Fields} }
 
 // IsArray reports whether t is an array type.
 func (t T) IsArray() bool { return t.ID == Array }
