@@ -591,6 +591,8 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "&&"
 	case "pg__any", "pg__all":
 		return b.bindArrayQuantified(c, n)
+	case "pg__field_star":
+		return nil, types.Errorf(types.ErrUnsupported, "(composite).* is only supported as a SELECT list item")
 	case "pg__array_sub":
 		sub, ok := n.Args[0].(*ast.SubqueryExpr)
 		if len(n.Args) != 1 || !ok {

@@ -4,7 +4,8 @@ package parser
 
 // fieldAccess turns (s).name into pg__field((s), 'name'), repeatedly for
 // (t.s).a.b; the parenthesis must not be a call's argument list. Names are
-// folded to lower case unless quoted, as identifiers are. (s).* is refused.
+// folded to lower case unless quoted, as identifiers are. (s).* becomes
+// pg__field_star((s)).
 func fieldAccess(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+2 < len(seq); i++ {
 		g := seq[i]
@@ -14,22 +15,24 @@ func fieldAccess(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if i > 0 && (seq[i-1].isIdent() && isAtom(seq[i-1]) || !seq[i-1].group && seq[i-1].tok.kind == tkRaw || seq[i-1].isPunct(".")) {
 			continue // f(x).a: not a field access of ours
 		}
-		if seq[i+2].isOp("*") {
-			return nil, c.unsupported(seq[i+2].tok, "(composite).* is not supported")
-		}
 		base := []*node{g}
 		j := i + 1
-		at := g.tok
+		at, sp := g.tok, g.tok.sp
 		for j+1 < len(seq) && seq[j].isPunct(".") && seq[j+1].isIdent() {
 			name := seq[j+1].tok.val
 			call := callNode("pg__field", at, false, base, one(strNode(name, seq[j+1].tok)))
 			base = []*node{parenNode(call, at, false)}
 			j += 2
 		}
+		if j+1 < len(seq) && seq[j].isPunct(".") && seq[j+1].isOp("*") {
+			// (s).*: every field, which the binder expands in a SELECT list.
+			base = callNode("pg__field_star", at, false, base)
+			j += 2
+		}
 		if j == i+1 {
 			continue
 		}
-		base[0].tok.sp = g.tok.sp
+		base[0].tok.sp = sp
 		seq = splice(seq, i, j, base...)
 	}
 	return seq, nil
