@@ -454,5 +454,5 @@ var arrayOIDs = [][2]uint32{
 	{OIDText, 1009}, {OIDBpchar, 1014}, {OIDVarchar, 1015}, {OIDInt8, 1016}, {OIDFloat4, 1021},
 	{OIDFloat8, 1022}, {OIDOid, 1028}, {OIDTimestamp, 1115}, {OIDDate, 1182}, {OIDTime, 1183},
 	{OIDTimestamptz, 1185}, {OIDInterval, 1187}, {OIDNumeric, 1231}, {OIDJSON, 199},
-	{OIDUuid, 2951}, {OIDJsonb, 3807}, {OIDRegclass, 2210},
+	{OIDUuid, 2951}, {OIDJsonb, 3807}, {OIDRegclass, 2210}, {OIDRecord, OIDRecordArray},
 }
