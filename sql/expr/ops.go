@@ -666,9 +666,17 @@ func resolveIn(name string, args []Expr) (Expr, error) {
 		}
 		null := false
 		for k := 1; k < len(a); k++ {
-			if a[k].Null {
+			switch {
+			case a[k].Null:
 				null = true
-			} else if types.CompareNonNull(t, &a[0], &a[k]) == 0 {
+			case t.ID == types.Struct:
+				// Row equality: a NULL field makes it unknown.
+				if c, unknown := types.CompareRows(t, a[0].S, a[k].S, true); c == 0 && unknown {
+					null = true
+				} else if c == 0 {
+					return types.DBool(true), nil
+				}
+			case types.CompareNonNull(t, &a[0], &a[k]) == 0:
 				return types.DBool(true), nil
 			}
 		}
