@@ -190,6 +190,7 @@ var PGTypes = []PGType{
 	{types.OIDRegclass, "regclass", 4, true, 'b', 'N', 'p', 'i'},
 	{types.OIDJsonb, "jsonb", -1, false, 'b', 'U', 'x', 'i'},
 	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
+	{types.OIDRecord, "record", -1, false, 'p', 'P', 'x', 'd'}, // every struct
 }
 
 // The array types of the types above (_int4, _text, ...), as PostgreSQL
@@ -198,7 +199,7 @@ func init() {
 	n := len(PGTypes)
 	for _, p := range PGTypes[:n] {
 		arr := types.ArrayOID(p.OID)
-		if arr == 0 || p.Type != 'b' {
+		if arr == 0 || p.Type != 'b' && p.OID != types.OIDRecord {
 			continue
 		}
 		align := byte('i')
@@ -675,7 +676,7 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 var pgArrayOIDs = map[uint32]uint32{
 	16: 1000, 17: 1001, 18: 1002, 19: 1003, 20: 1016, 21: 1005, 23: 1007, 24: 1008, 25: 1009, 26: 1028,
 	114: 199, 700: 1021, 701: 1022, 1042: 1014, 1043: 1015, 1082: 1182, 1083: 1183, 1114: 1115,
-	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807,
+	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807, 2249: 2287,
 	2202: 2208, 4089: 4090,
 }
 

@@ -212,7 +212,16 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *ast.DefaultExpr:
 		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
 	case *ast.RowExpr:
-		return nil, types.Errorf(types.ErrUnsupported, "row constructors are not supported")
+		// ROW(a, b) and (a, b): an anonymous struct with fields f1, f2, ...
+		args := make([]expr.Expr, len(n.Values))
+		for i, v := range n.Values {
+			e, err := b.bindExpr(c, v)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = b.coerceParam(e, types.TVarchar)
+		}
+		return expr.Call("pg__row", args)
 	case *ast.VariableExpr:
 		return nil, types.Errorf(types.ErrSyntax, "syntax error at or near \"@\"")
 	case *ast.FuncCastExpr:
@@ -459,6 +468,9 @@ func intArg(n ast.ExprNode) (int, bool) {
 
 // parseTypeString resolves a canonical type string like "numeric(10,2)".
 func parseTypeString(s string) (types.T, error) {
+	if strings.HasPrefix(s, "struct<") {
+		return types.FromName(s, nil) // struct<...> and struct<...>[]
+	}
 	if base, ok := strings.CutSuffix(s, "[]"); ok {
 		elem, err := parseTypeString(base)
 		if err != nil {
@@ -579,6 +591,8 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "&&"
 	case "pg__any", "pg__all":
 		return b.bindArrayQuantified(c, n)
+	case "pg__field_star":
+		return nil, types.Errorf(types.ErrUnsupported, "(composite).* is only supported as a SELECT list item")
 	case "pg__array_sub":
 		sub, ok := n.Args[0].(*ast.SubqueryExpr)
 		if len(n.Args) != 1 || !ok {
@@ -759,8 +773,12 @@ func deriveName(n ast.ExprNode) string {
 		return e.Name.Name.O
 	case *ast.ParenthesesExpr:
 		return deriveName(e.Expr)
+	case *ast.RowExpr:
+		return "row"
 	case *ast.FuncCallExpr:
 		switch e.FnName.L {
+		case "pg__row":
+			return "row"
 		case "pg__cast":
 			if inner := deriveName(e.Args[0]); inner != "?column?" {
 				return inner
@@ -774,6 +792,10 @@ func deriveName(n ast.ExprNode) string {
 			return "?column?"
 		case "pg__interval":
 			return "interval"
+		case "pg__field":
+			if name, ok := stringArg(e.Args[1]); ok {
+				return name
+			}
 		case "pg__param":
 			return "?column?"
 		case "pg__filter":
@@ -804,7 +826,7 @@ func deriveName(n ast.ExprNode) string {
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
 			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" ||
-				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
+				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || f.FnName.L == "pg__approx_percentile" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
 				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), jsonb_agg, as the parser rewrites them
 			}
 			return "string_agg"

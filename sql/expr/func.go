@@ -497,6 +497,14 @@ func CommonType(ts []types.T) (types.T, error) {
 			res, found = t, true
 			continue
 		}
+		if t.ID == res.ID && t.ID == types.Struct && t.Fields != res.Fields {
+			st, err := commonStruct(res, t)
+			if err != nil {
+				return types.TUnknown, err
+			}
+			res = st
+			continue
+		}
 		if t.ID == res.ID && t.ID == types.Array && t.Elem != res.Elem {
 			e, err := CommonType([]types.T{res.ElemType(), t.ElemType()})
 			if err != nil {

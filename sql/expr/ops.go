@@ -558,6 +558,21 @@ func resolveCompare(name string, args []Expr) (Expr, error) {
 		}
 		return types.DBool(tbl[types.CompareNonNull(t, &a[0], &a[1])+1]), nil
 	}
+	if t.ID == types.Struct && name != "<=>" {
+		// PostgreSQL's row comparison: a NULL field decides unknown.
+		eq := name == "=" || name == "<>"
+		f.vec = nil
+		f.row = func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+			if a[0].Null || a[1].Null {
+				return types.NullDatum, nil
+			}
+			c, null := types.CompareRows(t, a[0].S, a[1].S, eq)
+			if null && c == 0 {
+				return types.NullDatum, nil
+			}
+			return types.DBool(tbl[c+1]), nil
+		}
+	}
 	return f, nil
 }
 
@@ -589,7 +604,7 @@ func compareVec(t types.T, tbl [3]bool, notDistinct bool) vecFn {
 				out.I64 = append(out.I64, ti[cmp.Compare(ai[a.idx(i)], bi[b.idx(i)])+1])
 			}
 		case types.PhysStr:
-			if t.ID == types.Array {
+			if t.ID == types.Array || t.ID == types.Struct {
 				compareRows(t, ti, a, b, n, out)
 				break
 			}
@@ -651,9 +666,17 @@ func resolveIn(name string, args []Expr) (Expr, error) {
 		}
 		null := false
 		for k := 1; k < len(a); k++ {
-			if a[k].Null {
+			switch {
+			case a[k].Null:
 				null = true
-			} else if types.CompareNonNull(t, &a[0], &a[k]) == 0 {
+			case t.ID == types.Struct:
+				// Row equality: a NULL field makes it unknown.
+				if c, unknown := types.CompareRows(t, a[0].S, a[k].S, true); c == 0 && unknown {
+					null = true
+				} else if c == 0 {
+					return types.DBool(true), nil
+				}
+			case types.CompareNonNull(t, &a[0], &a[k]) == 0:
 				return types.DBool(true), nil
 			}
 		}

@@ -338,7 +338,7 @@ func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
 // f) ORDER BY x ... SEPARATOR ""), as firstLastValue does; the binder unwraps it.
 func withinGroup(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+4 < len(seq); i++ {
-		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode") || !seq[i+1].isParen() ||
+		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode", "approx_percentile") || !seq[i+1].isParen() ||
 			!seq[i+2].kw("within") || !seq[i+3].kw("group") || !seq[i+4].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
