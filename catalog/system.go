@@ -277,6 +277,10 @@ var systemTables = []systemTable{
 		col("typstorage", tChar), col("typnotnull", tBool), col("typbasetype", tOID),
 		col("typtypmod", tI4), col("typndims", tI4), col("typcollation", tOID),
 	}, pgTypeRows},
+	{"pg_catalog", "pg_extension", []Column{
+		col("oid", tOID), col("extname", tName), col("extowner", tOID), col("extnamespace", tOID),
+		col("extrelocatable", tBool), col("extversion", tText), col("extconfig", tText), col("extcondition", tText),
+	}, func(Reader) [][]types.Datum { return nil }}, // no extensions
 	{"pg_catalog", "pg_database", []Column{
 		col("oid", tOID), col("datname", tName), col("datdba", tOID), col("encoding", tI4),
 		col("datlocprovider", tChar), col("datistemplate", tBool), col("datallowconn", tBool),
