@@ -40,7 +40,9 @@ func TestPsqlFunctionsTypesPrivileges(t *testing.T) {
 	srv := startServer(t)
 	pg := pgtest.Start(t).DSN()
 	same := []string{`\df`, `\df abs`, `\df pg_catalog.abs`, `\dfa`, `\df sqrt|round|floor`, `\df count`, `\df now|md5`,
-		`\dT`, `\dT int4`, `\dT uuid|jsonb|interval`}
+		`\dT`, `\dT int4`, `\dT uuid|jsonb|interval`,
+		`SELECT proname, prokind, provolatile, pronargs, prorettype::int, proargtypes::text FROM pg_catalog.pg_proc
+		 WHERE proname IN ('now', 'random', 'abs', 'sqrt', 'count') ORDER BY 1, 5, 6`}
 	for _, c := range same {
 		got, want := runPsql(t, psql, srv.DSN(), c), runPsql(t, psql, pg, c)
 		if got != want {
@@ -50,6 +52,9 @@ func TestPsqlFunctionsTypesPrivileges(t *testing.T) {
 
 	if dx := runPsql(t, psql, srv.DSN(), `\dx`); !strings.Contains(dx, "List of installed extensions") || !strings.Contains(dx, "(0 rows)") {
 		t.Errorf(`\dx:\n%s`, dx)
+	}
+	if n := runPsql(t, psql, srv.DSN(), `SELECT count(*) FROM pg_catalog.pg_extension`); !strings.Contains(n, "     0\n") {
+		t.Errorf("pg_extension:\n%s", n)
 	}
 	if dx := runPsql(t, psql, srv.DSN(), `\dx plpgsql`); !strings.Contains(dx, "(0 rows)") {
 		t.Errorf(`\dx plpgsql:\n%s`, dx)

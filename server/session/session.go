@@ -491,6 +491,17 @@ func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
 // Functions lets psqlcat answer \df from the function registry.
 func (c catalogWithRoles) Functions() []psqlcat.Func { return builtinFuncs() }
 
+// procRows are pg_proc's rows, from the registry's functions (once: it does not change).
+var procRows = sync.OnceValue(func() [][]types.Datum {
+	sigs := expr.Signatures()
+	procs := make([]catalog.Proc, len(sigs))
+	for i, s := range sigs {
+		procs[i] = catalog.Proc{Name: s.Name, Args: s.Params, Variadic: s.Variadic, AnyArg: s.AnyArg, Result: s.Result,
+			Agg: s.Agg, Volatility: s.Volatility}
+	}
+	return catalog.ProcRows(procs)
+})
+
 // builtinFuncs lists the registry's functions once (it does not change).
 var builtinFuncs = sync.OnceValue(func() []psqlcat.Func {
 	sigs := expr.Signatures()

@@ -16,6 +16,8 @@ type Signature struct {
 	Result   types.T
 	Agg      bool
 	AnyArg   bool // one argument of any type (count(x)); Params is empty
+	// Volatility is 'i' (immutable), 's' (stable) or 'v' (volatile), as pg_proc.provolatile.
+	Volatility byte
 }
 
 // sigProbeTypes are the argument types aggregates are tried with: an
@@ -42,7 +44,8 @@ func Signatures() []Signature {
 			if o.retFn != nil {
 				ret = o.retFn(o.params)
 			}
-			out = append(out, Signature{Name: name, Params: slices.Clone(o.params), Variadic: o.variadic, Result: ret})
+			out = append(out, Signature{Name: name, Params: slices.Clone(o.params), Variadic: o.variadic, Result: ret,
+				Volatility: "isv"[min(int(o.vol), 2)]})
 		}
 	}
 	for _, name := range aggNames {
@@ -57,11 +60,11 @@ func Signatures() []Signature {
 				return
 			}
 			seen[key] = true
-			out = append(out, Signature{Name: name, Params: slices.Clone(a.Args), Result: a.Result, Agg: true})
+			out = append(out, Signature{Name: name, Params: slices.Clone(a.Args), Result: a.Result, Agg: true, Volatility: 'i'})
 		}
 		if name == "count" {
-			out = append(out, Signature{Name: name, Result: tI8, Agg: true},
-				Signature{Name: name, Result: tI8, Agg: true, AnyArg: true})
+			out = append(out, Signature{Name: name, Result: tI8, Agg: true, Volatility: 'i'},
+				Signature{Name: name, Result: tI8, Agg: true, AnyArg: true, Volatility: 'i'})
 			continue
 		}
 		for _, t := range sigProbeTypes {
