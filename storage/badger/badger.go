@@ -400,7 +400,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	if s.failed != nil {
 		return fmt.Errorf("badger commit epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
 	}
-	if err := s.takeStageErrLocked(); err != nil {
+	if err := s.stageErrLocked(true); err != nil {
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
 	if c := s.committed.Load(); epoch <= c {
@@ -461,14 +461,17 @@ func (s *Store) waitStaging(epoch uint64) error {
 	return op.err
 }
 
-// takeStageErrLocked returns (once) the error of the last Stage's write, which has finished: the
-// caller holds commitMu, which that write held until it was done.
-func (s *Store) takeStageErrLocked() error {
+// stageErrLocked returns the error of the last Stage's write, which has finished: the caller
+// holds commitMu, which that write held until it was done. A Commit takes the error (clear): the
+// failed write's epoch may be below the one a Stage reports it to, and must not commit either.
+func (s *Store) stageErrLocked(clear bool) error {
 	op := s.staging.Load()
 	if op == nil {
 		return nil
 	}
-	s.staging.Store(nil)
+	if clear {
+		s.staging.Store(nil)
+	}
 	if op.err != nil {
 		return fmt.Errorf("an earlier stage failed: %w", op.err)
 	}
@@ -502,7 +505,7 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 	if s.failed != nil {
 		return fmt.Errorf("badger stage epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
 	}
-	if err := s.takeStageErrLocked(); err != nil {
+	if err := s.stageErrLocked(false); err != nil {
 		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
 	}
 	if c := s.committed.Load(); epoch <= c {
@@ -536,8 +539,8 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 		return nil
 	}
 	op := &stageOp{done: make(chan struct{})}
-	s.staging.Store(op)
-	unlock = false // the write below releases both locks when done
+	s.staging.Store(op) // the last one succeeded (stageErrLocked above): nothing is lost
+	unlock = false      // the write below releases both locks when done
 	go func() {
 		defer s.commitMu.Unlock()
 		defer s.closeMu.RUnlock()
