@@ -278,6 +278,16 @@ var systemTables = []systemTable{
 		col("typstorage", tChar), col("typnotnull", tBool), col("typbasetype", tOID),
 		col("typtypmod", tI4), col("typndims", tI4), col("typcollation", tOID),
 	}, pgTypeRows},
+	{"pg_catalog", "pg_proc", []Column{
+		col("oid", tOID), col("proname", tName), col("pronamespace", tOID), col("proowner", tOID),
+		col("prolang", tOID), col("prokind", tChar), col("prosecdef", tBool), col("proisstrict", tBool),
+		col("proretset", tBool), col("provolatile", tChar), col("pronargs", tI2), col("prorettype", tOID),
+		col("proargtypes", tText), col("prosrc", tText), col("proacl", tText),
+	}, func(Reader) [][]types.Datum { return nil }}, // the session answers it (ProcRows)
+	{"pg_catalog", "pg_extension", []Column{
+		col("oid", tOID), col("extname", tName), col("extowner", tOID), col("extnamespace", tOID),
+		col("extrelocatable", tBool), col("extversion", tText), col("extconfig", tText), col("extcondition", tText),
+	}, func(Reader) [][]types.Datum { return nil }}, // no extensions
 	{"pg_catalog", "pg_database", []Column{
 		col("oid", tOID), col("datname", tName), col("datdba", tOID), col("encoding", tI4),
 		col("datlocprovider", tChar), col("datistemplate", tBool), col("datallowconn", tBool),
@@ -972,6 +982,50 @@ func ViewDefinition(rel *Relation) string {
 		return ""
 	}
 	return " " + q + ";"
+}
+
+// Proc is one built-in function or aggregate overload, as pg_proc lists it.
+type Proc struct {
+	Name       string
+	Args       []types.T
+	Variadic   bool // the last argument repeats
+	AnyArg     bool // one argument of any type ("any"); Args is empty
+	Result     types.T
+	Agg        bool
+	Volatility byte // 'i', 's' or 'v'
+}
+
+// firstProcOID numbers pg_proc's rows (PostgreSQL's own oids for its
+// functions are not reproduced).
+const firstProcOID = 90000
+
+// anyOID is the pseudo-type "any".
+const anyOID = 2276
+
+// ProcRows are pg_proc's rows for procs, in order (the session answers
+// pg_proc from the function registry): all in pg_catalog, language internal.
+func ProcRows(procs []Proc) [][]types.Datum {
+	rows := make([][]types.Datum, 0, len(procs))
+	for i, p := range procs {
+		kind := byte('f')
+		if p.Agg {
+			kind = 'a'
+		}
+		var args []string
+		for _, t := range p.Args {
+			args = append(args, strconv.FormatUint(uint64(t.OID()), 10))
+		}
+		if p.AnyArg {
+			args = []string{strconv.Itoa(anyOID)}
+		}
+		rows = append(rows, []types.Datum{
+			dI(int64(firstProcOID + i)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
+			dI(12), dC(kind), dB(false), dB(!p.Agg),
+			dB(false), dC(p.Volatility), dI(int64(len(args))), dI(int64(p.Result.OID())),
+			dS(strings.Join(args, " ")), dS(p.Name), null,
+		})
+	}
+	return rows
 }
 
 // RoleRows are pg_roles' and pg_user's rows for roles (the session

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -486,3 +487,27 @@ type catalogWithRoles struct {
 }
 
 func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
+
+// Functions lets psqlcat answer \df from the function registry.
+func (c catalogWithRoles) Functions() []psqlcat.Func { return builtinFuncs() }
+
+// procRows are pg_proc's rows, from the registry's functions (once: it does not change).
+var procRows = sync.OnceValue(func() [][]types.Datum {
+	sigs := expr.Signatures()
+	procs := make([]catalog.Proc, len(sigs))
+	for i, s := range sigs {
+		procs[i] = catalog.Proc{Name: s.Name, Args: s.Params, Variadic: s.Variadic, AnyArg: s.AnyArg, Result: s.Result,
+			Agg: s.Agg, Volatility: s.Volatility}
+	}
+	return catalog.ProcRows(procs)
+})
+
+// builtinFuncs lists the registry's functions once (it does not change).
+var builtinFuncs = sync.OnceValue(func() []psqlcat.Func {
+	sigs := expr.Signatures()
+	out := make([]psqlcat.Func, len(sigs))
+	for i, s := range sigs {
+		out[i] = psqlcat.Func{Name: s.Name, Args: s.Params, Variadic: s.Variadic, Result: s.Result, Agg: s.Agg, AnyArg: s.AnyArg}
+	}
+	return out
+})
