@@ -142,7 +142,7 @@ func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Resu
 	for k, v := range e.roles.byName {
 		changed[k] = v
 	}
-	tag := strings.ToUpper(n.Action) + "_ROLE"
+	tag := strings.ToUpper(n.Action) + " ROLE" // PostgreSQL's tag, for CREATE USER too
 	switch n.Action {
 	case "create":
 		name := n.Names[0]
