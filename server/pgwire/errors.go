@@ -88,6 +88,8 @@ var sqlStates = []struct {
 	{types.ErrNtileArgument, "22014"},
 	{types.ErrNullNotAllowed, "22004"},
 	{types.ErrWindowFrameSize, "22013"},
+	{types.ErrInvalidLimit, "2201W"},
+	{types.ErrInvalidOffset, "2201X"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

@@ -276,7 +276,7 @@ func (s *Session) currentUser() string {
 func (s *Session) setRole(n *parser.Set) (pgwire.Result, error) {
 	if n.Default {
 		s.role = ""
-		return tagOnly("SET"), nil
+		return tagOnly(setTag(n)), nil
 	}
 	name := strings.Join(n.Value, "")
 	s.eng.roles.RLock()

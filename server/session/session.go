@@ -199,16 +199,20 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.explain(n) }
 		return nil
 	case *parser.Begin:
+		tag := "BEGIN"
+		if n.Start {
+			tag = "START TRANSACTION"
+		}
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			if s.tx != 0 && s.tx != 'I' {
 				s.notifier.Notice("WARNING", "25001", "there is already a transaction in progress")
-				return tagOnly("BEGIN"), nil
+				return tagOnly(tag), nil
 			}
 			if iso := strings.ToLower(strings.Join(strings.Fields(n.Isolation), " ")); iso != "" && iso != "repeatable read" {
 				s.notifier.Notice("NOTICE", "00000", isolationIgnored(iso))
 			}
 			s.tx = 'T'
-			return tagOnly("BEGIN"), nil
+			return tagOnly(tag), nil
 		}
 		return nil
 	case *parser.Commit:

@@ -36,6 +36,7 @@ func init() {
 			def(string(op), t, t, t).v(intArith(op, t.ID))
 		}
 		def("neg", t, t).v(intNeg(t.ID))
+		def("bitnot", t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DInt(^a[0].I), nil }) // ~x: stays in the type's range
 		def("mod", t, t, t).v(intArith('%', t.ID))
 		bits := map[types.ID]uint{types.Int16: 16, types.Int32: 32, types.Int64: 64}[t.ID]
 		mask := uint64(bits - 1) // the shift count masked, as PostgreSQL's C shift on x86
@@ -90,6 +91,13 @@ func init() {
 			def(string(op), t, t, t).v(floatArith(op, t.ID == types.Float32))
 		}
 		def("neg", t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DFloat(-a[0].F), nil })
+	}
+	// PostgreSQL's float48 and float84 operators: real with double precision
+	// (or with an integer or numeric, which resolve to them, float8 being
+	// the preferred numeric type) computes in double precision.
+	for _, op := range []byte{'+', '-', '*', '/'} {
+		def(string(op), tF8, tF4, tF8).v(floatArith(op, false))
+		def(string(op), tF8, tF8, tF4).v(floatArith(op, false))
 	}
 	def("+", tN, tN, tN).r(decBin(decAdd))
 	def("-", tN, tN, tN).r(decBin(decSub))

@@ -617,7 +617,8 @@ func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // powerOperator turns a ^ b (PostgreSQL's exponentiation; MySQL's XOR) into
-// power(a, b).
+// pg__pow(a, b): power(a, b), told apart from a call of power so the column
+// is named ?column? as an operator's.
 func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
@@ -630,7 +631,7 @@ func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.syntax(n)
 		}
 		first := seq[lo].tok
-		call := callNode("power", first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
+		call := callNode("pg__pow", first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
 		seq = splice(seq, lo, hi, call...)
 		i = lo
 	}

@@ -76,6 +76,8 @@ var (
 	ErrNtileArgument          = errors.New("invalid argument for ntile")          // 22014
 	ErrNullNotAllowed         = errors.New("null value not allowed")              // 22004
 	ErrWindowFrameSize        = errors.New("invalid preceding or following size") // 22013
+	ErrInvalidLimit           = errors.New("invalid row count in limit clause")   // 2201W
+	ErrInvalidOffset          = errors.New("invalid row count in result offset")  // 2201X
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive
