@@ -92,6 +92,13 @@ func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args 
 	}
 	if st.Size() < redoHeaderSize {
 		// New (or created by a crash before its header was synced: nothing was logged in it).
+		// Its first zeroed step is written now and synced with the header, so the first
+		// commit does not pay for it.
+		if _, err := f.WriteAt(make([]byte, redoGrowStep), 0); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("grow commit log: %w", err)
+		}
+		r.size = redoGrowStep
 		if err := r.reset(1); err != nil {
 			f.Close()
 			return nil, nil, err
