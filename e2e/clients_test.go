@@ -166,14 +166,20 @@ func TestClientLogins(t *testing.T) {
 	}
 }
 
-// nodeModules returns the node_modules directory holding node-postgres:
-// e2e/clients/node_modules when .ci/run (or a developer) installed it,
-// else a copy installed now from e2e/clients/package-lock.json (npm ci);
-// why is set when neither is there.
+// nodeModules returns the node_modules directory holding node-postgres and
+// pg-copy-streams: e2e/clients/node_modules when .ci/run (or a developer)
+// installed both, else a copy installed now from
+// e2e/clients/package-lock.json (npm ci); why is set when neither is there.
 func nodeModules(t *testing.T, clients string) (dir, why string) {
 	t.Helper()
 	local := filepath.Join(clients, "node_modules")
-	if _, err := os.Stat(filepath.Join(local, "pg", "package.json")); err == nil {
+	installed := true
+	for _, m := range []string{"pg", "pg-copy-streams"} {
+		if _, err := os.Stat(filepath.Join(local, m, "package.json")); err != nil {
+			installed = false
+		}
+	}
+	if installed {
 		return local, ""
 	}
 	npm, err := exec.LookPath("npm")

@@ -346,3 +346,85 @@ func TestTransactionSavepoints(t *testing.T) {
 		t.Fatalf("committed ids %v, want [1 3 4]", ids)
 	}
 }
+
+// TestTransactionRetry: pgx's BeginTxFunc in a retry loop on 40001, as an
+// application writes it. Each block reads a value and writes it back
+// changed; on its first attempt another session commits a conflicting
+// write in between (an UPDATE of the same row, then an upsert of the same
+// new key), so the first committer wins, this block fails with 40001 and
+// writes nothing, and its second attempt, on a fresh snapshot, commits
+// on top of the other write.
+func TestTransactionRetry(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := startServer(t)
+	conn, other := connect(t, ctx, srv), connect(t, ctx, srv)
+	for _, s := range []string{"CREATE TABLE r (id int PRIMARY KEY, n int)", "INSERT INTO r VALUES (1, 0)"} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// retry runs body in blocks until one commits and returns how many ran
+	// and the SQLSTATEs of the failed ones.
+	retry := func(body func(tx pgx.Tx, attempt int) error) (int, []string) {
+		t.Helper()
+		var codes []string
+		for attempt := 1; ; attempt++ {
+			err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+				return body(tx, attempt)
+			})
+			var pe *pgconn.PgError
+			switch {
+			case err == nil:
+				return attempt, codes
+			case errors.As(err, &pe) && pe.Code == "40001" && attempt < 5:
+				codes = append(codes, pe.Code)
+			default:
+				t.Fatalf("attempt %d: %v", attempt, err)
+			}
+		}
+	}
+	value := func(id int) int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT n FROM r WHERE id = $1", id).Scan(&n); err != nil {
+			t.Fatalf("row %d: %v", id, err)
+		}
+		return n
+	}
+
+	attempts, codes := retry(func(tx pgx.Tx, attempt int) error {
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT n FROM r WHERE id = 1").Scan(&n); err != nil {
+			return err
+		}
+		if attempt == 1 {
+			if _, err := other.Exec(ctx, "UPDATE r SET n = n + 100 WHERE id = 1"); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, "UPDATE r SET n = $1 WHERE id = 1", n+10)
+		return err
+	})
+	if attempts != 2 || len(codes) != 1 || value(1) != 110 {
+		t.Fatalf("lost update: %d attempts (%v), n = %d; want 2 attempts (one 40001), n = 110", attempts, codes, value(1))
+	}
+
+	upsert := "INSERT INTO r VALUES (2, $1) ON CONFLICT (id) DO UPDATE SET n = r.n + EXCLUDED.n"
+	attempts, codes = retry(func(tx pgx.Tx, attempt int) error {
+		var seen int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM r WHERE id = 2").Scan(&seen); err != nil {
+			return err
+		}
+		if attempt == 1 {
+			if _, err := other.Exec(ctx, upsert, 100); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, upsert, 10*(seen+1))
+		return err
+	})
+	if attempts != 2 || len(codes) != 1 || value(2) != 120 {
+		t.Fatalf("concurrent upsert: %d attempts (%v), n = %d; want 2 attempts (one 40001), n = 120", attempts, codes, value(2))
+	}
+}
