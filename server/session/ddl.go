@@ -24,6 +24,9 @@ func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
 		// name created later must not inherit it.
 		rel.Owner = u
 	}
+	if rel.Database == "" && s.db() != catalog.Database {
+		rel.Database = s.db()
+	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
 			return err
@@ -418,6 +421,9 @@ func (s *Session) dropLocked(ctx context.Context, n *parser.Drop) (pgwire.Result
 	}
 	var victims []*catalog.Relation
 	for _, name := range n.Names {
+		if name.Database != "" && name.Database != s.db() {
+			return nil, types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s\"", name.QualifiedString())
+		}
 		rel, err := s.lookup(name.Schema, name.Name)
 		if err != nil || rel.Kind == catalog.KindSystem {
 			if n.IfExists {
@@ -497,6 +503,15 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 		// A relation's indexes go with it too, as in PostgreSQL.
 		if !d.SinksInto(rel) && d.Kind != catalog.KindIndex {
 			blocking = append(blocking, d)
+		}
+	}
+	for _, d := range deps {
+		if d.DB() != rel.DB() {
+			// CASCADE does not reach into other databases (as in RisingWave).
+			return nil, &types.Error{Kind: types.ErrDependentObjects,
+				Msg:    fmt.Sprintf("cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name),
+				Detail: fmt.Sprintf("%s %s.%s.%s in another database depends on %s %s", d.Kind, d.DB(), d.Schema, d.Name, rel.Kind, rel.Name),
+				Hint:   fmt.Sprintf("Drop the dependent objects in database %s first.", d.DB())}
 		}
 	}
 	if len(blocking) > 0 && !cascade {
