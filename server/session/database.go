@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/catalog/persist"
@@ -131,6 +132,12 @@ func (s *Session) createDatabase(ctx context.Context, n *parser.CreateDatabase) 
 		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied to create database")
 	}
 	owner := s.currentUser()
+	switch n.Owner {
+	case "current_user", "current_role":
+		n.Owner = ""
+	case "session_user":
+		n.Owner, owner = "", s.user
+	}
 	if n.Owner != "" {
 		if !s.isRole(n.Owner) && n.Owner != catalog.RootRole {
 			return nil, types.Errorf(types.ErrUndefinedObject, "role \"%s\" does not exist", n.Owner)
@@ -179,7 +186,16 @@ func (s *Session) dropDatabase(ctx context.Context, n *parser.DropDatabase) (pgw
 	if n.Name == catalog.Database {
 		return nil, types.Errorf(types.ErrObjectInUse, "cannot drop database %s: it is the default database", n.Name)
 	}
-	if k := s.eng.attached.connectedTo(n.Name, s.pid); k > 0 {
+	// As PostgreSQL does, give sessions that are closing up to 5 s to go.
+	k := s.eng.attached.connectedTo(n.Name, s.pid)
+	for deadline := time.Now().Add(5 * time.Second); k > 0 && time.Now().Before(deadline); k = s.eng.attached.connectedTo(n.Name, s.pid) {
+		select {
+		case <-ctx.Done():
+			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if k > 0 {
 		detail := "There is 1 other session using the database."
 		if k > 1 {
 			detail = fmt.Sprintf("There are %d other sessions using the database.", k)

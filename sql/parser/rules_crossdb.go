@@ -5,14 +5,14 @@ package parser
 // knows two-part names only); catalog.SplitSchema takes it apart.
 const CrossDBSep = "\x1f"
 
-// crossDBNames rewrites a three-part table name in FROM or JOIN,
-// db.schema.name, to "db<CrossDBSep>schema".name.
+// crossDBNames rewrites a three-part table name after FROM, JOIN, INTO or
+// UPDATE, db.schema.name, to "db<CrossDBSep>schema".name.
 func crossDBNames(c *rewriteCtx, seq []*node) ([]*node, error) {
 	inFrom := false
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
 		switch {
-		case n.kwIn("from", "join"):
+		case n.kwIn("from", "join", "into", "update"):
 			inFrom = true
 			continue
 		case n.kwIn("where", "group", "order", "having", "limit", "window", "union", "intersect", "except",
@@ -26,7 +26,7 @@ func crossDBNames(c *rewriteCtx, seq []*node) ([]*node, error) {
 		if !seq[i+1].isPunct(".") || !seq[i+2].isIdent() || !seq[i+3].isPunct(".") || !seq[i+4].isIdent() {
 			continue
 		}
-		if i+5 < len(seq) && (seq[i+5].isPunct(".") || seq[i+5].isParen()) {
+		if i+5 < len(seq) && seq[i+5].isPunct(".") {
 			continue
 		}
 		schema := synth(tkQIdent, n.tok.val+CrossDBSep+seq[i+2].tok.val, n.tok, n.tok.sp)
