@@ -393,7 +393,7 @@ func (r *Relation) IntoTarget() (schema, name string) {
 // SinksInto reports whether r is a sink into table t.
 func (r *Relation) SinksInto(t *Relation) bool {
 	schema, name := r.IntoTarget()
-	return name != "" && name == t.Name && schema == t.Schema
+	return name != "" && name == t.Name && schema == t.Schema && r.DB() == t.DB()
 }
 
 // HasRowID reports whether the relation's key is the hidden row id.

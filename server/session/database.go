@@ -251,3 +251,12 @@ func (s *Session) dropDatabase(ctx context.Context, n *parser.DropDatabase) (pgw
 	}
 	return tagOnly("DROP DATABASE"), nil
 }
+
+// relDB is the Database a new relation of the session records ("" for dev,
+// as relations from before databases existed do).
+func (s *Session) relDB() string {
+	if s.db() == catalog.Database {
+		return ""
+	}
+	return s.db()
+}

@@ -24,8 +24,8 @@ func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
 		// name created later must not inherit it.
 		rel.Owner = u
 	}
-	if rel.Database == "" && s.db() != catalog.Database {
-		rel.Database = s.db()
+	if rel.Database == "" {
+		rel.Database = s.relDB()
 	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
@@ -193,7 +193,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
 		col, err := columnOf(cd, n.Name.Name)
@@ -371,7 +371,7 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
 	fields := pq.Root.Schema()
 	k := 0
 	for _, f := range fields {

@@ -58,7 +58,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	k := 0
