@@ -88,6 +88,9 @@ func TestDatabases(t *testing.T) {
 	wantCode(t, err, "2BP01")
 	_, err = dev.Exec(ctx, "DROP DATABASE shop")
 	wantCode(t, err, "55006") // shop's session is connected
+	if n := count(dev, "SELECT count(*) FROM pg_stat_activity WHERE datname = 'shop'"); n != 1 {
+		t.Fatalf("pg_stat_activity shows %d sessions in shop, want 1", n)
+	}
 	if n := count(dev, "SELECT count(*) FROM pg_database WHERE datname IN ('dev', 'shop')"); n != 2 {
 		t.Fatalf("pg_database lists %d of dev and shop", n)
 	}

@@ -57,6 +57,14 @@ func (a *attached) remove(pid int32) {
 	delete(a.mu.byPID, pid)
 }
 
+// of returns the database session pid uses.
+func (a *attached) of(pid int32) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.mu.byPID[pid]
+	return at.db, ok
+}
+
 // connectedTo counts the sessions other than pid connected to db.
 func (a *attached) connectedTo(db string, pid int32) int {
 	a.mu.Lock()
