@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -267,4 +268,51 @@ func (s *Session) relDB() string {
 		return ""
 	}
 	return s.db()
+}
+
+var objectNameType = reflect.TypeOf(parser.ObjectName{})
+
+// foreignName returns a three-part name of statement st (in its own fields,
+// not in a query it holds) naming another database than db: DDL and the
+// other statements naming objects act in the session's database only.
+func foreignName(st parser.Statement, db string) (parser.ObjectName, bool) {
+	v := reflect.ValueOf(st)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return parser.ObjectName{}, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return parser.ObjectName{}, false
+	}
+	check := func(f reflect.Value) (parser.ObjectName, bool) {
+		if n := f.Interface().(parser.ObjectName); n.Database != "" && n.Database != db {
+			return n, true
+		}
+		return parser.ObjectName{}, false
+	}
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch {
+		case f.Type() == objectNameType:
+			if n, ok := check(f); ok {
+				return n, true
+			}
+		case f.Kind() == reflect.Pointer && f.Type().Elem() == objectNameType && !f.IsNil():
+			if n, ok := check(f.Elem()); ok {
+				return n, true
+			}
+		case f.Kind() == reflect.Slice && f.Type().Elem() == objectNameType:
+			for j := 0; j < f.Len(); j++ {
+				if n, ok := check(f.Index(j)); ok {
+					return n, true
+				}
+			}
+		}
+	}
+	return parser.ObjectName{}, false
 }

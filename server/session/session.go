@@ -199,6 +199,9 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		if err := s.checkDatabase(); err != nil {
 			return err
 		}
+		if n, ok := foreignName(st.ast, s.db()); ok {
+			return types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s\"", n.QualifiedString())
+		}
 	}
 	switch n := st.ast.(type) {
 	case *parser.Query:
