@@ -207,11 +207,13 @@ type SinkSettings struct {
 // Relation is a table, view, materialized view, sink, source or system table.
 // Descriptors are immutable once published: changes replace the whole value.
 type Relation struct {
-	ID      uint32   `json:"id"`
-	Schema  string   `json:"schema"`
-	Name    string   `json:"name"`
-	Kind    Kind     `json:"kind"`
-	Columns []Column `json:"columns"`
+	ID uint32 `json:"id"`
+	// Database is the database the relation belongs to ("": dev).
+	Database string   `json:"database,omitempty"`
+	Schema   string   `json:"schema"`
+	Name     string   `json:"name"`
+	Kind     Kind     `json:"kind"`
+	Columns  []Column `json:"columns"`
 	// PK lists the primary key's column indices (the hidden row id when none was declared).
 	PK []int `json:"pk,omitempty"`
 	// Definition is the CREATE statement's text (the query for views and MVs).
@@ -391,7 +393,7 @@ func (r *Relation) IntoTarget() (schema, name string) {
 // SinksInto reports whether r is a sink into table t.
 func (r *Relation) SinksInto(t *Relation) bool {
 	schema, name := r.IntoTarget()
-	return name != "" && name == t.Name && schema == t.Schema
+	return name != "" && name == t.Name && schema == t.Schema && r.DB() == t.DB()
 }
 
 // HasRowID reports whether the relation's key is the hidden row id.
@@ -413,6 +415,8 @@ type Reader interface {
 	Schemas() []string
 	// SchemaOID is a schema's pg_namespace oid (0: no such schema).
 	SchemaOID(name string) uint32
+	// Databases lists the databases, ordered by oid.
+	Databases() []DatabaseDesc
 }
 
 // Catalog is the in-memory registry. Mutations validate and publish new
@@ -424,8 +428,10 @@ type Catalog struct {
 		byID   map[uint32]*Relation
 		byName map[string]*Relation // "schema.name"
 		nextID uint32
-		// schemas are CREATE SCHEMA's schemas: name -> oid.
+		// schemas are CREATE SCHEMA's schemas: SchemaKey(db, name) -> oid.
 		schemas map[string]uint32
+		// databases are the databases by name, dev among them.
+		databases map[string]DatabaseDesc
 	}
 	system []*Relation // fixed system tables (ids below FirstUserID)
 }
@@ -437,9 +443,10 @@ func New(system []*Relation) *Catalog {
 	c.mu.byName = map[string]*Relation{}
 	c.mu.schemas = map[string]uint32{}
 	c.mu.nextID = FirstUserID
+	c.mu.databases = map[string]DatabaseDesc{Database: {Name: Database, OID: DatabaseOID, Owner: Owner}}
 	for _, r := range system {
 		c.mu.byID[r.ID] = r
-		c.mu.byName[r.QualifiedName()] = r
+		c.mu.byName[r.key()] = r
 	}
 	return c
 }
@@ -450,7 +457,7 @@ func (c *Catalog) Load(rels []*Relation, nextID uint32) {
 	defer c.mu.Unlock()
 	for _, r := range rels {
 		c.mu.byID[r.ID] = r
-		c.mu.byName[r.QualifiedName()] = r
+		c.mu.byName[r.key()] = r
 		if r.ID >= c.mu.nextID {
 			c.mu.nextID = r.ID + 1
 		}
@@ -476,46 +483,76 @@ func (c *Catalog) PeekNextID() uint32 {
 	return c.mu.nextID
 }
 
-// Lookup implements Reader.
+// Lookup implements Reader: names resolve in database dev.
 func (c *Catalog) Lookup(schema, name string) (*Relation, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if schema != "" {
-		if r, ok := c.mu.byName[schema+"."+name]; ok {
-			return r, nil
-		}
-		return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
-	}
-	for _, s := range []string{"public", "pg_catalog", "rw_catalog", "information_schema"} {
-		if r, ok := c.mu.byName[s+"."+name]; ok {
-			return r, nil
-		}
-	}
-	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
+	return Path{Catalog: c, Search: []string{DefaultSchema}}.Lookup(schema, name)
 }
 
-// Path is the catalog seen with a search path: unqualified names resolve
-// in the path's schemas (those that exist), then in pg_catalog, rw_catalog
-// and information_schema.
+// Path is the catalog seen from a session: its database (dev when "") and
+// search path. Unqualified names resolve in the path's schemas (those that
+// exist), then in pg_catalog, rw_catalog and information_schema; a schema
+// the parser encoded with a database (CrossDBSep, a three-part name) resolves
+// in that database. Relations, Schemas and SchemaOID list the path's database
+// (and the system tables), so the system tables show it alone.
 type Path struct {
 	*Catalog
-	Search []string
+	Database string
+	Search   []string
+}
+
+func (p Path) db() string {
+	if p.Database == "" {
+		return Database
+	}
+	return p.Database
 }
 
 // Lookup implements Reader.
 func (p Path) Lookup(schema, name string) (*Relation, error) {
-	if schema != "" {
-		return p.Catalog.Lookup(schema, name)
+	db := p.db()
+	if d, sc := SplitSchema(schema); d != "" {
+		if _, ok := p.DatabaseByName(d); !ok {
+			return nil, errNoDatabase(d)
+		}
+		db, schema = d, sc
 	}
 	p.Catalog.mu.RLock()
 	defer p.Catalog.mu.RUnlock()
+	if schema != "" {
+		if r, ok := p.Catalog.mu.byName[key(db, schema, name)]; ok {
+			return r, nil
+		}
+		return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s.%s\" does not exist", schema, name)
+	}
 	for _, s := range append(slices.Clone(p.Search), "pg_catalog", "rw_catalog", "information_schema") {
-		if r, ok := p.Catalog.mu.byName[s+"."+name]; ok {
+		if r, ok := p.Catalog.mu.byName[key(db, s, name)]; ok {
 			return r, nil
 		}
 	}
 	return nil, types.Errorf(types.ErrUndefinedTable, "relation \"%s\" does not exist", name)
 }
+
+// Relations implements Reader: the system tables and the path's database's relations.
+func (p Path) Relations() []*Relation {
+	all := p.Catalog.Relations()
+	out := all[:0:0]
+	db := p.db()
+	for _, r := range all {
+		if r.ID < FirstUserID || r.DB() == db {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Schemas implements Reader for the path's database.
+func (p Path) Schemas() []string { return p.Catalog.schemasIn(p.db()) }
+
+// SchemaOID implements Reader for the path's database.
+func (p Path) SchemaOID(name string) uint32 { return p.Catalog.SchemaOIDIn(p.db(), name) }
+
+// HasSchema reports whether schema name exists in the path's database.
+func (p Path) HasSchema(name string) bool { return p.SchemaOID(name) != 0 }
 
 // ByID implements Reader.
 func (c *Catalog) ByID(id uint32) (*Relation, bool) {
@@ -548,30 +585,13 @@ func (c *Catalog) Dependents(id uint32) []*Relation {
 	return out
 }
 
-// Schemas implements Reader.
-func (c *Catalog) Schemas() []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := slices.Clone(builtinSchemas)
-	var user []string
-	for name := range c.mu.schemas {
-		user = append(user, name)
-	}
-	sort.Strings(user)
-	return append(out, user...)
-}
+// Schemas implements Reader (database dev's).
+func (c *Catalog) Schemas() []string { return c.schemasIn(Database) }
 
-// SchemaOID implements Reader.
-func (c *Catalog) SchemaOID(name string) uint32 {
-	if oid := SchemaOID(name); oid != 0 {
-		return oid
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.mu.schemas[name]
-}
+// SchemaOID implements Reader (database dev's).
+func (c *Catalog) SchemaOID(name string) uint32 { return c.SchemaOIDIn(Database, name) }
 
-// HasSchema reports whether schema name exists.
+// HasSchema reports whether schema name exists in database dev.
 func (c *Catalog) HasSchema(name string) bool { return c.SchemaOID(name) != 0 }
 
 // IsBuiltinSchema reports whether name is a schema that always exists.
@@ -604,17 +624,20 @@ func (c *Catalog) Add(r *Relation) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.mu.schemas[r.Schema]; !ok && r.Schema != DefaultSchema {
+	if _, ok := c.mu.databases[r.DB()]; !ok {
+		return errNoDatabase(r.DB())
+	}
+	if _, ok := c.mu.schemas[schemaKey(r.DB(), r.Schema)]; !ok && r.Schema != DefaultSchema {
 		return types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", r.Schema)
 	}
-	if old, ok := c.mu.byName[r.QualifiedName()]; ok {
+	if old, ok := c.mu.byName[r.key()]; ok {
 		return types.Errorf(types.ErrDuplicateTable, "%s \"%s\" already exists", old.Kind, r.Name)
 	}
 	if _, ok := c.mu.byID[r.ID]; ok {
 		return fmt.Errorf("catalog: relation id %d already used", r.ID)
 	}
 	c.mu.byID[r.ID] = r
-	c.mu.byName[r.QualifiedName()] = r
+	c.mu.byName[r.key()] = r
 	return nil
 }
 
@@ -623,11 +646,11 @@ func (c *Catalog) Replace(r *Relation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, ok := c.mu.byID[r.ID]
-	if !ok || old.QualifiedName() != r.QualifiedName() {
+	if !ok || old.key() != r.key() {
 		return fmt.Errorf("catalog: replace of unknown relation %d", r.ID)
 	}
 	c.mu.byID[r.ID] = r
-	c.mu.byName[r.QualifiedName()] = r
+	c.mu.byName[r.key()] = r
 	return nil
 }
 
@@ -643,12 +666,12 @@ func (c *Catalog) Rename(r *Relation) error {
 	if !ok {
 		return fmt.Errorf("catalog: rename of unknown relation %d", r.ID)
 	}
-	if other, ok := c.mu.byName[r.QualifiedName()]; ok && other.ID != r.ID {
+	if other, ok := c.mu.byName[r.key()]; ok && other.ID != r.ID {
 		return types.Errorf(types.ErrDuplicateTable, "relation \"%s\" already exists", r.Name)
 	}
-	delete(c.mu.byName, old.QualifiedName())
+	delete(c.mu.byName, old.key())
 	c.mu.byID[r.ID] = r
-	c.mu.byName[r.QualifiedName()] = r
+	c.mu.byName[r.key()] = r
 	return nil
 }
 
@@ -658,7 +681,7 @@ func (c *Catalog) Remove(id uint32) {
 	defer c.mu.Unlock()
 	if r, ok := c.mu.byID[id]; ok {
 		delete(c.mu.byID, id)
-		delete(c.mu.byName, r.QualifiedName())
+		delete(c.mu.byName, r.key())
 	}
 }
 

@@ -495,6 +495,9 @@ var systemTables = []systemTable{
 		col("rolreplication", tBool), col("rolbypassrls", tBool), col("rolconnlimit", tI4),
 		col("rolpassword", tText), col("rolvaliduntil", tTSTZ),
 	}, func(Reader) [][]types.Datum { return nil }},
+	{"rw_catalog", "rw_databases", []Column{
+		col("id", tI4), col("name", tText), col("owner", tI4),
+	}, rwDatabasesRows},
 }
 
 // SystemRelations returns the fixed system-table descriptors (kind KindSystem,
@@ -729,13 +732,17 @@ func pgTypeRows(Reader) [][]types.Datum {
 	return rows
 }
 
-func pgDatabaseRows(Reader) [][]types.Datum {
-	return [][]types.Datum{{
-		dI(DatabaseOID), dS(Database), dI(OwnerOID), dI(6), // 6 = UTF8
-		dC('c'), dB(false), dB(true),
-		dI(-1), dI(0), dS("C.UTF-8"),
-		dS("C.UTF-8"), null, null,
-	}}
+func pgDatabaseRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, d := range r.Databases() {
+		rows = append(rows, []types.Datum{
+			dI(int64(d.OID)), dS(d.Name), dI(OwnerOID), dI(6), // 6 = UTF8
+			dC('c'), dB(false), dB(true),
+			dI(-1), dI(0), dS("C.UTF-8"),
+			dS("C.UTF-8"), null, null,
+		})
+	}
+	return rows
 }
 
 func pgTablesRows(r Reader) [][]types.Datum {
@@ -963,6 +970,14 @@ func rwSchemasRows(r Reader) [][]types.Datum {
 	var rows [][]types.Datum
 	for _, s := range r.Schemas() {
 		rows = append(rows, []types.Datum{dI(int64(r.SchemaOID(s))), dS(s), dI(OwnerOID)})
+	}
+	return rows
+}
+
+func rwDatabasesRows(r Reader) [][]types.Datum {
+	var rows [][]types.Datum
+	for _, d := range r.Databases() {
+		rows = append(rows, []types.Datum{dI(int64(d.OID)), dS(d.Name), dI(OwnerOID)})
 	}
 	return rows
 }

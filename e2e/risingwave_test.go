@@ -182,6 +182,9 @@ func TestRisingWaveSuites(t *testing.T) {
 							},
 							OnRecord: func(rec *slt.Record, err error) {
 								res.records++
+								if err != nil && os.Getenv("RW_E2E_VERBOSE") != "" {
+									t.Logf("%s", strings.SplitN(err.Error(), "\nSQL:", 2)[0])
+								}
 								if err == nil {
 									res.passed++
 								} else if res.first == "" {

@@ -178,3 +178,31 @@ func LoadSchemas(ctx context.Context, kv storage.KV) (map[string]uint32, error) 
 	}
 	return schemas, nil
 }
+
+var databasesKey = []byte{0, 0, 0, TableID, 0, 0, 'd'}
+
+// SaveDatabases records CREATE DATABASE's databases (all but dev) and the id
+// counter their oids come from in b.
+func SaveDatabases(b *storage.Batch, dbs []catalog.DatabaseDesc, nextID uint32) error {
+	v, err := json.Marshal(dbs)
+	if err != nil {
+		return fmt.Errorf("persist databases: %w", err)
+	}
+	b.Put(databasesKey, v)
+	m, _ := json.Marshal(meta{NextID: nextID})
+	b.Put(metaKey, m)
+	return nil
+}
+
+// LoadDatabases reads the databases SaveDatabases recorded (none when none were).
+func LoadDatabases(ctx context.Context, kv storage.KV) ([]catalog.DatabaseDesc, error) {
+	var dbs []catalog.DatabaseDesc
+	v, ok, err := kv.Get(ctx, databasesKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := json.Unmarshal(v, &dbs); err != nil {
+		return nil, fmt.Errorf("load databases: %w", err)
+	}
+	return dbs, nil
+}

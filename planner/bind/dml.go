@@ -175,6 +175,9 @@ func (b *Binder) dmlTable(refs *ast.TableRefsClause) (*catalog.Relation, string,
 	if !ok {
 		return nil, "", types.Errorf(types.ErrUnsupported, "DML target must be a table")
 	}
+	if db, sc := catalog.SplitSchema(tn.Schema.O); db != "" {
+		return nil, "", types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s.%s.%s\"", db, sc, tn.Name.O)
+	}
 	rel, err := b.cat.Lookup(tn.Schema.O, tn.Name.O)
 	if err != nil {
 		return nil, "", err

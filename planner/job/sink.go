@@ -24,7 +24,7 @@ func (p *Planner) Sink(sq *physical.StreamQuery, rel *catalog.Relation) (plan.St
 		return SinkPlan(sq, rel)
 	}
 	schema, into := rel.IntoTarget()
-	target, err := p.Catalog.Lookup(schema, into)
+	target, err := catalog.Path{Catalog: p.Catalog, Database: rel.Database}.Lookup(schema, into)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ var sqlStates = []struct {
 	{types.ErrDuplicateColumn, "42701"},
 	{types.ErrDuplicateObject, "42710"},
 	{types.ErrDuplicateSchema, "42P06"},
+	{types.ErrDuplicateDatabase, "42P04"},
 	{types.ErrDuplicatePrepared, "42P05"},
 	{types.ErrUndefinedPrepared, "26000"},
 	{types.ErrReservedName, "42939"},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/tributary/tributary/catalog"
@@ -298,14 +299,24 @@ var listDatabasesRE = template(`SELECT d.datname as "Name",
 FROM pg_catalog.pg_database d
 ORDER BY 1;`)
 
-// listDatabases answers \l: the one database, dev.
-func listDatabases(_ catalog.Reader, q string) (*result, bool, error) {
+// listDatabases answers \l: the databases by name.
+func listDatabases(r catalog.Reader, q string) (*result, bool, error) {
 	if !listDatabasesRE.MatchString(q) {
 		return nil, false, nil
 	}
+	dbs := r.Databases()
+	sort.Slice(dbs, func(i, j int) bool { return dbs[i].Name < dbs[j].Name })
+	var rows [][]types.Datum
+	for _, d := range dbs {
+		owner := d.Owner
+		if owner == "" {
+			owner = catalog.Owner
+		}
+		rows = append(rows, []types.Datum{dS(d.Name), dS(owner), dS("UTF8"), dS("C.UTF-8"), dS("C.UTF-8"), null, dS("libc"), null})
+	}
 	return &result{
 		cols: cols(tText, "Name", "Owner", "Encoding", "Collate", "Ctype", "ICU Locale", "Locale Provider", "Access privileges"),
-		rows: [][]types.Datum{{dS(catalog.Database), dS(catalog.Owner), dS("UTF8"), dS("C.UTF-8"), dS("C.UTF-8"), null, dS("libc"), null}},
+		rows: rows,
 	}, true, nil
 }
 

@@ -548,7 +548,7 @@ func (s *Session) dropColumn(r *catalog.Relation, n *parser.AlterColumn, changed
 	c.Name, c.Dropped, c.Hidden, c.NotNull, c.Default, c.Missing, c.Comment = catalog.DroppedName(i), true, true, false, "", nil, ""
 	// What reads the column depends on it: a definition that no longer
 	// binds, or binds to other columns, without it.
-	over := overlay{Catalog: s.eng.Catalog, rel: r}
+	over := overlay{Path: catalog.Path{Catalog: s.eng.Catalog, Database: r.Database, Search: []string{catalog.DefaultSchema}}, rel: r}
 	for _, d := range s.eng.Catalog.Dependents(r.ID) {
 		d = s.current(changed, d.ID)
 		if d.SinksInto(r) {
@@ -614,9 +614,10 @@ func (s *Session) stillBinds(cat catalog.Reader, d *catalog.Relation) bool {
 	return slices.EqualFunc(got, want, func(a, b types.T) bool { return a.ID == b.ID })
 }
 
-// overlay is a catalog with one relation's descriptor replaced.
+// overlay is a catalog with one relation's descriptor replaced, seen from
+// that relation's database.
 type overlay struct {
-	*catalog.Catalog
+	catalog.Path
 	rel *catalog.Relation
 }
 
@@ -624,11 +625,11 @@ func (o overlay) ByID(id uint32) (*catalog.Relation, bool) {
 	if id == o.rel.ID {
 		return o.rel, true
 	}
-	return o.Catalog.ByID(id)
+	return o.Path.ByID(id)
 }
 
 func (o overlay) Lookup(schema, name string) (*catalog.Relation, error) {
-	r, err := o.Catalog.Lookup(schema, name)
+	r, err := o.Path.Lookup(schema, name)
 	if err == nil && r.ID == o.rel.ID {
 		return o.rel, nil
 	}
@@ -749,7 +750,7 @@ func (s *Session) createTableAsTable(ctx context.Context, n *parser.CreateTable)
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), CreatedAt: time.Now().UTC()}
 	for _, f := range pq.Root.Schema() {
 		if f.Hidden {
 			continue
@@ -841,7 +842,7 @@ func (s *Session) renamedDefinition(d, r *catalog.Relation, old string) (*catalo
 			refs[i].Name = r.Name
 		}
 	}
-	over := overlay{Catalog: s.eng.Catalog, rel: r}
+	over := overlay{Path: catalog.Path{Catalog: s.eng.Catalog, Database: r.Database, Search: []string{catalog.DefaultSchema}}, rel: r}
 	before, err1 := s.explainDefinition(over, d.Definition, d.Refs)
 	after, err2 := s.explainDefinition(over, text, refs)
 	if err1 != nil || err2 != nil || before != after {

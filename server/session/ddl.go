@@ -24,6 +24,9 @@ func (s *Session) publish(ctx context.Context, rel *catalog.Relation) error {
 		// name created later must not inherit it.
 		rel.Owner = u
 	}
+	if rel.Database == "" {
+		rel.Database = s.relDB()
+	}
 	_, err := s.eng.coord().Write(ctx, func(_, _ uint64, b *storage.Batch) error {
 		if err := s.eng.Catalog.Add(rel); err != nil {
 			return err
@@ -190,7 +193,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE TABLE"); found {
 		return res, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindTable, Definition: n.Text(), AppendOnly: n.AppendOnly, OnConflict: n.OnConflict, CreatedAt: time.Now().UTC()}
 	pkNames := slices.Clone(n.PrimaryKey)
 	for _, cd := range n.Columns {
 		col, err := columnOf(cd, n.Name.Name)
@@ -368,7 +371,7 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindView, Definition: n.Query.Text(), CreatedAt: time.Now().UTC()}
 	fields := pq.Root.Schema()
 	k := 0
 	for _, f := range fields {
@@ -418,6 +421,9 @@ func (s *Session) dropLocked(ctx context.Context, n *parser.Drop) (pgwire.Result
 	}
 	var victims []*catalog.Relation
 	for _, name := range n.Names {
+		if name.Database != "" && name.Database != s.db() {
+			return nil, types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s\"", name.QualifiedString())
+		}
 		rel, err := s.lookup(name.Schema, name.Name)
 		if err != nil || rel.Kind == catalog.KindSystem {
 			if n.IfExists {
@@ -500,6 +506,15 @@ func (s *Session) dropClosure(rel *catalog.Relation, cascade bool) ([]*catalog.R
 		// A relation's indexes go with it too, as in PostgreSQL.
 		if !d.SinksInto(rel) && d.Kind != catalog.KindIndex {
 			blocking = append(blocking, d)
+		}
+	}
+	for _, d := range deps {
+		if d.DB() != rel.DB() {
+			// CASCADE does not reach into other databases (as in RisingWave).
+			return nil, &types.Error{Kind: types.ErrDependentObjects,
+				Msg:    fmt.Sprintf("cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name),
+				Detail: fmt.Sprintf("%s %s.%s.%s in another database depends on %s %s", d.Kind, d.DB(), d.Schema, d.Name, rel.Kind, rel.Name),
+				Hint:   fmt.Sprintf("Drop the dependent objects in database %s first.", d.DB())}
 		}
 	}
 	if len(blocking) > 0 && !cascade {

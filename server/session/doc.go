@@ -3,6 +3,6 @@
 // executor and commits writes through the coordinator, executes DDL against
 // the catalog (new jobs planned by planner/job, started, rescaled and
 // dropped through coordinator.Streaming, which also recovers them), and
-// keeps session variables. Engine is the shared state every session uses
+// keeps session variables and the session's database (database.go). Engine is the shared state every session uses
 // (catalog, store, streaming engine); Session implements pgwire.Session.
 package session

@@ -49,6 +49,8 @@ type Engine struct {
 	nextPID atomic.Int32
 	// seqs hands out serial and identity values (sequence.go).
 	seqs *sequences
+	// attached records which database each session uses (database.go).
+	attached attached
 }
 
 // Config holds the engine's system parameters.
@@ -93,6 +95,11 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.SetSchemas(schemas)
+	dbs, err := persist.LoadDatabases(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	cat.SetDatabases(dbs)
 	params, err := persist.LoadParams(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -194,8 +201,8 @@ func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire
 	if db == "" {
 		db = params["user"]
 	}
-	if db != catalog.Database {
-		return nil, types.Errorf(types.ErrInvalidCatalogName, "database \"%s\" does not exist", db)
+	if _, ok := e.Catalog.DatabaseByName(db); !ok {
+		return nil, catalog.ErrNoDatabase(db)
 	}
 	pid := e.nextPID.Add(1)
 	if p, err := strconv.ParseInt(params[pgwire.ParamBackendPID], 10, 32); err == nil {
@@ -203,6 +210,8 @@ func (e *Engine) NewSession(params map[string]string, n pgwire.Notifier) (pgwire
 	}
 	s := &Session{eng: e, notifier: n, user: params["user"], pid: pid}
 	s.vars = newVars()
+	s.database = db
+	e.attached.set(pid, db, true)
 	if app, ok := params["application_name"]; ok {
 		s.vars.values["application_name"] = app
 	}

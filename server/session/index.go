@@ -74,7 +74,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 	if len(sq.Columns) != len(tbl.Columns) {
 		return nil, types.Errorf(types.ErrInternal, "index %s: %d columns for a relation of %d", name, len(sq.Columns), len(tbl.Columns))
 	}
-	rel := &catalog.Relation{Schema: schema, Name: name, Kind: catalog.KindIndex, Definition: def,
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: name, Kind: catalog.KindIndex, Definition: def,
 		Columns: make([]catalog.Column, len(tbl.Columns)), DependsOn: []uint32{tbl.ID}, Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC(),
 		Index: &catalog.IndexSettings{Table: tbl.ID, Columns: cols, DistLen: distLen}}
 	for i, f := range sq.Columns {
@@ -144,7 +144,7 @@ func (s *Session) indexName(tbl *catalog.Relation, cols []string) string {
 	base := tbl.Name + "_" + strings.Join(cols, "_") + "_idx"
 	name := base
 	for k := 1; ; k++ {
-		if _, err := s.eng.Catalog.Lookup(tbl.Schema, name); err != nil {
+		if _, err := s.lookup(tbl.Schema, name); err != nil {
 			return name
 		}
 		name = fmt.Sprintf("%s%d", base, k)

@@ -103,7 +103,7 @@ func (s *Session) grant(ctx context.Context, n *parser.Grant) (pgwire.Result, er
 	}
 	var rels []*catalog.Relation
 	for _, name := range n.Names {
-		rel, err := e.Catalog.Lookup(name.Schema, name.Name)
+		rel, err := s.lookup(name.Schema, name.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func (s *Session) grant(ctx context.Context, n *parser.Grant) (pgwire.Result, er
 		rels = append(rels, rel)
 	}
 	for _, schema := range n.AllIn {
-		for _, rel := range e.Catalog.Relations() {
+		for _, rel := range s.cat().Relations() {
 			if rel.Schema == schema && rel.Kind != catalog.KindSystem && rel.Kind != catalog.KindSink {
 				rels = append(rels, rel)
 			}

@@ -24,7 +24,7 @@ func (s *Session) binder(declared []types.T) *bind.Binder {
 
 // binderOn is binder over the catalog reader r (names resolving as r says).
 func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
-	cat := s.eng.Catalog
+	cat := s.cat() // the system tables list the session's database
 	return bind.New(r, declared).WithSystemRows(func(rel *catalog.Relation) ([][]types.Datum, error) {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_ddl_progress" {
 			return s.eng.ddlProgressRows(), nil

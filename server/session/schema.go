@@ -47,7 +47,7 @@ func (s *Session) searchPath() []string {
 
 // cat is the catalog as the session sees it: with its search path.
 func (s *Session) cat() catalog.Path {
-	return catalog.Path{Catalog: s.eng.Catalog, Search: s.searchPath()}
+	return catalog.Path{Catalog: s.eng.Catalog, Database: s.database, Search: s.searchPath()}
 }
 
 // lookup resolves a relation name with the session's search path.
@@ -58,8 +58,11 @@ func (s *Session) lookup(schema, name string) (*catalog.Relation, error) {
 // schemaOf is the schema a new object named n goes into: the one named
 // (which must exist), else the first existing schema of the search path.
 func (s *Session) schemaOf(n parser.ObjectName) (string, error) {
+	if n.Database != "" && n.Database != s.db() {
+		return "", types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s\"", n.QualifiedString())
+	}
 	if n.Schema != "" {
-		if !s.eng.Catalog.HasSchema(n.Schema) {
+		if !s.cat().HasSchema(n.Schema) {
 			return "", types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", n.Schema)
 		}
 		if n.Schema != catalog.DefaultSchema && catalog.IsBuiltinSchema(n.Schema) {
@@ -68,7 +71,7 @@ func (s *Session) schemaOf(n parser.ObjectName) (string, error) {
 		return n.Schema, nil
 	}
 	for _, sc := range s.searchPath() {
-		if sc == catalog.DefaultSchema || !catalog.IsBuiltinSchema(sc) && s.eng.Catalog.HasSchema(sc) {
+		if sc == catalog.DefaultSchema || !catalog.IsBuiltinSchema(sc) && s.cat().HasSchema(sc) {
 			return sc, nil
 		}
 	}
@@ -91,9 +94,9 @@ func (s *Session) createSchema(ctx context.Context, n *parser.CreateSchema) (pgw
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
 	if !s.superuser() {
-		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied for database %s", catalog.Database)
+		return nil, types.Errorf(types.ErrInsufficientPrivilege, "permission denied for database %s", s.db())
 	}
-	if s.eng.Catalog.HasSchema(n.Name) {
+	if s.cat().HasSchema(n.Name) {
 		if n.IfNotExists {
 			s.notifier.Notice("NOTICE", "42P06", fmt.Sprintf("schema \"%s\" already exists, skipping", n.Name))
 			return tagOnly("CREATE SCHEMA"), nil
@@ -105,7 +108,7 @@ func (s *Session) createSchema(ctx context.Context, n *parser.CreateSchema) (pgw
 			Detail: "The prefix \"pg_\" is reserved for system schemas."}
 	}
 	schemas := s.eng.Catalog.UserSchemas()
-	schemas[n.Name] = s.eng.Catalog.NextID()
+	schemas[catalog.SchemaKey(s.db(), n.Name)] = s.eng.Catalog.NextID()
 	if err := s.saveSchemas(ctx, schemas); err != nil {
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func (s *Session) createSchema(ctx context.Context, n *parser.CreateSchema) (pgw
 func (s *Session) dropSchema(ctx context.Context, n *parser.DropSchema) (pgwire.Result, error) {
 	var names []string
 	for _, name := range n.Names {
-		if !s.eng.Catalog.HasSchema(name) {
+		if !s.cat().HasSchema(name) {
 			if n.IfExists {
 				s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("schema \"%s\" does not exist, skipping", name))
 				continue
@@ -134,8 +137,8 @@ func (s *Session) dropSchema(ctx context.Context, n *parser.DropSchema) (pgwire.
 	for _, name := range names {
 		var inside []parser.ObjectName
 		var first *catalog.Relation
-		for _, r := range s.eng.Catalog.Relations() {
-			if r.Schema == name {
+		for _, r := range s.cat().Relations() {
+			if r.Schema == name && r.ID >= catalog.FirstUserID {
 				if first == nil {
 					first = r
 				}
@@ -170,7 +173,7 @@ func (s *Session) dropSchema(ctx context.Context, n *parser.DropSchema) (pgwire.
 	defer s.eng.ddl.Unlock()
 	schemas := s.eng.Catalog.UserSchemas()
 	for _, name := range names {
-		delete(schemas, name)
+		delete(schemas, catalog.SchemaKey(s.db(), name))
 	}
 	if err := s.saveSchemas(ctx, schemas); err != nil {
 		return nil, err

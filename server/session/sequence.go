@@ -216,7 +216,7 @@ func (e *Engine) persistPending(ctx context.Context) error {
 // rel) as PostgreSQL does: t_id_seq1, t_id_seq2, ...
 func (s *Session) uniqueSequenceNames(rel *catalog.Relation) {
 	taken := map[string]bool{}
-	for _, r := range s.eng.Catalog.Relations() {
+	for _, r := range s.cat().Relations() {
 		if r.Schema == rel.Schema {
 			taken[r.Name] = true
 		}
@@ -268,7 +268,7 @@ func (s *Session) lookupSequence(name string) (*catalog.Relation, *catalog.Colum
 		n = n[i+1:]
 	}
 	n = identName(n)
-	for _, rel := range s.eng.Catalog.Relations() {
+	for _, rel := range s.cat().Relations() {
 		for i := range rel.Columns {
 			if c := &rel.Columns[i]; c.Seq != nil && c.Seq.Name == n {
 				return rel, c, nil

@@ -25,6 +25,9 @@ type Session struct {
 	notifier pgwire.Notifier
 	user     string
 	pid      int32
+	// database is the session's database: the startup one, or the one SET
+	// database chose (database.go).
+	database string
 	vars     *vars
 	// currval holds the last value nextval gave this session, by sequence name.
 	currval map[string]int64
@@ -53,7 +56,10 @@ func (s *Session) TxStatus() byte {
 }
 
 // Close implements pgwire.Session: an open transaction block is rolled back.
-func (s *Session) Close() { s.endTxn() }
+func (s *Session) Close() {
+	s.endTxn()
+	s.eng.attached.remove(s.pid)
+}
 
 // StatementTimeout implements pgwire.Timeouts: statement_timeout.
 func (s *Session) StatementTimeout() time.Duration { return s.vars.millisSetting("statement_timeout") }
@@ -108,7 +114,7 @@ func (s *Session) exprCtx(params []types.Datum) *expr.Ctx {
 	if s.role != "" {
 		current = s.role
 	}
-	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: "dev", BackendPID: s.pid}
+	ctx := &expr.Ctx{Params: params, Now: time.Now().UnixMicro(), User: current, SessionUser: user, Database: s.db(), BackendPID: s.pid}
 	if s.eng.Backends != nil {
 		ctx.Backends = backendGuard{s}
 	}
@@ -187,6 +193,16 @@ func (s *Session) checkTx(st parser.Statement) error {
 
 // describe binds st and installs its runner.
 func (s *Session) describe(ctx context.Context, st *statement) error {
+	switch st.ast.(type) {
+	case *parser.Set, *parser.Rollback, *parser.Commit, *parser.DropDatabase, *parser.CreateDatabase:
+	default:
+		if err := s.checkDatabase(); err != nil {
+			return err
+		}
+		if n, ok := foreignName(st.ast, s.db()); ok {
+			return types.Errorf(types.ErrUnsupported, "cross-database references are not implemented: \"%s\"", n.QualifiedString())
+		}
+	}
 	switch n := st.ast.(type) {
 	case *parser.Query:
 		return s.describeQuery(st, n)
@@ -298,6 +314,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Comment:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.comment(ctx, n) }
+		return nil
+	case *parser.CreateDatabase:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createDatabase(ctx, n) }
+		return nil
+	case *parser.DropDatabase:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropDatabase(ctx, n) }
 		return nil
 	case *parser.CreateSchema:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createSchema(ctx, n) }
@@ -454,6 +476,10 @@ func ddlName(st parser.Statement) string {
 		return "CREATE SINK"
 	case *parser.CreateSource:
 		return "CREATE SOURCE"
+	case *parser.CreateDatabase:
+		return "CREATE DATABASE"
+	case *parser.DropDatabase:
+		return "DROP DATABASE"
 	case *parser.Drop:
 		return "DROP " + strings.ToUpper(n.Kind.String())
 	case *parser.Alter:

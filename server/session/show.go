@@ -21,6 +21,9 @@ func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
 	if n.Name == "role" {
 		return s.setRole(n)
 	}
+	if n.Name == "database" {
+		return s.setDatabase(n)
+	}
 	if n.Default {
 		if _, err := s.vars.set(n.Name, "", true); err != nil {
 			return nil, err
@@ -98,7 +101,7 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 		st.cols = textColumns("Name")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			var rows [][]string
-			for _, r := range s.eng.Catalog.Relations() {
+			for _, r := range s.cat().Relations() {
 				if r.Kind == kind && r.Schema == schema {
 					rows = append(rows, []string{r.Name})
 				}
@@ -108,13 +111,17 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 	case "databases":
 		st.cols = textColumns("Name")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			return textRows([]string{"Name"}, [][]string{{catalog.Database}}, ""), nil
+			var rows [][]string
+			for _, d := range s.eng.Catalog.Databases() {
+				rows = append(rows, []string{d.Name})
+			}
+			return textRows([]string{"Name"}, sortRows(rows), ""), nil
 		}
 	case "schemas":
 		st.cols = textColumns("Name")
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			var rows [][]string
-			for _, sc := range s.eng.Catalog.Schemas() {
+			for _, sc := range s.cat().Schemas() {
 				rows = append(rows, []string{sc})
 			}
 			return textRows([]string{"Name"}, sortRows(rows), ""), nil

@@ -201,7 +201,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	if s.feeds(target.ID, deps) {
 		return nil, nil, types.Errorf(types.ErrInvalidDefinition, "Creating such a sink will result in circular dependency: sink %s would write into %s, which what it reads comes from", n.Name.Name, target.Name)
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: append(deps, target.ID), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	seen := map[string]bool{}
@@ -276,7 +276,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	if err != nil {
 		return nil, nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {

@@ -444,7 +444,7 @@ func (s *Session) createSource(ctx context.Context, n *parser.CreateSource) (pgw
 	if res, found, err := s.exists(schema, n.Name.Name, n.IfNotExists, "CREATE_SOURCE"); found {
 		return res, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindSource, Definition: n.Text(),
 		AppendOnly: true, CreatedAt: time.Now().UTC()}
 	if c, err := connector.LookupSource(withProps(n.With)); err == nil && c.Tables {
 		if n.Watermark != nil {

@@ -58,7 +58,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	if err := s.checkRead(b.Referenced()); err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
+	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
 		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	k := 0
@@ -596,8 +596,15 @@ func (e *Engine) activityRows() [][]types.Datum {
 			addr = text(a.ClientAddr)
 		}
 		query := text(a.Query)
+		db, dbOID := a.Database, int64(catalog.DatabaseOID)
+		if at, ok := e.attached.of(a.PID); ok {
+			db = at // where SET database moved it
+		}
+		if d, ok := e.Catalog.DatabaseByName(db); ok {
+			dbOID = int64(d.OID)
+		}
 		rows = append(rows, []types.Datum{
-			types.DInt(catalog.DatabaseOID), text(a.Database), types.DInt(int64(a.PID)), types.NullDatum,
+			types.DInt(dbOID), text(db), types.DInt(int64(a.PID)), types.NullDatum,
 			types.DInt(catalog.OwnerOID), text(a.User), text(a.ApplicationName),
 			addr, types.NullDatum, port,
 			ts(a.BackendStart), types.NullDatum, ts(a.QueryStart),

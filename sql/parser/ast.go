@@ -27,8 +27,17 @@ func (s *Source) setText(t string) { s.text = t }
 // ObjectName is a possibly schema-qualified object name (Schema "" when not
 // given).
 type ObjectName struct {
-	Schema string
-	Name   string
+	Database string // of a three-part name db.schema.name; "" otherwise
+	Schema   string
+	Name     string
+}
+
+// QualifiedString is the name as written, with its database if one was.
+func (n ObjectName) QualifiedString() string {
+	if n.Database != "" {
+		return n.Database + "." + n.String()
+	}
+	return n.String()
 }
 
 func (n ObjectName) String() string {
@@ -501,6 +510,21 @@ type CreateSchema struct {
 	Name          string
 	IfNotExists   bool
 	Authorization string
+}
+
+// CreateDatabase is CREATE DATABASE [IF NOT EXISTS] name [[WITH] OWNER [=] role].
+type CreateDatabase struct {
+	Source
+	Name        string
+	IfNotExists bool
+	Owner       string
+}
+
+// DropDatabase is DROP DATABASE [IF EXISTS] name.
+type DropDatabase struct {
+	Source
+	Name     string
+	IfExists bool
 }
 
 // DropSchema is DROP SCHEMA [IF EXISTS] name [, ...] [CASCADE | RESTRICT].

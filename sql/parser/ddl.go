@@ -85,7 +85,7 @@ func (p *ddlParser) objectName() (ObjectName, error) {
 			if err != nil {
 				return ObjectName{}, err
 			}
-			return ObjectName{Schema: b, Name: c}, nil
+			return ObjectName{Database: a, Schema: b, Name: c}, nil
 		}
 		return ObjectName{Schema: a, Name: b}, nil
 	}
@@ -283,6 +283,8 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSource()
 	case p.kw("schema"):
 		return p.createSchema()
+	case p.kw("database"):
+		return p.createDatabase()
 	case p.kw("user"):
 		return p.role("create", true)
 	case p.kw("role"):
@@ -1248,6 +1250,18 @@ func (p *ddlParser) drop() (Statement, error) {
 	if p.kw("schema") {
 		return p.dropSchema()
 	}
+	if p.kw("database") {
+		st := &DropDatabase{IfExists: p.kw("if", "exists")}
+		name, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		st.Name = name
+		if n := p.peek(); n != nil {
+			return nil, p.unsupported(n, "DROP DATABASE ... %s is not supported", strings.ToUpper(n.tok.val))
+		}
+		return st, nil
+	}
 	kind, ok := p.objectKind()
 	if !ok {
 		if n := p.peek(); n != nil && n.tok.kind == tkIdent && !n.group {
@@ -1732,6 +1746,30 @@ func (p *ddlParser) createSchema() (Statement, error) {
 	}
 	if n := p.peek(); n != nil {
 		return nil, p.unsupported(n, "CREATE SCHEMA ... with schema elements is not supported")
+	}
+	return st, nil
+}
+
+// createDatabase parses the rest of CREATE DATABASE: [IF NOT EXISTS] name
+// [[WITH] OWNER [=] role]; other options are refused.
+func (p *ddlParser) createDatabase() (Statement, error) {
+	st := &CreateDatabase{IfNotExists: p.ifNotExists()}
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	st.Name = name
+	p.kw("with")
+	if p.kw("owner") {
+		if n := p.peek(); n != nil && (n.isPunct("=") || n.isOp("=")) {
+			p.i++
+		}
+		if st.Owner, err = p.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if n := p.peek(); n != nil {
+		return nil, p.unsupported(n, "CREATE DATABASE option %s is not supported", strings.ToUpper(n.tok.val))
 	}
 	return st, nil
 }

@@ -37,6 +37,7 @@ var rules = []rule{
 	{"regexpMatchSubscript", regexpMatchSubscript},
 	{"rejectUnsupported", rejectUnsupported},
 	{"systemTime", systemTime},
+	{"crossDBNames", crossDBNames},
 	{"groupingSets", groupingSets},
 	{"dollarParams", dollarParams},
 	{"typedLiterals", typedLiterals},

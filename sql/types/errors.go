@@ -60,6 +60,7 @@ var (
 	ErrDiskFull               = errors.New("disk full")                           // 53100
 	ErrInternal               = errors.New("internal error")                      // XX000
 	ErrObjectInUse            = errors.New("object in use")                       // 55006
+	ErrDuplicateDatabase      = errors.New("duplicate database")                  // 42P04
 	ErrInsufficientRes        = errors.New("insufficient resources")              // 53000
 	ErrInvalidName            = errors.New("invalid name")                        // 42602
 	ErrInvalidDefinition      = errors.New("invalid object definition")           // 42P17
