@@ -230,6 +230,9 @@ type Relation struct {
 	// columns, compared in order, are not lower.
 	VersionColumns []int    `json:"version_columns,omitempty"`
 	DependsOn      []uint32 `json:"depends_on,omitempty"`
+	// Functions are the user functions (catalog.Function ids) its
+	// definition calls: DROP FUNCTION refuses while it exists.
+	Functions []uint32 `json:"functions,omitempty"`
 	// Refs pin what a stored definition (a view's, materialized view's or
 	// sink's query) names, so a later rename, added or dropped column does
 	// not change what it means; nil until the first ALTER of something it
@@ -426,6 +429,8 @@ type Catalog struct {
 		nextID uint32
 		// schemas are CREATE SCHEMA's schemas: name -> oid.
 		schemas map[string]uint32
+		// funcs are CREATE FUNCTION's functions by id.
+		funcs map[uint32]*Function
 	}
 	system []*Relation // fixed system tables (ids below FirstUserID)
 }

@@ -178,3 +178,31 @@ func LoadSchemas(ctx context.Context, kv storage.KV) (map[string]uint32, error) 
 	}
 	return schemas, nil
 }
+
+var functionsKey = []byte{0, 0, 0, TableID, 0, 0, 'f'}
+
+// SaveFunctions records CREATE FUNCTION's functions and the id counter
+// their ids come from in b.
+func SaveFunctions(b *storage.Batch, fs []*catalog.Function, nextID uint32) error {
+	v, err := json.Marshal(fs)
+	if err != nil {
+		return fmt.Errorf("persist functions: %w", err)
+	}
+	b.Put(functionsKey, v)
+	m, _ := json.Marshal(meta{NextID: nextID})
+	b.Put(metaKey, m)
+	return nil
+}
+
+// LoadFunctions reads the functions SaveFunctions recorded (none when none were).
+func LoadFunctions(ctx context.Context, kv storage.KV) ([]*catalog.Function, error) {
+	var fs []*catalog.Function
+	v, ok, err := kv.Get(ctx, functionsKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := json.Unmarshal(v, &fs); err != nil {
+		return nil, fmt.Errorf("load functions: %w", err)
+	}
+	return fs, nil
+}

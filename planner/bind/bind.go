@@ -50,6 +50,14 @@ type Binder struct {
 	// ties holds the ORDER BY clauses of FETCH ... WITH TIES queries
 	// (withTies takes the parser's marker out of the clause).
 	ties map[*ast.OrderByClause]bool
+	// fnStack are the user function bodies being inlined (function.go);
+	// funcs the user functions the statement calls.
+	fnStack []*fnFrame
+	funcs   []uint32
+	inlined int // user function calls inlined so far
+	// pendingFn is the function CREATE FUNCTION checks (CheckFunction),
+	// which its own body may call.
+	pendingFn *catalog.Function
 }
 
 // maxRelations bounds the relation references of one statement: a WITH query

@@ -24,6 +24,8 @@ type exprCtx struct {
 	clause string      // for errors: "WHERE", "JOIN conditions", ...
 	// site, when set, is where correlated subqueries attach their joins.
 	site *applySite
+	// fn is set while a user function's body binds: its arguments.
+	fn *fnFrame
 }
 
 // bindExpr binds one expression; past types.MaxExprDepth levels of recursion
@@ -63,6 +65,9 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *test_driver.ValueExpr:
 		return literal(n)
 	case *ast.ColumnNameExpr:
+		if e, ok := c.fnArg(n.Name.Table.O, n.Name.Name.O); ok && n.Name.Schema.O == "" {
+			return e, nil
+		}
 		if c.agg != nil {
 			if _, err := c.agg.inScope.resolve(n.Name.Table.O, n.Name.Name.O); err != nil && !errors.Is(err, types.ErrAmbiguousColumn) {
 				if e, err := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || err != nil {
@@ -502,6 +507,9 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		if !ok || k < 1 {
 			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
 		}
+		if c.fn != nil {
+			return c.fnParam(k)
+		}
 		if k > maxParams {
 			// The wire protocol carries at most 65535 (and a larger
 			// reference must not size the parameter list): PostgreSQL's
@@ -656,6 +664,9 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	args, err := b.bindExprs(c, n.Args)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok, err := b.userFunc(n, args); ok || err != nil {
+		return e, err
 	}
 	e, err := expr.Call(name, args)
 	if err != nil || !b.typeParamsFromCall(args, e) {

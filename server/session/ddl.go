@@ -386,6 +386,7 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 		return nil, types.Errorf(types.ErrSyntax, "CREATE VIEW specifies more column names than columns")
 	}
 	rel.DependsOn = b.Dependencies()
+	rel.Functions = b.Functions()
 	rel.Refs = pinned(b.Refs())
 	rel.ID = s.eng.Catalog.NextID()
 	if err := s.publish(ctx, rel); err != nil {

@@ -300,6 +300,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.DropSchema:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropSchema(ctx, n) }
 		return nil
+	case *parser.CreateFunction:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createFunction(ctx, n) }
+		return nil
+	case *parser.DropFunction:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropFunction(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -465,6 +471,10 @@ func ddlName(st parser.Statement) string {
 		return "CREATE SCHEMA"
 	case *parser.DropSchema:
 		return "DROP SCHEMA"
+	case *parser.CreateFunction:
+		return "CREATE FUNCTION"
+	case *parser.DropFunction:
+		return "DROP FUNCTION"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:

@@ -281,6 +281,8 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSource()
 	case p.kw("schema"):
 		return p.createSchema()
+	case p.kw("function"):
+		return p.createFunction(orReplace)
 	case p.kw("user"):
 		return p.role("create", true)
 	case p.kw("role"):
@@ -1245,6 +1247,9 @@ func (p *ddlParser) drop() (Statement, error) {
 	}
 	if p.kw("schema") {
 		return p.dropSchema()
+	}
+	if p.kw("function") {
+		return p.dropFunction()
 	}
 	kind, ok := p.objectKind()
 	if !ok {
