@@ -665,10 +665,19 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, ok, err := b.userFunc(n, args); ok || err != nil {
-		return e, err
+	// pg_catalog comes first in the search path: a built-in function hides
+	// a user function of the same name and arguments, as in PostgreSQL.
+	if n.Schema.L != "" && n.Schema.L != "pg_catalog" {
+		if e, ok, err := b.userFunc(n, args); ok || err != nil {
+			return e, err
+		}
 	}
 	e, err := expr.Call(name, args)
+	if err != nil && errors.Is(err, types.ErrUndefinedFunction) && n.Schema.L == "" {
+		if ue, ok, uerr := b.userFunc(n, args); ok || uerr != nil {
+			return ue, uerr
+		}
+	}
 	if err != nil || !b.typeParamsFromCall(args, e) {
 		return e, err
 	}
