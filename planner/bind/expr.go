@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -670,6 +671,12 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	if n.Schema.L != "" && n.Schema.L != "pg_catalog" {
 		if e, ok, err := b.userFunc(n, args); ok || err != nil {
 			return e, err
+		}
+		if b.cat.SchemaOID(n.Schema.L) == 0 {
+			return nil, types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", n.Schema.O)
+		}
+		if n.Schema.L != "information_schema" && n.Schema.L != "rw_catalog" {
+			return nil, catalog.ErrNoFunction(n.Schema.O+"."+n.FnName.O, argTypes(args))
 		}
 	}
 	e, err := expr.Call(name, args)

@@ -272,3 +272,12 @@ func (p *placeholder) Eval(ctx *expr.Ctx, in *types.Chunk, out *types.Vector) er
 func (p *placeholder) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error) {
 	return types.NullDatum, nil
 }
+
+// argTypes are the types of a call's arguments, for messages.
+func argTypes(args []expr.Expr) []types.T {
+	ts := make([]types.T, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+	}
+	return ts
+}

@@ -158,11 +158,19 @@ func (s *Session) dropFunction(ctx context.Context, n *parser.DropFunction) (pgw
 		}
 		victims = append(victims, match[0])
 	}
-	// What calls them goes first (with CASCADE), or refuses the drop.
+	if err := s.dropFunctions(ctx, victims, n.Cascade); err != nil {
+		return nil, err
+	}
+	return tagOnly("DROP FUNCTION"), nil
+}
+
+// dropFunctions drops user functions: what calls them goes first (with
+// cascade), or refuses the drop (2BP01).
+func (s *Session) dropFunctions(ctx context.Context, victims []*catalog.Function, cascade bool) error {
 	for _, f := range victims {
 		for _, r := range s.eng.Catalog.FunctionUsers(f.ID) {
-			if !n.Cascade {
-				return nil, &types.Error{Kind: types.ErrDependentObjects,
+			if !cascade {
+				return &types.Error{Kind: types.ErrDependentObjects,
 					Msg:    fmt.Sprintf("cannot drop function %s because other objects depend on it", f.Signature()),
 					Detail: fmt.Sprintf("%s %s depends on function %s", r.Kind, r.Name, f.Signature()),
 					Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
@@ -176,12 +184,12 @@ func (s *Session) dropFunction(ctx context.Context, n *parser.DropFunction) (pgw
 				continue
 			}
 			if _, err := s.drop(ctx, &parser.Drop{Kind: kind, Names: []parser.ObjectName{{Schema: r.Schema, Name: r.Name}}, IfExists: true, Cascade: true}); err != nil {
-				return nil, fmt.Errorf("drop function %s: %w", f.Name, err)
+				return fmt.Errorf("drop function %s: %w", f.Name, err)
 			}
 		}
 	}
 	if len(victims) == 0 {
-		return tagOnly("DROP FUNCTION"), nil
+		return nil
 	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
@@ -195,8 +203,5 @@ func (s *Session) dropFunction(ctx context.Context, n *parser.DropFunction) (pgw
 			keep = append(keep, f)
 		}
 	}
-	if err := s.saveFunctions(ctx, keep); err != nil {
-		return nil, err
-	}
-	return tagOnly("DROP FUNCTION"), nil
+	return s.saveFunctions(ctx, keep)
 }
