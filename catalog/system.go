@@ -190,6 +190,7 @@ var PGTypes = []PGType{
 	{types.OIDRegclass, "regclass", 4, true, 'b', 'N', 'p', 'i'},
 	{types.OIDJsonb, "jsonb", -1, false, 'b', 'U', 'x', 'i'},
 	{types.OIDUuid, "uuid", 16, false, 'b', 'U', 'p', 'c'},
+	{types.OIDRecord, "record", -1, false, 'p', 'P', 'x', 'd'}, // every struct
 }
 
 // The array types of the types above (_int4, _text, ...), as PostgreSQL
@@ -198,7 +199,7 @@ func init() {
 	n := len(PGTypes)
 	for _, p := range PGTypes[:n] {
 		arr := types.ArrayOID(p.OID)
-		if arr == 0 || p.Type != 'b' {
+		if arr == 0 || p.Type != 'b' && p.OID != types.OIDRecord {
 			continue
 		}
 		align := byte('i')
@@ -277,6 +278,16 @@ var systemTables = []systemTable{
 		col("typstorage", tChar), col("typnotnull", tBool), col("typbasetype", tOID),
 		col("typtypmod", tI4), col("typndims", tI4), col("typcollation", tOID),
 	}, pgTypeRows},
+	{"pg_catalog", "pg_proc", []Column{
+		col("oid", tOID), col("proname", tName), col("pronamespace", tOID), col("proowner", tOID),
+		col("prolang", tOID), col("prokind", tChar), col("prosecdef", tBool), col("proisstrict", tBool),
+		col("proretset", tBool), col("provolatile", tChar), col("pronargs", tI2), col("prorettype", tOID),
+		col("proargtypes", tText), col("prosrc", tText), col("proacl", tText),
+	}, func(Reader) [][]types.Datum { return nil }}, // the session answers it (ProcRows)
+	{"pg_catalog", "pg_extension", []Column{
+		col("oid", tOID), col("extname", tName), col("extowner", tOID), col("extnamespace", tOID),
+		col("extrelocatable", tBool), col("extversion", tText), col("extconfig", tText), col("extcondition", tText),
+	}, func(Reader) [][]types.Datum { return nil }}, // no extensions
 	{"pg_catalog", "pg_database", []Column{
 		col("oid", tOID), col("datname", tName), col("datdba", tOID), col("encoding", tI4),
 		col("datlocprovider", tChar), col("datistemplate", tBool), col("datallowconn", tBool),
@@ -675,7 +686,7 @@ func pgAttributeRows(r Reader) [][]types.Datum {
 var pgArrayOIDs = map[uint32]uint32{
 	16: 1000, 17: 1001, 18: 1002, 19: 1003, 20: 1016, 21: 1005, 23: 1007, 24: 1008, 25: 1009, 26: 1028,
 	114: 199, 700: 1021, 701: 1022, 1042: 1014, 1043: 1015, 1082: 1182, 1083: 1183, 1114: 1115,
-	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807,
+	1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2205: 2210, 2206: 2211, 2950: 2951, 3802: 3807, 2249: 2287,
 	2202: 2208, 4089: 4090,
 }
 
@@ -971,6 +982,50 @@ func ViewDefinition(rel *Relation) string {
 		return ""
 	}
 	return " " + q + ";"
+}
+
+// Proc is one built-in function or aggregate overload, as pg_proc lists it.
+type Proc struct {
+	Name       string
+	Args       []types.T
+	Variadic   bool // the last argument repeats
+	AnyArg     bool // one argument of any type ("any"); Args is empty
+	Result     types.T
+	Agg        bool
+	Volatility byte // 'i', 's' or 'v'
+}
+
+// firstProcOID numbers pg_proc's rows (PostgreSQL's own oids for its
+// functions are not reproduced).
+const firstProcOID = 90000
+
+// anyOID is the pseudo-type "any".
+const anyOID = 2276
+
+// ProcRows are pg_proc's rows for procs, in order (the session answers
+// pg_proc from the function registry): all in pg_catalog, language internal.
+func ProcRows(procs []Proc) [][]types.Datum {
+	rows := make([][]types.Datum, 0, len(procs))
+	for i, p := range procs {
+		kind := byte('f')
+		if p.Agg {
+			kind = 'a'
+		}
+		var args []string
+		for _, t := range p.Args {
+			args = append(args, strconv.FormatUint(uint64(t.OID()), 10))
+		}
+		if p.AnyArg {
+			args = []string{strconv.Itoa(anyOID)}
+		}
+		rows = append(rows, []types.Datum{
+			dI(int64(firstProcOID + i)), dS(p.Name), dI(int64(SchemaOID("pg_catalog"))), dI(OwnerOID),
+			dI(12), dC(kind), dB(false), dB(!p.Agg),
+			dB(false), dC(p.Volatility), dI(int64(len(args))), dI(int64(p.Result.OID())),
+			dS(strings.Join(args, " ")), dS(p.Name), null,
+		})
+	}
+	return rows
 }
 
 // RoleRows are pg_roles' and pg_user's rows for roles (the session

@@ -9,7 +9,7 @@ import (
 
 // AppendJSONValue appends d, of type t, as a JSON value: booleans and
 // numbers as such, NULL as null, an array as a JSON array of its elements
-// (so encoded), everything else (and the floats JSON cannot
+// (so encoded), a struct as an object keyed by its field names, everything else (and the floats JSON cannot
 // spell: NaN, ±Infinity) as its PostgreSQL text in a string. scratch is a
 // reusable buffer for that text; the grown one is returned with the result.
 func AppendJSONValue(b, scratch []byte, t types.T, d *types.Datum) ([]byte, []byte) {
@@ -43,6 +43,21 @@ func AppendJSONValue(b, scratch []byte, t types.T, d *types.Datum) ([]byte, []by
 				b, scratch = AppendJSONValue(b, scratch, elem, &vals[i])
 			}
 			return append(b, ']'), scratch
+		}
+	case types.Struct:
+		// An object keyed by the field names, in field order.
+		vals, err := types.DecodeStruct(t, d.S)
+		if err == nil {
+			b = append(b, '{')
+			for i, f := range t.StructFields() {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendJSONString(b, f.Name)
+				b = append(b, ':')
+				b, scratch = AppendJSONValue(b, scratch, f.Type, &vals[i])
+			}
+			return append(b, '}'), scratch
 		}
 	}
 	scratch = types.AppendText(scratch[:0], t, d)

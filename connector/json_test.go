@@ -32,3 +32,13 @@ func TestAppendJSONValueArrays(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendJSONValueStruct(t *testing.T) {
+	inner := types.StructOf([]types.StructField{{Name: "c", Type: types.TVarchar}})
+	st := types.StructOf([]types.StructField{{Name: "b", Type: types.TInt32}, {Name: "a", Type: inner}, {Name: "n", Type: types.TInt32}})
+	d := types.DString(types.EncodeStruct(st, []types.Datum{types.DInt(1), types.DString(types.EncodeStruct(inner, []types.Datum{types.DString(`q"`)})), types.NullDatum}))
+	got, _ := AppendJSONValue(nil, nil, st, &d)
+	if want := `{"b":1,"a":{"c":"q\""},"n":null}`; string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

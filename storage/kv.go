@@ -50,7 +50,9 @@ type KV interface {
 	// commits or is dropped: they see the newest version at or below it, so also what earlier
 	// epochs staged (and, during their Commit, wrote) before committing: a writer that reads its
 	// staged epoch lets every earlier epoch commit or be dropped by a Commit first, or knows them
-	// bound to commit before its own. Stage does not sync.
+	// bound to commit before its own. Stage does not sync. b belongs to the store once passed: the
+	// write may go on after Stage returns (reads above the committed epoch then wait for it, and
+	// a failure comes back from the next Stage or Commit).
 	Stage(ctx context.Context, epoch uint64, b *Batch) error
 	// CommittedEpoch returns the last committed epoch (0 for an empty store).
 	CommittedEpoch() uint64

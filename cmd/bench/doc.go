@@ -12,6 +12,7 @@
 // source against datagen (an in-process kfake broker, server and bench CPU apart) in
 // kafka.go, ALTER ... SET PARALLELISM's pause and a running pipeline meanwhile (issue 12) in
 // rescale.go, durable single-row commits beside PostgreSQL with fsync on (issue 14) in
-// durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, the child
+// durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, COPY FROM STDIN
+// ingest beside PostgreSQL's (issue 17) in copy.go, the child
 // processes in procs.go.
 package main

@@ -29,6 +29,7 @@ const usage = `usage:
   bench rescale [--rows 1000000,10000000] [--parallelism 4,1,3,2,4,1] [--hot-rate 20000] [--window 3s] [--json]
   bench cdc [--rows 10000000] [--events 1000000] [--rate 20000] [--seconds 30] [--json]
   bench durable [--clients 1,50] [--seconds 10] [--nosync=false] [--no-pg] [--json]
+  bench copy [--rows 5000000] [--nosync=false] [--no-pg] [--profile cpu.pprof] [--json]
   bench dml-memory [--rows 5000000] [--view] [--server-args '...'] [--server-bin path] [--json]
 Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h", "bench kafka -h" or "bench rescale -h" for every flag.`
 
@@ -58,6 +59,8 @@ func main() {
 		err = cdcMain(ctx, os.Args[2:], os.Stdout)
 	case "durable":
 		err = durableMain(ctx, os.Args[2:], os.Stdout)
+	case "copy":
+		err = copyMain(ctx, os.Args[2:], os.Stdout)
 	case "dml-memory":
 		err = dmlMemoryMain(ctx, os.Args[2:], os.Stdout)
 	default:

@@ -213,9 +213,9 @@ func TestParseRisingWaveForms(t *testing.T) {
 		t.Errorf("one-line error before the next record: %q", r.ErrorMessage)
 	}
 	if got := substituteVars("a $__DATABASE__ ${__DATABASE__} $NOPE_NOT_SET_X", "/x/y.slt", "postgres://u@h/dev", nil); got != "a dev dev $NOPE_NOT_SET_X" {
-	if got := substituteVars("${TEST_NAME}_mv $TEST_NAME", "/x/y.slt", "", map[string]string{"TEST_NAME": "nexmark_q3"}); got != "nexmark_q3_mv nexmark_q3" {
-		t.Errorf("a run's variable: %q", got)
-	}
+		if got := substituteVars("${TEST_NAME}_mv $TEST_NAME", "/x/y.slt", "", map[string]string{"TEST_NAME": "nexmark_q3"}); got != "nexmark_q3_mv nexmark_q3" {
+			t.Errorf("a run's variable: %q", got)
+		}
 		t.Errorf("substituteVars: %q", got)
 	}
 }

@@ -2,10 +2,13 @@ package batch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -23,6 +26,16 @@ type CopyWriter struct {
 
 	row, pk, scratch []types.Datum
 	rows             int64
+
+	// checked is set once the first Write looked whether the table had any
+	// row at the snapshot (with the statement's pending writes); fresh when
+	// it had none. Then a key can only clash with one this COPY wrote, and
+	// every key written goes into written: a key the filter has never seen
+	// is new without a lookup in storage, where the COPY's earlier rows are
+	// staged (a point get there costs more than the rest of the row's work).
+	checked, fresh bool
+	written        keyFilter
+	ts             []types.T
 }
 
 // NewCopyWriter returns a writer for n over env (which needs Tables).
@@ -74,6 +87,12 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 	}
 	rel := w.node.Table
 	nc := len(rel.Columns)
+	if !w.checked {
+		if w.fresh, err = tableEmpty(ctx, w.tbl, w.env.Epoch); err != nil {
+			return -1, fmt.Errorf("COPY into %s: %w", rel.QualifiedName(), err)
+		}
+		w.checked, w.ts = true, rel.ColumnTypes()
+	}
 	for i := 0; i < full.Len(); i++ {
 		at := i
 		if idx != nil {
@@ -83,6 +102,19 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 		if err := checkNotNull(rel, w.row); err != nil {
 			return at, err
 		}
+		var h uint64
+		if w.fresh {
+			h = codec.HashRow(w.ts, w.row, rel.PK)
+			if !w.written.MayContain(h) {
+				if err := w.tbl.Insert(w.row); err != nil {
+					return at, errorf("insert into %s: %w", rel.QualifiedName(), err)
+				}
+				w.env.Tables.record(rel, types.OpInsert, w.row)
+				w.written.Add(h)
+				w.rows++
+				continue
+			}
+		}
 		var inserted bool
 		if inserted, w.scratch, err = insertRow(ctx, w.env, w.tbl, rel, w.row, w.pk, w.scratch); err != nil {
 			return at, err
@@ -90,8 +122,28 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 		if inserted {
 			w.rows++
 		}
+		if w.fresh {
+			w.written.Add(h)
+		}
 	}
 	return -1, w.env.Tables.MaybeSpill()
+}
+
+// tableEmpty reports whether tbl has no row at epoch, merged with its pending writes.
+func tableEmpty(ctx context.Context, tbl *state.Table, epoch uint64) (bool, error) {
+	it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: epoch})
+	if err != nil {
+		return false, err
+	}
+	err = it.Next()
+	cerr := it.Close()
+	switch {
+	case errors.Is(err, io.EOF):
+		return true, cerr
+	case err != nil:
+		return false, err
+	}
+	return false, cerr
 }
 
 // Rows returns the number of rows written.

@@ -46,7 +46,7 @@ func (e *limitExec) init() error {
 		}
 		if !null {
 			if v < 0 {
-				return types.Errorf(types.ErrInvalidParameter, "LIMIT must not be negative")
+				return types.Errorf(types.ErrInvalidLimit, "LIMIT must not be negative")
 			}
 			e.left = v
 		}
@@ -58,7 +58,7 @@ func (e *limitExec) init() error {
 		}
 		if !null {
 			if v < 0 {
-				return types.Errorf(types.ErrInvalidParameter, "OFFSET must not be negative")
+				return types.Errorf(types.ErrInvalidOffset, "OFFSET must not be negative")
 			}
 			e.skip = v
 		}

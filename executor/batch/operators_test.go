@@ -126,9 +126,9 @@ func TestLimit(t *testing.T) {
 		}
 	}
 	_, err := queryErr(t, newEnv(), &plan.Limit{Input: in, Count: lit(-1)})
-	expectKind(t, err, types.ErrInvalidParameter)
+	expectKind(t, err, types.ErrInvalidLimit) // 2201W
 	_, err = queryErr(t, newEnv(), &plan.Limit{Input: in, Offset: lit(-1)})
-	expectKind(t, err, types.ErrInvalidParameter)
+	expectKind(t, err, types.ErrInvalidOffset) // 2201X
 	// A parameter, set before the first Next.
 	env := newEnv()
 	env.Ctx.Params = []types.Datum{types.DInt(2)}

@@ -139,8 +139,8 @@ func hashCanonical(v *types.Vector, hs []uint64, d *types.Datum) {
 // anyNull reports whether any of the cols of row i is NULL.
 func anyNull(c *types.Chunk, cols []int, i int) bool {
 	for _, col := range cols {
-		if c.Cols[col].Nulls[i] {
-			return true
+		if v := &c.Cols[col]; v.Nulls[i] || v.Type.ID == types.Struct && types.HasNullField(v.Type, &types.Datum{S: v.Str[i]}) {
+			return true // a struct with a NULL field equals nothing either
 		}
 	}
 	return false

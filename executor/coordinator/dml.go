@@ -120,10 +120,11 @@ func (c *Coordinator) stageLocked(ctx context.Context, epoch uint64, tables *bat
 		c.mu.batch.Reset()
 	}
 	tables.Stage(epoch, b)
+	n := b.Len() // b belongs to the store once staged
 	if err := c.kv.Stage(ctx, epoch, b); err != nil {
 		return fmt.Errorf("stage the statement's writes in epoch %d: %w", epoch, err)
 	}
-	c.mu.stagedRows += b.Len()
+	c.mu.stagedRows += n
 	return c.sendChangesLocked(tables)
 }
 

@@ -70,6 +70,7 @@ type aggAcc struct {
 	// must be recomputed from the aggregate's input table.
 	res   types.Datum
 	stale bool
+	sk    *expr.Sketch // approx_percentile
 }
 
 // sumCtx adds numerics exactly.
@@ -136,6 +137,11 @@ func (f *aggFn) apply(acc *aggAcc, d *types.Datum, sign int64) error {
 		}
 		acc.n += sign
 		return f.applySum(acc, d, sign)
+	case expr.AggApproxPercentile:
+		if !d.Null {
+			acc.sk.Update(d.F, sign)
+		}
+		return nil
 	}
 	return fmt.Errorf("aggregate %s is kept in a table", f.call.Agg.Name)
 }
@@ -279,6 +285,8 @@ func (f *aggFn) resultInto(acc *aggAcc, out *types.Datum) error {
 			return nil
 		}
 		return f.sumResult(acc, out)
+	case expr.AggApproxPercentile:
+		*out = acc.sk.Result()
 	default:
 		return fmt.Errorf("aggregate %s is not supported in streaming", f.call.Agg.Name)
 	}
@@ -393,6 +401,8 @@ func (f *aggFn) store(acc *aggAcc, row []types.Datum) {
 		case sumInterval:
 			s[1].Iv = acc.iv
 		}
+	case expr.AggApproxPercentile:
+		s[0].S = expr.EncodeSketch(acc.sk)
 	}
 }
 
@@ -430,6 +440,12 @@ func (f *aggFn) load(acc *aggAcc, row []types.Datum) error {
 		case sumInterval:
 			acc.iv = s[1].Iv
 		}
+	case expr.AggApproxPercentile:
+		sk, err := expr.DecodeSketch(s[0].S, f.call.Agg.Quantile, f.call.Agg.RelErr)
+		if err != nil {
+			return err
+		}
+		acc.sk = sk
 	}
 	return nil
 }
@@ -438,6 +454,9 @@ func (f *aggFn) load(acc *aggAcc, row []types.Datum) error {
 func (f *aggFn) initAcc(acc *aggAcc) {
 	*acc = aggAcc{}
 	acc.res.Null = true
+	if f.kind == expr.AggApproxPercentile {
+		acc.sk = expr.NewSketch(f.call.Agg.Quantile, f.call.Agg.RelErr)
+	}
 }
 
 // sameDatum reports whether a and b are the same value, down to a numeric's

@@ -337,8 +337,8 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	}
 	r.tick++
 	for i, c := range this.key {
-		if row[c].Null {
-			// A NULL key never matches: the row is only ever NULL-padded (or
+		if row[c].Null || e.keyT[i].ID == types.Struct && types.HasNullField(e.keyT[i], &row[c]) {
+			// A NULL key (or a struct with a NULL field) never matches: the row is only ever NULL-padded (or
 			// output by an anti join) and needs no state.
 			if e.outer[side] {
 				e.emitPadded(side, row, op)

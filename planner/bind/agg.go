@@ -230,7 +230,7 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 		// first_value(x ORDER BY y) (and array_agg) arrives as GROUP_CONCAT(pg__first_value(x) ORDER BY y SEPARATOR ''),
 		// string_agg(x, sep ORDER BY y) with a separator other than a literal likewise.
 		if f, ok := argNodes[0].(*ast.FuncCallExpr); ok && len(argNodes) == 2 && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__string_agg" || f.FnName.L == "pg__array_agg" ||
-			f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
+			f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || f.FnName.L == "pg__approx_percentile" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
 			name, argNodes = strings.TrimPrefix(f.FnName.L, "pg__"), f.Args
 		}
 	}
@@ -254,9 +254,17 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 			return nil, err
 		}
 	}
+	var approx [2]float64
+	if name == "approx_percentile" {
+		var err error
+		if approx, err = b.approxPercentileArgs(args); err != nil {
+			return nil, err
+		}
+		args = args[:1]
+	}
 	var order []plan.SortKey
 	orderStr := ""
-	if n.Order != nil {
+	if n.Order != nil && name != "approx_percentile" { // a sketch needs no order
 		for _, it := range n.Order.Items {
 			en, nullsFirst, explicit := unwrapNulls(it.Expr)
 			if !explicit {
@@ -288,6 +296,10 @@ func (a *aggBinding) aggregateWithFilter(b *Binder, c *exprCtx, n *ast.Aggregate
 	agg, err := expr.LookupAgg(name, argTypes, distinct)
 	if err != nil {
 		return nil, err
+	}
+	if agg.Kind == expr.AggApproxPercentile {
+		agg.Quantile, agg.RelErr = approx[0], approx[1]
+		orderStr += fmt.Sprintf("|approx %g %g", approx[0], approx[1])
 	}
 	if agg.Kind == expr.AggArrayAgg && distinct && len(order) == 0 {
 		// PostgreSQL's array_agg(DISTINCT x) comes out sorted by x.
@@ -366,6 +378,50 @@ func (b *Binder) percentileArgs(name string, args []expr.Expr) error {
 		args[0] = x
 	}
 	return nil
+}
+
+// approxPercentileArgs checks the arguments (x, q [, e]) of
+// approx_percentile(q [, e]) WITHIN GROUP (ORDER BY x), casting x to double
+// precision, and returns the constants q and e (e defaults to
+// expr.DefaultRelativeError).
+func (b *Binder) approxPercentileArgs(args []expr.Expr) ([2]float64, error) {
+	out := [2]float64{0, expr.DefaultRelativeError}
+	if len(args) < 2 || len(args) > 3 {
+		return out, types.Errorf(types.ErrUndefinedFunction, "function approx_percentile with %d direct arguments does not exist", len(args)-1)
+	}
+	for i, a := range args[1:] {
+		f := b.coerceParam(a, types.TFloat64)
+		if t := f.Type(); t.ID != types.Unknown && !t.IsNumeric() {
+			return out, types.Errorf(types.ErrUndefinedFunction, "function approx_percentile(%s) does not exist", t)
+		}
+		f, err := expr.Cast(f, types.TFloat64)
+		if err != nil {
+			return out, err
+		}
+		if !expr.IsConst(f) {
+			return out, types.Errorf(types.ErrUnsupported, "the arguments of approx_percentile must be constants")
+		}
+		v, err := f.EvalRow(nil, nil)
+		if err != nil {
+			return out, err
+		}
+		if v.Null {
+			return out, types.Errorf(types.ErrInvalidParameter, "the arguments of approx_percentile must not be NULL")
+		}
+		out[i] = v.F
+	}
+	if err := expr.ApproxPercentileArgsOK(out[0], out[1]); err != nil {
+		return out, err
+	}
+	x := args[0]
+	if x.Type().ID != types.Float64 {
+		c, err := expr.ImplicitCast(x, types.TFloat64)
+		if err != nil || !x.Type().IsNumeric() && x.Type().ID != types.Unknown {
+			return out, types.Errorf(types.ErrUndefinedFunction, "function approx_percentile(%s) does not exist", x.Type())
+		}
+		args[0] = c
+	}
+	return out, nil
 }
 
 // pre_ adds e to the pre-projection (reusing an identical one) and returns its column.

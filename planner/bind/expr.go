@@ -106,6 +106,8 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 			return expr.Call("neg", []expr.Expr{arg})
 		case opcode.Plus:
 			return arg, nil
+		case opcode.BitNeg:
+			return expr.Call("bitnot", []expr.Expr{arg})
 		case opcode.Not, opcode.Not2:
 			return expr.Call("not", []expr.Expr{b.coerceParam(arg, types.TBool)})
 		}
@@ -218,7 +220,16 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *ast.DefaultExpr:
 		return nil, types.Errorf(types.ErrSyntax, "DEFAULT is not allowed in this context")
 	case *ast.RowExpr:
-		return nil, types.Errorf(types.ErrUnsupported, "row constructors are not supported")
+		// ROW(a, b) and (a, b): an anonymous struct with fields f1, f2, ...
+		args := make([]expr.Expr, len(n.Values))
+		for i, v := range n.Values {
+			e, err := b.bindExpr(c, v)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = b.coerceParam(e, types.TVarchar)
+		}
+		return expr.Call("pg__row", args)
 	case *ast.VariableExpr:
 		return nil, types.Errorf(types.ErrSyntax, "syntax error at or near \"@\"")
 	case *ast.FuncCastExpr:
@@ -465,6 +476,9 @@ func intArg(n ast.ExprNode) (int, bool) {
 
 // parseTypeString resolves a canonical type string like "numeric(10,2)".
 func parseTypeString(s string) (types.T, error) {
+	if strings.HasPrefix(s, "struct<") {
+		return types.FromName(s, nil) // struct<...> and struct<...>[]
+	}
 	if base, ok := strings.CutSuffix(s, "[]"); ok {
 		elem, err := parseTypeString(base)
 		if err != nil {
@@ -578,6 +592,10 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "concat"
 	case "pg__div":
 		name = "div"
+	case "pg__mod":
+		name = "mod"
+	case "pg__pow":
+		name = "power" // a ^ b
 	case "pg__concat_op":
 		name = "||"
 	case "pg__contains":
@@ -588,6 +606,8 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		name = "&&"
 	case "pg__any", "pg__all":
 		return b.bindArrayQuantified(c, n)
+	case "pg__field_star":
+		return nil, types.Errorf(types.ErrUnsupported, "(composite).* is only supported as a SELECT list item")
 	case "pg__array_sub":
 		sub, ok := n.Args[0].(*ast.SubqueryExpr)
 		if len(n.Args) != 1 || !ok {
@@ -781,74 +801,99 @@ func columnName(f *ast.SelectField) string {
 }
 
 func deriveName(n ast.ExprNode) string {
+	name, _ := figureName(n)
+	return name
+}
+
+// figureName is PostgreSQL's FigureColname: the name of an output column
+// written without AS, and how strong it is: 2 for a column's or a function's
+// name, 1 for a type's name or "case" (an enclosing cast's type overrides
+// them: 'x'::timestamp::date is "date", CASE ... END::text "text"), 0 for
+// none ("?column?", e.g. an operator).
+func figureName(n ast.ExprNode) (string, int) {
 	switch e := n.(type) {
 	case *ast.ColumnNameExpr:
-		return e.Name.Name.O
+		return e.Name.Name.O, 2
 	case *ast.ParenthesesExpr:
-		return deriveName(e.Expr)
+		return figureName(e.Expr)
+	case *ast.RowExpr:
+		return "row", 2
 	case *ast.FuncCallExpr:
 		switch e.FnName.L {
+		case "pg__row":
+			return "row", 2
 		case "pg__cast":
-			if inner := deriveName(e.Args[0]); inner != "?column?" {
-				return inner
+			if inner, strength := figureName(e.Args[0]); strength > 1 {
+				return inner, strength
 			}
 			if ts, ok := stringArg(e.Args[1]); ok {
 				t, err := parseTypeString(ts)
 				if err == nil {
-					return pgTypeColumnName(t)
+					return pgTypeColumnName(t), 1
 				}
 			}
-			return "?column?"
+			return "?column?", 0
 		case "pg__interval":
-			return "interval"
+			return "interval", 1
+		case "pg__field":
+			if name, ok := stringArg(e.Args[1]); ok {
+				return name, 2
+			}
 		case "pg__param":
-			return "?column?"
-		case "pg__filter":
-			return deriveName(e.Args[0])
-		case "pg__extract":
-			return "extract"
-		case "pg__grouping":
-			return "grouping"
+			return "?column?", 0
+		case "pg__filter", "pg__subscript", "pg__slice":
+			return figureName(e.Args[0])
 		case "pg__concat_op", "jsonb_get", "jsonb_get_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
-			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__similar", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap":
-			return "?column?"
+			"pg__json_path", "pg__json_path_text", "pg__json_delete_path", "pg__similar", "pg__any", "pg__all", "pg__contains", "pg__contained", "pg__overlap",
+			"pg__regexp_i", "pg__pow", "json_extract", "json_unquote", "concat":
+			return "?column?", 0 // operators, as the parser reads them
 		case "pg__array", "pg__array_sub":
-			return "array"
-		case "pg__cardinality":
-			return "cardinality"
-		case "pg__subscript", "pg__slice":
-			return deriveName(e.Args[0])
-		case "json_extract", "json_unquote":
-			return "?column?"
-		case "current_timestamp":
-			return "current_timestamp"
-		case "concat":
-			return "?column?"
+			return "array", 2
+		case "pg__regexp_match_group":
+			return "regexp_match", 2 // (regexp_match(s, p))[n]
 		case "pg__concat_fn":
-			return "concat"
+			return "concat", 2
+		case "trim":
+			// PostgreSQL's grammar turns TRIM into btrim, ltrim or rtrim.
+			for _, a := range e.Args {
+				if d, ok := a.(*ast.TrimDirectionExpr); ok {
+					switch d.Direction {
+					case ast.TrimLeading:
+						return "ltrim", 2
+					case ast.TrimTrailing:
+						return "rtrim", 2
+					}
+				}
+			}
+			return "btrim", 2
 		}
-		return e.FnName.L
+		// pg__extract, pg__grouping, pg__div, pg__mod, pg__cardinality:
+		// the function the parser renamed.
+		return strings.TrimPrefix(e.FnName.L, "pg__"), 2
 	case *ast.AggregateFuncExpr:
 		if strings.EqualFold(e.F, "group_concat") {
 			if f, ok := e.Args[0].(*ast.FuncCallExpr); ok && (f.FnName.L == "pg__first_value" || f.FnName.L == "pg__last_value" || f.FnName.L == "pg__array_agg" ||
-				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
-				return strings.TrimPrefix(f.FnName.L, "pg__") // first_value(x ORDER BY y), mode() WITHIN GROUP (...), jsonb_agg, as the parser rewrites them
+				f.FnName.L == "pg__percentile_cont" || f.FnName.L == "pg__percentile_disc" || f.FnName.L == "pg__mode" || f.FnName.L == "pg__approx_percentile" || jsonAggNames[strings.TrimPrefix(f.FnName.L, "pg__")]) {
+				return strings.TrimPrefix(f.FnName.L, "pg__"), 2 // first_value(x ORDER BY y), mode() WITHIN GROUP (...), jsonb_agg, as the parser rewrites them
 			}
-			return "string_agg"
+			return "string_agg", 2
 		}
-		return strings.ToLower(e.F)
+		return strings.ToLower(e.F), 2
 	case *ast.WindowFuncExpr:
-		return strings.ToLower(unwrapWindowArgs(e).Name) // lag(x, n + 1), array_agg(x) as the parser rewrote them
+		return strings.ToLower(unwrapWindowArgs(e).Name), 2 // lag(x, n + 1), array_agg(x) as the parser rewrote them
 	case *ast.CaseExpr:
-		return "case"
+		return "case", 1
 	case *ast.ExistsSubqueryExpr:
-		return "exists"
+		return "exists", 2
 	case *ast.SubqueryExpr:
 		if s, ok := e.Query.(*ast.SelectStmt); ok && s.Fields != nil && len(s.Fields.Fields) == 1 && s.Fields.Fields[0].WildCard == nil {
-			return columnName(s.Fields.Fields[0])
+			if f := s.Fields.Fields[0]; f.AsName.O != "" {
+				return f.AsName.O, 2
+			}
+			return figureName(s.Fields.Fields[0].Expr)
 		}
 	}
-	return "?column?"
+	return "?column?", 0
 }
 
 func pgTypeColumnName(t types.T) string {

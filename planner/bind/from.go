@@ -542,7 +542,7 @@ func (b *Binder) bindJoin(j *ast.Join) (plan.Node, error) {
 		conds = expr.Conjuncts(e)
 	}
 	if lateral {
-		return b.lateralJoin(join, conds)
+		return b.lateralJoin(join, dropTrue(conds))
 	}
 	if site == nil || site.node == plan.Node(join) {
 		return b.finishJoin(join, conds)
@@ -821,6 +821,18 @@ func (b *Binder) lateralUnnest(j *ast.Join, u *plan.Unnest) (plan.Node, error) {
 		return nil, err
 	}
 	return &plan.Filter{Input: u, Cond: e}, nil
+}
+
+// dropTrue removes the conjuncts that are the constant true (ON true).
+func dropTrue(conds []expr.Expr) []expr.Expr {
+	var out []expr.Expr
+	for _, c := range conds {
+		if k, ok := c.(*expr.Const); ok && k.Typ.ID == types.Bool && !k.Value.Null && k.Value.I == 1 {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func isTrueLiteral(n ast.ExprNode) bool {

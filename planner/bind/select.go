@@ -234,6 +234,14 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 			items = append(items, exp...)
 			continue
 		}
+		if call, ok := f.Expr.(*ast.FuncCallExpr); ok && call.FnName.L == "pg__field_star" && len(call.Args) == 1 {
+			exp, err := b.expandFields(c, call.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, exp...)
+			continue
+		}
 		e, err := b.bindExpr(c, f.Expr)
 		if err != nil {
 			return nil, err
@@ -468,6 +476,28 @@ func (b *Binder) bindOrderItem(c *exprCtx, items []selectItem, n ast.ExprNode) (
 		}
 	}
 	return -1, e, nil
+}
+
+// expandFields binds (s).* in a SELECT list: one item per field of the
+// struct s, named after the field.
+func (b *Binder) expandFields(c *exprCtx, n ast.ExprNode) ([]selectItem, error) {
+	s, err := b.bindExpr(c, n)
+	if err != nil {
+		return nil, err
+	}
+	fs := s.Type().StructFields()
+	if s.Type().ID != types.Struct {
+		return nil, types.Errorf(types.ErrWrongObjectType, "type %s is not composite", s.Type())
+	}
+	items := make([]selectItem, 0, len(fs))
+	for _, f := range fs {
+		e, err := expr.Call("pg__field", []expr.Expr{s, expr.Literal(types.DString(f.Name), types.TVarchar)})
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, selectItem{name: f.Name, e: e})
+	}
+	return items, nil
 }
 
 func expandWildcard(sc *scope, w *ast.WildCardField) ([]selectItem, error) {

@@ -183,6 +183,13 @@ func (b *Binder) semiJoin(site *applySite, c *exprCtx, in *ast.PatternInExpr) (e
 		return nil, err
 	}
 	rf := visible(right.Schema())
+	if row, ok := in.Expr.(*ast.RowExpr); ok && len(rf) > 1 && len(rf) == len(row.Values) && !hasOuter(right) {
+		// (a, b) IN (SELECT x, y ...): compare rows, ROW(a, b) with ROW(x, y).
+		if right, err = rowOfColumns(right); err != nil {
+			return nil, err
+		}
+		rf = visible(right.Schema())
+	}
 	if len(rf) != 1 {
 		return nil, types.Errorf(types.ErrSyntax, "subquery has too many columns")
 	}
@@ -698,4 +705,20 @@ func (b *Binder) correlatedQuantified(c *exprCtx, left expr.Expr, op string, all
 		return any, err
 	}
 	return expr.Call("not", []expr.Expr{any})
+}
+
+// rowOfColumns projects n's visible columns into one struct column (a row
+// constructor of them).
+func rowOfColumns(n plan.Node) (plan.Node, error) {
+	var cols []expr.Expr
+	for i, f := range n.Schema() {
+		if !f.Hidden {
+			cols = append(cols, expr.Column(i, f.Type))
+		}
+	}
+	row, err := expr.Call("pg__row", cols)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.Project{Input: n, Exprs: []expr.Expr{row}, Out: []plan.Field{{Name: "row", Type: row.Type()}}}, nil
 }

@@ -1302,7 +1302,11 @@ func constInt(e expr.Expr, what string) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if d.I < 0 {
-		return 0, false, types.Errorf(types.ErrInvalidParameter, "%s must not be negative", what)
+		kind := types.ErrInvalidLimit
+		if what == "OFFSET" {
+			kind = types.ErrInvalidOffset
+		}
+		return 0, false, types.Errorf(kind, "%s must not be negative", what)
 	}
 	return d.I, true, nil
 }

@@ -92,6 +92,7 @@ func AggInputOf(c *AggCall) AggInput {
 //	first_value, last_value       the current result
 //	array_agg                     the current result
 //	percentile_cont, percentile_disc, mode   the current result
+//	approx_percentile             its sketch's bucket counts (bytea, expr.EncodeSketch)
 //
 // n counts the non-NULL inputs. An aggregate streaming does not support
 // (variance and stddev) gives an error.
@@ -118,6 +119,8 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 		return []types.T{a.Result}, nil
 	case expr.AggStringAgg:
 		return []types.T{types.TVarchar}, nil
+	case expr.AggApproxPercentile:
+		return []types.T{types.TBytea}, nil
 	case expr.AggFirstValue, expr.AggLastValue, expr.AggArrayAgg, expr.AggPercentileCont, expr.AggPercentileDisc, expr.AggMode:
 		return []types.T{a.Result}, nil
 	}

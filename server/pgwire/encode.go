@@ -143,6 +143,8 @@ func (e *rowEncoder) appendBinary(buf []byte, t types.T, v *types.Vector, i int)
 		return binary.BigEndian.AppendUint32(buf, uint32(iv.Months)), nil
 	case types.Array:
 		return e.appendArray(buf, t, v.Str[i])
+	case types.Struct:
+		return e.appendRecord(buf, t, v.Str[i])
 	}
 	return buf, types.Errorf(types.ErrUnsupported, "no binary output for type %s", t)
 }
@@ -185,6 +187,34 @@ func (e *rowEncoder) appendArray(buf []byte, t types.T, s string) ([]byte, error
 		lenAt := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
 		if buf, err = e.appendBinary(buf, elem, one, 0); err != nil {
+			return buf, err
+		}
+		binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
+	}
+	return buf, nil
+}
+
+// appendRecord appends PostgreSQL's binary record: the field count, then
+// per field its type oid and its length-prefixed binary value (-1: NULL).
+func (e *rowEncoder) appendRecord(buf []byte, t types.T, s string) ([]byte, error) {
+	vals, err := types.DecodeStruct(t, s)
+	if err != nil {
+		return buf, err
+	}
+	fs := t.StructFields()
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(vals)))
+	for i := range vals {
+		ft := fs[i].Type
+		buf = binary.BigEndian.AppendUint32(buf, ft.OID())
+		if vals[i].Null {
+			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
+			continue
+		}
+		one := types.NewVector(ft, 1)
+		one.Append(&vals[i])
+		lenAt := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		if buf, err = e.appendBinary(buf, ft, one, 0); err != nil {
 			return buf, err
 		}
 		binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))

@@ -92,6 +92,8 @@ var sqlStates = []struct {
 	{types.ErrInvalidFunctionDef, "42P13"},
 	{types.ErrInvalidRecursion, "42P19"},
 	{types.ErrAmbiguousFunction, "42725"},
+	{types.ErrInvalidLimit, "2201W"},
+	{types.ErrInvalidOffset, "2201X"},
 	{types.ErrQueryCanceled, "57014"},
 	{types.ErrInvalidCatalogName, "3D000"},
 	{types.ErrProtocolViolation, "08P01"},

@@ -705,14 +705,15 @@ func (c comments) ColumnComment(oid, attnum int64) (string, bool) {
 // createTableAs runs CREATE TABLE name [(columns)] AS query [WITH [NO]
 // DATA]: a table (keyed by a hidden row id) with the query's columns,
 // filled by INSERT INTO name query through the normal write path. If the
-// INSERT fails the table is dropped again. The tag is PostgreSQL's SELECT n.
+// INSERT fails the table is dropped again. The tag is PostgreSQL's: SELECT
+// n, or CREATE TABLE AS WITH NO DATA.
 func (s *Session) createTableAs(ctx context.Context, n *parser.CreateTable) (pgwire.Result, error) {
 	rel, res, err := s.createTableAsTable(ctx, n)
 	if err != nil || res != nil {
 		return res, err
 	}
 	if n.WithNoData {
-		return tagOnly("SELECT 0"), nil
+		return tagOnly("CREATE TABLE AS"), nil
 	}
 	rows, err := s.insertQuery(ctx, rel, n.AsQuery)
 	if err != nil {

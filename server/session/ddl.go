@@ -425,8 +425,11 @@ func (s *Session) dropLocked(ctx context.Context, n *parser.Drop) (pgwire.Result
 				s.notifier.Notice("NOTICE", "00000", fmt.Sprintf("%s \"%s\" does not exist, skipping", kind, name.Name))
 				continue
 			}
-			if kind == catalog.KindTable {
+			switch kind {
+			case catalog.KindTable:
 				return nil, types.Errorf(types.ErrUndefinedTable, "table \"%s\" does not exist", name.Name)
+			case catalog.KindIndex: // PostgreSQL's code for a missing index (42P01 is for relations read)
+				return nil, types.Errorf(types.ErrUndefinedObject, "index \"%s\" does not exist", name.Name)
 			}
 			return nil, types.Errorf(types.ErrUndefinedTable, "%s \"%s\" does not exist", kind, name.Name)
 		}

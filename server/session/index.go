@@ -59,7 +59,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 	if res, found, err := s.exists(schema, name, n.IfNotExists, "CREATE INDEX"); found {
 		return res, err
 	}
-	def := "SELECT * FROM " + quoteIdent(tbl.Schema) + "." + quoteIdent(tbl.Name)
+	def := "SELECT " + indexSelectList(tbl) + " FROM " + quoteIdent(tbl.Schema) + "." + quoteIdent(tbl.Name)
 	stmts, err := parser.Parse(def)
 	if err != nil || len(stmts) != 1 {
 		return nil, fmt.Errorf("index %s: %s: %w", name, def, err)
@@ -79,7 +79,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 		Index: &catalog.IndexSettings{Table: tbl.ID, Columns: cols, DistLen: distLen}}
 	for i, f := range sq.Columns {
 		c := tbl.Columns[i]
-		if f.Type != c.Type || f.Hidden != c.Hidden {
+		if f.Type != c.Type || (f.Hidden && !c.Hidden) {
 			return nil, types.Errorf(types.ErrInternal, "index %s: column %d is %s, the relation's %s", name, i, f.Name, c.Name)
 		}
 		rel.Columns[i] = catalog.Column{Name: c.Name, Type: c.Type, Hidden: c.Hidden}
@@ -94,6 +94,38 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 	rel.ID = s.eng.Catalog.NextID()
 	root := physical.Materialize(sq, rel)
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE INDEX", "index", nil)
+}
+
+// indexSelectList is what an index over tbl selects: "*" when the table's
+// columns are its visible ones followed by hidden key columns (what SELECT *
+// and the stream key give), else every column in the table's order, hidden
+// ones by name and dropped ones as a typed NULL (a column added to a table
+// keyed by a hidden row id comes after the row id; a dropped one keeps its
+// place), so the index's rows read as the table's.
+func indexSelectList(tbl *catalog.Relation) string {
+	ordered, hidden := true, false
+	for _, c := range tbl.Columns {
+		switch {
+		case c.Dropped:
+			ordered = false
+		case c.Hidden:
+			hidden = true
+		case hidden:
+			ordered = false
+		}
+	}
+	if ordered {
+		return "*"
+	}
+	items := make([]string, len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		if c.Dropped {
+			items[i] = "NULL::" + c.Type.String()
+		} else {
+			items[i] = quoteIdent(c.Name)
+		}
+	}
+	return strings.Join(items, ", ")
 }
 
 // visibleColumn returns the position of the visible column name of rel, or -1.

@@ -81,6 +81,9 @@ func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 			}
 			return authidRows(s.eng.Roles()), nil
 		}
+		if rel.Schema == "pg_catalog" && rel.Name == "pg_proc" {
+			return procRows(), nil
+		}
 		if rel.Schema == "pg_catalog" && (rel.Name == "pg_roles" || rel.Name == "pg_user") {
 			roles, users := catalog.RoleRows(s.eng.Roles())
 			if rel.Name == "pg_roles" {

@@ -142,7 +142,7 @@ func (s *Session) roleStmt(ctx context.Context, n *parser.RoleStmt) (pgwire.Resu
 	for k, v := range e.roles.byName {
 		changed[k] = v
 	}
-	tag := strings.ToUpper(n.Action) + "_ROLE"
+	tag := strings.ToUpper(n.Action) + " ROLE" // PostgreSQL's tag, for CREATE USER too
 	switch n.Action {
 	case "create":
 		name := n.Names[0]
@@ -276,7 +276,7 @@ func (s *Session) currentUser() string {
 func (s *Session) setRole(n *parser.Set) (pgwire.Result, error) {
 	if n.Default {
 		s.role = ""
-		return tagOnly("SET"), nil
+		return tagOnly(setTag(n)), nil
 	}
 	name := strings.Join(n.Value, "")
 	s.eng.roles.RLock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -198,16 +199,20 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.explain(n) }
 		return nil
 	case *parser.Begin:
+		tag := "BEGIN"
+		if n.Start {
+			tag = "START TRANSACTION"
+		}
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			if s.tx != 0 && s.tx != 'I' {
 				s.notifier.Notice("WARNING", "25001", "there is already a transaction in progress")
-				return tagOnly("BEGIN"), nil
+				return tagOnly(tag), nil
 			}
 			if iso := strings.ToLower(strings.Join(strings.Fields(n.Isolation), " ")); iso != "" && iso != "repeatable read" {
 				s.notifier.Notice("NOTICE", "00000", isolationIgnored(iso))
 			}
 			s.tx = 'T'
-			return tagOnly("BEGIN"), nil
+			return tagOnly(tag), nil
 		}
 		return nil
 	case *parser.Commit:
@@ -496,3 +501,27 @@ type catalogWithRoles struct {
 }
 
 func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
+
+// Functions lets psqlcat answer \df from the function registry.
+func (c catalogWithRoles) Functions() []psqlcat.Func { return builtinFuncs() }
+
+// procRows are pg_proc's rows, from the registry's functions (once: it does not change).
+var procRows = sync.OnceValue(func() [][]types.Datum {
+	sigs := expr.Signatures()
+	procs := make([]catalog.Proc, len(sigs))
+	for i, s := range sigs {
+		procs[i] = catalog.Proc{Name: s.Name, Args: s.Params, Variadic: s.Variadic, AnyArg: s.AnyArg, Result: s.Result,
+			Agg: s.Agg, Volatility: s.Volatility}
+	}
+	return catalog.ProcRows(procs)
+})
+
+// builtinFuncs lists the registry's functions once (it does not change).
+var builtinFuncs = sync.OnceValue(func() []psqlcat.Func {
+	sigs := expr.Signatures()
+	out := make([]psqlcat.Func, len(sigs))
+	for i, s := range sigs {
+		out[i] = psqlcat.Func{Name: s.Name, Args: s.Params, Variadic: s.Variadic, Result: s.Result, Agg: s.Agg, AnyArg: s.AnyArg}
+	}
+	return out
+})

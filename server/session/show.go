@@ -25,7 +25,7 @@ func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
 		if _, err := s.vars.set(n.Name, "", true); err != nil {
 			return nil, err
 		}
-		return tagOnly("SET"), nil
+		return tagOnly(setTag(n)), nil
 	}
 	value := strings.Join(n.Value, ", ")
 	notice, err := s.vars.set(n.Name, value, false)
@@ -41,6 +41,17 @@ func (s *Session) set(n *parser.Set) (pgwire.Result, error) {
 	return tagOnly("SET"), nil
 }
 
+// mixedCaseVars are the session variables PostgreSQL spells with capitals.
+var mixedCaseVars = map[string]string{"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+
+// setTag is the command tag of n: RESET or SET, as PostgreSQL's.
+func setTag(n *parser.Set) string {
+	if n.Reset {
+		return "RESET"
+	}
+	return "SET"
+}
+
 func (s *Session) describeShow(st *statement, n *parser.Show) error {
 	switch n.Kind {
 	case "variable":
@@ -48,7 +59,11 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 		if _, err := s.vars.get(name); err != nil {
 			return err
 		}
-		st.cols = textColumns(name)
+		col := name
+		if c, ok := mixedCaseVars[name]; ok {
+			col = c // SHOW names its column as PostgreSQL spells the variable
+		}
+		st.cols = textColumns(col)
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			v, err := s.vars.get(name)
 			if err != nil {
@@ -57,7 +72,7 @@ func (s *Session) describeShow(st *statement, n *parser.Show) error {
 			if name == "is_superuser" && !s.superuser() {
 				v = "off" // the current role's, as SET ROLE leaves it
 			}
-			return textRows([]string{name}, [][]string{{v}}, "SHOW"), nil
+			return textRows([]string{col}, [][]string{{v}}, "SHOW"), nil
 		}
 	case "parameters":
 		st.cols = textColumns("Name", "Value", "Editable")

@@ -35,6 +35,7 @@ const (
 	AggPercentileDisc
 	AggMode
 	AggJSONObjectAgg
+	AggApproxPercentile // approx_percentile (agg_approx.go)
 )
 
 // Agg is a resolved aggregate call: its kind, argument and result types.
@@ -44,6 +45,10 @@ type Agg struct {
 	Args     []types.T
 	Result   types.T
 	Distinct bool
+	// Quantile and RelErr are approx_percentile's constant arguments (the
+	// binder checks them; its call's only argument is x).
+	Quantile float64 `json:",omitempty"`
+	RelErr   float64 `json:",omitempty"`
 }
 
 // AggState accumulates one group. Add and Retract take one input row's
@@ -171,6 +176,13 @@ func LookupAgg(name string, args []types.T, distinct bool) (*Agg, error) {
 		if lname == "percentile_disc" {
 			a.Kind = AggPercentileDisc
 		}
+	case "approx_percentile":
+		// approx_percentile(q [, e]) WITHIN GROUP (ORDER BY x): the binder
+		// sets Quantile and RelErr and passes x as double precision.
+		if !one || t.ID != types.Float64 {
+			return fail()
+		}
+		a.Kind, a.Result = AggApproxPercentile, tF8
 	case "mode":
 		if !one {
 			return fail()
@@ -216,6 +228,8 @@ func (a *Agg) NewState() AggState {
 		s = &ordSetState{firstLastState: firstLastState{t: a.Args[0]}, kind: a.Kind}
 	case AggJSONObjectAgg:
 		s = &jsonObjectAggState{agg: a}
+	case AggApproxPercentile:
+		s = &approxState{sk: NewSketch(a.Quantile, a.RelErr)}
 	default:
 		s = &varState{in: a.Args[0], out: a.Result, kind: a.Kind}
 	}
@@ -793,6 +807,21 @@ func appendDistinctKey(buf []byte, t types.T, d *types.Datum) []byte {
 			buf = append(buf, 0xfe)
 			return true
 		})
+		return buf
+	case types.Struct:
+		vals, err := types.DecodeStruct(t, d.S)
+		if err != nil {
+			return append(buf, d.S...)
+		}
+		for i, f := range t.StructFields() {
+			if vals[i].Null {
+				buf = append(buf, 0)
+				continue
+			}
+			buf = append(buf, 1)
+			buf = appendDistinctKey(buf, f.Type, &vals[i])
+			buf = append(buf, 0xfe)
+		}
 		return buf
 	}
 	return types.AppendText(buf, t, d)

@@ -94,6 +94,12 @@ func castExpr(e Expr, to types.T, mode castMode) (Expr, error) {
 	class := castClass(from.ID, to.ID)
 	if from.ID == types.Array && to.ID == types.Array {
 		class = castClass(from.Elem, to.Elem)
+		if from.Elem == types.Struct && to.Elem == types.Struct {
+			class = structCastClass(from.ElemType(), to.ElemType())
+		}
+	}
+	if from.ID == types.Struct && to.ID == types.Struct {
+		class = structCastClass(from, to)
 	}
 	if class == 0 || class > mode {
 		if mode == castExplicit {
@@ -177,6 +183,9 @@ func castFunc(from, to types.T, explicit bool) castFn {
 	}
 	if from.ID == types.Array && to.ID == types.Array {
 		return arrayCast(from, to, explicit)
+	}
+	if from.ID == types.Struct && to.ID == types.Struct {
+		return structCast(from, to, explicit)
 	}
 	if from.ID == to.ID {
 		switch to.ID {

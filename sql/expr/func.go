@@ -72,6 +72,8 @@ func display(name string, as []string) string {
 		return as[0] + "[" + as[1] + ":" + as[2] + "]"
 	case "neg":
 		return "(-" + as[0] + ")"
+	case "bitnot":
+		return "(~" + as[0] + ")"
 	case "not":
 		return "(NOT " + as[0] + ")"
 	case "and", "or":
@@ -104,7 +106,7 @@ var infixOps = map[string]string{
 // errOpSymbols are the PostgreSQL operator spellings used in "operator does not exist" errors.
 var errOpSymbols = map[string]string{
 	"like": "~~", "ilike": "~~*", "not_like": "!~~", "not_ilike": "!~~*", "regexp": "~", "regexp_i": "~*",
-	"not_regexp": "!~", "not_regexp_i": "!~*", "<=>": "IS NOT DISTINCT FROM", "neg": "-",
+	"not_regexp": "!~", "not_regexp_i": "!~*", "<=>": "IS NOT DISTINCT FROM", "neg": "-", "bitnot": "~",
 }
 
 func (f *FuncExpr) Eval(ctx *Ctx, in *types.Chunk, out *types.Vector) error {
@@ -495,6 +497,14 @@ func CommonType(ts []types.T) (types.T, error) {
 		}
 		if !found {
 			res, found = t, true
+			continue
+		}
+		if t.ID == res.ID && t.ID == types.Struct && t.Fields != res.Fields {
+			st, err := commonStruct(res, t)
+			if err != nil {
+				return types.TUnknown, err
+			}
+			res = st
 			continue
 		}
 		if t.ID == res.ID && t.ID == types.Array && t.Elem != res.Elem {

@@ -96,6 +96,20 @@ func ToJSONValue(t types.T, d *types.Datum) (any, error) {
 			}
 		}
 		return out, nil
+	case types.Struct:
+		// An object keyed by the field names, as PostgreSQL's to_jsonb of a
+		// composite value.
+		vals, err := types.DecodeStruct(t, d.S)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]any, len(vals))
+		for i, f := range t.StructFields() {
+			if out[f.Name], err = ToJSONValue(f.Type, &vals[i]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	case types.Timestamp, types.Timestamptz:
 		if d.I == types.InfinityTS || d.I == types.NegInfinityTS {
 			return types.FormatText(t, d), nil

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/tributary/tributary/sql/types"
@@ -104,4 +105,64 @@ func init() {
 		s := args[0].Type().String()
 		return &FuncExpr{Name: name, Args: args, depth: argDepth(args), Ret: tS, row: str(s)}, nil
 	}
+}
+
+func init() {
+	// format_type(type oid, typmod): the type's name as PostgreSQL prints it
+	// (NULL for a NULL oid; a NULL typmod is none).
+	def("format_type", tS, tI8, tI8).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+		if a[0].Null {
+			return types.NullDatum, nil
+		}
+		typmod := int32(-1)
+		if !a[1].Null {
+			typmod = int32(a[1].I)
+		}
+		return types.DString(formatType(uint32(a[0].I), typmod)), nil
+	}).nonStrict = true
+}
+
+// formatType is PostgreSQL's format_type for the types Tributary knows, and
+// "???" for other oids, as PostgreSQL prints an unknown one.
+func formatType(oid uint32, typmod int32) string {
+	if e := types.ElemOID(oid); e != 0 {
+		return formatType(e, typmod) + "[]"
+	}
+	switch oid {
+	case 0:
+		return "-"
+	case types.OIDText:
+		return "text"
+	case types.OIDName:
+		return "name"
+	case types.OIDOid:
+		return "oid"
+	case types.OIDRegclass:
+		return "regclass"
+	case 2206:
+		return "regtype"
+	case types.OIDJSON:
+		return "json"
+	case types.OIDUnknown:
+		return "unknown"
+	case types.OIDBpchar:
+		if typmod >= 4 {
+			return fmt.Sprintf("character(%d)", typmod-4)
+		}
+		return "bpchar"
+	case types.OIDVarchar:
+		if typmod >= 4 {
+			return fmt.Sprintf("character varying(%d)", typmod-4)
+		}
+		return "character varying"
+	case types.OIDNumeric:
+		if typmod >= 4 {
+			return fmt.Sprintf("numeric(%d,%d)", (typmod-4)>>16, (typmod-4)&0xffff)
+		}
+		return "numeric"
+	}
+	if t, ok := types.FromOID(oid); ok && t.ID != types.Unknown {
+		return t.String()
+	}
+	return "???"
 }

@@ -36,6 +36,7 @@ func init() {
 			def(string(op), t, t, t).v(intArith(op, t.ID))
 		}
 		def("neg", t, t).v(intNeg(t.ID))
+		def("bitnot", t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DInt(^a[0].I), nil }) // ~x: stays in the type's range
 		def("mod", t, t, t).v(intArith('%', t.ID))
 		bits := map[types.ID]uint{types.Int16: 16, types.Int32: 32, types.Int64: 64}[t.ID]
 		mask := uint64(bits - 1) // the shift count masked, as PostgreSQL's C shift on x86
@@ -90,6 +91,13 @@ func init() {
 			def(string(op), t, t, t).v(floatArith(op, t.ID == types.Float32))
 		}
 		def("neg", t, t).r(func(_ *Ctx, a []types.Datum) (types.Datum, error) { return types.DFloat(-a[0].F), nil })
+	}
+	// PostgreSQL's float48 and float84 operators: real with double precision
+	// (or with an integer or numeric, which resolve to them, float8 being
+	// the preferred numeric type) computes in double precision.
+	for _, op := range []byte{'+', '-', '*', '/'} {
+		def(string(op), tF8, tF4, tF8).v(floatArith(op, false))
+		def(string(op), tF8, tF8, tF4).v(floatArith(op, false))
 	}
 	def("+", tN, tN, tN).r(decBin(decAdd))
 	def("-", tN, tN, tN).r(decBin(decSub))
@@ -558,6 +566,21 @@ func resolveCompare(name string, args []Expr) (Expr, error) {
 		}
 		return types.DBool(tbl[types.CompareNonNull(t, &a[0], &a[1])+1]), nil
 	}
+	if t.ID == types.Struct && name != "<=>" {
+		// PostgreSQL's row comparison: a NULL field decides unknown.
+		eq := name == "=" || name == "<>"
+		f.vec = nil
+		f.row = func(_ *Ctx, a []types.Datum) (types.Datum, error) {
+			if a[0].Null || a[1].Null {
+				return types.NullDatum, nil
+			}
+			c, null := types.CompareRows(t, a[0].S, a[1].S, eq)
+			if null && c == 0 {
+				return types.NullDatum, nil
+			}
+			return types.DBool(tbl[c+1]), nil
+		}
+	}
 	return f, nil
 }
 
@@ -589,7 +612,7 @@ func compareVec(t types.T, tbl [3]bool, notDistinct bool) vecFn {
 				out.I64 = append(out.I64, ti[cmp.Compare(ai[a.idx(i)], bi[b.idx(i)])+1])
 			}
 		case types.PhysStr:
-			if t.ID == types.Array {
+			if t.ID == types.Array || t.ID == types.Struct {
 				compareRows(t, ti, a, b, n, out)
 				break
 			}
@@ -651,9 +674,17 @@ func resolveIn(name string, args []Expr) (Expr, error) {
 		}
 		null := false
 		for k := 1; k < len(a); k++ {
-			if a[k].Null {
+			switch {
+			case a[k].Null:
 				null = true
-			} else if types.CompareNonNull(t, &a[0], &a[k]) == 0 {
+			case t.ID == types.Struct:
+				// Row equality: a NULL field makes it unknown.
+				if c, unknown := types.CompareRows(t, a[0].S, a[k].S, true); c == 0 && unknown {
+					null = true
+				} else if c == 0 {
+					return types.DBool(true), nil
+				}
+			case types.CompareNonNull(t, &a[0], &a[k]) == 0:
 				return types.DBool(true), nil
 			}
 		}

@@ -333,6 +333,7 @@ type Set struct {
 	Name    string
 	Value   []string
 	Default bool
+	Reset   bool // RESET x rather than SET x = DEFAULT (the command tags differ)
 	Local   bool
 }
 
@@ -375,6 +376,7 @@ type CancelJobs struct {
 // ("serializable", "repeatable read", ...) or "" when not given.
 type Begin struct {
 	Source
+	Start     bool // START TRANSACTION rather than BEGIN (the command tags differ)
 	ReadOnly  bool
 	Isolation string
 }

@@ -171,7 +171,9 @@ func (p *ddlParser) statement() (Statement, error) {
 		st, err = p.txnModes()
 	case first.kw("start"):
 		if err = p.expect("transaction"); err == nil {
-			st, err = p.txnModes()
+			if st, err = p.txnModes(); err == nil {
+				st.(*Begin).Start = true
+			}
 		}
 	case first.kwIn("commit", "end"):
 		if p.kw("prepared") {

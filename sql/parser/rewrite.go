@@ -43,6 +43,8 @@ var rules = []rule{
 	{"typedLiterals", typedLiterals},
 	{"castCalls", castCalls},
 	{"operatorKeyword", operatorKeyword},
+	{"rowConstructors", rowConstructors},
+	{"fieldAccess", fieldAccess},
 	{"castOperators", castOperators},
 	{"arrayConstructors", arrayConstructors},
 	{"subscripts", subscripts},

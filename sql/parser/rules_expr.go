@@ -338,7 +338,7 @@ func distinctFrom(c *rewriteCtx, seq []*node) ([]*node, error) {
 // f) ORDER BY x ... SEPARATOR ""), as firstLastValue does; the binder unwraps it.
 func withinGroup(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i+4 < len(seq); i++ {
-		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode") || !seq[i+1].isParen() ||
+		if !seq[i].kwIn("percentile_cont", "percentile_disc", "mode", "approx_percentile") || !seq[i+1].isParen() ||
 			!seq[i+2].kw("within") || !seq[i+3].kw("group") || !seq[i+4].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
 			continue
 		}
@@ -617,7 +617,8 @@ func nullsOrdering(c *rewriteCtx, seq []*node) ([]*node, error) {
 }
 
 // powerOperator turns a ^ b (PostgreSQL's exponentiation; MySQL's XOR) into
-// power(a, b).
+// pg__pow(a, b): power(a, b), told apart from a call of power so the column
+// is named ?column? as an operator's.
 func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
 	for i := 0; i < len(seq); i++ {
 		n := seq[i]
@@ -630,7 +631,7 @@ func powerOperator(c *rewriteCtx, seq []*node) ([]*node, error) {
 			return nil, c.syntax(n)
 		}
 		first := seq[lo].tok
-		call := callNode("power", first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
+		call := callNode("pg__pow", first, first.sp, clone(seq[lo:i]), clone(seq[i+1:hi]))
 		seq = splice(seq, lo, hi, call...)
 		i = lo
 	}

@@ -51,8 +51,9 @@ var joinEnders = []string{"join", "inner", "left", "right", "full", "cross", "na
 
 // renamedFuncs are calls TiDB would misread: a || b (PIPES_AS_CONCAT) arrives
 // as concat(a, b) and the two differ on NULL (|| yields NULL, concat() skips
-// it), and div is an operator keyword in TiDB.
-var renamedFuncs = map[string]string{"concat": "pg__concat_fn", "div": "pg__div"}
+// it), and div and mod are operator keywords in TiDB (mod(a, b) would be read
+// as a % b, and named so).
+var renamedFuncs = map[string]string{"concat": "pg__concat_fn", "div": "pg__div", "mod": "pg__mod"}
 
 // concatFunction renames the calls in renamedFuncs so the binder can tell
 // them from TiDB's readings.

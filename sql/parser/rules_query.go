@@ -9,6 +9,15 @@ import (
 // maxLimit stands in for "no limit" when only OFFSET is given.
 const maxLimit = "18446744073709551615"
 
+// isNegativeNumber reports whether seq is "-" followed by a nonzero number.
+func isNegativeNumber(seq []*node) bool {
+	if len(seq) != 2 || !seq[0].isOp("-") || seq[1].group || seq[1].tok.kind != tkNumber {
+		return false
+	}
+	f, err := strconv.ParseFloat(seq[1].tok.val, 64)
+	return err == nil && f != 0
+}
+
 // limitOffset normalises the row-limiting tail: LIMIT ALL is dropped,
 // OFFSET n [ROW|ROWS] and FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY become
 // TiDB's LIMIT n OFFSET m (with an unbounded LIMIT when only OFFSET is given).
@@ -89,6 +98,14 @@ func limitOffset(c *rewriteCtx, seq []*node) ([]*node, error) {
 		}
 	}
 done:
+	// A negative constant count is PostgreSQL's run-time error (TiDB's
+	// grammar would call it a syntax error).
+	if isNegativeNumber(limit) {
+		return nil, types.Errorf(types.ErrInvalidLimit, "LIMIT must not be negative")
+	}
+	if isNegativeNumber(offset) {
+		return nil, types.Errorf(types.ErrInvalidOffset, "OFFSET must not be negative")
+	}
 	if !changed {
 		return seq, nil
 	}

@@ -136,7 +136,7 @@ func (p *ddlParser) varName() (string, error) {
 }
 
 func (p *ddlParser) reset() (Statement, error) {
-	st := &Set{Default: true}
+	st := &Set{Default: true, Reset: true}
 	switch {
 	case p.kw("all"):
 		st.Name = "all"

@@ -129,11 +129,25 @@ func (n *node) last() token {
 }
 
 // splitCommas splits a node list at top-level commas.
+// The commas inside a struct<name type, ...> type are not split on.
 func splitCommas(seq []*node) [][]*node {
 	var out [][]*node
 	start := 0
+	depth := 0 // inside struct<...>
 	for i, n := range seq {
-		if n.isPunct(",") {
+		if !n.group && n.tok.kind == tkOp && (depth > 0 || i > 0 && seq[i-1].kw("struct") && n.tok.val[0] == '<') {
+			for _, c := range n.tok.val {
+				switch c {
+				case '<':
+					depth++
+				case '>':
+					depth--
+				}
+			}
+			depth = max(depth, 0)
+			continue
+		}
+		if n.isPunct(",") && depth == 0 {
 			out = append(out, seq[start:i])
 			start = i + 1
 		}

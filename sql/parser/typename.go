@@ -59,6 +59,9 @@ func parseTypeName(src string, seq []*node, i int) (t TypeName, next int, err er
 		return finishType(src, seq, i, t)
 	}
 	next2 := func(w string) bool { return at(i) != nil && at(i).kw(w) }
+	if word == "struct" && at(i) != nil && !at(i).group && at(i).tok.kind == tkOp && at(i).tok.val[0] == '<' {
+		return structTypeName(src, seq, i-1)
+	}
 	switch word {
 	case "double":
 		// "double" alone is RisingWave's name for double precision.
@@ -126,6 +129,44 @@ func parseTypeName(src string, seq []*node, i int) (t TypeName, next int, err er
 		}
 	}
 	return finishType(src, seq, i, t)
+}
+
+// structTypeName reads RisingWave's struct<name type, ...> starting at
+// seq[i] (the word struct), nested structs included (their closing >> is one
+// operator token), and names it by its canonical spelling.
+func structTypeName(src string, seq []*node, i int) (TypeName, int, error) {
+	start := seq[i].tok.pos
+	depth := 0
+	for j := i + 1; j < len(seq); j++ {
+		n := seq[j]
+		if n.group || n.tok.kind != tkOp {
+			if depth == 0 {
+				return TypeName{}, j, syntaxErrAtNode(src, n)
+			}
+			continue
+		}
+		for _, c := range n.tok.val {
+			switch c {
+			case '<':
+				depth++
+			case '>':
+				depth--
+			default:
+				return TypeName{}, j, syntaxErrAtNode(src, n)
+			}
+			if depth < 0 {
+				return TypeName{}, j, syntaxErrAtNode(src, n)
+			}
+		}
+		if depth == 0 {
+			t, err := types.FromName(src[start:n.tok.end], nil)
+			if err != nil {
+				return TypeName{}, j, err
+			}
+			return finishType(src, seq, j+1, TypeName{Name: t.String()})
+		}
+	}
+	return TypeName{}, len(seq), syntaxErrEnd(src)
 }
 
 // finishType reads optional (args) and an array suffix: [], [n] or ARRAY

@@ -19,10 +19,12 @@ import (
 // encoding decode it and work element by element, as PostgreSQL does.
 
 // ArrayOf returns the array type whose elements are of type elem.
-func ArrayOf(elem T) T { return T{ID: Array, Elem: elem.ID, Width: elem.Width, Scale: elem.Scale} }
+func ArrayOf(elem T) T {
+	return T{ID: Array, Elem: elem.ID, Width: elem.Width, Scale: elem.Scale, Fields: elem.Fields}
+}
 
 // ElemType returns an array type's element type.
-func (t T) ElemType() T { return T{ID: t.Elem, Width: t.Width, Scale: t.Scale} }
+func (t T) ElemType() T { return T{ID: t.Elem, Width: t.Width, Scale: t.Scale, Fields: t.Fields} }
 
 // IsArray reports whether t is an array type.
 func (t T) IsArray() bool { return t.ID == Array }
@@ -452,5 +454,5 @@ var arrayOIDs = [][2]uint32{
 	{OIDText, 1009}, {OIDBpchar, 1014}, {OIDVarchar, 1015}, {OIDInt8, 1016}, {OIDFloat4, 1021},
 	{OIDFloat8, 1022}, {OIDOid, 1028}, {OIDTimestamp, 1115}, {OIDDate, 1182}, {OIDTime, 1183},
 	{OIDTimestamptz, 1185}, {OIDInterval, 1187}, {OIDNumeric, 1231}, {OIDJSON, 199},
-	{OIDUuid, 2951}, {OIDJsonb, 3807}, {OIDRegclass, 2210},
+	{OIDUuid, 2951}, {OIDJsonb, 3807}, {OIDRegclass, 2210}, {OIDRecord, OIDRecordArray},
 }

@@ -89,6 +89,9 @@ func CompareNonNull(t T, a, b *Datum) int {
 		if t.ID == Array {
 			return compareArrays(t, a.S, b.S)
 		}
+		if t.ID == Struct {
+			return compareStructs(t, a.S, b.S)
+		}
 		if t.ID == Varchar || t.ID == Unknown {
 			return cmp.Compare(a.S, b.S)
 		}
@@ -112,6 +115,9 @@ func CompareAt(a *Vector, i int, b *Vector, j int) int {
 	case PhysStr:
 		if a.Type.ID == Array {
 			return compareArrays(a.Type, a.Str[i], b.Str[j])
+		}
+		if a.Type.ID == Struct {
+			return compareStructs(a.Type, a.Str[i], b.Str[j])
 		}
 		if a.Type.ID == Bytea || a.Type.ID == Jsonb {
 			return bytes.Compare([]byte(a.Str[i]), []byte(b.Str[j]))
@@ -201,6 +207,10 @@ func HashInto(h *xxhash.Digest, t T, v *Datum) {
 		h.Write(buf[:1])
 		if t.ID == Array {
 			hashArray(h, t, v.S)
+			return
+		}
+		if t.ID == Struct {
+			hashStruct(h, t, v.S)
 			return
 		}
 		h.WriteString(v.S)

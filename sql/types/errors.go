@@ -80,6 +80,8 @@ var (
 	ErrInvalidFunctionDef     = errors.New("invalid function definition")         // 42P13
 	ErrInvalidRecursion       = errors.New("invalid recursion")                   // 42P19
 	ErrAmbiguousFunction      = errors.New("ambiguous function")                  // 42725
+	ErrInvalidLimit           = errors.New("invalid row count in limit clause")   // 2201W
+	ErrInvalidOffset          = errors.New("invalid row count in result offset")  // 2201X
 )
 
 // Nesting limits. Go cannot recover from a stack overflow, so every recursive

@@ -48,6 +48,8 @@ func AppendText(buf []byte, t T, d *Datum) []byte {
 		return AppendUUID(buf, d.S)
 	case Array:
 		return appendArrayText(buf, t, d.S)
+	case Struct:
+		return appendStructText(buf, t, d.S)
 	case Date:
 		return AppendDate(buf, d.I)
 	case Time:
@@ -298,6 +300,8 @@ func ParseText(t T, s string) (Datum, error) {
 		d.S, err = ParseUUID(s)
 	case Array:
 		return ParseArrayText(t, s)
+	case Struct:
+		return ParseStructText(t, s)
 	default:
 		err = Errorf(ErrUnsupported, "cannot parse a value of type %s", t)
 	}

@@ -28,8 +28,9 @@ const (
 	Timestamptz
 	Interval
 	Jsonb
-	Uuid  // 16 raw bytes in PhysStr, ordered bytewise as PostgreSQL does
-	Array // one-dimensional array of T.Elem, encoded in PhysStr (array.go)
+	Uuid   // 16 raw bytes in PhysStr, ordered bytewise as PostgreSQL does
+	Array  // one-dimensional array of T.Elem, encoded in PhysStr (array.go)
+	Struct // named fields T.StructFields(), encoded in PhysStr (struct.go)
 	numIDs
 )
 
@@ -40,7 +41,7 @@ type Physical uint8
 const (
 	PhysI64 Physical = iota // Bool (0/1), ints, Date (days since 1970-01-01), Time (µs since midnight), Timestamp(tz) (µs since 1970-01-01 UTC)
 	PhysF64                 // Float32, Float64
-	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text), Uuid (16 raw bytes), Array (EncodeArray)
+	PhysStr                 // Varchar, Bytea (raw bytes), Jsonb (canonical text), Uuid (16 raw bytes), Array (EncodeArray), Struct (EncodeStruct)
 	PhysDec                 // Numeric
 	PhysIv                  // Interval
 )
@@ -55,6 +56,9 @@ type T struct {
 	Scale int32
 	// Elem is an array type's element family (ID == Array); Unknown otherwise.
 	Elem ID `json:",omitempty"`
+	// Fields describes a struct type's fields (ID == Struct), or an array of
+	// structs' element's (Elem == Struct): see StructFields.
+	Fields string `json:",omitempty"`
 }
 
 // Convenience values for unmodified types.
@@ -83,7 +87,7 @@ func (t T) Physical() Physical {
 	switch t.ID {
 	case Float32, Float64:
 		return PhysF64
-	case Varchar, Bytea, Jsonb, Uuid, Array, Unknown:
+	case Varchar, Bytea, Jsonb, Uuid, Array, Struct, Unknown:
 		return PhysStr
 	case Numeric:
 		return PhysDec
@@ -119,7 +123,7 @@ func (t T) IsTemporal() bool {
 }
 
 // Base returns t without modifiers (an array keeps its element family).
-func (t T) Base() T { return T{ID: t.ID, Elem: t.Elem} }
+func (t T) Base() T { return T{ID: t.ID, Elem: t.Elem, Fields: t.Fields} }
 
 // Equal reports whether two types are the same, modifiers included.
 func (t T) Equal(o T) bool { return t == o }
@@ -187,7 +191,12 @@ func (t T) OID() uint32 {
 	case Uuid:
 		return OIDUuid
 	case Array:
+		if t.Elem == Struct {
+			return OIDRecordArray
+		}
 		return ArrayOID(t.ElemType().OID())
+	case Struct:
+		return OIDRecord
 	default:
 		return OIDText
 	}
@@ -275,6 +284,8 @@ func (t T) String() string {
 	switch t.ID {
 	case Array:
 		return t.ElemType().String() + "[]"
+	case Struct:
+		return structString(t, T.String)
 	case Varchar:
 		if t.Width > 0 {
 			return fmt.Sprintf("character varying(%d)", t.Width)
@@ -294,6 +305,8 @@ func (t T) SQLName() string {
 	switch t.ID {
 	case Array:
 		return t.ElemType().SQLName() + "[]"
+	case Struct:
+		return structString(t, T.SQLName)
 	case Varchar:
 		return "varchar"
 	case Timestamp:
@@ -311,7 +324,7 @@ var idNames = [numIDs]string{
 	Float32: "real", Float64: "double precision", Numeric: "numeric", Varchar: "character varying",
 	Bytea: "bytea", Date: "date", Time: "time without time zone", Timestamp: "timestamp without time zone",
 	Timestamptz: "timestamp with time zone", Interval: "interval", Jsonb: "jsonb",
-	Uuid: "uuid", Array: "array",
+	Uuid: "uuid", Array: "array", Struct: "struct",
 }
 
 func (id ID) String() string {
@@ -325,6 +338,9 @@ func (id ID) String() string {
 // optional modifiers given separately) to a type.
 func FromName(name string, args []int) (T, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
+	if strings.HasPrefix(n, "struct") && strings.HasPrefix(strings.TrimSpace(n[6:]), "<") && len(args) == 0 {
+		return parseStructType(name)
+	}
 	if base, ok := strings.CutSuffix(n, "[]"); ok {
 		if strings.HasSuffix(base, "[]") {
 			return TUnknown, Errorf(ErrUnsupported, "multidimensional arrays are not supported")

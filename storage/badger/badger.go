@@ -94,6 +94,10 @@ type Store struct {
 	// stagedBig is set when a staged batch put values in the value log (synced at the Commit).
 	staged    storage.StagedEpochs
 	stagedBig bool
+	// staging is the last Stage's write, which runs on after Stage returns (holding commitMu
+	// until it is done), so the writer prepares its next batch meanwhile; reads above the
+	// committed epoch wait for it, and its error comes back from the next Stage or Commit.
+	staging atomic.Pointer[stageOp]
 	// valueThreshold is the value size from which Badger puts values in the value log.
 	valueThreshold int
 
@@ -396,6 +400,9 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	if s.failed != nil {
 		return fmt.Errorf("badger commit epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
 	}
+	if err := s.stageErrLocked(true); err != nil {
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+	}
 	if c := s.committed.Load(); epoch <= c {
 		return fmt.Errorf("badger commit epoch %d, committed %d: %w", epoch, c, storage.ErrStaleEpoch)
 	}
@@ -437,20 +444,69 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	return nil
 }
 
+// stageOp is one Stage's write in flight: done is closed when it finished, with err set.
+type stageOp struct {
+	done chan struct{}
+	err  error
+}
+
+// waitStaging waits for a Stage's write still in flight when epoch reads above the committed
+// epoch (only those can see staged writes); it returns that write's error.
+func (s *Store) waitStaging(epoch uint64) error {
+	op := s.staging.Load()
+	if op == nil || epoch <= s.committed.Load() {
+		return nil
+	}
+	<-op.done
+	return op.err
+}
+
+// stageErrLocked returns the error of the last Stage's write, which has finished: the caller
+// holds commitMu, which that write held until it was done. A Commit takes the error (clear): the
+// failed write's epoch may be below the one a Stage reports it to, and must not commit either.
+func (s *Store) stageErrLocked(clear bool) error {
+	op := s.staging.Load()
+	if op == nil {
+		return nil
+	}
+	if clear {
+		s.staging.Store(nil)
+	}
+	if op.err != nil {
+		return fmt.Errorf("an earlier stage failed: %w", op.err)
+	}
+	return nil
+}
+
 // Stage implements storage.KV: b goes into Badger at version epoch through a WriteBatch, without
 // the watermark, so reads at committed epochs ignore it and a restart rolls it back (recover) unless
 // Commit(epoch) published it. Badger keeps the newest write of a key at one version (checked on
 // v4.9.6 through memtables, level-0 tables and compactions): Commit's batch, written after, wins.
+// The write runs on after Stage returns, while the caller fills its next batch (b then belongs to
+// the store): reads above the committed epoch wait for it, the next Stage or Commit starts after
+// it and reports its error.
 func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error {
 	s.commitMu.Lock()
-	defer s.commitMu.Unlock()
+	unlock := true
+	defer func() {
+		if unlock {
+			s.commitMu.Unlock()
+		}
+	}()
 	s.closeMu.RLock()
-	defer s.closeMu.RUnlock()
+	defer func() {
+		if unlock {
+			s.closeMu.RUnlock()
+		}
+	}()
 	if s.closeMu.closed {
 		return fmt.Errorf("badger stage epoch %d: %w", epoch, storage.ErrClosed)
 	}
 	if s.failed != nil {
 		return fmt.Errorf("badger stage epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
+	}
+	if err := s.stageErrLocked(false); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
 	}
 	if c := s.committed.Load(); epoch <= c {
 		return fmt.Errorf("badger stage epoch %d, committed %d: %w", epoch, c, storage.ErrStaleEpoch)
@@ -472,7 +528,6 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 	if err := storage.CheckFreeSpace(s.dir, s.minFree.Load()+2*uint64(b.Size())); err != nil {
 		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
 	}
-	b.Normalize()
 	if s.maxVersion.Load() < epoch {
 		s.maxVersion.Store(epoch)
 	}
@@ -483,6 +538,22 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 	if b.Len() == 0 {
 		return nil
 	}
+	op := &stageOp{done: make(chan struct{})}
+	s.staging.Store(op) // the last one succeeded (stageErrLocked above): nothing is lost
+	unlock = false      // the write below releases both locks when done
+	go func() {
+		defer s.commitMu.Unlock()
+		defer s.closeMu.RUnlock()
+		defer close(op.done)
+		op.err = s.stageWriteLocked(epoch, b)
+	}()
+	return nil
+}
+
+// stageWriteLocked writes a validated batch at epoch, one transaction at a time. The caller holds
+// commitMu and closeMu shared.
+func (s *Store) stageWriteLocked(epoch uint64, b *storage.Batch) error {
+	b.Normalize()
 	if s.hasBigValue(b) {
 		s.stagedBig = true
 	}
@@ -788,6 +859,9 @@ func (s *Store) checkReadLocked(epoch uint64) error {
 
 // Get implements storage.KV.
 func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	if err := s.waitStaging(epoch); err != nil {
+		return dst, false, fmt.Errorf("badger get: %w", err)
+	}
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if err := s.checkReadLocked(epoch); err != nil {
@@ -836,6 +910,9 @@ func (s *Store) ChangedKeys(_ context.Context, lower, upper []byte, since, until
 }
 
 func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool, since uint64) (*iter, error) {
+	if err := s.waitStaging(epoch); err != nil {
+		return nil, fmt.Errorf("badger scan: %w", err)
+	}
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if err := s.checkReadLocked(epoch); err != nil {

@@ -114,3 +114,47 @@ func TestStageThenRestart(t *testing.T) {
 		t.Fatalf("after the restart: %d keys, first %q", len(got), got[:min(len(got), 3)])
 	}
 }
+
+// TestStageReadsWaitForTheWrite: Stage returns while its write goes on; a read at the staged
+// epoch right after it still sees every key, a read at the committed epoch none, and the
+// Commit publishes them all.
+func TestStageReadsWaitForTheWrite(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, t.TempDir())
+	defer s.Close()
+	if err := s.Commit(ctx, 10, &storage.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	const parts, per = 8, 20000
+	for part := 0; part < parts; part++ {
+		var st storage.Batch
+		for i := 0; i < per; i++ {
+			st.Put([]byte(fmt.Sprintf("k%07d", part*per+i)), []byte("staged"))
+		}
+		if err := s.Stage(ctx, 20, &st); err != nil {
+			t.Fatal(err)
+		}
+		last := []byte(fmt.Sprintf("k%07d", part*per+per-1))
+		if _, found, err := s.Get(ctx, last, 20, nil); err != nil || !found {
+			t.Fatalf("part %d: get of its last key at the staged epoch: found %v, %v", part, found, err)
+		}
+		if _, found, err := s.Get(ctx, last, 10, nil); err != nil || found {
+			t.Fatalf("part %d: get at the committed epoch: found %v, %v", part, found, err)
+		}
+	}
+	if err := s.Commit(ctx, 20, &storage.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	it, err := s.Scan(ctx, nil, nil, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.Next() == nil {
+		n++
+	}
+	if n != parts*per {
+		t.Fatalf("%d keys after the commit, want %d", n, parts*per)
+	}
+}

@@ -21,6 +21,9 @@ var allTypes = []types.T{
 	types.TTimestamptz, types.TInterval, types.TJsonb, types.TUuid,
 	types.ArrayOf(types.TInt32), types.ArrayOf(types.TNumeric), types.ArrayOf(types.TVarchar),
 	types.ArrayOf(types.TFloat64), types.ArrayOf(types.TInterval),
+	types.StructOf([]types.StructField{{Name: "a", Type: types.TInt32}, {Name: "b", Type: types.TVarchar}}),
+	types.StructOf([]types.StructField{{Name: "n", Type: types.TNumeric},
+		{Name: "s", Type: types.StructOf([]types.StructField{{Name: "x", Type: types.TInt32}, {Name: "y", Type: types.ArrayOf(types.TInt32)}})}}),
 }
 
 func newRand(t *testing.T) (*rand.Rand, uint64) {
@@ -118,6 +121,17 @@ func randDatum(rng *rand.Rand, t types.T) types.Datum {
 			}
 		}
 		d.S = types.EncodeArray(t.ElemType(), vals)
+	case types.Struct:
+		// Few distinct field values, so equal leading fields and NULL fields meet.
+		fs := t.StructFields()
+		vals := make([]types.Datum, len(fs))
+		for i, f := range fs {
+			vals[i] = randDatum(rng, f.Type)
+			if f.Type.ID == types.Int32 {
+				vals[i].I %= 3
+			}
+		}
+		d.S = types.EncodeStruct(t, vals)
 	case types.Interval:
 		d.Iv = types.IntervalValue{
 			Months: int32(rng.IntN(5) - 2), Days: int32(rng.IntN(61) - 30),

@@ -83,6 +83,9 @@ func encodeKeyAsc(buf []byte, t types.T, d *types.Datum) []byte {
 		if t.ID == types.Array {
 			return appendArrayKey(buf, t, d.S)
 		}
+		if t.ID == types.Struct {
+			return appendStructKey(buf, t, d.S)
+		}
 		return appendEscaped(buf, d.S)
 	case types.PhysDec:
 		return appendDecimalKey(buf, &d.Dec)
@@ -107,6 +110,20 @@ func appendArrayKey(buf []byte, t types.T, s string) []byte {
 		buf = encodeKeyAsc(buf, elem, &vals[i])
 	}
 	return append(buf, 0x00)
+}
+
+// appendStructKey writes a struct as its fields' keys in order (a NULL
+// field last, as types.Compare orders them).
+func appendStructKey(buf []byte, t types.T, s string) []byte {
+	vals, err := types.DecodeStruct(t, s)
+	if err != nil {
+		return appendEscaped(buf, s)
+	}
+	fs := t.StructFields()
+	for i := range vals {
+		buf = encodeKeyAsc(buf, fs[i].Type, &vals[i])
+	}
+	return buf
 }
 
 // floatKey maps a float to a uint64 with the same order: -0 and +0 equal, every NaN equal and above

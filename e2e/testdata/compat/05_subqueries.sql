@@ -1,0 +1,23 @@
+-- section: subqueries
+SELECT d.name FROM dept d WHERE EXISTS (SELECT 1 FROM emp e WHERE e.dept_id = d.id) ORDER BY d.name;
+SELECT d.name FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.dept_id = d.id) ORDER BY d.name;
+SELECT e.name FROM emp e WHERE e.salary > (SELECT avg(x.salary) FROM emp x WHERE x.dept_id = e.dept_id) ORDER BY e.name;
+SELECT d.name, (SELECT count(*) FROM emp e WHERE e.dept_id = d.id) AS n FROM dept d ORDER BY d.id;
+SELECT d.name, (SELECT max(e.salary) FROM emp e WHERE e.dept_id = d.id) FROM dept d ORDER BY d.id;
+SELECT e.name, (SELECT b.name FROM emp b WHERE b.id = e.boss) AS boss FROM emp e ORDER BY e.id;
+SELECT name FROM emp WHERE dept_id IN (SELECT id FROM dept WHERE city IS NOT NULL) ORDER BY name;
+SELECT name FROM emp WHERE dept_id NOT IN (SELECT id FROM dept WHERE id > 2) ORDER BY name;
+SELECT name FROM emp WHERE dept_id NOT IN (SELECT city::int FROM dept WHERE city IS NULL);
+SELECT d.name, top.name, top.salary FROM dept d, LATERAL (SELECT e.name, e.salary FROM emp e WHERE e.dept_id = d.id ORDER BY e.salary DESC NULLS LAST LIMIT 1) top ORDER BY d.id;
+SELECT d.name, s.n FROM dept d LEFT JOIN LATERAL (SELECT count(*) AS n FROM emp e WHERE e.dept_id = d.id) s ON true ORDER BY d.id;
+SELECT d.name, s.total FROM dept d CROSS JOIN LATERAL (SELECT sum(salary) AS total FROM emp e WHERE e.dept_id = d.id) s ORDER BY d.id;
+SELECT name FROM emp e WHERE salary >= ALL (SELECT salary FROM emp x WHERE x.dept_id = e.dept_id AND x.salary IS NOT NULL) ORDER BY name;
+SELECT name FROM emp e WHERE salary < ANY (SELECT salary FROM emp x WHERE x.boss = e.id) ORDER BY name;
+SELECT (SELECT id FROM emp);
+SELECT (SELECT 1 WHERE false) IS NULL;
+SELECT d.id FROM dept d WHERE (SELECT count(*) FROM emp e WHERE e.dept_id = d.id AND e.salary > 4000) = 1 ORDER BY 1;
+WITH rich AS (SELECT * FROM emp WHERE salary > 4000) SELECT name FROM rich ORDER BY name;
+WITH a AS (SELECT dept_id, count(*) AS n FROM emp GROUP BY dept_id), b AS (SELECT max(n) AS m FROM a) SELECT dept_id FROM a, b WHERE a.n = b.m ORDER BY 1;
+SELECT * FROM (SELECT dept_id, sum(salary) AS s FROM emp GROUP BY dept_id) t WHERE s > 5000 ORDER BY dept_id;
+SELECT name FROM emp e WHERE EXISTS (SELECT 1 FROM emp r WHERE r.boss = e.id AND EXISTS (SELECT 1 FROM dept d WHERE d.id = r.dept_id AND d.city = 'Paris'));
+SELECT name, (SELECT string_agg(r.name, ',' ORDER BY r.name) FROM emp r WHERE r.boss = e.id) FROM emp e ORDER BY id;

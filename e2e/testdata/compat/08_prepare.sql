@@ -1,0 +1,23 @@
+-- section: prepare and execute
+PREPARE by_dept (int) AS SELECT name FROM emp WHERE dept_id = $1 ORDER BY name;
+EXECUTE by_dept (1);
+EXECUTE by_dept (2);
+EXECUTE by_dept ('3');
+EXECUTE by_dept ('x');
+EXECUTE by_dept (1, 2);
+EXECUTE nosuch (1);
+PREPARE by_dept AS SELECT 1;
+PREPARE add_kv (text, int) AS INSERT INTO kv (k, v) VALUES ($1, $2);
+EXECUTE add_kv ('p1', 7);
+EXECUTE add_kv ('p1', 7);
+SELECT k, v FROM kv WHERE k = 'p1';
+PREPARE bump AS UPDATE kv SET v = v + $1 WHERE k = $2;
+EXECUTE bump (5, 'p1');
+SELECT v FROM kv WHERE k = 'p1';
+PREPARE calc AS SELECT $1::int * 2, $2::text || '!';
+EXECUTE calc (21, 'hi');
+PREPARE bad AS SELECT nosuch FROM emp;
+DEALLOCATE by_dept;
+EXECUTE by_dept (1);
+DEALLOCATE ALL;
+EXECUTE calc (1, 'x');
