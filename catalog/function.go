@@ -3,6 +3,8 @@ package catalog
 import (
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary/tributary/sql/types"
@@ -60,8 +62,8 @@ type FunctionReader interface {
 	FunctionsNamed(schema, name string) []*Function
 }
 
-// Functions returns every user function, ordered by id.
-func (c *Catalog) Functions() []*Function {
+// UserFunctions returns every user function, ordered by id.
+func (c *Catalog) UserFunctions() []*Function {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]*Function, 0, len(c.mu.funcs))
@@ -75,7 +77,7 @@ func (c *Catalog) Functions() []*Function {
 // FunctionsNamed implements FunctionReader.
 func (c *Catalog) FunctionsNamed(schema, name string) []*Function {
 	var out []*Function
-	for _, f := range c.Functions() {
+	for _, f := range c.UserFunctions() {
 		if f.Name == name && (schema == "" || f.Schema == schema) {
 			out = append(out, f)
 		}
@@ -111,4 +113,30 @@ func (c *Catalog) FunctionUsers(id uint32) []*Relation {
 // ErrNoFunction is PostgreSQL's 42883 for a function that does not exist.
 func ErrNoFunction(name string, args []types.T) error {
 	return types.Errorf(types.ErrUndefinedFunction, "function %s does not exist", Signature(name, args))
+}
+
+// sqlLangOID is pg_language's oid of language sql.
+const sqlLangOID = 14
+
+// FunctionProcRows are pg_proc's rows for user functions (ProcRows' columns):
+// their own oids, language sql, the body as prosrc.
+func FunctionProcRows(fs []*Function, schemaOID func(string) uint32) [][]types.Datum {
+	rows := make([][]types.Datum, 0, len(fs))
+	for _, f := range fs {
+		args := make([]string, len(f.ArgTypes))
+		for i, t := range f.ArgTypes {
+			args[i] = strconv.FormatUint(uint64(t.OID()), 10)
+		}
+		vol := byte('v')
+		if f.Volatility != "" {
+			vol = f.Volatility[0]
+		}
+		rows = append(rows, []types.Datum{
+			dI(int64(f.ID)), dS(f.Name), dI(int64(schemaOID(f.Schema))), dI(OwnerOID),
+			dI(sqlLangOID), dC('f'), dB(false), dB(f.Strict),
+			dB(false), dC(vol), dI(int64(len(args))), dI(int64(f.Returns.OID())),
+			dS(strings.Join(args, " ")), dS(f.Body), null,
+		})
+	}
+	return rows
 }

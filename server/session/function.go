@@ -79,7 +79,7 @@ func (s *Session) createFunction(ctx context.Context, n *parser.CreateFunction) 
 	}
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
-	fs := s.eng.Catalog.Functions()
+	fs := s.eng.Catalog.UserFunctions()
 	var old *catalog.Function
 	k := -1
 	for i, g := range fs {
@@ -194,7 +194,7 @@ func (s *Session) dropFunctions(ctx context.Context, victims []*catalog.Function
 	s.eng.ddl.Lock()
 	defer s.eng.ddl.Unlock()
 	var keep []*catalog.Function
-	for _, f := range s.eng.Catalog.Functions() {
+	for _, f := range s.eng.Catalog.UserFunctions() {
 		gone := false
 		for _, v := range victims {
 			gone = gone || v.ID == f.ID

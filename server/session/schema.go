@@ -143,7 +143,7 @@ func (s *Session) dropSchema(ctx context.Context, n *parser.DropSchema) (pgwire.
 			}
 		}
 		var funcs []*catalog.Function
-		for _, f := range s.eng.Catalog.Functions() {
+		for _, f := range s.eng.Catalog.UserFunctions() {
 			if f.Schema == name {
 				funcs = append(funcs, f)
 			}

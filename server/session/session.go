@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -503,7 +504,13 @@ type catalogWithRoles struct {
 func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
 
 // Functions lets psqlcat answer \df from the function registry.
-func (c catalogWithRoles) Functions() []psqlcat.Func { return builtinFuncs() }
+func (c catalogWithRoles) Functions() []psqlcat.Func {
+	out := slices.Clip(builtinFuncs())
+	for _, f := range c.eng.Catalog.UserFunctions() {
+		out = append(out, psqlcat.Func{Schema: f.Schema, Name: f.Name, ArgNames: f.ArgNames, Args: f.ArgTypes, Result: f.Returns})
+	}
+	return out
+}
 
 // procRows are pg_proc's rows, from the registry's functions (once: it does not change).
 var procRows = sync.OnceValue(func() [][]types.Datum {
