@@ -153,11 +153,11 @@ func (e *recursiveUnionExec) Close() error {
 }
 
 // workTableScanExec returns the rows of its recursive union's work table
-// (as they are when its round starts).
+// (as they are when its round starts), DefaultChunkSize rows at a time.
 type workTableScanExec struct {
 	n    *plan.WorkTableScan
 	work *workTable
-	sent bool
+	pos  int
 	out  *types.Chunk
 }
 
@@ -172,16 +172,20 @@ func newWorkTableScan(env *Env, n *plan.WorkTableScan) (*workTableScanExec, erro
 func (e *workTableScanExec) Schema() []types.T { return plan.Types(e.n.Out) }
 
 func (e *workTableScanExec) Next(ctx context.Context) (*types.Chunk, error) {
-	if e.sent || e.work.rows.Len() == 0 {
+	rows := e.work.rows
+	if e.pos >= rows.Len() {
 		return nil, io.EOF
 	}
-	e.sent = true
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
 	// A copy: the consumer may set Vis, and the work table outlives it.
 	if e.out == nil {
-		e.out = types.NewChunk(e.work.rows.Types(), e.work.rows.Len())
+		e.out = types.NewChunk(rows.Types(), types.DefaultChunkSize)
 	}
-	for i := 0; i < e.work.rows.Len(); i++ {
-		e.out.AppendFrom(e.work.rows, i)
+	e.out.Reset()
+	for ; e.pos < rows.Len() && e.out.Len() < types.DefaultChunkSize; e.pos++ {
+		e.out.AppendFrom(rows, e.pos)
 	}
 	return e.out, nil
 }
