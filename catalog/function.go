@@ -140,3 +140,13 @@ func FunctionProcRows(fs []*Function, schemaOID func(string) uint32) [][]types.D
 	}
 	return rows
 }
+
+// FunctionsNamed implements FunctionReader: an unqualified name finds the
+// functions of the search path's schemas only.
+func (p Path) FunctionsNamed(schema, name string) []*Function {
+	fs := p.Catalog.FunctionsNamed(schema, name)
+	if schema != "" {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f *Function) bool { return !slices.Contains(p.Search, f.Schema) })
+}

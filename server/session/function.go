@@ -132,7 +132,7 @@ func (s *Session) dropFunction(ctx context.Context, n *parser.DropFunction) (pgw
 			args = append(args, t)
 		}
 		var match []*catalog.Function
-		for _, f := range s.eng.Catalog.FunctionsNamed(ref.Name.Schema, ref.Name.Name) {
+		for _, f := range s.cat().FunctionsNamed(ref.Name.Schema, ref.Name.Name) {
 			if !ref.HasArgs || f.SameArgs(args) {
 				match = append(match, f)
 			}
