@@ -255,6 +255,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
+	rel.Functions = b.Functions() // those its defaults and generated columns call
 	if (len(n.With) > 0 || n.FromSource != nil) && slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, types.Errorf(types.ErrUnsupported, "generated columns on a table with a connector are not supported yet")
 	}

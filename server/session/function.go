@@ -169,6 +169,14 @@ func (s *Session) dropFunction(ctx context.Context, n *parser.DropFunction) (pgw
 func (s *Session) dropFunctions(ctx context.Context, victims []*catalog.Function, cascade bool) error {
 	for _, f := range victims {
 		for _, r := range s.eng.Catalog.FunctionUsers(f.ID) {
+			if r.Kind == catalog.KindTable {
+				// PostgreSQL's CASCADE drops the default or generated
+				// column, not the table; Tributary cannot yet.
+				return &types.Error{Kind: types.ErrDependentObjects,
+					Msg:    fmt.Sprintf("cannot drop function %s because other objects depend on it", f.Signature()),
+					Detail: fmt.Sprintf("a default or generated column of table %s depends on function %s", r.Name, f.Signature()),
+					Hint:   "Drop the table, or the column, first."}
+			}
 			if !cascade {
 				return &types.Error{Kind: types.ErrDependentObjects,
 					Msg:    fmt.Sprintf("cannot drop function %s because other objects depend on it", f.Signature()),
