@@ -232,6 +232,9 @@ type Relation struct {
 	// columns, compared in order, are not lower.
 	VersionColumns []int    `json:"version_columns,omitempty"`
 	DependsOn      []uint32 `json:"depends_on,omitempty"`
+	// Functions are the user functions (catalog.Function ids) its
+	// definition calls: DROP FUNCTION refuses while it exists.
+	Functions []uint32 `json:"functions,omitempty"`
 	// Refs pin what a stored definition (a view's, materialized view's or
 	// sink's query) names, so a later rename, added or dropped column does
 	// not change what it means; nil until the first ALTER of something it
@@ -432,6 +435,8 @@ type Catalog struct {
 		schemas map[string]uint32
 		// databases are the databases by name, dev among them.
 		databases map[string]DatabaseDesc
+		// funcs are CREATE FUNCTION's functions by id.
+		funcs map[uint32]*Function
 	}
 	system []*Relation // fixed system tables (ids below FirstUserID)
 }

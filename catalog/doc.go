@@ -6,5 +6,6 @@
 // same seen from a session's database and search_path. A stored
 // definition's Refs pin what its names meant (relation id, columns by
 // position), so renames and added or dropped columns leave it alone.
-// Durability lives in catalog/persist.
+// Function is a user SQL function (CREATE FUNCTION), read by the binder
+// through FunctionReader. Durability lives in catalog/persist.
 package catalog

@@ -194,6 +194,21 @@ func SaveDatabases(b *storage.Batch, dbs []catalog.DatabaseDesc, nextID uint32) 
 	return nil
 }
 
+var functionsKey = []byte{0, 0, 0, TableID, 0, 0, 'f'}
+
+// SaveFunctions records CREATE FUNCTION's functions and the id counter
+// their ids come from in b.
+func SaveFunctions(b *storage.Batch, fs []*catalog.Function, nextID uint32) error {
+	v, err := json.Marshal(fs)
+	if err != nil {
+		return fmt.Errorf("persist functions: %w", err)
+	}
+	b.Put(functionsKey, v)
+	m, _ := json.Marshal(meta{NextID: nextID})
+	b.Put(metaKey, m)
+	return nil
+}
+
 // LoadDatabases reads the databases SaveDatabases recorded (none when none were).
 func LoadDatabases(ctx context.Context, kv storage.KV) ([]catalog.DatabaseDesc, error) {
 	var dbs []catalog.DatabaseDesc
@@ -205,4 +220,17 @@ func LoadDatabases(ctx context.Context, kv storage.KV) ([]catalog.DatabaseDesc, 
 		return nil, fmt.Errorf("load databases: %w", err)
 	}
 	return dbs, nil
+}
+
+// LoadFunctions reads the functions SaveFunctions recorded (none when none were).
+func LoadFunctions(ctx context.Context, kv storage.KV) ([]*catalog.Function, error) {
+	var fs []*catalog.Function
+	v, ok, err := kv.Get(ctx, functionsKey, kv.CommittedEpoch(), nil)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := json.Unmarshal(v, &fs); err != nil {
+		return nil, fmt.Errorf("load functions: %w", err)
+	}
+	return fs, nil
 }

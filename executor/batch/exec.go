@@ -45,6 +45,8 @@ type Env struct {
 	// table at epoch and may answer lookups read at it (nil: no index may;
 	// scans read tables).
 	IndexReady func(id uint32, epoch uint64) bool
+	// work are the WITH RECURSIVE work tables by plan id (recursive_union.go).
+	work map[int]*workTable
 }
 
 // Build returns the executor of a query. Init plans are built now and run on
@@ -172,6 +174,14 @@ func build(env *Env, n plan.Node) (Executor, error) {
 			in.Close()
 		}
 		return w, err
+	case *plan.RecursiveUnion:
+		base, err := build(env, n.Base)
+		if err != nil {
+			return nil, err
+		}
+		return newRecursiveUnion(env, n, base), nil
+	case *plan.WorkTableScan:
+		return newWorkTableScan(env, n)
 	case nil:
 		return nil, types.Errorf(types.ErrInternal, "batch: nil plan node")
 	}

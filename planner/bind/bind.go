@@ -50,6 +50,18 @@ type Binder struct {
 	// ties holds the ORDER BY clauses of FETCH ... WITH TIES queries
 	// (withTies takes the parser's marker out of the clause).
 	ties map[*ast.OrderByClause]bool
+	// fnStack are the user function bodies being inlined (function.go);
+	// funcs the user functions the statement calls.
+	fnStack []*fnFrame
+	funcs   []uint32
+	inlined int // user function calls inlined so far
+	// workTables counts the WITH RECURSIVE work tables handed out;
+	// recursing are the recursive WITH queries whose terms are binding.
+	workTables int
+	recursing  map[string]*recState
+	// pendingFn is the function CREATE FUNCTION checks (CheckFunction),
+	// which its own body may call.
+	pendingFn *catalog.Function
 }
 
 // maxRelations bounds the relation references of one statement: a WITH query
@@ -107,8 +119,12 @@ type cte struct {
 	query   ast.ResultSetNode
 	columns []string
 	// visible is what its query may reference: the WITH lists around it and
-	// the queries before it in its own list (there is no WITH RECURSIVE).
+	// the queries before it in its own list (all of it with RECURSIVE).
 	visible []map[string]*cte
+	// recursive: declared WITH RECURSIVE and naming itself; inRecursive:
+	// declared WITH RECURSIVE; active while its query binds (a WITH
+	// RECURSIVE query reached again through another is mutual recursion).
+	recursive, inRecursive, active bool
 }
 
 // New returns a binder over cat. paramTypes are the client's declared

@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -24,6 +25,8 @@ type exprCtx struct {
 	clause string      // for errors: "WHERE", "JOIN conditions", ...
 	// site, when set, is where correlated subqueries attach their joins.
 	site *applySite
+	// fn is set while a user function's body binds: its arguments.
+	fn *fnFrame
 }
 
 // bindExpr binds one expression; past types.MaxExprDepth levels of recursion
@@ -63,6 +66,9 @@ func (b *Binder) bindExprIn(c *exprCtx, n ast.ExprNode) (expr.Expr, error) {
 	case *test_driver.ValueExpr:
 		return literal(n)
 	case *ast.ColumnNameExpr:
+		if e, ok := c.fnArg(n.Name.Table.O, n.Name.Name.O); ok && n.Name.Schema.O == "" {
+			return e, nil
+		}
 		if c.agg != nil {
 			if _, err := c.agg.inScope.resolve(n.Name.Table.O, n.Name.Name.O); err != nil && !errors.Is(err, types.ErrAmbiguousColumn) {
 				if e, err := b.resolveOuter(n.Name.Table.O, n.Name.Name.O); e != nil || err != nil {
@@ -516,6 +522,9 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		if !ok || k < 1 {
 			return nil, types.Errorf(types.ErrUndefinedParameter, "invalid parameter reference")
 		}
+		if c.fn != nil {
+			return c.fnParam(k)
+		}
 		if k > maxParams {
 			// The wire protocol carries at most 65535 (and a larger
 			// reference must not size the parameter list): PostgreSQL's
@@ -677,7 +686,25 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// pg_catalog comes first in the search path: a built-in function hides
+	// a user function of the same name and arguments, as in PostgreSQL.
+	if n.Schema.L != "" && n.Schema.L != "pg_catalog" {
+		if e, ok, err := b.userFunc(n, args); ok || err != nil {
+			return e, err
+		}
+		if b.cat.SchemaOID(n.Schema.L) == 0 {
+			return nil, types.Errorf(types.ErrInvalidSchemaName, "schema \"%s\" does not exist", n.Schema.O)
+		}
+		if n.Schema.L != "information_schema" && n.Schema.L != "rw_catalog" {
+			return nil, catalog.ErrNoFunction(n.Schema.O+"."+n.FnName.O, argTypes(args))
+		}
+	}
 	e, err := expr.Call(name, args)
+	if err != nil && errors.Is(err, types.ErrUndefinedFunction) && n.Schema.L == "" {
+		if ue, ok, uerr := b.userFunc(n, args); ok || uerr != nil {
+			return ue, uerr
+		}
+	}
 	if err != nil || !b.typeParamsFromCall(args, e) {
 		return e, err
 	}

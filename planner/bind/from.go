@@ -117,14 +117,31 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 		return nil, err
 	}
 	if tn.Schema.O == "" {
+		if work, ok := b.recursiveRef(name); ok {
+			if alias == "" {
+				alias = name
+			}
+			return renamed(work, alias, nil), nil
+		}
 		if c := b.lookupCTE(name); c != nil {
 			if procTime {
 				return nil, errTemporalRight(name, "a WITH query")
 			}
-			saved := b.ctes
-			b.ctes = c.visible
-			node, err := b.bindResultSet(c.query)
-			b.ctes = saved
+			if c.active && c.inRecursive {
+				return nil, types.Errorf(types.ErrUnsupported, "mutual recursion between WITH items is not implemented")
+			}
+			c.active = true
+			var node plan.Node
+			var err error
+			if c.recursive {
+				node, err = b.bindRecursiveCTE(name, c)
+			} else {
+				saved := b.ctes
+				b.ctes = c.visible
+				node, err = b.bindResultSet(c.query)
+				b.ctes = saved
+			}
+			c.active = false
 			if err != nil {
 				return nil, err
 			}

@@ -39,9 +39,6 @@ func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
 	if w == nil {
 		return func() {}, nil
 	}
-	if w.IsRecursive {
-		return nil, types.Errorf(types.ErrUnsupported, "WITH RECURSIVE is not supported")
-	}
 	m := map[string]*cte{}
 	outer := b.ctes
 	for _, c := range w.CTEs {
@@ -57,7 +54,12 @@ func (b *Binder) pushCTEs(w *ast.WithClause) (func(), error) {
 			before[k] = v
 		}
 		visible := append(append([]map[string]*cte(nil), outer...), before)
-		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols, visible: visible}
+		if w.IsRecursive {
+			// Every query of the list may reference every other, and itself.
+			visible = append(append([]map[string]*cte(nil), outer...), m)
+		}
+		m[c.Name.O] = &cte{query: c.Query.Query, columns: cols, visible: visible,
+			recursive: w.IsRecursive && refersTo(c.Query.Query, c.Name.O), inRecursive: w.IsRecursive}
 	}
 	b.ctes = append(outer, m)
 	b.declared = append(b.declared, m)

@@ -235,6 +235,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case nil:
 		return nil, types.Errorf(types.ErrInternal, "stream planner: nil plan node")
 	}
+	if _, ok := n.(*plan.RecursiveUnion); ok {
+		return nil, unsupported("WITH RECURSIVE is not supported in materialized views and sinks (RisingWave does not support it either); run it as a batch query")
+	}
 	return nil, unsupported("%s is not supported in materialized views", n.Describe())
 }
 

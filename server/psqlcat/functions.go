@@ -14,7 +14,10 @@ import (
 // Func is one overload of a built-in function or aggregate (\df lists them
 // in schema pg_catalog).
 type Func struct {
+	// Schema is a user function's schema ("": a built-in, in pg_catalog).
+	Schema   string
 	Name     string
+	ArgNames []string // a user function's argument names ("" for none)
 	Args     []types.T
 	Variadic bool // the last argument repeats
 	Result   types.T
@@ -66,7 +69,7 @@ func patterns(where string) (map[string]*regexp.Regexp, error) {
 
 // listFunctions answers \df and its kind variants (\dfa, \dfn, ...) with a
 // name pattern or without. Without a schema pattern psql hides pg_catalog,
-// where every function is (there are no user-defined functions).
+// where the built-in functions are; user functions (Func.Schema) show in their schemas.
 func listFunctions(r catalog.Reader, q string) (*result, bool, error) {
 	where, ok := strings.CutPrefix(q, funcsQuery)
 	if !ok || !strings.HasSuffix(where, " ORDER BY 1,2,4") {
@@ -81,12 +84,7 @@ func listFunctions(r catalog.Reader, q string) (*result, bool, error) {
 		return nil, true, err
 	}
 	res := &result{cols: cols(tText, "Schema", "Name", "Result data type", "Argument data types", "Type")}
-	if strings.Contains(where, "n.nspname <> 'pg_catalog'") {
-		return res, true, nil
-	}
-	if s := pats["n.nspname"]; s != nil && !s.MatchString("pg_catalog") {
-		return res, true, nil
-	}
+	hideSystem := strings.Contains(where, "n.nspname <> 'pg_catalog'")
 	var want, not []string
 	for _, m := range prokindRE.FindAllStringSubmatch(where, -1) {
 		if m[1] == "=" {
@@ -95,10 +93,17 @@ func listFunctions(r catalog.Reader, q string) (*result, bool, error) {
 			not = append(not, m[2])
 		}
 	}
-	type row struct{ name, result, args, kind string }
+	type row struct{ schema, name, result, args, kind string }
 	var rows []row
 	seen := map[string]bool{}
 	for _, f := range fr.Functions() {
+		schema := cmp.Or(f.Schema, "pg_catalog")
+		if schema == "pg_catalog" && hideSystem {
+			continue
+		}
+		if s := pats["n.nspname"]; s != nil && !s.MatchString(schema) {
+			continue
+		}
 		if p := pats["p.proname"]; p != nil && !p.MatchString(f.Name) {
 			continue
 		}
@@ -112,6 +117,9 @@ func listFunctions(r catalog.Reader, q string) (*result, bool, error) {
 		args := make([]string, len(f.Args))
 		for i, t := range f.Args {
 			args[i] = funcType(t)
+			if i < len(f.ArgNames) && f.ArgNames[i] != "" {
+				args[i] = f.ArgNames[i] + " " + args[i]
+			}
 			if f.Variadic && i == len(f.Args)-1 {
 				args[i] = "VARIADIC " + funcType(types.ArrayOf(t))
 			}
@@ -119,17 +127,19 @@ func listFunctions(r catalog.Reader, q string) (*result, bool, error) {
 		if f.AnyArg {
 			args = []string{`"any"`}
 		}
-		rw := row{f.Name, funcType(f.Result), strings.Join(args, ", "), label}
-		key := rw.name + "(" + rw.args + ")"
+		rw := row{schema, f.Name, funcType(f.Result), strings.Join(args, ", "), label}
+		key := rw.schema + "." + rw.name + "(" + rw.args + ")"
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		rows = append(rows, rw)
 	}
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.args, b.args)) })
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name), cmp.Compare(a.args, b.args))
+	})
 	for _, rw := range rows {
-		res.rows = append(res.rows, []types.Datum{dS("pg_catalog"), dS(rw.name), dS(rw.result), dS(rw.args), dS(rw.kind)})
+		res.rows = append(res.rows, []types.Datum{dS(rw.schema), dS(rw.name), dS(rw.result), dS(rw.args), dS(rw.kind)})
 	}
 	return res, true, nil
 }

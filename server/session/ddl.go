@@ -258,6 +258,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 			return nil, err
 		}
 	}
+	rel.Functions = b.Functions() // those its defaults and generated columns call
 	if (len(n.With) > 0 || n.FromSource != nil) && slices.ContainsFunc(rel.Columns, func(c catalog.Column) bool { return c.Generated != "" }) {
 		return nil, types.Errorf(types.ErrUnsupported, "generated columns on a table with a connector are not supported yet")
 	}
@@ -389,6 +390,7 @@ func (s *Session) createView(ctx context.Context, n *parser.CreateView) (pgwire.
 		return nil, types.Errorf(types.ErrSyntax, "CREATE VIEW specifies more column names than columns")
 	}
 	rel.DependsOn = b.Dependencies()
+	rel.Functions = b.Functions()
 	rel.Refs = pinned(b.Refs())
 	rel.ID = s.eng.Catalog.NextID()
 	if err := s.publish(ctx, rel); err != nil {

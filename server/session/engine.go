@@ -100,6 +100,11 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	cat.SetDatabases(dbs)
+	funcs, err := persist.LoadFunctions(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	cat.SetFunctions(funcs)
 	params, err := persist.LoadParams(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 			return authidRows(s.eng.Roles()), nil
 		}
 		if rel.Schema == "pg_catalog" && rel.Name == "pg_proc" {
-			return procRows(), nil
+			return append(slices.Clip(procRows()), catalog.FunctionProcRows(s.eng.Catalog.UserFunctions(), s.eng.Catalog.SchemaOID)...), nil
 		}
 		if rel.Schema == "pg_catalog" && (rel.Name == "pg_roles" || rel.Name == "pg_user") {
 			roles, users := catalog.RoleRows(s.eng.Roles())

@@ -145,11 +145,28 @@ func (s *Session) dropSchema(ctx context.Context, n *parser.DropSchema) (pgwire.
 				inside = append(inside, parser.ObjectName{Schema: r.Schema, Name: r.Name})
 			}
 		}
+		var funcs []*catalog.Function
+		for _, f := range s.eng.Catalog.UserFunctions() {
+			if f.Schema == name {
+				funcs = append(funcs, f)
+			}
+		}
 		if len(inside) > 0 && !n.Cascade {
 			return nil, &types.Error{Kind: types.ErrDependentObjects,
 				Msg:    fmt.Sprintf("cannot drop schema %s because other objects depend on it", name),
 				Detail: fmt.Sprintf("%s %s.%s depends on schema %s", first.Kind, first.Schema, first.Name, name),
 				Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+		}
+		if len(funcs) > 0 && !n.Cascade {
+			return nil, &types.Error{Kind: types.ErrDependentObjects,
+				Msg:    fmt.Sprintf("cannot drop schema %s because other objects depend on it", name),
+				Detail: fmt.Sprintf("function %s.%s depends on schema %s", name, funcs[0].Signature(), name),
+				Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+		}
+		if len(funcs) > 0 {
+			if err := s.dropFunctions(ctx, funcs, true); err != nil {
+				return nil, fmt.Errorf("drop schema %s: %w", name, err)
+			}
 		}
 		// Everything in it, with what depends on it, dependents first.
 		for _, on := range inside {

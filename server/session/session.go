@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,6 +328,12 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 	case *parser.DropSchema:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropSchema(ctx, n) }
 		return nil
+	case *parser.CreateFunction:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.createFunction(ctx, n) }
+		return nil
+	case *parser.DropFunction:
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.dropFunction(ctx, n) }
+		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
 			// Every earlier write must be in every view: running backfills
@@ -496,6 +503,10 @@ func ddlName(st parser.Statement) string {
 		return "CREATE SCHEMA"
 	case *parser.DropSchema:
 		return "DROP SCHEMA"
+	case *parser.CreateFunction:
+		return "CREATE FUNCTION"
+	case *parser.DropFunction:
+		return "DROP FUNCTION"
 	case *parser.Recover:
 		return "RECOVER"
 	case *parser.RoleStmt:
@@ -519,7 +530,13 @@ type catalogWithRoles struct {
 func (c catalogWithRoles) Roles() []catalog.Role { return c.eng.Roles() }
 
 // Functions lets psqlcat answer \df from the function registry.
-func (c catalogWithRoles) Functions() []psqlcat.Func { return builtinFuncs() }
+func (c catalogWithRoles) Functions() []psqlcat.Func {
+	out := slices.Clip(builtinFuncs())
+	for _, f := range c.eng.Catalog.UserFunctions() {
+		out = append(out, psqlcat.Func{Schema: f.Schema, Name: f.Name, ArgNames: f.ArgNames, Args: f.ArgTypes, Result: f.Returns})
+	}
+	return out
+}
 
 // procRows are pg_proc's rows, from the registry's functions (once: it does not change).
 var procRows = sync.OnceValue(func() [][]types.Datum {

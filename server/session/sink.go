@@ -203,7 +203,7 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 	}
 	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: append(deps, target.ID), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
+		DependsOn: append(deps, target.ID), Functions: b.Functions(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	seen := map[string]bool{}
 	for i, f := range sq.Columns {
 		name := f.Name
@@ -278,7 +278,7 @@ func (s *Session) planSink(n *parser.CreateSink, schema string) (*catalog.Relati
 	}
 	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindSink,
 		Definition: q.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
+		DependsOn: sq.Dependencies(b.Dependencies()), Functions: b.Functions(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}
 	}

@@ -60,7 +60,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	}
 	rel := &catalog.Relation{Database: s.relDB(), Schema: schema, Name: n.Name.Name, Kind: catalog.KindMaterializedView,
 		Definition: n.Query.Text(), Columns: make([]catalog.Column, len(sq.Columns)), PK: sq.PK,
-		DependsOn: sq.Dependencies(b.Dependencies()), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
+		DependsOn: sq.Dependencies(b.Dependencies()), Functions: b.Functions(), Refs: pinned(b.Refs()), CreatedAt: time.Now().UTC()}
 	k := 0
 	for i, f := range sq.Columns {
 		rel.Columns[i] = catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden}

@@ -495,3 +495,15 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// CanCoerce reports whether a value of type from converts to type to
+// implicitly (as a function argument does).
+func CanCoerce(from, to types.T) bool {
+	if from == to {
+		return true
+	}
+	if from.ID == types.Array && to.ID == types.Array {
+		return castClass(from.Elem, to.Elem) == castImplicit
+	}
+	return castClass(from.ID, to.ID) == castImplicit
+}

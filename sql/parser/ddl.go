@@ -285,6 +285,8 @@ func (p *ddlParser) create() (Statement, error) {
 		return p.createSchema()
 	case p.kw("database"):
 		return p.createDatabase()
+	case p.kw("function"):
+		return p.createFunction(orReplace)
 	case p.kw("user"):
 		return p.role("create", true)
 	case p.kw("role"):
@@ -1261,6 +1263,9 @@ func (p *ddlParser) drop() (Statement, error) {
 			return nil, p.unsupported(n, "DROP DATABASE ... %s is not supported", strings.ToUpper(n.tok.val))
 		}
 		return st, nil
+	}
+	if p.kw("function") {
+		return p.dropFunction()
 	}
 	kind, ok := p.objectKind()
 	if !ok {

@@ -8,6 +8,7 @@
 // *CreateTable (also CREATE TABLE ... FROM source TABLE 'name' and CREATE
 // TABLE ... AS query), *CreateSource, *CreateMaterializedView, *CreateSink,
 // *Truncate, *Rename, *AlterColumn, *Comment, *CreateSchema, *DropSchema,
+// *CreateFunction, *DropFunction,
 // *Set and *Show. Errors are
 // *types.Error of kind types.ErrSyntax (with a position in the original text) or
 // types.ErrUnsupported.

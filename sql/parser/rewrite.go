@@ -34,6 +34,7 @@ type rule struct {
 
 // rules is the ordered PostgreSQL-compatibility pass.
 var rules = []rule{
+	{"aggregateWrap", aggregateWrap},
 	{"regexpMatchSubscript", regexpMatchSubscript},
 	{"rejectUnsupported", rejectUnsupported},
 	{"systemTime", systemTime},

@@ -741,3 +741,23 @@ func similarTo(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// aggregateWrap turns RisingWave's aggregate:f(args [ORDER BY ...]), a
+// scalar function over an array used as an aggregate, into
+// f(array_agg(args [ORDER BY ...])).
+func aggregateWrap(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i+3 < len(seq); i++ {
+		if !seq[i].kw("aggregate") || !seq[i+1].isPunct(":") || !seq[i+2].isIdent() || !seq[i+3].isParen() || (i > 0 && seq[i-1].isPunct(".")) {
+			continue
+		}
+		at := seq[i].tok
+		name, g := seq[i+2], seq[i+3]
+		// A plain (not synthetic) word, so the ordered-aggregate rules see array_agg.
+		agg := &node{tok: token{kind: tkIdent, val: "array_agg", pos: name.tok.pos, end: name.tok.end}}
+		inner := []*node{agg, parenNode(g.kids, g.tok, false)}
+		name.tok.sp = at.sp
+		repl := []*node{name, parenNode(inner, g.tok, false)}
+		seq = append(seq[:i], append(repl, seq[i+4:]...)...)
+	}
+	return seq, nil
+}

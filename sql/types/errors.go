@@ -77,6 +77,10 @@ var (
 	ErrNtileArgument          = errors.New("invalid argument for ntile")          // 22014
 	ErrNullNotAllowed         = errors.New("null value not allowed")              // 22004
 	ErrWindowFrameSize        = errors.New("invalid preceding or following size") // 22013
+	ErrDuplicateFunction      = errors.New("duplicate function")                  // 42723
+	ErrInvalidFunctionDef     = errors.New("invalid function definition")         // 42P13
+	ErrInvalidRecursion       = errors.New("invalid recursion")                   // 42P19
+	ErrAmbiguousFunction      = errors.New("ambiguous function")                  // 42725
 	ErrInvalidLimit           = errors.New("invalid row count in limit clause")   // 2201W
 	ErrInvalidOffset          = errors.New("invalid row count in result offset")  // 2201X
 )
