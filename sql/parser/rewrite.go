@@ -66,6 +66,7 @@ var rules = []rule{
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},
+	{"corresponding", corresponding},
 	{"defaultValues", defaultValues},
 	{"quoteReserved", quoteReserved},
 	{"valuesLists", valuesLists},
