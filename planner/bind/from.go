@@ -123,7 +123,14 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 			}
 			saved := b.ctes
 			b.ctes = c.visible
-			node, err := b.bindResultSet(c.query)
+			var node plan.Node
+			if sel, ok := takeChangelog(c.query); ok {
+				if node, err = b.bindResultSet(sel); err == nil {
+					node = plan.NewChangelog(node)
+				}
+			} else {
+				node, err = b.bindResultSet(c.query)
+			}
 			b.ctes = saved
 			if err != nil {
 				return nil, err

@@ -660,6 +660,28 @@ func (b *Binder) bindSetOprList(l *ast.SetOprSelectList) (plan.Node, error) {
 	return node, nil
 }
 
+// takeChangelog reports whether s is "SELECT pg__changelog(), * FROM t", the
+// parser's form of a "WITH c AS changelog FROM t" query, and returns it
+// without the marker.
+func takeChangelog(q ast.ResultSetNode) (*ast.SelectStmt, bool) {
+	if sq, ok := q.(*ast.SubqueryExpr); ok {
+		q = sq.Query
+	}
+	s, ok := q.(*ast.SelectStmt)
+	if !ok || s.Fields == nil || len(s.Fields.Fields) != 2 {
+		return s, false
+	}
+	fc, ok := s.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || fc.FnName.L != "pg__changelog" {
+		return s, false
+	}
+	cp := *s
+	fl := *s.Fields
+	fl.Fields = fl.Fields[1:]
+	cp.Fields = &fl
+	return &cp, true
+}
+
 // correspondingBy is a set operation's CORRESPONDING [BY (cols)] clause
 // (RisingWave's), marked by the parser as a first select item
 // pg__corresponding(cols) of the right-hand query.

@@ -111,6 +111,8 @@ func AppendOnly(n plan.StreamNode) bool {
 	switch n := n.(type) {
 	case *plan.StreamSource:
 		return n.Relation.AppendOnly
+	case *plan.StreamChangelog:
+		return true
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
 	case *plan.StreamOverWindow:
@@ -182,6 +184,12 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return nil, unsupported("generate_series is not supported in materialized views")
 	case *plan.Unnest:
 		return p.unnest(n)
+	case *plan.Changelog:
+		in, err := p.convert(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &plan.StreamChangelog{Input: in, Out: n.Out}, nil
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:
@@ -1559,6 +1567,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamUnnest:
 		return distOf(n.Input) // the input's columns keep their positions
+	case *plan.StreamChangelog:
+		return distOf(n.Input)
 	case *plan.StreamTemporalFilter:
 		return distOf(n.Input)
 	case *plan.StreamWatermarkFilter:

@@ -67,6 +67,7 @@ var rules = []rule{
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},
 	{"corresponding", corresponding},
+	{"changelogCTE", changelogCTE},
 	{"defaultValues", defaultValues},
 	{"quoteReserved", quoteReserved},
 	{"valuesLists", valuesLists},

@@ -469,3 +469,56 @@ func markSelect(seq []*node, marker []*node) ([]*node, bool) {
 	}
 	return splice(seq, k, k, marker...), true
 }
+
+// changelogCTE turns RisingWave's "WITH c AS changelog FROM t" into
+// "WITH c AS (SELECT pg__changelog(), * FROM t)": the marker tells the binder
+// that the query is the relation's stream of changes. It also quotes the
+// WITH list's names, which may be words TiDB reserves.
+func changelogCTE(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for w := 0; w < len(seq); w++ {
+		if !seq[w].kw("with") {
+			continue
+		}
+		// The CTE list: name [(cols)] AS {(query) | changelog FROM rel}, ...
+		i := w + 1
+		if nodeIs(seq, i, "recursive") {
+			i++
+		}
+		for i < len(seq) {
+			if n := seq[i]; !n.group && n.tok.kind == tkIdent && !n.tok.synth {
+				n.tok.quote = true // a name, even a word TiDB reserves (update, add)
+			}
+			i++
+			if i < len(seq) && seq[i].isParen() {
+				i++
+			}
+			if !nodeIs(seq, i, "as") {
+				break
+			}
+			i++
+			if nodeIs(seq, i, "changelog") && nodeIs(seq, i+1, "from") {
+				end := i + 2
+				for end < len(seq) && !seq[end].isPunct(",") && !seq[end].kw("select") {
+					end++
+				}
+				if end == i+2 {
+					return nil, c.syntax(seq[i+1])
+				}
+				at := seq[i].tok
+				kids := []*node{rawNode("select", at, false)}
+				kids = append(kids, callNode("pg__changelog", at, true)...)
+				kids = append(kids, synth(tkPunct, ",", at, false), rawNode("*", at, true), rawNode("from", at, true))
+				name := seq[i+2 : end]
+				name[0].tok.sp = true
+				kids = append(kids, name...)
+				seq = splice(seq, i, end, parenNode(kids, at, true))
+			}
+			i++ // the query
+			if i >= len(seq) || !seq[i].isPunct(",") {
+				break
+			}
+			i++
+		}
+	}
+	return seq, nil
+}
