@@ -1568,7 +1568,15 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 	case *plan.StreamUnnest:
 		return distOf(n.Input) // the input's columns keep their positions
 	case *plan.StreamChangelog:
-		return distOf(n.Input)
+		// The input's columns keep their positions, but its hidden key columns
+		// after them are dropped.
+		d, ks, ok := distOf(n.Input)
+		for _, k := range ks {
+			if k >= len(n.Out)-2 {
+				return 0, nil, false
+			}
+		}
+		return d, ks, ok
 	case *plan.StreamTemporalFilter:
 		return distOf(n.Input)
 	case *plan.StreamWatermarkFilter:
