@@ -388,6 +388,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 		return b.unnestFunc(tf, alias)
 	case "tumble", "hop":
 		return b.windowTVF(tf, alias)
+	case "gap_fill":
+		return b.gapFill(tf, alias)
 	}
 	return b.scalarFuncInFrom(tf, alias)
 }

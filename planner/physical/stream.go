@@ -184,6 +184,8 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return nil, unsupported("generate_series is not supported in materialized views")
 	case *plan.Unnest:
 		return p.unnest(n)
+	case *plan.GapFill:
+		return nil, unsupported("GAP_FILL is not supported in materialized views yet")
 	case *plan.Changelog:
 		in, err := p.convert(n.Input)
 		if err != nil {
