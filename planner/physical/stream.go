@@ -185,7 +185,14 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Unnest:
 		return p.unnest(n)
 	case *plan.GapFill:
-		return nil, unsupported("GAP_FILL is not supported in materialized views yet")
+		in, err := p.convert(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Schema()) != len(n.Out) {
+			return nil, unsupported("GAP_FILL over this input is not supported in materialized views")
+		}
+		return &plan.StreamGapFill{Input: exchange(in, plan.DistSingle, nil), Fill: n, Out: n.Out}, nil
 	case *plan.Changelog:
 		in, err := p.convert(n.Input)
 		if err != nil {
@@ -1569,6 +1576,8 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamUnnest:
 		return distOf(n.Input) // the input's columns keep their positions
+	case *plan.StreamGapFill:
+		return plan.DistSingle, nil, true
 	case *plan.StreamChangelog:
 		// The input's columns keep their positions, but its hidden key columns
 		// after them are dropped.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tributary/tributary/sql/types"
@@ -54,4 +55,40 @@ func (n *GapFill) Describe() string {
 		fmt.Fprintf(&b, " partition_by=%v", n.PartitionBy)
 	}
 	return b.String()
+}
+
+// StreamGapFill maintains a GapFill in a view: it keeps its input's rows
+// (every column) in a state table keyed by partition, time and the input
+// stream key, and on each change retracts the filled rows of the gap it
+// lands in (or closes) and adds those of the gaps around it. It runs on one
+// actor.
+type StreamGapFill struct {
+	Input StreamNode
+	Fill  *GapFill // TimeCol, Step, Fills, PartitionBy; columns as Input's
+	Out   []Field
+	StateInfo
+}
+
+func (n *StreamGapFill) Schema() []Field      { return n.Out }
+func (n *StreamGapFill) Inputs() []StreamNode { return []StreamNode{n.Input} }
+func (n *StreamGapFill) Describe() string     { return "Stream" + n.Fill.Describe() }
+
+// StreamKey is the partition columns, the time column, then the rest of the
+// input stream key: a filled row's time is unique in its partition (it lies
+// strictly between two rows' times), a row of the input is told apart from
+// others of the same time by the input key.
+func (n *StreamGapFill) StreamKey() []int {
+	key := append(append([]int(nil), n.Fill.PartitionBy...), n.Fill.TimeCol)
+	for _, k := range n.Input.StreamKey() {
+		if !slices.Contains(key, k) {
+			key = append(key, k)
+		}
+	}
+	return key
+}
+
+// StateLayouts implements StatefulNode: the input rows, keyed as the
+// output; one vnode (the node runs on one actor).
+func (n *StreamGapFill) StateLayouts() []StateTable {
+	return []StateTable{{Name: "gap fill input", Types: Types(n.Input.Schema()), PK: n.StreamKey()}}
 }
