@@ -21,6 +21,13 @@ import (
 // change retracts the filled rows of the gap it touches by computing them
 // again: an insert splits a gap (its filled rows go, the two new gaps' come),
 // a delete joins two. Rows with a NULL time pass through without filling.
+//
+// On window close (eowc) the input only inserts; nothing is emitted until a
+// watermark on the time column passes a row: then each partition's rows
+// below it are emitted in time order, each after the filled rows between it
+// and the partition's last emitted row (kept in the emitted table, the only
+// emitted row still stored). Rows at or before that row's time are late and
+// dropped.
 type gapFillExec struct {
 	gapFillConfig
 	gapFillVars
@@ -35,12 +42,17 @@ type gapFillConfig struct {
 	table  *state.Table
 	keyCol []int // the input stream key, to tell rows of the same time apart
 	partTs []types.T
+
+	eowc    bool
+	emitted *state.Table // eowc: each partition's last emitted row
 }
 
 // gapFillVars is the per-run state.
 type gapFillVars struct {
 	loaded bool
 	parts  map[string][][]types.Datum // partition key -> rows in time order
+	last   map[string][]types.Datum   // eowc: partition key -> last emitted row
+	queued []Message
 	out    *types.Chunk
 	gap    [][]types.Datum // scratch
 	pbuf   []byte
@@ -66,6 +78,16 @@ func NewGapFill(actx *ActorContext, n *plan.StreamGapFill, in Executor) (Executo
 	for _, p := range n.Fill.PartitionBy {
 		e.partTs = append(e.partTs, ts[p])
 	}
+	if n.EmitOnWindowClose {
+		if len(n.State()) < 2 {
+			return nil, fmt.Errorf("gap fill: no emitted-rows table assigned")
+		}
+		st := n.State()[1]
+		if e.emitted, err = actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist}); err != nil {
+			return nil, fmt.Errorf("gap fill: %w", err)
+		}
+		e.eowc = true
+	}
 	return e, nil
 }
 
@@ -73,14 +95,43 @@ func (e *gapFillExec) Schema() []types.T { return e.ts }
 
 func (e *gapFillExec) Next(ctx context.Context) (Message, error) {
 	for {
+		if m, ok := popQueued(&e.queued); ok {
+			return m, nil
+		}
 		m, err := e.in.Next(ctx)
-		if err != nil || m.Chunk == nil {
+		if err != nil || m.Barrier != nil {
 			return m, err
 		}
 		if !e.loaded {
 			if err := e.load(ctx); err != nil {
 				return Message{}, fmt.Errorf("gap fill: load state: %w", err)
 			}
+		}
+		if m.Watermark != nil {
+			if !e.eowc || m.Watermark.Col != e.fill.TimeCol {
+				if e.eowc {
+					continue // other columns' watermarks do not hold for the filled rows
+				}
+				return m, nil
+			}
+			out, err := e.close(m.Watermark.Val)
+			if err != nil {
+				return Message{}, fmt.Errorf("gap fill: %w", err)
+			}
+			if out == nil {
+				return m, nil
+			}
+			e.queued = append(e.queued, m)
+			return ChunkMsg(out), nil
+		}
+		if m.Chunk == nil {
+			return m, nil
+		}
+		if e.eowc {
+			if err := e.buffer(m.Chunk); err != nil {
+				return Message{}, fmt.Errorf("gap fill: %w", err)
+			}
+			continue
 		}
 		out, err := e.process(m.Chunk)
 		if err != nil {
@@ -120,8 +171,110 @@ func (e *gapFillExec) load(ctx context.Context) error {
 	for _, rows := range e.parts {
 		slices.SortStableFunc(rows, func(a, b []types.Datum) int { return types.Compare(e.ts[tc], &a[tc], &b[tc]) })
 	}
+	e.last = map[string][]types.Datum{}
+	if e.eowc {
+		if err := e.loadEmitted(ctx); err != nil {
+			return err
+		}
+	}
 	e.loaded = true
 	return nil
+}
+
+// loadEmitted reads each partition's last emitted row.
+func (e *gapFillExec) loadEmitted(ctx context.Context) error {
+	it, err := e.emitted.Iter(ctx, state.IterOptions{Vnode: int(e.emitted.VnodeOfPK(nil))})
+	if err != nil {
+		return err
+	}
+	for {
+		if err = it.Next(); err != nil {
+			break
+		}
+		row := slices.Clone(it.Row())
+		e.last[e.partKey(row)] = row
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// buffer stores an insert-only chunk's rows until a watermark passes them;
+// late rows and rows without a time are dropped.
+func (e *gapFillExec) buffer(c *types.Chunk) error {
+	tc := e.fill.TimeCol
+	for i := 0; i < c.Len(); i++ {
+		if !c.Visible(i) || !c.Op(i).IsInsert() {
+			continue
+		}
+		row := c.Row(i, nil)
+		if row[tc].Null {
+			continue
+		}
+		k := e.partKey(row)
+		if last := e.last[k]; last != nil && row[tc].I <= last[tc].I {
+			continue
+		}
+		rows := e.parts[k]
+		e.parts[k] = slices.Insert(rows, e.search(rows, row[tc].I), row)
+		if err := e.table.Insert(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close emits, per partition, the rows below watermark w with the filled
+// rows before each (nil when there are none).
+func (e *gapFillExec) close(w types.Datum) (*types.Chunk, error) {
+	if w.Null {
+		return nil, nil
+	}
+	e.out = nil
+	keys := make([]string, 0, len(e.parts))
+	for k := range e.parts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rows := e.parts[k]
+		n := e.search(rows, w.I)
+		if n == 0 {
+			continue
+		}
+		last := e.last[k]
+		for _, r := range rows[:n] {
+			if last != nil {
+				if err := e.emitGap(types.OpInsert, last, r); err != nil {
+					return nil, err
+				}
+			}
+			e.emit(types.OpInsert, r)
+			if err := e.table.Delete(r); err != nil {
+				return nil, err
+			}
+			last = r
+		}
+		if old := e.last[k]; old != nil {
+			if err := e.emitted.Delete(old); err != nil {
+				return nil, err
+			}
+		}
+		if err := e.emitted.Insert(last); err != nil {
+			return nil, err
+		}
+		e.last[k] = last
+		if n == len(rows) {
+			delete(e.parts, k)
+		} else {
+			e.parts[k] = rows[n:]
+		}
+	}
+	return e.out, nil
 }
 
 func (e *gapFillExec) partKey(row []types.Datum) string {

@@ -113,6 +113,8 @@ func AppendOnly(n plan.StreamNode) bool {
 		return n.Relation.AppendOnly
 	case *plan.StreamChangelog:
 		return true
+	case *plan.StreamGapFill:
+		return n.EmitOnWindowClose
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
 	case *plan.StreamOverWindow:
@@ -362,6 +364,13 @@ func eowc(n plan.StreamNode, aggs *int) error {
 			}
 		}
 		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamGapFill:
+		if !slices.Contains(plan.WatermarkCols(x.Input), x.Fill.TimeCol) {
+			return unsupported("EMIT ON WINDOW CLOSE over GAP_FILL needs a watermark on its time column (an append-only table or source declared with WATERMARK FOR)")
+		}
+		x.EmitOnWindowClose = true
+		*aggs++
+		return nil
 	case *plan.StreamOverWindow:
 		if err := eowcOverWindow(x); err != nil {
 			return err

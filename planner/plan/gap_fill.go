@@ -62,10 +62,16 @@ func (n *GapFill) Describe() string {
 // stream key, and on each change retracts the filled rows of the gap it
 // lands in (or closes) and adds those of the gaps around it. It runs on one
 // actor.
+//
+// With EmitOnWindowClose (an append-only input with a watermark on the time
+// column) it emits each row, with the filled rows before it, once the
+// watermark passes its time, and only inserts; emitted rows leave the state
+// but a partition's last one, kept in a second table.
 type StreamGapFill struct {
-	Input StreamNode
-	Fill  *GapFill // TimeCol, Step, Fills, PartitionBy; columns as Input's
-	Out   []Field
+	Input             StreamNode
+	Fill              *GapFill // TimeCol, Step, Fills, PartitionBy; columns as Input's
+	Out               []Field
+	EmitOnWindowClose bool
 	StateInfo
 }
 
@@ -90,5 +96,10 @@ func (n *StreamGapFill) StreamKey() []int {
 // StateLayouts implements StatefulNode: the input rows, keyed as the
 // output; one vnode (the node runs on one actor).
 func (n *StreamGapFill) StateLayouts() []StateTable {
-	return []StateTable{{Name: "gap fill input", Types: Types(n.Input.Schema()), PK: n.StreamKey()}}
+	t := []StateTable{{Name: "gap fill input", Types: Types(n.Input.Schema()), PK: n.StreamKey()}}
+	if n.EmitOnWindowClose {
+		pk := append(append([]int(nil), n.Fill.PartitionBy...), n.Fill.TimeCol)
+		t = append(t, StateTable{Name: "gap fill last emitted", Types: Types(n.Input.Schema()), PK: pk})
+	}
+	return t
 }
