@@ -167,9 +167,8 @@ func (e *gapFillExec) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tc := e.fill.TimeCol
 	for _, rows := range e.parts {
-		slices.SortStableFunc(rows, func(a, b []types.Datum) int { return types.Compare(e.ts[tc], &a[tc], &b[tc]) })
+		slices.SortStableFunc(rows, e.compare)
 	}
 	e.last = map[string][]types.Datum{}
 	if e.eowc {
@@ -220,7 +219,7 @@ func (e *gapFillExec) buffer(c *types.Chunk) error {
 			continue
 		}
 		rows := e.parts[k]
-		e.parts[k] = slices.Insert(rows, e.search(rows, row[tc].I), row)
+		e.parts[k] = slices.Insert(rows, e.position(rows, row), row)
 		if err := e.table.Insert(row); err != nil {
 			return err
 		}
@@ -340,7 +339,7 @@ func (e *gapFillExec) insert(row []types.Datum) error {
 	}
 	k := e.partKey(row)
 	rows := e.parts[k]
-	i := e.search(rows, row[tc].I)
+	i := e.position(rows, row)
 	var prev, next []types.Datum
 	if i > 0 {
 		prev = rows[i-1]
@@ -376,13 +375,8 @@ func (e *gapFillExec) delete(row []types.Datum) error {
 	}
 	k := e.partKey(row)
 	rows := e.parts[k]
-	i := e.search(rows, row[tc].I)
-	for ; i < len(rows) && rows[i][tc].I == row[tc].I; i++ {
-		if e.sameKey(rows[i], row) {
-			break
-		}
-	}
-	if i >= len(rows) || rows[i][tc].I != row[tc].I {
+	i := e.position(rows, row)
+	if i >= len(rows) || e.compare(rows[i], row) != 0 {
 		return fmt.Errorf("deleted row at time %d is not in the state", row[tc].I)
 	}
 	var prev, next []types.Datum
@@ -418,11 +412,23 @@ func (e *gapFillExec) delete(row []types.Datum) error {
 	return e.table.Delete(old)
 }
 
-func (e *gapFillExec) sameKey(a, b []types.Datum) bool {
-	for _, c := range e.keyCol {
-		if types.Compare(e.ts[c], &a[c], &b[c]) != 0 {
-			return false
+// compare orders a partition's rows by time, then input key: the state
+// table's order, so the order (and with it each row's neighbours, on which
+// the filled rows depend) is the same after a restart.
+func (e *gapFillExec) compare(a, b []types.Datum) int {
+	tc := e.fill.TimeCol
+	if c := types.Compare(e.ts[tc], &a[tc], &b[tc]); c != 0 {
+		return c
+	}
+	for _, k := range e.keyCol {
+		if c := types.Compare(e.ts[k], &a[k], &b[k]); c != 0 {
+			return c
 		}
 	}
-	return true
+	return 0
+}
+
+// position returns the index of the first row of rows not before row.
+func (e *gapFillExec) position(rows [][]types.Datum, row []types.Datum) int {
+	return sort.Search(len(rows), func(i int) bool { return e.compare(rows[i], row) >= 0 })
 }
