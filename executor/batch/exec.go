@@ -73,6 +73,18 @@ func build(env *Env, n plan.Node) (Executor, error) {
 		return newScan(env, n)
 	case *plan.Values:
 		return newValues(env, n), nil
+	case *plan.GapFill:
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newGapFill(n, in), nil
+	case *plan.Changelog:
+		in, err := build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newChangelog(n, in), nil
 	case *plan.Unnest:
 		if n.Input == nil {
 			return newUnnest(env, n), nil

@@ -75,6 +75,18 @@ func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 			return nil, err
 		}
 		return stream.NewFilter(b.actx, n, in)
+	case *plan.StreamGapFill:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewGapFill(b.actx, n, in)
+	case *plan.StreamChangelog:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewChangelog(n, in), nil
 	case *plan.StreamUnnest:
 		in, err := b.build(n.Input)
 		if err != nil {

@@ -581,6 +581,10 @@ func (b *Binder) bindFunc(c *exprCtx, n *ast.FuncCallExpr) (expr.Expr, error) {
 		return nil, types.Errorf(types.ErrGrouping, "FILTER specified, but %s is not an aggregate function", funcName(n.Args[0]))
 	case "pg__nulls_first", "pg__nulls_last", "pg__distinct_on":
 		return nil, types.Errorf(types.ErrSyntax, "NULLS FIRST/LAST and DISTINCT ON are only allowed in their clauses")
+	case "pg__changelog":
+		return nil, types.Errorf(types.ErrUnsupported, "changelog is only supported as a WITH query: WITH c AS changelog FROM t")
+	case "pg__corresponding":
+		return nil, types.Errorf(types.ErrUnsupported, "CORRESPONDING is only supported before a SELECT in a set operation")
 	case "pg__regexp_i":
 		name = "regexp_i"
 	case "concat":

@@ -138,7 +138,13 @@ func (b *Binder) bindTableName(tn *ast.TableName, alias string) (plan.Node, erro
 			} else {
 				saved := b.ctes
 				b.ctes = c.visible
-				node, err = b.bindResultSet(c.query)
+				if sel, ok := takeChangelog(c.query); ok {
+					if node, err = b.bindResultSet(sel); err == nil {
+						node = plan.NewChangelog(node)
+					}
+				} else {
+					node, err = b.bindResultSet(c.query)
+				}
 				b.ctes = saved
 			}
 			c.active = false
@@ -398,6 +404,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 		return b.unnestFunc(tf, alias)
 	case "tumble", "hop":
 		return b.windowTVF(tf, alias)
+	case "gap_fill":
+		return b.gapFill(tf, alias)
 	}
 	return b.scalarFuncInFrom(tf, alias)
 }

@@ -3,6 +3,8 @@ package bind
 import (
 	"github.com/cockroachdb/apd/v3"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/tributary/tributary/planner/plan"
@@ -609,18 +611,26 @@ func (b *Binder) bindSetOprList(l *ast.SetOprSelectList) (plan.Node, error) {
 	type part struct {
 		node plan.Node
 		op   *ast.SetOprType
+		corr *correspondingBy
 	}
 	var parts []part
 	for _, sel := range l.Selects {
 		var n plan.Node
 		var op *ast.SetOprType
+		var corr *correspondingBy
 		var err error
 		switch s := sel.(type) {
 		case *ast.SelectStmt:
 			op = s.AfterSetOperator
+			if s, corr, err = takeCorresponding(s); err != nil {
+				return nil, err
+			}
 			n, err = b.bindSelect(s)
 		case *ast.SetOprSelectList:
 			op = s.AfterSetOperator
+			if s, corr, err = takeListCorresponding(s); err != nil {
+				return nil, err
+			}
 			n, err = b.bindSetOprList(s)
 		default:
 			err = types.Errorf(types.ErrUnsupported, "set operation input %T", sel)
@@ -630,19 +640,19 @@ func (b *Binder) bindSetOprList(l *ast.SetOprSelectList) (plan.Node, error) {
 		}
 		if len(parts) > 0 && op != nil && (*op == ast.Intersect || *op == ast.IntersectAll) {
 			prev := &parts[len(parts)-1]
-			combined, err := combineSetOp(prev.node, n, *op)
+			combined, err := combineCorresponding(prev.node, n, *op, corr)
 			if err != nil {
 				return nil, err
 			}
 			prev.node = combined
 			continue
 		}
-		parts = append(parts, part{node: n, op: op})
+		parts = append(parts, part{node: n, op: op, corr: corr})
 	}
 	node := parts[0].node
 	for _, p := range parts[1:] {
 		var err error
-		if node, err = combineSetOp(node, p.node, *p.op); err != nil {
+		if node, err = combineCorresponding(node, p.node, *p.op, p.corr); err != nil {
 			return nil, err
 		}
 	}
@@ -650,6 +660,165 @@ func (b *Binder) bindSetOprList(l *ast.SetOprSelectList) (plan.Node, error) {
 		return nil, types.Errorf(types.ErrUnsupported, "ORDER BY/LIMIT inside a parenthesised set operation is not supported")
 	}
 	return node, nil
+}
+
+// takeChangelog reports whether s is "SELECT pg__changelog(), * FROM t", the
+// parser's form of a "WITH c AS changelog FROM t" query, and returns it
+// without the marker.
+func takeChangelog(q ast.ResultSetNode) (*ast.SelectStmt, bool) {
+	if sq, ok := q.(*ast.SubqueryExpr); ok {
+		q = sq.Query
+	}
+	s, ok := q.(*ast.SelectStmt)
+	if !ok || s.Fields == nil || len(s.Fields.Fields) != 2 {
+		return s, false
+	}
+	fc, ok := s.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || fc.FnName.L != "pg__changelog" {
+		return s, false
+	}
+	cp := *s
+	fl := *s.Fields
+	fl.Fields = fl.Fields[1:]
+	cp.Fields = &fl
+	return &cp, true
+}
+
+// correspondingBy is a set operation's CORRESPONDING [BY (cols)] clause
+// (RisingWave's), marked by the parser as a first select item
+// pg__corresponding(cols) of the right-hand query.
+type correspondingBy struct {
+	by []string // nil: every column name the two sides share
+}
+
+// takeCorresponding strips the CORRESPONDING marker from s (returning a
+// copy) and returns the clause, or nil when s has none.
+func takeCorresponding(s *ast.SelectStmt) (*ast.SelectStmt, *correspondingBy, error) {
+	if s.Fields == nil || len(s.Fields.Fields) == 0 {
+		return s, nil, nil
+	}
+	fc, ok := s.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || fc.FnName.L != "pg__corresponding" {
+		return s, nil, nil
+	}
+	c := &correspondingBy{}
+	for _, a := range fc.Args {
+		col, ok := a.(*ast.ColumnNameExpr)
+		if !ok || col.Name.Table.O != "" {
+			return nil, nil, types.Errorf(types.ErrSyntax, "CORRESPONDING BY takes a list of column names")
+		}
+		if slices.Contains(c.by, col.Name.Name.O) {
+			return nil, nil, types.Errorf(types.ErrSyntax, "Duplicated column name `%s` in CORRESPONDING BY", col.Name.Name.O)
+		}
+		c.by = append(c.by, col.Name.Name.O)
+	}
+	cp := *s
+	fl := *s.Fields
+	fl.Fields = fl.Fields[1:]
+	cp.Fields = &fl
+	return &cp, c, nil
+}
+
+// takeListCorresponding is takeCorresponding for a parenthesised query,
+// whose marker is in its first SELECT.
+func takeListCorresponding(l *ast.SetOprSelectList) (*ast.SetOprSelectList, *correspondingBy, error) {
+	if len(l.Selects) == 0 {
+		return l, nil, nil
+	}
+	var first ast.Node
+	var corr *correspondingBy
+	var err error
+	switch s := l.Selects[0].(type) {
+	case *ast.SelectStmt:
+		first, corr, err = takeCorresponding(s)
+	case *ast.SetOprSelectList:
+		first, corr, err = takeListCorresponding(s)
+	}
+	if err != nil || corr == nil {
+		return l, nil, err
+	}
+	cp := *l
+	cp.Selects = append([]ast.Node{first}, l.Selects[1:]...)
+	return &cp, corr, nil
+}
+
+// combineCorresponding combines l and r, first matching their columns by
+// name when corr is set: the BY list in its order, or else the left side's
+// columns that the right side also has.
+func combineCorresponding(l, r plan.Node, op ast.SetOprType, corr *correspondingBy) (plan.Node, error) {
+	if corr == nil {
+		return combineSetOp(l, r, op)
+	}
+	lf, rf := l.Schema(), r.Schema()
+	find := func(fs []plan.Field, name string) (int, error) {
+		idx := -1
+		for i, f := range fs {
+			if f.Name == name {
+				if idx >= 0 {
+					return -1, types.Errorf(types.ErrSyntax, "Duplicated column name `%s` in a side of the %s operation", name, setOpName(op))
+				}
+				idx = i
+			}
+		}
+		return idx, nil
+	}
+	names := corr.by
+	if names == nil {
+		for _, f := range lf {
+			if i, err := find(rf, f.Name); err != nil {
+				return nil, err
+			} else if i >= 0 && !slices.Contains(names, f.Name) {
+				names = append(names, f.Name)
+			}
+		}
+		if len(names) == 0 {
+			quote := func(fs []plan.Field) string {
+				q := make([]string, len(fs))
+				for i, f := range fs {
+					q[i] = strconv.Quote(f.Name)
+				}
+				return "(" + strings.Join(q, ", ") + ")"
+			}
+			return nil, types.Errorf(types.ErrSyntax, "When CORRESPONDING is specified, at least one column of the left side shall have a column name that is the column name of some column of the right side in a %s operation. Left side query column list: %s. Right side query column list: %s.", setOpName(op), quote(lf), quote(rf))
+		}
+	}
+	var li, ri []int
+	for _, name := range names {
+		i, err := find(lf, name)
+		if err != nil {
+			return nil, err
+		}
+		j, err := find(rf, name)
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || j < 0 {
+			return nil, types.Errorf(types.ErrSyntax, "Column name `%s` in CORRESPONDING BY is not found in a side of the %s operation. It shall be included in both sides.", name, setOpName(op))
+		}
+		li, ri = append(li, i), append(ri, j)
+	}
+	return combineSetOp(pickColumns(l, li), pickColumns(r, ri), op)
+}
+
+// pickColumns projects n to the columns idx, in that order.
+func pickColumns(n plan.Node, idx []int) plan.Node {
+	fields := n.Schema()
+	if len(idx) == len(fields) {
+		same := true
+		for i, c := range idx {
+			same = same && c == i
+		}
+		if same {
+			return n
+		}
+	}
+	exprs := make([]expr.Expr, len(idx))
+	out := make([]plan.Field, len(idx))
+	for i, c := range idx {
+		exprs[i] = expr.Column(c, fields[c].Type)
+		out[i] = fields[c]
+	}
+	return &plan.Project{Input: n, Exprs: exprs, Out: out}
 }
 
 func combineSetOp(l, r plan.Node, op ast.SetOprType) (plan.Node, error) {

@@ -115,3 +115,106 @@ func (b *Binder) windowInterval(fn string, n ast.ExprNode) (types.IntervalValue,
 	}
 	return d.Iv, nil
 }
+
+// gapFill binds RisingWave's GAP_FILL(relation, time_col, step, fills...,
+// [PARTITION_BY(cols)]) into a plan.GapFill: each fill is INTERPOLATE(col),
+// LOCF(col) or KEEPNULL(col) (the default for unnamed columns); INTERPOLATE
+// takes numeric columns.
+func (b *Binder) gapFill(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	if len(tf.Args) < 3 {
+		return nil, types.Errorf(types.ErrUndefinedFunction, "function gap_fill with %d arguments does not exist", len(tf.Args))
+	}
+	relArg, ok := tf.Args[0].(*ast.ColumnNameExpr)
+	if !ok || relArg.Name.Schema.O != "" {
+		return nil, types.Errorf(types.ErrUnsupported, "the first argument of gap_fill must be a table or materialized view name")
+	}
+	in, err := b.bindTableName(&ast.TableName{Schema: relArg.Name.Table, Name: relArg.Name.Name}, "")
+	if err != nil {
+		return nil, err
+	}
+	inFields := in.Schema()
+	if (alias == "" || alias == tf.Name) && len(inFields) > 0 {
+		alias = inFields[0].Table
+	}
+	c := &exprCtx{scope: &scope{fields: inFields}, clause: "FROM"}
+	column := func(what string, a ast.ExprNode) (int, error) {
+		e, err := b.bindExpr(c, a)
+		if err != nil {
+			return 0, err
+		}
+		col, ok := e.(*expr.ColumnRef)
+		if !ok {
+			return 0, types.Errorf(types.ErrUnsupported, "the %s of gap_fill must be a column", what)
+		}
+		return col.Index, nil
+	}
+	timeCol, err := column("time argument", tf.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	if tt := inFields[timeCol].Type; tt.ID != types.Timestamp && tt.ID != types.Timestamptz {
+		return nil, types.Errorf(types.ErrDatatypeMismatch, "the time column of gap_fill must be timestamp or timestamptz, not %s", tt)
+	}
+	step, err := b.windowInterval("gap_fill", tf.Args[2])
+	if err != nil {
+		return nil, err
+	}
+	n := &plan.GapFill{Input: in, TimeCol: timeCol, Step: step, Fills: make([]plan.FillKind, len(inFields))}
+	named := make([]bool, len(inFields))
+	for _, a := range tf.Args[3:] {
+		fc, ok := a.(*ast.FuncCallExpr)
+		if !ok {
+			return nil, types.Errorf(types.ErrSyntax, "gap_fill takes fill strategies INTERPOLATE(col), LOCF(col), KEEPNULL(col) and PARTITION_BY(cols) after its interval")
+		}
+		if fc.FnName.L == "partition_by" {
+			if n.PartitionBy != nil || len(fc.Args) == 0 {
+				return nil, types.Errorf(types.ErrSyntax, "gap_fill takes one PARTITION_BY with at least one column")
+			}
+			for _, pa := range fc.Args {
+				col, err := column("PARTITION_BY list", pa)
+				if err != nil {
+					return nil, err
+				}
+				n.PartitionBy = append(n.PartitionBy, col)
+			}
+			continue
+		}
+		var kind plan.FillKind
+		switch fc.FnName.L {
+		case "interpolate":
+			kind = plan.FillInterpolate
+		case "locf":
+			kind = plan.FillLOCF
+		case "keepnull":
+			kind = plan.FillNull
+		default:
+			return nil, types.Errorf(types.ErrSyntax, "unknown gap_fill strategy %s: INTERPOLATE, LOCF or KEEPNULL", fc.FnName.O)
+		}
+		if len(fc.Args) != 1 {
+			return nil, types.Errorf(types.ErrSyntax, "%s takes one column", fc.FnName.O)
+		}
+		col, err := column(fc.FnName.O+" argument", fc.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if col == timeCol || named[col] {
+			return nil, types.Errorf(types.ErrSyntax, "column \"%s\" has more than one gap_fill strategy, or is the time column", inFields[col].Name)
+		}
+		if kind == plan.FillInterpolate && !inFields[col].Type.IsNumeric() {
+			return nil, types.Errorf(types.ErrDatatypeMismatch, "INTERPOLATE takes a numeric column, not %s (%s)", inFields[col].Name, inFields[col].Type)
+		}
+		named[col] = true
+		n.Fills[col] = kind
+	}
+	for _, p := range n.PartitionBy {
+		if p == timeCol || named[p] {
+			return nil, types.Errorf(types.ErrSyntax, "the PARTITION_BY column \"%s\" cannot be filled or be the time column", inFields[p].Name)
+		}
+	}
+	n.Out = requalify(inFields, alias)
+	var node plan.Node = n
+	if len(tf.ColumnAliases) > 0 {
+		node = renamed(node, alias, tf.ColumnAliases)
+	}
+	return node, nil
+}

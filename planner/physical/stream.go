@@ -111,6 +111,10 @@ func AppendOnly(n plan.StreamNode) bool {
 	switch n := n.(type) {
 	case *plan.StreamSource:
 		return n.Relation.AppendOnly
+	case *plan.StreamChangelog:
+		return true
+	case *plan.StreamGapFill:
+		return n.EmitOnWindowClose
 	case *plan.StreamAgg:
 		return n.EmitOnWindowClose // each group emitted once, when its window closes
 	case *plan.StreamOverWindow:
@@ -182,6 +186,21 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return nil, unsupported("generate_series is not supported in materialized views")
 	case *plan.Unnest:
 		return p.unnest(n)
+	case *plan.GapFill:
+		in, err := p.convert(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Schema()) != len(n.Out) {
+			return nil, unsupported("GAP_FILL over this input is not supported in materialized views")
+		}
+		return &plan.StreamGapFill{Input: exchange(in, plan.DistSingle, nil), Fill: n, Out: n.Out}, nil
+	case *plan.Changelog:
+		in, err := p.convert(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &plan.StreamChangelog{Input: in, Out: n.Out}, nil
 	case *plan.Filter:
 		return p.filter(n)
 	case *plan.Project:
@@ -348,6 +367,13 @@ func eowc(n plan.StreamNode, aggs *int) error {
 			}
 		}
 		return unsupported("EMIT ON WINDOW CLOSE needs a group column with a watermark: group by window_start of TUMBLE or HOP over a source or append-only table declared with WATERMARK FOR")
+	case *plan.StreamGapFill:
+		if !slices.Contains(plan.WatermarkCols(x.Input), x.Fill.TimeCol) {
+			return unsupported("EMIT ON WINDOW CLOSE over GAP_FILL needs a watermark on its time column (an append-only table or source declared with WATERMARK FOR)")
+		}
+		x.EmitOnWindowClose = true
+		*aggs++
+		return nil
 	case *plan.StreamOverWindow:
 		if err := eowcOverWindow(x); err != nil {
 			return err
@@ -1566,6 +1592,18 @@ func distOf(n plan.StreamNode) (plan.DistKind, []int, bool) {
 		return distOf(n.Input)
 	case *plan.StreamUnnest:
 		return distOf(n.Input) // the input's columns keep their positions
+	case *plan.StreamGapFill:
+		return plan.DistSingle, nil, true
+	case *plan.StreamChangelog:
+		// The input's columns keep their positions, but its hidden key columns
+		// after them are dropped.
+		d, ks, ok := distOf(n.Input)
+		for _, k := range ks {
+			if k >= len(n.Out)-2 {
+				return 0, nil, false
+			}
+		}
+		return d, ks, ok
 	case *plan.StreamTemporalFilter:
 		return distOf(n.Input)
 	case *plan.StreamWatermarkFilter:

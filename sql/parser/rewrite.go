@@ -68,6 +68,8 @@ var rules = []rule{
 	{"nullsOrdering", nullsOrdering},
 	{"limitOffset", limitOffset},
 	{"distinctOn", distinctOn},
+	{"corresponding", corresponding},
+	{"changelogCTE", changelogCTE},
 	{"defaultValues", defaultValues},
 	{"quoteReserved", quoteReserved},
 	{"valuesLists", valuesLists},

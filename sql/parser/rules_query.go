@@ -429,3 +429,113 @@ func fromFunctions(c *rewriteCtx, seq []*node) ([]*node, error) {
 	}
 	return seq, nil
 }
+
+// corresponding turns RisingWave's "UNION [ALL] CORRESPONDING [BY (a, b)]
+// SELECT ..." into "UNION [ALL] SELECT pg__corresponding(a, b), ...": the
+// marker, first in the right-hand SELECT list, tells the binder to match the
+// two sides' columns by name.
+func corresponding(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for i := 0; i < len(seq); i++ {
+		if !seq[i].kw("corresponding") || i == 0 || !seq[i-1].kwIn("union", "all", "distinct", "intersect", "except") {
+			continue
+		}
+		at := seq[i]
+		end := i + 1
+		var cols []*node
+		if nodeIs(seq, end, "by") {
+			if end+1 >= len(seq) || !seq[end+1].isParen() || len(seq[end+1].kids) == 0 {
+				return nil, c.syntax(seq[end])
+			}
+			cols = seq[end+1].kids
+			end += 2
+		}
+		call := callNode("pg__corresponding", at.tok, true)
+		if cols != nil {
+			call = callNode("pg__corresponding", at.tok, true, cols)
+		}
+		call = append(call, synth(tkPunct, ",", at.tok, false))
+		rest, ok := markSelect(seq[end:], call)
+		if !ok {
+			return nil, types.Errorf(types.ErrUnsupported, "CORRESPONDING must be followed by a SELECT")
+		}
+		seq = append(seq[:i:i], rest...)
+		i--
+	}
+	return seq, nil
+}
+
+// markSelect inserts marker after the SELECT [DISTINCT|ALL] that starts seq,
+// looking inside leading parentheses.
+func markSelect(seq []*node, marker []*node) ([]*node, bool) {
+	if len(seq) == 0 {
+		return nil, false
+	}
+	if seq[0].isParen() {
+		kids, ok := markSelect(seq[0].kids, marker)
+		if ok {
+			seq[0].kids = kids
+		}
+		return seq, ok
+	}
+	if !seq[0].kw("select") {
+		return nil, false
+	}
+	k := 1
+	if k < len(seq) && seq[k].kwIn("distinct", "all") {
+		k++
+	}
+	return splice(seq, k, k, marker...), true
+}
+
+// changelogCTE turns RisingWave's "WITH c AS changelog FROM t" into
+// "WITH c AS (SELECT pg__changelog(), * FROM t)": the marker tells the binder
+// that the query is the relation's stream of changes. It also quotes the
+// WITH list's names, which may be words TiDB reserves.
+func changelogCTE(c *rewriteCtx, seq []*node) ([]*node, error) {
+	for w := 0; w < len(seq); w++ {
+		if !seq[w].kw("with") {
+			continue
+		}
+		// The CTE list: name [(cols)] AS {(query) | changelog FROM rel}, ...
+		i := w + 1
+		if nodeIs(seq, i, "recursive") {
+			i++
+		}
+		for i < len(seq) {
+			if n := seq[i]; !n.group && n.tok.kind == tkIdent && !n.tok.synth {
+				n.tok.quote = true // a name, even a word TiDB reserves (update, add)
+			}
+			i++
+			if i < len(seq) && seq[i].isParen() {
+				i++
+			}
+			if !nodeIs(seq, i, "as") {
+				break
+			}
+			i++
+			if nodeIs(seq, i, "changelog") && nodeIs(seq, i+1, "from") {
+				end := i + 2
+				for end < len(seq) && !seq[end].isPunct(",") && !seq[end].kw("select") {
+					end++
+				}
+				if end == i+2 {
+					return nil, c.syntax(seq[i+1])
+				}
+				at := seq[i].tok
+				kids := []*node{rawNode("select", at, false)}
+				kids = append(kids, callNode("pg__changelog", at, true)...)
+				kids = append(kids, synth(tkPunct, ",", at, false), rawNode("*", at, true), rawNode("from", at, true))
+				name := seq[i+2 : end]
+				name[0].tok.sp = true
+				kids = append(kids, name...)
+				seq = splice(seq, i, end, parenNode(kids, at, true))
+			}
+			i++ // the query
+			if i >= len(seq) || !seq[i].isPunct(",") {
+				break
+			}
+			i++
+		}
+	}
+	return seq, nil
+}
