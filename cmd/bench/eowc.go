@@ -20,7 +20,7 @@ import (
 // on a fresh server as a blackhole sink, sampled at 10%, 50% and 100% of
 // the bids read: the job's state rows (rw_catalog.rw_table_stats, which
 // counts every state table's keys at the committed epoch) and the server's
-// RSS. With --plain, the same queries without the clause over a source
+// RSS. With --modes eowc,plain, the same queries without the clause over a source
 // without a watermark, for contrast.
 
 // eowcSample is one sample of a run.
@@ -46,7 +46,7 @@ func eowcMain(ctx context.Context, args []string, out io.Writer) error {
 	events := fs.Int64("events", 10000000, "nexmark.event.num: events over the three types (the bid source reads 46 of every 50)")
 	eventRate := fs.Int64("event-rate", 10000, "nexmark.next.event.rate: events per second of event time (10,000: Nexmark's default, so 10M events span 1000 s, 100 TUMBLE windows of q7)")
 	delay := fs.String("watermark-delay", "'4' SECOND", "WATERMARK FOR date_time AS date_time - INTERVAL <this>")
-	plain := fs.Bool("plain", false, "also run each query without EMIT ON WINDOW CLOSE over a source without a watermark")
+	modesFlag := fs.String("modes", "eowc", "eowc (EMIT ON WINDOW CLOSE over a source with a watermark), plain (the query without the clause over a source without a watermark), or both: eowc,plain")
 	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
 	serverArgs := fs.String("server-args", "", "extra flags for the started server")
 	timeout := fs.Duration("timeout", 2*time.Hour, "give up after this long")
@@ -72,9 +72,16 @@ func eowcMain(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	modes := []bool{true}
-	if *plain {
-		modes = append(modes, false)
+	var modes []bool
+	for _, m := range strings.Split(*modesFlag, ",") {
+		switch strings.TrimSpace(m) {
+		case "eowc":
+			modes = append(modes, true)
+		case "plain":
+			modes = append(modes, false)
+		default:
+			return fmt.Errorf("--modes: %q is neither eowc nor plain", m)
+		}
 	}
 	var results []eowcResult
 	for _, q := range qs {
