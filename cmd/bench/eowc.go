@@ -90,7 +90,7 @@ func eowcMain(ctx context.Context, args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			r, err := eowcRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, eowc, *events, *eventRate, *delay, 250*time.Millisecond)
+			r, err := eowcRun(ctx, e.bin, dir, strings.Fields(*serverArgs), q, eowc, *events, 0, *eventRate, *delay, []int{10, 50}, 250*time.Millisecond)
 			if err != nil {
 				return fmt.Errorf("%s: %w", q.Name, err)
 			}
@@ -103,10 +103,12 @@ func eowcMain(ctx context.Context, args []string, out io.Writer) error {
 
 // eowcRun runs q (with EMIT ON WINDOW CLOSE over a watermarked source when
 // eowc, else plainly over a source without one) as a blackhole sink on a
-// fresh server and samples it at 10%, 50% and 100% of the bids, polling
-// every poll.
-func eowcRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, eowc bool, events, eventRate int64, delay string,
-	poll time.Duration) (r eowcResult, err error) {
+// fresh server and samples it when the source has read each of percents of
+// the bids (polling every poll; the state is the committed one, a barrier or
+// two behind the reader) and at 100%, after WAIT and FLUSH. gapNs paces the
+// source (0: as fast as it goes).
+func eowcRun(ctx context.Context, bin, dir string, serverArgs []string, q queries.Query, eowc bool, events, gapNs, eventRate int64, delay string,
+	percents []int, poll time.Duration) (r eowcResult, err error) {
 	r = eowcResult{Query: q.Name, EOWC: eowc, Events: events}
 	srv, err := startTributary(ctx, bin, dir, serverArgs)
 	if err != nil {
@@ -129,7 +131,7 @@ func eowcRun(ctx context.Context, bin, dir string, serverArgs []string, q querie
 		delay = ""
 	}
 	for _, s := range []string{
-		queries.BidWatermarkSourceDDL("bid", events, 0, eventRate, delay),
+		queries.BidWatermarkSourceDDL("bid", events, gapNs, eventRate, delay),
 		"SET background_ddl = true",
 		"CREATE SINK " + q.Name + " AS " + sql + " WITH (connector = 'blackhole')",
 	} {
@@ -156,7 +158,7 @@ func eowcRun(ctx context.Context, bin, dir string, serverArgs []string, q querie
 			Seconds: time.Since(start).Seconds()})
 		return nil
 	}
-	for _, pct := range []int{10, 50} {
+	for _, pct := range percents {
 		for {
 			read, err := slowestReader(ctx, conn)
 			if err != nil {
