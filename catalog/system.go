@@ -439,6 +439,14 @@ var systemTables = []systemTable{
 		col("job_id", tI8), col("fragment_id", tI4), col("kind", tText), col("parallelism", tI4), col("actor_ids", tText),
 		col("vnode_counts", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_table_stats: the keys and bytes of every stored table (a table's or
+	// materialized view's own rows, and each streaming job's state tables),
+	// as RisingWave's, plus the job owning each; counted by scanning every
+	// key at the committed epoch when queried (the session answers it).
+	{"rw_catalog", "rw_table_stats", []Column{
+		col("id", tI4), col("total_key_count", tI8), col("total_key_size", tI8), col("total_value_size", tI8),
+		col("job_id", tI4),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_source_splits: each source split's reader: where it stands, rows
 	// read since it started, bad messages since the server started.
 	{"rw_catalog", "rw_source_splits", []Column{

@@ -13,6 +13,7 @@
 // kafka.go, ALTER ... SET PARALLELISM's pause and a running pipeline meanwhile (issue 12) in
 // rescale.go, durable single-row commits beside PostgreSQL with fsync on (issue 14) in
 // durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, COPY FROM STDIN
-// ingest beside PostgreSQL's (issue 17) in copy.go, the child
+// ingest beside PostgreSQL's (issue 17) in copy.go, Nexmark q5 and q7 with EMIT ON WINDOW CLOSE and
+// their state rows and RSS as the events go by (issue 18) in eowc.go, the child
 // processes in procs.go.
 package main

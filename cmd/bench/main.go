@@ -31,6 +31,7 @@ const usage = `usage:
   bench durable [--clients 1,50] [--seconds 10] [--nosync=false] [--no-pg] [--json]
   bench copy [--rows 5000000] [--nosync=false] [--no-pg] [--profile cpu.pprof] [--json]
   bench dml-memory [--rows 5000000] [--view] [--server-args '...'] [--server-bin path] [--json]
+  bench eowc [--query q5,q7] [--events 10000000] [--event-rate 10000] [--modes eowc,plain]
 Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h", "bench kafka -h" or "bench rescale -h" for every flag.`
 
 func main() {
@@ -63,6 +64,8 @@ func main() {
 		err = copyMain(ctx, os.Args[2:], os.Stdout)
 	case "dml-memory":
 		err = dmlMemoryMain(ctx, os.Args[2:], os.Stdout)
+	case "eowc":
+		err = eowcMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()

@@ -177,6 +177,9 @@ func price(e int64, lane uint64) int64 {
 
 // timestamp is event e's event time in ms.
 func (c *Config) timestamp(e int64) int64 {
+	if c.TimeStepNs > 0 {
+		return BaseTime + int64(float64(e)*c.TimeStepNs/1e6)
+	}
 	return BaseTime + e*c.GapNs/1e6
 }
 

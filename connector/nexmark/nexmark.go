@@ -20,6 +20,9 @@ const (
 	OptEventNum    = "nexmark.event.num"
 	OptMinEventGap = "nexmark.min.event.gap.in.ns"
 	OptMaxChunk    = "nexmark.max.chunk.size"
+	// OptNextEventRate is the event-time rate (events per second of event
+	// time) when it should not follow the pacing gap.
+	OptNextEventRate = "nexmark.next.event.rate"
 
 	DefaultSplitNum    = 1
 	DefaultMinEventGap = 100000 // ns: 10,000 events/s
@@ -66,6 +69,10 @@ type Config struct {
 	// GapNs is the synthetic event-time step between consecutive events
 	// (nexmark.min.event.gap.in.ns); 0 gives every event the base time.
 	GapNs int64
+	// TimeStepNs, when above 0, replaces GapNs as the event-time step
+	// (1e9 / nexmark.next.event.rate), so a fast run still spans many
+	// windows of event time; GapNs then only paces.
+	TimeStepNs float64
 	// MaxChunk bounds the rows of one chunk (nexmark.max.chunk.size).
 	MaxChunk int
 }
@@ -130,6 +137,9 @@ func Parse(props map[string]string, cols []Column) (*Config, error) {
 		case OptMaxChunk:
 			n, err = intOpt(1, maxChunkLimit)
 			cfg.MaxChunk = int(n)
+		case OptNextEventRate:
+			n, err = intOpt(1, 1e9)
+			cfg.TimeStepNs = 1e9 / float64(n)
 		default:
 			return nil, invalid("unknown option %q", k)
 		}

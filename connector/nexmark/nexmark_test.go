@@ -233,6 +233,7 @@ func TestParseErrors(t *testing.T) {
 		{"nexmark.min.event.gap.in.ns", "x", types.ErrInvalidParameter},
 		{"nexmark.max.chunk.size", "0", types.ErrInvalidParameter},
 		{"nexmark.bogus", "1", types.ErrInvalidParameter},
+		{"nexmark.next.event.rate", "0", types.ErrInvalidParameter},
 	} {
 		p := map[string]string{"connector": "nexmark", "nexmark.table.type": "Bid", tc.key: tc.val}
 		if _, err := Parse(p, columns(Bid)); !errors.Is(err, tc.kind) {
@@ -252,6 +253,24 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := Parse(p, []Column{{Name: "price", Type: types.TVarchar}}); !errors.Is(err, types.ErrDatatypeMismatch) {
 		t.Errorf("price varchar: %v", err)
+	}
+}
+
+// TestNextEventRate: nexmark.next.event.rate sets the event-time step apart
+// from the pacing gap.
+func TestNextEventRate(t *testing.T) {
+	paced := parse(t, Bid, map[string]string{"nexmark.min.event.gap.in.ns": "100"})
+	fast := parse(t, Bid, map[string]string{"nexmark.min.event.gap.in.ns": "100", "nexmark.next.event.rate": "1000"})
+	if fast.RowsPerSecond() != paced.RowsPerSecond() {
+		t.Errorf("the event-time rate changed the pacing: %d, want %d", fast.RowsPerSecond(), paced.RowsPerSecond())
+	}
+	for _, e := range []int64{0, 1, 999, 1000, 123456} {
+		if got, want := fast.timestamp(e), BaseTime+e; got != want {
+			t.Errorf("event %d at 1000 events/s: time %d, want %d", e, got, want)
+		}
+		if got, want := paced.timestamp(e), BaseTime+e/10000; got != want {
+			t.Errorf("event %d with a 100 ns gap: time %d, want %d", e, got, want)
+		}
 	}
 }
 

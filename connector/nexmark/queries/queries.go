@@ -143,3 +143,58 @@ func Lookup(name string) (Query, bool) {
 	}
 	return Query{}, false
 }
+
+// EmitOnWindowClose is the clause that turns an EOWC query into its emit on
+// window close form.
+const EmitOnWindowClose = "\nEMIT ON WINDOW CLOSE"
+
+// EOWC are q5 and q7 as RisingWave's emit on window close variants run
+// them: the reference text over a bid source with a watermark on date_time
+// (BidWatermarkSourceDDL), followed by EmitOnWindowClose. Without the
+// clause and over a source without a watermark, each is the plain query.
+var EOWC = []Query{
+	{Name: "q5", Note: "bid.auction written auction (as q5); AuctionBids.starttime added to the output, so that each hot item names its window",
+		SQL: `SELECT AuctionBids.auction, AuctionBids.num, AuctionBids.starttime FROM (
+  SELECT auction, count(*) AS num, window_start AS starttime
+  FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY window_start, auction) AS AuctionBids
+JOIN (SELECT max(CountBids.num) AS maxn, CountBids.starttime_c FROM (
+  SELECT count(*) AS num, window_start AS starttime_c
+  FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start) AS CountBids
+  GROUP BY CountBids.starttime_c) AS MaxBids
+ON AuctionBids.starttime = MaxBids.starttime_c AND AuctionBids.num >= MaxBids.maxn`},
+	{Name: "q7", SQL: `SELECT B.auction, B.price, B.bidder, B.date_time FROM bid B JOIN (SELECT MAX(price) AS maxprice,
+  window_end AS date_time FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_end) B1
+ON B.price = B1.maxprice WHERE B.date_time BETWEEN B1.date_time - INTERVAL '10' SECOND AND B1.date_time`},
+}
+
+// LookupEOWC returns the EOWC query named name.
+func LookupEOWC(name string) (Query, bool) {
+	for _, q := range EOWC {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return Query{}, false
+}
+
+// BidWatermarkSourceDDL is CREATE SOURCE name for the bid events among
+// events 0..events-1, paced by gapNs (0: as fast as possible) with event time
+// advancing at eventRate events per second (nexmark.next.event.rate), and,
+// when delay is not empty (an interval such as '4' SECOND), Flink's and
+// RisingWave's WATERMARK FOR date_time AS date_time - INTERVAL delay.
+func BidWatermarkSourceDDL(name string, events, gapNs, eventRate int64, delay string) string {
+	var cols []string
+	for _, t := range Tables {
+		if t.Name != "bid" {
+			continue
+		}
+		for _, c := range t.Columns {
+			cols = append(cols, c.Name+" "+c.Type)
+		}
+	}
+	if delay != "" {
+		cols = append(cols, "WATERMARK FOR date_time AS date_time - INTERVAL "+delay)
+	}
+	return fmt.Sprintf("CREATE SOURCE %s (%s) WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '%d', nexmark.min.event.gap.in.ns = '%d', nexmark.next.event.rate = '%d')",
+		name, strings.Join(cols, ", "), events, gapNs, eventRate)
+}
