@@ -23,4 +23,9 @@
 // appended constant column, one actor comparing every pair (a nested-loop
 // join, nested_loop_join.go, which also reorders FROM lists whose written
 // order lacks an equality).
+//
+// Each stream operator is planned in the file named as its executor in
+// executor/stream (hash_join.go, hash_agg.go, top_n.go, union.go, ...);
+// stream.go holds Stream, the dispatch over bound nodes (convert) and the
+// helpers they share.
 package physical
