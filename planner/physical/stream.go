@@ -195,7 +195,7 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 		return p.limit(n)
 	case *plan.Distinct:
 		if len(n.On) > 0 {
-			return nil, unsupported("DISTINCT ON is not supported in materialized views yet")
+			return p.distinctOn(n)
 		}
 		in, err := p.convert(n.Input)
 		if err != nil {

@@ -175,3 +175,31 @@ func (p *planner) window(n *plan.Window) (plan.StreamNode, error) {
 	// The rank column goes where the bound plan expects it, before the hidden keys.
 	return p.reorder(topn, append(append(span(nil, 0, w), w2), span(nil, w, w2)...)), nil
 }
+
+// distinctOn plans DISTINCT ON (k) ... ORDER BY k, o as a group top-1:
+// hashed by k, each group keeps its first row in the order of the ORDER BY
+// keys after k (the stream key when there are none; ties too are broken
+// by the stream key, so the row kept does not depend on arrival order).
+func (p *planner) distinctOn(n *plan.Distinct) (plan.StreamNode, error) {
+	input := n.Input
+	var order []plan.SortKey
+	if s, ok := input.(*plan.Sort); ok {
+		input = s.Input
+		for _, k := range s.Keys {
+			if !slices.Contains(n.On, k.Col) {
+				order = append(order, k)
+			}
+		}
+	}
+	in, err := p.convert(input)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range in.StreamKey() {
+		if !slices.ContainsFunc(order, func(o plan.SortKey) bool { return o.Col == k }) && !slices.Contains(n.On, k) {
+			order = append(order, plan.SortKey{Col: k})
+		}
+	}
+	in = exchange(in, plan.DistHash, n.On)
+	return &plan.StreamTopN{Input: in, OrderBy: order, Limit: 1, GroupBy: slices.Clone(n.On), Out: slices.Clone(in.Schema())}, nil
+}
