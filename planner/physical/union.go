@@ -12,7 +12,7 @@ import (
 // constant input number in their key, and UNION as that plus a distinct.
 func (p *planner) setOp(n *plan.SetOp) (plan.StreamNode, error) {
 	if n.Kind != plan.Union {
-		return nil, unsupported("INTERSECT and EXCEPT are not supported in materialized views")
+		return p.intersectExcept(n)
 	}
 	var u plan.StreamNode
 	if rows, ok := unionRows(n); ok {
@@ -156,4 +156,67 @@ func constRows(n plan.Node) ([][]expr.Expr, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// intersectExcept plans INTERSECT and EXCEPT (their distinct forms) as an
+// aggregation: both inputs, each row marked with the side it came from, are
+// grouped by all their columns (NULLs equal, as set operations compare
+// them), counting the rows of each side; INTERSECT keeps the groups both
+// sides have rows in, EXCEPT those only the left side has. The ALL forms
+// (a row as many times as the counts say) are refused.
+func (p *planner) intersectExcept(n *plan.SetOp) (plan.StreamNode, error) {
+	if n.All {
+		return nil, unsupported("INTERSECT ALL and EXCEPT ALL are not supported in materialized views")
+	}
+	if len(n.Inputs) != 2 {
+		return nil, unsupported("INTERSECT and EXCEPT of %d inputs are not supported in materialized views", len(n.Inputs))
+	}
+	w := len(n.Out)
+	marked := make([]plan.Node, 2)
+	out := append(slices.Clone(n.Out), plan.Field{Name: "left", Type: types.TBool, Hidden: true},
+		plan.Field{Name: "right", Type: types.TBool, Hidden: true})
+	for i, in := range n.Inputs {
+		exprs := make([]expr.Expr, 0, w+2)
+		for c := 0; c < w; c++ {
+			exprs = append(exprs, expr.Column(c, n.Out[c].Type))
+		}
+		exprs = append(exprs, expr.Literal(types.DBool(i == 0), types.TBool), expr.Literal(types.DBool(i == 1), types.TBool))
+		marked[i] = &plan.Project{Input: in, Exprs: exprs, Out: slices.Clone(out)}
+	}
+	count, err := expr.LookupAgg("count", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	groupBy := make([]int, w)
+	for c := range groupBy {
+		groupBy[c] = c
+	}
+	agg := &plan.Agg{Input: &plan.SetOp{Kind: plan.Union, All: true, Inputs: marked, Out: out}, GroupBy: groupBy,
+		Aggs: []plan.AggCall{{Agg: count, Filter: w, Name: "count"}, {Agg: count, Filter: w + 1, Name: "count"}},
+		Out: append(slices.Clone(n.Out), plan.Field{Name: "left", Type: types.TInt64, Hidden: true}, plan.Field{Name: "right", Type: types.TInt64, Hidden: true})}
+	positive := func(col int) (expr.Expr, error) {
+		return expr.Call(">", []expr.Expr{expr.Column(col, types.TInt64), expr.Literal(types.DInt(0), types.TInt64)})
+	}
+	left, err := positive(w)
+	if err != nil {
+		return nil, err
+	}
+	right, err := positive(w + 1)
+	if err != nil {
+		return nil, err
+	}
+	if n.Kind == plan.Except {
+		if right, err = expr.Call("not", []expr.Expr{right}); err != nil {
+			return nil, err
+		}
+	}
+	cond, err := expr.Call("and", []expr.Expr{left, right})
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]expr.Expr, w)
+	for c := range exprs {
+		exprs[c] = expr.Column(c, n.Out[c].Type)
+	}
+	return p.convert(&plan.Project{Input: &plan.Filter{Input: agg, Cond: cond}, Exprs: exprs, Out: slices.Clone(n.Out)})
 }
