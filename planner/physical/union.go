@@ -193,7 +193,7 @@ func (p *planner) intersectExcept(n *plan.SetOp) (plan.StreamNode, error) {
 	}
 	agg := &plan.Agg{Input: &plan.SetOp{Kind: plan.Union, All: true, Inputs: marked, Out: out}, GroupBy: groupBy,
 		Aggs: []plan.AggCall{{Agg: count, Filter: w, Name: "count"}, {Agg: count, Filter: w + 1, Name: "count"}},
-		Out: append(slices.Clone(n.Out), plan.Field{Name: "left", Type: types.TInt64, Hidden: true}, plan.Field{Name: "right", Type: types.TInt64, Hidden: true})}
+		Out:  append(slices.Clone(n.Out), plan.Field{Name: "left", Type: types.TInt64, Hidden: true}, plan.Field{Name: "right", Type: types.TInt64, Hidden: true})}
 	positive := func(col int) (expr.Expr, error) {
 		return expr.Call(">", []expr.Expr{expr.Column(col, types.TInt64), expr.Literal(types.DInt(0), types.TInt64)})
 	}
