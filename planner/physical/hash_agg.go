@@ -3,6 +3,8 @@ package physical
 import (
 	"slices"
 
+	"github.com/tributary/tributary/sql/types"
+
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 )
@@ -41,4 +43,29 @@ func distinct(in plan.StreamNode, fields []plan.Field) plan.StreamNode {
 		return &plan.StreamAgg{Input: exchange(local, plan.DistHash, group), GroupBy: group, Out: slices.Clone(fields), Merge: true}
 	}
 	return &plan.StreamAgg{Input: exchange(in, plan.DistHash, group), GroupBy: group, Out: slices.Clone(fields)}
+}
+
+// expand plans GROUPING SETS, ROLLUP and CUBE's Expand as a UNION ALL of one
+// projection of the input per grouping set (the keys the set lacks NULL,
+// the set's index in column GID), each reading the input on its own; the
+// aggregation above groups by the keys and GID. Unlike a batch query, an
+// empty grouping set gives no row while the input has none.
+func (p *planner) expand(n *plan.Expand) (plan.StreamNode, error) {
+	fields := n.Input.Schema()
+	ins := make([]plan.Node, len(n.Sets))
+	for i, set := range n.Sets {
+		exprs := make([]expr.Expr, len(fields))
+		for c, f := range fields {
+			switch {
+			case c == n.GID:
+				exprs[c] = expr.Literal(types.DInt(int64(i)), f.Type)
+			case c < n.Keys && !slices.Contains(set, c):
+				exprs[c] = expr.Literal(types.NullDatum, f.Type)
+			default:
+				exprs[c] = expr.Column(c, f.Type)
+			}
+		}
+		ins[i] = &plan.Project{Input: n.Input, Exprs: exprs, Out: slices.Clone(fields)}
+	}
+	return p.convert(&plan.SetOp{Kind: plan.Union, All: true, Inputs: ins, Out: slices.Clone(fields)})
 }

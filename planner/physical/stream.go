@@ -188,7 +188,7 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Agg:
 		return p.agg(n)
 	case *plan.Expand:
-		return nil, unsupported("GROUPING SETS, ROLLUP and CUBE are not supported in materialized views")
+		return p.expand(n)
 	case *plan.Sort:
 		return p.convert(n.Input) // a materialized view has no order
 	case *plan.Limit:
