@@ -597,7 +597,11 @@ func (p *ddlParser) columnDefsWM(g *node, table string) ([]*ColumnDef, []string,
 	if len(g.kids) == 0 {
 		return nil, nil, nil, nil
 	}
-	for _, part := range splitCommas(g.kids) {
+	parts := splitCommas(g.kids)
+	if n := len(parts); n > 1 && len(parts[n-1]) == 0 {
+		parts = parts[:n-1] // a trailing comma after the last column, as RisingWave accepts
+	}
+	for _, part := range parts {
 		if len(part) == 0 {
 			return nil, nil, nil, syntaxErrAt(p.src, g.close)
 		}

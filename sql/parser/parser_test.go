@@ -31,7 +31,7 @@ func TestErrorPositions(t *testing.T) {
 		{sql: "SELECT 1 +", pos: 11, msg: "syntax error at end of input"},
 		{sql: "LISTEN x", pos: 1, msg: "LISTEN is not supported", unsupp: true},
 		{sql: "SELECT a FROM t WHERE x = ANY(ARRAY[[1]])", pos: 37, msg: "multidimensional arrays are not supported", unsupp: true},
-		{sql: "CREATE TABLE t (a int,)", pos: 23, msg: `syntax error at or near ")"`},
+		{sql: "CREATE TABLE t (a int,,)", pos: 24, msg: `syntax error at or near ")"`}, // one trailing comma is accepted, as RisingWave does
 		{sql: "CREATE TABLE t (a nosuchtype(x))", pos: 30, msg: `syntax error at or near "x"`},
 		{sql: "SELECT 1e", pos: 8, msg: `trailing junk after numeric literal at or near "1e"`},
 		{sql: "SELECT 1 /* abc", pos: 10, msg: `unterminated /* comment at or near "/* abc"`},
