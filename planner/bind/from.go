@@ -400,6 +400,8 @@ func (b *Binder) bindTableFunc(tf *parser.TableFunc, alias string) (plan.Node, e
 	switch tf.Name {
 	case "generate_series":
 		return b.generateSeries(tf, alias)
+	case "range":
+		return b.rangeSeries(tf, alias)
 	case "unnest":
 		return b.unnestFunc(tf, alias)
 	case "tumble", "hop":
@@ -869,4 +871,52 @@ func seriesFields(tf *parser.TableFunc, alias string, t types.T) []plan.Field {
 		alias = "generate_series"
 	}
 	return []plan.Field{{Name: name, Table: alias, Type: t}}
+}
+
+// rangeSeries is RisingWave's range(start, stop [, step]): generate_series
+// without stop itself (its column named range). The step must be a constant
+// (its sign says which side of stop to stop at).
+func (b *Binder) rangeSeries(tf *parser.TableFunc, alias string) (plan.Node, error) {
+	gs := *tf
+	gs.Name = "generate_series"
+	node, err := b.generateSeries(&gs, alias)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := node.(*plan.Series)
+	if !ok || !expr.IsConst(n.Step) {
+		return nil, types.Errorf(types.ErrUnsupported, "range() needs a constant step")
+	}
+	step, err := n.Step.EvalRow(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	t := n.Stop.Type()
+	var back expr.Expr // what takes stop itself out: one unit towards start
+	neg := false
+	if t.IsTemporal() {
+		back = expr.Literal(types.DInterval(types.IntervalValue{Micros: 1}), types.TInterval)
+		neg = !step.Null && (step.Iv.Months < 0 || step.Iv.Days < 0 || step.Iv.Micros < 0)
+	} else {
+		back = expr.Literal(types.DInt(1), t)
+		neg = !step.Null && step.I < 0
+	}
+	op := "-"
+	if neg {
+		op = "+"
+	}
+	if n.Stop, err = expr.Call(op, []expr.Expr{n.Stop, back}); err != nil {
+		return nil, err
+	}
+	if n.Stop.Type() != t {
+		if n.Stop, err = b.cast(n.Stop, t); err != nil {
+			return nil, err
+		}
+	}
+	if alias == "" && len(tf.ColumnAliases) == 0 {
+		for i := range n.Out {
+			n.Out[i].Name, n.Out[i].Table = "range", "range"
+		}
+	}
+	return n, nil
 }

@@ -140,7 +140,7 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Values:
 		return p.values(n, n.Rows, n.Out)
 	case *plan.Series:
-		return nil, unsupported("generate_series is not supported in materialized views")
+		return p.series(n)
 	case *plan.Unnest:
 		return p.unnest(n)
 	case *plan.GapFill:
