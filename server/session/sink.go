@@ -170,9 +170,27 @@ func (s *Session) planSinkInto(n *parser.CreateSink, schema string, props map[st
 		case k == "snapshot":
 		case k == "type" || k == "force_append_only":
 			into[k] = strings.ToLower(v)
+		case k == "ignore_delete":
+			// RisingWave's: deletes are dropped and an update is written as
+			// an insert (the target's key makes it an update again), which
+			// is force_append_only.
+			switch strings.ToLower(v) {
+			case "true":
+				into["ignore_delete"] = "true"
+			case "false":
+			default:
+				return nil, nil, types.Errorf(types.ErrInvalidParameter, "ignore_delete must be 'true' or 'false', got %q", v)
+			}
 		default:
-			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only type, force_append_only, snapshot and create_wait)", k)
+			return nil, nil, types.Errorf(types.ErrInvalidParameter, "a sink into a table takes no option %q (only type, force_append_only, ignore_delete, snapshot and create_wait)", k)
 		}
+	}
+	if into["ignore_delete"] == "true" {
+		delete(into, "ignore_delete")
+		if t, ok := into["type"]; ok && t != "append-only" {
+			return nil, nil, types.Errorf(types.ErrInvalidParameter, "ignore_delete = 'true' makes the sink append-only: it cannot be of type %q", t)
+		}
+		into["type"], into["force_append_only"] = "append-only", "true"
 	}
 	noSnapshot, err := job.SnapshotOff(props)
 	if err != nil {
