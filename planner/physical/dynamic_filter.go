@@ -191,33 +191,12 @@ func errScalarRows() error {
 
 // mapInit rebuilds e with every init plan reference replaced by f's result.
 func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
-	if r, ok := e.(initPlanRef); ok {
-		return f(r.InitPlan()), true
-	}
-	switch x := e.(type) {
-	case *expr.ColumnRef, *expr.Const, *expr.ParamRef:
-		return e, true
-	case *expr.CastExpr:
-		in, ok := mapInit(x.Input, f)
-		if !ok {
-			return nil, false
+	return rewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
+		if r, ok := x.(initPlanRef); ok {
+			return f(r.InitPlan()), true
 		}
-		c := *x
-		c.Input = in
-		return &c, true
-	case *expr.FuncExpr:
-		c := *x
-		c.Args = make([]expr.Expr, len(x.Args))
-		for i, a := range x.Args {
-			r, ok := mapInit(a, f)
-			if !ok {
-				return nil, false
-			}
-			c.Args[i] = r
-		}
-		return &c, true
-	}
-	return nil, false
+		return nil, false
+	})
 }
 
 // attachInits joins in (a left join, each subquery having at most one row)

@@ -383,14 +383,27 @@ func checkExpr(e expr.Expr) error {
 // rewriteCols rebuilds e with every column reference replaced by f's result.
 // It fails (false) on expression kinds it cannot rebuild or when f returns nil.
 func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, bool) {
-	switch x := e.(type) {
-	case *expr.ColumnRef:
-		r := f(x)
+	return rewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
+		if c, ok := x.(*expr.ColumnRef); ok {
+			return f(c), true
+		}
+		return nil, false
+	})
+}
+
+// rewriteLeaves rebuilds e (constants, parameters, column references, casts,
+// function calls and CASE), replacing each node leaf takes (its second
+// result true) by leaf's result. It fails (false) on expression kinds it
+// cannot rebuild or when a replacement is nil.
+func rewriteLeaves(e expr.Expr, leaf func(expr.Expr) (expr.Expr, bool)) (expr.Expr, bool) {
+	if r, ok := leaf(e); ok {
 		return r, r != nil
-	case *expr.Const, *expr.ParamRef:
+	}
+	switch x := e.(type) {
+	case *expr.ColumnRef, *expr.Const, *expr.ParamRef:
 		return e, true
 	case *expr.CastExpr:
-		in, ok := rewriteCols(x.Input, f)
+		in, ok := rewriteLeaves(x.Input, leaf)
 		if !ok {
 			return nil, false
 		}
@@ -398,7 +411,7 @@ func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, boo
 		c.Input = in
 		return &c, true
 	case *expr.FuncExpr:
-		args, ok := rewriteAll(x.Args, f)
+		args, ok := rewriteAll(x.Args, leaf)
 		if !ok {
 			return nil, false
 		}
@@ -409,18 +422,18 @@ func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, boo
 		c := *x
 		var ok bool
 		if c.Operand != nil {
-			if c.Operand, ok = rewriteCols(c.Operand, f); !ok {
+			if c.Operand, ok = rewriteLeaves(c.Operand, leaf); !ok {
 				return nil, false
 			}
 		}
-		if c.Whens, ok = rewriteAll(c.Whens, f); !ok {
+		if c.Whens, ok = rewriteAll(c.Whens, leaf); !ok {
 			return nil, false
 		}
-		if c.Thens, ok = rewriteAll(c.Thens, f); !ok {
+		if c.Thens, ok = rewriteAll(c.Thens, leaf); !ok {
 			return nil, false
 		}
 		if c.Else != nil {
-			if c.Else, ok = rewriteCols(c.Else, f); !ok {
+			if c.Else, ok = rewriteLeaves(c.Else, leaf); !ok {
 				return nil, false
 			}
 		}
@@ -429,10 +442,10 @@ func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, boo
 	return nil, false
 }
 
-func rewriteAll(es []expr.Expr, f func(*expr.ColumnRef) expr.Expr) ([]expr.Expr, bool) {
+func rewriteAll(es []expr.Expr, leaf func(expr.Expr) (expr.Expr, bool)) ([]expr.Expr, bool) {
 	out := make([]expr.Expr, len(es))
 	for i, e := range es {
-		r, ok := rewriteCols(e, f)
+		r, ok := rewriteLeaves(e, leaf)
 		if !ok {
 			return nil, false
 		}
