@@ -19,8 +19,9 @@ import (
 // event time: 50 TUMBLE windows of q7, 250 HOP slides of q5): once the first
 // windows have closed, the jobs' state rows must stop growing. The state of
 // a window's open rows rises and falls as each window closes (q7 keeps the
-// bids of one to two windows), so the test samples often and compares the
-// peaks of the second half with those of the first.
+// bids of one to two windows, so two samples can differ 2x): the test
+// bounds every sample by a quarter of the bids, which keeping every bid
+// passes by the half-way sample.
 func TestEOWCStateFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server per query and reads 92,000 bids each")
@@ -40,24 +41,19 @@ func TestEOWCStateFlat(t *testing.T) {
 		if len(r.Samples) != 9 {
 			t.Fatalf("%s: %d samples", q.Name, len(r.Samples))
 		}
-		var first, second int64
-		for _, s := range r.Samples {
-			if s.Percent <= 50 {
-				first = max(first, s.StateRows)
-			} else {
-				second = max(second, s.StateRows)
-			}
-		}
 		full := r.Samples[len(r.Samples)-1]
 		if full.StateRows <= 0 || full.RSSMB <= 0 {
 			t.Errorf("%s: no state rows or RSS at 100%%: %+v", q.Name, full)
 		}
-		if float64(second) > 1.5*float64(first) {
-			t.Errorf("%s: state rows grew from at most %d up to 50%% to %d after", q.Name, first, second)
-		}
-		// Keeping every bid (or every window's groups) would take more than the bids read.
-		if bids := bidCount(events); full.StateRows > bids/4 {
-			t.Errorf("%s: %d state rows at the end of %d bids", q.Name, full.StateRows, bids)
+		// Keeping every bid (or every window's groups) would take more than a
+		// quarter of the bids from the 50% sample on; the open windows' state
+		// (q7 holds one or two windows' bids, so it swings 2x between samples)
+		// stays far below at every sample.
+		bids := bidCount(events)
+		for _, s := range r.Samples {
+			if s.StateRows > bids/4 {
+				t.Errorf("%s: %d state rows at %d%% of %d bids", q.Name, s.StateRows, s.Percent, bids)
+			}
 		}
 	}
 }
