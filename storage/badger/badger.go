@@ -17,6 +17,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/pb"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -386,9 +387,9 @@ func (s *Store) writeMeta(epoch, discard uint64) error {
 	return nil
 }
 
-// Commit implements storage.KV. A batch that fits one Badger transaction is written with the
-// watermark in that transaction; a bigger one goes through a WriteBatch and the watermark follows in
-// its own transaction once every piece is written.
+// Commit implements storage.KV. A small batch (under directMin entries, fitting one Badger
+// transaction) is written with the watermark in that transaction; a bigger one is written by
+// writeDirect and the watermark follows in its own transaction once every entry is in.
 func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -478,7 +479,7 @@ func (s *Store) stageErrLocked(clear bool) error {
 	return nil
 }
 
-// Stage implements storage.KV: b goes into Badger at version epoch through a WriteBatch, without
+// Stage implements storage.KV: b goes into Badger at version epoch (writeDirect), without
 // the watermark, so reads at committed epochs ignore it and a restart rolls it back (recover) unless
 // Commit(epoch) published it. Badger keeps the newest write of a key at one version (checked on
 // v4.9.6 through memtables, level-0 tables and compactions): Commit's batch, written after, wins.
@@ -557,25 +558,45 @@ func (s *Store) stageWriteLocked(epoch uint64, b *storage.Batch) error {
 	if s.hasBigValue(b) {
 		s.stagedBig = true
 	}
-	// One transaction at a time, each committed before the next fills: a WriteBatch keeps up to
-	// 16 full transactions in flight (about 20 MB each), which is the memory staging is for.
-	txn := s.db.NewTransactionAt(math.MaxUint64, true)
-	defer func() { txn.Discard() }()
+	if err := s.writeDirect(epoch, b); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
+	}
+	return nil
+}
+
+// directMin is the batch size from which Commit writes the data apart from the watermark
+// (writeDirect, then the watermark in a transaction of its own) instead of in one transaction.
+const directMin = 512
+
+// directPending is how many of writeDirect's requests may wait in Badger's write queue at once.
+const directPending = 2
+
+// deleteMeta is Badger's meta bit for a delete (bitDelete), as its KV lists carry it.
+var deleteMeta = []byte{1}
+
+// writeDirect writes b (normalized: sorted, one entry per key) at version epoch straight into
+// Badger's write queue, in key order and in requests of Badger's batch limits, through its
+// loader (DB.NewKVLoader) instead of transactions. It is not atomic: callers write only above
+// the watermark (a crash leaves versions that recover rolls back) and publish the epoch after
+// it returns. Against a transaction per batch it skips the per-key map of pending writes and
+// keeps the keys sorted, which makes the memtable's skiplist inserts two to three times
+// cheaper for random keys (a bulk COPY's).
+func (s *Store) writeDirect(epoch uint64, b *storage.Batch) error {
+	l := s.db.NewKVLoader(directPending)
+	kv := &pb.KV{Version: epoch}
 	for i := 0; i < b.Len(); i++ {
-		err := setEntry(txn, b, i)
-		if errors.Is(err, bdg.ErrTxnTooBig) {
-			if err = txn.CommitAt(epoch, nil); err != nil {
-				return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
-			}
-			txn = s.db.NewTransactionAt(math.MaxUint64, true)
-			err = setEntry(txn, b, i)
+		key, value, del := b.Entry(i)
+		kv.Key, kv.Value, kv.Meta = key, value, nil
+		if del {
+			kv.Value, kv.Meta = nil, deleteMeta
 		}
-		if err != nil {
-			return fmt.Errorf("badger stage epoch %d: entry %d: %w", epoch, i, err)
+		if err := l.Set(kv); err != nil {
+			l.Finish()
+			return fmt.Errorf("write entry %d: %w", i, err)
 		}
 	}
-	if err := txn.CommitAt(epoch, nil); err != nil {
-		return fmt.Errorf("badger stage epoch %d: commit a transaction: %w", epoch, err)
+	if err := l.Finish(); err != nil {
+		return fmt.Errorf("write %d entries: %w", b.Len(), err)
 	}
 	return nil
 }
@@ -640,51 +661,39 @@ func (s *Store) rollBackAbandoned(epoch uint64) (bool, error) {
 
 func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 	meta := encodeMeta(epoch, discard)
-	txn := s.db.NewTransactionAt(math.MaxUint64, true)
-	fits := true
-	for i := 0; i < b.Len() && fits; i++ {
-		if err := setEntry(txn, b, i); err != nil {
-			if !errors.Is(err, bdg.ErrTxnTooBig) {
-				txn.Discard()
-				return err
-			}
-			fits = false
-		}
-	}
+	fits := b.Len() < directMin
 	if fits {
-		if err := txn.Set(metaKey, meta); err != nil {
-			if !errors.Is(err, bdg.ErrTxnTooBig) {
-				txn.Discard()
-				return fmt.Errorf("set meta: %w", err)
+		txn := s.db.NewTransactionAt(math.MaxUint64, true)
+		for i := 0; i < b.Len() && fits; i++ {
+			if err := setEntry(txn, b, i); err != nil {
+				if !errors.Is(err, bdg.ErrTxnTooBig) {
+					txn.Discard()
+					return err
+				}
+				fits = false
 			}
-			fits = false
 		}
+		if fits {
+			if err := txn.Set(metaKey, meta); err != nil {
+				if !errors.Is(err, bdg.ErrTxnTooBig) {
+					txn.Discard()
+					return fmt.Errorf("set meta: %w", err)
+				}
+				fits = false
+			}
+		}
+		if fits {
+			defer txn.Discard()
+			if err := txn.CommitAt(epoch, nil); err != nil {
+				return fmt.Errorf("commit transaction: %w", err)
+			}
+			return nil
+		}
+		txn.Discard()
 	}
-	if fits {
-		defer txn.Discard()
-		if err := txn.CommitAt(epoch, nil); err != nil {
-			return fmt.Errorf("commit transaction: %w", err)
-		}
-		return nil
-	}
-	txn.Discard()
-
-	wb := s.db.NewWriteBatchAt(epoch)
-	defer wb.Cancel()
-	for i := 0; i < b.Len(); i++ {
-		key, value, del := b.Entry(i)
-		var err error
-		if del {
-			err = wb.Delete(key)
-		} else {
-			err = wb.Set(key, value)
-		}
-		if err != nil {
-			return fmt.Errorf("write batch entry %d: %w", i, err)
-		}
-	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("flush write batch of %d entries: %w", b.Len(), err)
+	// A big batch: the data first, then the watermark that publishes it.
+	if err := s.writeDirect(epoch, b); err != nil {
+		return err
 	}
 	return s.writeMeta(epoch, discard)
 }
