@@ -273,7 +273,9 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 			b.Put([]byte(e.key), e.value)
 		}
 	}
-	t.cur = buffer{index: make(map[string]int)}
+	// The next chunk is likely as big as this one: size for it (growing a map and an
+	// arena from empty cost a bulk load a tenth of its time).
+	t.cur = buffer{index: make(map[string]int, min(len(t.cur.index), 1<<16)), arena: make([]byte, 0, min(cap(t.cur.arena), 8<<20))}
 	clear(t.layers)
 	t.layers = nil
 	t.stagedAt = max(t.stagedAt, epoch)
