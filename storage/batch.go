@@ -74,32 +74,97 @@ func (b *Batch) Entry(i int) (key, value []byte, del bool) {
 }
 
 // Normalize sorts the entries by key and drops all but the last write of each key. KV implementations
-// call it in Commit; callers need not.
+// call it in Commit; callers need not. A batch written as a few runs of ascending keys (each state
+// table's writes in key order, one table after another) is merged rather than sorted.
 func (b *Batch) Normalize() {
 	if b.sorted {
+		return
+	}
+	b.sorted = true
+	if starts := b.ascendingRuns(maxMergeRuns); starts != nil {
+		if len(starts) > 1 {
+			b.entries = b.mergeRuns(starts)
+		}
 		return
 	}
 	// Writes of one key stay in insertion order, so the last of each run wins:
 	// keys go into buf in insertion order, so keyOff breaks ties (an unstable
 	// sort with that tiebreak is much cheaper than a stable sort).
 	slices.SortFunc(b.entries, func(x, y batchEntry) int {
-		if c := bytes.Compare(b.buf[x.keyOff:x.keyOff+x.keyLen], b.buf[y.keyOff:y.keyOff+y.keyLen]); c != 0 {
+		if c := bytes.Compare(b.key(x), b.key(y)); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.keyOff, y.keyOff)
 	})
 	out := b.entries[:0]
 	for i, e := range b.entries {
-		if i+1 < len(b.entries) {
-			n := b.entries[i+1]
-			if bytes.Equal(b.buf[e.keyOff:e.keyOff+e.keyLen], b.buf[n.keyOff:n.keyOff+n.keyLen]) {
-				continue
-			}
+		if i+1 < len(b.entries) && bytes.Equal(b.key(e), b.key(b.entries[i+1])) {
+			continue
 		}
 		out = append(out, e)
 	}
 	b.entries = out
-	b.sorted = true
+}
+
+// maxMergeRuns is the most runs of ascending keys Normalize merges instead of sorting.
+const maxMergeRuns = 64
+
+func (b *Batch) key(e batchEntry) []byte { return b.buf[e.keyOff : e.keyOff+e.keyLen] }
+
+// ascendingRuns returns where each maximal run of strictly ascending keys starts, or nil when
+// there are more than max runs.
+func (b *Batch) ascendingRuns(max int) []int {
+	if len(b.entries) == 0 {
+		return []int{0}
+	}
+	starts := []int{0}
+	for i := 1; i < len(b.entries); i++ {
+		if bytes.Compare(b.key(b.entries[i-1]), b.key(b.entries[i])) >= 0 {
+			if len(starts) == max {
+				return nil
+			}
+			starts = append(starts, i)
+		}
+	}
+	return starts
+}
+
+// mergeRuns merges the runs of ascending keys starting at starts, pairwise in passes. A run's
+// entries were all written after those of the runs before it, so on equal keys the right
+// run's entry is the later write and wins.
+func (b *Batch) mergeRuns(starts []int) []batchEntry {
+	bounds := append(slices.Clone(starts), len(b.entries))
+	src, dst := b.entries, make([]batchEntry, 0, len(b.entries))
+	for len(bounds) > 2 {
+		dst = dst[:0]
+		next := []int{0}
+		for i := 0; i+1 < len(bounds); i += 2 {
+			left := src[bounds[i]:bounds[i+1]]
+			if i+2 >= len(bounds) { // an odd run out
+				dst = append(dst, left...)
+			} else {
+				right := src[bounds[i+1]:bounds[i+2]]
+				for len(left) > 0 && len(right) > 0 {
+					switch c := bytes.Compare(b.key(left[0]), b.key(right[0])); {
+					case c < 0:
+						dst = append(dst, left[0])
+						left = left[1:]
+					case c > 0:
+						dst = append(dst, right[0])
+						right = right[1:]
+					default: // the same key: the later write wins
+						dst = append(dst, right[0])
+						left, right = left[1:], right[1:]
+					}
+				}
+				dst = append(append(dst, left...), right...)
+			}
+			next = append(next, len(dst))
+		}
+		bounds = next
+		src, dst = dst, src
+	}
+	return src
 }
 
 // Validate checks every key of the batch: non-empty, at most MaxKeySize, outside ReservedPrefix.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
+	"sort"
 	"testing"
 )
 
@@ -31,6 +33,70 @@ func TestBatchNormalize(t *testing.T) {
 	b.Reset()
 	if b.Len() != 0 || b.Size() != 0 {
 		t.Fatalf("after reset len %d size %d", b.Len(), b.Size())
+	}
+}
+
+// TestBatchNormalizeRuns: batches written as runs of ascending keys (merged) and in random order
+// (sorted) normalise to the last write of each key, in key order.
+func TestBatchNormalizeRuns(t *testing.T) {
+	seed := int64(20261202)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	for round := 0; round < 300; round++ {
+		var b Batch
+		last := map[string]string{}
+		runs := 1 + rng.Intn(maxMergeRuns+8) // past maxMergeRuns the batch is sorted instead
+		if round%10 == 0 {
+			runs = 0 // random order
+		}
+		write := func(k string) {
+			v := fmt.Sprint(rng.Intn(1000))
+			if rng.Intn(5) == 0 {
+				b.Delete([]byte(k))
+				last[k] = "<del>"
+				return
+			}
+			b.Put([]byte(k), []byte(v))
+			last[k] = v
+		}
+		if runs == 0 {
+			for i := rng.Intn(200); i > 0; i-- {
+				write(fmt.Sprintf("k%03d", rng.Intn(100)))
+			}
+		}
+		for r := 0; r < runs; r++ {
+			seen := map[int]bool{}
+			var keys []int
+			for i := rng.Intn(20); i > 0; i-- {
+				if k := rng.Intn(100); !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+			sort.Ints(keys)
+			for _, k := range keys {
+				write(fmt.Sprintf("k%03d", k))
+			}
+		}
+		b.Normalize()
+		var want []string
+		for k := range last {
+			want = append(want, k)
+		}
+		sort.Strings(want)
+		if b.Len() != len(want) {
+			t.Fatalf("round %d (%d runs): %d entries, want %d", round, runs, b.Len(), len(want))
+		}
+		for i, k := range want {
+			key, v, del := b.Entry(i)
+			got := string(v)
+			if del {
+				got = "<del>"
+			}
+			if string(key) != k || got != last[k] {
+				t.Fatalf("round %d (%d runs): entry %d %s=%s, want %s=%s", round, runs, i, key, got, k, last[k])
+			}
+		}
 	}
 }
 

@@ -225,15 +225,17 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	if len(t.cur.entries) == 0 {
 		return
 	}
-	for _, e := range t.cur.entries {
+	// In key order: the batch then holds one ascending run per table, which the store merges
+	// rather than sorts (storage.Batch.Normalize).
+	entries := t.cur.entries
+	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	for _, e := range entries {
 		if e.del {
 			b.Delete([]byte(e.key))
 		} else {
 			b.Put([]byte(e.key), e.value)
 		}
 	}
-	entries := t.cur.entries
-	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
 	t.cur = buffer{index: make(map[string]int, len(t.cur.index))}
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
 	// Writers that flush often within one epoch (per statement, per chunk)
@@ -266,7 +268,9 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 			}
 		}
 	}
-	for _, e := range t.cur.entries {
+	entries := t.cur.entries
+	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	for _, e := range entries {
 		if e.del {
 			b.Delete([]byte(e.key))
 		} else {
