@@ -187,3 +187,25 @@ func TestCheckFreeSpace(t *testing.T) {
 		t.Fatal("free bytes of a missing dir succeeded")
 	}
 }
+
+// TestSpaceGuard: the guard's cached answer never hides a minimum above the free space.
+func TestSpaceGuard(t *testing.T) {
+	dir := t.TempDir()
+	free, err := FreeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g SpaceGuard
+	if err := g.Check(dir, 0, 1); err != nil {
+		t.Fatalf("first check: %v", err)
+	}
+	if err := g.Check(dir, 0, 1); err != nil {
+		t.Fatalf("cached check: %v", err)
+	}
+	if err := g.Check(dir, free+1<<30, 1); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("minimum above the free space right after a cached answer: %v", err)
+	}
+	if err := g.Check(dir, 0, free+1<<30); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("a write bigger than the free space: %v", err)
+	}
+}

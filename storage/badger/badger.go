@@ -101,6 +101,8 @@ type Store struct {
 	staging atomic.Pointer[stageOp]
 	// valueThreshold is the value size from which Badger puts values in the value log.
 	valueThreshold int
+	// space answers the free-space check before each Stage and Commit.
+	space storage.SpaceGuard
 
 	// closeMu is held shared by every operation touching db and exclusively by Close.
 	closeMu struct {
@@ -421,7 +423,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 			return fmt.Errorf("badger commit epoch %d: %w: key %q is in Badger's internal range", epoch, storage.ErrInvalidKey, k)
 		}
 	}
-	if err := storage.CheckFreeSpace(s.dir, s.minFree.Load()+2*uint64(b.Size())); err != nil {
+	if err := s.space.Check(s.dir, s.minFree.Load(), 2*uint64(b.Size())); err != nil {
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
 	b.Normalize()
@@ -526,7 +528,7 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 			return fmt.Errorf("badger stage epoch %d: %w: key %q is in Badger's internal range", epoch, storage.ErrInvalidKey, k)
 		}
 	}
-	if err := storage.CheckFreeSpace(s.dir, s.minFree.Load()+2*uint64(b.Size())); err != nil {
+	if err := s.space.Check(s.dir, s.minFree.Load(), 2*uint64(b.Size())); err != nil {
 		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
 	}
 	if s.maxVersion.Load() < epoch {
