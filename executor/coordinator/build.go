@@ -280,10 +280,25 @@ func (b *builder) watermarkEnv(n *plan.StreamWatermarkFilter) (stream.WatermarkE
 	for len(leaf.Inputs()) == 1 {
 		leaf = leaf.Inputs()[0]
 	}
-	if s, ok := leaf.(*plan.StreamSource); ok {
-		env.Backfill = b.backfills[s]
-		if s.Relation.Kind == catalog.KindSource {
-			env.SplitCol = stream.SplitColumn(s.Relation, n.Input.Schema())
+	s, ok := leaf.(*plan.StreamSource)
+	if !ok {
+		return env, nil
+	}
+	env.Backfill = b.backfills[s]
+	rel := s.Relation
+	switch {
+	case rel.Kind == catalog.KindSource:
+		env.SplitCol = stream.SplitColumn(rel, n.Input.Schema())
+	case rel.Kind == catalog.KindMaterializedView && rel.Watermark != nil:
+		// The view passes on its job's watermark: cap ours by it.
+		up := b.c.mu.jobs[rel.ID]
+		if up == nil || up.plan == nil {
+			return env, fmt.Errorf("materialized view %s has no running job", rel.QualifiedName())
+		}
+		col := rel.ColumnIndex(rel.Watermark.Column)
+		if f := plan.WatermarkSource(up.plan, col); col >= 0 && f != nil && len(f.State()) > 0 {
+			st := f.State()[0]
+			env.Cap = &st
 		}
 	}
 	return env, nil

@@ -47,6 +47,12 @@ type WatermarkEnv struct {
 	// Backfill is the backfill below the filter (nil: none); the
 	// watermarks are held until it is done.
 	Backfill Backfiller
+	// Cap, when not nil, is the state table of the watermark filter of the
+	// job writing the view the filter reads: the watermark never rises above
+	// the one that job has committed as sent on (the view's rows of a split
+	// behind the others are below the greatest seen less the delay, never
+	// below that).
+	Cap *plan.StateTable
 }
 
 // SplitColumn returns the column of schema (the columns of a scan of rel)
@@ -72,6 +78,7 @@ type watermarkFilterConfig struct {
 	minus expr.Expr // $0 - delay
 	table *state.Table
 	env   WatermarkEnv
+	cap   *state.Table // env.Cap opened (nil: none)
 }
 
 // The state rows' keys: a split's is negative (splitKey), the actor's
@@ -142,8 +149,18 @@ func NewWatermarkFilter(actx *ActorContext, n *plan.StreamWatermarkFilter, in Ex
 	if err != nil {
 		return nil, fmt.Errorf("watermark filter: %w", err)
 	}
+	var ct *state.Table
+	if c := env.Cap; c != nil {
+		if len(c.Types) != 2 || c.Types[1] != ts[n.Col] {
+			return nil, fmt.Errorf("watermark filter: the view's watermark table has types %v, want (int8, %s)", c.Types, ts[n.Col])
+		}
+		// Another job's: read as committed, never written.
+		if ct, err = state.New(actx.Store, state.Schema{TableID: c.ID, Types: c.Types, PK: c.PK, PKDesc: c.PKDesc, DistKey: c.Dist}); err != nil {
+			return nil, fmt.Errorf("watermark filter: %w", err)
+		}
+	}
 	return &watermarkFilterExec{
-		watermarkFilterConfig: watermarkFilterConfig{actx: actx, in: in, ts: ts, col: n.Col, minus: minus, table: t, env: env},
+		watermarkFilterConfig: watermarkFilterConfig{actx: actx, in: in, ts: ts, col: n.Col, minus: minus, table: t, env: env, cap: ct},
 		watermarkFilterVars:   watermarkFilterVars{splits: map[int64]*wmSplit{}},
 	}, nil
 }
@@ -177,7 +194,7 @@ func (e *watermarkFilterExec) Next(ctx context.Context) (Message, error) {
 				return Message{Chunk: c, Split: m.Split}, nil
 			}
 		case m.Barrier != nil:
-			if err := e.barrier(); err != nil {
+			if err := e.barrier(ctx); err != nil {
 				return Message{}, fmt.Errorf("watermark filter: %w", err)
 			}
 			e.outQ = append(e.outQ, m)
@@ -282,19 +299,26 @@ func (e *watermarkFilterExec) visibility(c *types.Chunk) []bool {
 // less the delay and the actor's to the least of the splits', records
 // those that rose and queues the actor's watermark when it rose; nothing
 // while the backfill below runs.
-func (e *watermarkFilterExec) barrier() error {
+func (e *watermarkFilterExec) barrier(ctx context.Context) error {
 	if e.holding() {
 		return nil
 	}
 	t := e.ts[e.col]
+	limit, limited, err := e.readCap(ctx)
+	if err != nil {
+		return err
+	}
 	var least *types.Datum
 	for k, s := range e.splits {
-		if s.hasMax {
+		if s.hasMax && (e.cap == nil || limited) {
 			e.candBuf[0] = s.max
 			// max - delay out of the timestamp range (at its very start)
 			// leaves the watermark where it is.
-			if d, err := e.minus.EvalRow(&e.ectx, e.candBuf[:]); err == nil && !d.Null &&
-				(!s.hasWM || types.Compare(t, &d, &s.wm) > 0) {
+			d, err := e.minus.EvalRow(&e.ectx, e.candBuf[:])
+			if err == nil && !d.Null && limited && types.Compare(t, &d, &limit) > 0 {
+				d = limit
+			}
+			if err == nil && !d.Null && (!s.hasWM || types.Compare(t, &d, &s.wm) > 0) {
 				s.wm, s.hasWM = d, true
 			}
 		}
@@ -332,6 +356,34 @@ func (e *watermarkFilterExec) barrier() error {
 		e.outQ = append(e.outQ, WatermarkMsg(&Watermark{Col: e.col, Val: e.out.Copy()}))
 	}
 	return nil
+}
+
+// readCap reads the watermark the view's job has committed as sent on
+// (the greatest of its old-layout rows, from before watermarks were per
+// split); false when there is no cap table or no watermark yet.
+func (e *watermarkFilterExec) readCap(ctx context.Context) (wm types.Datum, ok bool, err error) {
+	if e.cap == nil {
+		return wm, false, nil
+	}
+	t := e.ts[e.col]
+	var legacy types.Datum
+	hasLegacy := false
+	err = eachRow(ctx, e.cap, func(row []types.Datum) {
+		switch k := row[0].I; {
+		case row[1].Null, k < 0 && k != actorKey:
+		case k == actorKey:
+			wm, ok = row[1].Copy(), true
+		case !hasLegacy || types.Compare(t, &row[1], &legacy) > 0:
+			legacy, hasLegacy = row[1].Copy(), true
+		}
+	})
+	if err != nil {
+		return wm, false, fmt.Errorf("read the view's watermark: %w", err)
+	}
+	if !ok && hasLegacy {
+		return legacy, true, nil
+	}
+	return wm, ok, nil
 }
 
 // record writes the state row of key.

@@ -100,3 +100,35 @@ func WatermarkCols(n StreamNode) []int {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// WatermarkSource follows column col of n down, through nodes that pass
+// rows and the column on unchanged (projections of the column, filters,
+// exchanges, the left side of temporal joins, a view's materialize), to the
+// watermark filter that generates its watermark; nil when there is none.
+// A materialized view passes that filter's watermark on (ViewWatermark).
+func WatermarkSource(n StreamNode, col int) *StreamWatermarkFilter {
+	for {
+		switch x := n.(type) {
+		case *StreamWatermarkFilter:
+			if x.Col == col {
+				return x
+			}
+			n = x.Input
+		case *StreamProject:
+			c, ok := x.Exprs[col].(*expr.ColumnRef)
+			if !ok {
+				return nil
+			}
+			n, col = x.Input, c.Index
+		case *StreamFilter, *StreamExchange, *StreamMaterialize:
+			n = x.Inputs()[0]
+		case *StreamTemporalJoin:
+			if col >= len(x.Left.Schema()) {
+				return nil
+			}
+			n = x.Left
+		default:
+			return nil
+		}
+	}
+}
