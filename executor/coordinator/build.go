@@ -295,10 +295,11 @@ func (b *builder) watermarkEnv(n *plan.StreamWatermarkFilter) (stream.WatermarkE
 		if up == nil || up.plan == nil {
 			return env, fmt.Errorf("materialized view %s has no running job", rel.QualifiedName())
 		}
-		col := rel.ColumnIndex(rel.Watermark.Column)
-		if f := plan.WatermarkSource(up.plan, col); col >= 0 && f != nil && len(f.State()) > 0 {
-			st := f.State()[0]
-			env.Cap = &st
+		if col := rel.ColumnIndex(rel.Watermark.Column); col >= 0 {
+			if f := plan.WatermarkSource(up.plan, col); f != nil && len(f.State()) > 0 {
+				st := f.State()[0]
+				env.Cap = &st
+			}
 		}
 	}
 	return env, nil

@@ -115,6 +115,9 @@ func WatermarkSource(n StreamNode, col int) *StreamWatermarkFilter {
 			}
 			n = x.Input
 		case *StreamProject:
+			if col < 0 || col >= len(x.Exprs) {
+				return nil
+			}
 			c, ok := x.Exprs[col].(*expr.ColumnRef)
 			if !ok {
 				return nil
