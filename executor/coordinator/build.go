@@ -21,6 +21,9 @@ type builder struct {
 	roots   map[stream.ActorID]*root // constant sources, registered once the job is built
 	opts    JobOptions
 	closers []func()
+	// backfills are the actor's backfilling sources, which the watermark
+	// filters over them hold their watermarks for.
+	backfills map[*plan.StreamSource]stream.Backfiller
 }
 
 // build builds node n and its inputs within the fragment, each counting
@@ -174,7 +177,11 @@ func (b *builder) buildNode(n plan.StreamNode) (stream.Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return stream.NewWatermarkFilter(b.actx, n, in)
+		env, err := b.watermarkEnv(n)
+		if err != nil {
+			return nil, err
+		}
+		return stream.NewWatermarkFilter(b.actx, n, in, env)
 	case *plan.StreamTemporalFilter:
 		in, err := b.build(n.Input)
 		if err != nil {
@@ -234,6 +241,7 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 			return nil, err
 		}
 		b.closers = append(b.closers, closer)
+		b.noteBackfill(n, exec)
 		return exec, nil
 	}
 	newBackfill := stream.NewBackfill
@@ -245,7 +253,56 @@ func (b *builder) source(n *plan.StreamSource) (stream.Executor, error) {
 		return nil, err
 	}
 	b.closers = append(b.closers, closer)
+	b.noteBackfill(n, exec)
 	return exec, nil
+}
+
+// noteBackfill records exec, n's backfill, for the watermark filter over it.
+func (b *builder) noteBackfill(n *plan.StreamSource, exec stream.Executor) {
+	if bf, ok := exec.(stream.Backfiller); ok {
+		if b.backfills == nil {
+			b.backfills = map[*plan.StreamSource]stream.Backfiller{}
+		}
+		b.backfills[n] = bf
+	}
+}
+
+// watermarkEnv tells the watermark filter n (built) about the scan under
+// it: where each row's split comes from and the backfill to wait for. The
+// filter keeps every split's watermark in its one actor: the scan's
+// fragment runs one actor, which reads every split.
+func (b *builder) watermarkEnv(n *plan.StreamWatermarkFilter) (stream.WatermarkEnv, error) {
+	env := stream.WatermarkEnv{SplitCol: -1}
+	if b.f.parallel != 1 {
+		return env, fmt.Errorf("a watermark filter must run one actor, not %d", b.f.parallel)
+	}
+	leaf := n.Input
+	for len(leaf.Inputs()) == 1 {
+		leaf = leaf.Inputs()[0]
+	}
+	s, ok := leaf.(*plan.StreamSource)
+	if !ok {
+		return env, nil
+	}
+	env.Backfill = b.backfills[s]
+	rel := s.Relation
+	switch {
+	case rel.Kind == catalog.KindSource:
+		env.SplitCol = stream.SplitColumn(rel, n.Input.Schema())
+	case rel.Kind == catalog.KindMaterializedView && rel.Watermark != nil:
+		// The view passes on its job's watermark: cap ours by it.
+		up := b.c.mu.jobs[rel.ID]
+		if up == nil || up.plan == nil {
+			return env, fmt.Errorf("materialized view %s has no running job", rel.QualifiedName())
+		}
+		if col := rel.ColumnIndex(rel.Watermark.Column); col >= 0 {
+			if f := plan.WatermarkSource(up.plan, col); f != nil && len(f.State()) > 0 {
+				st := f.State()[0]
+				env.Cap = &st
+			}
+		}
+	}
+	return env, nil
 }
 
 // sourceScan builds a source's reader (a shared source's reader job, or a

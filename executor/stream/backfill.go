@@ -554,3 +554,22 @@ func (r *rateLimiter) allow(n int) bool {
 	r.tokens -= float64(n)
 	return true
 }
+
+// Backfiller is a backfilling source: a new job's reader of a relation's
+// history (its snapshot, or a shared source's splits from their start)
+// before the relation's live stream.
+type Backfiller interface {
+	// BackfillDone reports whether every row of the history has been
+	// emitted (checked between messages, in the actor's goroutine).
+	BackfillDone() bool
+}
+
+// BackfillDone implements Backfiller.
+func (b *backfillExec) BackfillDone() bool { return b.loaded && b.finished }
+
+// BackfillDone implements Backfiller: the snapshot and every catch-up
+// range are emitted.
+func (s *snapshotBackfillExec) BackfillDone() bool { return s.loaded && s.phase == phaseDone }
+
+// BackfillDone implements Backfiller: every split is finished.
+func (b *sourceBackfillExec) BackfillDone() bool { return b.finished }

@@ -11,8 +11,9 @@
 // OpenSink): a source reader (NewSourceScan, NewConnectorSource) reads the
 // splits of a connector.Source, and NewSourceBackfill backfills a shared
 // source's splits for a new job before it follows the shared stream.
-// Watermarks start at NewWatermarkFilter (a WATERMARK FOR clause: late rows
-// dropped, counted by LateRows), are derived by projections, hop windows and
+// Watermarks start at NewWatermarkFilter (a WATERMARK FOR clause: one
+// watermark per source split, late rows dropped against their own split's,
+// counted by LateRows; held while a Backfiller below runs), are derived by projections, hop windows and
 // aggregations and inner joins, and merged as the least over a Merge's
 // inputs; an aggregation emitting on window close emits and deletes each
 // group once the watermark on its window column passes it, and an inner

@@ -119,6 +119,10 @@ type Message struct {
 	Chunk     *types.Chunk
 	Barrier   *Barrier
 	Watermark *Watermark
+	// Split names the source split every row of Chunk was read from, when
+	// the executor that read them says (a source reader's output, which a
+	// watermark filter reads per split); "" otherwise.
+	Split string
 }
 
 // ChunkMsg, BarrierMsg and WatermarkMsg build messages.

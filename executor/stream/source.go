@@ -150,10 +150,11 @@ type sourceExec struct {
 	epochRows int64 // rows written in the current epoch
 	asked     bool  // a barrier was requested for this epoch
 	// emit: the rows are this executor's output, not written into a table;
-	// out is the chunk to return next.
-	emit bool
-	out  *types.Chunk
-	list splitLister
+	// out is the chunk to return next, read from split outSplit.
+	emit     bool
+	out      *types.Chunk
+	outSplit string
+	list     splitLister
 	// running: the source has read before (its splits were listed): a
 	// split first listed now appeared since, and is read from its first row.
 	running bool
@@ -291,9 +292,9 @@ func (e *sourceExec) Next(ctx context.Context) (Message, error) {
 				return Message{}, e.wrap(err)
 			}
 			if e.out != nil {
-				c := e.out
+				m := Message{Chunk: e.out, Split: e.outSplit}
 				e.out = nil
-				return ChunkMsg(c), nil
+				return m, nil
 			}
 			continue
 		}
@@ -438,6 +439,7 @@ func (e *sourceExec) produce(ctx context.Context) error {
 func (e *sourceExec) write(ctx context.Context) error {
 	if e.emit {
 		e.out = e.pending // the stream itself: it belongs to the open epoch
+		e.outSplit = e.pendRead.Split
 	} else {
 		var ok bool
 		var err error

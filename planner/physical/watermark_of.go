@@ -3,7 +3,6 @@ package physical
 import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
-	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -12,9 +11,11 @@ import (
 // first visible column that is, through projections, filters, exchanges and
 // temporal joins, a column of a scan with a WATERMARK FOR clause, with that
 // clause's delay. A job reading the view then takes the greatest value seen
-// less the delay: never above the watermark the view's own job had when it
-// wrote a row (it saw every row the view holds, and more), so no row of the
-// view is late for it.
+// less the delay, capped by the watermark the view's own job has committed
+// (its filter's, plan.WatermarkSource): the view's job keeps a watermark
+// per split and passes on the least, so a row of a split behind the others
+// may be below the greatest seen less the delay, but is never below the
+// watermark the view's job had before it wrote the row.
 func ViewWatermark(sq *StreamQuery) *catalog.Watermark {
 	if !AppendOnly(sq.Root) {
 		return nil
@@ -34,31 +35,11 @@ func ViewWatermark(sq *StreamQuery) *catalog.Watermark {
 	return nil
 }
 
-// watermarkDelay follows column col of n down to the watermark filter that
-// generates its watermark.
+// watermarkDelay is the delay of the watermark filter that generates the
+// watermark of column col of n.
 func watermarkDelay(n plan.StreamNode, col int) (types.IntervalValue, bool) {
-	for {
-		switch x := n.(type) {
-		case *plan.StreamWatermarkFilter:
-			if x.Col == col {
-				return x.Delay, true
-			}
-			n = x.Input
-		case *plan.StreamProject:
-			c, ok := x.Exprs[col].(*expr.ColumnRef)
-			if !ok {
-				return types.IntervalValue{}, false
-			}
-			n, col = x.Input, c.Index
-		case *plan.StreamFilter, *plan.StreamExchange:
-			n = x.Inputs()[0]
-		case *plan.StreamTemporalJoin:
-			if col >= len(x.Left.Schema()) {
-				return types.IntervalValue{}, false
-			}
-			n = x.Left
-		default:
-			return types.IntervalValue{}, false
-		}
+	if f := plan.WatermarkSource(n, col); f != nil {
+		return f.Delay, true
 	}
+	return types.IntervalValue{}, false
 }

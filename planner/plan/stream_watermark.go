@@ -9,12 +9,14 @@ import (
 )
 
 // StreamWatermarkFilter generates watermarks on column Col of a source's or
-// append-only table's rows (its WATERMARK FOR clause): at each barrier the
-// watermark becomes the greatest Col seen less Delay (never lower than
-// before), and rows whose Col is below the current watermark are dropped as
-// late. Each actor records its watermark in its one state table (a row per
-// actor) and takes the greatest every actor has committed, so an idle actor
-// keeps up with the others and a restart resumes from the committed one.
+// append-only table's rows (its WATERMARK FOR clause), per source split (a
+// table's or a view's rows are one split): at each barrier a split's
+// watermark becomes the greatest Col seen in it less Delay (never lower than
+// before), and an inserted row whose Col is below its own split's watermark
+// is dropped as late. The watermark sent on is the least of the splits'
+// that have sent a row, never lower than before. While the backfill of the
+// scan below runs, no watermark rises (its rows are in key order, not in
+// time order). It runs in its scan's one actor, which reads every split.
 type StreamWatermarkFilter struct {
 	StateInfo
 	Input StreamNode
@@ -29,8 +31,9 @@ func (n *StreamWatermarkFilter) Describe() string {
 	return fmt.Sprintf("StreamWatermarkFilter $%d - %s", n.Col, types.AppendInterval(nil, n.Delay))
 }
 
-// StateLayouts implements StatefulNode: one row per actor (actor id, its
-// watermark), not distributed, so every actor reads every row.
+// StateLayouts implements StatefulNode: one row per split (a hash of its
+// name, its watermark) and one for the watermark sent on, not distributed,
+// so whichever actor reads a split next finds its row.
 func (n *StreamWatermarkFilter) StateLayouts() []StateTable {
 	return []StateTable{{Name: "watermark", Types: []types.T{types.TInt64, n.Input.Schema()[n.Col].Type}, PK: []int{0}}}
 }
@@ -96,4 +99,39 @@ func WatermarkCols(n StreamNode) []int {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// WatermarkSource follows column col of n down, through nodes that pass
+// rows and the column on unchanged (projections of the column, filters,
+// exchanges, the left side of temporal joins, a view's materialize), to the
+// watermark filter that generates its watermark; nil when there is none.
+// A materialized view passes that filter's watermark on (ViewWatermark).
+func WatermarkSource(n StreamNode, col int) *StreamWatermarkFilter {
+	for {
+		switch x := n.(type) {
+		case *StreamWatermarkFilter:
+			if x.Col == col {
+				return x
+			}
+			n = x.Input
+		case *StreamProject:
+			if col < 0 || col >= len(x.Exprs) {
+				return nil
+			}
+			c, ok := x.Exprs[col].(*expr.ColumnRef)
+			if !ok {
+				return nil
+			}
+			n, col = x.Input, c.Index
+		case *StreamFilter, *StreamExchange, *StreamMaterialize:
+			n = x.Inputs()[0]
+		case *StreamTemporalJoin:
+			if col >= len(x.Left.Schema()) {
+				return nil
+			}
+			n = x.Left
+		default:
+			return nil
+		}
+	}
 }
