@@ -178,8 +178,8 @@ type agHarness struct {
 	// under its row bound.
 	bytesBound bool
 	actx       *ActorContext
-	src   *agSource
-	exec  Executor
+	src        *agSource
+	exec       Executor
 	// local, when set, is the first phase of a two-phase aggregation (node
 	// has Merge): the source feeds it and it feeds node; localGroups bounds
 	// its groups (0: LocalAggGroups).
