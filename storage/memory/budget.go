@@ -37,7 +37,7 @@ type Usage struct {
 	Label
 	// Budget is the bytes the consumer may hold (-1: none of its own).
 	Budget int64
-	// Used is what it holds now, as far as it is known.
+	// Used is what it holds now, as far as it is known (-1: unknown).
 	Used int64
 }
 
@@ -122,12 +122,13 @@ func (b *Budget) Usage() []Usage {
 }
 
 // Pressure thresholds: the live heap (after the last collection) above
-// shrinkAt of the limit halves the caches (down to minScale); below growAt
-// they double back (up to their configured sizes).
+// shrinkAt of the limit halves the caches (down to minScale: caches cut
+// further would reload state on every chunk, and what fills the heap then is
+// not theirs); below growAt they double back (up to their configured sizes).
 const (
 	shrinkAt = 0.75
 	growAt   = 0.5
-	minScale = 1.0 / 64
+	minScale = 1.0 / 16
 )
 
 // Check compares live bytes with the limit once and moves the caches' scale:
@@ -155,15 +156,23 @@ func (b *Budget) Check(live int64) float64 {
 }
 
 // Watch runs Check every interval with the Go heap's live bytes until ctx
-// ends, logging when the caches shrink or grow back.
+// ends, logging when the caches shrink or grow back. The live bytes are
+// measured by each garbage collection: an interval without one (an idle
+// server) leaves the scale as it is.
 func (b *Budget) Watch(ctx context.Context, every time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	lastGC := gcCycles()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if n := gcCycles(); n == lastGC {
+			continue
+		} else {
+			lastGC = n
 		}
 		_, live := GoMemory()
 		old := b.Scale()
@@ -190,6 +199,16 @@ func GoMemory() (total, live int64) {
 		return int64(s[i].Value.Uint64())
 	}
 	return v(0) - v(1), v(2)
+}
+
+// gcCycles returns the number of garbage collections so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // SetGoLimit sets the Go runtime's soft memory limit to limit, unless the

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -86,7 +88,8 @@ func (p *Pool) Open(l Label) *Account {
 	return a
 }
 
-// Accounts lists the open accounts: label, allowance and bytes held.
+// Accounts lists the open accounts (label, allowance and bytes held) by job,
+// actor and name.
 func (p *Pool) Accounts() []Usage {
 	if p == nil {
 		return nil
@@ -97,6 +100,9 @@ func (p *Pool) Accounts() []Usage {
 	for a := range p.mu.accounts {
 		out = append(out, Usage{Label: a.label, Budget: a.Allowance(), Used: a.Used()})
 	}
+	slices.SortFunc(out, func(x, y Usage) int {
+		return cmp.Or(cmp.Compare(x.Job, y.Job), cmp.Compare(x.Actor, y.Actor), cmp.Compare(x.Name, y.Name))
+	})
 	return out
 }
 

@@ -30,10 +30,11 @@ func SystemRAM() (int64, string) {
 
 // DefaultLimit is the memory budget when none is given: three quarters of
 // SystemRAM, leaving room for the page cache Badger's tables are read
-// through and for memory the budget does not see.
-func DefaultLimit() int64 {
-	ram, _ := SystemRAM()
-	return ram / 4 * 3
+// through and for memory the budget does not see. It says where the figure
+// came from.
+func DefaultLimit() (int64, string) {
+	ram, src := SystemRAM()
+	return ram / 4 * 3, "3/4 of " + src
 }
 
 // meminfoTotal returns MemTotal in bytes (0 when unreadable).
