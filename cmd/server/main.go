@@ -17,8 +17,8 @@
 // --auth, --hba-file, --tls-cert, --tls-key and --tls-client-ca set client
 // authentication and TLS (README: Security); SIGHUP reloads --hba-file.
 //
-// --memory-limit (2GB, 512MiB, ...; default GOMEMLIMIT when set, else 3/4 of
-// the machine's or the cgroup's memory) is the one memory budget: the Go
+// --memory-limit (2GB, 512MiB, ...; default 3/4 of the machine's or the
+// cgroup's memory) is the one memory budget: the Go
 // runtime's soft limit (an explicit GOMEMLIMIT is kept), Badger's memtables
 // and caches and the stream operators' caches are sized from it, and
 // rw_catalog.rw_memory shows what each consumer holds (README: Memory).
@@ -95,7 +95,7 @@ func run() error {
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
 	spillRows := flag.Int("dml-spill-rows", envInt("TRIBUTARY_DML_SPILL_ROWS", 0), "rows a DML statement writes before it stages them into storage (invisible until its epoch commits) instead of holding them in memory (0: default 65536)")
-	memLimit := flag.String("memory-limit", envOr("TRIBUTARY_MEMORY_LIMIT", ""), "the server's memory budget, bytes with an optional unit (2GB, 512MiB; units are powers of 1024): the Go runtime's soft limit (unless GOMEMLIMIT is set), Badger's memtables and caches and the stream operators' caches are sized from it (default GOMEMLIMIT when set, else 3/4 of the machine's or the cgroup's memory)")
+	memLimit := flag.String("memory-limit", envOr("TRIBUTARY_MEMORY_LIMIT", ""), "the server's memory budget, bytes with an optional unit (2GB, 512MiB; units are powers of 1024): the Go runtime's soft limit (unless GOMEMLIMIT is set), Badger's memtables and caches and the stream operators' caches are sized from it (default 3/4 of the machine's or the cgroup's memory)")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
 	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve the dashboard (/), /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
@@ -269,7 +269,9 @@ func run() error {
 const minMemoryLimit = 16 << 20
 
 // memoryLimit returns the memory budget: flag (a size) when given, else
-// GOMEMLIMIT when set, else memory.DefaultLimit; and where it came from.
+// memory.DefaultLimit; and where it came from. GOMEMLIMIT is not a default
+// for it: it stays the Go runtime's limit alone (SetGoLimit), so a server
+// started under one (bench dml-memory) keeps its other sizes.
 func memoryLimit(flag string) (int64, string, error) {
 	if flag != "" {
 		n, err := memory.ParseBytes(flag)
@@ -280,9 +282,6 @@ func memoryLimit(flag string) (int64, string, error) {
 			return 0, "", fmt.Errorf("%s is below the least budget, %s", flag, memory.FormatBytes(minMemoryLimit))
 		}
 		return n, "--memory-limit", nil
-	}
-	if n, ok := memory.EnvGoLimit(); ok && n < 1<<62 {
-		return max(n, minMemoryLimit), "GOMEMLIMIT", nil
 	}
 	n, src := memory.DefaultLimit()
 	return max(n, minMemoryLimit), src, nil

@@ -221,11 +221,3 @@ func SetGoLimit(limit int64) (int64, bool) {
 	debug.SetMemoryLimit(limit)
 	return limit, false
 }
-
-// EnvGoLimit returns the limit GOMEMLIMIT set (ok false when it is unset).
-func EnvGoLimit() (int64, bool) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		return 0, false
-	}
-	return debug.SetMemoryLimit(-1), true
-}
