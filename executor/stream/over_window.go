@@ -29,7 +29,8 @@ import (
 // with the rows, and the rows whose outputs (or values) changed are emitted:
 // Deletes first, across all partitions (a row moving between partitions leaves
 // before it enters), then Inserts and update pairs. Partitions stay cached
-// between epochs up to CacheRows rows, least recently used evicted first.
+// between epochs up to CacheRows rows (fewer when the actor's memory pool
+// allows fewer bytes, cacheBudget), least recently used evicted first.
 // Watermarks are dropped: a change can alter any row of its partition.
 // Emitting on window close (over an append-only input), a row is instead
 // emitted once, as an insert, when the rows its functions read are below the

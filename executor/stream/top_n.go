@@ -29,7 +29,8 @@ import (
 // Every input row is kept in one state table in (group, order, stream key)
 // order, so a group's top can be refilled with a range scan after deletes.
 // In memory each cached group holds a prefix of its rows in that order
-// (the top plus a margin); the groups together hold at most CacheRows rows
+// (the top plus a margin); the groups together hold at most CacheRows rows,
+// and no more bytes than the actor's memory pool allows (cacheBudget),
 // after each barrier and each chunk, least recently used groups being
 // evicted first (within an epoch a group changed in it keeps only its top
 // before the epoch and is read back at the barrier, see bound). Watermarks of
