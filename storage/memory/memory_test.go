@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -152,5 +153,49 @@ func TestBudgetPressure(t *testing.T) {
 	}
 	if len(scales) == 0 {
 		t.Error("OnPressure never called")
+	}
+}
+
+// TestPoolConcurrent: owners setting and closing their accounts while
+// others list the pool and read allowances leave the pool empty.
+func TestPoolConcurrent(t *testing.T) {
+	p := NewPool(1 << 20)
+	done := make(chan struct{})
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				for _, u := range p.Accounts() {
+					if u.Used < 0 || u.Budget <= 0 {
+						t.Errorf("listed %+v", u)
+					}
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				a := p.Open(Label{Name: "w", Actor: uint32(w)})
+				for j := range 10 {
+					a.Set(int64(i*j) % 5000)
+					_ = a.Allowance()
+				}
+				a.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	<-listed
+	if p.Used() != 0 || len(p.Accounts()) != 0 {
+		t.Errorf("pool after every account closed: %d bytes, %d accounts", p.Used(), len(p.Accounts()))
 	}
 }

@@ -106,8 +106,9 @@ func (p *Pool) Accounts() []Usage {
 	return out
 }
 
-// Account is one cache's share of a Pool. Its methods are safe for
-// concurrent use; a nil *Account has no limit.
+// Account is one cache's share of a Pool. Set and Close are its owner's (one
+// goroutine at a time); Used, Allowance and the pool's listing may run
+// beside them. A nil *Account has no limit.
 type Account struct {
 	pool   *Pool
 	label  Label
