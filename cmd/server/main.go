@@ -225,7 +225,7 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		mux, dash := httpMux(eng, srv, store)
+		mux, dash := httpMux(eng, srv, store, budget)
 		go dash.Run(ctx, time.Second)
 		httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		defer httpSrv.Close()
@@ -346,7 +346,7 @@ func pprofMux() *http.ServeMux {
 // httpMux serves /metrics, read from the engine, the SinkLog and the
 // client connections at scrape time, the pprof profiles, and the dashboard
 // at / (its sampler is for the caller to Run).
-func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*http.ServeMux, *dashboard.Dashboard) {
+func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store, budget *memory.Budget) (*http.ServeMux, *dashboard.Dashboard) {
 	sinks := eng.SinkLog()
 	m := metrics.New(metrics.Sources{
 		Jobs:    eng.Jobs,
@@ -372,6 +372,15 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*htt
 			for _, l := range st.Levels {
 				out.LevelTables = append(out.LevelTables, l.Tables)
 				out.LevelBytes = append(out.LevelBytes, l.Bytes)
+			}
+			return out
+		},
+		Memory: func() []metrics.MemoryUsage {
+			var out []metrics.MemoryUsage
+			for _, u := range budget.Usage() {
+				if u.Job == 0 { // the operators' lines are rw_memory's
+					out = append(out, metrics.MemoryUsage{Consumer: u.Name, Budget: u.Budget, Used: u.Used})
+				}
 			}
 			return out
 		},
