@@ -204,6 +204,13 @@ func (c *Coordinator) Stop() {
 	}
 	c.cancel()
 	c.actors.Wait()
+	// Actors added but never launched return their caches' memory.
+	c.mu.Lock()
+	for _, r := range c.mu.starting {
+		r.actor.Ctx.Release()
+	}
+	c.mu.starting = nil
+	c.mu.Unlock()
 	c.committed.Lock()
 	c.committed.err = ErrStopped
 	c.committed.errAt = ^uint64(0)
