@@ -453,6 +453,14 @@ var systemTables = []systemTable{
 		col("source_name", tText), col("split", tText), col("actor_id", tI8), col("next_offset", tI8),
 		col("rows_read", tI8), col("bad_messages", tI8), col("last_error", tText),
 	}, func(Reader) [][]types.Datum { return nil }},
+	// rw_memory: the memory budget (--memory-limit) and what each consumer
+	// may hold and holds (bytes; NULL when it has no budget of its own or
+	// the figure is unknown): the total, the store's memtables and caches,
+	// the streaming caches together and each operator cache by job and
+	// actor (from the engine).
+	{"rw_catalog", "rw_memory", []Column{
+		col("consumer", tText), col("job_id", tI4), col("actor_id", tI4), col("budget_bytes", tI8), col("used_bytes", tI8),
+	}, func(Reader) [][]types.Datum { return nil }},
 	// rw_cdc_progress: each CDC table's copy and change stream position, as
 	// last committed (from its reader).
 	{"rw_catalog", "rw_cdc_progress", []Column{

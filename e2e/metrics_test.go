@@ -275,7 +275,8 @@ func TestMetricsNexmarkSinkLag(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"tributary_storage_lsm_bytes", "tributary_storage_vlog_bytes", "tributary_storage_level_tables",
-		"tributary_storage_write_stalls_total", "tributary_sink_log_pending_bytes", "tributary_sink_log_pending_epochs"} {
+		"tributary_storage_write_stalls_total", "tributary_sink_log_pending_bytes", "tributary_sink_log_pending_epochs",
+		"tributary_memory_budget_bytes", "tributary_memory_used_bytes"} {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("no %s", name)
 		}

@@ -17,6 +17,12 @@
 // --auth, --hba-file, --tls-cert, --tls-key and --tls-client-ca set client
 // authentication and TLS (README: Security); SIGHUP reloads --hba-file.
 //
+// --memory-limit (2GB, 512MiB, ...; default 3/4 of the machine's or the
+// cgroup's memory) is the one memory budget: the Go
+// runtime's soft limit (an explicit GOMEMLIMIT is kept), Badger's memtables
+// and caches and the stream operators' caches are sized from it, and
+// rw_catalog.rw_memory shows what each consumer holds (README: Memory).
+//
 // TRIBUTARY_LISTEN and TRIBUTARY_DATA_DIR override the defaults; flags win.
 // SIGINT/SIGTERM shut down cleanly (exit status 0).
 package main
@@ -48,6 +54,7 @@ import (
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/server/session"
 	"github.com/tributary/tributary/storage/badger"
+	"github.com/tributary/tributary/storage/memory"
 )
 
 func main() {
@@ -88,6 +95,7 @@ func run() error {
 	dataDir := flag.String("data-dir", envOr("TRIBUTARY_DATA_DIR", "./tributary-data"), "directory of the embedded Badger store")
 	logLevel := flag.String("log-level", envOr("TRIBUTARY_LOG_LEVEL", "info"), "debug, info, warn or error")
 	spillRows := flag.Int("dml-spill-rows", envInt("TRIBUTARY_DML_SPILL_ROWS", 0), "rows a DML statement writes before it stages them into storage (invisible until its epoch commits) instead of holding them in memory (0: default 65536)")
+	memLimit := flag.String("memory-limit", envOr("TRIBUTARY_MEMORY_LIMIT", ""), "the server's memory budget, bytes with an optional unit (2GB, 512MiB; units are powers of 1024): the Go runtime's soft limit (unless GOMEMLIMIT is set), Badger's memtables and caches and the stream operators' caches are sized from it (default 3/4 of the machine's or the cgroup's memory)")
 	cacheRows := flag.Int("stream-cache-rows", envInt("TRIBUTARY_STREAM_CACHE_ROWS", 0), "rows (groups, join keys) each stateful stream operator keeps in memory; state beyond lives in storage (0: default 65536)")
 	pprofAddr := flag.String("pprof", envOr("TRIBUTARY_PPROF", ""), "serve Go's pprof profiles on this address too (off when empty; --http-listen serves them at /debug/pprof/ already)")
 	httpAddr := flag.String("http-listen", envOr("TRIBUTARY_HTTP_LISTEN", "127.0.0.1:5691"), "serve the dashboard (/), /metrics (Prometheus) and /debug/pprof/ on this address (off when empty)")
@@ -144,7 +152,14 @@ func run() error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 
-	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail})
+	limit, limitFrom, err := memoryLimit(*memLimit)
+	if err != nil {
+		return fmt.Errorf("--memory-limit: %w", err)
+	}
+	shares := memory.Split(limit)
+	goLimit, goFromEnv := memory.SetGoLimit(limit)
+	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail,
+		MemoryShare: shares.Storage})
 	if err != nil {
 		return fmt.Errorf("open data dir: %w", err)
 	}
@@ -176,8 +191,15 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	budget, cachePool := memoryBudget(shares, store)
+	go budget.Watch(ctx, time.Second, logger)
+	sizes := store.Memory().Sizes
+	logger.Info("memory budget", "limit", memory.FormatBytes(limit), "from", limitFrom, "go_soft_limit", goLimit, "go_limit_from_env", goFromEnv,
+		"memtables", fmt.Sprintf("%d x %d", sizes.NumMemtables, sizes.MemTableSize), "block_cache", sizes.BlockCacheSize,
+		"index_cache", sizes.IndexCacheSize, "stream_caches", shares.StreamCaches)
 
 	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, SpillRows: *spillRows, Logger: logger,
+		Memory: budget, CachePool: cachePool,
 		RootPassword: os.Getenv("TRIBUTARY_ROOT_PASSWORD"), NoStreamStats: !*streamStats})
 	if err != nil {
 		return err
@@ -203,7 +225,7 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		mux, dash := httpMux(eng, srv, store)
+		mux, dash := httpMux(eng, srv, store, budget)
 		go dash.Run(ctx, time.Second)
 		httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		defer httpSrv.Close()
@@ -241,6 +263,49 @@ func run() error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// minMemoryLimit is the smallest --memory-limit accepted.
+const minMemoryLimit = 16 << 20
+
+// memoryLimit returns the memory budget: flag (a size) when given, else
+// memory.DefaultLimit; and where it came from. GOMEMLIMIT is not a default
+// for it: it stays the Go runtime's limit alone (SetGoLimit), so a server
+// started under one (bench dml-memory) keeps its other sizes.
+func memoryLimit(flag string) (int64, string, error) {
+	if flag != "" {
+		n, err := memory.ParseBytes(flag)
+		if err != nil {
+			return 0, "", err
+		}
+		if n < minMemoryLimit {
+			return 0, "", fmt.Errorf("%s is below the least budget, %s", flag, memory.FormatBytes(minMemoryLimit))
+		}
+		return n, "--memory-limit", nil
+	}
+	n, src := memory.DefaultLimit()
+	return max(n, minMemoryLimit), src, nil
+}
+
+// memoryBudget lists the budget's consumers for rw_catalog.rw_memory and
+// returns it with the stream caches' pool; under pressure the pool and
+// Badger's block and index caches shrink.
+func memoryBudget(shares memory.Shares, store *badger.Store) (*memory.Budget, *memory.Pool) {
+	b := memory.NewBudget(shares.Limit)
+	unknown := func() int64 { return -1 }
+	b.Add("total", func() int64 { return shares.Limit }, func() int64 { total, _ := memory.GoMemory(); return total })
+	b.Add("go_heap_live", unknown, func() int64 { _, live := memory.GoMemory(); return live })
+	b.Add("storage_memtables", func() int64 {
+		m := store.Memory().Sizes
+		return int64(m.NumMemtables) * m.MemTableSize
+	}, unknown)
+	b.Add("storage_block_cache", func() int64 { return store.Memory().Sizes.BlockCacheSize }, func() int64 { return store.Memory().BlockCacheUsed })
+	b.Add("storage_index_cache", func() int64 { return store.Memory().Sizes.IndexCacheSize }, func() int64 { return store.Memory().IndexCacheUsed })
+	pool := memory.NewPool(shares.StreamCaches)
+	b.AddPool("stream_caches", pool)
+	b.OnPressure(pool.SetScale)
+	b.OnPressure(store.ScaleCaches)
+	return b, pool
 }
 
 // reloadHBA reloads the rule file on SIGHUP until ctx ends; a file that
@@ -281,7 +346,7 @@ func pprofMux() *http.ServeMux {
 // httpMux serves /metrics, read from the engine, the SinkLog and the
 // client connections at scrape time, the pprof profiles, and the dashboard
 // at / (its sampler is for the caller to Run).
-func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*http.ServeMux, *dashboard.Dashboard) {
+func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store, budget *memory.Budget) (*http.ServeMux, *dashboard.Dashboard) {
 	sinks := eng.SinkLog()
 	m := metrics.New(metrics.Sources{
 		Jobs:    eng.Jobs,
@@ -307,6 +372,15 @@ func httpMux(eng *session.Engine, srv *pgwire.Server, store *badger.Store) (*htt
 			for _, l := range st.Levels {
 				out.LevelTables = append(out.LevelTables, l.Tables)
 				out.LevelBytes = append(out.LevelBytes, l.Bytes)
+			}
+			return out
+		},
+		Memory: func() []metrics.MemoryUsage {
+			var out []metrics.MemoryUsage
+			for _, u := range budget.Usage() {
+				if u.Job == 0 { // the operators' lines are rw_memory's
+					out = append(out, metrics.MemoryUsage{Consumer: u.Name, Budget: u.Budget, Used: u.Used})
+				}
 			}
 			return out
 		},

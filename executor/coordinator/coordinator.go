@@ -19,6 +19,7 @@ import (
 	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/memory"
 )
 
 // Config holds the coordinator's system parameters.
@@ -29,6 +30,9 @@ type Config struct {
 	Parallelism int
 	// CacheRows bounds each stateful executor's in-memory rows (0: the executor default).
 	CacheRows int
+	// Memory is the byte budget the stateful executors' caches share (nil:
+	// bounded by CacheRows only).
+	Memory *memory.Pool
 	// SpillRows is how many rows a DML statement writes before they are
 	// staged into the store rather than held in memory (0: DefaultSpillRows).
 	SpillRows int
@@ -200,6 +204,13 @@ func (c *Coordinator) Stop() {
 	}
 	c.cancel()
 	c.actors.Wait()
+	// Actors added but never launched return their caches' memory.
+	c.mu.Lock()
+	for _, r := range c.mu.starting {
+		r.actor.Ctx.Release()
+	}
+	c.mu.starting = nil
+	c.mu.Unlock()
 	c.committed.Lock()
 	c.committed.err = ErrStopped
 	c.committed.errAt = ^uint64(0)

@@ -377,7 +377,8 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 			if !c.cfg.NoStats {
 				stats = &stream.ActorStats{}
 			}
-			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: stats, CacheRows: c.cfg.CacheRows, RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
+			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: stats, CacheRows: c.cfg.CacheRows, Memory: c.cfg.Memory, Job: id,
+				RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
 				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
 			if f.parallel > 1 {
@@ -386,6 +387,11 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 			b := &builder{c: c, j: j, f: f, index: i, actx: actx, adds: adds, roots: roots, opts: opts}
 			exec, err := b.build(f.root)
 			if err != nil {
+				// None of the actors built will run: return their caches' memory.
+				actx.Release()
+				for _, r := range built {
+					r.actor.Ctx.Release()
+				}
 				return nil, nil, err
 			}
 			a := &stream.Actor{Ctx: actx, Root: exec, Report: c.report, Closers: b.closers}

@@ -53,6 +53,7 @@ func (a *Actor) Run(ctx context.Context) (err error) {
 		for _, c := range a.Closers {
 			c()
 		}
+		a.Ctx.Release()
 	}()
 	defer func() {
 		if r := recover(); r != nil {

@@ -97,8 +97,8 @@ func agBenchRun(b *testing.B, opts badger.Options, total, perEpoch, groups, cach
 			if err := kv.Commit(ctx, m.Barrier.Epoch.Prev, actx.TakeWrites()); err != nil {
 				b.Fatal(err)
 			}
-			if len(agg.run.groups) > agg.cacheRows {
-				b.Fatalf("%d groups cached, bound %d", len(agg.run.groups), agg.cacheRows)
+			if len(agg.run.groups) > agg.run.budget.maxRows {
+				b.Fatalf("%d groups cached, bound %d", len(agg.run.groups), agg.run.budget.maxRows)
 			}
 			if sampleHeap {
 				runtime.GC() // live heap, not garbage awaiting collection

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/memory"
 )
 
 // The randomized oracle: a random stream of inserts, deletes and updates
@@ -261,6 +262,31 @@ func agRandom(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int) {
 	agRandomWith(t, rng, groupBy, cache, groups, agRandCalls(t), -1)
 }
 
+// TestAggRandomBytes is the randomized oracle with a row bound that never
+// binds and a memory pool of a few groups' bytes: the byte budget alone
+// evicts groups (and the pool is empty once the executors are gone).
+func TestAggRandomBytes(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	defer func(n int64) { minBudgetRows = n }(minBudgetRows)
+	minBudgetRows = 1
+	seed := uint64(3000)
+	t.Logf("seed %d", seed)
+	pool := memory.NewPool(6000)
+	t.Run("hash", func(t *testing.T) {
+		n := agNode(agRandTypes, []int{0}, []int{1}, agRandCalls(t)...)
+		h := newAGHarness(t, n, 1000)
+		h.pool = pool
+		h.restart()
+		agRandomRun(t, rand.New(rand.NewPCG(seed, seed)), h, n, 12)
+		if !h.bytesBound {
+			t.Error("the memory pool never bound the cache")
+		}
+	})
+	if pool.Used() != 0 || len(pool.Accounts()) != 0 {
+		t.Errorf("pool after the executors ended: %d bytes in %d accounts", pool.Used(), len(pool.Accounts()))
+	}
+}
+
 // agRandomWith runs the oracle for calls; localGroups >= 0 plans them in two
 // phases (a local aggregation holding up to localGroups groups, 0 for the
 // default, feeding a merging one).
@@ -273,6 +299,13 @@ func agRandomWith(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int
 		local, merged := agTwoPhase(t, n)
 		h = newAGHarnessLocal(t, merged, cache, local, localGroups)
 	}
+	agRandomRun(t, rng, h, n, groups)
+}
+
+// agRandomRun feeds h random changes over groups groups for 60 epochs,
+// checking the view against a recomputation of n.
+func agRandomRun(t *testing.T, rng *rand.Rand, h *agHarness, n *plan.StreamAgg, groups int) {
+	groupBy := n.GroupBy
 	live := map[int64][]types.Datum{}
 	committed := map[int64][]types.Datum{}
 	nextID := int64(1)

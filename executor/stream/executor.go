@@ -8,6 +8,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/memory"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -66,10 +67,41 @@ type ActorContext struct {
 	// EvalErrors receives the job's runtime expression errors, which make
 	// values NULL instead of failing the job (nil: discarded).
 	EvalErrors *EvalErrors
+	// Memory is the byte budget the stateful executors' caches share with
+	// every other actor's (nil: bounded by CacheRows only); Job labels the
+	// actor's accounts in rw_memory.
+	Memory *memory.Pool
+	Job    uint32
 
-	mu     sync.Mutex
-	writes storage.Batch
-	tables []*state.Table
+	mu       sync.Mutex
+	writes   storage.Batch
+	tables   []*state.Table
+	accounts []*memory.Account
+}
+
+// cacheAccount opens an account of the actor's memory pool for one cache
+// (nil without a pool); Release closes it.
+func (a *ActorContext) cacheAccount(name string) *memory.Account {
+	acct := a.Memory.Open(memory.Label{Name: name, Job: a.Job, Actor: uint32(a.ID)})
+	if acct != nil {
+		a.mu.Lock()
+		a.accounts = append(a.accounts, acct)
+		a.mu.Unlock()
+	}
+	return acct
+}
+
+// Release returns the memory the actor's caches hold to its pool. The actor
+// calls it when it ends; whoever builds executors on a context and never
+// runs them calls it instead.
+func (a *ActorContext) Release() {
+	a.mu.Lock()
+	accts := a.accounts
+	a.accounts = nil
+	a.mu.Unlock()
+	for _, acct := range accts {
+		acct.Close()
+	}
 }
 
 // NewTable opens a state table for one of the actor's executors and

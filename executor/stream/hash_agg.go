@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -46,7 +47,6 @@ type aggConfig struct {
 	partCol    []int
 	weightCol  int
 	stateWidth int // columns of the "agg state" row
-	cacheRows  int
 	// eowc: emit on window close (plan.StreamAgg.EmitOnWindowClose); a
 	// group is emitted, once, when the watermark on group column windowCol
 	// passes its value, and then deleted.
@@ -60,6 +60,7 @@ type aggRun struct {
 	tables []*state.Table // the aggregates' extra tables, in layout order
 
 	groups map[string]*aggGroup // cached groups by encoded group key
+	budget *cacheBudget         // bounds groups (rows and bytes)
 	clock  []*aggGroup          // the cached groups, swept by hand to evict
 	hand   int
 	single *aggGroup   // simple aggregation's group, once loaded
@@ -100,6 +101,12 @@ type aggGroup struct {
 	slot     int  // index in aggRun.clock
 }
 
+// aggGroupBytes and aggAccBytes are an aggGroup's and an aggAcc's own sizes.
+const (
+	aggGroupBytes = int(unsafe.Sizeof(aggGroup{}))
+	aggAccBytes   = int(unsafe.Sizeof(aggAcc{}))
+)
+
 // CountInto implements OpCounter: group lookups.
 func (e *aggExec) CountInto(st *OpStats) { e.cache = st }
 
@@ -108,7 +115,7 @@ func (e *aggExec) CountInto(st *OpStats) { e.cache = st }
 // n.State(), laid out by n.StateLayouts().
 func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error) {
 	e := &aggExec{aggConfig: aggConfig{actx: actx, in: in, name: "hash agg", simple: len(n.GroupBy) == 0,
-		groupBy: n.GroupBy, streamKey: n.Input.StreamKey(), outTypes: plan.Types(n.Out), cacheRows: actx.CacheRows}}
+		groupBy: n.GroupBy, streamKey: n.Input.StreamKey(), outTypes: plan.Types(n.Out)}}
 	if e.simple {
 		e.name = "simple agg"
 	}
@@ -117,9 +124,6 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 			return nil, fmt.Errorf("%s: emit on window close needs group column %d of %d", e.name, n.WindowCol, len(n.GroupBy))
 		}
 		e.eowc, e.windowCol = true, n.WindowCol
-	}
-	if e.cacheRows <= 0 {
-		e.cacheRows = DefaultCacheRows
 	}
 	inTypes := plan.Types(n.Input.Schema())
 	for _, c := range n.GroupBy {
@@ -180,6 +184,9 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		}
 	}
 	r.groups = make(map[string]*aggGroup)
+	if !e.simple {
+		r.budget = newCacheBudget(actx, e.name)
+	}
 	r.keyRow = make([]types.Datum, len(n.GroupBy))
 	r.stateRow = make([]types.Datum, col)
 	r.inRow = make([]types.Datum, widest)
@@ -214,13 +221,16 @@ func (e *aggExec) Next(ctx context.Context) (Message, error) {
 			if err := e.applyChunk(ctx, m.Chunk); err != nil {
 				return Message{}, fmt.Errorf("%s: %w", e.name, err)
 			}
-			if !e.simple && len(r.groups) > e.cacheRows {
-				// Too many groups for the cache: emit and write the dirty ones now so they
-				// can be evicted (they may then change again in this epoch).
-				if err := e.flush(ctx); err != nil {
-					return Message{}, fmt.Errorf("%s: %w", e.name, err)
+			if !e.simple {
+				if limit := r.budget.limit(); len(r.groups) > limit {
+					// Too many groups for the cache: emit and write the dirty ones now so they
+					// can be evicted (they may then change again in this epoch).
+					if err := e.flush(ctx); err != nil {
+						return Message{}, fmt.Errorf("%s: %w", e.name, err)
+					}
+					e.evict(limit)
 				}
-				e.evict(e.cacheRows)
+				r.budget.report(len(r.groups))
 			}
 		case m.Barrier != nil:
 			if e.simple && r.single == nil {
@@ -242,7 +252,10 @@ func (e *aggExec) Next(ctx context.Context) (Message, error) {
 					return Message{}, fmt.Errorf("%s: %w", e.name, err)
 				}
 			}
-			e.evict(e.cacheRows)
+			if !e.simple {
+				e.evict(r.budget.limit())
+				r.budget.report(len(r.groups))
+			}
 			for _, w := range r.watermarks {
 				r.outQ = append(r.outQ, WatermarkMsg(&w))
 			}
@@ -369,6 +382,8 @@ func (e *aggExec) hashGroup(ctx context.Context, c *types.Chunk, i int) (*aggGro
 		return nil, err
 	}
 	r.groups[g.key] = g
+	// A group holds its key (map key and row), accumulators and previous results.
+	r.budget.sample(g.keyRow, len(g.key)+len(g.accs)*aggAccBytes+len(g.prev)*int(datumBytes)+aggGroupBytes)
 	g.slot = len(r.clock)
 	r.clock = append(r.clock, g)
 	return g, nil

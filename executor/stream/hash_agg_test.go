@@ -16,6 +16,7 @@ import (
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memkv"
+	"github.com/tributary/tributary/storage/memory"
 )
 
 // Aggregation tests. Fixtures are text (STYLE 10): a chunk is a header of
@@ -172,9 +173,13 @@ type agHarness struct {
 	node  *plan.StreamAgg
 	in    []types.T
 	cache int
-	actx  *ActorContext
-	src   *agSource
-	exec  Executor
+	pool  *memory.Pool // the caches' byte budget (nil: none)
+	// bytesBound is set when, after a barrier, the pool held the cache
+	// under its row bound.
+	bytesBound bool
+	actx       *ActorContext
+	src        *agSource
+	exec       Executor
 	// local, when set, is the first phase of a two-phase aggregation (node
 	// has Merge): the source feeds it and it feeds node; localGroups bounds
 	// its groups (0: LocalAggGroups).
@@ -214,7 +219,11 @@ func newAGHarnessLocal(t testing.TB, n *plan.StreamAgg, cache int, local *plan.S
 // the view goes back to the last committed epoch.
 func (h *agHarness) restart() {
 	h.t.Helper()
-	h.actx = &ActorContext{ID: 1, Store: h.kv, CacheRows: h.cache}
+	if h.actx != nil {
+		h.actx.Release()
+	}
+	h.actx = &ActorContext{ID: 1, Store: h.kv, CacheRows: h.cache, Memory: h.pool}
+	h.t.Cleanup(h.actx.Release)
 	h.src = &agSource{ts: h.in}
 	var in Executor = h.src
 	if h.local != nil {
@@ -274,8 +283,10 @@ func (h *agHarness) stepMsgs(commit bool, msgs ...Message) string {
 	if len(h.src.msgs) != 0 {
 		h.t.Fatalf("%d input messages left after the barrier", len(h.src.msgs))
 	}
-	if x := h.exec.(*aggExec); len(x.run.groups) > x.cacheRows {
-		h.t.Fatalf("after the barrier %d groups cached, bound %d", len(x.run.groups), x.cacheRows)
+	if x := h.exec.(*aggExec); len(x.run.groups) > x.run.budget.limit() {
+		h.t.Fatalf("after the barrier %d groups cached, bound %d", len(x.run.groups), x.run.budget.limit())
+	} else if x.run.budget != nil && x.run.budget.limit() < x.run.budget.maxRows {
+		h.bytesBound = true
 	}
 	h.actx.Flush(b.Epoch.Prev)
 	if commit {

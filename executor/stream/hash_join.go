@@ -24,7 +24,8 @@ import (
 // delete then an insert; the output has only Insert and Delete.
 // Row changes update the cache during the epoch and reach the state tables at
 // the barrier (joinSide, join_cache.go); the cache is then cut back to
-// CacheRows rows (half per side), least recently used keys first. Within an
+// CacheRows rows (half per side), or fewer when the actor's memory pool
+// allows each side fewer bytes (cacheBudget), least recently used keys first. Within an
 // epoch a side over its half writes its changes early and evicts (bound),
 // and a key with more rows than the half is never kept (shed).
 type hashJoin struct {
@@ -36,7 +37,7 @@ type hashJoin struct {
 	anti    bool      // an anti join: left rows without a match
 	nl, nr  int       // column counts of the left and right inputs
 	outT    []types.T
-	limit   int // cached rows per side
+	limit   int // cached rows per side at most (half of CacheRows; the memory pool may allow fewer)
 	sameKey bool
 	inner   bool
 	eqs     [2][]int  // the join key columns of each side
@@ -147,7 +148,9 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		if err != nil {
 			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
 		}
-		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree, e.limit)
+		b := newCacheBudget(actx, [2]string{"hash join left", "hash join right"}[s])
+		b.maxRows = e.limit
+		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree, b)
 	}
 	e.inner = n.Kind == plan.InnerJoin
 	e.eqs = eqs
@@ -233,7 +236,9 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 				return Message{}, err
 			}
 			for _, s := range r.sides {
-				r.marks = s.evict(e.limit, r.marks)
+				s.check()
+				r.marks = s.evict(s.limit, r.marks)
+				s.budget.report(s.cached)
 			}
 			if m.Barrier.Stops(e.actx.ID) {
 				r.stopped = true
@@ -252,13 +257,14 @@ func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 func (e *hashJoin) bound() error {
 	r := &e.run
 	for _, s := range r.sides {
-		if s.cached <= e.limit {
-			continue
+		s.check()
+		if s.cached > s.limit {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			r.marks = s.evict(s.limit-s.limit/4, r.marks)
 		}
-		if err := s.flush(); err != nil {
-			return err
-		}
-		r.marks = s.evict(e.limit-e.limit/4, r.marks)
+		s.budget.report(s.cached)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/memkv"
+	"github.com/tributary/tributary/storage/memory"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -138,6 +139,7 @@ type hjHarness struct {
 	lHdr, rHdr string
 	lts, rts   []types.T
 	cacheRows  int
+	pool       *memory.Pool      // the caches' byte budget (nil: none)
 	each       func(j *hashJoin) // when set, called after every message the join returns
 	epoch      uint64
 	view       map[string]int // committed output content
@@ -174,7 +176,8 @@ func (h *hjHarness) run(epochs []hjEpoch, commitLast bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	actx := &ActorContext{ID: 7, Store: h.kv, CacheRows: h.cacheRows}
+	actx := &ActorContext{ID: 7, Store: h.kv, CacheRows: h.cacheRows, Memory: h.pool}
+	defer actx.Release() // the join is driven here, not by an Actor
 	ls := &hjSource{ts: h.lts}
 	rs := &hjSource{ts: h.rts}
 	var barriers []*Barrier
@@ -248,8 +251,8 @@ func hjCheckCache(t testing.TB, j *hashJoin) {
 				t.Fatalf("side %d: cache entry not flushed or malformed: %d values, %d rows, pending %v", s, len(e.rows), len(e.dirty), e.pending)
 			}
 		}
-		if n != side.cached || n > j.limit || len(side.pending) > 0 {
-			t.Fatalf("side %d: cache holds %d rows, counted %d, bound %d, %d entries pending", s, n, side.cached, j.limit, len(side.pending))
+		if n != side.cached || n > side.limit || side.limit > j.limit || len(side.pending) > 0 {
+			t.Fatalf("side %d: cache holds %d rows, counted %d, bound %d (at most %d), %d entries pending", s, n, side.cached, side.limit, j.limit, len(side.pending))
 		}
 	}
 }
@@ -735,21 +738,55 @@ func TestHashJoinRandom(t *testing.T) {
 		for _, withCond := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cond=%v", kind, withCond), func(t *testing.T) {
 				defer goleak.VerifyNone(t)
-				hjRandom(t, rand.New(rand.NewPCG(seed, uint64(kind)*2+map[bool]uint64{false: 0, true: 1}[withCond])), kind, withCond)
+				hjRandom(t, rand.New(rand.NewPCG(seed, uint64(kind)*2+map[bool]uint64{false: 0, true: 1}[withCond])), kind, withCond, nil)
 			})
 		}
 	}
 }
 
+// TestHashJoinRandomBytes is TestHashJoinRandom with a row bound that never
+// binds and a memory pool of a few rows' bytes: the byte budget alone evicts,
+// and the pool is left empty when the actors end.
+func TestHashJoinRandomBytes(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	defer func(n int64) { minBudgetRows = n }(minBudgetRows)
+	minBudgetRows = 1
+	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.FullJoin, plan.SemiJoin} {
+		t.Run(kind.String(), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			pool := memory.NewPool(3000)
+			hjRandom(t, rand.New(rand.NewPCG(seed, uint64(kind))), kind, true, pool)
+			if pool.Used() != 0 || len(pool.Accounts()) != 0 {
+				t.Errorf("pool after the actors ended: %d bytes in %d accounts", pool.Used(), len(pool.Accounts()))
+			}
+		})
+	}
+}
+
 type hjRow struct{ id, k, v int64 }
 
-func hjRandom(t *testing.T, rng *rand.Rand, kind plan.JoinKind, withCond bool) {
+func hjRandom(t *testing.T, rng *rand.Rand, kind plan.JoinKind, withCond bool, pool *memory.Pool) {
 	var cond expr.Expr
 	if withCond {
 		cond = hjCall(t, "<=", expr.Column(2, types.TInt64), expr.Column(5, types.TInt64))
 	}
 	h := newHJHarness(t, kind, "I I I", "I I I", []int{1}, []int{1}, cond)
 	h.cacheRows = 4
+	bytesBound := false // the pool held a side under its row bound
+	if pool != nil {
+		h.cacheRows, h.pool = 1000, pool
+		h.each = func(j *hashJoin) {
+			for _, s := range j.run.sides {
+				bytesBound = bytesBound || s.limit < j.limit
+			}
+		}
+		defer func() {
+			if !bytesBound {
+				t.Error("the memory pool never bound a side's cache")
+			}
+		}()
+	}
 	var sides [2]map[int64]hjRow
 	sides[0], sides[1] = map[int64]hjRow{}, map[int64]hjRow{}
 	nextID := int64(1)

@@ -44,16 +44,17 @@ type joinEntry struct {
 // that count's order.
 type joinSide struct {
 	table    *state.Table
-	limit    int       // rows the cache may hold (after each chunk and barrier)
-	width    int       // state row width: ncols (+1 with a degree column)
-	ncols    int       // the input's column count
-	degree   bool      // rows carry their degree at column ncols
-	key      []int     // join key columns of the input row
-	keyTypes []types.T // their types
-	keyIdx   []int     // 0..len(key)-1
-	rest     []int     // state pk columns after the join key: identify a row within an entry
-	restT    []types.T // their types
-	hasDec   bool      // some column is numeric (cached rows must not share coefficients)
+	limit    int          // rows the cache may hold now (budget.limit, as of the last check)
+	budget   *cacheBudget // bounds the cache (rows and bytes)
+	width    int          // state row width: ncols (+1 with a degree column)
+	ncols    int          // the input's column count
+	degree   bool         // rows carry their degree at column ncols
+	key      []int        // join key columns of the input row
+	keyTypes []types.T    // their types
+	keyIdx   []int        // 0..len(key)-1
+	rest     []int        // state pk columns after the join key: identify a row within an entry
+	restT    []types.T    // their types
+	hasDec   bool         // some column is numeric (cached rows must not share coefficients)
 
 	cache   map[string]*joinEntry
 	stats   *OpStats // counts probes of the cache (nil: not counted)
@@ -62,10 +63,18 @@ type joinSide struct {
 	keyBuf  []byte
 }
 
+// joinRowOverhead is what a cached row costs besides its datums: its dirty
+// flag, and its share of its entry (struct, map slot and key), taken as
+// about 64 bytes an entry over a few rows.
+const joinRowOverhead = 24
+
+// check refreshes the side's row limit from its budget.
+func (s *joinSide) check() { s.limit = s.budget.limit() }
+
 // newJoinSide returns a side whose state table t holds rows of types ts: the
 // input's columns, then the degree when degree is set.
-func newJoinSide(t *state.Table, ts []types.T, key, pk []int, degree bool, limit int) *joinSide {
-	s := &joinSide{table: t, limit: limit, width: len(ts), ncols: len(ts), degree: degree, key: key, cache: make(map[string]*joinEntry)}
+func newJoinSide(t *state.Table, ts []types.T, key, pk []int, degree bool, budget *cacheBudget) *joinSide {
+	s := &joinSide{table: t, budget: budget, limit: budget.limit(), width: len(ts), ncols: len(ts), degree: degree, key: key, cache: make(map[string]*joinEntry)}
 	if degree {
 		s.ncols--
 	}
@@ -167,6 +176,7 @@ func (s *joinSide) loadForWrite(tick uint64) *joinEntry {
 // appendRow appends a state row to a flattened row list, copying numeric
 // coefficients so the cache owns them.
 func (s *joinSide) appendRow(rows []types.Datum, row []types.Datum) []types.Datum {
+	s.budget.sample(row[:s.width], joinRowOverhead)
 	off := len(rows)
 	rows = append(rows, row[:s.width]...)
 	if s.hasDec {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
@@ -28,7 +29,8 @@ import (
 // with the rows, and the rows whose outputs (or values) changed are emitted:
 // Deletes first, across all partitions (a row moving between partitions leaves
 // before it enters), then Inserts and update pairs. Partitions stay cached
-// between epochs up to CacheRows rows, least recently used evicted first.
+// between epochs up to CacheRows rows (fewer when the actor's memory pool
+// allows fewer bytes, cacheBudget), least recently used evicted first.
 // Watermarks are dropped: a change can alter any row of its partition.
 // Emitting on window close (over an append-only input), a row is instead
 // emitted once, as an insert, when the rows its functions read are below the
@@ -52,6 +54,7 @@ type OverWindow struct {
 	dirty    []*owPartition
 	// cached counts the rows held in parts; tick orders partitions by use.
 	cached     int
+	budget     *cacheBudget
 	tick       uint64
 	cacheStats *OpStats
 
@@ -78,7 +81,6 @@ type overWindowConfig struct {
 	partCols  []int
 	inTypes   []types.T
 	outTypes  []types.T
-	cacheRows int
 	actor     ActorID
 	eowc      bool
 	wmCol     int // the watermarked ORDER BY column (eowc)
@@ -126,10 +128,7 @@ type owChange struct {
 // NewOverWindow builds the over-window executor of n over in.
 func NewOverWindow(actx *ActorContext, n *plan.StreamOverWindow, in Executor) (Executor, error) {
 	cfg := overWindowConfig{layout: n.StateRow(), orderBy: n.OrderBy(), streamKey: n.Input.StreamKey(),
-		inTypes: in.Schema(), actor: actx.ID, cacheRows: actx.CacheRows}
-	if cfg.cacheRows <= 0 {
-		cfg.cacheRows = DefaultCacheRows
-	}
+		inTypes: in.Schema(), actor: actx.ID}
 	if nin := len(n.Input.Schema()); nin != len(cfg.inTypes) {
 		return nil, fmt.Errorf("over-window: input has %d columns, plan %d", len(cfg.inTypes), nin)
 	}
@@ -156,7 +155,8 @@ func NewOverWindow(actx *ActorContext, n *plan.StreamOverWindow, in Executor) (E
 	if err != nil {
 		return nil, fmt.Errorf("over-window: open state: %w", err)
 	}
-	x := &OverWindow{cfg: cfg, in: in, table: table, parts: map[string]*owPartition{}, oldIdx: map[string]int{}}
+	x := &OverWindow{cfg: cfg, in: in, table: table, parts: map[string]*owPartition{}, oldIdx: map[string]int{},
+		budget: newCacheBudget(actx, "over window")}
 	if cfg.eowc {
 		pt := st[1]
 		if x.progress, err = actx.NewTable(state.Schema{TableID: pt.ID, Types: pt.Types, PK: pt.PK, DistKey: pt.Dist}); err != nil {
@@ -256,8 +256,13 @@ func (x *OverWindow) newRow(key []byte, partLen, orderLen, pkLen int, row []type
 			r.row[j] = row[j]
 		}
 	}
+	x.budget.sample(r.row, len(r.pk)+len(r.sk)+len(x.cfg.layout.Types)*int(datumBytes)+owRowBytes)
 	return r
 }
+
+// owRowBytes is an owRow's own size (its vals are counted as one datum per
+// state column, about their number).
+const owRowBytes = int(unsafe.Sizeof(owRow{}))
 
 // apply records a chunk's changes in the state table and the partitions.
 func (x *OverWindow) apply(ctx context.Context, c *types.Chunk) error {
@@ -691,7 +696,9 @@ func (x *OverWindow) appendOut(op types.Op, o owOut) {
 // evict drops least recently used partitions until the cache is within
 // its bound.
 func (x *OverWindow) evict() {
-	if x.cached <= x.cfg.cacheRows {
+	limit := x.budget.limit()
+	defer func() { x.budget.report(x.cached) }()
+	if x.cached <= limit {
 		return
 	}
 	ps := make([]*owPartition, 0, len(x.parts))
@@ -700,7 +707,7 @@ func (x *OverWindow) evict() {
 	}
 	slices.SortFunc(ps, func(a, b *owPartition) int { return cmp.Compare(a.used, b.used) })
 	for _, p := range ps {
-		if x.cached <= x.cfg.cacheRows-x.cfg.cacheRows/4 {
+		if x.cached <= limit-limit/4 {
 			break
 		}
 		delete(x.parts, p.key)

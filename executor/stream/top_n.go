@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -28,7 +29,8 @@ import (
 // Every input row is kept in one state table in (group, order, stream key)
 // order, so a group's top can be refilled with a range scan after deletes.
 // In memory each cached group holds a prefix of its rows in that order
-// (the top plus a margin); the groups together hold at most CacheRows rows
+// (the top plus a margin); the groups together hold at most CacheRows rows,
+// and no more bytes than the actor's memory pool allows (cacheBudget),
 // after each barrier and each chunk, least recently used groups being
 // evicted first (within an epoch a group changed in it keeps only its top
 // before the epoch and is read back at the barrier, see bound). Watermarks of
@@ -44,6 +46,7 @@ type TopN struct {
 	cacheStats *OpStats
 	lru        topGroup // sentinel of the groups' recency list (lru.next is the most recent)
 	cached     int      // rows (plus one per group) held in memory
+	budget     *cacheBudget
 	dirty      []*topGroup
 	arena      []topOut // snapshots of the dirty groups' tops before the epoch
 
@@ -77,7 +80,6 @@ type topNConfig struct {
 	rank      rankKind
 	lo, hi    int64 // a row is in the top when lo < rank <= hi
 	margin    int
-	cacheRows int
 	actor     ActorID
 }
 
@@ -149,10 +151,6 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	cfg.lo, cfg.hi = n.Offset, n.Offset+n.Limit
 	cfg.margin = int(min(max(cfg.hi/2, 8), 512))
 	cfg.actor = actx.ID
-	cfg.cacheRows = actx.CacheRows
-	if cfg.cacheRows <= 0 {
-		cfg.cacheRows = DefaultCacheRows
-	}
 	width := len(cfg.inTypes)
 	if cfg.rank != rankNone {
 		width++
@@ -186,7 +184,8 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	if err != nil {
 		return nil, fmt.Errorf("top-n: open state: %w", err)
 	}
-	x := &TopN{cfg: cfg, in: in, table: table, groups: make(map[string]*topGroup), oldIdx: make(map[string]int)}
+	x := &TopN{cfg: cfg, in: in, table: table, groups: make(map[string]*topGroup), oldIdx: make(map[string]int),
+		budget: newCacheBudget(actx, "top-n")}
 	x.lru.prev, x.lru.next = &x.lru, &x.lru
 	x.row = make([]types.Datum, len(l.Types))
 	if l.Const >= 0 {
@@ -324,8 +323,12 @@ func (x *TopN) newEntry(key []byte, row []types.Datum, orderLen, pkLen int) topE
 			e.row[j] = row[j]
 		}
 	}
+	x.budget.sample(e.row, len(e.key)+topEntryBytes)
 	return e
 }
+
+// topEntryBytes is a topEntry's own size.
+const topEntryBytes = int(unsafe.Sizeof(topEntry{}))
 
 func (x *TopN) insertCached(g *topGroup, orderLen, pkLen int) {
 	j, found := g.search(x.key[:pkLen])
@@ -620,10 +623,12 @@ func (x *TopN) trim(g *topGroup) {
 // the epoch for the barrier's diff, and gives up only its rows: the barrier
 // reads them back from state (which holds the epoch's writes).
 func (x *TopN) bound() {
-	if x.cached <= x.cfg.cacheRows {
+	limit := x.budget.limit()
+	defer func() { x.budget.report(x.cached) }()
+	if x.cached <= limit {
 		return
 	}
-	low := x.cfg.cacheRows - x.cfg.cacheRows/4
+	low := limit - limit/4
 	for g := x.lru.prev; g != &x.lru && x.cached > low; {
 		prev := g.prev
 		if g.dirty {
@@ -642,7 +647,9 @@ func (x *TopN) bound() {
 
 // evict drops least recently used groups until the cache is within bound.
 func (x *TopN) evict() {
-	for x.cached > x.cfg.cacheRows && x.lru.prev != &x.lru {
+	limit := x.budget.limit()
+	defer func() { x.budget.report(x.cached) }()
+	for x.cached > limit && x.lru.prev != &x.lru {
 		g := x.lru.prev
 		g.prev.next, g.next.prev = g.next, g.prev
 		g.prev, g.next = nil, nil

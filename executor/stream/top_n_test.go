@@ -230,8 +230,8 @@ func (h *tnHarness) stepMsgs(mut Mutation, msgs ...Message) string {
 	if err := h.kv.Commit(h.ctx, b.Epoch.Prev, h.actx.TakeWrites()); err != nil {
 		h.t.Fatal(err)
 	}
-	if x, ok := h.exec.(*TopN); ok && x.cached > x.cfg.cacheRows {
-		h.t.Fatalf("after the barrier %d rows cached, bound %d", x.cached, x.cfg.cacheRows)
+	if x, ok := h.exec.(*TopN); ok && x.cached > x.budget.limit() {
+		h.t.Fatalf("after the barrier %d rows cached, bound %d", x.cached, x.budget.limit())
 	}
 	return out.String()
 }

@@ -37,6 +37,16 @@ type Sources struct {
 	Fragments func() []coordinator.FragmentInfo
 	// Storage reads the store's sizes and health.
 	Storage func() StorageStats
+	// Memory lists the memory budget's consumers (rw_catalog.rw_memory
+	// without the per-operator lines).
+	Memory func() []MemoryUsage
+}
+
+// MemoryUsage is one consumer of the memory budget: its budget and what it
+// holds in bytes (-1: none of its own, or unknown).
+type MemoryUsage struct {
+	Consumer     string
+	Budget, Used int64
 }
 
 // StorageStats are the store's sizes and health (storage/badger.Stats).
@@ -147,6 +157,8 @@ var (
 	descCDCFinished   = prometheus.NewDesc("tributary_cdc_snapshot_finished", "1 once a CDC split has copied every upstream row.", cdcLabels, nil)
 	descCDCLSN        = prometheus.NewDesc("tributary_cdc_committed_lsn", "A CDC split's committed position in the upstream's WAL (bytes).", cdcLabels, nil)
 	descConnections   = prometheus.NewDesc("tributary_connections", "Client connections by state.", []string{"state"}, nil)
+	descMemBudget     = prometheus.NewDesc("tributary_memory_budget_bytes", "Bytes a consumer of the memory budget (--memory-limit) may hold: total, storage memtables and caches, stream caches.", []string{"consumer"}, nil)
+	descMemUsed       = prometheus.NewDesc("tributary_memory_used_bytes", "Bytes a consumer of the memory budget holds (total: what the Go runtime holds; absent where unknown).", []string{"consumer"}, nil)
 	descLateRows      = prometheus.NewDesc("tributary_watermark_late_rows_total", "Rows streaming jobs dropped as late: below a WATERMARK FOR watermark, or of a window already emitted on window close.", nil, nil)
 )
 
@@ -159,7 +171,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descSinkRows, descSinkEpochs, descSinkBytes, descSinkFailures, descSinkDelivered,
 		descCDCRows, descCDCEstimate, descCDCFinished, descCDCLSN, descConnections, descLateRows,
 		descCacheHits, descCacheMisses, descSourceBytes, descSourceLag, descSinkLag, descSinkDelivRows, descSourceLagB,
-		descLSMBytes, descVlogBytes, descLevelTables, descLevelBytes, descL0Stall, descWriteStalls, descStallSeconds, descSlowCompacts} {
+		descLSMBytes, descVlogBytes, descLevelTables, descLevelBytes, descL0Stall, descWriteStalls, descStallSeconds, descSlowCompacts,
+		descMemBudget, descMemUsed} {
 		ch <- d
 	}
 }
@@ -286,6 +299,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- counter(descWriteStalls, float64(st.WriteStalls))
 		ch <- counter(descStallSeconds, st.WriteStallSeconds)
 		ch <- counter(descSlowCompacts, float64(st.SlowCompactions))
+	}
+	if s.Memory != nil {
+		for _, u := range s.Memory() {
+			if u.Budget >= 0 {
+				ch <- gauge(descMemBudget, float64(u.Budget), u.Consumer)
+			}
+			if u.Used >= 0 {
+				ch <- gauge(descMemUsed, float64(u.Used), u.Consumer)
+			}
+		}
 	}
 }
 

@@ -62,6 +62,9 @@ func fakeSources() Sources {
 			return StorageStats{LSMBytes: 1000, VlogBytes: 2000, LevelTables: []int{3, 0, 5}, LevelBytes: []int64{300, 0, 700},
 				L0StallTables: 15, WriteStalls: 2, WriteStallSeconds: 3.5, SlowCompactions: 1}
 		},
+		Memory: func() []MemoryUsage {
+			return []MemoryUsage{{"total", 1 << 30, 5000}, {"storage_memtables", 3 << 20, -1}, {"stream_caches", 1 << 20, 4096}}
+		},
 	}
 }
 
@@ -165,12 +168,17 @@ func TestCollector(t *testing.T) {
 		{"tributary_storage_write_stalls_total", nil, 2},
 		{"tributary_storage_write_stall_seconds_total", nil, 3.5},
 		{"tributary_storage_slow_compactions_total", nil, 1},
+		{"tributary_memory_budget_bytes", map[string]string{"consumer": "total"}, 1 << 30},
+		{"tributary_memory_used_bytes", map[string]string{"consumer": "stream_caches"}, 4096},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
 	// Unknown estimates are left out, not reported as 0 or -1.
+	if f := fams["tributary_memory_used_bytes"]; len(f.GetMetric()) != 2 {
+		t.Errorf("memory used of %d consumers, want the 2 that know it", len(f.GetMetric()))
+	}
 	if f := fams["tributary_job_backfill_estimated_rows"]; len(f.GetMetric()) != 1 {
 		t.Errorf("estimated rows for %d jobs, want only the one with an estimate", len(f.GetMetric()))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/memory"
 )
 
 // Engine is the state shared by all sessions of one server.
@@ -59,6 +60,11 @@ type Config struct {
 	BarrierInterval time.Duration
 	// CacheRows bounds each stateful stream operator's in-memory rows (0: default).
 	CacheRows int
+	// Memory is the server's memory budget (--memory-limit), listed by
+	// rw_catalog.rw_memory and SHOW PARAMETERS (nil: none); CachePool is the
+	// stream operators' caches' share of it (nil: CacheRows bounds them alone).
+	Memory    *memory.Budget
+	CachePool *memory.Pool
 	// SpillRows is how many rows a DML statement writes before they are staged
 	// into the store instead of held in memory (0: coordinator.DefaultSpillRows).
 	SpillRows int
@@ -118,7 +124,7 @@ func Open(ctx context.Context, store storage.KV, cfg Config) (*Engine, error) {
 	e := &Engine{Catalog: cat, Store: store, Logger: logger, cfg: cfg, params: params, seqs: newSequences(store)}
 	planner := &job.Planner{Catalog: cat}
 	e.streaming, err = coordinator.Open(ctx, store, cat, planner, &e.ddl, coordinator.Config{BarrierInterval: cfg.BarrierInterval,
-		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, SpillRows: cfg.SpillRows, Logger: logger, NoStats: cfg.NoStreamStats})
+		Parallelism: cfg.Parallelism, CacheRows: cfg.CacheRows, Memory: cfg.CachePool, SpillRows: cfg.SpillRows, Logger: logger, NoStats: cfg.NoStreamStats})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}

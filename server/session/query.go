@@ -54,6 +54,9 @@ func (s *Session) binderOn(r catalog.Reader, declared []types.T) *bind.Binder {
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_table_stats" {
 			return s.eng.tableStatsRows()
 		}
+		if rel.Schema == "rw_catalog" && rel.Name == "rw_memory" {
+			return s.eng.memoryRows(), nil
+		}
 		if rel.Schema == "rw_catalog" && rel.Name == "rw_cdc_progress" {
 			return s.eng.cdcProgressRows(), nil
 		}

@@ -208,6 +208,7 @@ func (e *Engine) systemParams() [][]string {
 		{"checkpoint_frequency", "1", "false"},
 		{maxCreatingParam, cmp.Or(e.params[maxCreatingParam], "0"), "true"},
 		{"streaming_parallelism_default", strconv.Itoa(e.cfg.Parallelism), "false"},
+		{"memory_limit", e.memoryLimit(), "false"},
 	}
 }
 

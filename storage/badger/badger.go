@@ -44,6 +44,12 @@ type Options struct {
 	MemTableSize int64
 	// BlockCacheSize is Badger's block cache in bytes (0: DefaultBlockCacheSize).
 	BlockCacheSize int64
+	// MemoryShare is the most Badger's memtables, block cache and index cache
+	// may take together (the store's share of --memory-limit; 0: the
+	// defaults). A share at or above the defaults' DefaultMemory keeps them;
+	// a smaller one scales them down (MemorySizes). MemTableSize and
+	// BlockCacheSize, when set, win.
+	MemoryShare int64
 	// Logger receives Badger's warnings and errors at level Warn (nil: slog.Default()).
 	Logger *slog.Logger
 	// NoSync acknowledges commits before they reach the disk: they survive the process being
@@ -74,7 +80,49 @@ const (
 	DefaultNumMemtables   = 3
 	DefaultBlockCacheSize = 64 << 20
 	DefaultIndexCacheSize = 64 << 20
+	// DefaultMemory is what the defaults take together (320 MiB).
+	DefaultMemory = DefaultNumMemtables*DefaultMemTableSize + DefaultBlockCacheSize + DefaultIndexCacheSize
 )
+
+// MemorySizes are Badger's memory settings.
+type MemorySizes struct {
+	MemTableSize   int64
+	NumMemtables   int
+	BlockCacheSize int64
+	IndexCacheSize int64
+}
+
+// Total is what the sizes take together.
+func (m MemorySizes) Total() int64 {
+	return int64(m.NumMemtables)*m.MemTableSize + m.BlockCacheSize + m.IndexCacheSize
+}
+
+// Smallest sizes MemorySizesFor gives: a memtable of 2 MiB still holds a
+// transaction of 300 KB (15%), and caches below 1 MiB hold too few blocks.
+const (
+	minMemTableSize = 2 << 20
+	minCacheSize    = 1 << 20
+)
+
+// MemorySizesFor returns the memory settings for a share of share bytes: the
+// defaults when share is 0 or at least DefaultMemory, else the defaults'
+// proportions scaled down (memtables 60%, block cache 20%, index cache 20%),
+// two memtables instead of three when each would be under 8 MiB, and no size
+// under 2 MiB (memtables) or 1 MiB (caches), so a tiny share may be exceeded.
+func MemorySizesFor(share int64) MemorySizes {
+	if share <= 0 || share >= DefaultMemory {
+		return MemorySizes{DefaultMemTableSize, DefaultNumMemtables, DefaultBlockCacheSize, DefaultIndexCacheSize}
+	}
+	m := MemorySizes{NumMemtables: DefaultNumMemtables}
+	mem := share * 6 / 10
+	if mem/int64(m.NumMemtables) < 8<<20 {
+		m.NumMemtables = 2
+	}
+	m.MemTableSize = max(mem/int64(m.NumMemtables), minMemTableSize)
+	m.BlockCacheSize = max(share/5, minCacheSize)
+	m.IndexCacheSize = max(share/5, minCacheSize)
+	return m
+}
 
 // Store is a storage.KV on a Badger database. Create it with Open.
 type Store struct {
@@ -103,6 +151,8 @@ type Store struct {
 	valueThreshold int
 	// space answers the free-space check before each Stage and Commit.
 	space storage.SpaceGuard
+	// sizes are Badger's memory settings as opened (the caches' sizes at scale 1).
+	sizes MemorySizes
 
 	// closeMu is held shared by every operation touching db and exclusively by Close.
 	closeMu struct {
@@ -141,6 +191,7 @@ func Open(opts Options) (*Store, error) {
 		logger = slog.Default()
 	}
 	events := &badgerEvents{}
+	sizes := MemorySizesFor(opts.MemoryShare)
 	bo := bdg.DefaultOptions(opts.Dir).
 		WithLogger(slogLogger{l: logger.With("component", "badger", "dir", opts.Dir), events: events}).
 		WithSyncWrites(false). // walSync syncs each commit, with one flush instead of Badger's two
@@ -148,21 +199,21 @@ func Open(opts Options) (*Store, error) {
 		WithVerifyValueChecksum(true).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
-		WithNumMemtables(DefaultNumMemtables).
+		WithNumMemtables(sizes.NumMemtables).
 		// Writes are serialised by commitMu: Badger's conflict detection has nothing to find, and
 		// in managed mode it keeps every committed transaction's key fingerprints until the discard
 		// timestamp passes them (hundreds of MB over one big epoch: 5M keys staged while no epoch
 		// committed, issue 14).
 		WithDetectConflicts(false).
-		WithIndexCacheSize(DefaultIndexCacheSize).
-		WithBlockCacheSize(DefaultBlockCacheSize)
-	memTable := opts.MemTableSize
-	if memTable <= 0 {
-		memTable = DefaultMemTableSize
+		WithIndexCacheSize(sizes.IndexCacheSize).
+		WithBlockCacheSize(sizes.BlockCacheSize)
+	if opts.MemTableSize > 0 {
+		sizes.MemTableSize = opts.MemTableSize
 	}
 	// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
-	bo = bo.WithMemTableSize(memTable).WithValueThreshold(min(bo.ValueThreshold, memTable/10))
+	bo = bo.WithMemTableSize(sizes.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, sizes.MemTableSize/10))
 	if opts.BlockCacheSize > 0 {
+		sizes.BlockCacheSize = opts.BlockCacheSize
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
 	}
 	if err := ensureDir(opts.Dir); err != nil {
@@ -201,7 +252,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, oneLineError{err})
 	}
-	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold), events: events, l0Stall: bo.NumLevelZeroTablesStall}
+	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold), events: events, l0Stall: bo.NumLevelZeroTablesStall, sizes: sizes}
 	s.minFree.Store(minFree)
 	s.iters.open = make(map[*iter]struct{})
 	if !opts.NoSync {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2"
 )
 
 // Stats are the store's sizes and Badger's health, read by /metrics.
@@ -79,4 +82,53 @@ func (s *Store) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// MemoryStats are Badger's memory settings and what its caches hold.
+type MemoryStats struct {
+	// Sizes are the settings, the caches at their current (possibly
+	// shrunk) sizes.
+	Sizes MemorySizes
+	// BlockCacheUsed and IndexCacheUsed are the bytes the caches hold, as
+	// their counters of bytes added and evicted tell.
+	BlockCacheUsed, IndexCacheUsed int64
+}
+
+// Memory returns Badger's memory settings and its caches' use.
+func (s *Store) Memory() MemoryStats {
+	m := MemoryStats{Sizes: s.sizes}
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closeMu.closed {
+		return m
+	}
+	if n, err := s.db.CacheMaxCost(bdg.BlockCache, -1); err == nil {
+		m.Sizes.BlockCacheSize = n
+	}
+	if n, err := s.db.CacheMaxCost(bdg.IndexCache, -1); err == nil {
+		m.Sizes.IndexCacheSize = n
+	}
+	held := func(mt *ristretto.Metrics) int64 {
+		if mt == nil {
+			return 0
+		}
+		return max(int64(mt.CostAdded())-int64(mt.CostEvicted()), 0)
+	}
+	m.BlockCacheUsed = held(s.db.BlockCacheMetrics())
+	m.IndexCacheUsed = held(s.db.IndexCacheMetrics())
+	return m
+}
+
+// ScaleCaches sets the block and index caches to scale (0 < scale <= 1)
+// times their sizes as opened; they evict down to it as entries are added.
+// The memtables keep their size (Badger cannot change it while open).
+func (s *Store) ScaleCaches(scale float64) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closeMu.closed {
+		return
+	}
+	scale = min(max(scale, 0), 1)
+	_, _ = s.db.CacheMaxCost(bdg.BlockCache, max(int64(float64(s.sizes.BlockCacheSize)*scale), minCacheSize))
+	_, _ = s.db.CacheMaxCost(bdg.IndexCache, max(int64(float64(s.sizes.IndexCacheSize)*scale), minCacheSize))
 }

@@ -42,3 +42,37 @@ func TestStats(t *testing.T) {
 		t.Errorf("a closed store measured its levels: %+v", st)
 	}
 }
+
+// TestMemorySizes: a share at or above the defaults keeps them; a small one
+// scales them down within the share; the store reports its sizes and its
+// caches shrink and grow back with ScaleCaches.
+func TestMemorySizes(t *testing.T) {
+	for _, share := range []int64{0, DefaultMemory, 4 * DefaultMemory} {
+		if m := MemorySizesFor(share); m.Total() != DefaultMemory || m.NumMemtables != DefaultNumMemtables {
+			t.Errorf("share %d: %+v, want the defaults", share, m)
+		}
+	}
+	for _, share := range []int64{16 << 20, 100 << 20, DefaultMemory - 1} {
+		m := MemorySizesFor(share)
+		if m.Total() > share || m.MemTableSize < minMemTableSize || m.BlockCacheSize < minCacheSize {
+			t.Errorf("share %d: %+v (total %d)", share, m, m.Total())
+		}
+	}
+	s, err := Open(Options{Dir: t.TempDir(), MemoryShare: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := MemorySizesFor(16 << 20)
+	if got := s.Memory().Sizes; got != want {
+		t.Errorf("Memory().Sizes = %+v, want %+v", got, want)
+	}
+	s.ScaleCaches(0.5)
+	if got := s.Memory().Sizes.BlockCacheSize; got != max(want.BlockCacheSize/2, minCacheSize) {
+		t.Errorf("block cache at scale 0.5 = %d, want %d", got, want.BlockCacheSize/2)
+	}
+	s.ScaleCaches(1)
+	if got := s.Memory().Sizes; got != want {
+		t.Errorf("after scale 1: %+v, want %+v", got, want)
+	}
+}
