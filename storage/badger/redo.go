@@ -255,9 +255,15 @@ func (r *redoLog) encode(epoch, discard uint64, b *storage.Batch) []byte {
 	binary.LittleEndian.PutUint32(buf[0:4], uint32(n))
 	binary.LittleEndian.PutUint64(buf[8:16], r.gen)
 	binary.LittleEndian.PutUint32(buf[4:8], crc32.Update(crc32.Checksum(buf[8:16], castagnoli), castagnoli, buf[redoRecHeader:]))
-	r.buf = buf
+	r.buf = nil
+	if cap(buf) <= redoKeepBuffer {
+		r.buf = buf // reused by the next record; a big epoch's buffer is not kept
+	}
 	return buf
 }
+
+// redoKeepBuffer is the largest encode or write buffer the log keeps for reuse between records.
+const redoKeepBuffer = 1 << 20
 
 func decodeRedo(p []byte) (redoRecord, bool) {
 	rec := redoRecord{epoch: binary.LittleEndian.Uint64(p[0:8]), discard: binary.LittleEndian.Uint64(p[8:16]), batch: &storage.Batch{}}
@@ -340,6 +346,9 @@ func (r *redoLog) appendDirect(rec []byte, end int64, grew bool) error {
 	clear(buf[head+len(rec):])
 	if _, err := r.direct.WriteAt(buf, start); err != nil {
 		return fmt.Errorf("write commit log: %w", err)
+	}
+	if cap(r.block) > redoKeepBuffer {
+		defer func() { r.block = nil }() // after the tail is copied out of it below
 	}
 	last := end &^ (redoBlock - 1)
 	r.tail = append(r.tail[:0], buf[last-start:end-start]...)

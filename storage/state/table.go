@@ -236,7 +236,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 			b.Put([]byte(e.key), e.value)
 		}
 	}
-	t.cur = buffer{index: make(map[string]int, len(t.cur.index))}
+	t.cur = buffer{index: make(map[string]int, min(len(t.cur.index), 4096))} // sized for a like epoch, not kept huge
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
