@@ -38,6 +38,9 @@ type ingestResult struct {
 	Seconds    float64 `json:"seconds"`
 	PerSec     float64 `json:"rows_per_sec"`
 	RatioVsPG  float64 `json:"ratio_vs_postgres_plain,omitempty"`
+	// CPUPerRow is the server's CPU time per row (for PostgreSQL: the postmaster's and its
+	// backends'), µs: unlike rows/s, it barely moves with the load of a shared machine.
+	CPUPerRow  float64 `json:"server_cpu_us_per_row,omitempty"`
 	ServerArgs string  `json:"server_args,omitempty"`
 }
 
@@ -111,6 +114,7 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 			return lerr
 		}
 		pgVersion = version
+		pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
 		defer func() {
 			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
 				err = stopErr
@@ -120,7 +124,7 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		for _, n := range clients {
 			for _, mode := range modes {
 				fmt.Fprintf(os.Stderr, "bench: postgres, plain, %d clients, %s\n", n, mode)
-				r, err := runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, *stmtRows, measure)
+				r, err := runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, *stmtRows, measure, pgCPU)
 				if err != nil {
 					return fmt.Errorf("postgres %d clients %s: %w", n, mode, err)
 				}
@@ -151,7 +155,7 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 					stopProfile = fetchProfile(ctx, srv.HTTPAddr, measure, filepath.Join(*profileDir, c.String()+".pprof"))
 				}
 				fmt.Fprintf(os.Stderr, "bench: tributary, %s, %d clients, %s\n", table, n, mode)
-				r, rerr := runIngest(ctx, srv.DSN(), "tributary", c, *stmtRows, measure)
+				r, rerr := runIngest(ctx, srv.DSN(), "tributary", c, *stmtRows, measure, func() (float64, error) { return procCPUSeconds(srv.Pid()) })
 				if stopProfile != nil {
 					if perr := stopProfile(); perr != nil && rerr == nil {
 						rerr = perr
@@ -215,13 +219,13 @@ func printIngest(out io.Writer, results []ingestResult, stmtRows int, seconds fl
 		fmt.Fprintf(out, "PostgreSQL %s; ratio is rows/s over PostgreSQL's into the plain table with the same clients and mode\n", pgVersion)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\ttable\tclients\tmode\trows/s\tvs PostgreSQL\trows checked\t")
+	fmt.Fprintln(tw, "system\ttable\tclients\tmode\trows/s\tvs PostgreSQL\tserver CPU µs/row\trows checked\t")
 	for _, r := range results {
 		ratio := "-"
 		if r.RatioVsPG > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.RatioVsPG)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%d\t\n", r.System, r.Table, r.Clients, r.Mode, r.PerSec, ratio, r.Rows)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%.2f\t%d\t\n", r.System, r.Table, r.Clients, r.Mode, r.PerSec, ratio, r.CPUPerRow, r.Rows)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes; nothing to recover
 }
@@ -271,7 +275,7 @@ func preparedInsert(table string, n int) string {
 // stmtRows-row statements into it until measure has passed; it then checks that the table
 // (and the view) hold every acknowledged row. Each connection runs one statement before the
 // clock starts (connection set-up, statement preparation).
-func runIngest(ctx context.Context, dsn, system string, c ingestCase, stmtRows int, measure time.Duration) (ingestResult, error) {
+func runIngest(ctx context.Context, dsn, system string, c ingestCase, stmtRows int, measure time.Duration, serverCPU func() (float64, error)) (ingestResult, error) {
 	r := ingestResult{System: system, Table: c.table, Clients: c.clients, Mode: c.mode}
 	table := fmt.Sprintf("ingest_%d", time.Now().UnixNano()%1e9)
 	setup, err := connect(ctx, dsn)
@@ -370,6 +374,15 @@ func runIngest(ctx context.Context, dsn, system string, c ingestCase, stmtRows i
 		}()
 	}
 	ready.Wait()
+	var cpu0 float64
+	if serverCPU != nil {
+		if cpu0, err = serverCPU(); err != nil {
+			close(start)
+			end = time.Now()
+			wg.Wait()
+			return r, err
+		}
+	}
 	began := time.Now()
 	end = began.Add(measure)
 	close(start)
@@ -377,6 +390,15 @@ func runIngest(ctx context.Context, dsn, system string, c ingestCase, stmtRows i
 	elapsed := time.Since(began) // the last statement ends after the deadline: counted in full
 	if firstErr != nil {
 		return r, firstErr
+	}
+	if serverCPU != nil {
+		cpu1, err := serverCPU()
+		if err != nil {
+			return r, err
+		}
+		if rows > 0 {
+			r.CPUPerRow = (cpu1 - cpu0) / float64(rows) * 1e6
+		}
 	}
 	var count int64
 	if err := setup.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&count); err != nil {
@@ -397,4 +419,19 @@ func runIngest(ctx context.Context, dsn, system string, c ingestCase, stmtRows i
 	r.Rows, r.Statements, r.Seconds = rows, stmts, elapsed.Seconds()
 	r.PerSec = float64(rows) / elapsed.Seconds()
 	return r, nil
+}
+
+// postmasterCPU is the CPU time of the PostgreSQL cluster in dataDir: its postmaster (the first
+// line of postmaster.pid) and every child.
+func postmasterCPU(dataDir string) (float64, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster pid: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster pid %q: %w", line, err)
+	}
+	return treeCPUSeconds(pid)
 }

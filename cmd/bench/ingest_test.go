@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,22 +30,25 @@ func TestIngestSmall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--fsync=false"}})
+	pg := pgtest.Start(t)
 	systems := []struct {
 		name, dsn string
 		tables    []string
+		cpu       func() (float64, error)
 	}{
-		{"tributary", testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--fsync=false"}}).DSN(), []string{"plain", "view"}},
-		{"postgres", pgtest.Start(t).DSN(), []string{"plain"}},
+		{"tributary", srv.DSN(), []string{"plain", "view"}, nil},
+		{"postgres", pg.DSN(), []string{"plain"}, func() (float64, error) { return postmasterCPU(pg.DataDir) }},
 	}
 	for _, s := range systems {
 		for _, table := range s.tables {
 			for _, mode := range []string{"literal", "prepared"} {
 				c := ingestCase{table, 2, mode}
-				r, err := runIngest(ctx, s.dsn, s.name, c, 50, 200*time.Millisecond)
+				r, err := runIngest(ctx, s.dsn, s.name, c, 50, 200*time.Millisecond, s.cpu)
 				if err != nil {
 					t.Fatalf("%s %s: %v", s.name, c, err)
 				}
-				if r.Rows == 0 || r.Rows%50 != 0 || r.PerSec <= 0 || !strings.HasPrefix(r.Mode, mode) {
+				if r.Rows == 0 || r.Rows%50 != 0 || r.PerSec <= 0 || r.Mode != mode || r.CPUPerRow < 0 {
 					t.Errorf("%s %s: %+v", s.name, c, r)
 				}
 			}
