@@ -79,6 +79,15 @@ func (b *Batch) Normalize() {
 	if b.sorted {
 		return
 	}
+	key := func(e batchEntry) []byte { return b.buf[e.keyOff : e.keyOff+e.keyLen] }
+	ascending := true
+	for i := 1; i < len(b.entries) && ascending; i++ {
+		ascending = bytes.Compare(key(b.entries[i-1]), key(b.entries[i])) < 0
+	}
+	if ascending { // written in key order, each key once (one table's flush)
+		b.sorted = true
+		return
+	}
 	// Writes of one key stay in insertion order, so the last of each run wins:
 	// keys go into buf in insertion order, so keyOff breaks ties (an unstable
 	// sort with that tiebreak is much cheaper than a stable sort).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -225,15 +226,16 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	if len(t.cur.entries) == 0 {
 		return
 	}
-	for _, e := range t.cur.entries {
+	entries := t.cur.entries
+	slices.SortFunc(entries, func(x, y entry) int { return strings.Compare(x.key, y.key) })
+	// In key order: a batch of one table's writes needs no sort at commit (Batch.Normalize).
+	for _, e := range entries {
 		if e.del {
 			b.Delete([]byte(e.key))
 		} else {
 			b.Put([]byte(e.key), e.value)
 		}
 	}
-	entries := t.cur.entries
-	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
 	t.cur = buffer{index: make(map[string]int, len(t.cur.index))}
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
 	// Writers that flush often within one epoch (per statement, per chunk)
