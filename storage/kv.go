@@ -91,6 +91,15 @@ type Iterator interface {
 	Close() error
 }
 
+// Seeker is implemented by the forward iterators of Scan that can move without a new scan: after
+// Seek(key), the next Next moves to the first entry at or after key (and at or after the scan's
+// lower bound), also after io.EOF. Successive keys need not increase. Seek fails on a reverse
+// iterator, and after an error other than io.EOF (returning it). A caller that finds no Seeker
+// reads with Get or a new Scan instead.
+type Seeker interface {
+	Seek(key []byte) error
+}
+
 // ChangeIterator walks keys changed in an epoch range, in ascending key order. Its contract for Next,
 // Key and Close is Iterator's.
 type ChangeIterator interface {

@@ -100,6 +100,36 @@ func TestBatchNormalizeRuns(t *testing.T) {
 	}
 }
 
+// TestBatchNormalizeOrdered: a batch written in key order stays as it is; one in order but for a
+// repeated key keeps the last write of that key.
+func TestBatchNormalizeOrdered(t *testing.T) {
+	entries := func(b *Batch) string {
+		var got []string
+		for i := 0; i < b.Len(); i++ {
+			k, v, del := b.Entry(i)
+			got = append(got, fmt.Sprintf("%s=%q/%v", k, v, del))
+		}
+		return fmt.Sprint(got)
+	}
+	var b Batch
+	b.Put([]byte("a"), []byte("1"))
+	b.Delete([]byte("b"))
+	b.Put([]byte("c"), []byte("3"))
+	b.Normalize()
+	if got, want := entries(&b), `[a="1"/false b=""/true c="3"/false]`; got != want {
+		t.Fatalf("ordered batch %v, want %v", got, want)
+	}
+	b.Reset()
+	b.Put([]byte("a"), []byte("1"))
+	b.Put([]byte("b"), []byte("2"))
+	b.Put([]byte("b"), []byte("3"))
+	b.Put([]byte("c"), []byte("4"))
+	b.Normalize()
+	if got, want := entries(&b), `[a="1"/false b="3"/false c="4"/false]`; got != want {
+		t.Fatalf("ordered batch with a repeated key %v, want %v", got, want)
+	}
+}
+
 func TestCheckKey(t *testing.T) {
 	for _, k := range [][]byte{nil, {0xff, 0xff, 0xff, 0xff}, {0xff, 0xff, 0xff, 0xff, 0}, make([]byte, MaxKeySize+1)} {
 		if err := CheckKey(k); !errors.Is(err, ErrInvalidKey) {

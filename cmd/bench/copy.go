@@ -16,8 +16,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/tributary/tributary/e2e/pgtest"
 )
 
 // The COPY ingest benchmark (issue 17, item 2): one generated text-format file of N rows
@@ -269,11 +267,7 @@ func runCopy(ctx context.Context, dsn, system, file string, size, want int64) (c
 // runCopyPostgres runs the load on a fresh PostgreSQL cluster started with settings, after
 // checking the cluster's fsync is the one asked for.
 func runCopyPostgres(ctx context.Context, e *env, settings []string, name, file string, size, rows int64) (r copyResult, version string, err error) {
-	dir, err := e.subdir("postgres")
-	if err != nil {
-		return r, "", err
-	}
-	cluster, err := pgtest.Launch(dir, settings)
+	cluster, version, err := launchPostgres(ctx, e, settings, "fsync")
 	if err != nil {
 		return r, "", err
 	}
@@ -282,19 +276,6 @@ func runCopyPostgres(ctx context.Context, e *env, settings []string, name, file 
 			err = stopErr
 		}
 	}()
-	c, err := connect(ctx, cluster.DSN())
-	if err != nil {
-		return r, "", err
-	}
-	var fsync string
-	err = c.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync')").Scan(&version, &fsync)
-	_ = c.Close(ctx)
-	if err != nil {
-		return r, "", fmt.Errorf("postgres settings: %w", err)
-	}
-	if want := strings.TrimPrefix(name, "postgres fsync="); fsync != want {
-		return r, "", fmt.Errorf("postgres runs with fsync=%s, want %s", fsync, want)
-	}
 	fmt.Fprintf(os.Stderr, "bench: %s\n", name)
 	r, err = runCopy(ctx, cluster.DSN(), name, file, size, rows)
 	return r, version, err

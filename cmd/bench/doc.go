@@ -14,6 +14,7 @@
 // rescale.go, durable single-row commits beside PostgreSQL with fsync on (issue 14) in
 // durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, COPY FROM STDIN
 // ingest beside PostgreSQL's (issue 17) in copy.go, Nexmark q5 and q7 with EMIT ON WINDOW CLOSE and
-// their state rows and RSS as the events go by (issue 18) in eowc.go, the child
-// processes in procs.go.
+// their state rows and RSS as the events go by (issue 18) in eowc.go, multi-row INSERT ... VALUES
+// ingest from 1 and 8 connections beside PostgreSQL's (issue 19) in ingest.go, the child
+// processes and the private PostgreSQL clusters in procs.go.
 package main

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/tributary/tributary/e2e/pgtest"
 )
 
 // The durable-commit benchmark (issue 14, item 4): single-row INSERTs, each its own
@@ -82,33 +80,16 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 	pgRate := map[int]float64{}
 	pgVersion := ""
 	if !*noPG {
-		dir, err := e.subdir("postgres")
-		if err != nil {
-			return err
+		cluster, version, lerr := launchPostgres(ctx, e, durableSettings, "fsync", "synchronous_commit")
+		if lerr != nil {
+			return lerr
 		}
-		cluster, err := pgtest.Launch(dir, durableSettings)
-		if err != nil {
-			return err
-		}
+		pgVersion = version
 		defer func() {
 			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
 				err = stopErr
 			}
 		}()
-		c, err := connect(ctx, cluster.DSN())
-		if err != nil {
-			return err
-		}
-		var fsyncSetting, syncCommit string
-		err = c.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')").
-			Scan(&pgVersion, &fsyncSetting, &syncCommit)
-		_ = c.Close(ctx)
-		if err != nil {
-			return fmt.Errorf("postgres settings: %w", err)
-		}
-		if fsyncSetting != "on" || syncCommit != "on" {
-			return fmt.Errorf("postgres runs with fsync=%s synchronous_commit=%s, want on", fsyncSetting, syncCommit)
-		}
 		for _, n := range clients {
 			fmt.Fprintf(os.Stderr, "bench: postgres (fsync on), %d clients\n", n)
 			r, err := runDurable(ctx, cluster.DSN(), "postgres", n, measure)

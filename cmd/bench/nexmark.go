@@ -214,28 +214,66 @@ func bidCount(n int64) int64 { return n/50*46 + max(n%50-4, 0) }
 
 // procCPUSeconds is a process's user+system CPU time from /proc/<pid>/stat.
 func procCPUSeconds(pid int) (float64, error) {
+	own, _, _, err := procStat(pid)
+	return own, err
+}
+
+// procStat reads /proc/<pid>/stat: the process's user+system CPU seconds, those of its
+// children already waited for, and its parent's pid.
+func procStat(pid int) (own, children float64, ppid int, err error) {
 	path := fmt.Sprintf("/proc/%d/stat", pid)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
+		return 0, 0, 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("%s: no ')'", path)
+		return 0, 0, 0, fmt.Errorf("%s: no ')'", path)
 	}
-	// After "pid (comm)": field 3 is state; utime and stime are fields 14 and 15.
+	// After "pid (comm)": field 3 is state, 4 ppid; utime, stime, cutime and cstime are fields
+	// 14 to 17.
 	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%s: %d fields", path, len(f))
+	if len(f) < 15 {
+		return 0, 0, 0, fmt.Errorf("%s: %d fields", path, len(f))
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+	var v [4]int64
+	errs := make([]error, 5)
+	for k := range v {
+		v[k], errs[k] = strconv.ParseInt(f[11+k], 10, 64)
+	}
+	ppid, errs[4] = strconv.Atoi(f[1])
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	const ticks = 100 // USER_HZ on Linux
-	return float64(ut+st) / ticks, nil
+	return float64(v[0]+v[1]) / ticks, float64(v[2]+v[3]) / ticks, ppid, nil
+}
+
+// treeCPUSeconds is the CPU time of pid and its children, live or exited (PostgreSQL's
+// postmaster and its backends).
+func treeCPUSeconds(pid int) (float64, error) {
+	own, waited, _, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	total := own + waited
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("read /proc: %w", err)
+	}
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		own, waited, ppid, err := procStat(child)
+		if err != nil || ppid != pid {
+			continue // gone meanwhile, or not a child
+		}
+		total += own + waited
+	}
+	return total, nil
 }
 
 // generatorRate generates events 0..n-1 of all three tables (every column)

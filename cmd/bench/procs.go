@@ -196,6 +196,50 @@ func startPostgres(dir string) (*pgtest.Cluster, error) {
 	return pgtest.Launch(dir, pgSettings)
 }
 
+// launchPostgres starts a private PostgreSQL cluster in a fresh directory of e with settings
+// and checks that the running server took each of check (names whose "name=value" is in
+// settings, e.g. "fsync"): a setting silently overridden would make the run measure something
+// else. It returns the server's version.
+func launchPostgres(ctx context.Context, e *env, settings []string, check ...string) (cluster *pgtest.Cluster, version string, err error) {
+	dir, err := e.subdir("postgres")
+	if err != nil {
+		return nil, "", err
+	}
+	if cluster, err = pgtest.Launch(dir, settings); err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		if err != nil {
+			_ = cluster.Stop() // the check's error is the one to report
+			cluster = nil
+		}
+	}()
+	c, err := connect(ctx, cluster.DSN())
+	if err != nil {
+		return nil, "", err
+	}
+	defer c.Close(context.Background())
+	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return nil, "", fmt.Errorf("postgres version: %w", err)
+	}
+	for _, name := range check {
+		want := ""
+		for _, s := range settings {
+			if v, ok := strings.CutPrefix(s, name+"="); ok {
+				want = v
+			}
+		}
+		var got string
+		if err := c.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&got); err != nil {
+			return nil, "", fmt.Errorf("postgres setting %s: %w", name, err)
+		}
+		if got != want {
+			return nil, "", fmt.Errorf("postgres runs with %s=%s, want %s", name, got, want)
+		}
+	}
+	return cluster, version, nil
+}
+
 // onOneServer runs fn against one fresh server (built unless serverBin is
 // given, in a temporary directory kept with keep, started with serverArgs),
 // all within timeout, and stops it.

@@ -36,6 +36,9 @@ type CopyWriter struct {
 	checked, fresh bool
 	written        keyFilter
 	ts             []types.T
+	// probe answers the conflict checks of a chunk into a table that had
+	// rows, with one ordered read of the chunk's keys.
+	probe keyProbe
 }
 
 // NewCopyWriter returns a writer for n over env (which needs Tables).
@@ -93,6 +96,12 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 		}
 		w.checked, w.ts = true, rel.ColumnTypes()
 	}
+	probed := !w.fresh && rel.OnConflict == ""
+	if probed {
+		if err := w.probe.load(ctx, w.env, w.tbl, rel, full, 0, full.Len()); err != nil {
+			return -1, err
+		}
+	}
 	for i := 0; i < full.Len(); i++ {
 		at := i
 		if idx != nil {
@@ -114,6 +123,17 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 				w.rows++
 				continue
 			}
+		}
+		if probed {
+			if err := w.probe.check(w.env, w.tbl, rel, w.row, i); err != nil {
+				return at, err
+			}
+			if err := w.tbl.Insert(w.row); err != nil {
+				return at, errorf("insert into %s: %w", rel.QualifiedName(), err)
+			}
+			w.env.Tables.record(rel, types.OpInsert, w.row)
+			w.rows++
+			continue
 		}
 		var inserted bool
 		if inserted, w.scratch, err = insertRow(ctx, w.env, w.tbl, rel, w.row, w.pk, w.scratch); err != nil {

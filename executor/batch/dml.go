@@ -279,6 +279,11 @@ func checkNoConflict(ctx context.Context, env *Env, tbl *state.Table, rel *catal
 	if !found {
 		return scratch, nil
 	}
+	return scratch, uniqueViolation(rel, row)
+}
+
+// uniqueViolation is the error of inserting row, whose primary key rel holds.
+func uniqueViolation(rel *catalog.Relation, row []types.Datum) error {
 	names := make([]string, len(rel.PK))
 	vals := make([]string, len(rel.PK))
 	for i, c := range rel.PK {
@@ -287,7 +292,7 @@ func checkNoConflict(ctx context.Context, env *Env, tbl *state.Table, rel *catal
 	}
 	e := types.Errorf(types.ErrUniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").(*types.Error)
 	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
-	return scratch, e
+	return e
 }
 
 // insertRow inserts row into rel (tbl), checking its primary key as rel's

@@ -33,6 +33,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		scratch []types.Datum
 		err     error
 		vis     []bool // set when a row is skipped
+		probe   keyProbe
 	)
 	for i := 0; i < rows.Len(); i++ {
 		if i%types.DefaultChunkSize == 0 {
@@ -44,10 +45,27 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := env.Tables.MaybeSpill(); err != nil {
 				return nil, err
 			}
+			if rel.OnConflict == "" {
+				// Nothing is staged until the next block: one ordered read
+				// of the block's keys answers the conflict checks.
+				if err := probe.load(ctx, env, tbl, rel, rows, i, min(i+types.DefaultChunkSize, rows.Len())); err != nil {
+					return nil, err
+				}
+			}
 		}
 		row = rows.Row(i, row)[:nc]
 		if err := checkNotNull(rel, row); err != nil {
 			return nil, err
+		}
+		if rel.OnConflict == "" {
+			if err := probe.check(env, tbl, rel, row, i); err != nil {
+				return nil, err
+			}
+			if err := tbl.Insert(row); err != nil {
+				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
+			}
+			env.Tables.record(rel, types.OpInsert, row)
+			continue
 		}
 		var inserted bool
 		if inserted, scratch, err = insertRow(ctx, env, tbl, rel, row, pk, scratch); err != nil {
@@ -167,4 +185,52 @@ func (w *insertWriter) writeOnConflict(ctx context.Context, env *Env, tbl *state
 		out.AppendRow(append(upd, row[nc:]...))
 	}
 	return out, nil
+}
+
+// keyProbe answers the primary-key conflict checks of a block of rows to insert: the store's
+// answer for all the block's keys comes from one ordered read (state.Table.StoredKeys) before
+// the first row is written; each row's check then asks the table's pending writes first, which
+// hold the block's earlier rows.
+type keyProbe struct {
+	from  int      // the block's first row
+	keys  [][]byte // the block's row keys
+	arena []byte
+	found []bool
+}
+
+// load reads the keys of rows [from, to).
+func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk, from, to int) error {
+	p.from = from
+	p.keys, p.arena, p.found = p.keys[:0], p.arena[:0], p.found[:0]
+	var row []types.Datum
+	ends := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		row = rows.Row(i, row)[:len(rel.Columns)]
+		p.arena = tbl.RowKey(p.arena, row)
+		ends = append(ends, len(p.arena))
+	}
+	start := 0
+	for _, end := range ends { // slices of the arena once it no longer moves
+		p.keys = append(p.keys, p.arena[start:end:end])
+		start = end
+	}
+	p.found = append(p.found, make([]bool, len(p.keys))...)
+	if err := tbl.StoredKeys(ctx, env.Epoch, p.keys, p.found); err != nil {
+		return fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
+	}
+	return nil
+}
+
+// check fails with a unique violation when row i's key exists: in the table's pending writes,
+// else in the store as load read it.
+func (p *keyProbe) check(env *Env, tbl *state.Table, rel *catalog.Relation, row []types.Datum, i int) error {
+	key := p.keys[i-p.from]
+	exists, known := tbl.PendingAt(env.Epoch, key)
+	if !known {
+		exists = p.found[i-p.from]
+	}
+	if !exists {
+		return nil
+	}
+	return uniqueViolation(rel, row)
 }

@@ -282,6 +282,11 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 		if len(rows) == 0 {
 			rows = [][]ast.ExprNode{{}} // DEFAULT VALUES
 		}
+		for _, row := range rows[1:] {
+			if len(row) != len(rows[0]) { // PostgreSQL checks this before the target columns
+				return nil, nil, types.Errorf(types.ErrSyntax, "VALUES lists must all be the same length")
+			}
+		}
 		c := &exprCtx{scope: &scope{}, clause: "VALUES"}
 		vals := make([][]expr.Expr, len(rows))
 		for r, row := range rows {

@@ -101,7 +101,9 @@ func lex(src string) ([]token, error) {
 // lexNotices is lex that also returns the notices of identifiers truncated
 // to maxIdentLen bytes, as PostgreSQL's scanner truncates them.
 func lexNotices(src string) ([]token, []Notice, error) {
-	l := &lexer{src: src}
+	// A guess at the tokens of a bulk INSERT (a token for every 3 bytes or so), within bounds
+	// for text that is mostly one long literal.
+	l := &lexer{src: src, toks: make([]token, 0, min(len(src)/3, 1<<15)+8)}
 	for {
 		before := l.i
 		if err := l.skipSpace(); err != nil {

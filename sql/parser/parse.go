@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"errors"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/tributary/tributary/sql/types"
@@ -57,7 +59,14 @@ func parseStatement(src string, toks []token) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := parseSeq(src, seq)
+	st, err := parseSeqFast(src, seq, true)
+	if errors.Is(err, errNotFastPath) {
+		// The rewrite changed the tree in place: start again from the tokens.
+		if seq, err = buildTree(src, toks); err != nil {
+			return nil, err
+		}
+		st, err = parseSeqFast(src, seq, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +80,14 @@ var queryStarts = map[string]bool{
 }
 
 // parseSeq parses one statement's node list.
-func parseSeq(src string, seq []*node) (Statement, error) {
+func parseSeq(src string, seq []*node) (Statement, error) { return parseSeqFast(src, seq, false) }
+
+// parseSeqFast is parseSeq that, with fast, takes the INSERT ... VALUES fast path where it
+// applies (splitLiteralRows); it may then fail with errNotFastPath, after changing seq.
+func parseSeqFast(src string, seq []*node, fast bool) (Statement, error) {
 	first := seq[0]
 	if first.isParen() || (first.tok.kind == tkIdent && queryStarts[first.tok.val]) {
-		return parseQuery(src, seq)
+		return parseQueryFast(src, seq, fast)
 	}
 	if first.tok.kind != tkIdent {
 		return nil, syntaxErrAt(src, first.tok)
@@ -89,9 +102,16 @@ func parseSeq(src string, seq []*node) (Statement, error) {
 }
 
 // parseQuery rewrites a query or DML statement and parses it with TiDB.
-func parseQuery(src string, seq []*node) (*Query, error) {
+func parseQuery(src string, seq []*node) (*Query, error) { return parseQueryFast(src, seq, false) }
+
+// parseQueryFast is parseQuery with the INSERT ... VALUES fast path when fast is set.
+func parseQueryFast(src string, seq []*node, fast bool) (*Query, error) {
 	q := &Query{}
 	q.setText(srcText(src, seq))
+	var literalRows [][]ast.ExprNode
+	if fast {
+		seq, literalRows = splitLiteralRows(seq)
+	}
 	c := &rewriteCtx{src: src}
 	seq, err := c.rewrite(seq)
 	if err != nil {
@@ -156,6 +176,11 @@ func parseQuery(src string, seq []*node) (*Query, error) {
 	stmt, err := parseTiDB(src, seq)
 	if err != nil {
 		return nil, err
+	}
+	if literalRows != nil {
+		if err := spliceLiteralRows(stmt, literalRows); err != nil {
+			return nil, err
+		}
 	}
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:

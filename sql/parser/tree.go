@@ -22,11 +22,14 @@ func buildTree(src string, toks []token) ([]*node, error) {
 	}
 	var stack []frame
 	var cur []*node
-	for _, t := range toks {
+	// One allocation for every node (a bulk INSERT has thousands).
+	slab := make([]node, len(toks))
+	for i, t := range toks {
 		if t.kind == tkPunct {
 			switch t.val {
 			case "(", "[":
-				stack = append(stack, frame{open: &node{tok: t, group: true}, kids: cur})
+				slab[i] = node{tok: t, group: true}
+				stack = append(stack, frame{open: &slab[i], kids: cur})
 				cur = nil
 				continue
 			case ")", "]":
@@ -45,7 +48,8 @@ func buildTree(src string, toks []token) ([]*node, error) {
 				continue
 			}
 		}
-		cur = append(cur, &node{tok: t})
+		slab[i] = node{tok: t}
+		cur = append(cur, &slab[i])
 	}
 	if len(stack) > 0 {
 		return nil, syntaxErrEnd(src)

@@ -1029,6 +1029,7 @@ type iter struct {
 	mu sync.Mutex
 
 	started  bool
+	seeked   bool // Seek positioned the Badger iterator: the next Next reads where it is
 	key      []byte
 	value    []byte
 	verEpoch uint64
@@ -1049,6 +1050,10 @@ func (it *iter) release() {
 
 // position moves the Badger iterator to the first candidate, or past the current key.
 func (it *iter) position() {
+	if it.seeked {
+		it.seeked = false
+		return
+	}
 	if !it.started {
 		it.started = true
 		switch {
@@ -1118,6 +1123,29 @@ func (it *iter) Next() error {
 
 func (it *iter) Key() []byte   { return it.key }
 func (it *iter) Value() []byte { return it.value }
+
+// Seek implements storage.Seeker for forward scans.
+func (it *iter) Seek(key []byte) error {
+	if it.reverse || it.changes {
+		return errors.New("badger iterator: Seek on a reverse or change iterator")
+	}
+	if it.err != nil && it.err != io.EOF {
+		return it.err
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.it == nil { // released by Store.Close
+		it.err = fmt.Errorf("badger iterator: %w", storage.ErrClosed)
+		return it.err
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	it.err = nil
+	it.started, it.seeked = true, true
+	it.it.Seek(key)
+	return nil
+}
 
 func (it *iter) Close() error {
 	if it.closed {

@@ -3,6 +3,7 @@ package memkv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -346,6 +347,7 @@ type iter struct {
 	reverse      bool
 
 	started bool
+	seekTo  []byte // where a forward iterator starts after Seek (nil: lower)
 	idx     int    // index of the current entry when gen matches
 	gen     uint64 // s.mu.gen when idx was taken
 	cur     *entry
@@ -361,6 +363,9 @@ func (it *iter) startLocked() int {
 		it.started = true
 		if it.reverse {
 			return s.searchLocked(it.upper) - 1
+		}
+		if it.seekTo != nil {
+			return s.searchLocked(it.seekTo)
 		}
 		if it.lower == nil {
 			return 0
@@ -430,6 +435,22 @@ func (it *iter) Next() error {
 
 func (it *iter) Key() []byte   { return it.cur.key }
 func (it *iter) Value() []byte { return it.value }
+
+// Seek implements storage.Seeker for forward scans.
+func (it *iter) Seek(key []byte) error {
+	if it.reverse {
+		return errors.New("memkv iterator: Seek on a reverse iterator")
+	}
+	if it.err != nil && it.err != io.EOF {
+		return it.err
+	}
+	it.seekTo = bytes.Clone(key)
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		it.seekTo = it.lower
+	}
+	it.err, it.started, it.cur, it.value = nil, false, nil, nil
+	return nil
+}
 
 func (it *iter) Close() error {
 	if it.closed {

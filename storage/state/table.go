@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -228,7 +229,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	// In key order: the batch then holds one ascending run per table, which the store merges
 	// rather than sorts (storage.Batch.Normalize).
 	entries := t.cur.entries
-	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	slices.SortFunc(entries, func(x, y entry) int { return strings.Compare(x.key, y.key) })
 	for _, e := range entries {
 		if e.del {
 			b.Delete([]byte(e.key))
@@ -346,16 +347,8 @@ func (t *Table) GetAt(ctx context.Context, epoch uint64, pk []types.Datum, dst [
 }
 
 func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, bool, error) {
-	if i, ok := t.cur.index[string(key)]; ok {
-		e := t.cur.entries[i]
-		return e.value, !e.del, nil
-	}
-	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
-		l := t.layers[i]
-		j := sort.Search(len(l.entries), func(j int) bool { return l.entries[j].key >= string(key) })
-		if j < len(l.entries) && l.entries[j].key == string(key) {
-			return l.entries[j].value, !l.entries[j].del, nil
-		}
+	if v, found, known := t.pending(epoch, key); known {
+		return v, found, nil
 	}
 	v, found, err := t.kv.Get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
 	if err != nil {
@@ -363,6 +356,138 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 	}
 	t.valBuf = v
 	return v, found, nil
+}
+
+// pending is what this table's own writes hold for key, for a read at epoch: known is false when
+// they hold nothing and the store decides.
+func (t *Table) pending(epoch uint64, key []byte) (value []byte, found, known bool) {
+	if i, ok := t.cur.index[string(key)]; ok {
+		e := t.cur.entries[i]
+		return e.value, !e.del, true
+	}
+	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
+		l := t.layers[i]
+		j := sort.Search(len(l.entries), func(j int) bool { return l.entries[j].key >= string(key) })
+		if j < len(l.entries) && l.entries[j].key == string(key) {
+			return l.entries[j].value, !l.entries[j].del, true
+		}
+	}
+	return nil, false, false
+}
+
+// RowKey appends row's storage key (table prefix, vnode, encoded primary key) to buf: the form
+// PendingAt and StoredKeys take.
+func (t *Table) RowKey(buf []byte, row []types.Datum) []byte { return t.rowKey(buf, row) }
+
+// PendingAt reports whether a row with key exists as this table's own writes say, for a read at
+// epoch: known is false when they hold nothing for key and the store decides (StoredKeys). With
+// StoredKeys it answers as GetAt does.
+func (t *Table) PendingAt(epoch uint64, key []byte) (exists, known bool) {
+	_, exists, known = t.pending(epoch, key)
+	return exists, known
+}
+
+// storedKeysBatch is the fewest keys StoredKeys reads through an iterator rather than one
+// point read each.
+const storedKeysBatch = 16
+
+// StoredKeys sets found[i] to whether the store holds keys[i] (RowKeys of this table, in any
+// order) at epoch, leaving this table's pending writes aside (PendingAt). It reads the keys in
+// key order through one iterator, which answers every key below the next stored key without a
+// read and seeks past the rest, instead of one point read per key: a bulk insert of new keys
+// costs about a seek per vnode it touches rather than a read per row. When most keys need a
+// seek it reads the rest with point reads.
+func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, found []bool) error {
+	if len(found) != len(keys) {
+		return fmt.Errorf("state table %d: %d answers for %d keys", t.schema.TableID, len(found), len(keys))
+	}
+	at := t.storeEpoch(epoch)
+	get := func(i int) error {
+		var err error
+		_, found[i], err = t.kv.Get(ctx, keys[i], at, t.valBuf[:0])
+		if err != nil {
+			return fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
+		}
+		return nil
+	}
+	if len(keys) < storedKeysBatch {
+		for i := range keys {
+			if err := get(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	release, err := t.kv.Pin(at)
+	if err != nil {
+		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+	}
+	defer release()
+	_, upper := codec.TableSpan(t.schema.TableID)
+	it, err := t.kv.Scan(ctx, keys[order[0]], upper, at)
+	if err != nil {
+		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+	}
+	defer it.Close()
+	seeker, _ := it.(storage.Seeker)
+	// cur is the iterator's key: the smallest stored key at or after the last key asked (nil
+	// at the end).
+	var cur []byte
+	next := func() error {
+		switch err := it.Next(); {
+		case err == io.EOF:
+			cur = nil
+		case err != nil:
+			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+		default:
+			cur = it.Key()
+		}
+		return nil
+	}
+	if err := next(); err != nil {
+		return err
+	}
+	seeks := 0
+	for n, i := range order {
+		k := keys[i]
+		if seeks > storedKeysBatch && 2*seeks > n {
+			// Stored keys lie between most keys asked (random keys into a big table): a seek
+			// cannot use the store's Bloom filters as a point read does.
+			if err := get(i); err != nil {
+				return err
+			}
+			continue
+		}
+		if n > 0 && cur != nil && bytes.Compare(cur, k) < 0 {
+			// A stored key lies between the last key asked and this one: step once (the next
+			// stored key may be this one), then seek.
+			if err := next(); err != nil {
+				return err
+			}
+			if cur != nil && bytes.Compare(cur, k) < 0 {
+				if seeker == nil {
+					if err := get(i); err != nil {
+						return err
+					}
+					continue
+				}
+				seeks++
+				if err := seeker.Seek(k); err != nil {
+					return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+				}
+				if err := next(); err != nil {
+					return err
+				}
+			}
+		}
+		found[i] = cur != nil && bytes.Equal(cur, k)
+	}
+	return nil
 }
 
 // AllVnodes asks Iter for every vnode.

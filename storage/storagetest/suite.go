@@ -29,6 +29,7 @@ func Run(t *testing.T, open Opener) {
 		{"SnapshotReads", testSnapshotReads},
 		{"ScanBounds", testScanBounds},
 		{"ReverseScan", testReverseScan},
+		{"Seek", testSeek},
 		{"EpochErrors", testEpochErrors},
 		{"InvalidKeys", testInvalidKeys},
 		{"BatchLastWriteWins", testBatchLastWriteWins},
@@ -255,6 +256,64 @@ func testReverseScan(t *testing.T, kv storage.KV) {
 	expect(t, "reverse [ab, bb) at 2", scan(t, kv, "ab", "bb", 2, true), []string{"b=4", "abc=3"})
 	expect(t, "reverse [nil, ab)", scan(t, kv, "", "ab", 1, true), []string{"a=1"})
 	expect(t, "reverse [d, nil)", scan(t, kv, "d", "", 1, true), nil)
+}
+
+// testSeek: a forward scan's Seek moves to the first key at or after its argument (never before
+// the scan's lower bound), backwards as well as forwards, past deletes, and after io.EOF; a
+// reverse scan refuses it. A store whose iterators are no Seeker skips the test.
+func testSeek(t *testing.T, kv storage.KV) {
+	commit(t, kv, 1, put("a", "1"), put("b", "2"), put("c", "3"), put("d", "4"), put("f", "6"))
+	commit(t, kv, 2, del("c"))
+	it, err := kv.Scan(context.Background(), []byte("b"), []byte("f"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	sk, ok := it.(storage.Seeker)
+	if !ok {
+		t.Skip("the store's iterators are no storage.Seeker")
+	}
+	at := func(what string) string {
+		t.Helper()
+		err := it.Next()
+		if err == io.EOF {
+			return "EOF"
+		}
+		if err != nil {
+			t.Fatalf("%s: next: %v", what, err)
+		}
+		return string(it.Key()) + "=" + string(it.Value())
+	}
+	seek := func(key, want string) {
+		t.Helper()
+		if err := sk.Seek([]byte(key)); err != nil {
+			t.Fatalf("seek %q: %v", key, err)
+		}
+		if got := at("seek " + key); got != want {
+			t.Fatalf("seek %q: at %q, want %q", key, got, want)
+		}
+	}
+	seek("bb", "d=4") // c is deleted at 2
+	if got := at("after d"); got != "EOF" {
+		t.Fatalf("after d: %q, want EOF (f is the upper bound)", got)
+	}
+	seek("a", "b=2") // not before the lower bound, and back after EOF
+	if got := at("after b"); got != "d=4" {
+		t.Fatalf("after b: %q", got)
+	}
+	seek("c", "d=4")
+	seek("e", "EOF")
+	seek("b", "b=2")
+	rev, err := kv.ReverseScan(context.Background(), nil, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rev.Close()
+	if rs, ok := rev.(storage.Seeker); ok {
+		if err := rs.Seek([]byte("b")); err == nil {
+			t.Errorf("Seek on a reverse scan: no error")
+		}
+	}
 }
 
 func testEpochErrors(t *testing.T, kv storage.KV) {
