@@ -13,9 +13,10 @@ import (
 
 // TestFlushBesideBackgroundJobs: FLUSH commits the open epoch, with what
 // sinks into tables make of the writes before it, and returns within a
-// barrier interval or two while background jobs run: a sink reading a
-// bounded source far from its end (unthrottled) and two views backfilling a
-// table slowly (snapshot and arrangement backfill). It does not wait for
+// barrier interval or two while background jobs run: sinks reading a
+// bounded source far from its end (unthrottled; one into a table, whose
+// paced log reader hurries while a FLUSH waits for it) and two views
+// backfilling a table slowly (snapshot and arrangement backfill). It does not wait for
 // them (RisingWave's FLUSH does not); their views refuse queries until WAIT
 // says they are done.
 func TestFlushBesideBackgroundJobs(t *testing.T) {
@@ -33,8 +34,10 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 		"CREATE SINK into_target INTO target AS SELECT id, v FROM src",
 		"CREATE SOURCE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar) " +
 			"WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '" + strconv.Itoa(events) + "', nexmark.min.event.gap.in.ns = '0')",
+		"CREATE TABLE per_auction (auction bigint PRIMARY KEY, n bigint)",
 		"SET background_ddl = true",
 		"CREATE SINK drain AS SELECT auction, price FROM bid WITH (connector = 'blackhole')",
+		"CREATE SINK counts INTO per_auction AS SELECT auction, count(*) AS n FROM bid GROUP BY auction",
 		"SET backfill_rate_limit = 100",
 		"CREATE MATERIALIZED VIEW snap AS SELECT count(*) AS n FROM t",
 		"SET streaming_use_snapshot_backfill = false",
@@ -89,8 +92,8 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM rw_catalog.rw_ddl_progress").Scan(&jobs); err != nil {
 		t.Fatal(err)
 	}
-	if jobs != 3 {
-		t.Fatalf("%d background jobs are running; want 3 (the sink and both views)", jobs)
+	if jobs != 4 {
+		t.Fatalf("%d background jobs are running; want 4 (the sinks and both views)", jobs)
 	}
 	var pgErr *pgconn.PgError
 	if _, err := rowsOf(ctx, conn, "SELECT n FROM snap"); !errors.As(err, &pgErr) || pgErr.Code != "55000" {
@@ -99,6 +102,7 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 
 	// WAIT still waits for the backfills; the views then have every row.
 	mustExec(t, ctx, conn, "DROP SINK drain")
+	mustExec(t, ctx, conn, "DROP SINK counts")
 	for _, s := range []string{"ALTER MATERIALIZED VIEW snap SET BACKFILL_RATE_LIMIT = DEFAULT",
 		"ALTER MATERIALIZED VIEW arr SET BACKFILL_RATE_LIMIT = DEFAULT", "WAIT"} {
 		mustExec(t, ctx, conn, s)
