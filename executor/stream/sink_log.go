@@ -411,14 +411,13 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 // epoch: the entries stay visible until it commits, and the scan starts after
 // the last entry written. Once a scan finds nothing new or writes all it
 // found, everything up to the scanned epoch is written (writtenThrough),
-// which a coupled sink's actor and FLUSH wait for. A decoupled one is paced
-// (one batch per epoch, sized by the barrier latency) unless a FLUSH waits.
+// which a coupled sink's actor and FLUSH wait for. A decoupled one is paced:
+// one batch per epoch, sized by the barrier latency unless a FLUSH waits.
 func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	committed := r.actx.Store.CommittedEpoch()
 	maxRows := int64(deliverIntoMaxRows)
-	// While a FLUSH waits for this backlog it is written as fast as a
-	// coupled sink's: the pacing keeps epochs light, not the table stale.
-	paced := !r.coupled && r.actx.OpenEpoch != nil && (r.actx.Flushing == nil || !r.actx.Flushing())
+	paced := !r.coupled && r.actx.OpenEpoch != nil
+	windowed := false // this batch's size is the window's
 	if paced {
 		r.win.judge(committed, r.actx.BarrierLatency)
 		open := r.actx.OpenEpoch()
@@ -426,10 +425,17 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 			return false, nil // one batch per epoch
 		}
 		r.decided = open
-		r.win.open(r.actx.Foreground != nil && r.actx.Foreground())
-		if maxRows = min(r.win.budget(), deliverIntoPacedMax); maxRows == 0 {
-			r.win.seal(open, time.Now()) // a rest epoch: its latency is the baseline
-			return false, nil
+		if r.actx.Flushing != nil && r.actx.Flushing() {
+			// A FLUSH waits for this backlog: the window keeps epochs
+			// light, which must not keep the table stale meanwhile.
+			maxRows = deliverIntoPacedMax
+		} else {
+			windowed = true
+			r.win.open(r.actx.Foreground != nil && r.actx.Foreground())
+			if maxRows = min(r.win.budget(), deliverIntoPacedMax); maxRows == 0 {
+				r.win.seal(open, time.Now()) // a rest epoch: its latency is the baseline
+				return false, nil
+			}
 		}
 	}
 	release, err := r.actx.Store.Pin(committed)
@@ -499,9 +505,11 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
 	}
-	if paced {
+	if windowed {
 		r.win.rows = rows
 		r.win.seal(epoch, time.Now())
+	}
+	if paced {
 		r.decided = max(r.decided, epoch)
 	}
 	r.intoEpoch, r.intoSeq = last, seq
