@@ -72,6 +72,9 @@ type Coordinator struct {
 	// foreground is when (unix ns) DML or a connector source last wrote rows:
 	// backfills hold back harder while someone waits for commits.
 	foreground atomic.Int64
+	// flushWaits counts the FLUSHes waiting for sinks into tables to write
+	// their entries: paced ones hurry meanwhile.
+	flushWaits atomic.Int32
 	recent     []uint64      // recently committed epochs, oldest first (barrier loop only)
 	failedCh   chan struct{} // closed when an actor fails (until recovery)
 	failOnce   *sync.Once
@@ -567,6 +570,8 @@ func (c *Coordinator) intoDelivered() map[string]uint64 {
 func (c *Coordinator) waitSinksInto(ctx context.Context, epoch uint64) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	c.flushWaits.Add(1)
+	defer c.flushWaits.Add(-1)
 	for {
 		behind := false
 		for _, st := range c.cfg.Sinks.Stores() {
@@ -590,6 +595,9 @@ func (c *Coordinator) waitSinksInto(ctx context.Context, epoch uint64) error {
 		}
 	}
 }
+
+// flushing reports whether a FLUSH waits for sinks into tables.
+func (c *Coordinator) flushing() bool { return c.flushWaits.Load() > 0 }
 
 // OpenEpoch returns the epoch that DML and other writes go into now.
 func (c *Coordinator) OpenEpoch() uint64 {

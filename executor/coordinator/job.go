@@ -380,7 +380,7 @@ func (c *Coordinator) buildJobLocked(id uint32, jobRoot plan.StreamNode, opts Jo
 			actx := &stream.ActorContext{ID: aid, Store: c.kv, Stats: stats, CacheRows: c.cfg.CacheRows, Memory: c.cfg.Memory, Job: id,
 				RequestBarrier: c.RequestBarrier, Foreground: c.Foreground,
 				BarrierLatency: c.cfg.Barriers.Latency, Sinks: c.cfg.Sinks, SinkInto: c.WriteSinkRows, WaitCommitted: c.WaitCommitted,
-				OpenEpoch: c.OpenEpoch, EvalErrors: evalErrs}
+				OpenEpoch: c.OpenEpoch, Flushing: c.flushing, EvalErrors: evalErrs}
 			if f.parallel > 1 {
 				actx.Vnodes = stream.VnodesOf(vmap, i)
 			}

@@ -291,7 +291,8 @@ func (b *backfillExec) Next(ctx context.Context) (Message, error) {
 func (b *backfillExec) take(ctx context.Context) (Message, error) { return b.pump.take(ctx) }
 
 // handle holds an upstream chunk, or at a barrier releases the epoch's held
-// changes that concern rows already emitted and queues the barrier.
+// changes that concern rows already emitted and queues the barrier; it drops
+// watermarks.
 func (b *backfillExec) handle(pm pumpMsg) error {
 	if pm.err != nil {
 		if errors.Is(pm.err, io.EOF) {
@@ -332,7 +333,9 @@ func (b *backfillExec) handle(pm pumpMsg) error {
 		}
 		b.queue = append(b.queue, pm.msg)
 	default:
-		b.queue = append(b.queue, pm.msg)
+		// A watermark: dropped until the backfill passes everything
+		// through, since snapshot rows still to come (and held changes)
+		// may lie below it.
 	}
 	return nil
 }

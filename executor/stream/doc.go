@@ -13,7 +13,9 @@
 // source's splits for a new job before it follows the shared stream.
 // Watermarks start at NewWatermarkFilter (a WATERMARK FOR clause: one
 // watermark per source split, late rows dropped against their own split's,
-// counted by LateRows; held while a Backfiller below runs), are derived by projections, hop windows and
+// counted by LateRows; held while a Backfiller below runs, and a table's or
+// view's backfill drops its upstream's until done), are derived by
+// projections, hop windows and
 // aggregations and inner joins, and merged as the least over a Merge's
 // inputs; an aggregation emitting on window close emits and deletes each
 // group once the watermark on its window column passes it, and an inner

@@ -64,6 +64,10 @@ type ActorContext struct {
 	WaitCommitted func(ctx context.Context, epoch uint64) error
 	// OpenEpoch returns the epoch writes go into now (nil: unknown).
 	OpenEpoch func() uint64
+	// Flushing reports whether a FLUSH waits for the sinks into tables to
+	// write their entries (nil: never); a paced one then writes as fast as
+	// a coupled one.
+	Flushing func() bool
 	// EvalErrors receives the job's runtime expression errors, which make
 	// values NULL instead of failing the job (nil: discarded).
 	EvalErrors *EvalErrors

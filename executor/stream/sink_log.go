@@ -409,13 +409,15 @@ func (r *logReader) deliverNext(ctx context.Context) (bool, error) {
 // entry reaches the table exactly once (a crash before that epoch commits
 // loses both, and the entries are read again). It does not wait for that
 // epoch: the entries stay visible until it commits, and the scan starts after
-// the last entry written. Once a scan finds nothing new, everything up to the
-// scanned epoch is written (writtenThrough), which a coupled sink's actor
-// waits for.
+// the last entry written. Once a scan finds nothing new or writes all it
+// found, everything up to the scanned epoch is written (writtenThrough),
+// which a coupled sink's actor and FLUSH wait for. A decoupled one is paced:
+// one batch per epoch, sized by the barrier latency unless a FLUSH waits.
 func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	committed := r.actx.Store.CommittedEpoch()
 	maxRows := int64(deliverIntoMaxRows)
 	paced := !r.coupled && r.actx.OpenEpoch != nil
+	windowed := false // this batch's size is the window's
 	if paced {
 		r.win.judge(committed, r.actx.BarrierLatency)
 		open := r.actx.OpenEpoch()
@@ -423,10 +425,17 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 			return false, nil // one batch per epoch
 		}
 		r.decided = open
-		r.win.open(r.actx.Foreground != nil && r.actx.Foreground())
-		if maxRows = min(r.win.budget(), deliverIntoPacedMax); maxRows == 0 {
-			r.win.seal(open, time.Now()) // a rest epoch: its latency is the baseline
-			return false, nil
+		if r.actx.Flushing != nil && r.actx.Flushing() {
+			// A FLUSH waits for this backlog: the window keeps epochs
+			// light, which must not keep the table stale meanwhile.
+			maxRows = deliverIntoPacedMax
+		} else {
+			windowed = true
+			r.win.open(r.actx.Foreground != nil && r.actx.Foreground())
+			if maxRows = min(r.win.budget(), deliverIntoPacedMax); maxRows == 0 {
+				r.win.seal(open, time.Now()) // a rest epoch: its latency is the baseline
+				return false, nil
+			}
 		}
 	}
 	release, err := r.actx.Store.Pin(committed)
@@ -443,12 +452,13 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	var row []types.Datum
 	var extra storage.Batch
 	epochs, last, seq, rows, bytes := int64(0), uint64(0), int32(0), int64(0), int64(0)
+	whole := false // every entry through committed is in this batch
 	src := types.NewChunk(r.types, BackfillChunkRows)
 	out := types.NewChunk(r.into.ColumnTypes(), BackfillChunkRows)
 	for {
 		err = it.Next()
 		if errors.Is(err, io.EOF) {
-			err = nil
+			err, whole = nil, true
 			break
 		}
 		if err != nil {
@@ -495,13 +505,20 @@ func (r *logReader) deliverInto(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sink %s into %s: %w", r.name, r.into.QualifiedName(), err)
 	}
-	if paced {
+	if windowed {
 		r.win.rows = rows
 		r.win.seal(epoch, time.Now())
+	}
+	if paced {
 		r.decided = max(r.decided, epoch)
 	}
 	r.intoEpoch, r.intoSeq = last, seq
 	r.last.Store(last)
+	if whole {
+		// Caught up: a FLUSH need not wait for a scan that finds nothing,
+		// which a source writing every epoch may not leave it.
+		r.writtenThrough.Store(committed)
+	}
 	r.deliveredRows.Add(rows)
 	r.pendingRows.Add(-rows)
 	r.pendingBytes.Add(-bytes)

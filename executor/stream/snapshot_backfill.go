@@ -317,7 +317,8 @@ func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
 }
 
 // handle takes an upstream message: live chunks are dropped (or held while a
-// final range may finish); a barrier saves progress and may start a range.
+// final range may finish), watermarks dropped; a barrier saves progress and
+// may start a range.
 func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 	if pm.err != nil {
 		if errors.Is(pm.err, io.EOF) {
@@ -341,9 +342,8 @@ func (s *snapshotBackfillExec) handle(ctx context.Context, pm pumpMsg) error {
 		if pm.msg.Chunk != nil && (s.holding || !s.loaded) {
 			s.held = append(s.held, pm.msg.Chunk)
 		}
-		if pm.msg.Watermark != nil {
-			s.queue = append(s.queue, pm.msg)
-		}
+		// An upstream watermark is dropped until the backfill is done: the
+		// snapshot and catch-up rows still to come may lie below it.
 		return nil
 	}
 	b.ForEachMutation(func(m Mutation) {

@@ -336,16 +336,18 @@ func (s *Session) describe(ctx context.Context, st *statement) error {
 		return nil
 	case *parser.Flush:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {
-			// Every earlier write must be in every view: running backfills
-			// (a resumed one after a restart) finish first, then an epoch commits.
-			if _, err := s.waitJobs(ctx, true); err != nil {
+			// Every earlier write is committed and in every created view
+			// (and sinks into tables have written theirs), as RisingWave's
+			// FLUSH: it does not wait for running backfills or bounded
+			// sources (their views refuse queries until done; WAIT waits).
+			if err := s.eng.coord().Flush(ctx); err != nil {
 				return nil, err
 			}
 			return tagOnly("FLUSH"), nil
 		}
 		return nil
 	case *parser.Wait:
-		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx, false) }
+		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) { return s.waitJobs(ctx) }
 		return nil
 	case *parser.Discard:
 		st.run = func(ctx context.Context, _ []types.Datum) (pgwire.Result, error) {

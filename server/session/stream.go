@@ -499,14 +499,10 @@ func (s *Session) cancelJobs(ctx context.Context, ids []int64) (pgwire.Result, e
 	return textRows([]string{"Id"}, canceled, "CANCEL_JOBS"), nil
 }
 
-// waitJobs is WAIT: it returns when every backfill has finished. With
-// skipPaused (FLUSH) it does not wait for backfills paused by
-// backfill_rate_limit = 0, which would not finish until resumed.
-func (s *Session) waitJobs(ctx context.Context, skipPaused bool) (pgwire.Result, error) {
+// waitJobs is WAIT: it returns when every backfill (and bounded source's
+// job) has finished, then commits an epoch as FLUSH does.
+func (s *Session) waitJobs(ctx context.Context) (pgwire.Result, error) {
 	for _, j := range s.eng.coord().Jobs() {
-		if rel, ok := s.eng.Catalog.ByID(j.ID); skipPaused && ok && rel.Job != nil && rel.Job.BackfillRate != nil && *rel.Job.BackfillRate == 0 {
-			continue
-		}
 		err := s.eng.coord().WaitBackfill(ctx, j.ID, time.Hour, func(int64) {})
 		if err != nil && ctx.Err() != nil {
 			return nil, types.Errorf(types.ErrQueryCanceled, "canceling statement due to user request")
