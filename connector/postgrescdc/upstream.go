@@ -44,6 +44,7 @@ type upstreamTable struct {
 type binding struct {
 	names []string  // the upstream column of each Tributary column
 	types []types.T // each Tributary column's type
+	oids  []uint32  // each upstream column's type (the copy's formats)
 	// pk lists the Tributary column of each upstream key column, in key
 	// order (the copy's order); pkTypes are their types.
 	pk      []int
@@ -121,6 +122,7 @@ func bind(spec connector.SourceSpec, cfg Config, up *upstreamTable) (*binding, e
 		}
 		b.names = append(b.names, u.name)
 		b.types = append(b.types, c.Type)
+		b.oids = append(b.oids, u.typ)
 	}
 	// The keys: the same columns (the Tributary key's order may differ).
 	mine := map[string]int{}
