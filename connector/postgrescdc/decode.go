@@ -35,6 +35,7 @@ const rawBlock = 64 << 10
 type rawRows struct {
 	ncols int
 	vals  [][]byte
+	bytes int // the values' bytes
 }
 
 func (r *rawRows) len() int {
@@ -68,6 +69,7 @@ func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
 			}
 			at := len(blk)
 			blk = append(blk, v...)
+			out.bytes += len(v)
 			out.vals = append(out.vals, blk[at:len(blk):len(blk)])
 		}
 	}
@@ -75,6 +77,20 @@ func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// nextChunk is the rows of a copy's next chunk after one of n rows that
+// were read (all n) in bytes (Config.AutoChunk).
+func nextChunk(cfg Config, n, bytes int) int {
+	switch {
+	case !cfg.AutoChunk:
+		return cfg.ChunkRows
+	case bytes > autoChunkBytes:
+		return max(n/2, DefaultChunkRows)
+	case bytes <= autoChunkBytes/2:
+		return min(n*2, MaxAutoChunkRows)
+	}
+	return n
 }
 
 // resultFormats are the copy query's result formats, a column each.

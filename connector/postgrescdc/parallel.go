@@ -455,7 +455,7 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 			if sp.busy || ss.Copied {
 				continue
 			}
-			n, w := p.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
+			n, w := p.lim.allowance(t.r.copyRate.Load(), t.chunkRows(), now)
 			if n == 0 {
 				if wait < 0 || w < wait {
 					wait = w
@@ -657,6 +657,9 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	}
 	<-w.ready // closed before the watermark was written
 	b := t.b
+	if w.hi != nil && w.rows.len() >= t.chunkRows() { // a full chunk
+		t.chunk = nextChunk(t.cfg, w.rows.len(), w.rows.bytes)
+	}
 	// From here the table may hold keys of the chunk (a resumed copy looks
 	// its rows up).
 	t.sp.st = t.sp.st.withSplit(sp.i, func(ss *SplitState) {

@@ -454,6 +454,8 @@ type table struct {
 	pkBuf      []types.Datum
 	// The copy's rate limit (a copy in one range).
 	lim limiter
+	// chunk: the rows of the copy's next chunk (0: Config.ChunkRows).
+	chunk int
 	// lastEstimate is when the upstream's row estimate was last asked for.
 	lastEstimate time.Time
 	// copied caches the parsed key of st.PK (copiedKey).
@@ -692,7 +694,7 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 			continue
 		}
 		t.estimate(ctx)
-		n, w := t.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
+		n, w := t.lim.allowance(t.r.copyRate.Load(), t.chunkRows(), now)
 		if n > 0 {
 			s.next = k + 1
 			return t, n, 0
@@ -806,6 +808,9 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), err)
 	}
 	count := rows.len()
+	if count == n && n >= t.chunkRows() {
+		t.chunk = nextChunk(t.cfg, n, rows.bytes)
+	}
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
 	if count == n {
 		w.hi = t.rowKey(rows.row(count - 1))
@@ -884,6 +889,14 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		t.stale, t.staleText = nil, nil
 	}
 	return t.marker(ctx)
+}
+
+// chunkRows is the rows of the copy's next chunk.
+func (t *table) chunkRows() int {
+	if t.chunk > 0 {
+		return t.chunk
+	}
+	return t.cfg.ChunkRows
 }
 
 // queueCopy queues a segment of copied rows (none: nothing) and moves the
