@@ -80,12 +80,15 @@ func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
 }
 
 // nextChunk is the rows of a copy's next chunk after one of n rows that
-// were read (all n) in bytes (Config.AutoChunk).
-func nextChunk(cfg Config, n, bytes int) int {
+// were read (all n) in bytes (Config.AutoChunk); blocked: the reader's
+// queue was full since the last one (the engine is slower than the copy,
+// which larger chunks do not help: they only make more rows to read again
+// after a crash).
+func nextChunk(cfg Config, n, bytes int, blocked bool) int {
 	switch {
 	case !cfg.AutoChunk:
 		return cfg.ChunkRows
-	case bytes > autoChunkBytes:
+	case bytes > autoChunkBytes || blocked:
 		return max(n/2, DefaultChunkRows)
 	case bytes <= autoChunkBytes/2:
 		return min(n*2, MaxAutoChunkRows)

@@ -79,28 +79,31 @@ func TestBinaryDecodingMatchesText(t *testing.T) {
 }
 
 // TestNextChunk: chunks of small rows double up to MaxAutoChunkRows,
-// chunks of large ones halve down to DefaultChunkRows, and a chunk size
-// set in the options stays.
+// chunks of large ones (or while the reader's queue is full) halve down to
+// DefaultChunkRows, and a chunk size set in the options stays.
 func TestNextChunk(t *testing.T) {
 	auto := Config{ChunkRows: DefaultChunkRows, AutoChunk: true}
 	n := DefaultChunkRows
 	for i := 0; i < 10; i++ {
-		n = nextChunk(auto, n, n*40) // 40 bytes a row
+		n = nextChunk(auto, n, n*40, false) // 40 bytes a row
 	}
 	if n != MaxAutoChunkRows {
 		t.Errorf("small rows: %d rows a chunk, want %d", n, MaxAutoChunkRows)
 	}
 	for i := 0; i < 10; i++ {
-		n = nextChunk(auto, n, n*4096) // 4 kB a row: 32 MB at 8,192 rows
+		n = nextChunk(auto, n, n*4096, false) // 4 kB a row: 32 MB at 8,192 rows
 	}
 	if n != DefaultChunkRows {
 		t.Errorf("large rows: %d rows a chunk, want %d", n, DefaultChunkRows)
 	}
-	if n := nextChunk(auto, 16384, autoChunkBytes*3/4); n != 16384 {
+	if n := nextChunk(auto, 16384, autoChunkBytes*3/4, false); n != 16384 {
 		t.Errorf("a chunk of 3/4 the bytes: next %d rows, want 16384", n)
 	}
+	if n := nextChunk(auto, 32768, 32768*40, true); n != 16384 {
+		t.Errorf("the queue was full: next chunk %d rows, want 16384", n)
+	}
 	fixed := Config{ChunkRows: 500}
-	if n := nextChunk(fixed, 500, 500); n != 500 {
+	if n := nextChunk(fixed, 500, 500, false); n != 500 {
 		t.Errorf("snapshot.batch.size 500: next chunk %d rows", n)
 	}
 }

@@ -454,8 +454,11 @@ type table struct {
 	pkBuf      []types.Datum
 	// The copy's rate limit (a copy in one range).
 	lim limiter
-	// chunk: the rows of the copy's next chunk (0: Config.ChunkRows).
-	chunk int
+	// chunk: the rows of the copy's next chunk (0: Config.ChunkRows);
+	// blocked: the reader's queue was full since the chunk size was last
+	// chosen.
+	chunk   int
+	blocked bool
 	// lastEstimate is when the upstream's row estimate was last asked for.
 	lastEstimate time.Time
 	// copied caches the parsed key of st.PK (copiedKey).
@@ -809,7 +812,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	}
 	count := rows.len()
 	if count == n && n >= t.chunkRows() {
-		t.chunk = nextChunk(t.cfg, n, rows.bytes)
+		t.chunk, t.blocked = nextChunk(t.cfg, n, rows.bytes, t.blocked), false
 	}
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
 	if count == n {
@@ -1510,6 +1513,7 @@ func (t *table) enqueue(ctx context.Context, seg *segment) error {
 			return nil
 		}
 		r.mu.Unlock()
+		t.blocked = true
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
