@@ -108,8 +108,14 @@ func (b *binding) resultFormats() []int16 {
 }
 
 // binary reports whether the copy reads column j in binary format.
-func (b *binding) binary(j int) bool {
-	return j < len(b.oids) && binaryDecoded[b.oids[j]] && indexInt(b.pk, j) < 0
+func (b *binding) binary(j int) bool { return j < len(b.bin) && b.bin[j] }
+
+// setFormats sets which columns the copy reads in binary format.
+func (b *binding) setFormats() {
+	b.bin = make([]bool, len(b.types))
+	for j := range b.bin {
+		b.bin[j] = j < len(b.oids) && binaryDecoded[b.oids[j]] && indexInt(b.pk, j) < 0
+	}
 }
 
 // decodeRow decodes a copied row (rawRows' formats) into row (a datum a
