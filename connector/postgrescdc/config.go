@@ -103,8 +103,17 @@ var TableOptions = []string{OptChunkRows, OptParallelism, OptRowsPerSplit}
 // MaxRanges bounds the ranges backfill.num_rows_per_split makes.
 const MaxRanges = 1024
 
-// DefaultChunkRows is how many rows one copy query reads.
-const DefaultChunkRows = 8192
+// DefaultChunkRows is how many rows one copy query reads at first; unless
+// snapshot.batch.size is set (Config.AutoChunk false), a copy doubles its
+// chunks up to MaxAutoChunkRows while a chunk's values take at most half
+// of autoChunkBytes (and halves them above it): each chunk costs a few
+// round trips to the upstream and its watermark's way through the WAL, so
+// small rows copy in large chunks.
+const (
+	DefaultChunkRows = 8192
+	MaxAutoChunkRows = 65536
+	autoChunkBytes   = 16 << 20
+)
 
 // connectTimeout bounds connecting to the upstream.
 const connectTimeout = 10 * time.Second
@@ -125,8 +134,10 @@ type Config struct {
 	CreatePublication bool
 	// SSLMode is libpq's sslmode (disable, prefer, require, ...).
 	SSLMode string
-	// ChunkRows is the rows one copy query reads.
+	// ChunkRows is the rows one copy query reads (at first, with
+	// AutoChunk: snapshot.batch.size not set).
 	ChunkRows int
+	AutoChunk bool
 	// Parallelism is the key ranges the copy is split into (1: one range,
 	// copied a chunk at a time on the session's connection), and how many
 	// are copied at once.
@@ -153,7 +164,7 @@ type Config struct {
 // the publication's default name is made of relation too). Errors name
 // the option (types.ErrInvalidParameter).
 func ParseConfig(props map[string]string, relation string, table bool) (Config, error) {
-	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows, Parallelism: 1}
+	c := Config{Port: 5432, Schema: "public", CreatePublication: true, SSLMode: "prefer", ChunkRows: DefaultChunkRows, AutoChunk: true, Parallelism: 1}
 	var unknown []string
 	for k, v := range props {
 		switch k {
@@ -213,7 +224,7 @@ func ParseConfig(props map[string]string, relation string, table bool) (Config, 
 			if err != nil || n <= 0 || n > 1<<20 {
 				return c, types.Errorf(types.ErrInvalidParameter, "postgres-cdc: %s must be an integer from 1 to %d, got %q", k, 1<<20, v)
 			}
-			c.ChunkRows = n
+			c.ChunkRows, c.AutoChunk = n, false
 		case OptParallelism:
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n <= 0 || n > MaxParallelism {

@@ -17,6 +17,8 @@
 // DBLog and RisingWave's CDC backfill do): a table in one range round robin
 // on the session's connection, a ranged table's ranges over each actor's
 // own connection (parallel.go), so ALTER TABLE ... SET PARALLELISM changes
-// how many ranges are copied at once. The slot's confirmed LSN is the
-// least LSN all the slot's splits have committed.
+// how many ranges are copied at once. A chunk's values are kept as sent
+// (rawRows: non-key columns of fixed-size types in binary format, decode.go)
+// and decoded by Read on the engine's goroutine. The slot's confirmed LSN
+// is the least LSN all the slot's splits have committed.
 package postgrescdc

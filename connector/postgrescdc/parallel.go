@@ -174,8 +174,7 @@ type pjob struct {
 type pwindow struct {
 	lo, hi    []types.Datum
 	hiText    []string
-	rows      [][]types.Datum
-	pks       [][]string
+	rows      *rawRows
 	ready     chan struct{}
 	held      []heldChange
 	truncated bool
@@ -456,7 +455,7 @@ func (s *session) dispatch(ctx context.Context, now time.Time) (time.Duration, e
 			if sp.busy || ss.Copied {
 				continue
 			}
-			n, w := p.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
+			n, w := p.lim.allowance(t.r.copyRate.Load(), t.chunkRows(), now)
 			if n == 0 {
 				if wait < 0 || w < wait {
 					wait = w
@@ -623,25 +622,18 @@ func (sp *psplit) copyChunk(ctx context.Context, conn *pgconn.PgConn, j pjob) er
 	// The transactions read before the window was published: the select
 	// must see them (their changes to the window's keys were dropped).
 	seen := t.s.seen.list()
-	res, err := selectVisible(ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.cfg.QualifiedTable()+where+
-		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, seen)
+	rows, err := selectVisible(ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.cfg.QualifiedTable()+where+
+		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, b.resultFormats(), j.n, seen)
 	if err != nil {
 		return fmt.Errorf("select: %w", err)
 	}
-	if len(res.Rows) == j.n {
-		w.hiText = rowPK(b, res.Rows[len(res.Rows)-1])
+	if n := rows.len(); n == j.n {
+		w.hiText = rowPK(b, rows.row(n-1))
 		if w.hi = t.parseKey(w.hiText); w.hi == nil {
 			return fmt.Errorf("a primary key value that does not parse: %v", w.hiText)
 		}
 	}
-	for _, raw := range res.Rows {
-		row, ok := t.parseRow(raw, -1)
-		if !ok {
-			continue
-		}
-		w.rows = append(w.rows, row)
-		w.pks = append(w.pks, rowPK(b, raw))
-	}
+	w.rows = rows
 	close(w.ready)
 	if _, err := query(ctx, conn, "SELECT pg_logical_emit_message(true, "+quoteLiteral(watermarkPrefix)+", "+quoteLiteral(j.wm)+")"); err != nil {
 		return fmt.Errorf("write a watermark: %w", err)
@@ -665,6 +657,9 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	}
 	<-w.ready // closed before the watermark was written
 	b := t.b
+	if w.hi != nil && w.rows.len() >= t.chunkRows() { // a full chunk
+		t.chunk, t.blocked = nextChunk(t.cfg, w.rows.len(), w.rows.bytes, t.blocked), false
+	}
 	// From here the table may hold keys of the chunk (a resumed copy looks
 	// its rows up).
 	t.sp.st = t.sp.st.withSplit(sp.i, func(ss *SplitState) {
@@ -694,21 +689,24 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 			return err
 		}
 	}
-	seg := &segment{copy: true, par: true, split: sp.i, stale: sp.staleAll, base: t.sp.st}
-	for k, row := range w.rows {
-		pk := w.pks[k]
-		if w.truncated || dirty[keyString(pk)] {
+	seg := &segment{copy: true, par: true, split: sp.i, stale: sp.staleAll, base: t.sp.st, dec: b}
+	for k := range w.rows.len() {
+		raw := w.rows.row(k)
+		if w.truncated || len(dirty) > 0 && dirty[keyString(rowPK(b, raw))] {
 			continue
 		}
-		if stale := sp.staleAll || sp.stale != nil && compareKeys(b.pkTypes, t.key(row), sp.stale) <= 0; stale != seg.stale {
+		stale := sp.staleAll
+		if !stale && sp.stale != nil {
+			key := t.rowKey(raw)
+			stale = key == nil || compareKeys(b.pkTypes, key, sp.stale) <= 0 // a key that does not parse: Read skips the row
+		}
+		if stale != seg.stale {
 			if err := t.queueCopy(ctx, seg); err != nil {
 				return err
 			}
-			seg = &segment{copy: true, par: true, split: sp.i, stale: stale, base: t.sp.st}
+			seg = &segment{copy: true, par: true, split: sp.i, stale: stale, base: t.sp.st, dec: b}
 		}
-		seg.rows = append(seg.rows, row)
-		seg.ops = append(seg.ops, types.OpInsert)
-		seg.pks = append(seg.pks, pk)
+		seg.add(w.rows, k)
 	}
 	if err := t.queueCopy(ctx, seg); err != nil {
 		return err

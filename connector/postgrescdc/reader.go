@@ -93,7 +93,8 @@ type Reader struct {
 		rows int
 	}
 
-	cur *segment // Read's
+	cur *segment      // Read's
+	row []types.Datum // Read's: a copied row decoded
 }
 
 // rsplit is one split a Reader reads: the table's one split, or one key
@@ -142,10 +143,14 @@ type segment struct {
 	in   func(row []types.Datum) bool
 	ops  []types.Op
 	rows [][]types.Datum
-	// copy: rows copied in key order; after k rows the offset is base with
-	// PK = pks[k-1] and Rows + k. Otherwise (changes, markers) the offset
-	// after any prefix is base.
+	// copy: rows copied in key order, rows at of raw as the upstream sent
+	// them (decoded by Read with dec; ops and rows are empty); after k
+	// rows the offset is base with PK = the key of the k-th and Rows + k.
+	// Otherwise (changes, markers) the offset after any prefix is base.
 	copy bool
+	raw  *rawRows
+	at   []int32
+	dec  *binding
 	// par: the rows are a parallel copy's, of range split
 	// (Offset.Splits): after k rows, that range's PK and Rows move.
 	par   bool
@@ -154,13 +159,21 @@ type segment struct {
 	// applied before a restart in the middle of their chunk): written with
 	// a lookup, not as fresh inserts.
 	stale bool
-	pks   [][]string
 	base  Offset
 	pos   int // rows taken by Read
 }
 
 // marker: a segment of no rows that only moves the offset.
-func (s *segment) marker() bool { return len(s.rows) == 0 && !s.truncate }
+func (s *segment) marker() bool { return s.len() == 0 && !s.truncate }
+
+// len is the segment's rows.
+func (s *segment) len() int { return len(s.rows) + len(s.at) }
+
+// add adds row i of raw to a copy's segment.
+func (s *segment) add(raw *rawRows, i int) {
+	s.raw = raw
+	s.at = append(s.at, int32(i))
+}
 
 func (s *segment) after(k int) Offset {
 	if !s.copy || k == 0 {
@@ -168,13 +181,14 @@ func (s *segment) after(k int) Offset {
 	}
 	o := s.base
 	o.Rows += int64(k)
+	pk := rowPK(s.dec, s.raw.row(int(s.at[k-1])))
 	if s.par {
 		return o.withSplit(s.split, func(ss *SplitState) {
-			ss.PK = s.pks[k-1]
+			ss.PK = pk
 			ss.Rows += int64(k)
 		})
 	}
-	o.PK = s.pks[k-1]
+	o.PK = pk
 	return o
 }
 
@@ -226,7 +240,7 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 		if took && s.sp != sp {
 			break // one split per result
 		}
-		if len(s.rows) > s.pos {
+		if s.len() > s.pos {
 			// Copied rows and changes are not mixed in one result: a
 			// copy's rows are written without a lookup.
 			if n > 0 && (s.copy && !s.stale) != fresh {
@@ -244,15 +258,19 @@ func (r *Reader) Read(dst *types.Chunk, limit int) (connector.ReadResult, error)
 			}
 			return connector.ReadResult{Split: s.sp.name, Offset: EncodeOffset(s.base), Next: s.base.Rows, Truncate: true, TruncateIn: s.in}, nil
 		}
-		k := min(limit-n, len(s.rows)-s.pos)
-		for i := s.pos; i < s.pos+k; i++ {
-			dst.AppendRowOp(s.ops[i], s.rows[i])
-			s.rows[i] = nil
+		k := min(limit-n, s.len()-s.pos)
+		if s.raw != nil {
+			n += r.decode(dst, s, k)
+		} else {
+			for i := s.pos; i < s.pos+k; i++ {
+				dst.AppendRowOp(s.ops[i], s.rows[i])
+				s.rows[i] = nil
+			}
+			n += k
 		}
 		s.pos += k
-		n += k
 		o, took, sp = s.after(s.pos), true, s.sp
-		if s.pos == len(s.rows) {
+		if s.pos == s.len() {
 			r.cur = nil
 		}
 	}
@@ -316,6 +334,31 @@ func (r *Reader) Close() error {
 	return nil
 }
 
+// decode appends the next k copied rows of s to dst and returns how many
+// it appended (a row whose key does not parse is skipped, reported).
+func (r *Reader) decode(dst *types.Chunk, s *segment, k int) int {
+	if len(r.row) != len(s.dec.types) {
+		r.row = make([]types.Datum, len(s.dec.types))
+	}
+	n := 0
+	position := int64(-1)
+	bad := func(err error) {
+		if r.env.BadMessage != nil {
+			r.env.BadMessage(s.sp.name, position, err)
+		}
+	}
+	for i := s.pos; i < s.pos+k; i++ {
+		if !s.par {
+			position = s.base.Rows + int64(i)
+		}
+		if s.dec.decodeRow(s.raw.row(int(s.at[i])), r.row, bad) {
+			dst.AppendRowOp(types.OpInsert, r.row)
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Reader) pop() *segment {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -325,7 +368,7 @@ func (r *Reader) pop() *segment {
 	s := r.mu.segs[0]
 	r.mu.segs[0] = nil
 	r.mu.segs = r.mu.segs[1:]
-	r.mu.rows -= max(len(s.rows), 1)
+	r.mu.rows -= max(s.len(), 1)
 	signal(r.space)
 	return s
 }
@@ -411,6 +454,11 @@ type table struct {
 	pkBuf      []types.Datum
 	// The copy's rate limit (a copy in one range).
 	lim limiter
+	// chunk: the rows of the copy's next chunk (0: Config.ChunkRows);
+	// blocked: the reader's queue was full since the chunk size was last
+	// chosen.
+	chunk   int
+	blocked bool
 	// lastEstimate is when the upstream's row estimate was last asked for.
 	lastEstimate time.Time
 	// copied caches the parsed key of st.PK (copiedKey).
@@ -649,7 +697,7 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 			continue
 		}
 		t.estimate(ctx)
-		n, w := t.lim.allowance(t.r.copyRate.Load(), t.cfg.ChunkRows, now)
+		n, w := t.lim.allowance(t.r.copyRate.Load(), t.chunkRows(), now)
 		if n > 0 {
 			s.next = k + 1
 			return t, n, 0
@@ -758,14 +806,17 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		fmt.Fprintf(&sql, " WHERE (%s) > (%s)", strings.Join(keyCols, ", "), strings.Join(ph, ", "))
 	}
 	fmt.Fprintf(&sql, " ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), n)
-	res, err := selectVisible(ctx, s.conn, sql.String(), params, s.seen.list())
+	rows, err := selectVisible(ctx, s.conn, sql.String(), params, b.resultFormats(), n, s.seen.list())
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), err)
 	}
-	rows := res.Rows
+	count := rows.len()
+	if count == n && n >= t.chunkRows() {
+		t.chunk, t.blocked = nextChunk(t.cfg, n, rows.bytes, t.blocked), false
+	}
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
-	if len(rows) == n {
-		w.hi = t.rowKey(rows[len(rows)-1])
+	if count == n {
+		w.hi = t.rowKey(rows.row(count - 1))
 		if w.hi == nil {
 			return fmt.Errorf("copy %s: a primary key value that does not parse", t.cfg.QualifiedTable())
 		}
@@ -778,7 +829,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	case t.stale != nil && compareKeys(b.pkTypes, t.stale, w.hi) > 0:
 		st.Win = t.staleText
 	default:
-		st.Win = rowPK(b, rows[len(rows)-1])
+		st.Win = rowPK(b, rows.row(count-1))
 	}
 	// The watermark: committed after the select, so every change the
 	// select did not see commits after the changes it did.
@@ -803,27 +854,28 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	}
 	// Queue the chunk's untouched rows, in key order: those whose keys the
 	// table may hold from before a restart (stale) first, then the fresh.
-	seg := &segment{copy: true, stale: t.staleAll, base: *st}
+	seg := &segment{copy: true, stale: t.staleAll, base: *st, dec: b}
 	last := st.PK
-	for _, raw := range rows {
-		pk := rowPK(b, raw)
-		last = pk
-		if w.truncated || w.dirty[keyString(pk)] {
+	if count > 0 {
+		last = rowPK(b, rows.row(count-1))
+	}
+	for i := range count {
+		raw := rows.row(i)
+		if w.truncated || len(w.dirty) > 0 && w.dirty[keyString(rowPK(b, raw))] {
 			continue
 		}
-		row, ok := t.parseRow(raw, st.Rows+int64(len(seg.rows)))
-		if !ok {
-			continue
+		stale := t.staleAll
+		if !stale && t.stale != nil {
+			k := t.rowKey(raw)
+			stale = k == nil || compareKeys(b.pkTypes, k, t.stale) <= 0 // a key that does not parse: Read skips the row
 		}
-		if stale := t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.key(row), t.stale) <= 0; stale != seg.stale {
+		if stale != seg.stale {
 			if err := t.queueCopy(ctx, seg); err != nil {
 				return err
 			}
-			seg = &segment{copy: true, stale: stale, base: *st}
+			seg = &segment{copy: true, stale: stale, base: *st, dec: b}
 		}
-		seg.rows = append(seg.rows, row)
-		seg.ops = append(seg.ops, types.OpInsert)
-		seg.pks = append(seg.pks, pk)
+		seg.add(rows, i)
 	}
 	if err := t.queueCopy(ctx, seg); err != nil {
 		return err
@@ -831,7 +883,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	st.PK = last
 	st.Win, st.WinAll = nil, false
 	switch {
-	case len(rows) < n:
+	case count < n:
 		st.Copied = true
 		t.stale, t.staleText, t.staleAll = nil, nil, false
 	case t.staleAll || t.stale != nil && compareKeys(b.pkTypes, t.stale, t.parseKey(last)) > 0:
@@ -842,16 +894,24 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	return t.marker(ctx)
 }
 
+// chunkRows is the rows of the copy's next chunk.
+func (t *table) chunkRows() int {
+	if t.chunk > 0 {
+		return t.chunk
+	}
+	return t.cfg.ChunkRows
+}
+
 // queueCopy queues a segment of copied rows (none: nothing) and moves the
 // table's offset past them.
 func (t *table) queueCopy(ctx context.Context, seg *segment) error {
-	if len(seg.rows) == 0 {
+	if seg.len() == 0 {
 		return nil
 	}
 	if err := t.enqueue(ctx, seg); err != nil {
 		return err
 	}
-	t.sp.st = seg.after(len(seg.rows))
+	t.sp.st = seg.after(seg.len())
 	return nil
 }
 
@@ -1446,13 +1506,14 @@ func (t *table) enqueue(ctx context.Context, seg *segment) error {
 				r.mu.segs[n-1] = seg
 			} else {
 				r.mu.segs = append(r.mu.segs, seg)
-				r.mu.rows += max(len(seg.rows), 1)
+				r.mu.rows += max(seg.len(), 1)
 			}
 			r.mu.Unlock()
 			signal(r.ready)
 			return nil
 		}
 		r.mu.Unlock()
+		t.blocked = true
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -103,8 +103,9 @@ func (sn pgSnapshot) sees(xid uint32) bool {
 // selectVisible runs the copy query sql on conn in a REPEATABLE READ
 // transaction whose snapshot sees every transaction in seen (taken again,
 // after a short wait, while one is in progress in it, for up to
-// visibleWait).
-func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params [][]byte, seen []uint32) (*pgconn.Result, error) {
+// visibleWait), its rows in formats (a column each) and about hint of
+// them.
+func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params [][]byte, formats []int16, hint int, seen []uint32) (*rawRows, error) {
 	deadline := time.Now().Add(visibleWait)
 	wait := time.Millisecond
 	for {
@@ -127,10 +128,10 @@ func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params 
 			}
 		}
 		if ok {
-			res := conn.ExecParams(ctx, sql, params, nil, nil, nil).Read()
-			if res.Err != nil {
+			res, err := readRows(conn.ExecParams(ctx, sql, params, nil, nil, formats), len(formats), hint)
+			if err != nil {
 				_, _ = query(ctx, conn, "ROLLBACK")
-				return nil, res.Err
+				return nil, err
 			}
 			if _, err := query(ctx, conn, "COMMIT"); err != nil {
 				return nil, err

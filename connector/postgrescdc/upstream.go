@@ -44,6 +44,8 @@ type upstreamTable struct {
 type binding struct {
 	names []string  // the upstream column of each Tributary column
 	types []types.T // each Tributary column's type
+	oids  []uint32  // each upstream column's type (the copy's formats)
+	bin   []bool    // the columns the copy reads in binary format (setFormats)
 	// pk lists the Tributary column of each upstream key column, in key
 	// order (the copy's order); pkTypes are their types.
 	pk      []int
@@ -121,6 +123,7 @@ func bind(spec connector.SourceSpec, cfg Config, up *upstreamTable) (*binding, e
 		}
 		b.names = append(b.names, u.name)
 		b.types = append(b.types, c.Type)
+		b.oids = append(b.oids, u.typ)
 	}
 	// The keys: the same columns (the Tributary key's order may differ).
 	mine := map[string]int{}
@@ -139,6 +142,7 @@ func bind(spec connector.SourceSpec, cfg Config, up *upstreamTable) (*binding, e
 		b.pkTypes = append(b.pkTypes, b.types[k])
 		b.collate = append(b.collate, b.types[k].ID == types.Varchar && !byName[strings.ToLower(name)].cCollated)
 	}
+	b.setFormats()
 	return b, nil
 }
 
