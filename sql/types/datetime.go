@@ -64,9 +64,11 @@ func parseYMD(v string) (int64, string, bool) {
 		return 0, "", false
 	}
 	rest := v[i:]
-	if strings.HasSuffix(strings.TrimSpace(rest), " bc") || strings.TrimSpace(rest) == "bc" {
+	// "bc" ends the text ('0044-03-15 BC', '0044-03-15 12:00:00+00 BC'); what is between the
+	// date and it keeps its leading separator, which a time after the date needs.
+	if t := strings.TrimRight(rest, " "); strings.HasSuffix(t, " bc") || t == "bc" {
 		y = 1 - y
-		rest = strings.TrimSuffix(strings.TrimSpace(rest), "bc")
+		rest = strings.TrimSuffix(t, "bc")
 	}
 	tm := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
 	if tm.Day() != d {
@@ -171,12 +173,6 @@ func ParseTimestamp(s string, tz bool) (int64, error) {
 		}
 		return bad()
 	}
-	bc := false
-	if strings.HasSuffix(rest, " bc") {
-		bc = true
-		rest = strings.TrimSuffix(rest, " bc")
-	}
-	_ = bc
 	us := days * 86400e6
 	if len(rest) > 0 && (rest[0] == ' ' || rest[0] == 't') {
 		r := strings.TrimLeft(rest[1:], " ")

@@ -136,3 +136,35 @@ func TestParseTimestampNamedZone(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTimestampBC: BC dates and timestamps read back what they print ('0044-03-15 12:00:00+00
+// BC' is PostgreSQL's text for 44 BC; year 0 of the proleptic calendar is 1 BC).
+func TestParseTimestampBC(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		tz   bool
+		want time.Time
+	}{
+		{"0044-03-15 12:00:00 BC", false, time.Date(-43, 3, 15, 12, 0, 0, 0, time.UTC)},
+		{"0044-03-15 12:00:00+00 BC", true, time.Date(-43, 3, 15, 12, 0, 0, 0, time.UTC)},
+		{"0001-01-01 00:00:00+00 bc", true, time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"0044-03-15 BC", false, time.Date(-43, 3, 15, 0, 0, 0, 0, time.UTC)},
+		{"2024-01-01 12:00:00", false, time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)},
+	} {
+		us, err := ParseTimestamp(c.in, c.tz)
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if us != c.want.UnixMicro() {
+			t.Errorf("%s: got %v, want %v", c.in, time.UnixMicro(us).UTC(), c.want)
+		}
+		ty := TTimestamp
+		if c.tz {
+			ty = TTimestamptz
+		}
+		d, err := ParseText(ty, FormatText(ty, &Datum{I: us}))
+		if err != nil || d.I != us {
+			t.Errorf("%s: printed %q, read back %v (%v)", c.in, FormatText(ty, &Datum{I: us}), d.I, err)
+		}
+	}
+}
