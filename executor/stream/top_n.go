@@ -81,6 +81,7 @@ type topNConfig struct {
 	lo, hi    int64 // a row is in the top when lo < rank <= hi
 	margin    int
 	actor     ActorID
+	vnodes    []uint16 // the actor's vnodes (nil: all)
 }
 
 type rankKind uint8
@@ -151,6 +152,7 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	cfg.lo, cfg.hi = n.Offset, n.Offset+n.Limit
 	cfg.margin = int(min(max(cfg.hi/2, 8), 512))
 	cfg.actor = actx.ID
+	cfg.vnodes = actx.Vnodes
 	width := len(cfg.inTypes)
 	if cfg.rank != rankNone {
 		width++
@@ -503,7 +505,6 @@ func (x *TopN) barrier(ctx context.Context, b *Barrier) error {
 		w := x.wms[i]
 		x.queue = append(x.queue, WatermarkMsg(&w))
 	}
-	x.wms = x.wms[:0]
 	x.queue = append(x.queue, BarrierMsg(b))
 	for _, g := range x.dirty {
 		g.dirty = false
@@ -517,8 +518,86 @@ func (x *TopN) barrier(ctx context.Context, b *Barrier) error {
 	x.dirty = x.dirty[:0]
 	clear(x.arena)
 	x.arena = x.arena[:0]
+	for _, w := range x.wms {
+		if err := x.clean(ctx, w); err != nil {
+			return err
+		}
+	}
+	x.wms = x.wms[:0]
 	x.evict()
 	x.done = b.Stops(x.cfg.actor)
+	return nil
+}
+
+// clean deletes the groups whose column w.Col (a group column) is below the
+// watermark w, from the cache and from the state table: every later row has
+// that column at or above the watermark (rows below it were dropped as late
+// upstream), so no later change can reach those groups, and their tops,
+// already emitted, stay in the output as they are.
+func (x *TopN) clean(ctx context.Context, w Watermark) error {
+	if w.Val.Null {
+		return nil
+	}
+	t := x.cfg.inTypes[w.Col]
+	below := func(row []types.Datum) bool {
+		return !row[w.Col].Null && types.Compare(t, &row[w.Col], &w.Val) < 0
+	}
+	for key, g := range x.groups {
+		if len(g.rows) == 0 || !below(g.rows[0].row) {
+			continue
+		}
+		if g.prev != nil {
+			g.prev.next, g.next.prev = g.next, g.prev
+			g.prev, g.next = nil, nil
+		}
+		delete(x.groups, key)
+		x.cached -= len(g.rows) + 1
+		g.rows = nil
+	}
+	var rng state.KeyRange
+	if len(x.cfg.groupCols) > 0 && x.cfg.groupCols[0] == w.Col {
+		// The group's first column leads the state key: the rows below the
+		// watermark are a prefix of each vnode's range.
+		rng.End = codec.EncodeKey(nil, t, &w.Val, false)
+	}
+	scan := []int{state.AllVnodes}
+	if x.cfg.vnodes != nil {
+		scan = scan[:0]
+		for _, v := range x.cfg.vnodes {
+			scan = append(scan, int(v))
+		}
+	}
+	width := len(x.cfg.layout.Types)
+	var doomed []types.Datum
+	for _, v := range scan {
+		it, err := x.table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
+		if err != nil {
+			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
+		}
+		for {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("top-n: clean state below the watermark: %w", err)
+			}
+			if row := it.Row(); below(row) {
+				for j := range row {
+					doomed = append(doomed, row[j].Copy())
+				}
+			}
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
+		}
+	}
+	for off := 0; off < len(doomed); off += width {
+		if err := x.table.Delete(doomed[off : off+width]); err != nil {
+			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memkv"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // tnTypes maps the type letters of the top-N fixtures.
@@ -441,6 +442,43 @@ func TestTopNWatermarkAndStop(t *testing.T) {
 	h.stepMsgs(&StopActors{Actors: map[ActorID]bool{1: true}})
 	if _, err := h.exec.Next(h.ctx); err != io.EOF {
 		t.Fatalf("after the stopping barrier: %v, want io.EOF", err)
+	}
+}
+
+// TestTopNCleansBelowWatermark: a watermark on the (leading or second) group column deletes the
+// groups below it from the state table; the output keeps their tops, and groups at or above it
+// go on as before, also after a restart.
+func TestTopNCleansBelowWatermark(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ts := []types.T{types.TInt64, types.TInt64, types.TInt64}
+	for _, group := range [][]int{{1}, {2, 1}} {
+		h := newTNHarness(t, tnNode(ts, []int{0}, plan.StreamTopN{GroupBy: group, OrderBy: []plan.SortKey{{Col: 0}}, Limit: 1}), 0)
+		h.step("I I I\n + 1 1 5\n + 2 1 5\n + 3 2 5\n + 4 2 5\n + 5 3 5")
+		stateRows := func() int {
+			t.Helper()
+			n := 0
+			it, err := h.exec.(*TopN).table.Iter(h.ctx, state.IterOptions{Vnode: state.AllVnodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			for it.Next() == nil {
+				n++
+			}
+			return n
+		}
+		if n := stateRows(); n != 5 {
+			t.Fatalf("group %v: %d state rows before the watermark, want 5", group, n)
+		}
+		out := h.stepMsgs(nil, WatermarkMsg(&Watermark{Col: 1, Val: types.DInt(3)}))
+		tnExpectOut(t, out, "watermark $1 3")
+		if n := stateRows(); n != 1 {
+			t.Fatalf("group %v: %d state rows after the watermark 3 on $1, want 1 (group 3's)", group, n)
+		}
+		h.expect("1 1 5\n3 2 5\n5 3 5")
+		h.restart()
+		tnExpectOut(t, h.step("I I I\n + 0 3 5\n - 5 3 5"), "- 5 3 5\n+ 0 3 5")
+		h.expect("0 3 5\n1 1 5\n3 2 5")
 	}
 }
 
