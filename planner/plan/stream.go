@@ -394,6 +394,15 @@ func (n *StreamTopN) Describe() string {
 	if n.Rank != "" {
 		s += " with " + n.Rank
 	}
+	var ws []int // group columns with a watermark: the executor cleans below it
+	for _, c := range WatermarkCols(n.Input) {
+		if slices.Contains(n.GroupBy, c) {
+			ws = append(ws, c)
+		}
+	}
+	if len(ws) > 0 {
+		s += fmt.Sprintf(" (state cleaned below the watermark on %s)", colList(ws))
+	}
 	return s
 }
 func (n *StreamUnion) Describe() string { return "StreamUnion All" }
