@@ -377,6 +377,14 @@ func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t 
 			}
 		}
 	}
+	return deleteStateBelow(ctx, s.table, s.width, vnodes, col, t, wm, keyLeads)
+}
+
+// deleteStateBelow deletes from table (rows of width columns) the rows whose
+// column col (of type t) is below wm, in the vnodes given (nil: all).
+// keyLeads says col is the first column of the state key (then only the rows
+// below wm are read). Watermark state cleaning of joins and top-N.
+func deleteStateBelow(ctx context.Context, table *state.Table, width int, vnodes []uint16, col int, t types.T, wm *types.Datum, keyLeads bool) error {
 	var rng state.KeyRange
 	if keyLeads {
 		rng.End = codec.EncodeKey(nil, t, wm, false)
@@ -390,7 +398,7 @@ func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t 
 	}
 	var doomed []types.Datum
 	for _, v := range scan {
-		it, err := s.table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
+		it, err := table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
 		if err != nil {
 			return err
 		}
@@ -415,8 +423,8 @@ func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t 
 			return err
 		}
 	}
-	for off := 0; off < len(doomed); off += s.width {
-		if err := s.table.Delete(doomed[off : off+s.width]); err != nil {
+	for off := 0; off < len(doomed); off += width {
+		if err := table.Delete(doomed[off : off+width]); err != nil {
 			return err
 		}
 	}

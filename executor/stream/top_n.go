@@ -554,49 +554,11 @@ func (x *TopN) clean(ctx context.Context, w Watermark) error {
 		x.cached -= len(g.rows) + 1
 		g.rows = nil
 	}
-	var rng state.KeyRange
-	if len(x.cfg.groupCols) > 0 && x.cfg.groupCols[0] == w.Col {
-		// The group's first column leads the state key: the rows below the
-		// watermark are a prefix of each vnode's range.
-		rng.End = codec.EncodeKey(nil, t, &w.Val, false)
-	}
-	scan := []int{state.AllVnodes}
-	if x.cfg.vnodes != nil {
-		scan = scan[:0]
-		for _, v := range x.cfg.vnodes {
-			scan = append(scan, int(v))
-		}
-	}
-	width := len(x.cfg.layout.Types)
-	var doomed []types.Datum
-	for _, v := range scan {
-		it, err := x.table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})
-		if err != nil {
-			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
-		}
-		for {
-			err := it.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				it.Close()
-				return fmt.Errorf("top-n: clean state below the watermark: %w", err)
-			}
-			if row := it.Row(); below(row) {
-				for j := range row {
-					doomed = append(doomed, row[j].Copy())
-				}
-			}
-		}
-		if err := it.Close(); err != nil {
-			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
-		}
-	}
-	for off := 0; off < len(doomed); off += width {
-		if err := x.table.Delete(doomed[off : off+width]); err != nil {
-			return fmt.Errorf("top-n: clean state below the watermark: %w", err)
-		}
+	// When the group's first column leads the state key, the rows below the
+	// watermark are a prefix of each vnode's range.
+	keyLeads := len(x.cfg.groupCols) > 0 && x.cfg.groupCols[0] == w.Col
+	if err := deleteStateBelow(ctx, x.table, len(x.cfg.layout.Types), x.cfg.vnodes, w.Col, t, &w.Val, keyLeads); err != nil {
+		return fmt.Errorf("top-n: clean state below the watermark: %w", err)
 	}
 	return nil
 }
