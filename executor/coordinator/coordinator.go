@@ -75,11 +75,15 @@ type Coordinator struct {
 	// flushWaits counts the FLUSHes waiting for sinks into tables to write
 	// their entries: paced ones hurry meanwhile.
 	flushWaits atomic.Int32
-	recent     []uint64      // recently committed epochs, oldest first (barrier loop only)
-	failedCh   chan struct{} // closed when an actor fails (until recovery)
-	failOnce   *sync.Once
-	stop       chan struct{}
-	done       chan struct{}
+	recent     []uint64 // recently committed epochs, oldest first (barrierMu's holder only)
+	// barrierMu is held by whoever runs barrier(): the barrier loop, or a
+	// statement that commits its own epoch (driveEpoch). Barriers never
+	// overlap.
+	barrierMu sync.Mutex
+	failedCh  chan struct{} // closed when an actor fails (until recovery)
+	failOnce  *sync.Once
+	stop      chan struct{}
+	done      chan struct{}
 	// startedCh is closed by Start: writers from outside the barrier loop
 	// (a sink's log reader) wait for it, since the actors they feed run only
 	// from then on.
@@ -205,6 +209,10 @@ func (c *Coordinator) Stop() {
 	if started {
 		<-c.done // the loop runs only once started
 	}
+	// A statement driving its own epoch finishes it (or gives up on c.stop)
+	// before the owner may close the store; none starts after (stopped).
+	c.barrierMu.Lock()
+	c.barrierMu.Unlock() //nolint:staticcheck // an empty critical section: waits for the holder
 	c.cancel()
 	c.actors.Wait()
 	// Actors added but never launched return their caches' memory.
@@ -288,7 +296,10 @@ func (c *Coordinator) loop() {
 		if failed {
 			continue // the owner recovers with a new coordinator
 		}
-		if err := c.barrier(); err != nil {
+		c.barrierMu.Lock()
+		err := c.barrier()
+		c.barrierMu.Unlock()
+		if err != nil {
 			if errors.Is(err, ErrStopped) {
 				return
 			}
@@ -297,12 +308,101 @@ func (c *Coordinator) loop() {
 	}
 }
 
+// commitEpoch commits the open epoch, which the caller wrote into, and waits
+// for it: on the caller's goroutine when no barrier is in flight
+// (driveEpoch), else through the barrier loop.
+func (c *Coordinator) commitEpoch(ctx context.Context, epoch uint64) error {
+	if !c.driveEpoch(ctx, epoch) {
+		c.RequestBarrier()
+	}
+	return c.WaitCommitted(ctx, epoch)
+}
+
+// driveEpoch commits epoch on the caller's goroutine when no barrier is in
+// flight, so that a lone writer's commit does not wait for the barrier loop
+// to wake, nor the writer for the loop to wake it: each such hand-off between
+// goroutines costs a commit tens of microseconds. It reports false when
+// another barrier is in flight (or the engine failed or stopped): the
+// caller then asks the loop (RequestBarrier), which commits everything
+// written meanwhile together (group commit). Errors are the loop's: the
+// epoch's waiters see them in WaitCommitted. When ctx ends first the round
+// goes on in a goroutine of its own and driveEpoch returns.
+func (c *Coordinator) driveEpoch(ctx context.Context, epoch uint64) bool {
+	if !c.barrierMu.TryLock() {
+		return false
+	}
+	handOff := false
+	defer func() {
+		if !handOff {
+			c.barrierMu.Unlock()
+		}
+	}()
+	c.committed.Lock()
+	done := c.committed.epoch >= epoch
+	c.committed.Unlock()
+	if done {
+		return true
+	}
+	c.mu.Lock()
+	ok := c.mu.started && !c.mu.stopped && c.mu.failed == nil
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	r, err := c.inject()
+	if err == nil {
+		r.byWriter = true
+		err = c.finish(r, ctx.Done())
+	}
+	if errors.Is(err, errAbandoned) {
+		// The statement was canceled while its epoch's actors still work:
+		// the round goes on without it (its writes commit or fail with the
+		// epoch), and holds barrierMu until it ends.
+		handOff = true
+		go func() {
+			defer c.barrierMu.Unlock()
+			if err := c.finish(r, nil); err != nil && !errors.Is(err, ErrStopped) {
+				c.cfg.Logger.Error("epoch failed", "err", err)
+			}
+		}()
+		return true
+	}
+	if err != nil && !errors.Is(err, ErrStopped) {
+		c.cfg.Logger.Error("epoch failed", "err", err)
+	}
+	return true
+}
+
 // barrier injects one barrier, waits for every actor's report and commits.
 func (c *Coordinator) barrier() error {
+	r, err := c.inject()
+	if err != nil {
+		return err
+	}
+	return c.finish(r, nil)
+}
+
+// round is one barrier between its injection and its commit.
+type round struct {
+	b          *stream.Barrier
+	prev       uint64
+	injected   time.Time
+	expect     map[stream.ActorID]bool // actors yet to report
+	writes     *storage.Batch          // the epoch's writes so far
+	stagedRows int
+	byWriter   bool // driven by the statement that wrote the epoch (driveEpoch)
+}
+
+// errAbandoned is finish's answer when its caller stopped waiting: the round
+// is not finished (finish it again).
+var errAbandoned = errors.New("barrier round abandoned by its driver")
+
+// inject opens the next epoch and sends its barrier to every root.
+func (c *Coordinator) inject() (*round, error) {
 	c.mu.Lock()
 	if c.mu.stopped {
 		c.mu.Unlock()
-		return ErrStopped
+		return nil, ErrStopped
 	}
 	injected := time.Now()
 	prev := c.mu.epoch
@@ -345,7 +445,7 @@ func (c *Coordinator) barrier() error {
 			c.mu.Unlock()
 			err = fmt.Errorf("barrier %v to actor %d: %w", b, id, err)
 			c.fail(prev, c.firstActorError(err))
-			return err
+			return nil, err
 		}
 	}
 	for _, id := range stopping {
@@ -353,12 +453,21 @@ func (c *Coordinator) barrier() error {
 		delete(c.mu.actors, id)
 	}
 	c.mu.Unlock()
+	return &round{b: b, prev: prev, injected: injected, expect: expect, writes: writes, stagedRows: stagedRows}, nil
+}
 
-	if err := c.collect(b, expect, writes); err != nil {
+// finish collects r's reports and commits its epoch. When abandon fires
+// before every actor reported it returns errAbandoned, r unfinished.
+func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
+	prev := r.prev
+	if err := c.collect(r.b, r.expect, r.writes, abandon); err != nil {
+		if errors.Is(err, errAbandoned) {
+			return err
+		}
 		c.fail(prev, err)
 		return err
 	}
-	if err := c.kv.Commit(c.runCtx, prev, writes); err != nil {
+	if err := c.kv.Commit(c.runCtx, prev, r.writes); err != nil {
 		err = fmt.Errorf("commit epoch %d: %w", prev, err)
 		c.fail(prev, err)
 		return err
@@ -367,16 +476,16 @@ func (c *Coordinator) barrier() error {
 	c.committed.epoch = prev
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
-	if stagedRows > 0 {
+	if r.stagedRows > 0 {
 		// A big statement's garbage (its rows went through memory chunk by
 		// chunk): give it back to the operating system now, not minutes later.
 		debug.FreeOSMemory()
 	}
 	done := time.Now()
-	c.cfg.Barriers.record(BarrierStat{Epoch: prev, Injected: injected, Committed: done, Latency: done.Sub(injected)})
+	c.cfg.Barriers.record(BarrierStat{Epoch: prev, Injected: r.injected, Committed: done, Latency: done.Sub(r.injected), ByWriter: r.byWriter})
 	c.collectGarbage(prev)
 	c.mu.Lock()
-	c.steerBackfillsLocked(done.Sub(injected))
+	c.steerBackfillsLocked(done.Sub(r.injected))
 	c.mu.Unlock()
 	return nil
 }
@@ -399,8 +508,10 @@ func (c *Coordinator) collectGarbage(committed uint64) {
 	}
 }
 
-// collect waits until every expected actor reported barrier b, merging their writes.
-func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool, writes *storage.Batch) error {
+// collect waits until every expected actor reported barrier b, merging their
+// writes (it deletes reported actors from expect): errAbandoned when abandon
+// fires first.
+func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool, writes *storage.Batch, abandon <-chan struct{}) error {
 	stall := time.NewTicker(barrierStallWarning)
 	defer stall.Stop()
 	for len(expect) > 0 {
@@ -411,6 +522,8 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 			continue
 		case <-c.stop:
 			return ErrStopped
+		case <-abandon:
+			return errAbandoned
 		}
 		c.reports.Lock()
 		list := c.reports.list
@@ -549,8 +662,7 @@ func (c *Coordinator) flushOnce(ctx context.Context) (uint64, error) {
 	c.mu.Lock()
 	epoch := c.mu.epoch
 	c.mu.Unlock()
-	c.RequestBarrier()
-	return epoch, c.WaitCommitted(ctx, epoch)
+	return epoch, c.commitEpoch(ctx, epoch)
 }
 
 // intoDelivered is the last epoch each sink into a table's reader delivered.

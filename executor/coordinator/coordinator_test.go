@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,10 +74,13 @@ func insert(ctx context.Context, c *Coordinator, rows ...[2]int64) error {
 }
 
 // mvRows reads the MV's rows at the committed epoch.
-func mvRows(t *testing.T, c *Coordinator) map[int64]int64 {
+func mvRows(t *testing.T, c *Coordinator) map[int64]int64 { return rowsOf(t, c, mv) }
+
+// rowsOf reads rel's (id, v) rows at the committed epoch.
+func rowsOf(t *testing.T, c *Coordinator, rel *catalog.Relation) map[int64]int64 {
 	t.Helper()
 	env := &batch.Env{Store: c.kv, Epoch: c.CommittedEpoch(), Tables: batch.NewTableSet(c.kv)}
-	x, err := batch.Build(env, &plan.Query{Root: &plan.Scan{Table: mv, Out: fields(mv)}})
+	x, err := batch.Build(env, &plan.Query{Root: &plan.Scan{Table: rel, Out: fields(rel)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,5 +311,81 @@ func TestSinkWritesBeforeStartWait(t *testing.T) {
 	}
 	if got := mvRows(t, c); len(got) != writes || got[writes-1] != 10*(writes-1) {
 		t.Fatalf("the view has %d rows, want %d: %v", len(got), writes, got)
+	}
+}
+
+// TestWriterDrivesItsEpoch: a lone statement commits its epoch on its own
+// goroutine (no barrier loop hand-off); canceled while an actor still holds
+// the barrier, it returns at once and the round goes on without it: the
+// epoch commits with its row when the actor reports, and Stop waits for it.
+func TestWriterDrivesItsEpoch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv := memkv.New()
+	defer kv.Close()
+	barriers := NewBarrierLog()
+	c := New(kv, Config{BarrierInterval: time.Hour, Parallelism: 1, Barriers: barriers})
+	c.AddTable(tbl.ID, tbl.ColumnTypes())
+	// A stand-in actor that holds each barrier until told to report it.
+	got := make(chan *stream.Barrier)
+	release := make(chan struct{})
+	c.mu.Lock()
+	slow := c.newActorIDLocked()
+	c.mu.actors[slow] = &running{}
+	c.mu.roots[slow] = &root{barriers: got}
+	c.mu.Unlock()
+	held := make(chan *stream.Barrier, 1)
+	var hold atomic.Bool
+	go func() {
+		for b := range got {
+			if hold.CompareAndSwap(true, false) {
+				held <- b
+				<-release
+			}
+			c.report(stream.Collected{Actor: slow, Barrier: b})
+		}
+	}()
+	c.Start()
+	defer func() {
+		c.Stop()
+		close(got)
+	}()
+
+	if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
+		t.Fatal(err)
+	}
+	stats := barriers.Stats()
+	if len(stats) == 0 || !stats[len(stats)-1].ByWriter {
+		t.Fatalf("the lone INSERT's epoch was not committed by its statement: %+v", stats)
+	}
+
+	hold.Store(true)
+	sctx, scancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- insert(sctx, c, [2]int64{2, 20}) }()
+	var b *stream.Barrier
+	select {
+	case b = <-held:
+	case <-ctx.Done():
+		t.Fatal("the second INSERT's barrier never reached the actor")
+	}
+	scancel()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "canceling statement") {
+			t.Fatalf("canceled INSERT: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("a canceled INSERT waited for its epoch's actors")
+	}
+	if c.CommittedEpoch() >= b.Epoch.Prev {
+		t.Fatalf("epoch %d committed before its actor reported", b.Epoch.Prev)
+	}
+	close(release)
+	if err := c.WaitCommitted(ctx, b.Epoch.Prev); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(t, c, tbl); len(got) != 2 || got[2] != 20 {
+		t.Fatalf("rows after the canceled INSERT's epoch committed: %v", got)
 	}
 }

@@ -86,8 +86,7 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		return err
 	}
 	c.mu.Unlock()
-	c.RequestBarrier()
-	return c.WaitCommitted(ctx, epoch)
+	return c.commitEpoch(ctx, epoch)
 }
 
 // stagingGCPercent is the garbage collector's target while a statement
@@ -287,8 +286,7 @@ func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64,
 	}
 	appendBatch(&c.mu.batch, &local)
 	c.mu.Unlock()
-	c.RequestBarrier()
-	return epoch, c.WaitCommitted(ctx, epoch)
+	return epoch, c.commitEpoch(ctx, epoch)
 }
 
 func appendBatch(dst, src *storage.Batch) {

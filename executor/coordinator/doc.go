@@ -3,8 +3,10 @@
 // DML source, each constant source) every barrier interval or on demand,
 // collects each actor's report and state writes, commits the epoch's writes
 // (DML, DDL and operator state) to storage atomically, and then publishes the
-// epoch as committed. DML runs under its lock so its table writes and change
-// chunks land in the open epoch; jobs (materialized views) are added and
+// epoch as committed. Barriers run one at a time, on the barrier loop or on
+// the goroutine of a statement that found none in flight and commits its own
+// epoch (driveEpoch: no hand-off to the loop and back). DML runs under its
+// lock so its table writes and change chunks land in the open epoch; jobs (materialized views) are added and
 // dropped by barrier mutations; Build turns a stream plan into actors. A
 // BarrierLog keeps the recent epochs' barrier latencies (BarrierStat).
 //

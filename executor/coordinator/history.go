@@ -12,6 +12,9 @@ type BarrierStat struct {
 	Injected  time.Time
 	Committed time.Time
 	Latency   time.Duration // Committed - Injected
+	// ByWriter: the statement that wrote the epoch drove its barrier itself
+	// (no other barrier was in flight), not the barrier loop.
+	ByWriter bool
 }
 
 // barrierHistoryLen is how many committed epochs a BarrierLog keeps.
