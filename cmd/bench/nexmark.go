@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tributary/tributary/connector/nexmark"
@@ -40,10 +41,14 @@ type nexmarkResult struct {
 	Seconds      float64
 	EventsPerSec float64
 	PeakRSSMB    float64
-	CPUPerM      float64 // CPU seconds (user+system) per million events
-	Barrier      barrierStats
-	PreMVBids    int64
-	ViewRows     int64
+	// RSSAtMB is the server's VmRSS once 10%, 50% and 100% of the bids were
+	// read (rw_source_splits; 100%: after WAIT): state that grows with the
+	// events shows as a rising row.
+	RSSAtMB   [3]float64
+	CPUPerM   float64 // CPU seconds (user+system) per million events
+	Barrier   barrierStats
+	PreMVBids int64
+	ViewRows  int64
 }
 
 func nexmarkMain(ctx context.Context, args []string, out io.Writer) error {
@@ -163,6 +168,18 @@ func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q que
 			return r, err
 		}
 	}
+	progress := &rssByProgress{pid: srv.Pid(), bids: bidCount(events)}
+	if sources {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan error, 1)
+		go func() { watched <- progress.watch(watchCtx, srv.DSN()) }()
+		defer func() {
+			stopWatch()
+			if werr := <-watched; err == nil && werr != nil {
+				err = werr
+			}
+		}()
+	}
 	create := "CREATE MATERIALIZED VIEW " + q.Name + " AS " + q.SQL
 	if sink {
 		create = "CREATE SINK " + q.Name + " AS " + q.SQL + " WITH (connector = 'blackhole')"
@@ -204,9 +221,69 @@ func nexmarkRun(ctx context.Context, bin, dir string, serverArgs []string, q que
 	r.Query, r.Events, r.Seconds = q.Name, events, secs
 	r.EventsPerSec = float64(events) / secs
 	r.PeakRSSMB = float64(hwm) / 1024
+	if sources {
+		rss, err := procStatusKB(srv.Pid(), "VmRSS")
+		if err != nil {
+			return r, err
+		}
+		r.RSSAtMB = progress.at(float64(rss) / 1024)
+	}
 	r.CPUPerM = (cpu1 - cpu0) / (float64(events) / 1e6)
 	r.Barrier = barrierWindow(hist, start, end)
 	return r, nil
+}
+
+// rssByProgress samples the server's VmRSS against how many bids its
+// sources have read (rw_source_splits), for the RSS at 10% and 50% of a run.
+type rssByProgress struct {
+	pid  int
+	bids int64 // the run's bids
+	mu   sync.Mutex
+	seen [2]float64 // MB at 10% and 50%; 0 until reached
+}
+
+// watch samples every 250 ms until ctx ends (its end is not an error).
+func (p *rssByProgress) watch(ctx context.Context, dsn string) error {
+	conn, err := connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("progress connection: %w", err)
+	}
+	defer conn.Close(context.Background())
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		var read int64
+		err := conn.QueryRow(ctx, "SELECT coalesce(sum(rows_read), 0)::bigint FROM rw_catalog.rw_source_splits WHERE source_name LIKE '%bid'").Scan(&read)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("source progress: %w", err)
+		}
+		kb, err := procStatusKB(p.pid, "VmRSS")
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		for i, share := range []float64{0.1, 0.5} {
+			if p.seen[i] == 0 && float64(read) >= share*float64(p.bids) {
+				p.seen[i] = float64(kb) / 1024
+			}
+		}
+		p.mu.Unlock()
+	}
+}
+
+// at is the RSS at 10% and 50% (0 when never sampled there) and end.
+func (p *rssByProgress) at(end float64) [3]float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return [3]float64{p.seen[0], p.seen[1], end}
 }
 
 // bidCount is how many of events 0..n-1 are bids (46 of every 50, after the person and 3 auctions).
@@ -332,14 +409,18 @@ func printNexmark(out io.Writer, rs []nexmarkResult, gen float64, events int64) 
 		}
 	}
 	fmt.Fprintf(out, "\n%d events, %d cores, %s; generator-only %.0f events/s\n\n", events, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), gen)
-	fmt.Fprintln(out, "| query | events/s | / generator | / q0 | seconds | CPU s / M events | peak RSS MB | barrier p50 ms | barrier p99 ms | barriers | pre-MV bids | view rows |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(out, "| query | events/s | / generator | / q0 | seconds | CPU s / M events | peak RSS MB | RSS MB at 10/50/100% | barrier p50 ms | barrier p99 ms | barriers | pre-MV bids | view rows |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rs {
 		vsQ0 := "-"
 		if q0 > 0 {
 			vsQ0 = fmt.Sprintf("%.2f", r.EventsPerSec/q0)
 		}
-		fmt.Fprintf(out, "| %s | %.0f | %.3f | %s | %.2f | %.2f | %.0f | %.0f | %.0f | %d | %d | %d |\n", r.Query, r.EventsPerSec, r.EventsPerSec/gen, vsQ0,
-			r.Seconds, r.CPUPerM, r.PeakRSSMB, r.Barrier.P50, r.Barrier.P99, r.Barrier.Count, r.PreMVBids, r.ViewRows)
+		at := "-"
+		if r.RSSAtMB[2] > 0 {
+			at = fmt.Sprintf("%.0f / %.0f / %.0f", r.RSSAtMB[0], r.RSSAtMB[1], r.RSSAtMB[2])
+		}
+		fmt.Fprintf(out, "| %s | %.0f | %.3f | %s | %.2f | %.2f | %.0f | %s | %.0f | %.0f | %d | %d | %d |\n", r.Query, r.EventsPerSec, r.EventsPerSec/gen, vsQ0,
+			r.Seconds, r.CPUPerM, r.PeakRSSMB, at, r.Barrier.P50, r.Barrier.P99, r.Barrier.Count, r.PreMVBids, r.ViewRows)
 	}
 }
