@@ -98,7 +98,7 @@ func (w *CopyWriter) Write(ctx context.Context, in *types.Chunk) (int, error) {
 	}
 	probed := !w.fresh && rel.OnConflict == ""
 	if probed {
-		if err := w.probe.load(ctx, w.env, w.tbl, rel, full, 0, 0, full.Len()); err != nil {
+		if err := w.probe.load(ctx, w.env, w.tbl, rel, full, 0, full.Len()); err != nil {
 			return -1, err
 		}
 	}

@@ -50,14 +50,9 @@ func BuildDML(env *Env, stmt any, inits []plan.InitPlan, paramBase int) (x Execu
 	default:
 		return nil, nil, types.Errorf(types.ErrInternal, "batch: %T is not a DML statement", stmt)
 	}
-	in := Executor(nil)
-	if ins, ok := stmt.(*plan.Insert); ok {
-		in = env.KeyHints.input(ins) // the rows ProbeInsert evaluated, if it did
-	}
-	if in == nil {
-		if in, err = build(env, input); err != nil {
-			return nil, nil, err
-		}
+	in, err := build(env, input)
+	if err != nil {
+		return nil, nil, err
 	}
 	e := &dmlExec{env: env, rel: rel, input: input, in: in, w: w, returning: returning, ts: plan.Types(retOut), joined: joined}
 	x, err = withInitPlans(env, e, inits, paramBase)

@@ -45,9 +45,6 @@ type Env struct {
 	// table at epoch and may answer lookups read at it (nil: no index may;
 	// scans read tables).
 	IndexReady func(id uint32, epoch uint64) bool
-	// KeyHints, when set, may answer an INSERT's primary-key checks against
-	// the store (ProbeInsert).
-	KeyHints *KeyHints
 	// work are the WITH RECURSIVE work tables by plan id (recursive_union.go).
 	work map[int]*workTable
 }

@@ -20,17 +20,12 @@ type insertWriter struct {
 	// touched are the keys this statement wrote (ON CONFLICT DO UPDATE may
 	// not write a row twice).
 	touched map[string]bool
-	// seen counts the input rows of earlier write calls (KeyHints are by
-	// input row).
-	seen int
 }
 
 func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error) {
 	if w.conflict != nil {
 		return w.writeOnConflict(ctx, env, tbl, rel, rows)
 	}
-	base := w.seen
-	w.seen += rows.Len()
 	nc := len(rel.Columns)
 	var (
 		row     []types.Datum
@@ -53,7 +48,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if rel.OnConflict == "" {
 				// Nothing is staged until the next block: one ordered read
 				// of the block's keys answers the conflict checks.
-				if err := probe.load(ctx, env, tbl, rel, rows, base, i, min(i+types.DefaultChunkSize, rows.Len())); err != nil {
+				if err := probe.load(ctx, env, tbl, rel, rows, i, min(i+types.DefaultChunkSize, rows.Len())); err != nil {
 					return nil, err
 				}
 			}
@@ -203,9 +198,8 @@ type keyProbe struct {
 	found []bool
 }
 
-// load reads the keys of rows [from, to), which are the statement's input rows base+from
-// onwards: from env.KeyHints when they hold them, else from the store.
-func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk, base, from, to int) error {
+// load reads the keys of rows [from, to).
+func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk, from, to int) error {
 	p.from = from
 	p.keys, p.arena, p.found = p.keys[:0], p.arena[:0], p.found[:0]
 	var row []types.Datum
@@ -221,9 +215,6 @@ func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *ca
 		start = end
 	}
 	p.found = append(p.found, make([]bool, len(p.keys))...)
-	if env.KeyHints.take(rel.ID, env.Epoch, base+from, p.keys, p.found) {
-		return nil
-	}
 	if err := tbl.StoredKeys(ctx, env.Epoch, p.keys, p.found); err != nil {
 		return fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
 	}

@@ -296,14 +296,10 @@ func (s *Session) describeDML(st *statement, q *parser.Query) error {
 func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params []types.Datum, cols []pgwire.Column, verb string) (pgwire.Result, error) {
 	var out *types.Chunk
 	var affected int64
-	var hints *batch.KeyHints
-	if s.mayProbe(node, pq) {
-		hints = s.probeInsert(ctx, node.(*plan.Insert), pq, params)
-	}
 	err := s.write(ctx, func(tables *batch.TableSet, snapshot uint64) error {
 		out, affected = nil, 0
 		env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: snapshot, Tables: tables,
-			IndexReady: s.eng.indexReady, KeyHints: hints}
+			IndexReady: s.eng.indexReady}
 		env.Ctx.Context = ctx
 		exec, rowsAffected, err := batch.BuildDML(env, node, pq.InitPlans, pq.ParamBase)
 		if err != nil {
@@ -336,37 +332,6 @@ func (s *Session) runDML(ctx context.Context, node any, pq *plan.Query, params [
 		return nil, err
 	}
 	return &staticResult{cols: cols, chunk: out, tag: fmt.Sprintf("%s %d", verb, affected)}, nil
-}
-
-// mayProbe reports whether an INSERT may read ahead whether the store holds
-// its rows' keys (probeInsert): outside a transaction block, without init
-// plans.
-func (s *Session) mayProbe(node any, pq *plan.Query) bool {
-	_, ok := node.(*plan.Insert)
-	return ok && len(pq.InitPlans) == 0 && s.TxStatus() == 'I'
-}
-
-// probeInsert evaluates an INSERT ... VALUES's rows and reads whether the
-// store holds their primary keys at the committed epoch (batch.ProbeInsert)
-// before the statement waits for the coordinator's lock, which every other
-// session's statement waits for: the insert then writes these rows, and
-// takes these answers instead of reading the store if it runs at that same
-// epoch. nil when the statement does not qualify or the evaluation or the
-// read fails (the statement then does both itself, and reports the error).
-func (s *Session) probeInsert(ctx context.Context, ins *plan.Insert, pq *plan.Query, params []types.Datum) *batch.KeyHints {
-	epoch := s.eng.coord().CommittedEpoch()
-	release, err := s.eng.Store.Pin(epoch)
-	if err != nil {
-		return nil
-	}
-	defer release()
-	env := &batch.Env{Ctx: s.exprCtx(withInitSlots(params, pq)), Store: s.eng.Store, Epoch: epoch}
-	env.Ctx.Context = ctx
-	hints, err := batch.ProbeInsert(ctx, env, ins)
-	if err != nil {
-		return nil // the statement meets the error again, and reports it
-	}
-	return hints
 }
 
 // explain prints a statement's plan.
