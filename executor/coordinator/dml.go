@@ -80,12 +80,7 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		}
 		return err
 	}
-	if err := c.flushStatementLocked(epoch, tables); err != nil {
-		c.mu.Unlock()
-		c.failOnce.Do(func() { close(c.failedCh) })
-		c.fail(epoch, err)
-		return err
-	}
+	tables.Flush(epoch, &c.mu.batch)
 	if err := c.sendChangesLocked(tables); err != nil {
 		c.mu.Unlock()
 		return err
@@ -93,41 +88,6 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	c.mu.Unlock()
 	c.RequestBarrier()
 	return c.WaitCommitted(ctx, epoch)
-}
-
-// stageStatementRows is the fewest rows a finished DML statement wrote for
-// flushStatementLocked to stage them into the store at once rather than add
-// them to the epoch's batch.
-const stageStatementRows = 256
-
-// flushStatementLocked moves a finished statement's writes into the open
-// epoch. A statement of stageStatementRows rows or more stages them into the
-// store (storage.KV.Stage), whose write goes on while other sessions run
-// their statements and the epoch's barrier passes through the jobs, instead
-// of joining the epoch's batch, which Badger takes only at the commit, on
-// the barrier's goroutine, after every statement of the epoch. The tables
-// keep the writes in memory as flushed layers, as Flush does, so later
-// statements read them from there and read the store at the committed epoch
-// only (they never wait for a Stage's write); staged writes stay invisible
-// to readers until the epoch commits, and a restart before then drops them.
-// The epoch's batch so far goes first, so a later write of a key stays the
-// newest (Stage: a later Stage wins, and the commit's batch wins over all).
-// An error means the epoch cannot commit (the writes are in the tables'
-// layers but in no batch): the caller fails it. The caller holds c.mu.
-func (c *Coordinator) flushStatementLocked(epoch uint64, tables *batch.TableSet) error {
-	if tables.PendingRows() < stageStatementRows {
-		tables.Flush(epoch, &c.mu.batch)
-		return nil
-	}
-	b := new(storage.Batch)
-	appendBatch(b, &c.mu.batch)
-	c.mu.batch.Reset()
-	tables.Flush(epoch, b)
-	// The statement is done: a cancel now would fail the whole epoch.
-	if err := c.kv.Stage(c.runCtx, epoch, b); err != nil {
-		return fmt.Errorf("%w: stage a statement's writes in epoch %d: %w", ErrRecovering, epoch, err)
-	}
-	return nil
 }
 
 // stagingGCPercent is the garbage collector's target while a statement
