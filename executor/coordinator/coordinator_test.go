@@ -74,33 +74,7 @@ func insert(ctx context.Context, c *Coordinator, rows ...[2]int64) error {
 }
 
 // mvRows reads the MV's rows at the committed epoch.
-func mvRows(t *testing.T, c *Coordinator) map[int64]int64 { return rowsOf(t, c, mv) }
-
-// rowsOf reads rel's (id, v) rows at the committed epoch.
-func rowsOf(t *testing.T, c *Coordinator, rel *catalog.Relation) map[int64]int64 {
-	t.Helper()
-	env := &batch.Env{Store: c.kv, Epoch: c.CommittedEpoch(), Tables: batch.NewTableSet(c.kv)}
-	x, err := batch.Build(env, &plan.Query{Root: &plan.Scan{Table: rel, Out: fields(rel)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	out := map[int64]int64{}
-	for {
-		ch, err := x.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < ch.Len(); i++ {
-			if ch.Visible(i) {
-				out[ch.Cols[0].I64[i]] = ch.Cols[1].I64[i]
-			}
-		}
-	}
-}
+func mvRows(t *testing.T, c *Coordinator) map[int64]int64 { return relRows(t, c, mv) }
 
 func TestCoordinatorMaintainsJobAcrossRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -385,7 +359,7 @@ func TestWriterDrivesItsEpoch(t *testing.T) {
 	if err := c.WaitCommitted(ctx, b.Epoch.Prev); err != nil {
 		t.Fatal(err)
 	}
-	if got := rowsOf(t, c, tbl); len(got) != 2 || got[2] != 20 {
+	if got := relRows(t, c, tbl); len(got) != 2 || got[2] != 20 {
 		t.Fatalf("rows after the canceled INSERT's epoch committed: %v", got)
 	}
 }

@@ -1,0 +1,204 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/executor/batch"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/badger"
+	"github.com/tributary/tributary/storage/memkv"
+)
+
+// relRows reads rel's rows (id -> v) at the committed epoch.
+func relRows(t *testing.T, c *Coordinator, rel *catalog.Relation) map[int64]int64 {
+	t.Helper()
+	epoch := c.CommittedEpoch()
+	release, err := c.kv.Pin(epoch) // held while the scan reads at epoch
+	for errors.Is(err, storage.ErrEpochDiscarded) {
+		epoch = c.CommittedEpoch()
+		release, err = c.kv.Pin(epoch)
+	}
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer release()
+	env := &batch.Env{Store: c.kv, Epoch: epoch, Tables: batch.NewTableSet(c.kv)}
+	x, err := batch.Build(env, &plan.Query{Root: &plan.Scan{Table: rel, Out: fields(rel)}})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer x.Close()
+	out := map[int64]int64{}
+	for {
+		ch, err := x.Next(context.Background())
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Error(err)
+			}
+			return out
+		}
+		for i := 0; i < ch.Len(); i++ {
+			if ch.Visible(i) {
+				out[ch.Cols[0].I64[i]] = ch.Cols[1].I64[i]
+			}
+		}
+	}
+}
+
+// stores runs f on a memkv store and on a Badger one.
+func stores(t *testing.T, f func(t *testing.T, kv storage.KV)) {
+	t.Run("memkv", func(t *testing.T) {
+		kv := memkv.New()
+		defer kv.Close()
+		f(t, kv)
+	})
+	t.Run("badger", func(t *testing.T) {
+		kv, err := badger.Open(badger.Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer kv.Close()
+		f(t, kv)
+	})
+}
+
+// TestConcurrentStatements runs 300-row INSERTs from several sessions at
+// once, each round's statements all inserting one contested key besides
+// their own: exactly one per round succeeds and the others fail with a
+// unique violation; a reader meanwhile sees every statement whole or not at
+// all; at the end the table and a view over it hold exactly the successful
+// statements' rows.
+func TestConcurrentStatements(t *testing.T) {
+	stores(t, func(t *testing.T, kv storage.KV) {
+		seed := time.Now().UnixNano()
+		t.Logf("seed %d", seed)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c := New(kv, Config{BarrierInterval: 20 * time.Millisecond, Parallelism: 2})
+		c.AddTable(tbl.ID, tbl.ColumnTypes())
+		c.Start()
+		defer c.Stop()
+		if err := c.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
+			t.Fatal(err)
+		}
+		const sessions, rounds, perStmt = 4, 20, 300
+		// Statement s of session w in round r inserts ids s*1000+i (v = s)
+		// and the round's contested id -(r+1) (v = s).
+		winners := make([]atomic.Int64, rounds)
+		var readerErr atomic.Value
+		done := make(chan struct{})
+		var reader sync.WaitGroup
+		reader.Add(1)
+		go func() { // a reader checks that statements are whole
+			defer reader.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := checkWhole(relRows(t, c, tbl), perStmt); err != nil {
+					readerErr.Store(err)
+					return
+				}
+			}
+		}()
+		var wg sync.WaitGroup
+		for w := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(seed), uint64(w)))
+				for r := range rounds {
+					s := int64(1 + r*sessions + w)
+					rows := make([][2]int64, 0, perStmt+1)
+					for i := range perStmt {
+						rows = append(rows, [2]int64{s*1000 + int64(i), s})
+					}
+					// The contested key anywhere in the statement.
+					at := rng.IntN(len(rows) + 1)
+					rows = append(rows[:at], append([][2]int64{{-int64(r + 1), s}}, rows[at:]...)...)
+					err := insert(ctx, c, rows...)
+					switch {
+					case err == nil:
+						if !winners[r].CompareAndSwap(0, s) {
+							t.Errorf("round %d: statements %d and %d both inserted the contested key", r, winners[r].Load(), s)
+						}
+					case errors.Is(err, types.ErrUniqueViolation):
+					default:
+						t.Errorf("round %d, statement %d: %v", r, s, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(done)
+		reader.Wait()
+		if err, _ := readerErr.Load().(error); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]int64{}
+		for r := range rounds {
+			s := winners[r].Load()
+			if s == 0 {
+				t.Fatalf("round %d: no statement succeeded", r)
+			}
+			want[-int64(r+1)] = s
+			for i := range perStmt {
+				want[s*1000+int64(i)] = s
+			}
+		}
+		for _, rel := range []*catalog.Relation{tbl, mv} {
+			got := relRows(t, c, rel)
+			if err := sameRows(got, want); err != nil {
+				t.Fatalf("%s: %v", rel.Name, err)
+			}
+		}
+	})
+}
+
+// checkWhole checks that rows hold each statement (v = s) whole: perStmt
+// rows s*1000+i and the contested row of its round, or none of them.
+func checkWhole(rows map[int64]int64, perStmt int) error {
+	count := map[int64]int{}
+	for id, v := range rows {
+		if id >= 0 && id/1000 != v {
+			return fmt.Errorf("row %d has v %d", id, v)
+		}
+		count[v]++
+	}
+	for s, n := range count {
+		if n != perStmt+1 {
+			return fmt.Errorf("statement %d: %d of its %d rows visible", s, n, perStmt+1)
+		}
+	}
+	return nil
+}
+
+func sameRows(got, want map[int64]int64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d rows, want %d", len(got), len(want))
+	}
+	for id, v := range want {
+		if g, ok := got[id]; !ok || g != v {
+			return fmt.Errorf("row %d: %d (present %v), want %d", id, g, ok, v)
+		}
+	}
+	return nil
+}
