@@ -40,8 +40,10 @@ type backfillResult struct {
 	Seconds    float64 `json:"seconds"`
 	PerSec     float64 `json:"rows_per_sec"`
 	Ratio      float64 `json:"ratio_vs_postgres,omitempty"` // seconds over PostgreSQL's fastest run
+	CPUSecs    float64 `json:"server_cpu_seconds"`          // the server's CPU time during the CREATE
 	PeakKB     int64   `json:"peak_kb"`                     // the highest memory sample while the CREATE ran
 	LoadSecs   float64 `json:"load_seconds"`                // loading the table (once per system)
+	SettleSecs float64 `json:"settle_seconds"`              // then waiting for the server to go idle
 	ServerArgs string  `json:"server_args,omitempty"`
 }
 
@@ -57,6 +59,7 @@ func backfillMain(ctx context.Context, args []string, out io.Writer) (err error)
 	profileSecs := fs.Duration("profile-seconds", 2*time.Second, "length of the profile, from the start of the CREATE")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	keep := fs.Bool("keep", false, "keep the temporary directory (data, logs)")
+	settle := fs.Duration("settle", 3*time.Minute, "after loading, wait up to this long for the server to go idle (Badger's compactions of the load) before the CREATEs (0: no wait)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,13 +79,13 @@ func backfillMain(ctx context.Context, args []string, out io.Writer) (err error)
 	pgVersion := ""
 	if !*noPG {
 		var rs []backfillResult
-		rs, pgVersion, err = runBackfillPostgres(ctx, e, int64(*rows), *runs)
+		rs, pgVersion, err = runBackfillPostgres(ctx, e, int64(*rows), *runs, *settle)
 		if err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
 		results = append(results, rs...)
 	}
-	rs, err := runBackfillTributary(ctx, e, strings.Fields(*serverArgs), int64(*rows), *runs, *loadBatch, *profile, *profileSecs)
+	rs, err := runBackfillTributary(ctx, e, strings.Fields(*serverArgs), int64(*rows), *runs, *loadBatch, *settle, *profile, *profileSecs)
 	if err != nil {
 		return fmt.Errorf("tributary: %w", err)
 	}
@@ -119,23 +122,26 @@ func printBackfill(out io.Writer, results []backfillResult, rows int, pgVersion 
 		fmt.Fprintf(out, "PostgreSQL %s; ratio is seconds over PostgreSQL's fastest run\n", pgVersion)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\trun\tseconds\trows/s\tvs PostgreSQL\tpeak MiB\tload s\t")
+	fmt.Fprintln(tw, "system\trun\tseconds\trows/s\tvs PostgreSQL\tserver CPU s\tpeak MiB\tload s\tsettle s\t")
 	for _, r := range results {
 		ratio := "-"
 		if r.Ratio > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%s\t%.0f\t%.1f\t\n", r.System, r.Run, r.Seconds, r.PerSec, ratio, float64(r.PeakKB)/1024, r.LoadSecs)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%s\t%.2f\t%.0f\t%.1f\t%.1f\t\n", r.System, r.Run, r.Seconds, r.PerSec, ratio, r.CPUSecs, float64(r.PeakKB)/1024, r.LoadSecs, r.SettleSecs)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes
 	fmt.Fprintln(out, "peak MiB: the highest proportional set size (Pss) sampled every 50 ms while the CREATE ran, of the server "+
 		"process (Tributary) or of the postmaster and all its children (PostgreSQL; shared buffers counted once); "+
-		"every view was checked: the groups, sum(n) and sum(s)")
+		"server CPU s: user+system time of the server process (Tributary) or of the postmaster and its children, "+
+		"exited parallel workers included (PostgreSQL); settle s: after the load, the wait until the server used under "+
+		"5% of a core for 2 s in a row (Badger compacts a fresh load for tens of seconds); every view was checked: the groups, sum(n) and sum(s)")
 }
 
 // runBackfillPostgres loads t in one INSERT on a fresh cluster (fsync, synchronous_commit and
-// full_page_writes off), VACUUM ANALYZEs it, and times the CREATEs.
-func runBackfillPostgres(ctx context.Context, e *env, rows int64, runs int) (rs []backfillResult, version string, err error) {
+// full_page_writes off), VACUUM ANALYZEs it, waits for the cluster to settle, and times the
+// CREATEs.
+func runBackfillPostgres(ctx context.Context, e *env, rows int64, runs int, settle time.Duration) (rs []backfillResult, version string, err error) {
 	settings := append(append([]string{}, pgSettings...), "synchronous_commit=off", "full_page_writes=off")
 	cluster, version, err := launchPostgres(ctx, e, settings, "fsync", "synchronous_commit")
 	if err != nil {
@@ -159,16 +165,22 @@ func runBackfillPostgres(ctx context.Context, e *env, rows int64, runs int) (rs 
 		}
 	}
 	load := time.Since(start).Seconds()
-	rs, err = timeBackfill(ctx, conn, "postgres", rows, runs, func() (int64, error) { return postmasterPss(cluster.DataDir) })
+	pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
+	settled, err := settleCPU(ctx, pgCPU, settle)
+	if err != nil {
+		return nil, "", err
+	}
+	rs, err = timeBackfill(ctx, conn, "postgres", rows, runs, func() (int64, error) { return postmasterPss(cluster.DataDir) }, pgCPU)
 	for i := range rs {
-		rs[i].LoadSecs = load
+		rs[i].LoadSecs, rs[i].SettleSecs = load, settled
 	}
 	return rs, version, err
 }
 
 // runBackfillTributary loads t on a fresh server in loadBatch-row INSERT ... SELECTs, FLUSHes,
-// and times the CREATEs (profiling the first when profile is set).
-func runBackfillTributary(ctx context.Context, e *env, args []string, rows int64, runs, loadBatch int, profile string, profileSecs time.Duration) (rs []backfillResult, err error) {
+// waits for the server to settle, and times the CREATEs (profiling the first when profile is
+// set).
+func runBackfillTributary(ctx context.Context, e *env, args []string, rows int64, runs, loadBatch int, settle time.Duration, profile string, profileSecs time.Duration) (rs []backfillResult, err error) {
 	dir, err := e.subdir("tributary")
 	if err != nil {
 		return nil, err
@@ -193,21 +205,58 @@ func runBackfillTributary(ctx context.Context, e *env, args []string, rows int64
 		return nil, err
 	}
 	load := time.Since(start).Seconds()
+	srvCPU := func() (float64, error) { own, _, _, err := procStat(srv.Pid()); return own, err }
+	settled, err := settleCPU(ctx, srvCPU, settle)
+	if err != nil {
+		return nil, err
+	}
 	var stopProfile func() error
 	if profile != "" {
 		stopProfile = fetchProfile(ctx, srv.HTTPAddr, profileSecs, profile)
 	}
-	rs, err = timeBackfill(ctx, conn, "tributary", rows, runs, func() (int64, error) { return pssKB(srv.Pid()) })
+	rs, err = timeBackfill(ctx, conn, "tributary", rows, runs, func() (int64, error) { return pssKB(srv.Pid()) }, srvCPU)
 	if stopProfile != nil {
 		if perr := stopProfile(); perr != nil && err == nil {
 			err = perr
 		}
 	}
 	for i := range rs {
-		rs[i].LoadSecs = load
+		rs[i].LoadSecs, rs[i].SettleSecs = load, settled
 		rs[i].ServerArgs = strings.Join(args, " ")
 	}
 	return rs, err
+}
+
+// settleCPU waits until cpu (a server's CPU seconds) grows by less than 0.05 s a second for 2
+// seconds in a row, or limit has passed (0: no wait), and returns the seconds it waited.
+func settleCPU(ctx context.Context, cpu func() (float64, error), limit time.Duration) (float64, error) {
+	start := time.Now()
+	if limit <= 0 {
+		return 0, nil
+	}
+	prev, err := cpu()
+	if err != nil {
+		return 0, err
+	}
+	quiet := 0
+	for quiet < 2 && time.Since(start) < limit {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		now, err := cpu()
+		if err != nil {
+			return 0, err
+		}
+		if now-prev < 0.05 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		prev = now
+	}
+	return time.Since(start).Seconds(), nil
 }
 
 // loadBackfillTable creates t and fills it with rows 1..rows in batches, then FLUSHes (a
@@ -226,12 +275,20 @@ func loadBackfillTable(ctx context.Context, conn *pgx.Conn, rows int64, batch in
 }
 
 // timeBackfill times runs CREATEs of the view on conn (a DROP after each), sampling memory
-// with mem (nil: none) while each runs, and checks the view after each.
-func timeBackfill(ctx context.Context, conn *pgx.Conn, system string, rows int64, runs int, mem func() (int64, error)) ([]backfillResult, error) {
+// with mem while each runs and reading the server's CPU seconds with cpu before and after it
+// (either nil: none), and checks the view after each.
+func timeBackfill(ctx context.Context, conn *pgx.Conn, system string, rows int64, runs int, mem func() (int64, error), cpu func() (float64, error)) ([]backfillResult, error) {
 	var rs []backfillResult
 	for run := 1; run <= runs; run++ {
 		fmt.Fprintf(os.Stderr, "bench: %s: CREATE %d of %d\n", system, run, runs)
 		r := backfillResult{System: system, Run: run, Rows: rows}
+		var cpu0 float64
+		if cpu != nil {
+			var err error
+			if cpu0, err = cpu(); err != nil {
+				return rs, err
+			}
+		}
 		stop := sampleMax(mem, &r.PeakKB)
 		start := time.Now()
 		err := execSQL(ctx, conn, backfillView)
@@ -241,6 +298,13 @@ func timeBackfill(ctx context.Context, conn *pgx.Conn, system string, rows int64
 		}
 		if err != nil {
 			return rs, err
+		}
+		if cpu != nil {
+			cpu1, err := cpu()
+			if err != nil {
+				return rs, err
+			}
+			r.CPUSecs = cpu1 - cpu0
 		}
 		if err := checkBackfillView(ctx, conn, rows); err != nil {
 			return rs, fmt.Errorf("run %d: %w", run, err)

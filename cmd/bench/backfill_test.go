@@ -25,9 +25,11 @@ func TestBackfillSmall(t *testing.T) {
 	for _, s := range []struct {
 		name, dsn, load string
 		mem             func() (int64, error)
+		cpu             func() (float64, error)
 	}{
-		{"tributary", srv.DSN(), "tributary", nil},
-		{"postgres", pg.DSN(), "postgres", func() (int64, error) { return postmasterPss(pg.DataDir) }},
+		{"tributary", srv.DSN(), "tributary", nil, nil},
+		{"postgres", pg.DSN(), "postgres", func() (int64, error) { return postmasterPss(pg.DataDir) },
+			func() (float64, error) { return postmasterCPU(pg.DataDir) }},
 	} {
 		conn, err := pgx.Connect(ctx, s.dsn)
 		if err != nil {
@@ -45,7 +47,7 @@ func TestBackfillSmall(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: load: %v", s.name, err)
 		}
-		rs, err := timeBackfill(ctx, conn, s.name, rows, 2, s.mem)
+		rs, err := timeBackfill(ctx, conn, s.name, rows, 2, s.mem, s.cpu)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -53,7 +55,7 @@ func TestBackfillSmall(t *testing.T) {
 			t.Fatalf("%s: %d results, want 2", s.name, len(rs))
 		}
 		for _, r := range rs {
-			if r.Seconds <= 0 || r.PerSec <= 0 || r.Rows != rows || (s.mem != nil && r.PeakKB <= 0) {
+			if r.Seconds <= 0 || r.PerSec <= 0 || r.Rows != rows || (s.mem != nil && r.PeakKB <= 0) || r.CPUSecs < 0 {
 				t.Errorf("%s: %+v", s.name, r)
 			}
 		}
