@@ -34,7 +34,8 @@ func TestExplainAnalyze(t *testing.T) {
 		`CREATE TABLE g (id bigint PRIMARY KEY, v int) WITH (connector = 'datagen',
 			fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '100000000',
 			fields.v.min = '0', fields.v.max = '9', datagen.rows.per.second = '2000', datagen.split.num = '2')`,
-		`CREATE MATERIALIZED VIEW live AS SELECT v, count(*) AS n, sum(id) AS s FROM g GROUP BY v`,
+		// max has no two-phase form: the aggregation sees every row of g.
+		`CREATE MATERIALIZED VIEW live AS SELECT v, count(*) AS n, max(id) AS s FROM g GROUP BY v`,
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)

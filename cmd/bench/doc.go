@@ -15,6 +15,8 @@
 // durable.go, the memory of one big INSERT ... SELECT (issue 14) in dml_memory.go, COPY FROM STDIN
 // ingest beside PostgreSQL's (issue 17) in copy.go, Nexmark q5 and q7 with EMIT ON WINDOW CLOSE and
 // their state rows and RSS as the events go by (issue 18) in eowc.go, multi-row INSERT ... VALUES
-// ingest from 1 and 8 connections beside PostgreSQL's (issue 19) in ingest.go, the child
+// ingest from 1 and 8 connections beside PostgreSQL's (issue 19) in ingest.go, a GROUP BY view
+// created over an existing table beside PostgreSQL's CREATE MATERIALIZED VIEW (issue 19) in
+// backfill.go, the child
 // processes and the private PostgreSQL clusters in procs.go.
 package main

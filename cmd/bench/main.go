@@ -33,6 +33,7 @@ const usage = `usage:
   bench dml-memory [--rows 5000000] [--view] [--server-args '...'] [--server-bin path] [--json]
   bench eowc [--query q5,q7] [--events 10000000] [--event-rate 10000] [--modes eowc,plain]
   bench ingest [--seconds 5] [--stmt-rows 1000] [--clients 1,8] [--tables plain,view] [--modes literal,prepared] [--profile-dir d] [--json]
+  bench backfill [--rows 10000000] [--runs 2] [--settle 3m] [--no-pg] [--profile cpu.pprof] [--json]
 Run "bench stream -h", "bench memory -h", "bench isolation -h", "bench sinks -h", "bench nexmark -h", "bench kafka -h" or "bench rescale -h" for every flag.`
 
 func main() {
@@ -69,6 +70,8 @@ func main() {
 		err = eowcMain(ctx, os.Args[2:], os.Stdout)
 	case "ingest":
 		err = ingestMain(ctx, os.Args[2:], os.Stdout)
+	case "backfill":
+		err = backfillMain(ctx, os.Args[2:], os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		stop()

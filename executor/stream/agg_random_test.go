@@ -225,6 +225,8 @@ func agRandTwoPhaseCalls(t testing.TB) []plan.AggCall {
 		agCall(t, in, "count", false, 4),
 		agCall(t, in, "sum", false, 4, 2),
 		agCall(t, in, "count", false, -1, 3),
+		agCall(t, in, "sum", false, -1, 1), // int8
+		agCall(t, in, "avg", false, 4, 1),
 	}
 }
 

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -145,16 +146,42 @@ func (e *localAggExec) fold(c *types.Chunk) {
 		}
 		g.used = true
 		g.weight += sign
+		carry := false
 		for _, f := range e.aggs {
 			if !f.counts(c, i) {
 				continue
 			}
 			g.parts[f.col] += sign
 			if f.sum {
-				g.parts[f.col+1] += sign * c.Cols[f.arg].I64[i]
+				v := c.Cols[f.arg].I64[i]
+				if sign < 0 && v == math.MinInt64 {
+					// -v is 2^63, one past int8: add 2^63-1 here and the
+					// last 1 in a partial row of its own.
+					g.parts[f.col+1] += math.MaxInt64
+					carry = true
+					continue
+				}
+				g.parts[f.col+1] += sign * v
 			}
 		}
+		if carry {
+			e.sendCarry(g, c, i)
+		}
 	}
+}
+
+// sendCarry sends g (holding row i of c, a retraction of math.MinInt64 from
+// a sum, folded as math.MaxInt64) and then a partial row adding the missing
+// 1 to each such sum, with no rows and no counts.
+func (e *localAggExec) sendCarry(g *localEntry, c *types.Chunk, i int) {
+	e.sendEntry(g)
+	for _, f := range e.aggs {
+		if f.sum && f.counts(c, i) && c.Cols[f.arg].I64[i] == math.MinInt64 {
+			g.parts[f.col+1] = 1
+		}
+	}
+	g.used = true
+	e.sendEntry(g)
 }
 
 // counts reports whether row i of c is counted by f (its filter holds and
@@ -169,14 +196,17 @@ func (f *localFn) counts(c *types.Chunk, i int) bool {
 }
 
 // overflows reports whether folding row i of c into g would overflow a
-// partial sum (the arguments are int2 or int4: one row never overflows an
-// empty partial).
+// partial sum (one row never overflows an empty partial: a retraction of
+// math.MinInt64 is folded as math.MaxInt64, see sendCarry).
 func (e *localAggExec) overflows(g *localEntry, c *types.Chunk, i int, sign int64) bool {
 	for _, f := range e.aggs {
 		if !f.sum || !f.counts(c, i) {
 			continue
 		}
 		s, v := g.parts[f.col+1], sign*c.Cols[f.arg].I64[i]
+		if sign < 0 && v == math.MinInt64 {
+			v = math.MaxInt64
+		}
 		if r := s + v; (v > 0 && r < s) || (v < 0 && r > s) {
 			return true
 		}

@@ -97,6 +97,31 @@ func TestLocalAggSumOverflow(t *testing.T) {
 	}
 }
 
+// TestLocalAggInt8Sum: sums of int8 have partials too; a partial that would
+// overflow is sent first, and a retraction of math.MinInt64 (whose negation
+// is not an int8) goes as math.MaxInt64 and then a row adding 1, with no
+// rows or counts. The partials add up to the exact sum and counts.
+func TestLocalAggInt8Sum(t *testing.T) {
+	in := []types.T{types.TInt64, types.TInt64}
+	e, src := newLocal(t, in, nil, agCall(t, in, "count", false, -1), agCall(t, in, "sum", false, -1, 1))
+	got := localRun(t, e, src, ChunkMsg(agParse(t, in, `
+		+ 1 9223372036854775807
+		+ 2 9223372036854775807
+		- 3 -9223372036854775808
+		+ 4 -9223372036854775808
+		+ 5 3`)))
+	want := strings.Join([]string{
+		"1 1 9223372036854775807 1",    // row 1; row 2 would overflow it
+		"1 1 9223372036854775807 1",    // row 2; row 3 would overflow it
+		"-1 -1 9223372036854775807 -1", // row 3's -MinInt64 less 1
+		"0 0 1 0",                      // and its last 1
+		"2 2 -9223372036854775805 2",   // rows 4 and 5
+	}, "\n")
+	if got != want {
+		t.Fatalf("sent:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // TestLocalAggGroupBound: past maxGroups groups the partials go at the end
 // of the chunk, not at the barrier only.
 func TestLocalAggGroupBound(t *testing.T) {

@@ -498,7 +498,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 			return false
 		}
 	}
-	var row []types.Datum
+	tmp := make([]types.Datum, len(s.types))
 	var last []byte // key of the last row read (the iterator's is gone at its end)
 	for _, t := range tasks {
 		lower, upper := codec.VnodeSpan(s.relID, t.vnode)
@@ -521,10 +521,9 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 				if err = it.Next(); err != nil {
 					break
 				}
-				if row, err = codec.DecodeRowMissing(s.types, it.Value(), row, s.missing); err != nil {
+				if err = codec.AppendDecodedRow(c, s.types, it.Value(), tmp, s.missing); err != nil {
 					break
 				}
-				c.AppendRow(row)
 				last = append(last[:0], it.Key()...)
 			}
 			if err != nil && !errors.Is(err, io.EOF) {

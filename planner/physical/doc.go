@@ -3,7 +3,7 @@
 // every node has a valid stream key, with StreamExchange nodes where rows must
 // be redistributed (fragment boundaries); an aggregation whose input must be
 // redistributed and whose aggregates have a partial form (counts, sums of
-// int2 and int4) runs in two phases, a StreamLocalAgg before the exchange
+// int2, int4 and int8) runs in two phases, a StreamLocalAgg before the exchange
 // and a merging StreamAgg after it; Materialize puts the materialized
 // view's sink on top, and AssignState gives stateful nodes their state-table
 // ids in a fixed order. StreamQuery is the planned query with the MV's

@@ -26,11 +26,15 @@ type StreamLocalAgg struct {
 
 // LocalAggPartials returns the partial columns a StreamLocalAgg keeps for
 // an aggregate, or false when the aggregate has no exact partial form
-// (min, max and string_agg under retraction; DISTINCT; sums of int8,
-// floats, numerics and intervals):
+// (min, max and string_agg under retraction; DISTINCT; sums of floats,
+// numerics and intervals):
 //
-//	count(*), count(x)           net count (int8)
-//	sum, avg of int2 and int4    net count of non-NULL arguments (int8), net sum (int8)
+//	count(*), count(x)                net count (int8)
+//	sum, avg of int2, int4 and int8   net count of non-NULL arguments (int8), net sum (int8)
+//
+// A net sum that would overflow int8 is sent before it does (the merging
+// aggregation sums exactly), so the partials of one group may take several
+// rows.
 func LocalAggPartials(c *AggCall) ([]types.T, bool) {
 	a := c.Agg
 	if a.Distinct {
@@ -40,7 +44,7 @@ func LocalAggPartials(c *AggCall) ([]types.T, bool) {
 	case expr.AggCountStar, expr.AggCount:
 		return []types.T{types.TInt64}, true
 	case expr.AggSum, expr.AggAvg:
-		if id := a.Args[0].ID; id == types.Int16 || id == types.Int32 {
+		if id := a.Args[0].ID; id == types.Int16 || id == types.Int32 || id == types.Int64 {
 			return []types.T{types.TInt64, types.TInt64}, true
 		}
 	}

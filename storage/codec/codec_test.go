@@ -455,3 +455,58 @@ func TestDecodeRowMissing(t *testing.T) {
 		t.Fatalf("DecodeRow: column 2 = %+v, want NULL", plain[2])
 	}
 }
+
+// TestAppendDecodedRow: appending decoded rows to a chunk gives the rows
+// DecodeRowMissing gives (random types and values, some rows stored before
+// trailing columns were added), and fails on a cut row as it does.
+func TestAppendDecodedRow(t *testing.T) {
+	rng, seed := newRand(t)
+	for range 300 {
+		ts := make([]types.T, 1+rng.IntN(12))
+		for i := range ts {
+			ts[i] = allTypes[rng.IntN(len(allTypes))]
+		}
+		missing := make([]types.Datum, rng.IntN(len(ts)+1))
+		for i := range missing {
+			missing[i] = randDatum(rng, ts[i])
+		}
+		c := types.NewChunk(ts, 4)
+		tmp := make([]types.Datum, len(ts))
+		var want [][]types.Datum
+		for range 1 + rng.IntN(8) {
+			stored := ts[:1+rng.IntN(len(ts))] // an older row may lack trailing columns
+			row := make([]types.Datum, len(stored))
+			for i := range row {
+				row[i] = randDatum(rng, stored[i])
+			}
+			buf := EncodeRow(nil, stored, row)
+			dec, err := DecodeRowMissing(ts, buf, nil, missing)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			want = append(want, dec)
+			if err := AppendDecodedRow(c, ts, buf, tmp, missing); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			// A cut row fails as it fails DecodeRowMissing.
+			cut := buf[:rng.IntN(len(buf))]
+			_, decErr := DecodeRowMissing(stored, cut, nil, nil)
+			appErr := AppendDecodedRow(types.NewChunk(stored, 1), stored, cut, tmp, nil)
+			if (decErr == nil) != (appErr == nil) {
+				t.Fatalf("seed %d: %v cut to %d of %d bytes: DecodeRowMissing %v, AppendDecodedRow %v", seed, stored, len(cut), len(buf), decErr, appErr)
+			}
+		}
+		if c.Len() != len(want) {
+			t.Fatalf("seed %d: %d rows, want %d", seed, c.Len(), len(want))
+		}
+		var got types.Datum
+		for r, row := range want {
+			for i := range ts {
+				c.Cols[i].GetInto(r, &got)
+				if !datumsIdentical(ts[i], &row[i], &got) {
+					t.Fatalf("seed %d: row %d column %d (%s): %+v, want %+v", seed, r, i, ts[i], got, row[i])
+				}
+			}
+		}
+	}
+}

@@ -134,6 +134,62 @@ func DecodeRowMissing(ts []types.T, data []byte, dst []types.Datum, missing []ty
 	return dst, nil
 }
 
+// AppendDecodedRow decodes a row as DecodeRowMissing does and appends it to c
+// (of columns ts) as an insert: integer-like columns go straight into their
+// vectors, the others through tmp (scratch of at least len(ts) datums). On
+// an error c is left with columns of unequal lengths and must be dropped.
+func AppendDecodedRow(c *types.Chunk, ts []types.T, data []byte, tmp []types.Datum, missing []types.Datum) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 {
+		return fmt.Errorf("%w: column count", ErrCorrupt)
+	}
+	data = data[k:]
+	stored := int(min(n, uint64(len(ts))))
+	nb := (int(min(n, math.MaxInt32)) + 7) / 8
+	if len(data) < nb {
+		return fmt.Errorf("%w: null bitmap of %d columns", ErrCorrupt, n)
+	}
+	bitmap := data[:nb]
+	data = data[nb:]
+	for i, t := range ts {
+		v := &c.Cols[i]
+		switch {
+		case i >= stored:
+			if i < len(missing) {
+				v.Append(&missing[i])
+			} else {
+				v.AppendNull()
+			}
+		case bitmap[i/8]&(1<<(i%8)) != 0:
+			v.AppendNull()
+		case t.Physical() == types.PhysI64:
+			x, k := binary.Varint(data)
+			if k <= 0 {
+				return fmt.Errorf("column %d (%s): %w", i, t, ErrCorrupt)
+			}
+			data = data[k:]
+			v.Nulls = append(v.Nulls, false)
+			v.I64 = append(v.I64, x)
+		default:
+			d := &tmp[i]
+			resetDatum(d)
+			var err error
+			if data, err = decodeValue(t, data, d); err != nil {
+				return fmt.Errorf("column %d (%s): %w", i, t, err)
+			}
+			v.Append(d)
+		}
+	}
+	if c.Ops != nil {
+		c.Ops = append(c.Ops, types.OpInsert)
+	}
+	if c.Vis != nil {
+		c.Vis = append(c.Vis, true)
+	}
+	c.SetLen(c.Len() + 1)
+	return nil
+}
+
 func resetDatum(d *types.Datum) {
 	d.Null, d.I, d.F, d.S, d.Iv = false, 0, 0, "", types.IntervalValue{}
 	d.Dec.Form, d.Dec.Negative, d.Dec.Exponent = apd.Finite, false, 0
