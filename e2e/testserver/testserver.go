@@ -214,10 +214,38 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 			t.Logf("last lines of the server log %s:\n%s", s.LogPath, Tail(s.LogPath, logTailLines))
 		}
 	})
-	if err := s.start(); err != nil {
+	err = s.start()
+	for try := 0; err != nil && try < portRetries && s.portTaken(); try++ {
+		// Another process took a port between FreeAddrs and the server's
+		// listen (an outgoing connection's source port, say): new ones.
+		addrs, ferr := FreeAddrs(2)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		s.Addr, s.HTTPAddr = addrs[0], addrs[1]
+		err = s.start()
+	}
+	if err != nil {
 		t.Fatalf("start server: %v\nlast lines of %s:\n%s", err, s.LogPath, Tail(s.LogPath, logTailLines))
 	}
 	return s
+}
+
+// portRetries is how often a start whose port was taken tries again.
+const portRetries = 5
+
+// portTaken reports whether the last start failed because an address it
+// was to listen on was in use.
+func (s *Server) portTaken() bool {
+	b, err := os.ReadFile(s.LogPath)
+	if err != nil {
+		return false
+	}
+	text := string(b)
+	if i := strings.LastIndex(text, "=== testserver: start #"); i >= 0 {
+		text = text[i:]
+	}
+	return strings.Contains(text, "address already in use")
 }
 
 // DSN is a connection string for database dev on this server.
@@ -371,7 +399,14 @@ func (s *Server) Restart() error {
 	if err := s.Stop(); err != nil {
 		return err
 	}
-	if err := s.start(); err != nil {
+	err := s.start()
+	// The address is kept across restarts: while another process holds one
+	// of its ports (an outgoing connection's source port, say), try again.
+	for try := 0; err != nil && try < portRetries && s.portTaken(); try++ {
+		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
+		err = s.start()
+	}
+	if err != nil {
 		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, s.LogPath, Tail(s.LogPath, logTailLines))
 	}
 	return nil

@@ -43,3 +43,21 @@ func TestModuleRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPortTakenReadsTheLastStart(t *testing.T) {
+	s := &Server{LogPath: filepath.Join(t.TempDir(), "server.log")}
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(s.LogPath, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("=== testserver: start #1: x\ntributary: --http-listen: listen tcp 127.0.0.1:1: bind: address already in use\n")
+	if !s.portTaken() {
+		t.Error("a start that failed on a taken port: not seen")
+	}
+	write("=== testserver: start #1: x\nbind: address already in use\n=== testserver: start #2: x\nrefusing to start: damaged MANIFEST\n")
+	if s.portTaken() {
+		t.Error("an earlier start's taken port was taken for the last one's")
+	}
+}
