@@ -440,7 +440,13 @@ func (c *Coordinator) inject() (*round, error) {
 	})
 	// Send the barrier to every root while holding the lock: DML appends its
 	// chunks under it, so each root sees the epoch's DML chunks, then the barrier.
+	countOutputs(c.mu.roots, b)
 	for id, r := range c.mu.roots {
+		if r.idle(b) {
+			delete(expect, id)
+			continue
+		}
+		r.dirty = false
 		if err := r.sendBarrier(b, c.stop, c.failedCh); err != nil {
 			c.mu.Unlock()
 			err = fmt.Errorf("barrier %v to actor %d: %w", b, id, err)

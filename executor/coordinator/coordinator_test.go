@@ -363,3 +363,74 @@ func TestWriterDrivesItsEpoch(t *testing.T) {
 		t.Fatalf("rows after the canceled INSERT's epoch committed: %v", got)
 	}
 }
+
+// TestIdleTableSourceSkipsBarriers: a table's DML source that feeds no job
+// gets only the barriers of epochs that sent it a chunk or carry a mutation;
+// once a job reads the table (AddOutputs) it gets every barrier, and after
+// the job is gone (RemoveOutputs) none again.
+func TestIdleTableSourceSkipsBarriers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv := memkv.New()
+	defer kv.Close()
+	c := New(kv, Config{BarrierInterval: time.Hour, Parallelism: 1})
+	// A stand-in for t's DML source that counts the barriers it gets.
+	ch := make(chan stream.Message, stream.ChannelCapacity)
+	var barriers atomic.Int64
+	c.mu.Lock()
+	src := c.newActorIDLocked()
+	c.mu.actors[src] = &running{}
+	c.mu.roots[src] = &root{msgs: ch, table: true}
+	c.mu.sources[tbl.ID] = src
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m := range ch {
+			if m.Barrier != nil {
+				barriers.Add(1)
+				c.report(stream.Collected{Actor: src, Barrier: m.Barrier})
+			}
+		}
+	}()
+	c.Start()
+	defer func() {
+		c.Stop()
+		close(ch)
+		<-done
+	}()
+	step := func(name string, want int64, before func()) {
+		t.Helper()
+		if before != nil {
+			before()
+		}
+		n := barriers.Load()
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := barriers.Load() - n; got != want {
+			t.Fatalf("%s: the source got %d barriers, want %d", name, got, want)
+		}
+	}
+	mutate := func(m stream.Mutation) func() {
+		return func() {
+			c.mu.Lock()
+			c.mu.pending = append(c.mu.pending, m)
+			c.mu.Unlock()
+		}
+	}
+	step("nothing written", 0, nil)
+	n := barriers.Load()
+	if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
+		t.Fatal(err)
+	}
+	if got := barriers.Load() - n; got != 1 {
+		t.Fatalf("an INSERT's epoch: the source got %d barriers, want 1", got)
+	}
+	step("after the INSERT's epoch", 0, nil)
+	out := stream.NewOutput(1)
+	step("a job attaches", 1, mutate(&stream.AddOutputs{Outputs: map[stream.ActorID][]*stream.Output{src: {out}}}))
+	step("a job reads the table", 1, nil)
+	step("the job detaches", 1, mutate(&stream.RemoveOutputs{Outputs: map[stream.ActorID][]stream.OutputID{src: {out.ID}}}))
+	step("no job again", 0, nil)
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
-	"github.com/tributary/tributary/executor/stream"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
@@ -138,12 +137,8 @@ func (c *Coordinator) sendChangesLocked(tables *batch.TableSet) error {
 		if !ok {
 			continue
 		}
-		select {
-		case c.mu.roots[src].msgs <- stream.ChunkMsg(chunk):
-		case <-c.failedCh:
-			return ErrRecovering
-		case <-c.stop:
-			return ErrStopped
+		if err := c.mu.roots[src].sendChunk(chunk, c.stop, c.failedCh); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -201,12 +196,8 @@ func (w *tableWriter) write(ctx context.Context, epoch uint64, fn func(tables *b
 			continue
 		}
 		// As in DML: the writes are in the epoch, the chunk must follow them.
-		select {
-		case c.mu.roots[src].msgs <- stream.ChunkMsg(changes):
-		case <-c.failedCh:
-			return false, ErrRecovering
-		case <-c.stop:
-			return false, ErrStopped
+		if err := c.mu.roots[src].sendChunk(changes, c.stop, c.failedCh); err != nil {
+			return false, err
 		}
 	}
 	return true, nil
@@ -254,12 +245,8 @@ func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, 
 			continue
 		}
 		// As in DML: the writes are in the epoch, the chunk must follow them.
-		select {
-		case c.mu.roots[src].msgs <- stream.ChunkMsg(changes):
-		case <-c.failedCh:
-			return 0, ErrRecovering
-		case <-c.stop:
-			return 0, ErrStopped
+		if err := c.mu.roots[src].sendChunk(changes, c.stop, c.failedCh); err != nil {
+			return 0, err
 		}
 	}
 	c.RequestBarrier()

@@ -5,7 +5,9 @@
 // (DML, DDL and operator state) to storage atomically, and then publishes the
 // epoch as committed. Barriers run one at a time, on the barrier loop or on
 // the goroutine of a statement that found none in flight and commits its own
-// epoch (driveEpoch: no hand-off to the loop and back). DML runs under its
+// epoch (driveEpoch: no hand-off to the loop and back). A table's DML source
+// that feeds no job and got no change in the epoch is skipped by barriers
+// without mutations. DML runs under its
 // lock so its table writes and change chunks land in the open epoch; jobs (materialized views) are added and
 // dropped by barrier mutations; Build turns a stream plan into actors. A
 // BarrierLog keeps the recent epochs' barrier latencies (BarrierStat).

@@ -155,7 +155,7 @@ func (c *Coordinator) AddTable(id uint32, schema []types.T) {
 	}
 	r := &running{actor: a}
 	c.mu.actors[aid] = r
-	c.mu.roots[aid] = &root{msgs: ch}
+	c.mu.roots[aid] = &root{msgs: ch, table: true}
 	c.mu.sources[id] = aid
 	c.mu.outputs[id] = []stream.ActorID{aid}
 	if c.mu.started {
@@ -216,6 +216,9 @@ func (c *Coordinator) AddJob(ctx context.Context, id uint32, root plan.StreamNod
 		for aid, outs := range adds {
 			d := c.mu.actors[aid].actor.Dispatcher
 			d.Outputs = append(d.Outputs, outs...)
+			if r := c.mu.roots[aid]; r != nil {
+				r.outputs += len(outs)
+			}
 		}
 		c.mu.Unlock()
 		return nil

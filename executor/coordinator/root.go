@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/tributary/tributary/executor/stream"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // root is a barrier entry point: a table's DML source (chunks and barriers on
@@ -11,6 +12,57 @@ import (
 type root struct {
 	msgs     chan stream.Message
 	barriers chan *stream.Barrier
+	// For a table's DML source (table set; the rest under the coordinator's
+	// mu): outputs counts its dispatcher's outputs (the jobs reading the
+	// table), as the barriers sent so far leave them; dirty says a change
+	// chunk went to it in the open epoch. A source with no outputs and no
+	// chunk has nothing to pass on: barriers without mutations skip it (a
+	// lone writer's commit then waits for no actor).
+	table   bool
+	outputs int
+	dirty   bool
+}
+
+// idle reports whether barrier b may skip r (the caller holds the
+// coordinator's mu).
+func (r *root) idle(b *stream.Barrier) bool {
+	return r.table && r.outputs == 0 && !r.dirty && b.Mutation == nil
+}
+
+// sendChunk sends a change chunk to a table's DML source (the caller holds
+// the coordinator's mu). It blocks until the actor takes it, or fails with
+// the engine.
+func (r *root) sendChunk(chunk *types.Chunk, stop, failed <-chan struct{}) error {
+	r.dirty = true
+	select {
+	case r.msgs <- stream.ChunkMsg(chunk):
+		return nil
+	case <-failed:
+		return ErrRecovering
+	case <-stop:
+		return ErrStopped
+	}
+}
+
+// countOutputs applies the output changes of barrier b's mutations to the
+// roots' output counts (the caller holds the coordinator's mu).
+func countOutputs(roots map[stream.ActorID]*root, b *stream.Barrier) {
+	b.ForEachMutation(func(m stream.Mutation) {
+		switch x := m.(type) {
+		case *stream.AddOutputs:
+			for id, outs := range x.Outputs {
+				if r := roots[id]; r != nil {
+					r.outputs += len(outs)
+				}
+			}
+		case *stream.RemoveOutputs:
+			for id, outs := range x.Outputs {
+				if r := roots[id]; r != nil {
+					r.outputs -= len(outs)
+				}
+			}
+		}
+	})
 }
 
 var errActorFailed = errors.New("an actor failed")
