@@ -181,24 +181,15 @@ func runBackfillPostgres(ctx context.Context, e *env, rows int64, runs int, sett
 // waits for the server to settle, and times the CREATEs (profiling the first when profile is
 // set).
 func runBackfillTributary(ctx context.Context, e *env, args []string, rows int64, runs, loadBatch int, settle time.Duration, profile string, profileSecs time.Duration) (rs []backfillResult, err error) {
-	dir, err := e.subdir("tributary")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := startTributary(ctx, e.bin, dir, args)
+	srv, conn, stopServer, err := startConnected(ctx, e, "tributary", args)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if stopErr := srv.Stop(); stopErr != nil && err == nil {
+		if stopErr := stopServer(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	conn, err := connect(ctx, srv.DSN())
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
 	fmt.Fprintf(os.Stderr, "bench: tributary: loading %d rows\n", rows)
 	start := time.Now()
 	if err := loadBackfillTable(ctx, conn, rows, loadBatch); err != nil {

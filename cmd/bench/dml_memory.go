@@ -83,24 +83,15 @@ func dmlMemoryMain(ctx context.Context, args []string, out io.Writer) error {
 // server's memory, checks the table, and reads the memory again after idle.
 func dmlMemoryRun(ctx context.Context, e *env, args []string, rows int, view bool, idle time.Duration) (r dmlMemResult, err error) {
 	r = dmlMemResult{ServerArgs: args, Rows: rows, View: view}
-	dir, err := e.subdir("dml-memory")
-	if err != nil {
-		return r, err
-	}
-	srv, err := startTributary(ctx, e.bin, dir, args)
+	srv, conn, stopServer, err := startConnected(ctx, e, "dml-memory", args)
 	if err != nil {
 		return r, err
 	}
 	defer func() {
-		if stopErr := srv.Stop(); stopErr != nil && err == nil {
+		if stopErr := stopServer(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	conn, err := connect(ctx, srv.DSN())
-	if err != nil {
-		return r, err
-	}
-	defer conn.Close(context.Background())
 	stmts := []string{`CREATE TABLE t (id bigint PRIMARY KEY, a bigint, s varchar)`}
 	if view {
 		stmts = append(stmts, `CREATE MATERIALIZED VIEW v AS SELECT count(*) AS n, sum(a) AS s FROM t`)

@@ -103,24 +103,15 @@ func memoryMain(ctx context.Context, args []string, out io.Writer) error {
 // memoryRun starts a server with args, fills the aggregation, and reads the peak RSS.
 func memoryRun(ctx context.Context, e *env, args []string, groups, batch int) (r memResult, err error) {
 	r = memResult{ServerArgs: args, Groups: groups}
-	dir, err := e.subdir("memory")
-	if err != nil {
-		return r, err
-	}
-	srv, err := startTributary(ctx, e.bin, dir, args)
+	srv, conn, stopServer, err := startConnected(ctx, e, "memory", args)
 	if err != nil {
 		return r, err
 	}
 	defer func() {
-		if stopErr := srv.Stop(); stopErr != nil && err == nil {
+		if stopErr := stopServer(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	conn, err := connect(ctx, srv.DSN())
-	if err != nil {
-		return r, err
-	}
-	defer conn.Close(context.Background())
 	for _, s := range []string{
 		`CREATE TABLE t (k bigint, v bigint)`,
 		`CREATE MATERIALIZED VIEW g AS SELECT k, count(*) AS n, sum(v) AS s FROM t GROUP BY k`,

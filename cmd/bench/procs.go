@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
@@ -238,6 +240,28 @@ func launchPostgres(ctx context.Context, e *env, settings []string, check ...str
 		}
 	}
 	return cluster, version, nil
+}
+
+// startConnected starts a fresh server with args in e's subdirectory name
+// and connects to it; stop closes the connection and stops the server.
+func startConnected(ctx context.Context, e *env, name string, args []string) (srv *tributaryServer, conn *pgx.Conn, stop func() error, err error) {
+	dir, err := e.subdir(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv, err = startTributary(ctx, e.bin, dir, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conn, err = connect(ctx, srv.DSN())
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, srv.Stop())
+	}
+	stop = func() error {
+		_ = conn.Close(context.Background()) // the server's stop tells what matters
+		return srv.Stop()
+	}
+	return srv, conn, stop, nil
 }
 
 // onOneServer runs fn against one fresh server (built unless serverBin is

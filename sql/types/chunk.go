@@ -258,6 +258,12 @@ func (c *Chunk) AppendRow(row []Datum) {
 	for i := range c.Cols {
 		c.Cols[i].Append(&row[i])
 	}
+	c.RowAppended()
+}
+
+// RowAppended counts a row, an insert, whose values the caller appended to
+// every column's vector itself.
+func (c *Chunk) RowAppended() {
 	if c.Ops != nil {
 		c.Ops = append(c.Ops, OpInsert)
 	}

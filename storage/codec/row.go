@@ -99,18 +99,10 @@ func DecodeRowMissing(ts []types.T, data []byte, dst []types.Datum, missing []ty
 		dst = make([]types.Datum, len(ts))
 	}
 	dst = dst[:len(ts)]
-	n, k := binary.Uvarint(data)
-	if k <= 0 {
-		return dst, fmt.Errorf("%w: column count", ErrCorrupt)
+	stored, bitmap, data, err := rowHeader(data, len(ts))
+	if err != nil {
+		return dst, err
 	}
-	data = data[k:]
-	stored := int(min(n, uint64(len(ts))))
-	nb := (int(min(n, math.MaxInt32)) + 7) / 8
-	if len(data) < nb {
-		return dst, fmt.Errorf("%w: null bitmap of %d columns", ErrCorrupt, n)
-	}
-	bitmap := data[:nb]
-	data = data[nb:]
 	for i := range ts {
 		d := &dst[i]
 		resetDatum(d)
@@ -126,7 +118,6 @@ func DecodeRowMissing(ts []types.T, data []byte, dst []types.Datum, missing []ty
 			d.Null = true
 			continue
 		}
-		var err error
 		if data, err = decodeValue(ts[i], data, d); err != nil {
 			return dst, fmt.Errorf("column %d (%s): %w", i, ts[i], err)
 		}
@@ -139,18 +130,10 @@ func DecodeRowMissing(ts []types.T, data []byte, dst []types.Datum, missing []ty
 // vectors, the others through tmp (scratch of at least len(ts) datums). On
 // an error c is left with columns of unequal lengths and must be dropped.
 func AppendDecodedRow(c *types.Chunk, ts []types.T, data []byte, tmp []types.Datum, missing []types.Datum) error {
-	n, k := binary.Uvarint(data)
-	if k <= 0 {
-		return fmt.Errorf("%w: column count", ErrCorrupt)
+	stored, bitmap, data, err := rowHeader(data, len(ts))
+	if err != nil {
+		return err
 	}
-	data = data[k:]
-	stored := int(min(n, uint64(len(ts))))
-	nb := (int(min(n, math.MaxInt32)) + 7) / 8
-	if len(data) < nb {
-		return fmt.Errorf("%w: null bitmap of %d columns", ErrCorrupt, n)
-	}
-	bitmap := data[:nb]
-	data = data[nb:]
 	for i, t := range ts {
 		v := &c.Cols[i]
 		switch {
@@ -173,21 +156,29 @@ func AppendDecodedRow(c *types.Chunk, ts []types.T, data []byte, tmp []types.Dat
 		default:
 			d := &tmp[i]
 			resetDatum(d)
-			var err error
 			if data, err = decodeValue(t, data, d); err != nil {
 				return fmt.Errorf("column %d (%s): %w", i, t, err)
 			}
 			v.Append(d)
 		}
 	}
-	if c.Ops != nil {
-		c.Ops = append(c.Ops, types.OpInsert)
-	}
-	if c.Vis != nil {
-		c.Vis = append(c.Vis, true)
-	}
-	c.SetLen(c.Len() + 1)
+	c.RowAppended()
 	return nil
+}
+
+// rowHeader reads an encoded row's column count and null bitmap: how many of
+// width columns it stores, the bitmap, and the values after them.
+func rowHeader(data []byte, width int) (stored int, bitmap, values []byte, err error) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 {
+		return 0, nil, nil, fmt.Errorf("%w: column count", ErrCorrupt)
+	}
+	data = data[k:]
+	nb := (int(min(n, math.MaxInt32)) + 7) / 8
+	if len(data) < nb {
+		return 0, nil, nil, fmt.Errorf("%w: null bitmap of %d columns", ErrCorrupt, n)
+	}
+	return int(min(n, uint64(width))), data[:nb], data[nb:], nil
 }
 
 func resetDatum(d *types.Datum) {
