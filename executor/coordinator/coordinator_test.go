@@ -365,18 +365,19 @@ func TestWriterDrivesItsEpoch(t *testing.T) {
 }
 
 // TestIdleTableSourceSkipsBarriers: a table's DML source that feeds no job
-// gets only the barriers of epochs that sent it a chunk or carry a mutation;
-// once a job reads the table (AddOutputs) it gets every barrier, and after
-// the job is gone (RemoveOutputs) none again.
+// gets neither the table's change chunks nor the barriers of epochs without
+// a mutation, so a lone writer's commit waits for no actor; once a job reads
+// the table (AddOutputs) it gets every chunk and barrier, and after the job
+// is gone (RemoveOutputs) none again.
 func TestIdleTableSourceSkipsBarriers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kv := memkv.New()
 	defer kv.Close()
 	c := New(kv, Config{BarrierInterval: time.Hour, Parallelism: 1})
-	// A stand-in for t's DML source that counts the barriers it gets.
+	// A stand-in for t's DML source that counts the chunks and barriers it gets.
 	ch := make(chan stream.Message, stream.ChannelCapacity)
-	var barriers atomic.Int64
+	var barriers, chunks atomic.Int64
 	c.mu.Lock()
 	src := c.newActorIDLocked()
 	c.mu.actors[src] = &running{}
@@ -387,6 +388,9 @@ func TestIdleTableSourceSkipsBarriers(t *testing.T) {
 	go func() {
 		defer close(done)
 		for m := range ch {
+			if m.Chunk != nil {
+				chunks.Add(1)
+			}
 			if m.Barrier != nil {
 				barriers.Add(1)
 				c.report(stream.Collected{Actor: src, Barrier: m.Barrier})
@@ -399,17 +403,20 @@ func TestIdleTableSourceSkipsBarriers(t *testing.T) {
 		close(ch)
 		<-done
 	}()
-	step := func(name string, want int64, before func()) {
+	step := func(name string, wantBarriers, wantChunks int64, before func()) {
 		t.Helper()
+		b, n := barriers.Load(), chunks.Load()
 		if before != nil {
 			before()
 		}
-		n := barriers.Load()
 		if err := c.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := barriers.Load() - n; got != want {
-			t.Fatalf("%s: the source got %d barriers, want %d", name, got, want)
+		if got := barriers.Load() - b; got != wantBarriers {
+			t.Fatalf("%s: the source got %d barriers, want %d", name, got, wantBarriers)
+		}
+		if got := chunks.Load() - n; got != wantChunks {
+			t.Fatalf("%s: the source got %d chunks, want %d", name, got, wantChunks)
 		}
 	}
 	mutate := func(m stream.Mutation) func() {
@@ -419,18 +426,20 @@ func TestIdleTableSourceSkipsBarriers(t *testing.T) {
 			c.mu.Unlock()
 		}
 	}
-	step("nothing written", 0, nil)
-	n := barriers.Load()
-	if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
-		t.Fatal(err)
+	write := func(k int64) func() {
+		return func() {
+			if err := insert(ctx, c, [2]int64{k, 10}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if got := barriers.Load() - n; got != 1 {
-		t.Fatalf("an INSERT's epoch: the source got %d barriers, want 1", got)
-	}
-	step("after the INSERT's epoch", 0, nil)
+	step("nothing written", 0, 0, nil)
+	step("an INSERT with no job reading the table", 0, 0, write(1))
 	out := stream.NewOutput(1)
-	step("a job attaches", 1, mutate(&stream.AddOutputs{Outputs: map[stream.ActorID][]*stream.Output{src: {out}}}))
-	step("a job reads the table", 1, nil)
-	step("the job detaches", 1, mutate(&stream.RemoveOutputs{Outputs: map[stream.ActorID][]stream.OutputID{src: {out.ID}}}))
-	step("no job again", 0, nil)
+	step("a job attaches", 1, 0, mutate(&stream.AddOutputs{Outputs: map[stream.ActorID][]*stream.Output{src: {out}}}))
+	step("a job reads the table", 1, 0, nil)
+	step("an INSERT while a job reads the table (its epoch, then the flush)", 2, 1, write(2))
+	step("the job detaches", 1, 0, mutate(&stream.RemoveOutputs{Outputs: map[stream.ActorID][]stream.OutputID{src: {out.ID}}}))
+	step("no job again", 0, 0, nil)
+	step("an INSERT after the job is gone", 0, 0, write(3))
 }

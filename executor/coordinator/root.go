@@ -15,9 +15,9 @@ type root struct {
 	// For a table's DML source (table set; the rest under the coordinator's
 	// mu): outputs counts its dispatcher's outputs (the jobs reading the
 	// table), as the barriers sent so far leave them; dirty says a change
-	// chunk went to it in the open epoch. A source with no outputs and no
-	// chunk has nothing to pass on: barriers without mutations skip it (a
-	// lone writer's commit then waits for no actor).
+	// chunk went to it in the open epoch. A source with no outputs gets no
+	// chunks (sendChunk) and has nothing to pass on: barriers without
+	// mutations skip it (a lone writer's commit then waits for no actor).
 	table   bool
 	outputs int
 	dirty   bool
@@ -31,8 +31,14 @@ func (r *root) idle(b *stream.Barrier) bool {
 
 // sendChunk sends a change chunk to a table's DML source (the caller holds
 // the coordinator's mu). It blocks until the actor takes it, or fails with
-// the engine.
+// the engine. A source with no outputs would drop the chunk: it is not sent
+// (outputs change only at barriers, which follow the epoch's chunks, so a job
+// attached by the next barrier reads these rows from the snapshot), and the
+// epoch's commit then waits for no actor of the table.
 func (r *root) sendChunk(chunk *types.Chunk, stop, failed <-chan struct{}) error {
+	if r.table && r.outputs == 0 {
+		return nil
+	}
 	r.dirty = true
 	select {
 	case r.msgs <- stream.ChunkMsg(chunk):

@@ -781,13 +781,18 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 			return s.wal.sync(false)
 		}
 	}
-	// The sync is what the commit waits for: it starts at once, here, and
-	// Badger takes the batch meanwhile on another goroutine (done well
-	// before the sync is, so nothing has to wake this goroutine after it).
+	// A small batch goes into Badger first, on this goroutine: handing it to
+	// another one would wake an idle thread (tens of microseconds on a VM,
+	// and the log's write measured 25-35 µs slower with the wake-up beside
+	// it). A big batch goes into Badger on another goroutine while the log
+	// is written and synced here.
 	written := make(chan error, 1)
-	if s.loseLogged {
+	switch {
+	case s.loseLogged:
 		written <- nil
-	} else {
+	case b.Len() < parallelWriteEntries:
+		written <- s.write(epoch, discard, b)
+	default:
 		go func() { written <- s.write(epoch, discard, b) }()
 	}
 	lerr := s.redo.append(rec)
@@ -796,6 +801,10 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 	}
 	return lerr
 }
+
+// parallelWriteEntries is the size of a batch from which Badger takes it
+// beside the commit log's sync (writeDurably) rather than before it.
+const parallelWriteEntries = 256
 
 // hasBigValue reports whether b holds a value Badger puts in the value log.
 func (s *Store) hasBigValue(b *storage.Batch) bool {
