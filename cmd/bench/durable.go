@@ -42,13 +42,18 @@ type durableResult struct {
 	P50        float64 `json:"p50_ms"`
 	P99        float64 `json:"p99_ms"`
 	TableRows  int64   `json:"table_rows_checked"`
+	lat        []time.Duration
 	RatioVsPG  float64 `json:"ratio_vs_postgres,omitempty"`
+	RoundMin   float64 `json:"round_ratio_min,omitempty"` // the lowest and highest ratio of one round
+	RoundMax   float64 `json:"round_ratio_max,omitempty"`
+	Rounds     int     `json:"rounds"`
 	ServerArgs string  `json:"server_args,omitempty"`
 }
 
 func durableMain(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
-	seconds := fs.Float64("seconds", 10, "measured seconds per run (after 1 s of warm-up)")
+	seconds := fs.Float64("seconds", 10, "measured seconds per system and client count (after 1 s of warm-up in each round)")
+	rounds := fs.Int("rounds", 1, "split each system's measured time into this many rounds, the systems alternating round by round")
 	clientList := fs.String("clients", "1,50", "client counts; a comma-separated list runs each")
 	noPG := fs.Bool("no-pg", false, "skip PostgreSQL")
 	noSync := fs.Bool("nosync", true, "also run Tributary with --fsync=false, for the cost of the sync")
@@ -67,6 +72,9 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 	if *seconds <= 0 {
 		return errors.New("--seconds must be positive")
 	}
+	if *rounds < 1 {
+		return errors.New("--rounds must be at least 1")
+	}
 	measure := time.Duration(*seconds * float64(time.Second))
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -76,8 +84,14 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 	}
 	defer e.close()
 
-	var results []durableResult
-	pgRate := map[int]float64{}
+	// The systems run one after the other, in rounds: every system's server is up from the
+	// start, and each round runs each of them for measure/rounds, so that a change in the
+	// shared disk's speed (which moves a lone client's rate by tens of percent from minute to
+	// minute on a shared host) lands on all of them alike.
+	type system struct {
+		name, dsn, args string
+	}
+	var systems []system
 	pgVersion := ""
 	if !*noPG {
 		cluster, version, lerr := launchPostgres(ctx, e, durableSettings, "fsync", "synchronous_commit")
@@ -90,15 +104,7 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 				err = stopErr
 			}
 		}()
-		for _, n := range clients {
-			fmt.Fprintf(os.Stderr, "bench: postgres (fsync on), %d clients\n", n)
-			r, err := runDurable(ctx, cluster.DSN(), "postgres", n, measure)
-			if err != nil {
-				return fmt.Errorf("postgres %d clients: %w", n, err)
-			}
-			pgRate[n] = r.PerSec
-			results = append(results, r)
-		}
+		systems = append(systems, system{name: "postgres", dsn: cluster.DSN()})
 	}
 	modes := []string{""}
 	if *noSync {
@@ -118,21 +124,42 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 		if err != nil {
 			return err
 		}
-		for _, n := range clients {
-			fmt.Fprintf(os.Stderr, "bench: %s, %d clients\n", name, n)
-			r, rerr := runDurable(ctx, srv.DSN(), name, n, measure)
-			if rerr != nil {
-				_ = srv.Stop() // the run's error is the one to report
-				return fmt.Errorf("%s %d clients: %w", name, n, rerr)
+		defer func() {
+			if stopErr := srv.Stop(); stopErr != nil && err == nil {
+				err = stopErr
 			}
-			r.ServerArgs = strings.Join(srvArgs, " ")
-			if pg := pgRate[n]; pg > 0 {
-				r.RatioVsPG = r.PerSec / pg
+		}()
+		systems = append(systems, system{name: name, dsn: srv.DSN(), args: strings.Join(srvArgs, " ")})
+	}
+	slice := measure / time.Duration(*rounds)
+	var results []durableResult
+	for _, n := range clients {
+		runs := make([][]durableResult, len(systems)) // by system, one per round
+		for round := 1; round <= *rounds; round++ {
+			for i, sys := range systems {
+				fmt.Fprintf(os.Stderr, "bench: %s, %d clients, round %d of %d\n", sys.name, n, round, *rounds)
+				r, rerr := runDurable(ctx, sys.dsn, sys.name, n, slice)
+				if rerr != nil {
+					return fmt.Errorf("%s %d clients: %w", sys.name, n, rerr)
+				}
+				runs[i] = append(runs[i], r)
+			}
+		}
+		for i, sys := range systems {
+			r := mergeDurable(runs[i])
+			r.ServerArgs = sys.args
+			if i > 0 && systems[0].name == "postgres" {
+				pg := mergeDurable(runs[0])
+				r.RatioVsPG = r.PerSec / pg.PerSec
+				for k := range runs[i] {
+					q := runs[i][k].PerSec / runs[0][k].PerSec
+					if k == 0 || q < r.RoundMin {
+						r.RoundMin = q
+					}
+					r.RoundMax = max(r.RoundMax, q)
+				}
 			}
 			results = append(results, r)
-		}
-		if err := srv.Stop(); err != nil {
-			return err
 		}
 	}
 	if *asJSON {
@@ -145,19 +172,22 @@ func durableMain(ctx context.Context, args []string, out io.Writer) (err error) 
 			Results  []durableResult `json:"results"`
 		}{time.Now().UTC().Format(time.RFC3339), pgVersion, durableSettings, results})
 	}
-	fmt.Fprintf(out, "durable-commit benchmark, %s: single-row INSERTs (each its own transaction), %.0f s per run after 1 s warm-up\n",
-		time.Now().UTC().Format("2006-01-02"), *seconds)
+	fmt.Fprintf(out, "durable-commit benchmark, %s: single-row INSERTs (each its own transaction), %.0f s per system and client count in %d round(s) (1 s warm-up each), the systems alternating\n",
+		time.Now().UTC().Format("2006-01-02"), *seconds, *rounds)
 	if pgVersion != "" {
 		fmt.Fprintf(out, "PostgreSQL %s with fsync=on, synchronous_commit=on; Tributary with --fsync (default) and --fsync=false\n", pgVersion)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tclients\tinserts/s\tp50 ms\tp99 ms\tvs PostgreSQL\trows checked\t")
+	fmt.Fprintln(tw, "system\tclients\tinserts/s\tp50 ms\tp99 ms\tvs PostgreSQL\trounds: min-max\trows checked\t")
 	for _, r := range results {
-		ratio := "-"
+		ratio, spread := "-", "-"
 		if r.RatioVsPG > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.RatioVsPG)
+			if r.Rounds > 1 {
+				spread = fmt.Sprintf("%.2fx-%.2fx", r.RoundMin, r.RoundMax)
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%s\t%d\t\n", r.System, r.Clients, r.PerSec, r.P50, r.P99, ratio, r.TableRows)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%s\t%s\t%d\t\n", r.System, r.Clients, r.PerSec, r.P50, r.P99, ratio, spread, r.TableRows)
 	}
 	return tw.Flush()
 }
@@ -239,10 +269,29 @@ func runDurable(ctx context.Context, dsn, system string, n int, measure time.Dur
 	}
 	r.Inserts, r.Seconds = measured, measure.Seconds()
 	r.PerSec = float64(measured) / measure.Seconds()
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		r.P50 = float64(lat[len(lat)/2]) / float64(time.Millisecond)
-		r.P99 = float64(lat[min(len(lat)-1, len(lat)*99/100)]) / float64(time.Millisecond)
-	}
+	r.lat = lat
+	r.setPercentiles()
 	return r, nil
+}
+
+func (r *durableResult) setPercentiles() {
+	slices.Sort(r.lat)
+	if len(r.lat) > 0 {
+		r.P50 = float64(r.lat[len(r.lat)/2]) / float64(time.Millisecond)
+		r.P99 = float64(r.lat[min(len(r.lat)-1, len(r.lat)*99/100)]) / float64(time.Millisecond)
+	}
+}
+
+// mergeDurable sums one system's rounds into one result.
+func mergeDurable(runs []durableResult) durableResult {
+	m := durableResult{System: runs[0].System, Clients: runs[0].Clients, Rounds: len(runs)}
+	for _, r := range runs {
+		m.Inserts += r.Inserts
+		m.Seconds += r.Seconds
+		m.TableRows += r.TableRows
+		m.lat = append(m.lat, r.lat...)
+	}
+	m.PerSec = float64(m.Inserts) / m.Seconds
+	m.setPercentiles()
+	return m
 }
