@@ -258,3 +258,45 @@ func TestStoredKeysBelowTopsEpoch(t *testing.T) {
 		}
 	})
 }
+
+// TestStoredKeysPendingAtFirstCheck: a key written before the table's first check (so before it
+// kept tops) and committed after it is found once committed.
+func TestStoredKeysPendingAtFirstCheck(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tb := mustNew(t, kv, userSchema(11))
+		if err := tb.Insert(row(10, "a", 0)); err != nil {
+			t.Fatal(err)
+		}
+		commit(t, kv, 1, tb)
+		if err := tb.Insert(row(500, "b", 0)); err != nil { // pending at the first check
+			t.Fatal(err)
+		}
+		key := [][]byte{tb.RowKey(nil, row(500, "", 0))}
+		found := []bool{true}
+		if err := tb.StoredKeys(ctx, 1, key, found); err != nil || found[0] {
+			t.Fatalf("before its commit: found %v, err %v; want not stored", found[0], err)
+		}
+		commit(t, kv, 2, tb)
+		if err := tb.StoredKeys(ctx, 2, key, found); err != nil || !found[0] {
+			t.Fatalf("after its commit: found %v, err %v; want stored", found[0], err)
+		}
+		// The same with the write flushed (a layer) but not committed at the first check.
+		tb2 := mustNew(t, kv, userSchema(12))
+		if err := tb2.Insert(row(600, "c", 0)); err != nil {
+			t.Fatal(err)
+		}
+		var b storage.Batch
+		tb2.Flush(3, &b)
+		key = [][]byte{tb2.RowKey(nil, row(600, "", 0))}
+		if err := tb2.StoredKeys(ctx, 2, key, found); err != nil || found[0] {
+			t.Fatalf("flushed, before its commit: found %v, err %v; want not stored", found[0], err)
+		}
+		if err := kv.Commit(ctx, 3, &b); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb2.StoredKeys(ctx, 3, key, found); err != nil || !found[0] {
+			t.Fatalf("flushed, after its commit: found %v, err %v; want stored", found[0], err)
+		}
+	})
+}
