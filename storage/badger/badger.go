@@ -147,6 +147,16 @@ type Store struct {
 	// until it is done), so the writer prepares its next batch meanwhile; reads above the
 	// committed epoch wait for it, and its error comes back from the next Stage or Commit.
 	staging atomic.Pointer[stageOp]
+	// deferMu holds the committed small batches Badger has not taken yet (deferred.go), in
+	// epoch order; deferFirst is the first one's epoch (0: none). Lock order: commitMu, closeMu,
+	// deferMu in Commit; deferMu, closeMu in a read that writes them first.
+	deferMu struct {
+		sync.Mutex
+		commits []deferredCommit
+		entries int
+		pause   int // commits not to defer (a read had to write the deferred ones)
+	}
+	deferFirst atomic.Uint64
 	// valueThreshold is the value size from which Badger puts values in the value log.
 	valueThreshold int
 	// space answers the free-space check before each Stage and Commit.
@@ -309,6 +319,9 @@ func (s *Store) replay(recs []redoRecord, logger *slog.Logger) error {
 // checkpointLocked makes every write so far durable in Badger's own files and starts the commit
 // log over (its records are then redundant). The caller holds commitMu, or is Open.
 func (s *Store) checkpointLocked() error {
+	if err := s.applyDeferred(); err != nil { // the log's records of them are about to go
+		return err
+	}
 	if err := s.wal.sync(true); err != nil {
 		return err
 	}
@@ -482,12 +495,20 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 	if s.maxVersion.Load() < epoch {
 		s.maxVersion.Store(epoch)
 	}
+	deferIt := s.deferrable(epoch, b)
+	if !deferIt {
+		// Badger takes the waiting batches first, in epoch order.
+		if err := s.applyDeferred(); err != nil {
+			s.failed = err
+			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+		}
+	}
 	rolledBack, err := s.rollBackAbandoned(epoch)
 	if err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
-	if err := s.writeDurably(epoch, discard, b, rolledBack); err != nil {
+	if err := s.writeDurably(epoch, discard, b, rolledBack, deferIt); err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
@@ -756,7 +777,7 @@ func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 // batch), or, when the epoch also published staged writes, rolled back abandoned ones
 // (rolledBack), holds values bound for the value log or does not fit the log, by syncing
 // Badger's own write-ahead files, which cover those too.
-func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack bool) error {
+func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack, deferIt bool) error {
 	if s.redo == nil || s.wal == nil || rolledBack || s.stagedBig || s.staged.Has(epoch) || s.hasBigValue(b) {
 		if err := s.write(epoch, discard, b); err != nil {
 			return err
@@ -780,6 +801,14 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 			}
 			return s.wal.sync(false)
 		}
+	}
+	if deferIt {
+		// Durable once its record is synced; Badger takes it later with others (deferred.go).
+		if err := s.redo.append(rec); err != nil {
+			return err
+		}
+		s.deferCommit(epoch, discard, b)
+		return nil
 	}
 	// A small batch goes into Badger first, on this goroutine: handing it to
 	// another one would wake an idle thread (tens of microseconds on a VM,
@@ -869,6 +898,9 @@ func (s *Store) Sync() error {
 	if s.closeMu.closed {
 		return fmt.Errorf("badger sync: %w", storage.ErrClosed)
 	}
+	if err := s.applyDeferred(); err != nil {
+		return fmt.Errorf("badger sync %s: %w", s.dir, err)
+	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("badger sync %s: %w", s.dir, err)
 	}
@@ -884,6 +916,15 @@ func (s *Store) Sync() error {
 func (s *Store) Close() error {
 	s.commitMu.Lock() // before closeMu, as in Commit; waits for a commit in flight
 	defer s.commitMu.Unlock()
+	var applyErr error
+	s.closeMu.RLock()
+	if !s.closeMu.closed {
+		applyErr = s.applyDeferred() // else the next Open replays them from the commit log
+	}
+	s.closeMu.RUnlock()
+	if applyErr != nil {
+		slog.Default().Warn("close: deferred commits left to the commit log", "dir", s.dir, "err", applyErr)
+	}
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	if s.closeMu.closed {
@@ -931,6 +972,9 @@ func (s *Store) checkReadLocked(epoch uint64) error {
 // Get implements storage.KV.
 func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
 	if err := s.waitStaging(epoch); err != nil {
+		return dst, false, fmt.Errorf("badger get: %w", err)
+	}
+	if err := s.applyDeferredFor(epoch); err != nil {
 		return dst, false, fmt.Errorf("badger get: %w", err)
 	}
 	s.closeMu.RLock()
@@ -982,6 +1026,9 @@ func (s *Store) ChangedKeys(_ context.Context, lower, upper []byte, since, until
 
 func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool, since uint64) (*iter, error) {
 	if err := s.waitStaging(epoch); err != nil {
+		return nil, fmt.Errorf("badger scan: %w", err)
+	}
+	if err := s.applyDeferredFor(epoch); err != nil {
 		return nil, fmt.Errorf("badger scan: %w", err)
 	}
 	s.closeMu.RLock()
