@@ -657,6 +657,17 @@ var deleteMeta = []byte{1}
 // cheaper for random keys (a bulk COPY's).
 func (s *Store) writeDirect(epoch uint64, b *storage.Batch) error {
 	l := s.db.NewKVLoader(directPending)
+	if err := load(l, epoch, b); err != nil {
+		return errors.Join(err, l.Finish())
+	}
+	if err := l.Finish(); err != nil {
+		return fmt.Errorf("write %d entries: %w", b.Len(), err)
+	}
+	return nil
+}
+
+// load hands b's entries to l at version epoch.
+func load(l *bdg.KVLoader, epoch uint64, b *storage.Batch) error {
 	kv := &pb.KV{Version: epoch}
 	for i := 0; i < b.Len(); i++ {
 		key, value, del := b.Entry(i)
@@ -665,12 +676,8 @@ func (s *Store) writeDirect(epoch uint64, b *storage.Batch) error {
 			kv.Value, kv.Meta = nil, deleteMeta
 		}
 		if err := l.Set(kv); err != nil {
-			l.Finish()
-			return fmt.Errorf("write entry %d: %w", i, err)
+			return fmt.Errorf("write entry %d at %d: %w", i, epoch, err)
 		}
-	}
-	if err := l.Finish(); err != nil {
-		return fmt.Errorf("write %d entries: %w", b.Len(), err)
 	}
 	return nil
 }

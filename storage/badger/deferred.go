@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4/pb"
-
 	"github.com/tributary/tributary/storage"
 )
 
@@ -108,18 +106,9 @@ func (s *Store) applyDeferredLocked() error {
 		return nil
 	}
 	l := s.db.NewKVLoader(directPending)
-	kv := &pb.KV{}
-	for _, d := range commits {
-		kv.Version = d.epoch
-		for i := 0; i < d.batch.Len(); i++ {
-			key, value, del := d.batch.Entry(i)
-			kv.Key, kv.Value, kv.Meta = key, value, nil
-			if del {
-				kv.Value, kv.Meta = nil, deleteMeta
-			}
-			if err := l.Set(kv); err != nil {
-				return errors.Join(fmt.Errorf("write deferred epoch %d: %w", d.epoch, err), l.Finish())
-			}
+	for i := range commits {
+		if err := load(l, commits[i].epoch, &commits[i].batch); err != nil {
+			return errors.Join(fmt.Errorf("write deferred commits: %w", err), l.Finish())
 		}
 	}
 	if err := l.Finish(); err != nil {

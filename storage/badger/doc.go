@@ -6,10 +6,13 @@
 // split into several Badger transactions, which a crash may leave half applied). Options configure it.
 //
 // Commits are synced to disk before they return (Options.NoSync turns that off): the writes of an
-// epoch share one sync, of a record appended to the commit log (redo.go) while Badger takes them;
-// Badger's own write-ahead files are synced (walsync.go, not Badger's SyncWrites, which flushes two
-// files per write) when the log starts over, and for epochs the log does not cover (staged writes,
-// value-log values). Open writes the logged commits Badger lost back into it. Open checks the directory first (check.go, logscan.go) and refuses, with a
+// epoch share one sync, of a record appended to the commit log (redo.go), and Badger takes them
+// before (a small batch), beside (a big one) or after it: small commits wait in memory and go into
+// Badger many together when a read, a commit that cannot wait or the bound needs them
+// (deferred.go). Badger's own write-ahead files are synced (walsync.go, not Badger's SyncWrites,
+// which flushes two files per write) when the log starts over, and for epochs the log does not
+// cover (staged writes, value-log values). Open writes the logged commits Badger lost (or never
+// got) back into it. Open checks the directory first (check.go, logscan.go) and refuses, with a
 // *DamageError naming the file, a missing MANIFEST, a missing or damaged table file, or a
 // write-ahead file with damaged bytes in front of readable ones: Badger alone would start empty,
 // misread, panic or silently drop acknowledged writes.
