@@ -1,8 +1,10 @@
 package badger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -12,7 +14,8 @@ import (
 // queue, its writer, the waiting committer); on a small VM every hand-off that wakes an idle
 // vCPU costs tens of microseconds, and a lone client's commit measured about 40 µs faster
 // without them. The batches wait in memory, in epoch order, until a read at or above the first
-// of their epochs needs them, a commit that cannot wait (a big, staged or empty one: the
+// of their epochs needs them (a point read at or below the committed epoch looks them up in
+// memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
 // barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Stage,
 // Sync or Close writes them first, or maxDeferred of them are waiting. When a read had to write
 // them, commits stop waiting for the next maxDeferred commits: reads that follow every commit
@@ -123,4 +126,46 @@ func (s *Store) applyDeferredLocked() error {
 	s.deferMu.entries = 0
 	s.deferFirst.Store(0)
 	return nil
+}
+
+// deferredGet answers a point read at epoch from the deferred batches, without writing them:
+// found reports that the newest of them at or below epoch that writes key does (ok: a value,
+// appended to dst; else a delete). It answers only reads at or below the committed epoch: the
+// deferred batches are then the newest writes a read can see (a commit that does not wait writes
+// them first), while above it a staged epoch's writes are newer (those reads write them first).
+// err is the read's refusal (closed store, epoch below the discarded ones).
+func (s *Store) deferredGet(key []byte, epoch uint64, dst []byte) (_ []byte, ok, found bool, err error) {
+	if f := s.deferFirst.Load(); f == 0 || epoch < f || epoch > s.committed.Load() {
+		return dst, false, false, nil
+	}
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if err := s.checkReadLocked(epoch); err != nil {
+		return dst, false, false, err
+	}
+	for i := len(s.deferMu.commits) - 1; i >= 0; i-- {
+		d := &s.deferMu.commits[i]
+		if d.epoch > epoch {
+			continue
+		}
+		n := d.batch.Len()
+		j := sort.Search(n, func(j int) bool {
+			k, _, _ := d.batch.Entry(j)
+			return bytes.Compare(k, key) >= 0
+		})
+		if j == n {
+			continue
+		}
+		k, v, del := d.batch.Entry(j)
+		if !bytes.Equal(k, key) {
+			continue
+		}
+		if del {
+			return dst, false, true, nil
+		}
+		return append(dst, v...), true, true, nil
+	}
+	return dst, false, false, nil
 }

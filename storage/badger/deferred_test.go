@@ -33,9 +33,9 @@ func deferredCount(s *Store) int {
 	return len(s.deferMu.commits)
 }
 
-// TestDeferredCommits: small commits wait for Badger until a read needs them, a commit that
-// cannot wait (an empty one) or the bound; every read sees every committed epoch; after a
-// crash they come back from the commit log.
+// TestDeferredCommits: small commits wait for Badger until a scan needs them (point reads find
+// them in memory), a commit that cannot wait (an empty one) or the bound; every read sees every
+// committed epoch; after a crash they come back from the commit log.
 func TestDeferredCommits(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -70,18 +70,40 @@ func TestDeferredCommits(t *testing.T) {
 	if n := deferredCount(s); n != 3 {
 		t.Fatalf("%d commits deferred, want 3", n)
 	}
-	if got := get("a", 1); got != "v1" { // an epoch below the deferred ones' first reads
-		t.Fatalf("a at 1: %s", got)
+	// Point reads find them in memory, without writing them.
+	if got := get("a", 3) + get("b", 3) + get("a", 2) + get("b", 1) + get("a", 1); got != "v3v2v1-v1" {
+		t.Fatalf("a, b at 3, a at 2, b and a at 1: %s, want v3v2v1-v1", got)
 	}
-	if got := get("a", 3) + get("b", 3) + get("a", 2); got != "v3v2v1" {
-		t.Fatalf("a, b at 3, a at 2: %s, want v3v2v1", got)
+	var del storage.Batch
+	del.Delete([]byte("b"))
+	if err := s.Commit(ctx, 4, &del); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("b", 4) + get("b", 3) + get("z", 4); got != "-v2-" {
+		t.Fatalf("b at 4 (deleted), at 3, z at 4: %s, want -v2-", got)
+	}
+	if n := deferredCount(s); n != 4 {
+		t.Fatalf("after point reads: %d commits deferred, want 4", n)
+	}
+	// A scan writes them first.
+	it, err := s.Scan(ctx, []byte("a"), []byte("c"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for it.Next() == nil {
+		seen = append(seen, string(it.Key())+"="+string(it.Value()))
+	}
+	it.Close()
+	if fmt.Sprint(seen) != "[a=v3]" {
+		t.Fatalf("scan at 4: %v, want [a=v3]", seen)
 	}
 	if n := deferredCount(s); n != 0 {
-		t.Fatalf("after a read at 3: %d commits deferred, want 0", n)
+		t.Fatalf("after a scan at 4: %d commits deferred, want 0", n)
 	}
 	// A read had to write them: the next maxDeferred commits go straight in.
-	e := uint64(4)
-	for ; e < 4+maxDeferred; e++ {
+	e := uint64(5)
+	for ; e < 5+maxDeferred; e++ {
 		put(e, fmt.Sprintf("k%03d", e))
 		if n := deferredCount(s); n != 0 {
 			t.Fatalf("epoch %d, after a read wrote the deferred commits: %d deferred, want 0", e, n)
@@ -90,7 +112,7 @@ func TestDeferredCommits(t *testing.T) {
 	// Then they wait again, up to the bound; an empty commit (the barrier loop's idle epoch)
 	// writes them.
 	most := 0
-	for ; e < 4+3*maxDeferred; e++ {
+	for ; e < 5+3*maxDeferred; e++ {
 		put(e, fmt.Sprintf("k%03d", e))
 		n := deferredCount(s)
 		if n > maxDeferred {
