@@ -7,5 +7,6 @@
 // checks (a bulk insert's primary keys) with one ordered read, and without any read for keys above
 // every key of their vnode (keyTops, from the first StoredKeys on: the largest key written, and stored
 // when first asked, per vnode; every write of the rows must go through this Table). Schema describes
-// the layout; RowIterator walks rows.
+// the layout;
+// RowIterator walks rows.
 package state
