@@ -4,9 +4,6 @@
 // Writes (Insert, Delete, Update) go to a per-epoch buffer; Flush moves it into the storage.Batch the
 // coordinator commits and keeps it readable until that epoch is committed. Reads (Get, Iter) see
 // committed data merged with these pending writes; PendingAt and StoredKeys answer many existence
-// checks (a bulk insert's primary keys) with one ordered read, and without any read for keys above
-// every key of their vnode (keyTops, from the first StoredKeys on: the largest key written, and stored
-// when first asked, per vnode; every write of the rows must go through this Table). Schema describes
-// the layout;
+// checks (a bulk insert's primary keys) with one ordered read. Schema describes the layout;
 // RowIterator walks rows.
 package state

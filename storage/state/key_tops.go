@@ -16,8 +16,7 @@ import (
 // a table's rows goes through its one state.Table in the coordinator's TableSet, or a
 // transaction's own) and, once asked, the largest key the store held at the epoch it was read
 // at. A key above both is in neither: the bound can only be too high (deletes do not lower
-// it), which costs a read, never a wrong answer. A table keeps tops once StoredKeys was called
-// on it (a stream operator's state tables never pay for them).
+// it), which costs a read, never a wrong answer.
 type keyTops struct {
 	written [codec.VnodeCount][]byte // largest key written through this table, per vnode
 	stored  [codec.VnodeCount][]byte // largest stored key at loadedAt, per vnode (nil: none)
@@ -29,20 +28,18 @@ type keyTops struct {
 
 // vnodeOfKey returns the vnode of a row key of this table (table prefix, vnode, pk).
 func vnodeOfKey(key []byte) (uint16, bool) {
-	_, v, ok := codec.SplitTablePrefix(key)
-	return v, ok
-}
-
-// noteWritten raises key's vnode's written top to key, once StoredKeys made the table keep tops
-// (the writes before are in its pending buffer or layers then, which topsInit reads, or in the
-// store at every epoch it is asked at since).
-func (t *Table) noteWritten(key []byte) {
-	if t.tops != nil {
-		t.tops.note(key)
+	if len(key) < 6 {
+		return 0, false
 	}
+	return uint16(key[4])<<8 | uint16(key[5]), true
 }
 
-func (k *keyTops) note(key []byte) {
+// noteWritten raises key's vnode's written top to key.
+func (t *Table) noteWritten(key []byte) {
+	if t.tops == nil {
+		t.tops = new(keyTops)
+	}
+	k := t.tops
 	v, ok := vnodeOfKey(key)
 	if !ok || v >= codec.VnodeCount {
 		return
@@ -52,33 +49,13 @@ func (k *keyTops) note(key []byte) {
 	}
 }
 
-// topsInit returns the table's tops, made on the first call from the writes it still holds: a
-// write flushed in a layer that is gone since committed at an epoch at or below every epoch a
-// check asks at after (the caller's epochs do not go back; a check at an older epoch reads).
-func (t *Table) topsInit() *keyTops {
-	if t.tops == nil {
-		k := new(keyTops)
-		for _, l := range t.layers {
-			for _, e := range l.entries {
-				if !e.del {
-					k.note([]byte(e.key))
-				}
-			}
-		}
-		for _, e := range t.cur.entries {
-			if !e.del {
-				k.note([]byte(e.key))
-			}
-		}
-		t.tops = k
-	}
-	return t.tops
-}
-
 // keyAbove reports whether key is above every key of its vnode that the store holds at epoch
 // at (read once per vnode) and that this table wrote.
 func (t *Table) keyAbove(ctx context.Context, at uint64, key []byte) (bool, error) {
-	k := t.topsInit()
+	if t.tops == nil {
+		t.tops = new(keyTops) // nothing written through this table yet
+	}
+	k := t.tops
 	if at < k.loadedAt {
 		return false, nil
 	}

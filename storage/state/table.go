@@ -54,7 +54,7 @@ type Table struct {
 	keyBuf []byte
 	valBuf []byte
 	pkBuf  []types.Datum
-	tops   *keyTops // bounds of the keys held, for StoredKeys (from its first call on)
+	tops   *keyTops // bounds of the keys held, for StoredKeys (allocated by the first write or check)
 }
 
 // buffer holds one epoch's writes: the latest write per key.
