@@ -54,7 +54,6 @@ type Table struct {
 	keyBuf []byte
 	valBuf []byte
 	pkBuf  []types.Datum
-	tops   *keyTops // bounds of the keys held, for StoredKeys (allocated by the first write or check)
 }
 
 // buffer holds one epoch's writes: the latest write per key.
@@ -150,7 +149,6 @@ func (t *Table) Insert(row []types.Datum) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
 	t.cur.put(t.keyBuf, t.valBuf, false)
-	t.noteWritten(t.keyBuf)
 	return nil
 }
 
@@ -179,7 +177,6 @@ func (t *Table) Update(old, new []types.Datum) error {
 	}
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, new)
 	t.cur.put(t.keyBuf, t.valBuf, false)
-	t.noteWritten(t.keyBuf)
 	return nil
 }
 
@@ -403,8 +400,7 @@ const storedKeysBatch = 16
 // key order through one iterator, which answers every key below the next stored key without a
 // read and seeks past the rest, instead of one point read per key: a bulk insert of new keys
 // costs about a seek per vnode it touches rather than a read per row. When most keys need a
-// seek it reads the rest with point reads. Keys above every key of their vnode that the store
-// and this table's writes hold (keyTops) take no read at all.
+// seek it reads the rest with point reads.
 func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, found []bool) error {
 	if len(found) != len(keys) {
 		return fmt.Errorf("state table %d: %d answers for %d keys", t.schema.TableID, len(found), len(keys))
@@ -418,26 +414,17 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		}
 		return nil
 	}
-	// Keys above every key of their vnode need no read (keyTops); the rest are asked below.
-	order := make([]int, 0, len(keys))
-	for i, k := range keys {
-		above, err := t.keyAbove(ctx, at, k)
-		if err != nil {
-			return err
-		}
-		if above {
-			found[i] = false
-			continue
-		}
-		order = append(order, i)
-	}
-	if len(order) < storedKeysBatch {
-		for _, i := range order {
+	if len(keys) < storedKeysBatch {
+		for i := range keys {
 			if err := get(i); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
 	release, err := t.kv.Pin(at)
