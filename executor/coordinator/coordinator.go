@@ -446,7 +446,6 @@ func (c *Coordinator) inject() (*round, error) {
 			delete(expect, id)
 			continue
 		}
-		r.dirty = false
 		if err := r.sendBarrier(b, c.stop, c.failedCh); err != nil {
 			c.mu.Unlock()
 			err = fmt.Errorf("barrier %v to actor %d: %w", b, id, err)

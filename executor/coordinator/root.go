@@ -12,21 +12,21 @@ import (
 type root struct {
 	msgs     chan stream.Message
 	barriers chan *stream.Barrier
-	// For a table's DML source (table set; the rest under the coordinator's
+	// For a table's DML source (table set; outputs under the coordinator's
 	// mu): outputs counts its dispatcher's outputs (the jobs reading the
-	// table), as the barriers sent so far leave them; dirty says a change
-	// chunk went to it in the open epoch. A source with no outputs gets no
-	// chunks (sendChunk) and has nothing to pass on: barriers without
-	// mutations skip it (a lone writer's commit then waits for no actor).
+	// table), as the barriers sent so far leave them. A source with no
+	// outputs gets no chunks (sendChunk) and has nothing to pass on: barriers
+	// without mutations skip it (a lone writer's commit then waits for no
+	// actor). Outputs change only with a mutation, so a source skipped that
+	// way had none for the whole epoch and was sent nothing in it.
 	table   bool
 	outputs int
-	dirty   bool
 }
 
 // idle reports whether barrier b may skip r (the caller holds the
 // coordinator's mu).
 func (r *root) idle(b *stream.Barrier) bool {
-	return r.table && r.outputs == 0 && !r.dirty && b.Mutation == nil
+	return r.table && r.outputs == 0 && b.Mutation == nil
 }
 
 // sendChunk sends a change chunk to a table's DML source (the caller holds
@@ -39,7 +39,6 @@ func (r *root) sendChunk(chunk *types.Chunk, stop, failed <-chan struct{}) error
 	if r.table && r.outputs == 0 {
 		return nil
 	}
-	r.dirty = true
 	select {
 	case r.msgs <- stream.ChunkMsg(chunk):
 		return nil

@@ -16,11 +16,11 @@ import (
 // without them. The batches wait in memory, in epoch order, until a read at or above the first
 // of their epochs needs them (a point read at or below the committed epoch looks them up in
 // memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
-// barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Stage,
-// Sync or Close writes them first, or maxDeferred of them are waiting. When a read had to write
-// them, commits stop waiting for the next maxDeferred commits: reads that follow every commit
-// (primary-key checks of keys below the vnodes' tops, many sessions) gain nothing from the wait
-// and would write the batches while holding up the next statements. A crash loses nothing:
+// barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Sync or
+// Close writes them first, or maxDeferred of them are waiting. When a read had to write them,
+// commits stop waiting for the next maxDeferred commits: reads that follow every commit (scans,
+// many sessions) gain nothing from the wait and would write the batches while holding up the
+// next statements. A crash loses nothing:
 // they are in the commit log, which replays them at the next Open (a partial write of them
 // included: the same versions again).
 
