@@ -55,6 +55,9 @@ func (b *Batch) Len() int { return len(b.entries) }
 // Size returns the bytes held by keys and values.
 func (b *Batch) Size() int { return len(b.buf) }
 
+// Cap returns the bytes of keys and values the batch holds memory for.
+func (b *Batch) Cap() int { return cap(b.buf) }
+
 // Reset empties the batch, keeping its memory for reuse.
 func (b *Batch) Reset() {
 	b.buf = b.buf[:0]

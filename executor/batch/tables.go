@@ -26,6 +26,8 @@ type TableSet struct {
 	// changes, when capturing, holds every row written as a change chunk per relation.
 	changes map[uint32]*types.Chunk
 	capture bool
+	// wanted, when set, says whether a relation's changes have a reader (CaptureChanges).
+	wanted func(relID uint32) bool
 	// spill, when set, is called by MaybeSpill once spillRows writes are pending.
 	spill     func() error
 	spillRows int
@@ -68,20 +70,37 @@ func (s *TableSet) CaptureChanges() {
 	s.changes = map[uint32]*types.Chunk{}
 }
 
+// CaptureChangesFor is CaptureChanges recording only the rows of relations
+// wanted says have a reader: a written relation without one is listed by
+// TakeChanges with a nil chunk. wanted is asked once per relation between
+// TakeChanges calls (a table with no job reading it then costs no copy of
+// its rows).
+func (s *TableSet) CaptureChangesFor(wanted func(relID uint32) bool) {
+	s.CaptureChanges()
+	s.wanted = wanted
+}
+
 // record notes a written row when capturing.
 func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum) {
 	if !s.capture {
 		return
 	}
-	c := s.changes[rel.ID]
-	if c == nil {
+	c, ok := s.changes[rel.ID]
+	if !ok {
+		if s.wanted != nil && !s.wanted(rel.ID) {
+			s.changes[rel.ID] = nil
+			return
+		}
 		c = types.NewChunk(rel.ColumnTypes(), 16)
 		s.changes[rel.ID] = c
 	}
-	c.AppendRowOp(op, row)
+	if c != nil {
+		c.AppendRowOp(op, row)
+	}
 }
 
-// TakeChanges returns the captured changes and starts afresh.
+// TakeChanges returns the captured changes and starts afresh. A relation
+// written with no reader (CaptureChangesFor) has a nil chunk.
 func (s *TableSet) TakeChanges() map[uint32]*types.Chunk {
 	out := s.changes
 	s.changes = map[uint32]*types.Chunk{}

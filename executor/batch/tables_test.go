@@ -3,6 +3,7 @@ package batch
 import (
 	"testing"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -59,5 +60,40 @@ func TestDeleteAllInBatches(t *testing.T) {
 	db.commit(env)
 	if rows := db.scan(rel); len(rows) != 0 {
 		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
+	}
+}
+
+// TestCaptureChangesFor: rows of a relation the filter says nobody reads are
+// not recorded, yet the relation is listed (with a nil chunk), so the owner
+// knows it was written; a relation with a reader gets its rows.
+func TestCaptureChangesFor(t *testing.T) {
+	db := newDB(t)
+	read, unread := testTable(), testTable()
+	unread.ID, unread.Name = read.ID+1, "u"
+	env := db.env()
+	asked := map[uint32]int{}
+	env.Tables.CaptureChangesFor(func(id uint32) bool { asked[id]++; return id == read.ID })
+	rows := types.NewChunk(read.ColumnTypes(), 4)
+	for i := range 3 {
+		rows.AppendRow([]types.Datum{types.DInt(int64(i)), types.DString("n"), types.DInt(1)})
+	}
+	for _, rel := range []*catalog.Relation{read, unread} {
+		if err := env.Tables.InsertNew(testCtx(t), rel, 0, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := env.Tables.TakeChanges()
+	if c, ok := changes[read.ID]; !ok || c == nil || c.Len() != 3 {
+		t.Errorf("the read relation's changes: %v (listed %v), want 3 rows", c, ok)
+	}
+	if c, ok := changes[unread.ID]; !ok || c != nil {
+		t.Errorf("the unread relation's changes: %v (listed %v), want listed with no chunk", c, ok)
+	}
+	if asked[read.ID] != 1 || asked[unread.ID] != 1 {
+		t.Errorf("the filter was asked %v, want once per relation", asked)
+	}
+	db.commit(env)
+	if got := len(db.scan(unread)); got != 3 {
+		t.Errorf("the unread relation holds %d rows, want 3", got)
 	}
 }

@@ -102,6 +102,7 @@ type Coordinator struct {
 		sync.Mutex
 		epoch uint64        // the open epoch: DML and DDL writes belong to it
 		batch storage.Batch // DML/DDL writes of the open epoch
+		spare storage.Batch // an empty batch with memory, the next epoch's (inject)
 		// stagedRows counts the writes DML staged into the store at the
 		// open epoch (stageLocked); reset when the epoch closes.
 		stagedRows int
@@ -166,7 +167,13 @@ func New(kv storage.KV, cfg Config) *Coordinator {
 	c.mu.epoch = storage.NextEpoch(kv.MaxVersion())
 	c.firstEpoch = c.mu.epoch
 	c.mu.tables = batch.NewTableSet(kv)
-	c.mu.tables.CaptureChanges()
+	// Only rows that some job reads are copied into change chunks: a table
+	// without a job would drop them (root.sendChunk). The set is used with
+	// c.mu held, which the function needs.
+	c.mu.tables.CaptureChangesFor(func(id uint32) bool {
+		src, ok := c.mu.sources[id]
+		return ok && c.mu.roots[src] != nil && c.mu.roots[src].reads()
+	})
 	c.mu.roots = map[stream.ActorID]*root{}
 	c.mu.sources = map[uint32]stream.ActorID{}
 	c.mu.fresh = map[uint32]bool{}
@@ -415,9 +422,11 @@ func (c *Coordinator) inject() (*round, error) {
 		b.Mutation = stream.Mutations(c.mu.pending)
 	}
 	c.mu.pending = nil
+	// The epoch takes the open batch's memory (no copy of its writes); the
+	// next epoch's writes go into the batch an earlier epoch committed.
 	writes := new(storage.Batch)
-	appendBatch(writes, &c.mu.batch)
-	c.mu.batch.Reset()
+	*writes, c.mu.batch = c.mu.batch, c.mu.spare
+	c.mu.spare = storage.Batch{}
 	stagedRows := c.mu.stagedRows
 	c.mu.stagedRows = 0
 	expect := map[stream.ActorID]bool{}
@@ -481,6 +490,13 @@ func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 	c.committed.epoch = prev
 	c.committed.cond.Broadcast()
 	c.committed.Unlock()
+	if r.writes.Cap() <= maxSpareBatch {
+		// The store keeps nothing of a committed batch (storage.KV.Commit).
+		r.writes.Reset()
+		c.mu.Lock()
+		c.mu.spare = *r.writes
+		c.mu.Unlock()
+	}
 	if r.stagedRows > 0 {
 		// A big statement's garbage (its rows went through memory chunk by
 		// chunk): give it back to the operating system now, not minutes later.
@@ -494,6 +510,10 @@ func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// maxSpareBatch is the most memory (bytes of keys and values) of a
+// committed epoch's batch kept for a later epoch's writes.
+const maxSpareBatch = 32 << 20
 
 // versionLag is how many committed epochs of old versions stay readable
 // beyond pinned snapshots (readers pin the epoch they read at).

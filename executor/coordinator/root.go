@@ -29,14 +29,19 @@ func (r *root) idle(b *stream.Barrier) bool {
 	return r.table && r.outputs == 0 && b.Mutation == nil
 }
 
+// reads reports whether chunks sent to r reach a reader (sendChunk drops
+// them otherwise).
+func (r *root) reads() bool { return !r.table || r.outputs > 0 }
+
 // sendChunk sends a change chunk to a table's DML source (the caller holds
 // the coordinator's mu). It blocks until the actor takes it, or fails with
 // the engine. A source with no outputs would drop the chunk: it is not sent
 // (outputs change only at barriers, which follow the epoch's chunks, so a job
 // attached by the next barrier reads these rows from the snapshot), and the
-// epoch's commit then waits for no actor of the table.
+// epoch's commit then waits for no actor of the table. A nil chunk (rows
+// not captured: the table had no reader) is not sent either.
 func (r *root) sendChunk(chunk *types.Chunk, stop, failed <-chan struct{}) error {
-	if r.table && r.outputs == 0 {
+	if chunk == nil || !r.reads() {
 		return nil
 	}
 	select {

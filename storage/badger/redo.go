@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -234,7 +235,10 @@ func (r *redoLog) recordAt(data []byte, off int64) (redoRecord, int64, bool) {
 
 // encode lays out one record for epoch in r.buf.
 func (r *redoLog) encode(epoch, discard uint64, b *storage.Batch) []byte {
-	buf := append(r.buf[:0], make([]byte, redoRecHeader)...)
+	// Sized once: a big epoch's record would otherwise be copied a few times
+	// over while it grows (an entry adds a flag and two varints).
+	buf := slices.Grow(r.buf[:0], redoRecHeader+16+b.Size()+b.Len()*(1+2*binary.MaxVarintLen32))
+	buf = append(buf, make([]byte, redoRecHeader)...)
 	buf = binary.LittleEndian.AppendUint64(buf, epoch)
 	buf = binary.LittleEndian.AppendUint64(buf, discard)
 	for i := 0; i < b.Len(); i++ {

@@ -201,6 +201,25 @@ func (b *buffer) put(key, value []byte, del bool) {
 	b.entries = append(b.entries, e)
 }
 
+// A flushed layer of at least bigLayer writes is merged with the one below
+// (of the same epoch) only once the epoch has bigLayers layers.
+const (
+	bigLayer  = 1024
+	bigLayers = 4
+)
+
+// next returns an empty buffer sized for as many writes as b holds (the
+// index for at most maxIndex keys, the arena for at most 8 MiB): a writer's
+// next batch is likely as big, and growing from empty copies everything a
+// few times over. b's arena stays with the entries flushed from it.
+func (b *buffer) next(maxIndex int) buffer {
+	return buffer{
+		index:   make(map[string]int, min(len(b.index), maxIndex)),
+		entries: make([]entry, 0, min(len(b.entries), 1<<16)),
+		arena:   make([]byte, 0, min(len(b.arena), 8<<20)),
+	}
+}
+
 // Discard drops the writes made since the last Flush (a failed statement's).
 func (t *Table) Discard() { t.cur = buffer{index: make(map[string]int)} }
 
@@ -241,15 +260,20 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 			b.Put([]byte(e.key), e.value)
 		}
 	}
-	t.cur = buffer{index: make(map[string]int, min(len(t.cur.index), 4096))} // sized for a like epoch, not kept huge
+	t.cur = t.cur.next(4096) // sized for a like epoch, not kept huge
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
 	// below while that is of the same epoch and at most twice its size, so an
-	// epoch keeps O(log n) layers at O(n log n) total merge work.
+	// epoch keeps O(log n) layers at O(n log n) total merge work. Big layers
+	// (a bulk writer's chunks) stay apart up to bigLayers of the epoch: a read
+	// searches a few more, and most of their rows are never merged.
 	for n := len(t.layers); n >= 2; n = len(t.layers) {
 		below, top := t.layers[n-2], t.layers[n-1]
 		if below.epoch != top.epoch || len(below.entries) > 2*len(top.entries) {
+			break
+		}
+		if len(top.entries) >= bigLayer && (n < bigLayers || t.layers[n-bigLayers].epoch != top.epoch) {
 			break
 		}
 		below.entries = mergeEntries(below.entries, top.entries)
@@ -284,7 +308,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	}
 	// The next chunk is likely as big as this one: size for it (growing a map and an
 	// arena from empty cost a bulk load a tenth of its time).
-	t.cur = buffer{index: make(map[string]int, min(len(t.cur.index), 1<<16)), arena: make([]byte, 0, min(cap(t.cur.arena), 8<<20))}
+	t.cur = t.cur.next(1 << 16)
 	clear(t.layers)
 	t.layers = nil
 	t.stagedAt = max(t.stagedAt, epoch)
