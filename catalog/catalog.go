@@ -272,6 +272,14 @@ type IndexSettings struct {
 	DistLen int `json:"dist_len"`
 }
 
+// StoresBlocks reports whether rel's rows may be stored many to a state key
+// (state.Schema.Blocks): a table that mirrors an external one (CDC), whose
+// copy writes runs of new keys. Readers of its keys outside its state table
+// read through state.Scan, state.GetRow and state.ChangedRows.
+func (r *Relation) StoresBlocks() bool {
+	return r.Kind == KindTable && r.Connector != nil && r.Connector.ReadOnly && len(r.PK) > 0
+}
+
 // DistKey returns the columns whose hash places a row of rel's state table on
 // its vnode: an index's indexed columns, every other relation's primary key.
 func (r *Relation) DistKey() []int {

@@ -39,6 +39,7 @@ func (db *dbFixture) commit(env *Env) {
 	db.epoch = storage.NextEpoch(db.epoch)
 	var b storage.Batch
 	env.Tables.Flush(db.epoch, &b)
+	env.Tables.Seal(db.epoch, &b)
 	if err := db.store.Commit(testCtx(db.t), db.epoch, &b); err != nil {
 		db.t.Fatalf("commit: %v", err)
 	}

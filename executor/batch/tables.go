@@ -49,6 +49,16 @@ func (s *TableSet) MaybeSpill() error {
 	return s.spill()
 }
 
+// Seal adds to b, which the caller commits at epoch, the fresh rows
+// (InsertNew) the tables' flushes of epochs up to epoch left for it
+// (state.Table.Seal): the owner of a set that took them seals it before
+// each such epoch commits.
+func (s *TableSet) Seal(epoch uint64, b *storage.Batch) {
+	for _, id := range s.order {
+		s.tables[id].Seal(epoch, b)
+	}
+}
+
 // Stage adds every table's pending writes to b, which the caller stages into
 // the store at epoch ahead of its commit (state.Table.Stage: the tables'
 // flushed layers are dropped, the caller having staged its epoch's batch).
@@ -177,7 +187,7 @@ func (s *TableSet) Flush(epoch uint64, b *storage.Batch) {
 // keyed by its primary key and distributed by it (an index by its leading
 // indexed columns), under its relation id.
 func StateSchema(rel *catalog.Relation) state.Schema {
-	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.DistKey(), Missing: rel.MissingValues()}
+	return state.Schema{TableID: rel.ID, Types: rel.ColumnTypes(), PK: rel.PK, DistKey: rel.DistKey(), Missing: rel.MissingValues(), Blocks: rel.StoresBlocks()}
 }
 
 func openTable(store storage.KV, rel *catalog.Relation) (*state.Table, error) {
@@ -224,7 +234,7 @@ func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64,
 			continue
 		}
 		row = rows.Row(i, row)[:nc]
-		if err := tbl.Insert(row); err != nil {
+		if err := tbl.InsertFresh(row); err != nil {
 			return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
 		}
 		s.record(rel, types.OpInsert, row)

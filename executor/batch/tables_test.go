@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
@@ -59,6 +60,12 @@ func TestDeleteAllInBatches(t *testing.T) {
 	}
 	db.commit(env)
 	if rows := db.scan(rel); len(rows) != 0 {
+		tbl, _ := openTable(db.store, rel)
+		for _, r := range rows {
+			var id int64
+			fmt.Sscan(r, &id)
+			t.Logf("left %v vnode %d", r, tbl.VnodeOfPK([]types.Datum{types.DInt(id)}))
+		}
 		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
 	}
 }
@@ -95,5 +102,45 @@ func TestCaptureChangesFor(t *testing.T) {
 	db.commit(env)
 	if got := len(db.scan(unread)); got != 3 {
 		t.Errorf("the unread relation holds %d rows, want 3", got)
+	}
+}
+
+// TestDeleteAllBlocks: DeleteAll of a table whose rows are in blocks (a CDC
+// table's copy) leaves none, over more rows than one read batch.
+func TestDeleteAllBlocks(t *testing.T) {
+	db := newDB(t)
+	rel := testTable()
+	rel.Connector = &catalog.Connector{ReadOnly: true}
+	if !rel.StoresBlocks() {
+		t.Fatal("a read-only connector table does not store blocks")
+	}
+	const n = 9000
+	for lo := 0; lo < n; lo += 3000 {
+		env := db.env()
+		rows := types.NewChunk(rel.ColumnTypes(), 3000)
+		for i := lo; i < lo+3000; i++ {
+			rows.AppendRow([]types.Datum{types.DInt(int64(i)), types.DString("n"), types.DInt(1)})
+		}
+		if err := env.Tables.InsertNew(testCtx(t), rel, 0, rows); err != nil {
+			t.Fatal(err)
+		}
+		db.commit(env)
+	}
+	if rows := db.scan(rel); len(rows) != n {
+		t.Fatalf("%d rows after the inserts, want %d", len(rows), n)
+	}
+	env := db.env()
+	if err := env.Tables.DeleteAll(testCtx(t), rel, db.store.CommittedEpoch(), nil); err != nil {
+		t.Fatal(err)
+	}
+	db.commit(env)
+	if rows := db.scan(rel); len(rows) != 0 {
+		tbl, _ := openTable(db.store, rel)
+		for _, r := range rows {
+			var id int64
+			fmt.Sscan(r, &id)
+			t.Logf("left %v vnode %d", r, tbl.VnodeOfPK([]types.Datum{types.DInt(id)}))
+		}
+		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
 	}
 }

@@ -424,6 +424,7 @@ func (c *Coordinator) inject() (*round, error) {
 	c.mu.pending = nil
 	// The epoch takes the open batch's memory (no copy of its writes); the
 	// next epoch's writes go into the batch an earlier epoch committed.
+	c.mu.tables.Seal(prev, &c.mu.batch) // a connector's fresh rows, as blocks
 	writes := new(storage.Batch)
 	*writes, c.mu.batch = c.mu.batch, c.mu.spare
 	c.mu.spare = storage.Batch{}

@@ -63,6 +63,7 @@ type backfillExec struct {
 	upstream Executor
 	rel      plan.StreamNode
 	relID    uint32
+	blocks   bool // the relation may store blocks (catalog.Relation.StoresBlocks)
 	types    []types.T
 	missing  []types.Datum // what columns added later read in older rows (catalog.Relation.MissingValues)
 	pk       []int
@@ -107,7 +108,7 @@ func NewBackfill(actx *ActorContext, n *plan.StreamSource, upstream Executor, re
 		report = func(BackfillReport) {}
 	}
 	b := &backfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(), missing: n.Relation.MissingValues(),
-		pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
+		blocks: n.Relation.StoresBlocks(), pk: n.Relation.PK, progress: t, report: report, limit: newRateLimiter(rowsPerSecond)}
 	return b, b.close, nil
 }
 
@@ -402,7 +403,7 @@ var BackfillRowsRead atomic.Int64
 
 // readSnapshot emits the next rows after pos at the snapshot epoch.
 func (b *backfillExec) readSnapshot(ctx context.Context) (*types.Chunk, error) {
-	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.types, b.missing, b.snap, &b.pos, &b.row, &b.vrows)
+	out, eof, err := scanAfter(ctx, b.actx.Store, b.relID, b.blocks, b.types, b.missing, b.snap, &b.pos, &b.row, &b.vrows)
 	if err != nil {
 		if errors.Is(err, storage.ErrEpochNotCommitted) {
 			return nil, nil
@@ -432,10 +433,11 @@ func spanAfter(relID uint32, pos []byte) (lower, upper []byte) {
 // scanAfter reads up to BackfillChunkRows rows of relation relID at epoch, in
 // key order, starting just after *pos; it moves *pos to the key of the last
 // row read, counts the rows per vnode into vrows, and reports whether the
-// relation's end was reached. *row is the decoding scratch row.
-func scanAfter(ctx context.Context, kv storage.KV, relID uint32, typs []types.T, missing []types.Datum, epoch uint64, pos *[]byte, row *[]types.Datum, vrows *[codec.VnodeCount]int64) (*types.Chunk, bool, error) {
+// relation's end was reached. *row is the decoding scratch row; blocks says
+// the relation may store blocks (state.Scan).
+func scanAfter(ctx context.Context, kv storage.KV, relID uint32, blocks bool, typs []types.T, missing []types.Datum, epoch uint64, pos *[]byte, row *[]types.Datum, vrows *[codec.VnodeCount]int64) (*types.Chunk, bool, error) {
 	lower, upper := spanAfter(relID, *pos)
-	it, err := kv.Scan(ctx, lower, upper, epoch)
+	it, err := state.Scan(ctx, kv, lower, upper, epoch, blocks)
 	if err != nil {
 		return nil, false, err
 	}

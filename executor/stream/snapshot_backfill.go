@@ -46,6 +46,7 @@ type snapshotBackfillExec struct {
 	actx     *ActorContext
 	upstream Executor
 	relID    uint32
+	blocks   bool // the relation may store blocks (catalog.Relation.StoresBlocks)
 	types    []types.T
 	missing  []types.Datum // what columns added later read in older rows (catalog.Relation.MissingValues)
 	progress *state.Table
@@ -105,7 +106,7 @@ func NewSnapshotBackfill(actx *ActorContext, n *plan.StreamSource, upstream Exec
 	if report == nil {
 		report = func(BackfillReport) {}
 	}
-	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, types: n.Relation.ColumnTypes(), missing: n.Relation.MissingValues(),
+	s := &snapshotBackfillExec{actx: actx, upstream: upstream, relID: n.Relation.ID, blocks: n.Relation.StoresBlocks(), types: n.Relation.ColumnTypes(), missing: n.Relation.MissingValues(),
 		progress: t, report: report, limit: newRateLimiter(rowsPerSecond), window: newSnapshotWindow()}
 	s.readSize.Store(BackfillChunkRows)
 	s.pump = &backfillExec{upstream: upstream}
@@ -505,7 +506,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 		if t.after != nil {
 			lower = append(t.after, 0) // just after the last row emitted
 		}
-		it, err := s.actx.Store.Scan(ctx, lower, upper, s.epoch)
+		it, err := state.Scan(ctx, s.actx.Store, lower, upper, s.epoch, s.blocks)
 		if err != nil {
 			send(snapChunk{err: fmt.Errorf("snapshot backfill of %d, vnode %d: %w", s.relID, t.vnode, err)})
 			return
@@ -593,7 +594,7 @@ func (s *snapshotBackfillExec) snapshotDone() {
 // readRange emits the changes of the keys that changed in (E, X].
 func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, error) {
 	lower, upper := spanAfter(s.relID, s.dpos)
-	it, err := s.actx.Store.ChangedKeys(ctx, lower, upper, s.epoch, s.target)
+	it, err := state.ChangedRows(ctx, s.actx.Store, lower, upper, s.epoch, s.target, s.blocks)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 	}
@@ -610,7 +611,13 @@ func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, err
 		key := it.Key()
 		// The row as of E (a point read), then as of X: the newest version
 		// in the range, which the change iterator holds.
-		v, found, err := s.actx.Store.Get(ctx, key, s.epoch, buf[:0])
+		get := s.actx.Store.Get
+		if s.blocks {
+			get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+				return state.GetRow(ctx, s.actx.Store, key, epoch, dst)
+			}
+		}
+		v, found, err := get(ctx, key, s.epoch, buf[:0])
 		if err != nil {
 			return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 		}

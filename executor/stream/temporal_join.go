@@ -43,6 +43,7 @@ type temporalJoin struct {
 	// later), the types of its primary key, how many leading key columns
 	// distribute its rows, and the columns the right side outputs.
 	relID     uint32
+	blocks    bool // the relation may store blocks (catalog.Relation.StoresBlocks)
 	relT      []types.T
 	missing   []types.Datum
 	pkT       []types.T
@@ -94,7 +95,7 @@ func NewTemporalJoin(actx *ActorContext, n *plan.StreamTemporalJoin, left Execut
 	lt := left.Schema()
 	e := &temporalJoin{
 		actx: actx, in: left, outer: n.Kind == plan.LeftJoin, nl: len(lt), outT: plan.Types(n.Schema()), cond: n.Cond,
-		relID: lk.ID, relT: lk.ColumnTypes(), missing: lk.MissingValues(), distLen: len(dist),
+		relID: lk.ID, blocks: lk.StoresBlocks(), relT: lk.ColumnTypes(), missing: lk.MissingValues(), distLen: len(dist),
 		keyLeft: slices.Clone(n.KeyLeft), rightCols: slices.Clone(n.RightCols),
 	}
 	if len(e.outT) != len(lt)+len(n.RightCols) {
@@ -320,7 +321,13 @@ func (e *temporalJoin) lookup(ctx context.Context, row []types.Datum, fn func(re
 		r.keyBuf = codec.AppendTablePrefix(r.keyBuf[:0], e.relID, v)
 		r.keyBuf = codec.AppendKey(r.keyBuf, e.pkT, r.key, span(len(r.key)), nil)
 		if len(e.keyLeft) == len(e.pkT) {
-			val, found, err := kv.Get(ctx, r.keyBuf, r.epoch, nil)
+			get := kv.Get
+			if e.blocks {
+				get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+					return state.GetRow(ctx, kv, key, epoch, dst)
+				}
+			}
+			val, found, err := get(ctx, r.keyBuf, r.epoch, nil)
 			if err != nil || !found {
 				return wrapLookup(err)
 			}
@@ -335,7 +342,7 @@ func (e *temporalJoin) lookup(ctx context.Context, row []types.Datum, fn func(re
 	default:
 		lower, upper = codec.TableSpan(e.relID)
 	}
-	it, err := kv.Scan(ctx, lower, upper, r.epoch)
+	it, err := state.Scan(ctx, kv, lower, upper, r.epoch, e.blocks)
 	if err != nil {
 		return wrapLookup(err)
 	}

@@ -6,4 +6,9 @@
 // committed data merged with these pending writes; PendingAt and StoredKeys answer many existence
 // checks (a bulk insert's primary keys) with one ordered read. Schema describes the layout;
 // RowIterator walks rows.
+//
+// A table whose Schema sets Blocks (a CDC table) may store rows many to a key: rows inserted with
+// InsertFresh (a copy's new keys) are written by Seal as blocks of up to 256 rows per vnode
+// (blocks.go). Readers of such a table's keys outside Table use Scan, GetRow and ChangedRows,
+// which read blocks as rows.
 package state

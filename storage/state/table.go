@@ -31,6 +31,10 @@ type Schema struct {
 	// Missing optionally gives what a trailing column reads in rows stored before it was added
 	// (codec.DecodeRowMissing); nil: NULL.
 	Missing []types.Datum
+	// Blocks lets rows inserted with InsertFresh be stored many to a key (blocks.go); reads of
+	// the table's keys outside Table then go through Scan, GetRow and ChangedRows. It needs a
+	// primary key.
+	Blocks bool
 }
 
 // ErrSchema is returned by New for an invalid schema.
@@ -47,6 +51,8 @@ type Table struct {
 
 	cur    buffer   // writes of the current epoch
 	layers []*layer // flushed epochs not yet known committed, oldest first
+	// sealed are the blocks Seal wrote whose epochs may not be committed yet.
+	sealed []sealedBlock
 	// stagedAt is the last epoch Stage wrote into the store ahead of its commit: reads of what is
 	// not pending go to the store at that epoch while it is above theirs.
 	stagedAt uint64
@@ -70,12 +76,16 @@ type entry struct {
 	key   string
 	value []byte // encoded row; nil for a delete
 	del   bool
+	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for Seal.
+	fresh bool
 }
 
 // layer is a flushed epoch's writes, sorted by key.
 type layer struct {
 	epoch   uint64
 	entries []entry
+	// unsealed says fresh entries wait for Seal.
+	unsealed bool
 }
 
 // New returns a table over kv with the given schema.
@@ -87,6 +97,9 @@ func New(kv storage.KV, s Schema) (*Table, error) {
 	// simple aggregation's materialized view).
 	if len(s.PK) == 0 && len(s.DistKey) > 0 {
 		return nil, fmt.Errorf("%w: table %d has a distribution key but no primary key", ErrSchema, s.TableID)
+	}
+	if s.Blocks && len(s.PK) == 0 {
+		return nil, fmt.Errorf("%w: table %d stores blocks but has no primary key", ErrSchema, s.TableID)
 	}
 	if s.PKDesc != nil && len(s.PKDesc) != len(s.PK) {
 		return nil, fmt.Errorf("%w: %d descending flags for %d key columns", ErrSchema, len(s.PKDesc), len(s.PK))
@@ -148,7 +161,20 @@ func (t *Table) Insert(row []types.Datum) error {
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
-	t.cur.put(t.keyBuf, t.valBuf, false)
+	t.cur.put(t.keyBuf, t.valBuf, false, false)
+	return nil
+}
+
+// InsertFresh inserts a row whose primary key the caller vouches is nowhere in the table: not
+// stored, not pending. In a table with blocks it waits, after Flush, for Seal to write it with
+// the epoch's other fresh rows of its vnode as blocks; elsewhere it is Insert.
+func (t *Table) InsertFresh(row []types.Datum) error {
+	if err := t.checkRow(row); err != nil {
+		return err
+	}
+	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
+	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
+	t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)
 	return nil
 }
 
@@ -158,7 +184,7 @@ func (t *Table) Delete(row []types.Datum) error {
 		return err
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
-	t.cur.put(t.keyBuf, nil, true)
+	t.cur.put(t.keyBuf, nil, true, false)
 	return nil
 }
 
@@ -173,19 +199,58 @@ func (t *Table) Update(old, new []types.Datum) error {
 	oldKey := t.rowKey(nil, old)
 	t.keyBuf = t.rowKey(t.keyBuf[:0], new)
 	if !bytes.Equal(oldKey, t.keyBuf) {
-		t.cur.put(oldKey, nil, true)
+		t.cur.put(oldKey, nil, true, false)
 	}
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, new)
-	t.cur.put(t.keyBuf, t.valBuf, false)
+	t.cur.put(t.keyBuf, t.valBuf, false, false)
 	return nil
 }
+
+// sortEntries sorts an epoch's writes by key: bucketed by their table and
+// vnode prefix first (a stable counting sort when they all share the table),
+// then each bucket sorted unless it already is. Rows written in primary-key
+// order (a copy, ascending ids) then cost a pass, not a comparison sort.
+func sortEntries(entries []entry) {
+	if len(entries) < 64 {
+		slices.SortFunc(entries, compareEntries)
+		return
+	}
+	table := entries[0].key[:4]
+	var counts [codec.VnodeCount + 1]int
+	for _, e := range entries {
+		if len(e.key) < codec.TablePrefixLen || e.key[:4] != table || vnodeOf(e.key) >= codec.VnodeCount {
+			slices.SortFunc(entries, compareEntries)
+			return
+		}
+		counts[vnodeOf(e.key)+1]++
+	}
+	for v := 1; v <= codec.VnodeCount; v++ {
+		counts[v] += counts[v-1]
+	}
+	out := make([]entry, len(entries))
+	next := counts
+	for _, e := range entries {
+		v := vnodeOf(e.key)
+		out[next[v]] = e
+		next[v]++
+	}
+	copy(entries, out)
+	for v := range codec.VnodeCount {
+		bucket := entries[counts[v]:counts[v+1]]
+		if !slices.IsSortedFunc(bucket, compareEntries) {
+			slices.SortFunc(bucket, compareEntries)
+		}
+	}
+}
+
+func vnodeOf(key string) int { return int(key[4])<<8 | int(key[5]) }
 
 // compareEntries orders entries by key (slices.SortFunc with it sorts an
 // epoch's writes in about 2/3 of sort.Slice's time).
 func compareEntries(a, b entry) int { return strings.Compare(a.key, b.key) }
 
-func (b *buffer) put(key, value []byte, del bool) {
-	e := entry{del: del}
+func (b *buffer) put(key, value []byte, del, fresh bool) {
+	e := entry{del: del, fresh: fresh}
 	if !del {
 		off := len(b.arena)
 		b.arena = append(b.arena, value...)
@@ -252,16 +317,17 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	// In key order: the batch then holds one ascending run per table, which the store merges
 	// rather than sorts (storage.Batch.Normalize).
 	entries := t.cur.entries
-	slices.SortFunc(entries, compareEntries)
+	sortEntries(entries)
+	unsealed := false
 	for _, e := range entries {
-		if e.del {
-			b.Delete([]byte(e.key))
-		} else {
-			b.Put([]byte(e.key), e.value)
+		if e.fresh {
+			unsealed = true // Seal writes it
+			continue
 		}
+		t.write(b, e, epoch)
 	}
 	t.cur = t.cur.next(4096) // sized for a like epoch, not kept huge
-	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries})
+	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
 	// below while that is of the same epoch and at most twice its size, so an
@@ -277,6 +343,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 			break
 		}
 		below.entries = mergeEntries(below.entries, top.entries)
+		below.unsealed = below.unsealed || top.unsealed
 		t.layers[n-1] = nil
 		t.layers = t.layers[:n-1]
 	}
@@ -288,23 +355,16 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 // Writes of earlier epochs still committing are staged again at epoch, with the values they commit.
 // Anything the caller's batch for epoch holds for these keys must be staged before b.
 func (t *Table) Stage(epoch uint64, b *storage.Batch) {
+	// Fresh rows go as rows here (a row's own key is as good as a block's).
 	for _, l := range t.layers {
 		for _, e := range l.entries {
-			if e.del {
-				b.Delete([]byte(e.key))
-			} else {
-				b.Put([]byte(e.key), e.value)
-			}
+			t.write(b, e, epoch)
 		}
 	}
 	entries := t.cur.entries
-	slices.SortFunc(entries, compareEntries)
+	sortEntries(entries)
 	for _, e := range entries {
-		if e.del {
-			b.Delete([]byte(e.key))
-		} else {
-			b.Put([]byte(e.key), e.value)
-		}
+		t.write(b, e, epoch)
 	}
 	// The next chunk is likely as big as this one: size for it (growing a map and an
 	// arena from empty cost a bulk load a tenth of its time).
@@ -378,11 +438,19 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 	if v, found, known := t.pending(epoch, key); known {
 		return v, found, nil
 	}
-	v, found, err := t.kv.Get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
+	get := t.kv.Get
+	if t.schema.Blocks {
+		get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+			return GetRow(ctx, t.kv, key, epoch, dst)
+		}
+	}
+	v, found, err := get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
 	if err != nil {
 		return nil, false, fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
 	}
-	t.valBuf = v
+	if found {
+		t.valBuf = v
+	}
 	return v, found, nil
 }
 
@@ -432,13 +500,17 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 	at := t.storeEpoch(epoch)
 	get := func(i int) error {
 		var err error
-		_, found[i], err = t.kv.Get(ctx, keys[i], at, t.valBuf[:0])
+		if t.schema.Blocks {
+			_, found[i], err = GetRow(ctx, t.kv, keys[i], at, t.valBuf[:0])
+		} else {
+			_, found[i], err = t.kv.Get(ctx, keys[i], at, t.valBuf[:0])
+		}
 		if err != nil {
 			return fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
 		}
 		return nil
 	}
-	if len(keys) < storedKeysBatch {
+	if len(keys) < storedKeysBatch || t.schema.Blocks {
 		for i := range keys {
 			if err := get(i); err != nil {
 				return err
@@ -576,7 +648,7 @@ func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error)
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
 	}
 	lower, upper := t.span(opts)
-	kvIt, err := t.kv.Scan(ctx, lower, upper, t.storeEpoch(epoch))
+	kvIt, err := Scan(ctx, t.kv, lower, upper, t.storeEpoch(epoch), t.schema.Blocks)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)

@@ -1,0 +1,838 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+)
+
+// Blocks. A table whose Schema sets Blocks may store rows many to a key: rows
+// written with InsertFresh (keys the writer vouches are nowhere in the table:
+// a bulk copy of new keys) wait in the table's flushed layers until Seal,
+// which writes each vnode's run of them as blocks of up to blockRows rows,
+// one key each: Badger then takes a write per block instead of one per row.
+//
+// A block's key is the vnode's prefix, blockMarker and the encoded primary
+// key of its last row; no encoded key starts with blockMarker, so a vnode's
+// blocks sort after its rows, and a forward seek to prefix|blockMarker|pk
+// finds the one block whose range may hold pk (blocks of a vnode never
+// overlap: Seal writes rows one at a time where a block would). Its value:
+//
+//	format byte | uvarint epoch | uvarint n | n little-endian uint32 offsets | n entries
+//	entry: uvarint pk length | pk | uvarint value length | value
+//
+// A row key's own entry is newer than a block holding the key, except a
+// tombstone older than the block: a delete in a blocked table that a block
+// may hold writes a tombstone (tombstoneByte | the epoch, big endian)
+// instead of a plain delete, which would let the block's row show through.
+// A row's encoding starts with its column count (at least 1), never with
+// tombstoneByte. Scan, GetRow and ChangedRows read a blocked table's keys
+// as rows; Table's reads do the same.
+const (
+	blockMarker   byte = 0xFF
+	blockFormat   byte = 1
+	tombstoneByte byte = 0x00
+	tombstoneLen       = 9
+	// blockRows is the most rows a block holds; minBlockRows the fewest
+	// fresh rows of a vnode Seal writes as a block (fewer go as rows).
+	blockRows    = 256
+	minBlockRows = 8
+)
+
+// ErrBlock is returned for a malformed block.
+var ErrBlock = errors.New("state: corrupt block")
+
+// isBlockKey reports whether a state key is a block's.
+func isBlockKey(key []byte) bool {
+	return len(key) > codec.TablePrefixLen && key[codec.TablePrefixLen] == blockMarker
+}
+
+// appendBlockKey appends the key of the block of vnode prefix (table and
+// vnode) whose last row's encoded pk is pk.
+func appendBlockKey(buf, prefix, pk []byte) []byte {
+	buf = append(buf, prefix[:codec.TablePrefixLen]...)
+	buf = append(buf, blockMarker)
+	return append(buf, pk...)
+}
+
+// appendTombstone appends a tombstone written at epoch.
+func appendTombstone(buf []byte, epoch uint64) []byte {
+	buf = append(buf, tombstoneByte)
+	return binary.BigEndian.AppendUint64(buf, epoch)
+}
+
+// tombstoneEpoch returns the epoch of a tombstone value; ok is false for a row.
+func tombstoneEpoch(v []byte) (epoch uint64, ok bool) {
+	if len(v) != tombstoneLen || v[0] != tombstoneByte {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v[1:]), true
+}
+
+// block is a decoded block value (its slices point into the value).
+type block struct {
+	epoch uint64
+	n     int
+	offs  []byte
+	data  []byte
+}
+
+func decodeBlock(v []byte) (block, error) {
+	if len(v) < 1 || v[0] != blockFormat {
+		return block{}, fmt.Errorf("%w: format", ErrBlock)
+	}
+	v = v[1:]
+	epoch, k := binary.Uvarint(v)
+	if k <= 0 {
+		return block{}, fmt.Errorf("%w: epoch", ErrBlock)
+	}
+	v = v[k:]
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n == 0 || n > uint64(len(v)) {
+		return block{}, fmt.Errorf("%w: row count", ErrBlock)
+	}
+	v = v[k:]
+	if uint64(len(v)) < 4*n {
+		return block{}, fmt.Errorf("%w: offsets", ErrBlock)
+	}
+	return block{epoch: epoch, n: int(n), offs: v[:4*n], data: v[4*n:]}, nil
+}
+
+// entry returns row i's encoded pk and value.
+func (b *block) entry(i int) (pk, value []byte, err error) {
+	off := binary.LittleEndian.Uint32(b.offs[4*i:])
+	if uint64(off) >= uint64(len(b.data)) {
+		return nil, nil, fmt.Errorf("%w: offset %d", ErrBlock, off)
+	}
+	p := b.data[off:]
+	l, k := binary.Uvarint(p)
+	if k <= 0 || l > uint64(len(p)-k) {
+		return nil, nil, fmt.Errorf("%w: key of row %d", ErrBlock, i)
+	}
+	pk, p = p[k:k+int(l)], p[k+int(l):]
+	l, k = binary.Uvarint(p)
+	if k <= 0 || l > uint64(len(p)-k) {
+		return nil, nil, fmt.Errorf("%w: value of row %d", ErrBlock, i)
+	}
+	return pk, p[k : k+int(l)], nil
+}
+
+// search returns the first row whose pk is at or after pk.
+func (b *block) search(pk []byte) (int, error) {
+	var err error
+	i := sort.Search(b.n, func(i int) bool {
+		p, _, e := b.entry(i)
+		if e != nil {
+			err = e
+			return true
+		}
+		return bytes.Compare(p, pk) >= 0
+	})
+	return i, err
+}
+
+// appendBlock appends a block value of the rows (pks ascending) written at epoch.
+func appendBlock(buf []byte, epoch uint64, pks, values [][]byte) []byte {
+	buf = append(buf, blockFormat)
+	buf = binary.AppendUvarint(buf, epoch)
+	buf = binary.AppendUvarint(buf, uint64(len(pks)))
+	offsAt := len(buf)
+	buf = append(buf, make([]byte, 4*len(pks))...)
+	dataAt := len(buf)
+	for i := range pks {
+		binary.LittleEndian.PutUint32(buf[offsAt+4*i:], uint32(len(buf)-dataAt))
+		buf = binary.AppendUvarint(buf, uint64(len(pks[i])))
+		buf = append(buf, pks[i]...)
+		buf = binary.AppendUvarint(buf, uint64(len(values[i])))
+		buf = append(buf, values[i]...)
+	}
+	return buf
+}
+
+// findBlock reads the block of key's vnode whose range may hold key's pk, at
+// epoch: found is false when no block's range holds it. The returned block
+// points into a copy the caller owns.
+func findBlock(ctx context.Context, kv storage.KV, key []byte, epoch uint64) (block, bool, error) {
+	if len(key) < codec.TablePrefixLen {
+		return block{}, false, nil
+	}
+	prefix, pk := key[:codec.TablePrefixLen], key[codec.TablePrefixLen:]
+	it, err := kv.Scan(ctx, appendBlockKey(nil, prefix, pk), blocksEnd(prefix), epoch)
+	if err != nil {
+		return block{}, false, err
+	}
+	defer it.Close()
+	switch err := it.Next(); {
+	case errors.Is(err, io.EOF):
+		return block{}, false, nil
+	case err != nil:
+		return block{}, false, err
+	}
+	b, err := decodeBlock(append([]byte(nil), it.Value()...))
+	if err != nil {
+		return block{}, false, fmt.Errorf("block %x: %w", it.Key(), err)
+	}
+	first, _, err := b.entry(0)
+	if err != nil {
+		return block{}, false, err
+	}
+	return b, bytes.Compare(first, pk) <= 0, nil
+}
+
+// GetRow reads the row with state key key at epoch from a table that may
+// hold blocks: the value its own key holds or, failing that (or under an
+// older tombstone), a block's. dst is scratch space for the value.
+func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	v, found, err := kv.Get(ctx, key, epoch, dst)
+	if err != nil {
+		return nil, false, err
+	}
+	tomb, isTomb := uint64(0), false
+	if found {
+		if tomb, isTomb = tombstoneEpoch(v); !isTomb {
+			return v, true, nil
+		}
+	}
+	b, ok, err := findBlock(ctx, kv, key, epoch)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	i, err := b.search(key[codec.TablePrefixLen:])
+	if err != nil || i == b.n {
+		return nil, false, err
+	}
+	pk, value, err := b.entry(i)
+	if err != nil || !bytes.Equal(pk, key[codec.TablePrefixLen:]) || (isTomb && tomb >= b.epoch) {
+		return nil, false, err
+	}
+	return append(dst[:0], value...), true, nil
+}
+
+// Scan is storage.KV.Scan over [lower, upper), a range of one table's state
+// keys (within its TableSpan), that reads a table holding blocks as rows
+// (keys and values as a table without blocks stores them), tombstones left
+// out. With blocks false it is kv.Scan. It reads vnode by vnode, with an
+// iterator over the vnode's row keys and one over its blocks.
+func Scan(ctx context.Context, kv storage.KV, lower, upper []byte, epoch uint64, blocks bool) (storage.Iterator, error) {
+	if !blocks {
+		return kv.Scan(ctx, lower, upper, epoch)
+	}
+	if len(lower) < 4 {
+		return nil, fmt.Errorf("state scan of blocks: lower bound %x has no table id", lower)
+	}
+	m := &blockScan{ctx: ctx, kv: kv, epoch: epoch, table: binary.BigEndian.Uint32(lower), last: codec.VnodeCount - 1}
+	if len(lower) >= codec.TablePrefixLen {
+		_, v, _ := codec.SplitTablePrefix(lower)
+		m.first, m.startPK = int(v), lower[codec.TablePrefixLen:]
+	}
+	if upper != nil && len(upper) >= 4 && binary.BigEndian.Uint32(upper) == m.table {
+		// The last vnode with keys below upper (a PrefixEnd may end in the
+		// vnode's first byte), and where in it upper cuts.
+		switch _, v, _ := codec.SplitTablePrefix(upper); len(upper) {
+		case 4:
+			m.last = -1
+		case 5:
+			m.last = int(upper[4])<<8 - 1
+		case codec.TablePrefixLen:
+			m.last = int(v) - 1
+		default:
+			m.last, m.endPK = int(v), upper[codec.TablePrefixLen:]
+		}
+		m.last = min(m.last, codec.VnodeCount-1)
+	}
+	m.vnode = m.first
+	return m, nil
+}
+
+// blocksEnd returns the key after every block key of vnode prefix: no
+// encoded key starts with 0xFF (its first byte is a value or NULL marker).
+func blocksEnd(prefix []byte) []byte {
+	return append(append(append([]byte(nil), prefix[:codec.TablePrefixLen]...), blockMarker), 0xFF)
+}
+
+// blockScan merges a table's row keys with its blocks' rows, vnode by vnode.
+type blockScan struct {
+	ctx   context.Context
+	kv    storage.KV
+	epoch uint64
+	table uint32
+
+	first, last    int // the vnodes in range
+	startPK, endPK []byte
+	vnode          int  // the vnode being read
+	entered        bool // its iterators are open
+	prefix         []byte
+
+	rows     storage.Iterator // the vnode's row keys in range
+	rowValid bool             // rows is at an unconsumed row key
+
+	blocks   storage.Iterator // the vnode's blocks from the first in range
+	blk      block
+	blkBuf   []byte
+	blkI     int  // next row of blk
+	blkValid bool // blk holds rows from blkI on
+	blkDone  bool // no more blocks (in range) in this vnode
+
+	key, value []byte
+	err        error
+	closed     bool
+}
+
+// enter opens the current vnode's iterators.
+func (m *blockScan) enter() error {
+	m.closeVnode()
+	m.prefix = codec.AppendTablePrefix(m.prefix[:0], m.table, uint16(m.vnode))
+	rlo, blo := slices.Clone(m.prefix), appendBlockKey(nil, m.prefix, nil)
+	if m.vnode == m.first {
+		rlo = append(rlo, m.startPK...)
+		blo = append(blo, m.startPK...)
+	}
+	rhi := append(slices.Clone(m.prefix), blockMarker)
+	if m.vnode == m.last && m.endPK != nil {
+		rhi = append(slices.Clone(m.prefix), m.endPK...)
+	}
+	var err error
+	if m.rows, err = m.kv.Scan(m.ctx, rlo, rhi, m.epoch); err != nil {
+		return err
+	}
+	if m.blocks, err = m.kv.Scan(m.ctx, blo, blocksEnd(m.prefix), m.epoch); err != nil {
+		return err
+	}
+	m.blkDone, m.blkValid, m.rowValid = false, false, false
+	if err := m.loadBlock(true); err != nil {
+		return err
+	}
+	return m.nextRowKey()
+}
+
+func (m *blockScan) closeVnode() {
+	if m.rows != nil {
+		m.err = errors.Join(m.err, m.rows.Close())
+		m.rows = nil
+	}
+	if m.blocks != nil {
+		m.err = errors.Join(m.err, m.blocks.Close())
+		m.blocks = nil
+	}
+}
+
+// nextRowKey moves rows to its next row key.
+func (m *blockScan) nextRowKey() error {
+	err := m.rows.Next()
+	if errors.Is(err, io.EOF) {
+		m.rowValid = false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.rowValid = true
+	return nil
+}
+
+// loadBlock reads the vnode's next block (with first, the first one, from
+// its first row at or after startPK), setting blkDone when there is none.
+func (m *blockScan) loadBlock(first bool) error {
+	m.blkValid = false
+	err := m.blocks.Next()
+	if errors.Is(err, io.EOF) {
+		m.blkDone = true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.blkBuf = append(m.blkBuf[:0], m.blocks.Value()...)
+	if m.blk, err = decodeBlock(m.blkBuf); err != nil {
+		return fmt.Errorf("block %x: %w", m.blocks.Key(), err)
+	}
+	m.blkI, m.blkValid = 0, true
+	if first && m.vnode == m.first && len(m.startPK) > 0 {
+		if m.blkI, err = m.blk.search(m.startPK); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockRow returns the vnode's current block row, loading blocks as needed;
+// ok is false when its blocks (in range) are done.
+func (m *blockScan) blockRow() (pk, value []byte, ok bool, err error) {
+	for !m.blkDone {
+		if !m.blkValid || m.blkI == m.blk.n {
+			if err := m.loadBlock(false); err != nil {
+				return nil, nil, false, err
+			}
+			continue
+		}
+		if pk, value, err = m.blk.entry(m.blkI); err != nil {
+			return nil, nil, false, err
+		}
+		if m.vnode == m.last && m.endPK != nil && bytes.Compare(pk, m.endPK) >= 0 {
+			m.blkDone = true
+			break
+		}
+		return pk, value, true, nil
+	}
+	return nil, nil, false, nil
+}
+
+func (m *blockScan) Next() error {
+	if m.err != nil {
+		return m.err
+	}
+	if err := m.next(); err != nil {
+		m.err = err
+		if !errors.Is(err, io.EOF) {
+			m.err = fmt.Errorf("state scan of blocks: %w", err)
+		}
+	}
+	return m.err
+}
+
+func (m *blockScan) next() error {
+	for {
+		if !m.entered {
+			if m.vnode > m.last {
+				return io.EOF
+			}
+			if err := m.enter(); err != nil {
+				return err
+			}
+			m.entered = true
+		}
+		bpk, bval, haveBlk, err := m.blockRow()
+		if err != nil {
+			return err
+		}
+		if !m.rowValid && !haveBlk {
+			m.vnode++
+			m.entered = false
+			continue
+		}
+		c := 0
+		switch {
+		case !haveBlk:
+			c = -1
+		case !m.rowValid:
+			c = 1
+		default:
+			c = bytes.Compare(m.rows.Key()[codec.TablePrefixLen:], bpk)
+		}
+		if c <= 0 {
+			v := m.rows.Value()
+			tomb, isTomb := tombstoneEpoch(v)
+			useBlock := c == 0 && isTomb && tomb < m.blk.epoch
+			if !isTomb {
+				m.key = append(m.key[:0], m.rows.Key()...)
+				m.value = append(m.value[:0], v...)
+			} else if useBlock {
+				m.key = append(append(m.key[:0], m.prefix...), bpk...)
+				m.value = append(m.value[:0], bval...)
+			}
+			if c == 0 {
+				m.blkI++
+			}
+			if err := m.nextRowKey(); err != nil {
+				return err
+			}
+			if !isTomb || useBlock {
+				return nil
+			}
+			continue
+		}
+		m.key = append(append(m.key[:0], m.prefix...), bpk...)
+		m.value = append(m.value[:0], bval...)
+		m.blkI++
+		return nil
+	}
+}
+
+func (m *blockScan) Key() []byte   { return m.key }
+func (m *blockScan) Value() []byte { return m.value }
+
+func (m *blockScan) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	prev := m.err
+	m.err = nil
+	m.closeVnode()
+	err := m.err
+	if prev != nil && !errors.Is(prev, io.EOF) {
+		err = errors.Join(prev, err)
+	}
+	m.err = fmt.Errorf("state scan of blocks: %w", storage.ErrClosed)
+	return err
+}
+
+// ChangedRows is storage.KV.ChangedKeys over [lower, upper), a range of one
+// table's state keys, for a table that may hold blocks: each row key whose
+// row changed in (since, until] once, in key order, with its row as of until
+// (Deleted when it has none then). With blocks false it is kv.ChangedKeys.
+func ChangedRows(ctx context.Context, kv storage.KV, lower, upper []byte, since, until uint64, blocks bool) (storage.ChangeIterator, error) {
+	if !blocks {
+		return kv.ChangedKeys(ctx, lower, upper, since, until)
+	}
+	// The blocks of the vnode upper cuts into sort after upper: read on to
+	// the vnode's end and leave out the rows at or above upper.
+	wide := upper
+	if len(upper) > codec.TablePrefixLen {
+		wide = codec.PrefixEnd(upper[:codec.TablePrefixLen])
+	}
+	it, err := kv.ChangedKeys(ctx, lower, wide, since, until)
+	if err != nil {
+		return nil, err
+	}
+	return &changedRows{ctx: ctx, kv: kv, it: it, lower: lower, upper: upper, until: until}, nil
+}
+
+// changedRows gathers one vnode's changed row keys (its own and its new
+// blocks' rows) at a time, then reads each row as of until.
+type changedRows struct {
+	ctx          context.Context
+	kv           storage.KV
+	it           storage.ChangeIterator
+	lower, upper []byte
+	until        uint64
+
+	itDone  bool
+	itValid bool
+	keys    []changedKey // the vnode's, sorted, deduplicated
+	pos     int
+
+	key, value []byte
+	deleted    bool
+	epoch      uint64
+	err        error
+	closed     bool
+}
+
+type changedKey struct {
+	key   string
+	epoch uint64
+}
+
+func (c *changedRows) inRange(key []byte) bool {
+	return bytes.Compare(key, c.lower) >= 0 && (c.upper == nil || bytes.Compare(key, c.upper) < 0)
+}
+
+// gather reads the change iterator's next vnode.
+func (c *changedRows) gather() error {
+	c.keys, c.pos = c.keys[:0], 0
+	var prefix []byte
+	for {
+		if !c.itValid {
+			if c.itDone {
+				break
+			}
+			err := c.it.Next()
+			if errors.Is(err, io.EOF) {
+				c.itDone = true
+				break
+			}
+			if err != nil {
+				return err
+			}
+			c.itValid = true
+		}
+		k := c.it.Key()
+		if len(k) < codec.TablePrefixLen {
+			c.itValid = false
+			continue
+		}
+		if prefix == nil {
+			prefix = append([]byte(nil), k[:codec.TablePrefixLen]...)
+		} else if !bytes.Equal(k[:codec.TablePrefixLen], prefix) {
+			break // the next vnode's
+		}
+		c.itValid = false
+		if !isBlockKey(k) {
+			if c.inRange(k) {
+				c.keys = append(c.keys, changedKey{string(k), c.it.Epoch()})
+			}
+			continue
+		}
+		if c.it.Deleted() {
+			continue // a dropped table's block
+		}
+		b, err := decodeBlock(c.it.Value())
+		if err != nil {
+			return fmt.Errorf("block %x: %w", k, err)
+		}
+		for i := range b.n {
+			pk, _, err := b.entry(i)
+			if err != nil {
+				return err
+			}
+			key := string(prefix) + string(pk)
+			if c.inRange([]byte(key)) {
+				c.keys = append(c.keys, changedKey{key, c.it.Epoch()})
+			}
+		}
+	}
+	sort.Slice(c.keys, func(i, j int) bool { return c.keys[i].key < c.keys[j].key })
+	out := c.keys[:0]
+	for _, k := range c.keys {
+		if n := len(out); n > 0 && out[n-1].key == k.key {
+			out[n-1].epoch = max(out[n-1].epoch, k.epoch)
+			continue
+		}
+		out = append(out, k)
+	}
+	c.keys = out
+	return nil
+}
+
+func (c *changedRows) Next() error {
+	if c.err != nil {
+		return c.err
+	}
+	for c.pos == len(c.keys) {
+		if c.itDone && !c.itValid {
+			c.err = io.EOF
+			return c.err
+		}
+		if err := c.gather(); err != nil {
+			c.err = fmt.Errorf("state changed rows: %w", err)
+			return c.err
+		}
+	}
+	k := c.keys[c.pos]
+	c.pos++
+	c.key = append(c.key[:0], k.key...)
+	c.epoch = k.epoch
+	v, found, err := GetRow(c.ctx, c.kv, c.key, c.until, c.value[:0])
+	if err != nil {
+		c.err = fmt.Errorf("state changed rows: %w", err)
+		return c.err
+	}
+	c.deleted = !found
+	if found {
+		c.value = v
+	} else {
+		c.value = c.value[:0]
+	}
+	return nil
+}
+
+func (c *changedRows) Key() []byte   { return c.key }
+func (c *changedRows) Epoch() uint64 { return c.epoch }
+func (c *changedRows) Deleted() bool { return c.deleted }
+func (c *changedRows) Value() []byte { return c.value }
+
+func (c *changedRows) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	err := c.it.Close()
+	if c.err != nil && !errors.Is(c.err, io.EOF) {
+		err = errors.Join(c.err, err)
+	}
+	c.err = fmt.Errorf("state changed rows: %w", storage.ErrClosed)
+	return err
+}
+
+// write adds one pending write to b: a delete in a table with blocks is a
+// tombstone when a block holds the key or is about to (heldInBlock).
+func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
+	switch {
+	case !e.del:
+		b.Put([]byte(e.key), e.value)
+	case t.schema.Blocks && t.heldInBlock(e.key):
+		t.valBuf = appendTombstone(t.valBuf[:0], epoch)
+		b.Put([]byte(e.key), t.valBuf)
+	default:
+		b.Delete([]byte(e.key))
+	}
+}
+
+// heldInBlock reports whether key is a row of a stored block (at the
+// committed epoch) or a fresh row of a flushed layer (about to be sealed, or
+// sealed and not yet committed). When the store cannot tell, it says yes: a
+// tombstone is a delete in every respect but the key it leaves.
+func (t *Table) heldInBlock(key string) bool {
+	for _, l := range t.layers {
+		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= key })
+		if i < len(l.entries) && l.entries[i].key == key && l.entries[i].fresh {
+			return true
+		}
+	}
+	k := []byte(key)
+	blk, ok, err := findBlock(context.Background(), t.kv, k, t.storeEpoch(t.kv.CommittedEpoch()))
+	if err != nil {
+		return true
+	}
+	if !ok {
+		return false
+	}
+	i, err := blk.search(k[codec.TablePrefixLen:])
+	if err != nil {
+		return true
+	}
+	if i == blk.n {
+		return false
+	}
+	pk, _, err := blk.entry(i)
+	return err != nil || bytes.Equal(pk, k[codec.TablePrefixLen:])
+}
+
+// Seal adds the fresh rows of the flushed layers of epochs up to epoch to b,
+// which the caller commits at epoch: each vnode's run of at least
+// minBlockRows of them as blocks of up to blockRows rows, the rest (and any
+// whose block would overlap a block of the vnode already stored or sealed)
+// as rows. A table with fresh rows must be sealed before the epoch they were
+// flushed in commits; without them Seal does nothing.
+func (t *Table) Seal(epoch uint64, b *storage.Batch) {
+	type fresh struct {
+		key   string
+		value []byte
+	}
+	// Each layer's fresh rows are in key order, and no key is fresh in two
+	// (a later write of a key makes the earlier one not its own): merge them.
+	var rows []fresh
+	rewritten := t.rewrittenKeys(epoch)
+	for li, l := range t.layers {
+		if !l.unsealed || l.epoch > epoch {
+			continue
+		}
+		l.unsealed = false
+		mine := make([]fresh, 0, len(l.entries))
+		for _, e := range l.entries {
+			if !e.fresh {
+				continue
+			}
+			if at, ok := rewritten[e.key]; ok && at > li {
+				continue
+			}
+			mine = append(mine, fresh{e.key, e.value})
+		}
+		if len(rows) == 0 {
+			rows = mine
+			continue
+		}
+		merged := make([]fresh, 0, len(rows)+len(mine))
+		i, j := 0, 0
+		for i < len(rows) && j < len(mine) {
+			if rows[i].key < mine[j].key {
+				merged, i = append(merged, rows[i]), i+1
+			} else {
+				merged, j = append(merged, mine[j]), j+1
+			}
+		}
+		rows = append(append(merged, rows[i:]...), mine[j:]...)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	committed := t.kv.CommittedEpoch()
+	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
+	var pks, values [][]byte
+	asRows := func(rs []fresh) {
+		for _, r := range rs {
+			b.Put([]byte(r.key), r.value)
+		}
+	}
+	for len(rows) > 0 {
+		prefix := rows[0].key[:codec.TablePrefixLen]
+		n := 1
+		for n < len(rows) && rows[n].key[:codec.TablePrefixLen] == prefix {
+			n++
+		}
+		run := rows[:n]
+		rows = rows[n:]
+		if n < minBlockRows {
+			asRows(run)
+			continue
+		}
+		for len(run) > 0 {
+			m := min(len(run), blockRows)
+			if rest := len(run) - m; rest > 0 && rest < minBlockRows {
+				m = (len(run) + 1) / 2 // no small block at the end
+			}
+			part := run[:m]
+			run = run[m:]
+			first, last := part[0].key, part[len(part)-1].key
+			if t.blockOverlaps(first, last) {
+				asRows(part)
+				continue
+			}
+			pks, values = pks[:0], values[:0]
+			for _, r := range part {
+				pks = append(pks, []byte(r.key[codec.TablePrefixLen:]))
+				values = append(values, r.value)
+			}
+			t.keyBuf = appendBlockKey(t.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
+			t.valBuf = appendBlock(t.valBuf[:0], epoch, pks, values)
+			b.Put(t.keyBuf, t.valBuf)
+			t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: first, last: last})
+		}
+	}
+}
+
+// sealedBlock is the key range of a block sealed and not yet committed.
+type sealedBlock struct {
+	epoch       uint64
+	first, last string
+}
+
+// rewrittenKeys returns, for each key a write other than a fresh insert
+// gives in the flushed layers from the first one Seal(epoch) reads on, or in
+// the current buffer, the newest layer that writes it (len(layers) for the
+// buffer): a fresh row of an older layer is then not the key's row. Nil
+// when there are none (a copy's epochs).
+func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
+	var out map[string]int
+	note := func(key string, at int) {
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[key] = at
+	}
+	first := slices.IndexFunc(t.layers, func(l *layer) bool { return l.unsealed && l.epoch <= epoch })
+	if first < 0 {
+		return nil
+	}
+	for li := first; li < len(t.layers); li++ {
+		for _, e := range t.layers[li].entries {
+			if !e.fresh {
+				note(e.key, li)
+			}
+		}
+	}
+	for _, e := range t.cur.entries {
+		note(e.key, len(t.layers))
+	}
+	return out
+}
+
+// blockOverlaps reports whether a block over [first, last] (full keys of
+// one vnode) would overlap a stored block or one sealed and not committed;
+// when the store cannot tell, it says yes.
+func (t *Table) blockOverlaps(first, last string) bool {
+	for _, s := range t.sealed {
+		if s.first[:codec.TablePrefixLen] == first[:codec.TablePrefixLen] && s.first <= last && first <= s.last {
+			return true
+		}
+	}
+	k := []byte(first)
+	blk, _, err := findBlock(context.Background(), t.kv, k, t.storeEpoch(t.kv.CommittedEpoch()))
+	if err != nil {
+		return true
+	}
+	if blk.n == 0 {
+		return false // no stored block ends at or after first
+	}
+	bfirst, _, err := blk.entry(0)
+	return err != nil || bytes.Compare(bfirst, []byte(last[codec.TablePrefixLen:])) <= 0
+}

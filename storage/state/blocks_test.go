@@ -1,0 +1,419 @@
+package state_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// blockSchema: (a int64, b int64, v varchar), pk (a, b), distributed by a
+// (a few vnodes, many rows each), rows stored in blocks.
+func blockSchema() state.Schema {
+	return state.Schema{TableID: 41, Types: []types.T{types.TInt64, types.TInt64, types.TVarchar}, PK: []int{0, 1}, DistKey: []int{0}, Blocks: true}
+}
+
+type blockModel map[[2]int64]string
+
+// blockAs are the values of a the tests write: vnodes 0 and 255 among them
+// (a vnode's span ends differently there).
+var blockAs = func() []int64 {
+	tbl, err := state.New(nil, blockSchema())
+	if err != nil {
+		panic(err)
+	}
+	out := []int64{-1, -1, 7}
+	for a := int64(0); out[0] < 0 || out[1] < 0; a++ {
+		switch tbl.VnodeOfPK([]types.Datum{types.DInt(a), types.DInt(0)}) {
+		case 0:
+			out[0] = max(out[0], a)
+		case 255:
+			out[1] = max(out[1], a)
+		}
+	}
+	return out
+}()
+
+func (m blockModel) clone() blockModel {
+	out := blockModel{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestBlocksAgainstModel writes random epochs into a table with blocks (runs
+// of fresh rows, which Seal stores as blocks, among inserts, updates and
+// deletes of the same keys, several flushes an epoch, epochs committed one
+// behind the next one's writes as the coordinator does) and after every
+// commit compares every way of reading it with a map: Iter over all vnodes,
+// one vnode and key ranges, GetAt, StoredKeys, state.Scan, state.GetRow and
+// state.ChangedRows since earlier epochs.
+func TestBlocksAgainstModel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		seed := time.Now().UnixNano()
+		t.Logf("seed %d", seed)
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		ctx := context.Background()
+		tbl, err := state.New(kv, blockSchema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		const as, bs = 3, 600
+		model := blockModel{} // the table with every write so far
+		cursor := [as]int64{bs, bs, bs}
+		history := map[uint64]blockModel{}
+		var epochs []uint64
+		epoch := uint64(1) << 16
+		var inflight *storage.Batch // the last epoch's batch, committed after the next one's first writes
+		var inflightEpoch uint64
+		commit := func() {
+			if inflight == nil {
+				return
+			}
+			if err := kv.Commit(ctx, inflightEpoch, inflight); err != nil {
+				t.Fatal(err)
+			}
+			inflight = nil
+		}
+		row := func(a, b int64, v string) []types.Datum {
+			return []types.Datum{types.DInt(a), types.DInt(b), types.DString(v)}
+		}
+		for round := range 40 {
+			epoch++
+			b := new(storage.Batch)
+			flushes := 1 + rng.IntN(3)
+			for f := range flushes {
+				// A run of fresh keys: absent from the table now.
+				// (half the time above every key of its a so far, as a copy
+				// in key order writes them; else among the stored keys).
+				ai := rng.IntN(as)
+				a := blockAs[ai]
+				lo, hi := int64(rng.IntN(bs)), int64(bs)
+				if rng.IntN(2) == 0 {
+					lo = cursor[ai]
+					cursor[ai] += int64(20 + rng.IntN(300))
+					hi = cursor[ai]
+				}
+				for k := lo; k < min(lo+int64(20+rng.IntN(300)), hi); k++ {
+					if _, ok := model[[2]int64{a, k}]; ok {
+						continue
+					}
+					v := fmt.Sprintf("f%d.%d", round, k)
+					if err := tbl.InsertFresh(row(a, k, v)); err != nil {
+						t.Fatal(err)
+					}
+					model[[2]int64{a, k}] = v
+				}
+				// Updates, inserts and deletes of random keys.
+				for range rng.IntN(60) {
+					k := [2]int64{blockAs[rng.IntN(as)], int64(rng.IntN(bs))}
+					if len(model) > 0 && rng.IntN(2) == 0 {
+						keys := sortedModel(model)
+						k = keys[rng.IntN(len(keys))]
+					}
+					if old, ok := model[k]; ok && rng.IntN(2) == 0 {
+						if err := tbl.Delete(row(k[0], k[1], old)); err != nil {
+							t.Fatal(err)
+						}
+						delete(model, k)
+						continue
+					}
+					v := fmt.Sprintf("u%d.%d", round, rng.IntN(1000))
+					if err := tbl.Insert(row(k[0], k[1], v)); err != nil {
+						t.Fatal(err)
+					}
+					model[k] = v
+				}
+				// A pending read sees the writes.
+				k := [2]int64{blockAs[rng.IntN(as)], int64(rng.IntN(bs))}
+				got, found, err := tbl.Get(ctx, []types.Datum{types.DInt(k[0]), types.DInt(k[1])}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, ok := model[k]; ok != found || (found && got[2].S != want) {
+					t.Fatalf("round %d flush %d: pending Get %v = %v %v, want %q %v", round, f, k, got, found, want, ok)
+				}
+				tbl.Flush(epoch, b)
+				if f == 0 {
+					commit() // the previous epoch commits while this one is written
+				}
+			}
+			tbl.Seal(epoch, b)
+			inflight, inflightEpoch = b, epoch
+			if rng.IntN(3) == 0 {
+				commit()
+			}
+			commit()
+			history[epoch] = model.clone()
+			epochs = append(epochs, epoch)
+			checkBlocks(t, ctx, kv, tbl, model, epoch, rng)
+			// Changes since an earlier epoch.
+			since := epochs[rng.IntN(len(epochs))]
+			checkChanged(t, ctx, kv, history[since], model, since, epoch)
+		}
+		// Blocks were written, and some rows as rows.
+		blocks, rows := countKeys(t, ctx, kv)
+		if blocks == 0 || rows == 0 {
+			t.Fatalf("%d block keys and %d row keys stored, want both", blocks, rows)
+		}
+		t.Logf("%d rows in the model, %d block keys, %d row keys stored", len(model), blocks, rows)
+	})
+}
+
+func countKeys(t *testing.T, ctx context.Context, kv storage.KV) (blocks, rows int) {
+	lo, hi := codec.TableSpan(41)
+	it, err := kv.Scan(ctx, lo, hi, kv.CommittedEpoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	for it.Next() == nil {
+		if it.Key()[codec.TablePrefixLen] == 0xFF {
+			blocks++
+		} else {
+			rows++
+		}
+	}
+	return blocks, rows
+}
+
+func sortedModel(m blockModel) [][2]int64 {
+	keys := make([][2]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y [2]int64) int {
+		if x[0] != y[0] {
+			return int(x[0] - y[0])
+		}
+		return int(x[1] - y[1])
+	})
+	return keys
+}
+
+// checkBlocks compares the table's reads at epoch with the model.
+func checkBlocks(t *testing.T, ctx context.Context, kv storage.KV, tbl *state.Table, model blockModel, epoch uint64, rng *rand.Rand) {
+	t.Helper()
+	keyOf := func(a, b int64) []byte {
+		return tbl.RowKey(nil, []types.Datum{types.DInt(a), types.DInt(b), types.DString("")})
+	}
+	// Every row in key order, as a storage key and value: the expectation.
+	type kvRow struct {
+		key []byte
+		v   string
+	}
+	var want []kvRow
+	for _, k := range sortedModel(model) {
+		want = append(want, kvRow{keyOf(k[0], k[1]), model[k]})
+	}
+	slices.SortFunc(want, func(x, y kvRow) int { return bytes.Compare(x.key, y.key) })
+	inRange := func(key, lo, hi []byte) bool {
+		return bytes.Compare(key, lo) >= 0 && (hi == nil || bytes.Compare(key, hi) < 0)
+	}
+	// Iter over every vnode.
+	it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []kvRow
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := it.Row()
+		got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
+	}
+	it.Close()
+	compareRows := func(what string, got []kvRow, lo, hi []byte) {
+		t.Helper()
+		var exp []kvRow
+		for _, w := range want {
+			if inRange(w.key, lo, hi) {
+				exp = append(exp, w)
+			}
+		}
+		if len(got) != len(exp) {
+			t.Fatalf("epoch %d, %s: %d rows, want %d", epoch, what, len(got), len(exp))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i].key, exp[i].key) || got[i].v != exp[i].v {
+				t.Fatalf("epoch %d, %s: row %d is %x %q, want %x %q", epoch, what, i, got[i].key, got[i].v, exp[i].key, exp[i].v)
+			}
+		}
+	}
+	lo, hi := codec.TableSpan(41)
+	compareRows("Iter over all vnodes", got, lo, hi)
+	// Iter over one vnode and a key range.
+	a := blockAs[rng.IntN(3)]
+	vnode := tbl.VnodeOfPK([]types.Datum{types.DInt(a), types.DInt(0)})
+	b1, b2 := int64(rng.IntN(600)), int64(rng.IntN(600))
+	b1, b2 = min(b1, b2), max(b1, b2)
+	start := tbl.EncodePK(nil, []types.Datum{types.DInt(a), types.DInt(b1)})
+	end := tbl.EncodePK(nil, []types.Datum{types.DInt(a), types.DInt(b2)})
+	it, err = tbl.Iter(ctx, state.IterOptions{Vnode: int(vnode), Epoch: epoch, Range: state.KeyRange{Start: start, End: end}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for it.Next() == nil {
+		r := it.Row()
+		got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
+	}
+	it.Close()
+	prefix := codec.AppendTablePrefix(nil, 41, vnode)
+	rlo, rhi := append(slices.Clone(prefix), start...), append(slices.Clone(prefix), end...)
+	compareRows("Iter over a key range", got, rlo, rhi)
+	// Iter over each written vnode, whole.
+	for _, a := range blockAs {
+		vnode := tbl.VnodeOfPK([]types.Datum{types.DInt(a), types.DInt(0)})
+		it, err := tbl.Iter(ctx, state.IterOptions{Vnode: int(vnode), Epoch: epoch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for it.Next() == nil {
+			r := it.Row()
+			got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
+		}
+		it.Close()
+		vlo, vhi := codec.VnodeSpan(41, vnode)
+		compareRows(fmt.Sprintf("Iter over vnode %d", vnode), got, vlo, vhi)
+	}
+	// state.Scan over the table, over the range, and from the range's start to the end.
+	for _, span := range [][2][]byte{{lo, hi}, {rlo, rhi}, {rlo, hi}, {lo, rhi}} {
+		sc, err := state.Scan(ctx, kv, span[0], span[1], epoch, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for {
+			err := sc.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := codec.DecodeRow(blockSchema().Types, sc.Value(), nil)
+			if err != nil {
+				t.Fatalf("scan %x: %v", sc.Key(), err)
+			}
+			got = append(got, kvRow{slices.Clone(sc.Key()), d[2].S})
+		}
+		sc.Close()
+		compareRows(fmt.Sprintf("state.Scan [%x, %x)", span[0], span[1]), got, span[0], span[1])
+	}
+	// Point reads: GetAt, state.GetRow and StoredKeys, present keys and absent ones.
+	var keys [][]byte
+	var exp []bool
+	for range 64 {
+		k := [2]int64{blockAs[rng.IntN(3)], int64(rng.IntN(600))}
+		v, ok := model[k]
+		r, found, err := tbl.GetAt(ctx, epoch, []types.Datum{types.DInt(k[0]), types.DInt(k[1])}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found != ok || (ok && r[2].S != v) {
+			t.Fatalf("epoch %d: GetAt %v = %v %v, want %q %v", epoch, k, r, found, v, ok)
+		}
+		raw, found, err := state.GetRow(ctx, kv, keyOf(k[0], k[1]), epoch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found != ok {
+			t.Fatalf("epoch %d: GetRow %v found %v, want %v", epoch, k, found, ok)
+		}
+		if ok {
+			d, err := codec.DecodeRow(blockSchema().Types, raw, nil)
+			if err != nil || d[2].S != v {
+				t.Fatalf("epoch %d: GetRow %v = %v (%v), want %q", epoch, k, d, err, v)
+			}
+		}
+		keys = append(keys, keyOf(k[0], k[1]))
+		exp = append(exp, ok)
+	}
+	found := make([]bool, len(keys))
+	if err := tbl.StoredKeys(ctx, epoch, keys, found); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, exp) {
+		t.Fatalf("epoch %d: StoredKeys %v, want %v", epoch, found, exp)
+	}
+}
+
+// checkChanged compares state.ChangedRows over (since, until] with the
+// difference of the model at both: every row that differs is listed, once,
+// in key order, with its row at until.
+func checkChanged(t *testing.T, ctx context.Context, kv storage.KV, before, after blockModel, since, until uint64) {
+	t.Helper()
+	tbl, err := state.New(kv, blockSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := func(m blockModel) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[string(tbl.RowKey(nil, []types.Datum{types.DInt(k[0]), types.DInt(k[1]), types.DString("")}))] = v
+		}
+		return out
+	}
+	was, now := byKey(before), byKey(after)
+	lo, hi := codec.TableSpan(41)
+	it, err := state.ChangedRows(ctx, kv, lo, hi, since, until, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	seen := map[string]bool{}
+	var last []byte
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := string(it.Key())
+		if last != nil && bytes.Compare(it.Key(), last) <= 0 {
+			t.Fatalf("ChangedRows (%d, %d]: key %x after %x", since, until, k, last)
+		}
+		last = slices.Clone(it.Key())
+		seen[k] = true
+		v, ok := now[k]
+		if it.Deleted() == ok {
+			t.Fatalf("ChangedRows (%d, %d]: key %x deleted %v, want %v", since, until, k, it.Deleted(), !ok)
+		}
+		if ok {
+			d, err := codec.DecodeRow(blockSchema().Types, it.Value(), nil)
+			if err != nil || d[2].S != v {
+				t.Fatalf("ChangedRows (%d, %d]: key %x row %v (%v), want %q", since, until, k, d, err, v)
+			}
+		}
+	}
+	for k, v := range now {
+		if w, ok := was[k]; (!ok || w != v) && !seen[k] {
+			t.Fatalf("ChangedRows (%d, %d] misses %x (now %q)", since, until, k, v)
+		}
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok && !seen[k] {
+			t.Fatalf("ChangedRows (%d, %d] misses the delete of %x", since, until, k)
+		}
+	}
+}
