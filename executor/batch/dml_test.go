@@ -39,7 +39,9 @@ func (db *dbFixture) commit(env *Env) {
 	db.epoch = storage.NextEpoch(db.epoch)
 	var b storage.Batch
 	env.Tables.Flush(db.epoch, &b)
-	env.Tables.Seal(db.epoch, &b)
+	for _, j := range env.Tables.TakeFresh(db.epoch) {
+		j.Write(&b)
+	}
 	if err := db.store.Commit(testCtx(db.t), db.epoch, &b); err != nil {
 		db.t.Fatalf("commit: %v", err)
 	}

@@ -49,14 +49,18 @@ func (s *TableSet) MaybeSpill() error {
 	return s.spill()
 }
 
-// Seal adds to b, which the caller commits at epoch, the fresh rows
-// (InsertNew) the tables' flushes of epochs up to epoch left for it
-// (state.Table.Seal): the owner of a set that took them seals it before
-// each such epoch commits.
-func (s *TableSet) Seal(epoch uint64, b *storage.Batch) {
+// TakeFresh takes the fresh rows (InsertNew) the tables' flushes of epochs
+// up to epoch left (state.Table.TakeFresh): the owner of a set that took
+// such rows writes the jobs into the batch it commits at epoch, before
+// committing it.
+func (s *TableSet) TakeFresh(epoch uint64) []*state.SealJob {
+	var jobs []*state.SealJob
 	for _, id := range s.order {
-		s.tables[id].Seal(epoch, b)
+		if j := s.tables[id].TakeFresh(epoch); j != nil {
+			jobs = append(jobs, j)
+		}
 	}
+	return jobs
 }
 
 // Stage adds every table's pending writes to b, which the caller stages into

@@ -20,6 +20,7 @@ import (
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/memory"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // Config holds the coordinator's system parameters.
@@ -396,6 +397,7 @@ type round struct {
 	injected   time.Time
 	expect     map[stream.ActorID]bool // actors yet to report
 	writes     *storage.Batch          // the epoch's writes so far
+	seal       []*state.SealJob        // fresh rows of the epoch, written into writes before the commit
 	stagedRows int
 	byWriter   bool // driven by the statement that wrote the epoch (driveEpoch)
 }
@@ -424,7 +426,9 @@ func (c *Coordinator) inject() (*round, error) {
 	c.mu.pending = nil
 	// The epoch takes the open batch's memory (no copy of its writes); the
 	// next epoch's writes go into the batch an earlier epoch committed.
-	c.mu.tables.Seal(prev, &c.mu.batch) // a connector's fresh rows, as blocks
+	// A connector's fresh rows: finish writes them (as blocks) into the
+	// epoch's batch, off c.mu.
+	seal := c.mu.tables.TakeFresh(prev)
 	writes := new(storage.Batch)
 	*writes, c.mu.batch = c.mu.batch, c.mu.spare
 	c.mu.spare = storage.Batch{}
@@ -468,7 +472,7 @@ func (c *Coordinator) inject() (*round, error) {
 		delete(c.mu.actors, id)
 	}
 	c.mu.Unlock()
-	return &round{b: b, prev: prev, injected: injected, expect: expect, writes: writes, stagedRows: stagedRows}, nil
+	return &round{b: b, prev: prev, injected: injected, expect: expect, writes: writes, seal: seal, stagedRows: stagedRows}, nil
 }
 
 // finish collects r's reports and commits its epoch. When abandon fires
@@ -482,6 +486,10 @@ func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 		c.fail(prev, err)
 		return err
 	}
+	for _, j := range r.seal {
+		j.Write(r.writes)
+	}
+	r.seal = nil
 	if err := c.kv.Commit(c.runCtx, prev, r.writes); err != nil {
 		err = fmt.Errorf("commit epoch %d: %w", prev, err)
 		c.fail(prev, err)

@@ -688,26 +688,51 @@ func (t *Table) heldInBlock(key string) bool {
 }
 
 // Seal adds the fresh rows of the flushed layers of epochs up to epoch to b,
-// which the caller commits at epoch: each vnode's run of at least
-// minBlockRows of them as blocks of up to blockRows rows, the rest (and any
-// whose block would overlap a block of the vnode already stored or sealed)
-// as rows. A table with fresh rows must be sealed before the epoch they were
-// flushed in commits; without them Seal does nothing.
+// which the caller commits at epoch: TakeFresh, then the job's Write.
 func (t *Table) Seal(epoch uint64, b *storage.Batch) {
-	type fresh struct {
-		key   string
-		value []byte
+	if j := t.TakeFresh(epoch); j != nil {
+		j.Write(b)
 	}
+}
+
+// SealJob is the writing of fresh rows that TakeFresh took from a table: it
+// reads only what it holds and the store, so it may run on another
+// goroutine than the table's owner, before the epoch commits. The jobs of
+// one table are written and committed one at a time, in epoch order.
+type SealJob struct {
+	kv     storage.KV
+	epoch  uint64
+	rows   []freshRow
+	before []sealedBlock // blocks an earlier job may have written and not committed
+	keyBuf []byte
+	valBuf []byte
+	pks    [][]byte
+	values [][]byte
+}
+
+type freshRow struct {
+	key   string
+	value []byte
+}
+
+// TakeFresh takes the fresh rows of the flushed layers of epochs up to
+// epoch (nil when there are none), for a SealJob to write into the batch
+// the caller commits at epoch: each vnode's run of at least minBlockRows of
+// them as blocks of up to blockRows rows, the rest (and any whose block
+// would overlap a block of the vnode already stored or sealed) as rows. A
+// table with fresh rows must be sealed before the epoch they were flushed
+// in commits. The rows stay readable in the layers until then.
+func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	// Each layer's fresh rows are in key order, and no key is fresh in two
 	// (a later write of a key makes the earlier one not its own): merge them.
-	var rows []fresh
+	var rows []freshRow
 	rewritten := t.rewrittenKeys(epoch)
 	for li, l := range t.layers {
 		if !l.unsealed || l.epoch > epoch {
 			continue
 		}
 		l.unsealed = false
-		mine := make([]fresh, 0, len(l.entries))
+		mine := make([]freshRow, 0, len(l.entries))
 		for _, e := range l.entries {
 			if !e.fresh {
 				continue
@@ -715,13 +740,13 @@ func (t *Table) Seal(epoch uint64, b *storage.Batch) {
 			if at, ok := rewritten[e.key]; ok && at > li {
 				continue
 			}
-			mine = append(mine, fresh{e.key, e.value})
+			mine = append(mine, freshRow{e.key, e.value})
 		}
 		if len(rows) == 0 {
 			rows = mine
 			continue
 		}
-		merged := make([]fresh, 0, len(rows)+len(mine))
+		merged := make([]freshRow, 0, len(rows)+len(mine))
 		i, j := 0, 0
 		for i < len(rows) && j < len(mine) {
 			if rows[i].key < mine[j].key {
@@ -733,12 +758,27 @@ func (t *Table) Seal(epoch uint64, b *storage.Batch) {
 		rows = append(append(merged, rows[i:]...), mine[j:]...)
 	}
 	if len(rows) == 0 {
-		return
+		return nil
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	var pks, values [][]byte
-	asRows := func(rs []fresh) {
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, before: slices.Clone(t.sealed)}
+	// What the job may write as blocks, per vnode: the range of its rows.
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end].key[:codec.TablePrefixLen] == rows[start].key[:codec.TablePrefixLen] {
+			end++
+		}
+		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: rows[start].key, last: rows[end-1].key})
+		start = end
+	}
+	return j
+}
+
+// Write adds the job's rows to b.
+func (j *SealJob) Write(b *storage.Batch) {
+	rows := j.rows
+	asRows := func(rs []freshRow) {
 		for _, r := range rs {
 			b.Put([]byte(r.key), r.value)
 		}
@@ -763,21 +803,21 @@ func (t *Table) Seal(epoch uint64, b *storage.Batch) {
 			part := run[:m]
 			run = run[m:]
 			first, last := part[0].key, part[len(part)-1].key
-			if t.blockOverlaps(first, last) {
+			if j.overlaps(first, last) {
 				asRows(part)
 				continue
 			}
-			pks, values = pks[:0], values[:0]
+			j.pks, j.values = j.pks[:0], j.values[:0]
 			for _, r := range part {
-				pks = append(pks, []byte(r.key[codec.TablePrefixLen:]))
-				values = append(values, r.value)
+				j.pks = append(j.pks, []byte(r.key[codec.TablePrefixLen:]))
+				j.values = append(j.values, r.value)
 			}
-			t.keyBuf = appendBlockKey(t.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
-			t.valBuf = appendBlock(t.valBuf[:0], epoch, pks, values)
-			b.Put(t.keyBuf, t.valBuf)
-			t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: first, last: last})
+			j.keyBuf = appendBlockKey(j.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
+			j.valBuf = appendBlock(j.valBuf[:0], j.epoch, j.pks, j.values)
+			b.Put(j.keyBuf, j.valBuf)
 		}
 	}
+	j.rows = nil
 }
 
 // sealedBlock is the key range of a block sealed and not yet committed.
@@ -816,17 +856,17 @@ func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
 	return out
 }
 
-// blockOverlaps reports whether a block over [first, last] (full keys of
-// one vnode) would overlap a stored block or one sealed and not committed;
-// when the store cannot tell, it says yes.
-func (t *Table) blockOverlaps(first, last string) bool {
-	for _, s := range t.sealed {
+// overlaps reports whether a block over [first, last] (full keys of one
+// vnode) would overlap a stored block or one an earlier job may have
+// written and not committed; when the store cannot tell, it says yes.
+func (j *SealJob) overlaps(first, last string) bool {
+	for _, s := range j.before {
 		if s.first[:codec.TablePrefixLen] == first[:codec.TablePrefixLen] && s.first <= last && first <= s.last {
 			return true
 		}
 	}
 	k := []byte(first)
-	blk, _, err := findBlock(context.Background(), t.kv, k, t.storeEpoch(t.kv.CommittedEpoch()))
+	blk, _, err := findBlock(context.Background(), j.kv, k, j.kv.CommittedEpoch())
 	if err != nil {
 		return true
 	}

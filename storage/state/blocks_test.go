@@ -77,9 +77,14 @@ func TestBlocksAgainstModel(t *testing.T) {
 		epoch := uint64(1) << 16
 		var inflight *storage.Batch // the last epoch's batch, committed after the next one's first writes
 		var inflightEpoch uint64
+		var inflightJob *state.SealJob // its fresh rows, written just before the commit
 		commit := func() {
 			if inflight == nil {
 				return
+			}
+			if inflightJob != nil {
+				inflightJob.Write(inflight)
+				inflightJob = nil
 			}
 			if err := kv.Commit(ctx, inflightEpoch, inflight); err != nil {
 				t.Fatal(err)
@@ -149,8 +154,7 @@ func TestBlocksAgainstModel(t *testing.T) {
 					commit() // the previous epoch commits while this one is written
 				}
 			}
-			tbl.Seal(epoch, b)
-			inflight, inflightEpoch = b, epoch
+			inflight, inflightEpoch, inflightJob = b, epoch, tbl.TakeFresh(epoch)
 			if rng.IntN(3) == 0 {
 				commit()
 			}
