@@ -223,9 +223,10 @@ func (s *TableSet) Upsert(ctx context.Context, rel *catalog.Relation, snapshot u
 	return s.Apply(ctx, rel, snapshot, rows) // insert rows: Apply upserts them
 }
 
-// InsertNew inserts rows whose keys the caller knows are not in the table
-// (a generator's fresh keys on a table nothing else wrote), without the
-// lookup Upsert makes. Its signature matches Upsert's.
+// InsertNew inserts rows whose keys the caller knows are not in the table,
+// stored or pending (a generator's fresh keys on a table nothing else
+// wrote, a CDC copy's chunk), without the lookup Upsert makes; in a table
+// that stores blocks they wait for TakeFresh. Its signature matches Upsert's.
 func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64, rows *types.Chunk) error {
 	tbl, err := s.Table(rel)
 	if err != nil {

@@ -16,15 +16,16 @@ import (
 
 // Blocks. A table whose Schema sets Blocks may store rows many to a key: rows
 // written with InsertFresh (keys the writer vouches are nowhere in the table:
-// a bulk copy of new keys) wait in the table's flushed layers until Seal,
-// which writes each vnode's run of them as blocks of up to blockRows rows,
-// one key each: Badger then takes a write per block instead of one per row.
+// a bulk copy of new keys) wait in the table's flushed layers until
+// TakeFresh takes them for a SealJob, which writes each vnode's run of them
+// as blocks of up to blockRows rows, one key each, into the epoch's batch:
+// Badger then takes a write per block instead of one per row.
 //
 // A block's key is the vnode's prefix, blockMarker and the encoded primary
 // key of its last row; no encoded key starts with blockMarker, so a vnode's
 // blocks sort after its rows, and a forward seek to prefix|blockMarker|pk
 // finds the one block whose range may hold pk (blocks of a vnode never
-// overlap: Seal writes rows one at a time where a block would). Its value:
+// overlap: a SealJob writes rows one at a time where a block would). Its value:
 //
 //	format byte | uvarint epoch | uvarint n | n little-endian uint32 offsets | n entries
 //	entry: uvarint pk length | pk | uvarint value length | value
@@ -42,7 +43,7 @@ const (
 	tombstoneByte byte = 0x00
 	tombstoneLen       = 9
 	// blockRows is the most rows a block holds; minBlockRows the fewest
-	// fresh rows of a vnode Seal writes as a block (fewer go as rows).
+	// fresh rows of a vnode a SealJob writes as a block (fewer go as rows).
 	blockRows    = 256
 	minBlockRows = 8
 )
@@ -191,6 +192,11 @@ func findBlock(ctx context.Context, kv storage.KV, key []byte, epoch uint64) (bl
 // hold blocks: the value its own key holds or, failing that (or under an
 // older tombstone), a block's. dst is scratch space for the value.
 func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	return getRow(ctx, kv, key, epoch, dst, func() (block, bool, error) { return findBlock(ctx, kv, key, epoch) })
+}
+
+// getRow is GetRow finding the block that may hold key with find.
+func getRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []byte, find func() (block, bool, error)) ([]byte, bool, error) {
 	v, found, err := kv.Get(ctx, key, epoch, dst)
 	if err != nil {
 		return nil, false, err
@@ -201,7 +207,7 @@ func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []
 			return v, true, nil
 		}
 	}
-	b, ok, err := findBlock(ctx, kv, key, epoch)
+	b, ok, err := find()
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -214,6 +220,55 @@ func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []
 		return nil, false, err
 	}
 	return append(dst[:0], value...), true, nil
+}
+
+// cachedBlock is a block a table read, with its range.
+type cachedBlock struct {
+	b           block
+	first, last []byte
+}
+
+// blockCacheWays is how many blocks a table keeps per vnode for its point
+// reads: changes applied in key order (an upstream's UPDATE of a key range)
+// read each block many times.
+const blockCacheWays = 4
+
+// findBlockCached is findBlock through the table's cache of the blocks it
+// read last. Blocks never change once written and never overlap, so a
+// cached block written at or below epoch whose range holds the key is the
+// one the store would find.
+func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (block, bool, error) {
+	if len(key) < codec.TablePrefixLen {
+		return block{}, false, nil
+	}
+	v, pk := vnodeOf(string(key[:codec.TablePrefixLen])), key[codec.TablePrefixLen:]
+	ways := t.blockCache[v]
+	for i, c := range ways {
+		if c.b.epoch <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
+			copy(ways[1:i+1], ways[:i]) // most recent first
+			ways[0] = c
+			return c.b, true, nil
+		}
+	}
+	b, ok, err := findBlock(ctx, t.kv, key, epoch)
+	if err != nil || !ok {
+		return b, ok, err
+	}
+	first, _, err1 := b.entry(0)
+	last, _, err2 := b.entry(b.n - 1)
+	if err1 != nil || err2 != nil {
+		return b, ok, nil
+	}
+	if t.blockCache == nil {
+		t.blockCache = map[int][]cachedBlock{}
+	}
+	if len(ways) < blockCacheWays {
+		ways = append(ways, cachedBlock{})
+	}
+	copy(ways[1:], ways[:len(ways)-1])
+	ways[0] = cachedBlock{b: b, first: first, last: last}
+	t.blockCache[v] = ways
+	return b, ok, nil
 }
 
 // Scan is storage.KV.Scan over [lower, upper), a range of one table's state
@@ -669,7 +724,7 @@ func (t *Table) heldInBlock(key string) bool {
 		}
 	}
 	k := []byte(key)
-	blk, ok, err := findBlock(context.Background(), t.kv, k, t.storeEpoch(t.kv.CommittedEpoch()))
+	blk, ok, err := t.findBlockCached(context.Background(), k, t.storeEpoch(t.kv.CommittedEpoch()))
 	if err != nil {
 		return true
 	}
@@ -685,14 +740,6 @@ func (t *Table) heldInBlock(key string) bool {
 	}
 	pk, _, err := blk.entry(i)
 	return err != nil || bytes.Equal(pk, k[codec.TablePrefixLen:])
-}
-
-// Seal adds the fresh rows of the flushed layers of epochs up to epoch to b,
-// which the caller commits at epoch: TakeFresh, then the job's Write.
-func (t *Table) Seal(epoch uint64, b *storage.Batch) {
-	if j := t.TakeFresh(epoch); j != nil {
-		j.Write(b)
-	}
 }
 
 // SealJob is the writing of fresh rows that TakeFresh took from a table: it
@@ -820,14 +867,15 @@ func (j *SealJob) Write(b *storage.Batch) {
 	j.rows = nil
 }
 
-// sealedBlock is the key range of a block sealed and not yet committed.
+// sealedBlock is the key range of a vnode's rows a SealJob took and may
+// have written as blocks, until its epoch commits.
 type sealedBlock struct {
 	epoch       uint64
 	first, last string
 }
 
 // rewrittenKeys returns, for each key a write other than a fresh insert
-// gives in the flushed layers from the first one Seal(epoch) reads on, or in
+// gives in the flushed layers from the first one TakeFresh(epoch) reads on, or in
 // the current buffer, the newest layer that writes it (len(layers) for the
 // buffer): a fresh row of an older layer is then not the key's row. Nil
 // when there are none (a copy's epochs).
@@ -875,4 +923,9 @@ func (j *SealJob) overlaps(first, last string) bool {
 	}
 	bfirst, _, err := blk.entry(0)
 	return err != nil || bytes.Compare(bfirst, []byte(last[codec.TablePrefixLen:])) <= 0
+}
+
+// getRow is GetRow for the table's own point reads, through its block cache.
+func (t *Table) getRow(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	return getRow(ctx, t.kv, key, epoch, dst, func() (block, bool, error) { return t.findBlockCached(ctx, key, epoch) })
 }

@@ -51,8 +51,10 @@ type Table struct {
 
 	cur    buffer   // writes of the current epoch
 	layers []*layer // flushed epochs not yet known committed, oldest first
-	// sealed are the blocks Seal wrote whose epochs may not be committed yet.
+	// sealed are the key ranges SealJobs took whose epochs may not be committed yet.
 	sealed []sealedBlock
+	// blockCache holds, per vnode, the blocks point reads found last (findBlockCached).
+	blockCache map[int][]cachedBlock
 	// stagedAt is the last epoch Stage wrote into the store ahead of its commit: reads of what is
 	// not pending go to the store at that epoch while it is above theirs.
 	stagedAt uint64
@@ -76,7 +78,7 @@ type entry struct {
 	key   string
 	value []byte // encoded row; nil for a delete
 	del   bool
-	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for Seal.
+	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for TakeFresh.
 	fresh bool
 }
 
@@ -84,7 +86,7 @@ type entry struct {
 type layer struct {
 	epoch   uint64
 	entries []entry
-	// unsealed says fresh entries wait for Seal.
+	// unsealed says fresh entries wait for TakeFresh.
 	unsealed bool
 }
 
@@ -166,7 +168,7 @@ func (t *Table) Insert(row []types.Datum) error {
 }
 
 // InsertFresh inserts a row whose primary key the caller vouches is nowhere in the table: not
-// stored, not pending. In a table with blocks it waits, after Flush, for Seal to write it with
+// stored, not pending. In a table with blocks it waits, after Flush, for TakeFresh to write it with
 // the epoch's other fresh rows of its vnode as blocks; elsewhere it is Insert.
 func (t *Table) InsertFresh(row []types.Datum) error {
 	if err := t.checkRow(row); err != nil {
@@ -440,9 +442,7 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 	}
 	get := t.kv.Get
 	if t.schema.Blocks {
-		get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
-			return GetRow(ctx, t.kv, key, epoch, dst)
-		}
+		get = t.getRow
 	}
 	v, found, err := get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
 	if err != nil {
@@ -501,7 +501,7 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 	get := func(i int) error {
 		var err error
 		if t.schema.Blocks {
-			_, found[i], err = GetRow(ctx, t.kv, keys[i], at, t.valBuf[:0])
+			_, found[i], err = t.getRow(ctx, keys[i], at, t.valBuf[:0])
 		} else {
 			_, found[i], err = t.kv.Get(ctx, keys[i], at, t.valBuf[:0])
 		}
