@@ -226,20 +226,22 @@ func (s *TableSet) Upsert(ctx context.Context, rel *catalog.Relation, snapshot u
 // InsertNew inserts rows whose keys the caller knows are not in the table,
 // stored or pending (a generator's fresh keys on a table nothing else
 // wrote, a CDC copy's chunk), without the lookup Upsert makes; in a table
-// that stores blocks they wait for TakeFresh. Its signature matches Upsert's.
-func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, _ uint64, rows *types.Chunk) error {
+// that stores blocks they wait for TakeFresh. run names the key range they
+// come from (state.Table.InsertFresh).
+func (s *TableSet) InsertNew(_ context.Context, rel *catalog.Relation, run string, rows *types.Chunk) error {
 	tbl, err := s.Table(rel)
 	if err != nil {
 		return err
 	}
 	nc := len(rel.Columns)
 	var row []types.Datum
+	tag := state.RunTag(run)
 	for i := 0; i < rows.Len(); i++ {
 		if !rows.Visible(i) {
 			continue
 		}
 		row = rows.Row(i, row)[:nc]
-		if err := tbl.InsertFresh(row); err != nil {
+		if err := tbl.InsertFresh(row, tag); err != nil {
 			return fmt.Errorf("insert into %s: %w", rel.QualifiedName(), err)
 		}
 		s.record(rel, types.OpInsert, row)

@@ -85,7 +85,7 @@ func TestCaptureChangesFor(t *testing.T) {
 		rows.AppendRow([]types.Datum{types.DInt(int64(i)), types.DString("n"), types.DInt(1)})
 	}
 	for _, rel := range []*catalog.Relation{read, unread} {
-		if err := env.Tables.InsertNew(testCtx(t), rel, 0, rows); err != nil {
+		if err := env.Tables.InsertNew(testCtx(t), rel, "", rows); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestDeleteAllBlocks(t *testing.T) {
 		for i := lo; i < lo+3000; i++ {
 			rows.AppendRow([]types.Datum{types.DInt(int64(i)), types.DString("n"), types.DInt(1)})
 		}
-		if err := env.Tables.InsertNew(testCtx(t), rel, 0, rows); err != nil {
+		if err := env.Tables.InsertNew(testCtx(t), rel, "", rows); err != nil {
 			t.Fatal(err)
 		}
 		db.commit(env)

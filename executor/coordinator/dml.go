@@ -151,13 +151,12 @@ type tableWriter struct {
 	rel *catalog.Relation
 }
 
-func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk, fresh bool) (bool, error) {
+func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chunk, fresh string) (bool, error) {
 	return w.write(ctx, epoch, func(tables *batch.TableSet) error {
-		write := tables.Upsert
-		if fresh || w.c.mu.fresh[w.rel.ID] {
-			write = tables.InsertNew
+		if fresh != "" || w.c.mu.fresh[w.rel.ID] {
+			return tables.InsertNew(ctx, w.rel, fresh, chunk)
 		}
-		return write(ctx, w.rel, w.c.kv.CommittedEpoch(), chunk)
+		return tables.Upsert(ctx, w.rel, w.c.kv.CommittedEpoch(), chunk)
 	})
 }
 

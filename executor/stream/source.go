@@ -25,9 +25,10 @@ type TableWriter interface {
 	// Write writes c's rows in epoch and returns true, or returns false and
 	// writes nothing when epoch is no longer the open epoch (its barrier is
 	// on its way to the source) or the table is gone.
-	// With fresh, c's rows are inserts of keys the table does not hold
-	// (connector.ReadResult.Fresh).
-	Write(ctx context.Context, epoch uint64, c *types.Chunk, fresh bool) (bool, error)
+	// With fresh not empty, c's rows are inserts of keys the table does
+	// not hold (connector.ReadResult.Fresh), and fresh names their run: the
+	// split that read them, whose key range no other run's fresh rows share.
+	Write(ctx context.Context, epoch uint64, c *types.Chunk, fresh string) (bool, error)
 	// Truncate deletes every row of the table (those in says, when not
 	// nil) in epoch, as Write writes (connector.ReadResult.Truncate).
 	Truncate(ctx context.Context, epoch uint64, in func(row []types.Datum) bool) (bool, error)
@@ -172,6 +173,15 @@ type savedOffset struct {
 	epoch  uint64
 	split  string
 	offset []byte
+}
+
+// freshRun is the run name TableWriter.Write takes for a read: its split
+// when its rows are fresh, else empty.
+func freshRun(r connector.ReadResult) string {
+	if !r.Fresh {
+		return ""
+	}
+	return "split " + r.Split
 }
 
 // SourceEpochRows bounds the rows a connector source writes in one epoch;
@@ -446,7 +456,7 @@ func (e *sourceExec) write(ctx context.Context) error {
 		if e.pendRead.Truncate {
 			ok, err = e.writer.Truncate(ctx, e.epoch, e.pendRead.TruncateIn)
 		} else {
-			ok, err = e.writer.Write(ctx, e.epoch, e.pending, e.pendRead.Fresh)
+			ok, err = e.writer.Write(ctx, e.epoch, e.pending, freshRun(e.pendRead))
 		}
 		if err != nil {
 			return err

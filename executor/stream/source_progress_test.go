@@ -95,7 +95,7 @@ type opWriter struct {
 	ops []string
 }
 
-func (w *opWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ bool) (bool, error) {
+func (w *opWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ string) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ids []string

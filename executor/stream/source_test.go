@@ -24,7 +24,7 @@ type stWriter struct {
 	refused  chan struct{} // signalled on every refusal
 }
 
-func (w *stWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ bool) (bool, error) {
+func (w *stWriter) Write(_ context.Context, epoch uint64, c *types.Chunk, _ string) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.calls[epoch] >= w.perEpoch {

@@ -760,12 +760,19 @@ type SealJob struct {
 type freshRow struct {
 	key   string
 	value []byte
+	run   uint32
+}
+
+// sameRun reports whether two fresh rows may share a block: the same vnode
+// and run.
+func sameRun(a, b *freshRow) bool {
+	return a.run == b.run && a.key[:codec.TablePrefixLen] == b.key[:codec.TablePrefixLen]
 }
 
 // TakeFresh takes the fresh rows of the flushed layers of epochs up to
 // epoch (nil when there are none), for a SealJob to write into the batch
-// the caller commits at epoch: each vnode's run of at least minBlockRows of
-// them as blocks of up to blockRows rows, the rest (and any whose block
+// the caller commits at epoch: each vnode's rows of one run (InsertFresh),
+// when at least minBlockRows, as blocks of up to blockRows rows, the rest (and any whose block
 // would overlap a block of the vnode already stored or sealed) as rows. A
 // table with fresh rows must be sealed before the epoch they were flushed
 // in commits. The rows stay readable in the layers until then.
@@ -787,7 +794,7 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			if at, ok := rewritten[e.key]; ok && at > li {
 				continue
 			}
-			mine = append(mine, freshRow{e.key, e.value})
+			mine = append(mine, freshRow{e.key, e.value, e.run})
 		}
 		if len(rows) == 0 {
 			rows = mine
@@ -810,10 +817,10 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
 	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, before: slices.Clone(t.sealed)}
-	// What the job may write as blocks, per vnode: the range of its rows.
+	// What the job may write as blocks, per vnode and run: the range of its rows.
 	for start := 0; start < len(rows); {
 		end := start + 1
-		for end < len(rows) && rows[end].key[:codec.TablePrefixLen] == rows[start].key[:codec.TablePrefixLen] {
+		for end < len(rows) && sameRun(&rows[end], &rows[start]) {
 			end++
 		}
 		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: rows[start].key, last: rows[end-1].key})
@@ -833,7 +840,7 @@ func (j *SealJob) Write(b *storage.Batch) {
 	for len(rows) > 0 {
 		prefix := rows[0].key[:codec.TablePrefixLen]
 		n := 1
-		for n < len(rows) && rows[n].key[:codec.TablePrefixLen] == prefix {
+		for n < len(rows) && sameRun(&rows[n], &rows[0]) {
 			n++
 		}
 		run := rows[:n]

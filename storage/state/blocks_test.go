@@ -71,7 +71,7 @@ func TestBlocksAgainstModel(t *testing.T) {
 		}
 		const as, bs = 3, 600
 		model := blockModel{} // the table with every write so far
-		cursor := [as]int64{bs, bs, bs}
+		cursor := [as][2]int64{{bs, 1 << 20}, {bs, 1 << 20}, {bs, 1 << 20}}
 		history := map[uint64]blockModel{}
 		var epochs []uint64
 		epoch := uint64(1) << 16
@@ -99,23 +99,27 @@ func TestBlocksAgainstModel(t *testing.T) {
 			b := new(storage.Batch)
 			flushes := 1 + rng.IntN(3)
 			for f := range flushes {
-				// A run of fresh keys: absent from the table now.
-				// (half the time above every key of its a so far, as a copy
-				// in key order writes them; else among the stored keys).
+				// A run of fresh keys: absent from the table now. Half the
+				// time from one of two copies of a's keys in key order (two
+				// splits: disjoint ranges, each above its keys so far, both
+				// in one epoch at times); else among the stored keys.
 				ai := rng.IntN(as)
 				a := blockAs[ai]
 				lo, hi := int64(rng.IntN(bs)), int64(bs)
+				run := state.RunTag("among")
 				if rng.IntN(2) == 0 {
-					lo = cursor[ai]
-					cursor[ai] += int64(20 + rng.IntN(300))
-					hi = cursor[ai]
+					sp := rng.IntN(2)
+					lo = cursor[ai][sp]
+					cursor[ai][sp] += int64(20 + rng.IntN(300))
+					hi = cursor[ai][sp]
+					run = state.RunTag(fmt.Sprint(ai, sp))
 				}
 				for k := lo; k < min(lo+int64(20+rng.IntN(300)), hi); k++ {
 					if _, ok := model[[2]int64{a, k}]; ok {
 						continue
 					}
 					v := fmt.Sprintf("f%d.%d", round, k)
-					if err := tbl.InsertFresh(row(a, k, v)); err != nil {
+					if err := tbl.InsertFresh(row(a, k, v), run); err != nil {
 						t.Fatal(err)
 					}
 					model[[2]int64{a, k}] = v

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
 	"sort"
@@ -78,8 +79,10 @@ type entry struct {
 	key   string
 	value []byte // encoded row; nil for a delete
 	del   bool
-	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for TakeFresh.
+	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for TakeFresh;
+	// run is its RunTag.
 	fresh bool
+	run   uint32
 }
 
 // layer is a flushed epoch's writes, sorted by key.
@@ -169,15 +172,24 @@ func (t *Table) Insert(row []types.Datum) error {
 
 // InsertFresh inserts a row whose primary key the caller vouches is nowhere in the table: not
 // stored, not pending. In a table with blocks it waits, after Flush, for TakeFresh to write it with
-// the epoch's other fresh rows of its vnode as blocks; elsewhere it is Insert.
-func (t *Table) InsertFresh(row []types.Datum) error {
+// the epoch's other fresh rows of its vnode and run as blocks; elsewhere it is Insert. run
+// (RunTag) tells apart writers of disjoint key ranges (the splits of a parallel copy): a block
+// holds one run's rows, so it never spans a gap another run fills later.
+func (t *Table) InsertFresh(row []types.Datum, run uint32) error {
 	if err := t.checkRow(row); err != nil {
 		return err
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
-	t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)
+	t.cur.entries[t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)].run = run
 	return nil
+}
+
+// RunTag is the run InsertFresh takes for a run's name.
+func RunTag(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return h.Sum32()
 }
 
 // Delete removes the row with row's primary key.
@@ -251,7 +263,8 @@ func vnodeOf(key string) int { return int(key[4])<<8 | int(key[5]) }
 // epoch's writes in about 2/3 of sort.Slice's time).
 func compareEntries(a, b entry) int { return strings.Compare(a.key, b.key) }
 
-func (b *buffer) put(key, value []byte, del, fresh bool) {
+// put writes key and returns its entry's position.
+func (b *buffer) put(key, value []byte, del, fresh bool) int {
 	e := entry{del: del, fresh: fresh}
 	if !del {
 		off := len(b.arena)
@@ -261,11 +274,12 @@ func (b *buffer) put(key, value []byte, del, fresh bool) {
 	if i, ok := b.index[string(key)]; ok {
 		e.key = b.entries[i].key
 		b.entries[i] = e
-		return
+		return i
 	}
 	e.key = string(key)
 	b.index[e.key] = len(b.entries)
 	b.entries = append(b.entries, e)
+	return len(b.entries) - 1
 }
 
 // A flushed layer of at least bigLayer writes is merged with the one below
