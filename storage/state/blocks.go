@@ -750,6 +750,7 @@ type SealJob struct {
 	kv     storage.KV
 	epoch  uint64
 	rows   []freshRow
+	asRows []freshRow    // fresh rows written as rows
 	before []sealedBlock // blocks an earlier job may have written and not committed
 	keyBuf []byte
 	valBuf []byte
@@ -779,7 +780,7 @@ func sameRun(a, b *freshRow) bool {
 func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	// Each layer's fresh rows are in key order, and no key is fresh in two
 	// (a later write of a key makes the earlier one not its own): merge them.
-	var rows []freshRow
+	var rows, asRows []freshRow
 	rewritten := t.rewrittenKeys(epoch)
 	for li, l := range t.layers {
 		if !l.unsealed || l.epoch > epoch {
@@ -791,7 +792,13 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			if !e.fresh {
 				continue
 			}
-			if at, ok := rewritten[e.key]; ok && at > li {
+			if at, ok := rewritten[e.key]; ok {
+				if at > li {
+					continue // a newer write is the key's
+				}
+				// An older write of this epoch (a delete's tombstone) must
+				// not hide it: as a row, after it in the batch.
+				asRows = append(asRows, freshRow{e.key, e.value, e.run})
 				continue
 			}
 			mine = append(mine, freshRow{e.key, e.value, e.run})
@@ -811,12 +818,12 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		}
 		rows = append(append(merged, rows[i:]...), mine[j:]...)
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(asRows) == 0 {
 		return nil
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, before: slices.Clone(t.sealed)}
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: slices.Clone(t.sealed)}
 	// What the job may write as blocks, per vnode and run: the range of its rows.
 	for start := 0; start < len(rows); {
 		end := start + 1
@@ -871,7 +878,8 @@ func (j *SealJob) Write(b *storage.Batch) {
 			b.Put(j.keyBuf, j.valBuf)
 		}
 	}
-	j.rows = nil
+	asRows(j.asRows)
+	j.rows, j.asRows = nil, nil
 }
 
 // sealedBlock is the key range of a vnode's rows a SealJob took and may

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"slices"
 	"testing"
 	"time"
@@ -58,10 +60,13 @@ func (m blockModel) clone() blockModel {
 // behind the next one's writes as the coordinator does) and after every
 // commit compares every way of reading it with a map: Iter over all vnodes,
 // one vnode and key ranges, GetAt, StoredKeys, state.Scan, state.GetRow and
-// state.ChangedRows since earlier epochs.
+// state.ChangedRows since earlier epochs. BLOCKS_SEED replays a run's seed.
 func TestBlocksAgainstModel(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		seed := time.Now().UnixNano()
+		if s := os.Getenv("BLOCKS_SEED"); s != "" {
+			seed, _ = strconv.ParseInt(s, 10, 64)
+		}
 		t.Logf("seed %d", seed)
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		ctx := context.Background()
@@ -255,11 +260,13 @@ func checkBlocks(t *testing.T, ctx context.Context, kv storage.KV, tbl *state.Ta
 				exp = append(exp, w)
 			}
 		}
-		if len(got) != len(exp) {
-			t.Fatalf("epoch %d, %s: %d rows, want %d", epoch, what, len(got), len(exp))
-		}
-		for i := range got {
-			if !bytes.Equal(got[i].key, exp[i].key) || got[i].v != exp[i].v {
+		for i := range max(len(got), len(exp)) {
+			switch {
+			case i == len(got):
+				t.Fatalf("epoch %d, %s: %d rows, want %d: %x %q is missing", epoch, what, len(got), len(exp), exp[i].key, exp[i].v)
+			case i == len(exp):
+				t.Fatalf("epoch %d, %s: %d rows, want %d: %x %q is extra", epoch, what, len(got), len(exp), got[i].key, got[i].v)
+			case !bytes.Equal(got[i].key, exp[i].key) || got[i].v != exp[i].v:
 				t.Fatalf("epoch %d, %s: row %d is %x %q, want %x %q", epoch, what, i, got[i].key, got[i].v, exp[i].key, exp[i].v)
 			}
 		}

@@ -225,7 +225,7 @@ func (t *Table) Update(old, new []types.Datum) error {
 // then each bucket sorted unless it already is. Rows written in primary-key
 // order (a copy, ascending ids) then cost a pass, not a comparison sort.
 func sortEntries(entries []entry) {
-	if len(entries) < 64 {
+	if len(entries) < 64 || len(entries[0].key) < codec.TablePrefixLen {
 		slices.SortFunc(entries, compareEntries)
 		return
 	}
