@@ -8,8 +8,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
