@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
@@ -60,12 +59,6 @@ func TestDeleteAllInBatches(t *testing.T) {
 	}
 	db.commit(env)
 	if rows := db.scan(rel); len(rows) != 0 {
-		tbl, _ := openTable(db.store, rel)
-		for _, r := range rows {
-			var id int64
-			fmt.Sscan(r, &id)
-			t.Logf("left %v vnode %d", r, tbl.VnodeOfPK([]types.Datum{types.DInt(id)}))
-		}
 		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
 	}
 }
@@ -135,12 +128,6 @@ func TestDeleteAllBlocks(t *testing.T) {
 	}
 	db.commit(env)
 	if rows := db.scan(rel); len(rows) != 0 {
-		tbl, _ := openTable(db.store, rel)
-		for _, r := range rows {
-			var id int64
-			fmt.Sscan(r, &id)
-			t.Logf("left %v vnode %d", r, tbl.VnodeOfPK([]types.Datum{types.DInt(id)}))
-		}
 		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
 	}
 }

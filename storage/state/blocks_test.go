@@ -234,24 +234,29 @@ func checkBlocks(t *testing.T, ctx context.Context, kv storage.KV, tbl *state.Ta
 	inRange := func(key, lo, hi []byte) bool {
 		return bytes.Compare(key, lo) >= 0 && (hi == nil || bytes.Compare(key, hi) < 0)
 	}
-	// Iter over every vnode.
-	it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes, Epoch: epoch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []kvRow
-	for {
-		err := it.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	iter := func(opts state.IterOptions) []kvRow {
+		t.Helper()
+		opts.Epoch = epoch
+		it, err := tbl.Iter(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := it.Row()
-		got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
+		defer it.Close()
+		var got []kvRow
+		for {
+			err := it.Next()
+			if errors.Is(err, io.EOF) {
+				return got
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := it.Row()
+			got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
+		}
 	}
-	it.Close()
+	// Iter over every vnode.
+	got := iter(state.IterOptions{Vnode: state.AllVnodes})
 	compareRows := func(what string, got []kvRow, lo, hi []byte) {
 		t.Helper()
 		var exp []kvRow
@@ -280,32 +285,14 @@ func checkBlocks(t *testing.T, ctx context.Context, kv storage.KV, tbl *state.Ta
 	b1, b2 = min(b1, b2), max(b1, b2)
 	start := tbl.EncodePK(nil, []types.Datum{types.DInt(a), types.DInt(b1)})
 	end := tbl.EncodePK(nil, []types.Datum{types.DInt(a), types.DInt(b2)})
-	it, err = tbl.Iter(ctx, state.IterOptions{Vnode: int(vnode), Epoch: epoch, Range: state.KeyRange{Start: start, End: end}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = got[:0]
-	for it.Next() == nil {
-		r := it.Row()
-		got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
-	}
-	it.Close()
+	got = iter(state.IterOptions{Vnode: int(vnode), Range: state.KeyRange{Start: start, End: end}})
 	prefix := codec.AppendTablePrefix(nil, 41, vnode)
 	rlo, rhi := append(slices.Clone(prefix), start...), append(slices.Clone(prefix), end...)
 	compareRows("Iter over a key range", got, rlo, rhi)
 	// Iter over each written vnode, whole.
 	for _, a := range blockAs {
 		vnode := tbl.VnodeOfPK([]types.Datum{types.DInt(a), types.DInt(0)})
-		it, err := tbl.Iter(ctx, state.IterOptions{Vnode: int(vnode), Epoch: epoch})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = got[:0]
-		for it.Next() == nil {
-			r := it.Row()
-			got = append(got, kvRow{keyOf(r[0].I, r[1].I), r[2].S})
-		}
-		it.Close()
+		got = iter(state.IterOptions{Vnode: int(vnode)})
 		vlo, vhi := codec.VnodeSpan(41, vnode)
 		compareRows(fmt.Sprintf("Iter over vnode %d", vnode), got, vlo, vhi)
 	}
