@@ -260,6 +260,12 @@ func (s *TableSet) DeleteAll(ctx context.Context, rel *catalog.Relation, snapsho
 	if err != nil {
 		return err
 	}
+	if in == nil {
+		// Every row goes: so do the blocks that hold them.
+		if err := tbl.DeleteBlocks(ctx, snapshot); err != nil {
+			return fmt.Errorf("truncate %s: %w", rel.QualifiedName(), err)
+		}
+	}
 	// One scan of every vnode first (a small table ends there), then vnode
 	// by vnode from where a full batch stopped.
 	vnode, start := state.AllVnodes, []byte(nil)

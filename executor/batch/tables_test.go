@@ -1,10 +1,12 @@
 package batch
 
 import (
+	"io"
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage/codec"
 )
 
 // TestDeleteAllInBatches: DeleteAll removes every row of a table larger
@@ -129,5 +131,16 @@ func TestDeleteAllBlocks(t *testing.T) {
 	db.commit(env)
 	if rows := db.scan(rel); len(rows) != 0 {
 		t.Fatalf("%d rows left, e.g. %v", len(rows), rows[0])
+	}
+	// Nothing is left stored either: the blocks went, and the rows' deletes
+	// are plain deletes, not tombstones.
+	lo, hi := codec.TableSpan(rel.ID)
+	it, err := db.store.Scan(testCtx(t), lo, hi, db.store.CommittedEpoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.Next(); err != io.EOF {
+		t.Fatalf("a key %x is left (%v)", it.Key(), err)
 	}
 }

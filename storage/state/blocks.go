@@ -241,6 +241,11 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 	if len(key) < codec.TablePrefixLen {
 		return block{}, false, nil
 	}
+	if epoch < t.kv.CommittedEpoch() || t.deletesBlocks() {
+		// Only blocks stored at the newest epoch, while none is being
+		// deleted, stay cached: a deleted block must not outlive its delete.
+		return findBlock(ctx, t.kv, key, epoch)
+	}
 	v, pk := vnodeOf(string(key[:codec.TablePrefixLen])), key[codec.TablePrefixLen:]
 	ways := t.blockCache[v]
 	for i, c := range ways {
@@ -548,7 +553,7 @@ func ChangedRows(ctx context.Context, kv storage.KV, lower, upper []byte, since,
 	if err != nil {
 		return nil, err
 	}
-	return &changedRows{ctx: ctx, kv: kv, it: it, lower: lower, upper: upper, until: until}, nil
+	return &changedRows{ctx: ctx, kv: kv, it: it, lower: lower, upper: upper, since: since, until: until}, nil
 }
 
 // changedRows gathers one vnode's changed row keys (its own and its new
@@ -558,7 +563,7 @@ type changedRows struct {
 	kv           storage.KV
 	it           storage.ChangeIterator
 	lower, upper []byte
-	until        uint64
+	since, until uint64
 
 	itDone  bool
 	itValid bool
@@ -617,21 +622,38 @@ func (c *changedRows) gather() error {
 			}
 			continue
 		}
-		if c.it.Deleted() {
-			continue // a dropped table's block
+		// The rows of the key's block as of until (unless deleted) and as
+		// of since (a block's key is its last row's: a deleted block and
+		// a later one can share it) may all have changed.
+		epoch := c.it.Epoch()
+		var now []byte
+		if !c.it.Deleted() {
+			now = slices.Clone(c.it.Value())
 		}
-		b, err := decodeBlock(c.it.Value())
+		was, found, err := c.kv.Get(c.ctx, k, c.since, nil)
 		if err != nil {
-			return fmt.Errorf("block %x: %w", k, err)
+			return err
 		}
-		for i := range b.n {
-			pk, _, err := b.entry(i)
-			if err != nil {
-				return err
+		if !found {
+			was = nil
+		}
+		for _, v := range [][]byte{now, was} {
+			if v == nil {
+				continue
 			}
-			key := string(prefix) + string(pk)
-			if c.inRange([]byte(key)) {
-				c.keys = append(c.keys, changedKey{key, c.it.Epoch()})
+			b, err := decodeBlock(v)
+			if err != nil {
+				return fmt.Errorf("block %x: %w", k, err)
+			}
+			for i := range b.n {
+				pk, _, err := b.entry(i)
+				if err != nil {
+					return err
+				}
+				key := string(prefix) + string(pk)
+				if c.inRange([]byte(key)) {
+					c.keys = append(c.keys, changedKey{key, epoch})
+				}
 			}
 		}
 	}
@@ -704,6 +726,8 @@ func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
 	switch {
 	case !e.del:
 		b.Put([]byte(e.key), e.value)
+	case t.schema.Blocks && isBlockKey([]byte(e.key)):
+		b.Delete([]byte(e.key)) // DeleteBlocks
 	case t.schema.Blocks && t.heldInBlock(e.key):
 		t.valBuf = appendTombstone(t.valBuf[:0], epoch)
 		b.Put([]byte(e.key), t.valBuf)
@@ -739,7 +763,78 @@ func (t *Table) heldInBlock(key string) bool {
 		return false
 	}
 	pk, _, err := blk.entry(i)
-	return err != nil || bytes.Equal(pk, k[codec.TablePrefixLen:])
+	if err != nil {
+		return true
+	}
+	if !bytes.Equal(pk, k[codec.TablePrefixLen:]) {
+		return false
+	}
+	// A block this epoch deletes (DeleteBlocks) takes its rows with it.
+	last, _, err := blk.entry(blk.n - 1)
+	return err != nil || !t.deletesBlock(string(appendBlockKey(nil, k, last)))
+}
+
+// deletesBlocks reports whether the pending writes delete blocks.
+func (t *Table) deletesBlocks() bool {
+	if t.cur.dropsBlocks {
+		return true
+	}
+	for _, l := range t.layers {
+		if l.dropsBlocks {
+			return true
+		}
+	}
+	return false
+}
+
+// deletesBlock reports whether the pending writes delete block key bk (only
+// DeleteBlocks writes block keys, and only deletes).
+func (t *Table) deletesBlock(bk string) bool {
+	if _, ok := t.cur.index[bk]; ok {
+		return true
+	}
+	for _, l := range t.layers {
+		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= bk })
+		if i < len(l.entries) && l.entries[i].key == bk {
+			return true
+		}
+	}
+	return false
+}
+
+// DeleteBlocks deletes, in the current epoch, every block of the table as of
+// epoch (none when it stores no blocks): the first step of deleting all its
+// rows (a TRUNCATE), whose deletes are then plain deletes, not tombstones
+// kept for good. The caller deletes every row it reads after (they read as
+// before until then).
+func (t *Table) DeleteBlocks(ctx context.Context, epoch uint64) error {
+	if !t.schema.Blocks {
+		return nil
+	}
+	t.blockCache = nil
+	t.cur.dropsBlocks = true
+	for v := range codec.VnodeCount {
+		prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(v))
+		it, err := t.kv.Scan(ctx, appendBlockKey(nil, prefix, nil), blocksEnd(prefix), t.storeEpoch(epoch))
+		if err != nil {
+			return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
+		}
+		for {
+			err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
+			}
+			t.cur.put(it.Key(), nil, true, false)
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
+		}
+	}
+	return nil
 }
 
 // SealJob is the writing of fresh rows that TakeFresh took from a table: it
@@ -792,12 +887,14 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			if !e.fresh {
 				continue
 			}
-			if at, ok := rewritten[e.key]; ok {
-				if at > li {
-					continue // a newer write is the key's
-				}
-				// An older write of this epoch (a delete's tombstone) must
-				// not hide it: as a row, after it in the batch.
+			at, rewrote := rewritten[e.key]
+			if rewrote && at > li {
+				continue // a newer write is the key's
+			}
+			if rewrote || e.asRow {
+				// An older write of the key (a delete's tombstone) went
+				// into the batch at its flush and must not hide this one:
+				// as a row, after it in the batch.
 				asRows = append(asRows, freshRow{e.key, e.value, e.run})
 				continue
 			}

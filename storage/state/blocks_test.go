@@ -104,6 +104,32 @@ func TestBlocksAgainstModel(t *testing.T) {
 			b := new(storage.Batch)
 			flushes := 1 + rng.IntN(3)
 			for f := range flushes {
+				if round%13 == 12 && f == 0 {
+					// A TRUNCATE: the blocks, then every row as read now.
+					if err := tbl.DeleteBlocks(ctx, kv.CommittedEpoch()); err != nil {
+						t.Fatal(err)
+					}
+					it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var all [][]types.Datum
+					for it.Next() == nil {
+						all = append(all, slices.Clone(it.Row()))
+					}
+					if err := it.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if len(all) != len(model) {
+						t.Fatalf("round %d: the truncate read %d rows, want %d", round, len(all), len(model))
+					}
+					for _, r := range all {
+						if err := tbl.Delete(r); err != nil {
+							t.Fatal(err)
+						}
+					}
+					model = blockModel{}
+				}
 				// A run of fresh keys: absent from the table now. Half the
 				// time from one of two copies of a's keys in key order (two
 				// splits: disjoint ranges, each above its keys so far, both

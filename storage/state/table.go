@@ -73,6 +73,8 @@ type buffer struct {
 	// sorted holds the positions of entries[:len(sorted)] in key order; the
 	// entries after them (the tail) are unsorted until the next re-sort.
 	sorted []int
+	// dropsBlocks says it deletes blocks (DeleteBlocks).
+	dropsBlocks bool
 }
 
 type entry struct {
@@ -80,8 +82,10 @@ type entry struct {
 	value []byte // encoded row; nil for a delete
 	del   bool
 	// fresh marks an InsertFresh of a table with blocks: Flush leaves it in its layer for TakeFresh;
-	// run is its RunTag.
+	// run is its RunTag. asRow marks a fresh entry that superseded a write flushed before it
+	// (mergeEntries): TakeFresh writes it as a row, after that write in the batch.
 	fresh bool
+	asRow bool
 	run   uint32
 }
 
@@ -89,8 +93,10 @@ type entry struct {
 type layer struct {
 	epoch   uint64
 	entries []entry
-	// unsealed says fresh entries wait for TakeFresh.
-	unsealed bool
+	// unsealed says fresh entries wait for TakeFresh; dropsBlocks that it deletes blocks
+	// (DeleteBlocks).
+	unsealed    bool
+	dropsBlocks bool
 }
 
 // New returns a table over kv with the given schema.
@@ -272,7 +278,9 @@ func (b *buffer) put(key, value []byte, del, fresh bool) int {
 		e.value = b.arena[off:len(b.arena):len(b.arena)]
 	}
 	if i, ok := b.index[string(key)]; ok {
-		e.key = b.entries[i].key
+		// A write over a pending one is not fresh: the key may be stored
+		// (a delete pending), so it must be written as a row.
+		e.key, e.fresh = b.entries[i].key, false
 		b.entries[i] = e
 		return i
 	}
@@ -342,8 +350,9 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		}
 		t.write(b, e, epoch)
 	}
+	drops := t.cur.dropsBlocks
 	t.cur = t.cur.next(4096) // sized for a like epoch, not kept huge
-	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed})
+	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: drops})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
 	// below while that is of the same epoch and at most twice its size, so an
@@ -360,6 +369,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		}
 		below.entries = mergeEntries(below.entries, top.entries)
 		below.unsealed = below.unsealed || top.unsealed
+		below.dropsBlocks = below.dropsBlocks || top.dropsBlocks
 		t.layers[n-1] = nil
 		t.layers = t.layers[:n-1]
 	}
@@ -385,6 +395,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	// The next chunk is likely as big as this one: size for it (growing a map and an
 	// arena from empty cost a bulk load a tenth of its time).
 	t.cur = t.cur.next(1 << 16)
+	t.blockCache = nil // blocks this deleted are gone at epoch
 	clear(t.layers)
 	t.layers = nil
 	t.stagedAt = max(t.stagedAt, epoch)
@@ -406,7 +417,11 @@ func mergeEntries(older, newer []entry) []entry {
 			out = append(out, newer[j])
 			j++
 		default:
-			out = append(out, newer[j])
+			e := newer[j]
+			if e.fresh {
+				e.asRow = true // older[i] was written at its flush: this one goes after it
+			}
+			out = append(out, e)
 			i++
 			j++
 		}
@@ -418,6 +433,9 @@ func mergeEntries(older, newer []entry) []entry {
 func (t *Table) dropCommittedLayers(committed uint64) {
 	n := 0
 	for n < len(t.layers) && t.layers[n].epoch <= committed {
+		if t.layers[n].dropsBlocks {
+			t.blockCache = nil // the blocks it holds are gone
+		}
 		n++
 	}
 	if n > 0 {
