@@ -424,11 +424,11 @@ func (c *Coordinator) inject() (*round, error) {
 		b.Mutation = stream.Mutations(c.mu.pending)
 	}
 	c.mu.pending = nil
-	// The epoch takes the open batch's memory (no copy of its writes); the
-	// next epoch's writes go into the batch an earlier epoch committed.
 	// A connector's fresh rows: finish writes them (as blocks) into the
 	// epoch's batch, off c.mu.
 	seal := c.mu.tables.TakeFresh(prev)
+	// The epoch takes the open batch's memory (no copy of its writes); the
+	// next epoch's writes go into the batch an earlier epoch committed.
 	writes := new(storage.Batch)
 	*writes, c.mu.batch = c.mu.batch, c.mu.spare
 	c.mu.spare = storage.Batch{}

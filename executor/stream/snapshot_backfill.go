@@ -611,13 +611,7 @@ func (s *snapshotBackfillExec) readRange(ctx context.Context) (*types.Chunk, err
 		key := it.Key()
 		// The row as of E (a point read), then as of X: the newest version
 		// in the range, which the change iterator holds.
-		get := s.actx.Store.Get
-		if s.blocks {
-			get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
-				return state.GetRow(ctx, s.actx.Store, key, epoch, dst)
-			}
-		}
-		v, found, err := get(ctx, key, s.epoch, buf[:0])
+		v, found, err := state.GetRow(ctx, s.actx.Store, key, s.epoch, buf[:0], s.blocks)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot backfill catch-up of %d: %w", s.relID, err)
 		}

@@ -321,13 +321,7 @@ func (e *temporalJoin) lookup(ctx context.Context, row []types.Datum, fn func(re
 		r.keyBuf = codec.AppendTablePrefix(r.keyBuf[:0], e.relID, v)
 		r.keyBuf = codec.AppendKey(r.keyBuf, e.pkT, r.key, span(len(r.key)), nil)
 		if len(e.keyLeft) == len(e.pkT) {
-			get := kv.Get
-			if e.blocks {
-				get = func(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
-					return state.GetRow(ctx, kv, key, epoch, dst)
-				}
-			}
-			val, found, err := get(ctx, r.keyBuf, r.epoch, nil)
+			val, found, err := state.GetRow(ctx, kv, r.keyBuf, r.epoch, nil, e.blocks)
 			if err != nil || !found {
 				return wrapLookup(err)
 			}

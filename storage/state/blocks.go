@@ -140,6 +140,20 @@ func (b *block) search(pk []byte) (int, error) {
 	return i, err
 }
 
+// get returns the value of the row with encoded pk pk; ok is false when the
+// block has no such row.
+func (b *block) get(pk []byte) (value []byte, ok bool, err error) {
+	i, err := b.search(pk)
+	if err != nil || i == b.n {
+		return nil, false, err
+	}
+	p, value, err := b.entry(i)
+	if err != nil || !bytes.Equal(p, pk) {
+		return nil, false, err
+	}
+	return value, true, nil
+}
+
 // appendBlock appends a block value of the rows (pks ascending) written at epoch.
 func appendBlock(buf []byte, epoch uint64, pks, values [][]byte) []byte {
 	buf = append(buf, blockFormat)
@@ -188,10 +202,13 @@ func findBlock(ctx context.Context, kv storage.KV, key []byte, epoch uint64) (bl
 	return b, bytes.Compare(first, pk) <= 0, nil
 }
 
-// GetRow reads the row with state key key at epoch from a table that may
-// hold blocks: the value its own key holds or, failing that (or under an
-// older tombstone), a block's. dst is scratch space for the value.
-func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+// GetRow is storage.KV.Get of a state key of one table that reads a table
+// holding blocks as rows: the value the key holds or, failing that (or under
+// an older tombstone), a block's. With blocks false it is kv.Get.
+func GetRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []byte, blocks bool) ([]byte, bool, error) {
+	if !blocks {
+		return kv.Get(ctx, key, epoch, dst)
+	}
 	return getRow(ctx, kv, key, epoch, dst, func() (block, bool, error) { return findBlock(ctx, kv, key, epoch) })
 }
 
@@ -208,15 +225,11 @@ func getRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []
 		}
 	}
 	b, ok, err := find()
+	if err != nil || !ok || (isTomb && tomb >= b.epoch) {
+		return nil, false, err
+	}
+	value, ok, err := b.get(key[codec.TablePrefixLen:])
 	if err != nil || !ok {
-		return nil, false, err
-	}
-	i, err := b.search(key[codec.TablePrefixLen:])
-	if err != nil || i == b.n {
-		return nil, false, err
-	}
-	pk, value, err := b.entry(i)
-	if err != nil || !bytes.Equal(pk, key[codec.TablePrefixLen:]) || (isTomb && tomb >= b.epoch) {
 		return nil, false, err
 	}
 	return append(dst[:0], value...), true, nil
@@ -246,7 +259,8 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 		// deleted, stay cached: a deleted block must not outlive its delete.
 		return findBlock(ctx, t.kv, key, epoch)
 	}
-	v, pk := vnodeOf(string(key[:codec.TablePrefixLen])), key[codec.TablePrefixLen:]
+	_, vnode, _ := codec.SplitTablePrefix(key)
+	v, pk := int(vnode), key[codec.TablePrefixLen:]
 	ways := t.blockCache[v]
 	for i, c := range ways {
 		if c.b.epoch <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
@@ -688,7 +702,7 @@ func (c *changedRows) Next() error {
 	c.pos++
 	c.key = append(c.key[:0], k.key...)
 	c.epoch = k.epoch
-	v, found, err := GetRow(c.ctx, c.kv, c.key, c.until, c.value[:0])
+	v, found, err := GetRow(c.ctx, c.kv, c.key, c.until, c.value[:0], true)
 	if err != nil {
 		c.err = fmt.Errorf("state changed rows: %w", err)
 		return c.err
@@ -742,31 +756,19 @@ func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
 // tombstone is a delete in every respect but the key it leaves.
 func (t *Table) heldInBlock(key string) bool {
 	for _, l := range t.layers {
-		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= key })
-		if i < len(l.entries) && l.entries[i].key == key && l.entries[i].fresh {
+		if e, ok := l.find(key); ok && e.fresh {
 			return true
 		}
 	}
 	k := []byte(key)
 	blk, ok, err := t.findBlockCached(context.Background(), k, t.storeEpoch(t.kv.CommittedEpoch()))
+	if err == nil && ok {
+		_, ok, err = blk.get(k[codec.TablePrefixLen:])
+	}
 	if err != nil {
 		return true
 	}
 	if !ok {
-		return false
-	}
-	i, err := blk.search(k[codec.TablePrefixLen:])
-	if err != nil {
-		return true
-	}
-	if i == blk.n {
-		return false
-	}
-	pk, _, err := blk.entry(i)
-	if err != nil {
-		return true
-	}
-	if !bytes.Equal(pk, k[codec.TablePrefixLen:]) {
 		return false
 	}
 	// A block this epoch deletes (DeleteBlocks) takes its rows with it.
@@ -794,8 +796,7 @@ func (t *Table) deletesBlock(bk string) bool {
 		return true
 	}
 	for _, l := range t.layers {
-		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= bk })
-		if i < len(l.entries) && l.entries[i].key == bk {
+		if _, ok := l.find(bk); ok {
 			return true
 		}
 	}

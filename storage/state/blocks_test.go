@@ -359,7 +359,7 @@ func checkBlocks(t *testing.T, ctx context.Context, kv storage.KV, tbl *state.Ta
 		if found != ok || (ok && r[2].S != v) {
 			t.Fatalf("epoch %d: GetAt %v = %v %v, want %q %v", epoch, k, r, found, v, ok)
 		}
-		raw, found, err := state.GetRow(ctx, kv, keyOf(k[0], k[1]), epoch, nil)
+		raw, found, err := state.GetRow(ctx, kv, keyOf(k[0], k[1]), epoch, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -494,13 +494,20 @@ func (t *Table) pending(epoch uint64, key []byte) (value []byte, found, known bo
 		return e.value, !e.del, true
 	}
 	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
-		l := t.layers[i]
-		j := sort.Search(len(l.entries), func(j int) bool { return l.entries[j].key >= string(key) })
-		if j < len(l.entries) && l.entries[j].key == string(key) {
-			return l.entries[j].value, !l.entries[j].del, true
+		if e, ok := t.layers[i].find(string(key)); ok {
+			return e.value, !e.del, true
 		}
 	}
 	return nil, false, false
+}
+
+// find returns the layer's write of key.
+func (l *layer) find(key string) (entry, bool) {
+	i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= key })
+	if i < len(l.entries) && l.entries[i].key == key {
+		return l.entries[i], true
+	}
+	return entry{}, false
 }
 
 // RowKey appends row's storage key (table prefix, vnode, encoded primary key) to buf: the form
