@@ -273,11 +273,12 @@ type IndexSettings struct {
 }
 
 // StoresBlocks reports whether rel's rows may be stored many to a state key
-// (state.Schema.Blocks): a table that mirrors an external one (CDC), whose
-// copy writes runs of new keys. Readers of its keys outside its state table
-// read through state.Scan, state.GetRow and state.ChangedRows.
+// (state.Schema.Blocks): a table, whose bulk writes of new keys (INSERT and
+// COPY of keys it does not hold, a CDC copy, a generator) go as blocks.
+// Readers of its keys outside its state table read through state.Scan,
+// state.GetRow and state.ChangedRows.
 func (r *Relation) StoresBlocks() bool {
-	return r.Kind == KindTable && r.Connector != nil && r.Connector.ReadOnly && len(r.PK) > 0
+	return r.Kind == KindTable && len(r.PK) > 0
 }
 
 // DistKey returns the columns whose hash places a row of rel's state table on

@@ -61,7 +61,9 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := probe.check(env, tbl, rel, row, i); err != nil {
 				return nil, err
 			}
-			if err := tbl.Insert(row); err != nil {
+			// The table holds no row with its key: in a table with blocks it
+			// goes with the epoch's other new keys as blocks.
+			if err := tbl.InsertFresh(row, 0); err != nil {
 				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
 			}
 			env.Tables.record(rel, types.OpInsert, row)

@@ -323,6 +323,11 @@ func Scan(ctx context.Context, kv storage.KV, lower, upper []byte, epoch uint64,
 		m.last = min(m.last, codec.VnodeCount-1)
 	}
 	m.vnode = m.first
+	if m.last >= 0 {
+		// The iterators read to the end of the last vnode: its blocks' keys
+		// lie past any bound on its row keys.
+		m.upper = codec.PrefixEnd(codec.AppendTablePrefix(nil, m.table, uint16(m.last)))
+	}
 	return m, nil
 }
 
@@ -333,6 +338,9 @@ func blocksEnd(prefix []byte) []byte {
 }
 
 // blockScan merges a table's row keys with its blocks' rows, vnode by vnode.
+// It reads through two iterators over its whole range, one at row keys and
+// one at block keys, moved with Seek from vnode to vnode (an iterator each
+// per vnode when the store's are no Seeker), and skips vnodes with no keys.
 type blockScan struct {
 	ctx   context.Context
 	kv    storage.KV
@@ -341,53 +349,116 @@ type blockScan struct {
 
 	first, last    int // the vnodes in range
 	startPK, endPK []byte
-	vnode          int  // the vnode being read
-	entered        bool // its iterators are open
+	upper          []byte // the end of the scan's range
+	vnode          int    // the vnode being read
+	entered        bool   // its iterators are at its keys
 	prefix         []byte
 
-	rows     storage.Iterator // the vnode's row keys in range
-	rowValid bool             // rows is at an unconsumed row key
+	rows     storage.Iterator // at the vnode's row keys in range
+	rowValid bool             // rows is at an unconsumed row key of the vnode
 
-	blocks   storage.Iterator // the vnode's blocks from the first in range
+	blocks   storage.Iterator // at the vnode's blocks from the first in range
 	blk      block
 	blkBuf   []byte
 	blkI     int  // next row of blk
 	blkValid bool // blk holds rows from blkI on
 	blkDone  bool // no more blocks (in range) in this vnode
 
+	seekKey    []byte
 	key, value []byte
 	err        error
 	closed     bool
 }
 
-// enter opens the current vnode's iterators.
-func (m *blockScan) enter() error {
-	m.closeVnode()
-	m.prefix = codec.AppendTablePrefix(m.prefix[:0], m.table, uint16(m.vnode))
-	rlo, blo := slices.Clone(m.prefix), appendBlockKey(nil, m.prefix, nil)
-	if m.vnode == m.first {
-		rlo = append(rlo, m.startPK...)
-		blo = append(blo, m.startPK...)
+// position moves it to the first key at or after key: a Seek, or a new
+// scan from key when it is no Seeker (or not open yet).
+func (m *blockScan) position(it *storage.Iterator, key []byte) error {
+	if sk, ok := (*it).(storage.Seeker); ok && *it != nil {
+		if err := sk.Seek(key); err != nil {
+			return err
+		}
+	} else {
+		if *it != nil {
+			err := (*it).Close()
+			*it = nil
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		if *it, err = m.kv.Scan(m.ctx, key, m.upper, m.epoch); err != nil {
+			return err
+		}
 	}
-	rhi := append(slices.Clone(m.prefix), blockMarker)
-	if m.vnode == m.last && m.endPK != nil {
-		rhi = append(slices.Clone(m.prefix), m.endPK...)
-	}
-	var err error
-	if m.rows, err = m.kv.Scan(m.ctx, rlo, rhi, m.epoch); err != nil {
-		return err
-	}
-	if m.blocks, err = m.kv.Scan(m.ctx, blo, blocksEnd(m.prefix), m.epoch); err != nil {
-		return err
-	}
-	m.blkDone, m.blkValid, m.rowValid = false, false, false
-	if err := m.loadBlock(true); err != nil {
-		return err
-	}
-	return m.nextRowKey()
+	return nil
 }
 
-func (m *blockScan) closeVnode() {
+// step moves it to its next key; nil at the end.
+func step(it storage.Iterator) ([]byte, error) {
+	err := it.Next()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return it.Key(), nil
+}
+
+// enter moves the iterators to the current vnode's keys, or on to the next
+// vnode that has keys (past the last: nothing left).
+func (m *blockScan) enter() error {
+	for m.vnode <= m.last {
+		m.prefix = codec.AppendTablePrefix(m.prefix[:0], m.table, uint16(m.vnode))
+		m.seekKey = append(m.seekKey[:0], m.prefix...)
+		if m.vnode == m.first {
+			m.seekKey = append(m.seekKey, m.startPK...)
+		}
+		if err := m.position(&m.rows, m.seekKey); err != nil {
+			return err
+		}
+		k, err := step(m.rows)
+		if err != nil {
+			return err
+		}
+		if k == nil || !bytes.HasPrefix(k, m.prefix) {
+			// Nothing in this vnode: on to the vnode of the next key.
+			if k == nil || len(k) < codec.TablePrefixLen || binary.BigEndian.Uint32(k) != m.table {
+				m.vnode = m.last + 1
+				return nil
+			}
+			_, v, _ := codec.SplitTablePrefix(k)
+			m.vnode = max(int(v), m.vnode+1)
+			continue
+		}
+		m.rowValid = m.isRowKey(k)
+		m.blkDone, m.blkValid = false, false
+		if !isBlockKey(k) || m.vnode == m.first && len(m.startPK) > 0 {
+			// Row keys come first: the blocks are further on.
+			m.seekKey = appendBlockKey(m.seekKey[:0], m.prefix, nil)
+			if m.vnode == m.first {
+				m.seekKey = append(m.seekKey, m.startPK...)
+			}
+			if err := m.position(&m.blocks, m.seekKey); err != nil {
+				return err
+			}
+		} else if err := m.position(&m.blocks, k); err != nil {
+			return err
+		}
+		return m.loadBlock(true)
+	}
+	return nil
+}
+
+// isRowKey reports whether k is a row key of the current vnode in range.
+func (m *blockScan) isRowKey(k []byte) bool {
+	if k == nil || !bytes.HasPrefix(k, m.prefix) || isBlockKey(k) {
+		return false
+	}
+	return m.vnode != m.last || m.endPK == nil || bytes.Compare(k[codec.TablePrefixLen:], m.endPK) < 0
+}
+
+func (m *blockScan) closeIters() {
 	if m.rows != nil {
 		m.err = errors.Join(m.err, m.rows.Close())
 		m.rows = nil
@@ -400,15 +471,11 @@ func (m *blockScan) closeVnode() {
 
 // nextRowKey moves rows to its next row key.
 func (m *blockScan) nextRowKey() error {
-	err := m.rows.Next()
-	if errors.Is(err, io.EOF) {
-		m.rowValid = false
-		return nil
-	}
+	k, err := step(m.rows)
 	if err != nil {
 		return err
 	}
-	m.rowValid = true
+	m.rowValid = m.isRowKey(k)
 	return nil
 }
 
@@ -416,13 +483,13 @@ func (m *blockScan) nextRowKey() error {
 // its first row at or after startPK), setting blkDone when there is none.
 func (m *blockScan) loadBlock(first bool) error {
 	m.blkValid = false
-	err := m.blocks.Next()
-	if errors.Is(err, io.EOF) {
-		m.blkDone = true
-		return nil
-	}
+	k, err := step(m.blocks)
 	if err != nil {
 		return err
+	}
+	if k == nil || !bytes.HasPrefix(k, m.prefix) || !isBlockKey(k) {
+		m.blkDone = true
+		return nil
 	}
 	m.blkBuf = append(m.blkBuf[:0], m.blocks.Value()...)
 	if m.blk, err = decodeBlock(m.blkBuf); err != nil {
@@ -480,6 +547,9 @@ func (m *blockScan) next() error {
 			}
 			if err := m.enter(); err != nil {
 				return err
+			}
+			if m.vnode > m.last {
+				return io.EOF
 			}
 			m.entered = true
 		}
@@ -540,7 +610,7 @@ func (m *blockScan) Close() error {
 	m.closed = true
 	prev := m.err
 	m.err = nil
-	m.closeVnode()
+	m.closeIters()
 	err := m.err
 	if prev != nil && !errors.Is(prev, io.EOF) {
 		err = errors.Join(prev, err)
@@ -892,10 +962,11 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			if rewrote && at > li {
 				continue // a newer write is the key's
 			}
-			if rewrote || e.asRow {
+			if rewrote || e.asRow || l.epoch == t.stagedDelAt {
 				// An older write of the key (a delete's tombstone) went
-				// into the batch at its flush and must not hide this one:
-				// as a row, after it in the batch.
+				// into the batch at its flush, or one staged at the same
+				// epoch may have, and must not hide this one: as a row,
+				// after it in the batch.
 				asRows = append(asRows, freshRow{e.key, e.value, e.run})
 				continue
 			}
@@ -988,7 +1059,8 @@ type sealedBlock struct {
 }
 
 // rewrittenKeys returns, for each key a write other than a fresh insert
-// gives in the flushed layers from the first one TakeFresh(epoch) reads on, or in
+// gives in the flushed layers from the first one of the epoch of the first
+// one TakeFresh(epoch) reads on, or in
 // the current buffer, the newest layer that writes it (len(layers) for the
 // buffer): a fresh row of an older layer is then not the key's row. Nil
 // when there are none (a copy's epochs).
@@ -1003,6 +1075,11 @@ func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
 	first := slices.IndexFunc(t.layers, func(l *layer) bool { return l.unsealed && l.epoch <= epoch })
 	if first < 0 {
 		return nil
+	}
+	// From the first layer of that epoch: a write of an earlier layer of
+	// the epoch went into its batch with a version no older than a block's.
+	for first > 0 && t.layers[first-1].epoch == t.layers[first].epoch {
+		first--
 	}
 	for li := first; li < len(t.layers); li++ {
 		for _, e := range t.layers[li].entries {
@@ -1041,4 +1118,90 @@ func (j *SealJob) overlaps(first, last string) bool {
 // getRow is GetRow for the table's own point reads, through its block cache.
 func (t *Table) getRow(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
 	return getRow(ctx, t.kv, key, epoch, dst, func() (block, bool, error) { return t.findBlockCached(ctx, key, epoch) })
+}
+
+// storedKeysBlocks is StoredKeys for a table with blocks, keys in key order
+// (order): one iterator answers for the keys' own entries and one finds the
+// block that may hold each key (the first block key at or after the key's),
+// each stepping once and else seeking, as StoredKeys does for row keys. A
+// store whose iterators are no Seeker answers with get (GetRow).
+func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, order []int, found []bool, get func(i int) error) error {
+	_, upper := codec.TableSpan(t.schema.TableID)
+	first := keys[order[0]]
+	if len(first) < codec.TablePrefixLen {
+		return fmt.Errorf("state table %d: stored keys: key %x has no vnode", t.schema.TableID, first)
+	}
+	rows, err := t.kv.Scan(ctx, first, upper, at)
+	if err != nil {
+		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+	}
+	defer rows.Close()
+	blocks, err := t.kv.Scan(ctx, appendBlockKey(nil, first, first[codec.TablePrefixLen:]), upper, at)
+	if err != nil {
+		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+	}
+	defer blocks.Close()
+	rs, ok1 := rows.(storage.Seeker)
+	bs, ok2 := blocks.(storage.Seeker)
+	if !ok1 || !ok2 {
+		for _, i := range order {
+			if err := get(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// to moves it (at cur, started: moved before) to the first key at or
+	// after k: a step when that is the next key, else a seek.
+	to := func(it storage.Iterator, sk storage.Seeker, cur []byte, started *bool, k []byte) ([]byte, error) {
+		if *started && (cur == nil || bytes.Compare(cur, k) >= 0) {
+			return cur, nil // keys asked only grow: nothing lies between
+		}
+		*started = true
+		c, err := step(it)
+		if err != nil || c == nil || bytes.Compare(c, k) >= 0 {
+			return c, err
+		}
+		if err := sk.Seek(k); err != nil {
+			return nil, err
+		}
+		return step(it)
+	}
+	var rcur, bcur, target, decoded []byte
+	var blk block
+	var rStarted, bStarted bool
+	for _, i := range order {
+		k := keys[i]
+		if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
+			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+		}
+		tomb, isTomb := uint64(0), false
+		if rcur != nil && bytes.Equal(rcur, k) {
+			if tomb, isTomb = tombstoneEpoch(rows.Value()); !isTomb {
+				found[i] = true
+				continue
+			}
+		}
+		target = appendBlockKey(target[:0], k, k[codec.TablePrefixLen:])
+		if bcur, err = to(blocks, bs, bcur, &bStarted, target); err != nil {
+			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+		}
+		found[i] = false
+		if bcur == nil || !isBlockKey(bcur) || !bytes.Equal(bcur[:codec.TablePrefixLen], k[:codec.TablePrefixLen]) {
+			continue
+		}
+		if !bytes.Equal(decoded, bcur) {
+			decoded = append(decoded[:0], bcur...)
+			if blk, err = decodeBlock(append([]byte(nil), blocks.Value()...)); err != nil {
+				decoded = decoded[:0]
+				return fmt.Errorf("state table %d: stored keys: block %x: %w", t.schema.TableID, bcur, err)
+			}
+		}
+		_, ok, err := blk.get(k[codec.TablePrefixLen:])
+		if err != nil {
+			return fmt.Errorf("state table %d: stored keys: block %x: %w", t.schema.TableID, bcur, err)
+		}
+		found[i] = ok && !(isTomb && tomb >= blk.epoch)
+	}
+	return nil
 }

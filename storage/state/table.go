@@ -59,6 +59,9 @@ type Table struct {
 	// stagedAt is the last epoch Stage wrote into the store ahead of its commit: reads of what is
 	// not pending go to the store at that epoch while it is above theirs.
 	stagedAt uint64
+	// stagedDelAt is the last epoch Stage wrote a delete at: a tombstone staged at an epoch hides
+	// a block of the same epoch, so the epoch's later fresh rows go as rows.
+	stagedDelAt uint64
 
 	keyBuf []byte
 	valBuf []byte
@@ -381,16 +384,50 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 // Writes of earlier epochs still committing are staged again at epoch, with the values they commit.
 // Anything the caller's batch for epoch holds for these keys must be staged before b.
 func (t *Table) Stage(epoch uint64, b *storage.Batch) {
-	// Fresh rows go as rows here (a row's own key is as good as a block's).
-	for _, l := range t.layers {
+	// In a table with blocks, the epoch's fresh rows are sealed here, into b after the other
+	// writes; elsewhere, and once the epoch staged a delete, they go as rows (a row's own key is
+	// as good as a block's).
+	t.dropCommittedLayers(t.kv.CommittedEpoch())
+	var job *SealJob
+	var took []bool // per layer: the job writes its fresh rows
+	if t.schema.Blocks && t.stagedDelAt != epoch {
+		if len(t.cur.entries) > 0 {
+			entries := t.cur.entries
+			sortEntries(entries)
+			unsealed := slices.ContainsFunc(entries, func(e entry) bool { return e.fresh })
+			t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: t.cur.dropsBlocks})
+			t.cur = t.cur.next(1 << 16)
+		}
+		for _, l := range t.layers {
+			took = append(took, l.unsealed && l.epoch <= epoch)
+		}
+		job = t.TakeFresh(epoch)
+	}
+	// A tombstone carries the epoch of its layer: a delete of an earlier epoch still committing
+	// must not hide a block this epoch writes.
+	dels := false
+	write := func(e entry, at uint64) {
+		t.write(b, e, at)
+		dels = dels || e.del && at == epoch
+	}
+	for li, l := range t.layers {
 		for _, e := range l.entries {
-			t.write(b, e, epoch)
+			if e.fresh && li < len(took) && took[li] {
+				continue // the job's, or a newer write is the key's
+			}
+			write(e, l.epoch)
 		}
 	}
 	entries := t.cur.entries
 	sortEntries(entries)
 	for _, e := range entries {
-		t.write(b, e, epoch)
+		write(e, epoch)
+	}
+	if job != nil {
+		job.Write(b)
+	}
+	if dels {
+		t.stagedDelAt = epoch
 	}
 	// The next chunk is likely as big as this one: size for it (growing a map and an
 	// arena from empty cost a bulk load a tenth of its time).
@@ -549,7 +586,7 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		}
 		return nil
 	}
-	if len(keys) < storedKeysBatch || t.schema.Blocks {
+	if len(keys) < storedKeysBatch {
 		for i := range keys {
 			if err := get(i); err != nil {
 				return err
@@ -567,6 +604,9 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
 	}
 	defer release()
+	if t.schema.Blocks {
+		return t.storedKeysBlocks(ctx, at, keys, order, found, get)
+	}
 	_, upper := codec.TableSpan(t.schema.TableID)
 	it, err := t.kv.Scan(ctx, keys[order[0]], upper, at)
 	if err != nil {
