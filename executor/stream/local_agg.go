@@ -32,7 +32,12 @@ type localAggExec struct {
 	outTypes   []types.T
 	maxGroups  int // LocalAggGroups
 
-	groups  map[string]int // group key -> index in entries
+	groups map[string]int // group key -> index in entries
+	// One integer group column: groups by its value (ints) and NULL
+	// (nullAt, -1 when absent), without encoding a key per row.
+	intKey  bool
+	ints    map[int64]int
+	nullAt  int
 	entries []localEntry
 	simple  localEntry // no GroupBy: the one group
 	keyBuf  []byte
@@ -89,6 +94,9 @@ func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
 	}
 	if want := len(n.GroupBy) + e.width + 1; len(e.outTypes) != want {
 		return nil, fmt.Errorf("local agg: %d output columns, want %d", len(e.outTypes), want)
+	}
+	if len(e.groupTypes) == 1 && e.groupTypes[0].IsInteger() {
+		e.intKey, e.ints, e.nullAt = true, map[int64]int{}, -1
 	}
 	e.keyRow = make([]types.Datum, len(n.GroupBy))
 	e.row = make([]types.Datum, len(e.outTypes))
@@ -216,6 +224,22 @@ func (e *localAggExec) overflows(g *localEntry, c *types.Chunk, i int, sign int6
 
 // group returns row i's group entry, adding it if new.
 func (e *localAggExec) group(c *types.Chunk, i int) *localEntry {
+	if e.intKey {
+		col := &c.Cols[e.groupBy[0]]
+		if col.Nulls[i] {
+			if e.nullAt < 0 {
+				e.nullAt = e.addGroup(c, i)
+			}
+			return &e.entries[e.nullAt]
+		}
+		v := col.I64[i]
+		j, ok := e.ints[v]
+		if !ok {
+			j = e.addGroup(c, i)
+			e.ints[v] = j
+		}
+		return &e.entries[j]
+	}
 	buf := e.keyBuf[:0]
 	for k, col := range e.groupBy {
 		c.Cols[col].GetInto(i, &e.keyRow[k])
@@ -225,13 +249,22 @@ func (e *localAggExec) group(c *types.Chunk, i int) *localEntry {
 	if j, ok := e.groups[string(buf)]; ok {
 		return &e.entries[j]
 	}
+	e.groups[string(buf)] = e.addGroup(c, i)
+	return &e.entries[len(e.entries)-1]
+}
+
+// addGroup adds row i's group (its key in keyRow, or read from c) and
+// returns its index in entries.
+func (e *localAggExec) addGroup(c *types.Chunk, i int) int {
 	g := localEntry{keyRow: make([]types.Datum, len(e.groupBy)), parts: make([]int64, e.width)}
-	for k := range e.keyRow {
+	for k, col := range e.groupBy {
+		if e.intKey {
+			c.Cols[col].GetInto(i, &e.keyRow[k])
+		}
 		g.keyRow[k] = e.keyRow[k].Copy()
 	}
-	e.groups[string(buf)] = len(e.entries)
 	e.entries = append(e.entries, g)
-	return &e.entries[len(e.entries)-1]
+	return len(e.entries) - 1
 }
 
 // send queues the partial rows of every group and forgets them.
@@ -245,6 +278,10 @@ func (e *localAggExec) send() {
 	}
 	e.entries = e.entries[:0]
 	clear(e.groups)
+	if e.intKey {
+		clear(e.ints)
+		e.nullAt = -1
+	}
 }
 
 // sendEntry queues g's partial row unless it changes nothing, and resets g.

@@ -67,11 +67,13 @@ func TestLocalAggPartials(t *testing.T) {
 		- 3 20 7
 		U- 4 30 1
 		U+ 4 10 2
+		+ 6 NULL 4
 		!+ 9 10 100`)), WatermarkMsg(&Watermark{Col: 0, Val: types.DInt(5)}),
 		ChunkMsg(agParse(t, in, "+ 5 40 3")), WatermarkMsg(&Watermark{Col: 1, Val: types.DInt(35)}))
 	want := strings.Join([]string{
 		"10 3 2 7 3", // rows 1, 2 and 4's new half: 3 rows, 2 non-NULL x summing 7
 		"30 -1 -1 -1 -1",
+		"NULL 1 1 4 1", // the NULL group
 		"40 1 1 3 1",
 		"watermark $0 35",
 	}, "\n")

@@ -359,12 +359,12 @@ type blockScan struct {
 
 	blocks   storage.Iterator // at the vnode's blocks from the first in range
 	blk      block
-	blkBuf   []byte
 	blkI     int  // next row of blk
 	blkValid bool // blk holds rows from blkI on
 	blkDone  bool // no more blocks (in range) in this vnode
 
 	seekKey    []byte
+	rowVal     []byte
 	key, value []byte
 	err        error
 	closed     bool
@@ -491,8 +491,9 @@ func (m *blockScan) loadBlock(first bool) error {
 		m.blkDone = true
 		return nil
 	}
-	m.blkBuf = append(m.blkBuf[:0], m.blocks.Value()...)
-	if m.blk, err = decodeBlock(m.blkBuf); err != nil {
+	// The block's rows point into the iterator's value: it moves again
+	// only for the next block.
+	if m.blk, err = decodeBlock(m.blocks.Value()); err != nil {
 		return fmt.Errorf("block %x: %w", m.blocks.Key(), err)
 	}
 	m.blkI, m.blkValid = 0, true
@@ -577,10 +578,12 @@ func (m *blockScan) next() error {
 			useBlock := c == 0 && isTomb && tomb < m.blk.epoch
 			if !isTomb {
 				m.key = append(m.key[:0], m.rows.Key()...)
-				m.value = append(m.value[:0], v...)
+				// Into its own buffer: m.value may point into a block.
+				m.rowVal = append(m.rowVal[:0], v...)
+				m.value = m.rowVal
 			} else if useBlock {
 				m.key = append(append(m.key[:0], m.prefix...), bpk...)
-				m.value = append(m.value[:0], bval...)
+				m.value = bval
 			}
 			if c == 0 {
 				m.blkI++
@@ -594,7 +597,7 @@ func (m *blockScan) next() error {
 			continue
 		}
 		m.key = append(append(m.key[:0], m.prefix...), bpk...)
-		m.value = append(m.value[:0], bval...)
+		m.value = bval // valid until the next Next, which may load another block
 		m.blkI++
 		return nil
 	}
