@@ -20,7 +20,14 @@ type insertWriter struct {
 	// touched are the keys this statement wrote (ON CONFLICT DO UPDATE may
 	// not write a row twice).
 	touched map[string]bool
+	written int // rows this statement wrote
 }
+
+// freshAfterRows is how many rows a statement writes as rows before the
+// rest of its new keys go as blocks (state.Table.InsertFresh): a small
+// statement's rows are too few per vnode for a block, and holding them for
+// the barrier's seal costs more than writing them at the flush.
+const freshAfterRows = 4096
 
 func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error) {
 	if w.conflict != nil {
@@ -61,11 +68,18 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := probe.check(env, tbl, rel, row, i); err != nil {
 				return nil, err
 			}
-			// The table holds no row with its key: in a table with blocks it
-			// goes with the epoch's other new keys as blocks.
-			if err := tbl.InsertFresh(row, 0); err != nil {
+			// The table holds no row with its key: in a table with blocks,
+			// past a statement's first rows, it goes with the epoch's other
+			// new keys as blocks.
+			if w.written >= freshAfterRows {
+				err = tbl.InsertFresh(row, 0)
+			} else {
+				err = tbl.Insert(row)
+			}
+			if err != nil {
 				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
 			}
+			w.written++
 			env.Tables.record(rel, types.OpInsert, row)
 			continue
 		}

@@ -1139,14 +1139,8 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
 	}
 	defer rows.Close()
-	blocks, err := t.kv.Scan(ctx, appendBlockKey(nil, first, first[codec.TablePrefixLen:]), upper, at)
-	if err != nil {
-		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
-	}
-	defer blocks.Close()
-	rs, ok1 := rows.(storage.Seeker)
-	bs, ok2 := blocks.(storage.Seeker)
-	if !ok1 || !ok2 {
+	rs, ok := rows.(storage.Seeker)
+	if !ok {
 		for _, i := range order {
 			if err := get(i); err != nil {
 				return err
@@ -1170,6 +1164,8 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		}
 		return step(it)
 	}
+	var blocks storage.Iterator
+	var bs storage.Seeker
 	var rcur, bcur, target, decoded []byte
 	var blk block
 	var rStarted, bStarted bool
@@ -1185,11 +1181,27 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 				continue
 			}
 		}
+		found[i] = false
+		if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
+			// Nothing of the key's vnode lies at or after it, its
+			// blocks' keys included (they sort after its rows).
+			continue
+		}
 		target = appendBlockKey(target[:0], k, k[codec.TablePrefixLen:])
+		if blocks == nil {
+			// Opened when first needed (a bulk insert of keys above the
+			// stored ones never needs it).
+			if blocks, err = t.kv.Scan(ctx, target, upper, at); err != nil {
+				return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+			}
+			defer blocks.Close()
+			if bs, ok = blocks.(storage.Seeker); !ok {
+				return fmt.Errorf("state table %d: stored keys: the store's block iterator cannot seek", t.schema.TableID)
+			}
+		}
 		if bcur, err = to(blocks, bs, bcur, &bStarted, target); err != nil {
 			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
 		}
-		found[i] = false
 		if bcur == nil || !isBlockKey(bcur) || !bytes.Equal(bcur[:codec.TablePrefixLen], k[:codec.TablePrefixLen]) {
 			continue
 		}
