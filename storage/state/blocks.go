@@ -46,6 +46,10 @@ const (
 	// fresh rows of a vnode a SealJob writes as a block (fewer go as rows).
 	blockRows    = 256
 	minBlockRows = 8
+	// blockBytes bounds a block's encoded rows: Badger copies a value
+	// wherever an iterator stops, and a key check passing a vnode's blocks
+	// stops at one.
+	blockBytes = 4096
 )
 
 // ErrBlock is returned for a malformed block.
@@ -176,30 +180,37 @@ func appendBlock(buf []byte, epoch uint64, pks, values [][]byte) []byte {
 // epoch: found is false when no block's range holds it. The returned block
 // points into a copy the caller owns.
 func findBlock(ctx context.Context, kv storage.KV, key []byte, epoch uint64) (block, bool, error) {
+	_, b, ok, err := findBlockKey(ctx, kv, key, epoch)
+	return b, ok, err
+}
+
+// findBlockKey is findBlock that also returns the block's key (nil when
+// there is none).
+func findBlockKey(ctx context.Context, kv storage.KV, key []byte, epoch uint64) ([]byte, block, bool, error) {
 	if len(key) < codec.TablePrefixLen {
-		return block{}, false, nil
+		return nil, block{}, false, nil
 	}
 	prefix, pk := key[:codec.TablePrefixLen], key[codec.TablePrefixLen:]
 	it, err := kv.Scan(ctx, appendBlockKey(nil, prefix, pk), blocksEnd(prefix), epoch)
 	if err != nil {
-		return block{}, false, err
+		return nil, block{}, false, err
 	}
 	defer it.Close()
 	switch err := it.Next(); {
 	case errors.Is(err, io.EOF):
-		return block{}, false, nil
+		return nil, block{}, false, nil
 	case err != nil:
-		return block{}, false, err
+		return nil, block{}, false, err
 	}
 	b, err := decodeBlock(append([]byte(nil), it.Value()...))
 	if err != nil {
-		return block{}, false, fmt.Errorf("block %x: %w", it.Key(), err)
+		return nil, block{}, false, fmt.Errorf("block %x: %w", it.Key(), err)
 	}
 	first, _, err := b.entry(0)
 	if err != nil {
-		return block{}, false, err
+		return nil, block{}, false, err
 	}
-	return b, bytes.Compare(first, pk) <= 0, nil
+	return slices.Clone(it.Key()), b, bytes.Compare(first, pk) <= 0, nil
 }
 
 // GetRow is storage.KV.Get of a state key of one table that reads a table
@@ -813,14 +824,29 @@ func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
 	switch {
 	case !e.del:
 		b.Put([]byte(e.key), e.value)
+		t.wrote(e.key, false)
 	case t.schema.Blocks && isBlockKey([]byte(e.key)):
 		b.Delete([]byte(e.key)) // DeleteBlocks
-	case t.schema.Blocks && t.heldInBlock(e.key):
+	case t.schema.Blocks && t.heldFresh(e.key):
 		t.valBuf = appendTombstone(t.valBuf[:0], epoch)
 		b.Put([]byte(e.key), t.valBuf)
+		t.wrote(e.key, false)
+	case t.schema.Blocks && t.heldStored(e.key):
+		t.blockDels = append(t.blockDels, e.key) // editBlocks
 	default:
 		b.Delete([]byte(e.key))
 	}
+}
+
+// heldFresh reports whether key is a fresh row of a flushed layer (about
+// to be sealed, or sealed and not yet committed).
+func (t *Table) heldFresh(key string) bool {
+	for _, l := range t.layers {
+		if e, ok := l.find(key); ok && e.fresh {
+			return true
+		}
+	}
+	return false
 }
 
 // heldInBlock reports whether key is a row of a stored block (at the
@@ -828,11 +854,13 @@ func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
 // sealed and not yet committed). When the store cannot tell, it says yes: a
 // tombstone is a delete in every respect but the key it leaves.
 func (t *Table) heldInBlock(key string) bool {
-	for _, l := range t.layers {
-		if e, ok := l.find(key); ok && e.fresh {
-			return true
-		}
-	}
+	return t.heldFresh(key) || t.heldStored(key)
+}
+
+// heldStored reports whether key is a row of a stored block (at the
+// committed epoch) that no pending DeleteBlocks deletes; when the store
+// cannot tell, it says yes.
+func (t *Table) heldStored(key string) bool {
 	k := []byte(key)
 	blk, ok, err := t.findBlockCached(context.Background(), k, t.storeEpoch(t.kv.CommittedEpoch()))
 	if err == nil && ok {
@@ -851,7 +879,7 @@ func (t *Table) heldInBlock(key string) bool {
 
 // deletesBlocks reports whether the pending writes delete blocks.
 func (t *Table) deletesBlocks() bool {
-	if t.cur.dropsBlocks {
+	if t.cur.dropsBlocks || t.pruneEdits() {
 		return true
 	}
 	for _, l := range t.layers {
@@ -887,6 +915,13 @@ func (t *Table) DeleteBlocks(ctx context.Context, epoch uint64) error {
 	}
 	t.blockCache = nil
 	t.cur.dropsBlocks = true
+	// Blocks that deletes rewrote in epochs not committed yet.
+	t.pruneEdits()
+	for _, e := range t.edits {
+		if e.key != "" {
+			t.cur.put([]byte(e.key), nil, true, false)
+		}
+	}
 	for v := range codec.VnodeCount {
 		prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(v))
 		it, err := t.kv.Scan(ctx, appendBlockKey(nil, prefix, nil), blocksEnd(prefix), t.storeEpoch(epoch))
@@ -920,7 +955,9 @@ type SealJob struct {
 	epoch  uint64
 	rows   []freshRow
 	asRows []freshRow    // fresh rows written as rows
-	before []sealedBlock // blocks an earlier job may have written and not committed
+	before map[string][]sealedBlock // by vnode prefix: blocks an earlier job may have written and not committed
+	// noBlockFrom, by vnode prefix: no stored block of the vnode ends at or after this key.
+	noBlockFrom map[string]string
 	keyBuf []byte
 	valBuf []byte
 	pks    [][]byte
@@ -995,7 +1032,11 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: slices.Clone(t.sealed)}
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}}
+	for _, sb := range t.sealed {
+		p := sb.first[:codec.TablePrefixLen]
+		j.before[p] = append(j.before[p], sb)
+	}
 	// What the job may write as blocks, per vnode and run: the range of its rows.
 	for start := 0; start < len(rows); {
 		end := start + 1
@@ -1003,7 +1044,16 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			end++
 		}
 		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: rows[start].key, last: rows[end-1].key})
+		if v, ok := t.vnodeOf(rows[start].key); ok && t.blockFrom[v] != "" {
+			j.noBlockFrom[rows[start].key[:codec.TablePrefixLen]] = t.blockFrom[v]
+		}
 		start = end
+	}
+	// Every fresh row may be written as a row, or into a block ending at it.
+	for _, rs := range [][]freshRow{rows, asRows} {
+		for _, r := range rs {
+			t.wrote(r.key, true)
+		}
 	}
 	return j
 }
@@ -1029,12 +1079,25 @@ func (j *SealJob) Write(b *storage.Batch) {
 			continue
 		}
 		for len(run) > 0 {
-			m := min(len(run), blockRows)
-			if rest := len(run) - m; rest > 0 && rest < minBlockRows {
+			// Up to blockRows rows and blockBytes bytes; fewer than
+			// minBlockRows go as rows.
+			m, size := 0, 0
+			for m < min(len(run), blockRows) {
+				size += len(run[m].key) + len(run[m].value) + 8
+				if size > blockBytes && m > 0 {
+					break
+				}
+				m++
+			}
+			if rest := len(run) - m; rest > 0 && rest < minBlockRows && m == blockRows {
 				m = (len(run) + 1) / 2 // no small block at the end
 			}
 			part := run[:m]
 			run = run[m:]
+			if m < minBlockRows {
+				asRows(part)
+				continue
+			}
 			first, last := part[0].key, part[len(part)-1].key
 			if j.overlaps(first, last) {
 				asRows(part)
@@ -1101,10 +1164,13 @@ func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
 // vnode) would overlap a stored block or one an earlier job may have
 // written and not committed; when the store cannot tell, it says yes.
 func (j *SealJob) overlaps(first, last string) bool {
-	for _, s := range j.before {
-		if s.first[:codec.TablePrefixLen] == first[:codec.TablePrefixLen] && s.first <= last && first <= s.last {
+	for _, s := range j.before[first[:codec.TablePrefixLen]] {
+		if s.first <= last && first <= s.last {
 			return true
 		}
+	}
+	if from, ok := j.noBlockFrom[first[:codec.TablePrefixLen]]; ok && first >= from {
+		return false // every stored block of the vnode ends below first
 	}
 	k := []byte(first)
 	blk, _, err := findBlock(context.Background(), j.kv, k, j.kv.CommittedEpoch())
@@ -1171,8 +1237,18 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 	var rStarted, bStarted bool
 	for _, i := range order {
 		k := keys[i]
+		v, _ := t.vnodeOf(string(k))
+		if from := t.rowFrom[v]; from != "" && string(k) >= from {
+			if from := t.blockFrom[v]; from != "" && string(k) >= from {
+				found[i] = false // above every key of its vnode
+				continue
+			}
+		}
 		if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
 			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+		}
+		if rcur == nil || !bytes.HasPrefix(rcur, k[:codec.TablePrefixLen]) || isBlockKey(rcur) {
+			t.learn(v, false, k) // no row key of the vnode at or after k
 		}
 		tomb, isTomb := uint64(0), false
 		if rcur != nil && bytes.Equal(rcur, k) {
@@ -1185,6 +1261,10 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
 			// Nothing of the key's vnode lies at or after it, its
 			// blocks' keys included (they sort after its rows).
+			t.learn(v, true, k)
+			continue
+		}
+		if from := t.blockFrom[v]; from != "" && string(k) >= from {
 			continue
 		}
 		target = appendBlockKey(target[:0], k, k[codec.TablePrefixLen:])
@@ -1203,6 +1283,7 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
 		}
 		if bcur == nil || !isBlockKey(bcur) || !bytes.Equal(bcur[:codec.TablePrefixLen], k[:codec.TablePrefixLen]) {
+			t.learn(v, true, k) // no block of the vnode ends at or after k
 			continue
 		}
 		if !bytes.Equal(decoded, bcur) {
@@ -1219,4 +1300,280 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		found[i] = ok && !(isTomb && tomb >= blk.epoch)
 	}
 	return nil
+}
+
+// blockEdit is a stored block that deletes rewrote in an epoch not yet
+// committed (editBlocks): the block's rows less the deleted ones under key,
+// its last row's ("" and value nil when none is left). Table.edits files it
+// under every key the block had since its last committed form, so a later
+// edit starts from it whichever of them the store shows.
+type blockEdit struct {
+	epoch  uint64
+	key    string
+	value  []byte
+	keys   []string
+	writes []blockWrite // what it wrote, for Stage to write again
+}
+
+type blockWrite struct {
+	key   string
+	value []byte // nil: a delete
+}
+
+// pruneEdits forgets the edits of committed epochs (the store holds them;
+// the blocks cached before them are stale) and reports whether any is left.
+func (t *Table) pruneEdits() bool {
+	if len(t.edits) == 0 {
+		return false
+	}
+	committed := t.kv.CommittedEpoch()
+	for k, e := range t.edits {
+		if e.epoch <= committed {
+			delete(t.edits, k)
+			t.blockCache = nil
+		}
+	}
+	return len(t.edits) > 0
+}
+
+// editBlocks writes into b, at epoch, the deletes write deferred of rows
+// stored blocks hold (blockDels): each such block is rewritten without
+// them, and without its rows whose keys the store holds with no write
+// pending (a tombstone, then deleted too, or a newer row, which stays),
+// under its new last row's key, or deleted when no row is left; the rows'
+// own keys get plain deletes. A block keeps its epoch, so tombstones read
+// against it as before. So a delete leaves nothing behind but the keys of
+// rows written since. Where it cannot tell, a delete is a tombstone of
+// epoch tombAt (its write's). It reports whether it rewrote a block. The
+// deletes go into b after everything else written: the caller calls it
+// before writing newer writes of the same keys.
+func (t *Table) editBlocks(b *storage.Batch, epoch, tombAt uint64) bool {
+	keys := t.blockDels
+	t.blockDels = t.blockDels[:0]
+	if len(keys) == 0 {
+		return false
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	ctx := context.Background()
+	committed := t.kv.CommittedEpoch()
+	at := t.storeEpoch(committed)
+	t.pruneEdits()
+	edited := false
+	tomb := func(k string) {
+		t.valBuf = appendTombstone(t.valBuf[:0], tombAt)
+		b.Put([]byte(k), t.valBuf)
+		t.wrote(k, false)
+	}
+	for i := 0; i < len(keys); {
+		k := []byte(keys[i])
+		sk, blk, ok, err := findBlockKey(ctx, t.kv, k, at)
+		if err != nil || !ok {
+			// Not readable, or no block holds it after all: a tombstone
+			// is a delete in every respect but the key it leaves.
+			tomb(keys[i])
+			i++
+			continue
+		}
+		prefix := keys[i][:codec.TablePrefixLen]
+		last := string(sk[codec.TablePrefixLen+1:]) // the stored block's last pk
+		j := i + 1
+		for j < len(keys) && keys[j][:codec.TablePrefixLen] == prefix && keys[j][codec.TablePrefixLen:] <= last {
+			j++
+		}
+		group := keys[i:j]
+		i = j
+		cur, chain := string(sk), []string{string(sk)}
+		if e := t.edits[string(sk)]; e != nil {
+			cur, chain = e.key, e.keys
+			if e.value == nil {
+				for _, g := range group {
+					b.Delete([]byte(g))
+				}
+				continue
+			}
+			if blk, err = decodeBlock(e.value); err != nil {
+				for _, g := range group {
+					tomb(g)
+				}
+				continue
+			}
+		}
+		if err := t.editBlock(ctx, b, epoch, at, blk, prefix, cur, chain, group); err != nil {
+			for _, g := range group {
+				tomb(g)
+			}
+			continue
+		}
+		edited = true
+	}
+	return edited
+}
+
+// editBlock rewrites blk (of vnode prefix, stored under cur, filed under
+// chain) without the rows of dels and those the store holds row keys for.
+func (t *Table) editBlock(ctx context.Context, b *storage.Batch, epoch, at uint64, blk block, prefix, cur string, chain, dels []string) error {
+	first, _, err := blk.entry(0)
+	if err != nil {
+		return err
+	}
+	last, _, err := blk.entry(blk.n - 1)
+	if err != nil {
+		return err
+	}
+	// The row keys stored in the block's range (tombstones or newer rows).
+	type storedKey struct {
+		tomb  bool
+		epoch uint64 // a tombstone's
+	}
+	stored := map[string]storedKey{}
+	lo := append([]byte(prefix), first...)
+	hi := append(append([]byte(prefix), last...), 0)
+	it, err := t.kv.Scan(ctx, lo, hi, at)
+	if err != nil {
+		return err
+	}
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+		te, isTomb := tombstoneEpoch(it.Value())
+		stored[string(it.Key())] = storedKey{isTomb, te}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	var writes []blockWrite
+	t.pks, t.vals = t.pks[:0], t.vals[:0]
+	var gone []string // tombstones to delete
+	for r := range blk.n {
+		pk, v, err := blk.entry(r)
+		if err != nil {
+			return err
+		}
+		key := prefix + string(pk)
+		if _, ok := slices.BinarySearch(dels, key); ok {
+			continue
+		}
+		if sk, ok := stored[key]; ok {
+			if _, _, known := t.pending(at, []byte(key)); !known {
+				// Nothing pending rewrites the key: a newer row or a
+				// tombstone no older than the block takes the row out of
+				// it (the tombstone with it); an older tombstone goes.
+				switch {
+				case !sk.tomb:
+					continue
+				case sk.epoch >= blk.epoch:
+					gone = append(gone, key)
+					continue
+				default:
+					gone = append(gone, key)
+				}
+			}
+		}
+		t.pks, t.vals = append(t.pks, pk), append(t.vals, v)
+	}
+	if len(t.pks) == blk.n {
+		// Nothing of the block goes (the deleted keys are rows of its
+		// range it does not hold): plain deletes.
+		for _, g := range dels {
+			b.Delete([]byte(g))
+		}
+		return nil
+	}
+	e := &blockEdit{epoch: epoch}
+	if len(t.pks) > 0 {
+		e.key = string(appendBlockKey(nil, []byte(prefix), t.pks[len(t.pks)-1]))
+		e.value = appendBlock(nil, blk.epoch, t.pks, t.vals)
+	}
+	if e.key != cur {
+		writes = append(writes, blockWrite{key: cur})
+	}
+	if e.key != "" {
+		writes = append(writes, blockWrite{key: e.key, value: e.value})
+	}
+	for _, g := range gone {
+		writes = append(writes, blockWrite{key: g})
+	}
+	for _, g := range dels {
+		writes = append(writes, blockWrite{key: g})
+	}
+	for _, w := range writes {
+		if w.value == nil {
+			b.Delete([]byte(w.key))
+		} else {
+			b.Put([]byte(w.key), w.value)
+		}
+	}
+	e.writes = writes
+	e.keys = slices.Clone(chain)
+	if e.key != "" && !slices.Contains(e.keys, e.key) {
+		e.keys = append(e.keys, e.key)
+	}
+	if t.edits == nil {
+		t.edits = map[string]*blockEdit{}
+	}
+	for _, k := range e.keys {
+		t.edits[k] = e
+	}
+	t.blockCache = nil
+	return nil
+}
+
+// Key bounds. A table learns, per vnode, keys at or above which the store
+// holds no row key (rowFrom) and no block ends (blockFrom), from where its
+// key checks' iterators stop, and raises them over every key it writes: a
+// bulk insert of keys above a vnode's then costs no store read at all. Only
+// the table's own writes add keys to its state table.
+
+// vnodeOf returns a full key's vnode.
+func (t *Table) vnodeOf(key string) (int, bool) {
+	if len(key) < codec.TablePrefixLen {
+		return 0, false
+	}
+	return int(key[4])<<8 | int(key[5]), true
+}
+
+// learn lowers bound (of vnode v; blocks: blockFrom, else rowFrom) to k
+// (none yet: sets it), where the store holds no such key at or after k,
+// but never to or below a key the table wrote: its writes still in flight
+// are not in the store the reads saw.
+func (t *Table) learn(v int, blocks bool, k []byte) {
+	bound, top := &t.rowFrom[v], t.rowTop[v]
+	if blocks {
+		bound, top = &t.blockFrom[v], t.blockTop[v]
+	}
+	c := string(k)
+	if top != "" && c <= top {
+		c = top + "\x00"
+	}
+	if *bound == "" || c < *bound {
+		*bound = c
+	}
+}
+
+// wrote raises the bounds of key's vnode over key, written as a row or
+// (block) in a block.
+func (t *Table) wrote(key string, block bool) {
+	v, ok := t.vnodeOf(key)
+	if !ok {
+		return
+	}
+	raise := func(bound, top *string) {
+		if key > *top {
+			*top = key
+		}
+		if *bound != "" && key >= *bound {
+			*bound = key + "\x00"
+		}
+	}
+	raise(&t.rowFrom[v], &t.rowTop[v])
+	if block {
+		raise(&t.blockFrom[v], &t.blockTop[v])
+	}
 }

@@ -3,6 +3,7 @@ package state_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -232,10 +233,21 @@ func TestBlocksAgainstModel(t *testing.T) {
 			t.Fatalf("at most %d block keys and %d row keys stored, want both", blocks, rows)
 		}
 		t.Logf("%d rows in the model, %d block keys, %d row keys stored, %d stages", len(model), blocks, rows, staged)
+		// Deletes leave little behind: rows the blocks hold and row keys
+		// (tombstones included) are not many more than the rows.
+		nb, nr, nbr, nt := storedEntries(t, ctx, kv)
+		t.Logf("stored now: %d blocks holding %d rows, %d row keys of which %d tombstones, for %d rows", nb, nbr, nr, nt, len(model))
 	})
 }
 
 func countKeys(t *testing.T, ctx context.Context, kv storage.KV) (blocks, rows int) {
+	blocks, rows, _, _ = storedEntries(t, ctx, kv)
+	return blocks, rows
+}
+
+// storedEntries counts the table's block keys and row keys at the committed
+// epoch, the rows its blocks hold and the row keys that are tombstones.
+func storedEntries(t *testing.T, ctx context.Context, kv storage.KV) (blocks, rows, blockRows, tombstones int) {
 	lo, hi := codec.TableSpan(41)
 	it, err := kv.Scan(ctx, lo, hi, kv.CommittedEpoch())
 	if err != nil {
@@ -243,13 +255,21 @@ func countKeys(t *testing.T, ctx context.Context, kv storage.KV) (blocks, rows i
 	}
 	defer it.Close()
 	for it.Next() == nil {
-		if it.Key()[codec.TablePrefixLen] == 0xFF {
+		v := it.Value()
+		switch {
+		case it.Key()[codec.TablePrefixLen] == 0xFF:
 			blocks++
-		} else {
+			n, k := binary.Uvarint(v[1:]) // format | epoch | n
+			n, _ = binary.Uvarint(v[1+k:])
+			blockRows += int(n)
+		case len(v) == 9 && v[0] == 0:
+			tombstones++
+			rows++
+		default:
 			rows++
 		}
 	}
-	return blocks, rows
+	return blocks, rows, blockRows, tombstones
 }
 
 func sortedModel(m blockModel) [][2]int64 {
@@ -469,4 +489,204 @@ func checkChanged(t *testing.T, ctx context.Context, kv storage.KV, before, afte
 			t.Fatalf("ChangedRows (%d, %d] misses the delete of %x", since, until, k)
 		}
 	}
+}
+
+// TestDeleteBlockRows: deleting rows that blocks hold rewrites the blocks
+// without them and leaves no tombstone; a block whose rows are all gone is
+// deleted, and so is a tombstone the rewrite makes needless; two epochs
+// editing one block, the second before the first commits, both count.
+func TestDeleteBlockRows(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, err := state.New(kv, blockSchema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := blockAs[2]
+		row := func(k int64, v string) []types.Datum {
+			return []types.Datum{types.DInt(a), types.DInt(k), types.DString(v)}
+		}
+		epoch := uint64(1) << 16
+		var inflight *storage.Batch
+		var inflightEpoch uint64
+		commit := func() {
+			if inflight != nil {
+				if err := kv.Commit(ctx, inflightEpoch, inflight); err != nil {
+					t.Fatal(err)
+				}
+				inflight = nil
+			}
+		}
+		// end flushes the epoch; it commits after the next one's writes
+		// unless now.
+		b := new(storage.Batch) // the open epoch's
+		end := func(now bool) {
+			tbl.Flush(epoch, b)
+			commit()
+			if j := tbl.TakeFresh(epoch); j != nil {
+				j.Write(b)
+			}
+			inflight, inflightEpoch = b, epoch
+			if now {
+				commit()
+			}
+			epoch++
+			b = new(storage.Batch)
+		}
+		model := map[int64]string{}
+		check := func(what string, wantTombs int) {
+			t.Helper()
+			it, err := tbl.Iter(ctx, state.IterOptions{Vnode: state.AllVnodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for it.Next() == nil {
+				r := it.Row()
+				if v, ok := model[r[1].I]; !ok || v != r[2].S {
+					t.Fatalf("%s: row %d %q, want %q (%v)", what, r[1].I, r[2].S, v, ok)
+				}
+				n++
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n != len(model) {
+				t.Fatalf("%s: %d rows, want %d", what, n, len(model))
+			}
+			_, rows, blockRows, tombs := storedEntries(t, ctx, kv)
+			if tombs != wantTombs || blockRows+rows-tombs != len(model) {
+				t.Fatalf("%s: %d block rows, %d row keys of which %d tombstones stored for %d rows, want %d tombstones", what, blockRows, rows, tombs, len(model), wantTombs)
+			}
+		}
+		for k := range int64(2000) {
+			if err := tbl.InsertFresh(row(k, fmt.Sprint("v", k)), 0); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = fmt.Sprint("v", k)
+		}
+		end(true)
+		if nb, _ := countKeys(t, ctx, kv); nb < 4 {
+			t.Fatalf("%d blocks for 2000 fresh rows", nb)
+		}
+		check("loaded", 0)
+		// Every third row deleted, over two flushes of one epoch.
+		for k := int64(0); k < 2000; k += 3 {
+			if err := tbl.Delete(row(k, model[k])); err != nil {
+				t.Fatal(err)
+			}
+			delete(model, k)
+			if k == 999 {
+				tbl.Flush(epoch, b) // two flushes in the epoch
+			}
+		}
+		end(true)
+		check("every third deleted", 0)
+		// Updates of some rows (row keys over the blocks), then deletes
+		// in two epochs, the second written before the first commits.
+		for k := int64(1); k < 2000; k += 30 {
+			if err := tbl.Insert(row(k, "u")); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = "u"
+		}
+		end(true)
+		for k := int64(1); k < 1000; k++ {
+			if v, ok := model[k]; ok {
+				if err := tbl.Delete(row(k, v)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			}
+		}
+		end(false)
+		for k := int64(1000); k < 2000; k++ {
+			if v, ok := model[k]; ok && k%2 == 0 {
+				if err := tbl.Delete(row(k, v)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			}
+		}
+		end(true)
+		check("half deleted over two epochs", 0)
+		for k, v := range model {
+			if err := tbl.Delete(row(k, v)); err != nil {
+				t.Fatal(err)
+			}
+			delete(model, k)
+		}
+		end(true)
+		check("all deleted", 0)
+		if nb, nr := countKeys(t, ctx, kv); nb != 0 || nr != 0 {
+			t.Fatalf("%d blocks and %d row keys left after deleting every row", nb, nr)
+		}
+	})
+}
+
+// TestStoredKeysInFlight: a key check while the table's writes are still
+// in flight (flushed, not committed) must not conclude from the store that
+// no key lies above it: once they commit, StoredKeys finds them, rows and
+// blocks alike.
+func TestStoredKeysInFlight(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, err := state.New(kv, blockSchema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := blockAs[2]
+		key := func(k int64) []byte {
+			return tbl.RowKey(nil, []types.Datum{types.DInt(a), types.DInt(k), types.DString("")})
+		}
+		stored := func(ks ...int64) []bool {
+			t.Helper()
+			var keys [][]byte
+			for _, k := range ks {
+				keys = append(keys, key(k))
+			}
+			found := make([]bool, len(keys))
+			if err := tbl.StoredKeys(ctx, kv.CommittedEpoch(), keys, found); err != nil {
+				t.Fatal(err)
+			}
+			return found
+		}
+		epoch := uint64(1) << 16
+		if err := tbl.Insert([]types.Datum{types.DInt(a), types.DInt(100), types.DString("row")}); err != nil {
+			t.Fatal(err)
+		}
+		for k := int64(200); k < 300; k++ {
+			if err := tbl.InsertFresh([]types.Datum{types.DInt(a), types.DInt(k), types.DString("fresh")}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := new(storage.Batch)
+		tbl.Flush(epoch, b)
+		job := tbl.TakeFresh(epoch)
+		// In flight: the store holds nothing yet (16 keys and more are
+		// read in key order).
+		var early []int64
+		for k := int64(0); k < 20; k++ {
+			early = append(early, 10+k)
+		}
+		if got := stored(early...); slices.Contains(got, true) {
+			t.Fatalf("before the commit: %v", got)
+		}
+		job.Write(b)
+		if err := kv.Commit(ctx, epoch, b); err != nil {
+			t.Fatal(err)
+		}
+		tbl.Flush(epoch+1, new(storage.Batch)) // drops the committed layer
+		if nb, _ := countKeys(t, ctx, kv); nb == 0 {
+			t.Fatal("no block written")
+		}
+		ks := []int64{50, 100, 150, 200, 299, 300}
+		want := []bool{false, true, false, true, true, false}
+		for k := int64(0); k < 12; k++ {
+			ks, want = append(ks, 400+k), append(want, false)
+		}
+		if got := stored(ks...); !slices.Equal(got, want) {
+			t.Fatalf("after the commit: %v, want %v", got, want)
+		}
+	})
 }

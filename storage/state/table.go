@@ -62,6 +62,15 @@ type Table struct {
 	// stagedDelAt is the last epoch Stage wrote a delete at: a tombstone staged at an epoch hides
 	// a block of the same epoch, so the epoch's later fresh rows go as rows.
 	stagedDelAt uint64
+	// blockDels are deletes of rows stored blocks hold, for editBlocks; edits the blocks it
+	// rewrote in epochs not committed yet, by every key they had since.
+	blockDels []string
+	edits     map[string]*blockEdit
+	pks, vals [][]byte
+	// rowFrom and blockFrom are, per vnode, keys at or after which the store holds no row key
+	// and no block ends ("": not known); see learn.
+	rowFrom, blockFrom [codec.VnodeCount]string
+	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 
 	keyBuf []byte
 	valBuf []byte
@@ -353,7 +362,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		}
 		t.write(b, e, epoch)
 	}
-	drops := t.cur.dropsBlocks
+	drops := t.editBlocks(b, epoch, epoch) || t.cur.dropsBlocks
 	t.cur = t.cur.next(4096) // sized for a like epoch, not kept huge
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: drops})
 	// Writers that flush often within one epoch (per statement, per chunk)
@@ -403,6 +412,22 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 		}
 		job = t.TakeFresh(epoch)
 	}
+	// Blocks that deletes of earlier epochs still committing rewrote, as they wrote them.
+	if t.pruneEdits() {
+		done := map[*blockEdit]bool{}
+		for _, e := range t.edits {
+			if e.epoch < epoch && !done[e] {
+				done[e] = true
+				for _, w := range e.writes {
+					if w.value == nil {
+						b.Delete([]byte(w.key))
+					} else {
+						b.Put([]byte(w.key), w.value)
+					}
+				}
+			}
+		}
+	}
 	// A tombstone carries the epoch of its layer: a delete of an earlier epoch still committing
 	// must not hide a block this epoch writes.
 	dels := false
@@ -417,12 +442,14 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 			}
 			write(e, l.epoch)
 		}
+		t.editBlocks(b, epoch, l.epoch) // before the newer layers' writes
 	}
 	entries := t.cur.entries
 	sortEntries(entries)
 	for _, e := range entries {
 		write(e, epoch)
 	}
+	t.editBlocks(b, epoch, epoch)
 	if job != nil {
 		job.Write(b)
 	}
