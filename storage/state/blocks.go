@@ -954,14 +954,14 @@ type SealJob struct {
 	kv     storage.KV
 	epoch  uint64
 	rows   []freshRow
-	asRows []freshRow    // fresh rows written as rows
+	asRows []freshRow               // fresh rows written as rows
 	before map[string][]sealedBlock // by vnode prefix: blocks an earlier job may have written and not committed
 	// noBlockFrom, by vnode prefix: no stored block of the vnode ends at or after this key.
 	noBlockFrom map[string]string
-	keyBuf []byte
-	valBuf []byte
-	pks    [][]byte
-	values [][]byte
+	keyBuf      []byte
+	valBuf      []byte
+	pks         [][]byte
+	values      [][]byte
 }
 
 type freshRow struct {
