@@ -17,9 +17,10 @@ import (
 // Blocks. A table whose Schema sets Blocks may store rows many to a key: rows
 // written with InsertFresh (keys the writer vouches are nowhere in the table:
 // a bulk copy of new keys) wait in the table's flushed layers until
-// TakeFresh takes them for a SealJob, which writes each vnode's run of them
-// as blocks of up to blockRows rows, one key each, into the epoch's batch:
-// Badger then takes a write per block instead of one per row.
+// TakeFresh takes them for a SealJob (or Stage seals them), which writes
+// each vnode's run of them as blocks of up to blockRows rows and blockBytes
+// bytes, one key each, into the epoch's batch: Badger then takes a write per
+// block instead of one per row, and a scan an iterator step per block.
 //
 // A block's key is the vnode's prefix, blockMarker and the encoded primary
 // key of its last row; no encoded key starts with blockMarker, so a vnode's
@@ -31,9 +32,11 @@ import (
 //	entry: uvarint pk length | pk | uvarint value length | value
 //
 // A row key's own entry is newer than a block holding the key, except a
-// tombstone older than the block: a delete in a blocked table that a block
-// may hold writes a tombstone (tombstoneByte | the epoch, big endian)
-// instead of a plain delete, which would let the block's row show through.
+// tombstone older than the block. A delete of a row a stored block holds
+// rewrites the block without it (editBlocks); one of a row about to be
+// sealed, or one editBlocks cannot place, writes a tombstone
+// (tombstoneByte | the epoch, big endian) instead of a plain delete, which
+// would let the block's row show through.
 // A row's encoding starts with its column count (at least 1), never with
 // tombstoneByte. Scan, GetRow and ChangedRows read a blocked table's keys
 // as rows; Table's reads do the same.

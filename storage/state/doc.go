@@ -7,8 +7,9 @@
 // checks (a bulk insert's primary keys) with one ordered read. Schema describes the layout;
 // RowIterator walks rows.
 //
-// A table whose Schema sets Blocks (a CDC table) may store rows many to a key: rows inserted with
-// InsertFresh (a copy's new keys) are written by Seal as blocks of up to 256 rows per vnode
-// (blocks.go). Readers of such a table's keys outside Table use Scan, GetRow and ChangedRows,
-// which read blocks as rows.
+// A table whose Schema sets Blocks (every table with a key) may store rows many to a key: rows
+// inserted with InsertFresh (a bulk statement's or a CDC copy's new keys) are written by a SealJob, or
+// by Stage, as blocks of up to 256 rows and 4 KiB per vnode; deleting rows a block holds rewrites
+// the block without them (blocks.go). Readers of such a table's keys outside Table use Scan, GetRow
+// and ChangedRows, which read blocks as rows.
 package state
