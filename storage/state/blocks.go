@@ -52,7 +52,7 @@ const (
 	// blockBytes bounds a block's encoded rows: Badger copies a value
 	// wherever an iterator stops, and a key check passing a vnode's blocks
 	// stops at one.
-	blockBytes = 4096
+	blockBytes = 16384
 )
 
 // ErrBlock is returned for a malformed block.

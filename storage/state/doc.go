@@ -9,7 +9,7 @@
 //
 // A table whose Schema sets Blocks (every table with a key) may store rows many to a key: rows
 // inserted with InsertFresh (a bulk statement's or a CDC copy's new keys) are written by a SealJob, or
-// by Stage, as blocks of up to 256 rows and 4 KiB per vnode; deleting rows a block holds rewrites
+// by Stage, as blocks of up to 256 rows and 16 KiB per vnode; deleting rows a block holds rewrites
 // the block without them (blocks.go). Readers of such a table's keys outside Table use Scan, GetRow
 // and ChangedRows, which read blocks as rows.
 package state
