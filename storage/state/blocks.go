@@ -275,6 +275,24 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 	}
 	_, vnode, _ := codec.SplitTablePrefix(key)
 	v, pk := int(vnode), key[codec.TablePrefixLen:]
+	if from := t.blockFrom[v]; from != "" && string(key) >= from {
+		return block{}, false, nil // no block of the vnode ends at or after key
+	}
+	if t.blockFrom[v] == "" && !t.probed[v] {
+		// Once per vnode: has it any block? (A table whose rows were
+		// never bulk inserted has none, and its deletes then read none.)
+		t.probed[v] = true
+		bk, _, _, err := findBlockKey(ctx, t.kv, key[:codec.TablePrefixLen], epoch)
+		if err != nil {
+			return block{}, false, err
+		}
+		if bk == nil {
+			t.learn(v, true, key[:codec.TablePrefixLen])
+			if from := t.blockFrom[v]; string(key) >= from {
+				return block{}, false, nil
+			}
+		}
+	}
 	ways := t.blockCache[v]
 	for i, c := range ways {
 		if c.b.epoch <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
@@ -1464,7 +1482,7 @@ func (t *Table) editBlock(ctx context.Context, b *storage.Batch, epoch, at uint6
 			continue
 		}
 		if sk, ok := stored[key]; ok {
-			if _, _, known := t.pending(at, []byte(key)); !known {
+			if _, _, known := t.pending(t.kv.CommittedEpoch(), []byte(key)); !known {
 				// Nothing pending rewrites the key: a newer row or a
 				// tombstone no older than the block takes the row out of
 				// it (the tombstone with it); an older tombstone goes.

@@ -71,6 +71,7 @@ type Table struct {
 	// and no block ends ("": not known); see learn.
 	rowFrom, blockFrom [codec.VnodeCount]string
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
+	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
 
 	keyBuf []byte
 	valBuf []byte
