@@ -840,7 +840,8 @@ func (c *changedRows) Close() error {
 }
 
 // write adds one pending write to b: a delete in a table with blocks is a
-// tombstone when a block holds the key or is about to (heldInBlock).
+// tombstone when a fresh row about to be sealed holds the key (heldFresh),
+// and left to editBlocks when a stored block does (heldStored).
 func (t *Table) write(b *storage.Batch, e entry, epoch uint64) {
 	switch {
 	case !e.del:
@@ -868,14 +869,6 @@ func (t *Table) heldFresh(key string) bool {
 		}
 	}
 	return false
-}
-
-// heldInBlock reports whether key is a row of a stored block (at the
-// committed epoch) or a fresh row of a flushed layer (about to be sealed, or
-// sealed and not yet committed). When the store cannot tell, it says yes: a
-// tombstone is a delete in every respect but the key it leaves.
-func (t *Table) heldInBlock(key string) bool {
-	return t.heldFresh(key) || t.heldStored(key)
 }
 
 // heldStored reports whether key is a row of a stored block (at the
@@ -945,22 +938,10 @@ func (t *Table) DeleteBlocks(ctx context.Context, epoch uint64) error {
 	}
 	for v := range codec.VnodeCount {
 		prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(v))
-		it, err := t.kv.Scan(ctx, appendBlockKey(nil, prefix, nil), blocksEnd(prefix), t.storeEpoch(epoch))
+		err := scanEach(ctx, t.kv, appendBlockKey(nil, prefix, nil), blocksEnd(prefix), t.storeEpoch(epoch), func(k, _ []byte) {
+			t.cur.put(k, nil, true, false)
+		})
 		if err != nil {
-			return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
-		}
-		for {
-			err := it.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				it.Close()
-				return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
-			}
-			t.cur.put(it.Key(), nil, true, false)
-		}
-		if err := it.Close(); err != nil {
 			return fmt.Errorf("state table %d: delete blocks: %w", t.schema.TableID, err)
 		}
 	}
@@ -1065,8 +1046,8 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			end++
 		}
 		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: rows[start].key, last: rows[end-1].key})
-		if v, ok := t.vnodeOf(rows[start].key); ok && t.blockFrom[v] != "" {
-			j.noBlockFrom[rows[start].key[:codec.TablePrefixLen]] = t.blockFrom[v]
+		if from := t.blockFrom[vnodeOf(rows[start].key)]; from != "" {
+			j.noBlockFrom[rows[start].key[:codec.TablePrefixLen]] = from
 		}
 		start = end
 	}
@@ -1258,7 +1239,8 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 	var rStarted, bStarted bool
 	for _, i := range order {
 		k := keys[i]
-		v, _ := t.vnodeOf(string(k))
+		_, vn, _ := codec.SplitTablePrefix(k)
+		v := int(vn)
 		if from := t.rowFrom[v]; from != "" && string(k) >= from {
 			if from := t.blockFrom[v]; from != "" && string(k) >= from {
 				found[i] = false // above every key of its vnode
@@ -1450,23 +1432,11 @@ func (t *Table) editBlock(ctx context.Context, b *storage.Batch, epoch, at uint6
 	stored := map[string]storedKey{}
 	lo := append([]byte(prefix), first...)
 	hi := append(append([]byte(prefix), last...), 0)
-	it, err := t.kv.Scan(ctx, lo, hi, at)
+	err = scanEach(ctx, t.kv, lo, hi, at, func(k, v []byte) {
+		te, isTomb := tombstoneEpoch(v)
+		stored[string(k)] = storedKey{isTomb, te}
+	})
 	if err != nil {
-		return err
-	}
-	for {
-		err := it.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			it.Close()
-			return err
-		}
-		te, isTomb := tombstoneEpoch(it.Value())
-		stored[string(it.Key())] = storedKey{isTomb, te}
-	}
-	if err := it.Close(); err != nil {
 		return err
 	}
 	var writes []blockWrite
@@ -1552,14 +1522,6 @@ func (t *Table) editBlock(ctx context.Context, b *storage.Batch, epoch, at uint6
 // bulk insert of keys above a vnode's then costs no store read at all. Only
 // the table's own writes add keys to its state table.
 
-// vnodeOf returns a full key's vnode.
-func (t *Table) vnodeOf(key string) (int, bool) {
-	if len(key) < codec.TablePrefixLen {
-		return 0, false
-	}
-	return int(key[4])<<8 | int(key[5]), true
-}
-
 // learn lowers bound (of vnode v; blocks: blockFrom, else rowFrom) to k
 // (none yet: sets it), where the store holds no such key at or after k,
 // but never to or below a key the table wrote: its writes still in flight
@@ -1579,12 +1541,12 @@ func (t *Table) learn(v int, blocks bool, k []byte) {
 }
 
 // wrote raises the bounds of key's vnode over key, written as a row or
-// (block) in a block.
+// (block) in a block; only a table with blocks keeps them.
 func (t *Table) wrote(key string, block bool) {
-	v, ok := t.vnodeOf(key)
-	if !ok {
+	if !t.schema.Blocks || len(key) < codec.TablePrefixLen {
 		return
 	}
+	v := vnodeOf(key)
 	raise := func(bound, top *string) {
 		if key > *top {
 			*top = key
@@ -1596,5 +1558,25 @@ func (t *Table) wrote(key string, block bool) {
 	raise(&t.rowFrom[v], &t.rowTop[v])
 	if block {
 		raise(&t.blockFrom[v], &t.blockTop[v])
+	}
+}
+
+// scanEach calls fn with every key and value of kv in [lower, upper) at
+// epoch (valid during the call only).
+func scanEach(ctx context.Context, kv storage.KV, lower, upper []byte, epoch uint64, fn func(k, v []byte)) error {
+	it, err := kv.Scan(ctx, lower, upper, epoch)
+	if err != nil {
+		return err
+	}
+	for {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return it.Close()
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+		fn(it.Key(), it.Value())
 	}
 }

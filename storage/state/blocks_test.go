@@ -498,11 +498,7 @@ func checkChanged(t *testing.T, ctx context.Context, kv storage.KV, before, afte
 func TestDeleteBlockRows(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		ctx := context.Background()
-		tbl, err := state.New(kv, blockSchema())
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := blockAs[2]
+		tbl, a := newBlockTable(t, kv)
 		row := func(k int64, v string) []types.Datum {
 			return []types.Datum{types.DInt(a), types.DInt(k), types.DString(v)}
 		}
@@ -631,11 +627,7 @@ func TestDeleteBlockRows(t *testing.T) {
 func TestStoredKeysInFlight(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		ctx := context.Background()
-		tbl, err := state.New(kv, blockSchema())
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := blockAs[2]
+		tbl, a := newBlockTable(t, kv)
 		key := func(k int64) []byte {
 			return tbl.RowKey(nil, []types.Datum{types.DInt(a), types.DInt(k), types.DString("")})
 		}
@@ -689,4 +681,15 @@ func TestStoredKeysInFlight(t *testing.T) {
 			t.Fatalf("after the commit: %v, want %v", got, want)
 		}
 	})
+}
+
+// newBlockTable opens a table of blockSchema over kv and returns it with the
+// value of a its rows take (one vnode).
+func newBlockTable(t *testing.T, kv storage.KV) (*state.Table, int64) {
+	t.Helper()
+	tbl, err := state.New(kv, blockSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, blockAs[2]
 }
