@@ -58,6 +58,13 @@ func (b *Batch) Size() int { return len(b.buf) }
 // Cap returns the bytes of keys and values the batch holds memory for.
 func (b *Batch) Cap() int { return cap(b.buf) }
 
+// Grow makes room for n more bytes of keys and values and entries more entries, so that many
+// Puts then append without copying what the batch holds.
+func (b *Batch) Grow(n, entries int) {
+	b.buf = slices.Grow(b.buf, n)
+	b.entries = slices.Grow(b.entries, entries)
+}
+
 // Reset empties the batch, keeping its memory for reuse.
 func (b *Batch) Reset() {
 	b.buf = b.buf[:0]
