@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -960,10 +961,22 @@ type SealJob struct {
 	before map[string][]sealedBlock // by vnode prefix: blocks an earlier job may have written and not committed
 	// noBlockFrom, by vnode prefix: no stored block of the vnode ends at or after this key.
 	noBlockFrom map[string]string
-	keyBuf      []byte
-	valBuf      []byte
-	pks         [][]byte
-	values      [][]byte
+	// next, by vnode prefix: the first stored block at or after a block key the job looked up
+	// (overlaps), so the job's later blocks of the vnode, above it, need no lookup of their own.
+	next map[string]nextBlock
+	// found tells the table that the store held no block end at or after a key (learn).
+	found  func(vnodeBound)
+	keyBuf []byte
+	valBuf []byte
+	pks    [][]byte
+	values [][]byte
+}
+
+// nextBlock is the first stored block whose key is at or after from: its key and first row's
+// primary key, or none.
+type nextBlock struct {
+	from, key, first []byte
+	none             bool
 }
 
 type freshRow struct {
@@ -971,6 +984,9 @@ type freshRow struct {
 	value []byte
 	run   uint32
 }
+
+func freshKey(r *freshRow) string    { return r.key }
+func compareFresh(a, b freshRow) int { return strings.Compare(a.key, b.key) }
 
 // sameRun reports whether two fresh rows may share a block: the same vnode
 // and run.
@@ -986,16 +1002,34 @@ func sameRun(a, b *freshRow) bool {
 // table with fresh rows must be sealed before the epoch they were flushed
 // in commits. The rows stay readable in the layers until then.
 func (t *Table) TakeFresh(epoch uint64) *SealJob {
-	// Each layer's fresh rows are in key order, and no key is fresh in two
-	// (a later write of a key makes the earlier one not its own): merge them.
+	// What earlier jobs found: the next one of a copy's seals (keys above its rows) then
+	// looks for no block.
+	t.sealMu.Lock()
+	found := t.sealBounds
+	t.sealBounds = nil
+	t.sealMu.Unlock()
+	for _, b := range found {
+		t.learn(b.vnode, true, []byte(b.key))
+	}
+	// No key is fresh in two layers (a later write of a key makes the earlier one not its
+	// own): the layers' fresh rows, sorted at once (each layer's are in key order, and a copy's
+	// later layers hold each vnode's later keys: the sort is then one pass).
+	n := 0
+	for _, l := range t.layers {
+		if l.unsealed && l.epoch <= epoch {
+			n += len(l.entries)
+		}
+	}
 	var rows, asRows []freshRow
+	if n > 0 {
+		rows = make([]freshRow, 0, n)
+	}
 	rewritten := t.rewrittenKeys(epoch)
 	for li, l := range t.layers {
 		if !l.unsealed || l.epoch > epoch {
 			continue
 		}
 		l.unsealed = false
-		mine := make([]freshRow, 0, len(l.entries))
 		for _, e := range l.entries {
 			if !e.fresh {
 				continue
@@ -1012,29 +1046,18 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 				asRows = append(asRows, freshRow{e.key, e.value, e.run})
 				continue
 			}
-			mine = append(mine, freshRow{e.key, e.value, e.run})
+			rows = append(rows, freshRow{e.key, e.value, e.run})
 		}
-		if len(rows) == 0 {
-			rows = mine
-			continue
-		}
-		merged := make([]freshRow, 0, len(rows)+len(mine))
-		i, j := 0, 0
-		for i < len(rows) && j < len(mine) {
-			if rows[i].key < mine[j].key {
-				merged, i = append(merged, rows[i]), i+1
-			} else {
-				merged, j = append(merged, mine[j]), j+1
-			}
-		}
-		rows = append(append(merged, rows[i:]...), mine[j:]...)
+	}
+	if len(rows) > 0 {
+		rows = sortByVnode(rows, freshKey, compareFresh)
 	}
 	if len(rows) == 0 && len(asRows) == 0 {
 		return nil
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}}
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}, found: t.noteSealBound}
 	for _, sb := range t.sealed {
 		p := sb.first[:codec.TablePrefixLen]
 		j.before[p] = append(j.before[p], sb)
@@ -1051,18 +1074,38 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		}
 		start = end
 	}
-	// Every fresh row may be written as a row, or into a block ending at it.
-	for _, rs := range [][]freshRow{rows, asRows} {
-		for _, r := range rs {
+	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
+	// over each vnode's greatest (rows are in key order).
+	for i, r := range rows {
+		if i+1 == len(rows) || rows[i+1].key[:codec.TablePrefixLen] != r.key[:codec.TablePrefixLen] {
 			t.wrote(r.key, true)
 		}
 	}
+	for _, r := range asRows {
+		t.wrote(r.key, true)
+	}
 	return j
+}
+
+// noteSealBound keeps what a seal job found for the next TakeFresh (any goroutine).
+func (t *Table) noteSealBound(b vnodeBound) {
+	t.sealMu.Lock()
+	t.sealBounds = append(t.sealBounds, b)
+	t.sealMu.Unlock()
 }
 
 // Write adds the job's rows to b.
 func (j *SealJob) Write(b *storage.Batch) {
 	rows := j.rows
+	// Room for all of it at once: a copy's epoch seals tens of MB, which growing the batch
+	// by doubling would copy about as often again.
+	size := 0
+	for _, rs := range [][]freshRow{rows, j.asRows} {
+		for _, r := range rs {
+			size += len(r.key) + len(r.value) + 8
+		}
+	}
+	b.Grow(size, len(j.asRows)+len(rows)/minBlockRows+1)
 	asRows := func(rs []freshRow) {
 		for _, r := range rs {
 			b.Put([]byte(r.key), r.value)
@@ -1174,16 +1217,37 @@ func (j *SealJob) overlaps(first, last string) bool {
 	if from, ok := j.noBlockFrom[first[:codec.TablePrefixLen]]; ok && first >= from {
 		return false // every stored block of the vnode ends below first
 	}
-	k := []byte(first)
-	blk, _, err := findBlock(context.Background(), j.kv, k, j.kv.CommittedEpoch())
-	if err != nil {
-		return true
+	// The first stored block ending at or after first is the one that may overlap. A copy
+	// seals its rows in key order: the vnode's block found for the job's first block of it
+	// answers for the later ones too, until they pass its key.
+	p := first[:codec.TablePrefixLen]
+	bk := appendBlockKey(nil, []byte(p), []byte(first[codec.TablePrefixLen:]))
+	nb, ok := j.next[p]
+	if !ok || bytes.Compare(bk, nb.from) < 0 || !nb.none && bytes.Compare(nb.key, bk) < 0 {
+		key, blk, _, err := findBlockKey(context.Background(), j.kv, []byte(first), j.kv.CommittedEpoch())
+		if err != nil {
+			return true
+		}
+		nb = nextBlock{from: bk, none: blk.n == 0}
+		if !nb.none {
+			bfirst, _, err := blk.entry(0)
+			if err != nil {
+				return true
+			}
+			nb.key, nb.first = key, bytes.Clone(bfirst)
+		}
+		if j.next == nil {
+			j.next = map[string]nextBlock{}
+		}
+		j.next[p] = nb
+		if nb.none && j.found != nil {
+			j.found(vnodeBound{vnodeOf(first), first})
+		}
 	}
-	if blk.n == 0 {
+	if nb.none {
 		return false // no stored block ends at or after first
 	}
-	bfirst, _, err := blk.entry(0)
-	return err != nil || bytes.Compare(bfirst, []byte(last[codec.TablePrefixLen:])) <= 0
+	return bytes.Compare(nb.first, []byte(last[codec.TablePrefixLen:])) <= 0
 }
 
 // getRow is GetRow for the table's own point reads, through its block cache.

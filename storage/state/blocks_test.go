@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -679,6 +680,64 @@ func TestStoredKeysInFlight(t *testing.T) {
 		}
 		if got := stored(ks...); !slices.Equal(got, want) {
 			t.Fatalf("after the commit: %v, want %v", got, want)
+		}
+	})
+}
+
+// scanCounter counts the iterators opened on a store.
+type scanCounter struct {
+	storage.KV
+	scans atomic.Int32
+}
+
+func (c *scanCounter) Scan(ctx context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	c.scans.Add(1)
+	return c.KV.Scan(ctx, lower, upper, epoch)
+}
+
+// TestSealLearnsNoBlocks: a seal job that looked for stored blocks of a vnode and found none
+// tells its table, so a copy's next seal above its rows looks for none (one lookup per vnode,
+// not per epoch); the rows of both are read back.
+func TestSealLearnsNoBlocks(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store storage.KV) {
+		ctx := context.Background()
+		kv := &scanCounter{KV: store}
+		tbl, a := newBlockTable(t, kv)
+		epoch := uint64(1) << 16
+		seal := func(from int64) int32 {
+			t.Helper()
+			epoch++
+			for k := from; k < from+100; k++ {
+				if err := tbl.InsertFresh([]types.Datum{types.DInt(a), types.DInt(k), types.DString("fresh")}, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := new(storage.Batch)
+			tbl.Flush(epoch, b)
+			job := tbl.TakeFresh(epoch)
+			before := kv.scans.Load()
+			job.Write(b)
+			looked := kv.scans.Load() - before
+			if err := kv.Commit(ctx, epoch, b); err != nil {
+				t.Fatal(err)
+			}
+			return looked
+		}
+		if n := seal(200); n != 1 {
+			t.Fatalf("the first seal looked for blocks %d times, want once", n)
+		}
+		if n := seal(300); n != 0 {
+			t.Fatalf("the second seal, above the first's rows, looked for blocks %d times, want none", n)
+		}
+		tbl.Flush(epoch+1, new(storage.Batch)) // drops the committed layers
+		if nb, _ := countKeys(t, ctx, store); nb == 0 {
+			t.Fatal("no block written")
+		}
+		for _, k := range []int64{200, 299, 300, 399} {
+			row, ok, err := tbl.Get(ctx, []types.Datum{types.DInt(a), types.DInt(k)}, nil)
+			if err != nil || !ok || row[2].S != "fresh" {
+				t.Fatalf("row %d after the seals: %v %v %v", k, row, ok, err)
+			}
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -72,10 +73,20 @@ type Table struct {
 	rowFrom, blockFrom [codec.VnodeCount]string
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
+	// sealBounds are what seal jobs found looking for blocks (off the owner's goroutine): per
+	// vnode, a key at or after which the store held no block end; TakeFresh learns them.
+	sealMu     sync.Mutex
+	sealBounds []vnodeBound
 
 	keyBuf []byte
 	valBuf []byte
 	pkBuf  []types.Datum
+}
+
+// vnodeBound is a key of a vnode (see learn).
+type vnodeBound struct {
+	vnode int
+	key   string
 }
 
 // buffer holds one epoch's writes: the latest write per key.
@@ -239,41 +250,54 @@ func (t *Table) Update(old, new []types.Datum) error {
 	return nil
 }
 
-// sortEntries sorts an epoch's writes by key: bucketed by their table and
-// vnode prefix first (a stable counting sort when they all share the table),
-// then each bucket sorted unless it already is. Rows written in primary-key
-// order (a copy, ascending ids) then cost a pass, not a comparison sort.
+// sortEntries sorts an epoch's writes by key (sortByVnode).
 func sortEntries(entries []entry) {
-	if len(entries) < 64 || len(entries[0].key) < codec.TablePrefixLen {
-		slices.SortFunc(entries, compareEntries)
+	if len(entries) == 0 {
 		return
 	}
-	table := entries[0].key[:4]
+	if out := sortByVnode(entries, entryKey, compareEntries); &out[0] != &entries[0] {
+		copy(entries, out)
+	}
+}
+
+func entryKey(e *entry) string { return e.key }
+
+// sortByVnode sorts xs, whose keys (key) are state keys, and returns them sorted (in xs or in
+// a new slice): bucketed by their table and vnode prefix first (a stable counting sort when
+// they all share the table), then each bucket sorted unless it already is. Rows written in
+// primary-key order (a copy, ascending ids) then cost a pass, not a comparison sort.
+func sortByVnode[T any](xs []T, key func(*T) string, cmp func(a, b T) int) []T {
+	if len(xs) < 64 || len(key(&xs[0])) < codec.TablePrefixLen {
+		slices.SortFunc(xs, cmp)
+		return xs
+	}
+	table := key(&xs[0])[:4]
 	var counts [codec.VnodeCount + 1]int
-	for _, e := range entries {
-		if len(e.key) < codec.TablePrefixLen || e.key[:4] != table || vnodeOf(e.key) >= codec.VnodeCount {
-			slices.SortFunc(entries, compareEntries)
-			return
+	for i := range xs {
+		k := key(&xs[i])
+		if len(k) < codec.TablePrefixLen || k[:4] != table || vnodeOf(k) >= codec.VnodeCount {
+			slices.SortFunc(xs, cmp)
+			return xs
 		}
-		counts[vnodeOf(e.key)+1]++
+		counts[vnodeOf(k)+1]++
 	}
 	for v := 1; v <= codec.VnodeCount; v++ {
 		counts[v] += counts[v-1]
 	}
-	out := make([]entry, len(entries))
+	out := make([]T, len(xs))
 	next := counts
-	for _, e := range entries {
-		v := vnodeOf(e.key)
-		out[next[v]] = e
+	for i := range xs {
+		v := vnodeOf(key(&xs[i]))
+		out[next[v]] = xs[i]
 		next[v]++
 	}
-	copy(entries, out)
 	for v := range codec.VnodeCount {
-		bucket := entries[counts[v]:counts[v+1]]
-		if !slices.IsSortedFunc(bucket, compareEntries) {
-			slices.SortFunc(bucket, compareEntries)
+		bucket := out[counts[v]:counts[v+1]]
+		if !slices.IsSortedFunc(bucket, cmp) {
+			slices.SortFunc(bucket, cmp)
 		}
 	}
+	return out
 }
 
 func vnodeOf(key string) int { return int(key[4])<<8 | int(key[5]) }
@@ -313,10 +337,17 @@ const (
 // next returns an empty buffer sized for as many writes as b holds (the
 // index for at most maxIndex keys, the arena for at most 8 MiB): a writer's
 // next batch is likely as big, and growing from empty copies everything a
-// few times over. b's arena stays with the entries flushed from it.
+// few times over. b's arena stays with the entries flushed from it; its index
+// (which nothing else holds) is emptied and kept when it held at most maxIndex keys.
 func (b *buffer) next(maxIndex int) buffer {
+	index := b.index
+	if len(index) > maxIndex || index == nil {
+		index = make(map[string]int, min(len(b.index), maxIndex))
+	} else {
+		clear(index)
+	}
 	return buffer{
-		index:   make(map[string]int, min(len(b.index), maxIndex)),
+		index:   index,
 		entries: make([]entry, 0, min(len(b.entries), 1<<16)),
 		arena:   make([]byte, 0, min(len(b.arena), 8<<20)),
 	}
@@ -364,7 +395,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		t.write(b, e, epoch)
 	}
 	drops := t.editBlocks(b, epoch, epoch) || t.cur.dropsBlocks
-	t.cur = t.cur.next(4096) // sized for a like epoch, not kept huge
+	t.cur = t.cur.next(1 << 14) // sized for a like flush, not kept huge
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: drops})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
