@@ -415,8 +415,13 @@ func (s *Source) DefaultRate() int64 { return -1 }
 // TotalRows implements connector.Source: the change stream never ends.
 func (s *Source) TotalRows() int64 { return -1 }
 
-// ChunkRows implements connector.Source.
-func (s *Source) ChunkRows() int { return types.DefaultChunkSize }
+// ChunkRows implements connector.Source: a read takes what is queued, up to a chunk of the
+// copy's size (copyChunkRows): a copy's rows are then written a few thousand at a time, each
+// write a pass over the table's pending state.
+func (s *Source) ChunkRows() int { return copyChunkRows }
+
+// copyChunkRows is the most rows one read returns.
+const copyChunkRows = 8 * types.DefaultChunkSize
 
 // Upsert implements connector.Source: the rows carry deletes (and repeat keys).
 func (s *Source) Upsert() bool { return true }

@@ -134,22 +134,24 @@ type sourceExec struct {
 	state    *state.Table
 
 	// per-run state
-	started   bool
-	done      bool
-	epoch     uint64 // the epoch rows are written in (0 before the first barrier)
-	splits    map[string]*sourceSplit
-	reader    connector.SplitReader
-	idle      bool         // the reader had nothing: wait for Ready
-	pending   *types.Chunk // rows read but refused (their epoch had ended)
-	pendRead  connector.ReadResult
-	blocked   bool // a write was refused: wait for the barrier
-	exhausted bool
-	rate      int64 // rows per second over all splits (< 0 unlimited, 0 paused)
-	tokens    float64
-	last      time.Time
-	produced  int64
-	epochRows int64 // rows written in the current epoch
-	asked     bool  // a barrier was requested for this epoch
+	started bool
+	done    bool
+	epoch   uint64 // the epoch rows are written in (0 before the first barrier)
+	splits  map[string]*sourceSplit
+	reader  connector.SplitReader
+	idle    bool // the reader had nothing: wait for Ready
+	// copiedAsked: the progresser's splits were all copied and the next barrier was asked for.
+	copiedAsked bool
+	pending     *types.Chunk // rows read but refused (their epoch had ended)
+	pendRead    connector.ReadResult
+	blocked     bool // a write was refused: wait for the barrier
+	exhausted   bool
+	rate        int64 // rows per second over all splits (< 0 unlimited, 0 paused)
+	tokens      float64
+	last        time.Time
+	produced    int64
+	epochRows   int64 // rows written in the current epoch
+	asked       bool  // a barrier was requested for this epoch
 	// emit: the rows are this executor's output, not written into a table;
 	// out is the chunk to return next, read from split outSplit.
 	emit     bool
@@ -422,6 +424,7 @@ func (e *sourceExec) produce(ctx context.Context) error {
 			// Messages that carry no row: the split moves on all the same.
 			if s := e.splits[r.Split]; s != nil {
 				s.offset, s.next, s.dirty = r.Offset, r.Next, true
+				e.askIfCopied(r.Split)
 			}
 			return nil
 		}
@@ -487,7 +490,29 @@ func (e *sourceExec) write(ctx context.Context) error {
 	e.epochRows += int64(r.Rows)
 	e.tokens -= float64(r.Rows)
 	e.pending = nil
+	e.askIfCopied(r.Split)
 	return nil
+}
+
+// askIfCopied asks for the next barrier once split's move made every split's finite part
+// written (a progresser's copy): the job's copy is done at that barrier, not up to an
+// interval later.
+func (e *sourceExec) askIfCopied(split string) {
+	if e.progresser == nil || e.copiedAsked || e.actx == nil || e.actx.RequestBarrier == nil {
+		return
+	}
+	if s := e.splits[split]; s == nil {
+		return
+	} else if _, _, done := e.progresser.Progress(split, s.offset); !done {
+		return
+	}
+	for name, s := range e.splits {
+		if _, _, done := e.progresser.Progress(name, s.offset); !done {
+			return
+		}
+	}
+	e.copiedAsked = true
+	e.actx.RequestBarrier()
 }
 
 func (e *sourceExec) onBarrier(ctx context.Context, b *Barrier) (Message, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,6 +147,8 @@ func TestConnectorSourceProgressRateTruncate(t *testing.T) {
 	w := &opWriter{}
 	ch := make(chan *Barrier, 1)
 	actx := stActx(memkv.New())
+	var asked atomic.Int32 // barriers the source asked for
+	actx.RequestBarrier = func() { asked.Add(1) }
 	e, closer, err := NewConnectorSource(actx, n, ch, w, report, nil, 42, SplitShare{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,12 +201,23 @@ func TestConnectorSourceProgressRateTruncate(t *testing.T) {
 	if got := strings.Join(w.list(), "; "); got != strings.Join(want, "; ") {
 		t.Fatalf("the source wrote %s, want %s", got, strings.Join(want, "; "))
 	}
+	// The copy's last rows are written: the source asks for the barrier that ends it (once),
+	// rather than leave it to the interval.
+	for deadline := time.Now().Add(10 * time.Second); asked.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the copy is written but the source asked for no barrier")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if r := barrier(2, &SetRateLimit{Actors: map[ActorID]bool{actx.ID: true}, RowsPerSecond: 7, Backfill: true}); !r.Done || r.Rows != 5 || r.Estimate != 10 {
 		t.Fatalf("progress after the copy: %+v, want 5 rows of 10, done", r)
 	}
 	copyTest.Lock()
 	rates := fmt.Sprint(copyTest.rates)
 	copyTest.Unlock()
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the source asked for %d barriers, want 1", n)
+	}
 	if rates != "[42 7]" {
 		t.Fatalf("the reader's backfill rates: %s, want [42 7]", rates)
 	}
