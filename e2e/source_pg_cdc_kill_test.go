@@ -58,8 +58,8 @@ func (w *cdcWriter) run(ctx context.Context, seed int64) {
 			sql = fmt.Sprintf("DELETE FROM %s WHERE id = %d", table, k)
 		case 4: // a key moves below the copy (from above) or above it
 			sql = fmt.Sprintf("UPDATE %s SET id = -id WHERE id = %d", table, k)
-		case 5:
-			sql = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'low %d', 1)", table, -w.rows-w.ops, w.ops)
+		case 5: // below every key case 4 makes (-rows..-1)
+			sql = fmt.Sprintf("INSERT INTO %s VALUES (%d, 'low %d', 1)", table, -w.rows-1-w.ops, w.ops)
 		}
 		if _, err := w.conn.Exec(ctx, sql); err != nil {
 			w.err = fmt.Errorf("%s: %w", sql, err)
