@@ -68,6 +68,7 @@ type localEntry struct {
 func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
 	e := &localAggExec{in: in, groupBy: n.GroupBy, outTypes: plan.Types(n.Out), maxGroups: LocalAggGroups,
 		groups: map[string]int{}, wmOut: map[int]int{}}
+	lendChunks(in) // fold keeps no chunk it is given
 	inTypes := in.Schema()
 	for k, c := range n.GroupBy {
 		if c < 0 || c >= len(inTypes) {

@@ -79,6 +79,44 @@ type snapshotBackfillExec struct {
 
 	pump *backfillExec // reuses the arrangement backfill's upstream pump
 	row  []types.Datum
+	// free holds snapshot chunks for the readers to fill again (nil: each chunk is new): a
+	// consumer that is done with a chunk when it asks for the next enables it (lendChunks);
+	// lent is the chunk Next returned last.
+	free chan *types.Chunk
+	lent *types.Chunk
+}
+
+// lendChunks lets a snapshot backfill below in (through projections and filters, which keep
+// no chunk) fill the chunks it returned again once in's consumer asks for the next: the
+// consumer (a local aggregation) folds each chunk before it pulls again and keeps none. A 10M-row
+// snapshot otherwise allocates its whole size in chunks (hundreds of MB of fresh memory).
+func lendChunks(in Executor) {
+	for {
+		switch e := in.(type) {
+		case *profiled:
+			in = e.in
+		case *projectExec:
+			in = e.in
+		case *filterExec:
+			in = e.in
+		case *snapshotBackfillExec:
+			e.free = make(chan *types.Chunk, 2*snapshotReaderCount()+2)
+			return
+		default:
+			return
+		}
+	}
+}
+
+// chunk returns a chunk for a reader to fill: one the consumer is done with, or a new one.
+func (s *snapshotBackfillExec) chunk(size int) *types.Chunk {
+	select {
+	case c := <-s.free:
+		c.Reset()
+		return c
+	default:
+		return types.NewChunk(s.types, size)
+	}
 }
 
 // vnodeProgress is the snapshot read of one upstream vnode.
@@ -258,6 +296,13 @@ func (s *snapshotBackfillExec) sendReport(detail bool) {
 }
 
 func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
+	if s.lent != nil { // the consumer is done with it
+		select {
+		case s.free <- s.lent:
+		default:
+		}
+		s.lent = nil
+	}
 	if !s.started {
 		s.started = true
 		s.pump.start(ctx)
@@ -517,7 +562,7 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 				return
 			}
 			size := int(s.readSize.Load())
-			c := types.NewChunk(s.types, size)
+			c := s.chunk(size)
 			for c.Len() < size {
 				if err = it.Next(); err != nil {
 					break
@@ -577,6 +622,9 @@ func (s *snapshotBackfillExec) applySnap(sc snapChunk) (*types.Chunk, error) {
 	s.sendReport(false)
 	if n == 0 {
 		return nil, nil
+	}
+	if s.free != nil {
+		s.lent = sc.c
 	}
 	return sc.c, nil
 }
