@@ -338,10 +338,11 @@ const (
 // index for at most maxIndex keys, the arena for at most 8 MiB): a writer's
 // next batch is likely as big, and growing from empty copies everything a
 // few times over. b's arena stays with the entries flushed from it; its index
-// (which nothing else holds) is emptied and kept when it held at most maxIndex keys.
+// (which nothing else holds) is emptied and kept when it held reuseIndex to maxIndex keys
+// (a bulk writer's; emptying costs its capacity, too much for a small write's flush).
 func (b *buffer) next(maxIndex int) buffer {
 	index := b.index
-	if len(index) > maxIndex || index == nil {
+	if len(index) > maxIndex || len(index) < reuseIndex {
 		index = make(map[string]int, min(len(b.index), maxIndex))
 	} else {
 		clear(index)
@@ -352,6 +353,9 @@ func (b *buffer) next(maxIndex int) buffer {
 		arena:   make([]byte, 0, min(len(b.arena), 8<<20)),
 	}
 }
+
+// reuseIndex is the fewest keys of a buffer whose index map the next buffer keeps.
+const reuseIndex = 1024
 
 // Discard drops the writes made since the last Flush (a failed statement's).
 func (t *Table) Discard() { t.cur = buffer{index: make(map[string]int)} }
