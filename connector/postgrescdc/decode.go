@@ -4,16 +4,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary/tributary/sql/types"
 )
 
-// A copy's rows arrive with the key columns in text (the offset keeps the
-// key's text forms, the next chunk's query takes them back) and the other
-// columns in PostgreSQL's binary format where binaryDecoded reads their
-// upstream type (no text to parse), else in text. The session only copies
+// A copy's rows arrive in PostgreSQL's binary format where binaryDecoded
+// reads their upstream type (no text to parse), else in text; key columns
+// in binary only where binaryKeys makes their text forms back (the offset
+// keeps a key's text forms, the next chunk's query takes them back: made
+// for a chunk's last row, not parsed for every row). The session only copies
 // them (rawRows); the reader decodes them into the engine's chunk in Read,
 // on the engine's goroutine, so the session goes on with the next chunk.
 
@@ -24,6 +26,29 @@ var binaryDecoded = map[uint32]bool{
 	types.OIDBool: true, types.OIDInt2: true, types.OIDInt4: true, types.OIDInt8: true,
 	types.OIDFloat4: true, types.OIDFloat8: true, types.OIDBytea: true, types.OIDDate: true,
 	types.OIDTime: true, types.OIDTimestamp: true, types.OIDTimestamptz: true, types.OIDInterval: true,
+}
+
+// binaryKeys are the upstream key types read in binary format (rowPK
+// makes their text forms).
+var binaryKeys = map[uint32]bool{types.OIDInt2: true, types.OIDInt4: true, types.OIDInt8: true}
+
+// keyText is the text form of key column j's value v as the copy read it.
+func (b *binding) keyText(j int, v []byte) string {
+	if !b.binary(j) {
+		return string(v)
+	}
+	var n int64
+	switch len(v) {
+	case 2:
+		n = int64(int16(binary.BigEndian.Uint16(v)))
+	case 4:
+		n = int64(int32(binary.BigEndian.Uint32(v)))
+	case 8:
+		n = int64(binary.BigEndian.Uint64(v))
+	default:
+		return "\x00" + string(v) // parses as no integer: the key is reported and its row skipped
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // rawBlock is the size of the buffers a chunk's values are copied into.
@@ -114,7 +139,7 @@ func (b *binding) binary(j int) bool { return j < len(b.bin) && b.bin[j] }
 func (b *binding) setFormats() {
 	b.bin = make([]bool, len(b.types))
 	for j := range b.bin {
-		b.bin[j] = j < len(b.oids) && binaryDecoded[b.oids[j]] && indexInt(b.pk, j) < 0
+		b.bin[j] = j < len(b.oids) && binaryDecoded[b.oids[j]] && (indexInt(b.pk, j) < 0 || binaryKeys[b.oids[j]])
 	}
 }
 

@@ -60,6 +60,18 @@ func TestBinaryDecodingMatchesText(t *testing.T) {
 			if got.Null != want.Null || got.I != want.I || got.S != want.S || got.Iv != want.Iv || math.Float64bits(got.F) != math.Float64bits(want.F) {
 				t.Errorf("%s (text %q): binary decodes to %+v, text parses to %+v", sql, text.Rows[0][0], got, want)
 			}
+			if binaryKeys[c.oid] {
+				// A key column read in binary: its text form (the offset's)
+				// is PostgreSQL's.
+				b := &binding{oids: []uint32{c.oid}, types: []types.T{c.t}, pk: []int{0}}
+				b.setFormats()
+				if !b.binary(0) {
+					t.Fatalf("%s: a key of a binaryKeys type read in text", c.typ)
+				}
+				if got := rowPK(b, bin.Rows[0]); got[0] != string(text.Rows[0][0]) {
+					t.Errorf("%s: key text %q, PostgreSQL's %q", sql, got[0], text.Rows[0][0])
+				}
+			}
 		}
 	}
 	// types.ParseText does not read a timestamp BC (an error); its binary
@@ -75,6 +87,11 @@ func TestBinaryDecodingMatchesText(t *testing.T) {
 	}
 	if _, err := decodeBinary(types.OIDInt4, types.TInt32, []byte{1, 2}); err == nil {
 		t.Error("an int4 of 2 bytes decoded")
+	}
+	b := &binding{oids: []uint32{types.OIDInt4}, types: []types.T{types.TInt32}, pk: []int{0}, pkTypes: []types.T{types.TInt32}}
+	b.setFormats()
+	if k := (&table{b: b}).rowKey([][]byte{{1, 2, 3}}); k != nil {
+		t.Errorf("a key of 3 binary bytes parsed as %v", k)
 	}
 }
 

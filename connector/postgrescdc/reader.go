@@ -919,7 +919,7 @@ func (t *table) queueCopy(ctx context.Context, seg *segment) error {
 func rowPK(b *binding, raw [][]byte) []string {
 	pk := make([]string, len(b.pk))
 	for i, k := range b.pk {
-		pk[i] = string(raw[k])
+		pk[i] = b.keyText(k, raw[k])
 	}
 	return pk
 }
@@ -1447,11 +1447,7 @@ func (t *table) keyRow(pk []string) []types.Datum {
 
 // rowKey parses a copied row's key (nil when it does not parse).
 func (t *table) rowKey(raw [][]byte) []types.Datum {
-	pk := make([]string, len(t.b.pk))
-	for i, k := range t.b.pk {
-		pk[i] = string(raw[k])
-	}
-	return t.parseKey(pk)
+	return t.parseKey(rowPK(t.b, raw))
 }
 
 // parseKey parses key text forms (nil for nil or a key that does not parse).
