@@ -623,7 +623,7 @@ func (sp *psplit) copyChunk(ctx context.Context, conn *pgconn.PgConn, j pjob) er
 	// must see them (their changes to the window's keys were dropped).
 	seen := t.s.seen.list()
 	rows, err := selectVisible(ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.cfg.QualifiedTable()+where+
-		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, b.resultFormats(), j.n, seen)
+		" ORDER BY "+strings.Join(keyCols, ", ")+fmt.Sprintf(" LIMIT %d", j.n), params, b.resultFormats(), j.n, seen, "COMMIT")
 	if err != nil {
 		return fmt.Errorf("select: %w", err)
 	}

@@ -806,7 +806,13 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		fmt.Fprintf(&sql, " WHERE (%s) > (%s)", strings.Join(keyCols, ", "), strings.Join(ph, ", "))
 	}
 	fmt.Fprintf(&sql, " ORDER BY %s LIMIT %d", strings.Join(keyCols, ", "), n)
-	rows, err := selectVisible(ctx, s.conn, sql.String(), params, b.resultFormats(), n, s.seen.list())
+	// The watermark: committed right after the select (in the same round
+	// trip), so every change the select did not see commits after the
+	// changes it did.
+	s.seq++
+	wm := fmt.Sprintf("%s/%s/%d", s.cfg.Slot, s.nonce, s.seq)
+	emit := "COMMIT; SELECT pg_logical_emit_message(true, " + quoteLiteral(watermarkPrefix) + ", " + quoteLiteral(wm) + ")"
+	rows, err := selectVisible(ctx, s.conn, sql.String(), params, b.resultFormats(), n, s.seen.list(), emit)
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", t.cfg.QualifiedTable(), err)
 	}
@@ -814,7 +820,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	if count == n && n >= t.chunkRows() {
 		t.chunk, t.blocked = nextChunk(t.cfg, n, rows.bytes, t.blocked), false
 	}
-	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}}
+	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}, wm: wm}
 	if count == n {
 		w.hi = t.rowKey(rows.row(count - 1))
 		if w.hi == nil {
@@ -830,13 +836,6 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 		st.Win = t.staleText
 	default:
 		st.Win = rowPK(b, rows.row(count-1))
-	}
-	// The watermark: committed after the select, so every change the
-	// select did not see commits after the changes it did.
-	s.seq++
-	w.wm = fmt.Sprintf("%s/%s/%d", s.cfg.Slot, s.nonce, s.seq)
-	if _, err := query(ctx, s.conn, "SELECT pg_logical_emit_message(true, "+quoteLiteral(watermarkPrefix)+", "+quoteLiteral(w.wm)+")"); err != nil {
-		return fmt.Errorf("write a watermark: %w", err)
 	}
 	t.win, s.copying = w, t
 	wctx, cancel := context.WithTimeout(ctx, watermarkTimeout)

@@ -104,8 +104,9 @@ func (sn pgSnapshot) sees(xid uint32) bool {
 // transaction whose snapshot sees every transaction in seen (taken again,
 // after a short wait, while one is in progress in it, for up to
 // visibleWait), its rows in formats (a column each) and about hint of
-// them.
-func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params [][]byte, formats []int16, hint int, seen []uint32) (*rawRows, error) {
+// them. end ends the transaction ("COMMIT", and what must follow it at
+// once).
+func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params [][]byte, formats []int16, hint int, seen []uint32, end string) (*rawRows, error) {
 	deadline := time.Now().Add(visibleWait)
 	wait := time.Millisecond
 	for {
@@ -133,7 +134,7 @@ func selectVisible(ctx context.Context, conn *pgconn.PgConn, sql string, params 
 				_, _ = query(ctx, conn, "ROLLBACK")
 				return nil, err
 			}
-			if _, err := query(ctx, conn, "COMMIT"); err != nil {
+			if _, err := query(ctx, conn, end); err != nil {
 				return nil, err
 			}
 			return res, nil
