@@ -908,6 +908,7 @@ func (t *Table) deletesBlocks() bool {
 // deletesBlock reports whether the pending writes delete block key bk (only
 // DeleteBlocks writes block keys, and only deletes).
 func (t *Table) deletesBlock(bk string) bool {
+	t.cur.indexAll()
 	if _, ok := t.cur.index[bk]; ok {
 		return true
 	}

@@ -752,3 +752,69 @@ func newBlockTable(t *testing.T, kv storage.KV) (*state.Table, int64) {
 	}
 	return tbl, blockAs[2]
 }
+
+// TestFreshWritesIndexedWhenNeeded: a buffer of fresh writes only keeps no key index, and
+// builds it when a read or another write needs it: a pending read finds a fresh row, a delete
+// and a fresh write again of its key replace it, and the epoch commits those values.
+func TestFreshWritesIndexedWhenNeeded(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, a := newBlockTable(t, kv)
+		row := func(k int64, v string) []types.Datum {
+			return []types.Datum{types.DInt(a), types.DInt(k), types.DString(v)}
+		}
+		get := func(k int64) (string, bool) {
+			t.Helper()
+			got, found, err := tbl.Get(ctx, []types.Datum{types.DInt(a), types.DInt(k)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !found {
+				return "", false
+			}
+			return got[2].S, true
+		}
+		for k := int64(0); k < 100; k++ {
+			if err := tbl.InsertFresh(row(k, "fresh"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, ok := get(7); !ok || v != "fresh" {
+			t.Fatalf("pending read of a fresh row: %q %v", v, ok)
+		}
+		if err := tbl.Delete(row(7, "fresh")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := get(7); ok {
+			t.Fatal("a deleted fresh row still read")
+		}
+		if err := tbl.InsertFresh(row(7, "again"), 0); err != nil {
+			t.Fatal(err)
+		}
+		for k := int64(100); k < 200; k++ { // fresh writes after the index was built
+			if err := tbl.InsertFresh(row(k, "later"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.Update(row(150, "later"), row(150, "updated")); err != nil {
+			t.Fatal(err)
+		}
+		epoch := uint64(1) << 16
+		b := new(storage.Batch)
+		tbl.Flush(epoch, b)
+		tbl.TakeFresh(epoch).Write(b)
+		if err := kv.Commit(ctx, epoch, b); err != nil {
+			t.Fatal(err)
+		}
+		tbl.Flush(epoch+1, new(storage.Batch)) // drops the committed layer
+		want := map[int64]string{0: "fresh", 7: "again", 99: "fresh", 100: "later", 150: "updated", 199: "later"}
+		for k, w := range want {
+			if v, ok := get(k); !ok || v != w {
+				t.Errorf("key %d after the commit: %q %v, want %q", k, v, ok, w)
+			}
+		}
+		if _, ok := get(200); ok {
+			t.Error("key 200 read, never written")
+		}
+	})
+}

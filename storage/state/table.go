@@ -91,9 +91,15 @@ type vnodeBound struct {
 
 // buffer holds one epoch's writes: the latest write per key.
 type buffer struct {
-	index   map[string]int // key -> position in entries
-	entries []entry
-	arena   []byte // values; append-only, so slices into it stay valid
+	// index maps a key to its position in entries, unless unindexed: then
+	// every write so far was a fresh one (InsertFresh: a key the writer
+	// vouches is nowhere else, so no write looks for it) and index holds
+	// none of them until a write or read needs it (indexAll). A bulk copy's
+	// buffers never build it.
+	index     map[string]int
+	unindexed bool
+	entries   []entry
+	arena     []byte // values; append-only, so slices into it stay valid
 	// sorted holds the positions of entries[:len(sorted)] in key order; the
 	// entries after them (the tail) are unsorted until the next re-sort.
 	sorted []int
@@ -314,6 +320,13 @@ func (b *buffer) put(key, value []byte, del, fresh bool) int {
 		b.arena = append(b.arena, value...)
 		e.value = b.arena[off:len(b.arena):len(b.arena)]
 	}
+	if fresh && (b.unindexed || len(b.entries) == 0) {
+		b.unindexed = true
+		e.key = string(key)
+		b.entries = append(b.entries, e)
+		return len(b.entries) - 1
+	}
+	b.indexAll()
 	if i, ok := b.index[string(key)]; ok {
 		// A write over a pending one is not fresh: the key may be stored
 		// (a delete pending), so it must be written as a row.
@@ -325,6 +338,20 @@ func (b *buffer) put(key, value []byte, del, fresh bool) int {
 	b.index[e.key] = len(b.entries)
 	b.entries = append(b.entries, e)
 	return len(b.entries) - 1
+}
+
+// indexAll puts the entries written unindexed into the index.
+func (b *buffer) indexAll() {
+	if !b.unindexed {
+		return
+	}
+	b.unindexed = false
+	if b.index == nil {
+		b.index = make(map[string]int, len(b.entries))
+	}
+	for i := range b.entries {
+		b.index[b.entries[i].key] = i
+	}
 }
 
 // A flushed layer of at least bigLayer writes is merged with the one below
@@ -589,6 +616,7 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 // pending is what this table's own writes hold for key, for a read at epoch: known is false when
 // they hold nothing and the store decides.
 func (t *Table) pending(epoch uint64, key []byte) (value []byte, found, known bool) {
+	t.cur.indexAll()
 	if i, ok := t.cur.index[string(key)]; ok {
 		e := t.cur.entries[i]
 		return e.value, !e.del, true
