@@ -152,12 +152,15 @@ func (b *binding) decodeRow(raw [][]byte, row []types.Datum, bad func(error)) bo
 			row[j] = types.NullDatum
 			continue
 		}
-		var d types.Datum
+		d := &row[j]
 		var err error
-		if b.binary(j) {
-			d, err = decodeBinary(b.oids[j], b.types[j], v)
-		} else {
-			d, err = types.ParseText(b.types[j], string(v))
+		switch t := b.types[j]; {
+		case b.binary(j):
+			err = decodeBinaryInto(b.oids[j], t, v, d)
+		case t.ID == types.Varchar && t.Width == 0:
+			*d = types.Datum{S: string(v)} // types.ParseText's, without its copy of the datum
+		default:
+			*d, err = types.ParseText(t, string(v))
 		}
 		if err != nil {
 			if indexInt(b.pk, j) >= 0 {
@@ -165,9 +168,8 @@ func (b *binding) decodeRow(raw [][]byte, row []types.Datum, bad func(error)) bo
 				return false
 			}
 			bad(fmt.Errorf("column %q: %w; set to NULL", b.names[j], err))
-			d = types.NullDatum
+			*d = types.NullDatum
 		}
-		row[j] = d
 	}
 	return true
 }
@@ -182,15 +184,25 @@ const (
 // binary format as Tributary type t.
 func decodeBinary(oid uint32, t types.T, v []byte) (types.Datum, error) {
 	var d types.Datum
-	bad := func(n int) (types.Datum, error) {
-		return types.Datum{}, types.Errorf(types.ErrInvalidText, "a binary %s value of %d bytes, %d expected", t, len(v), n)
+	err := decodeBinaryInto(oid, t, v, &d)
+	return d, err
+}
+
+// decodeBinaryInto is decodeBinary into d (a datum is large: a copied
+// row's columns are decoded where they go, not copied there).
+func decodeBinaryInto(oid uint32, t types.T, v []byte, d *types.Datum) error {
+	*d = types.Datum{}
+	bad := func(n int) error {
+		return types.Errorf(types.ErrInvalidText, "a binary %s value of %d bytes, %d expected", t, len(v), n)
 	}
 	switch oid {
 	case types.OIDBool:
 		if len(v) != 1 {
 			return bad(1)
 		}
-		return types.DBool(v[0] != 0), nil
+		if v[0] != 0 {
+			d.I = 1 // types.DBool
+		}
 	case types.OIDInt2:
 		if len(v) != 2 {
 			return bad(2)
@@ -257,9 +269,9 @@ func decodeBinary(oid uint32, t types.T, v []byte) (types.Datum, error) {
 			Months: int32(binary.BigEndian.Uint32(v[12:])),
 		}
 	default:
-		return types.Datum{}, types.Errorf(types.ErrUnsupported, "no binary decoder for type oid %d", oid)
+		return types.Errorf(types.ErrUnsupported, "no binary decoder for type oid %d", oid)
 	}
-	return d, nil
+	return nil
 }
 
 // canonicalNaN is f, but NaN as types.ParseText makes it (math.NaN()).
