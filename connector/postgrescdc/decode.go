@@ -37,18 +37,11 @@ func (b *binding) keyText(j int, v []byte) string {
 	if !b.binary(j) {
 		return string(v)
 	}
-	var n int64
-	switch len(v) {
-	case 2:
-		n = int64(int16(binary.BigEndian.Uint16(v)))
-	case 4:
-		n = int64(int32(binary.BigEndian.Uint32(v)))
-	case 8:
-		n = int64(binary.BigEndian.Uint64(v))
-	default:
+	var d types.Datum
+	if err := decodeBinary(b.oids[j], b.types[j], v, &d); err != nil {
 		return "\x00" + string(v) // parses as no integer: the key is reported and its row skipped
 	}
-	return strconv.FormatInt(n, 10)
+	return strconv.FormatInt(d.I, 10)
 }
 
 // rawBlock is the size of the buffers a chunk's values are copied into.
@@ -156,7 +149,7 @@ func (b *binding) decodeRow(raw [][]byte, row []types.Datum, bad func(error)) bo
 		var err error
 		switch t := b.types[j]; {
 		case b.binary(j):
-			err = decodeBinaryInto(b.oids[j], t, v, d)
+			err = decodeBinary(b.oids[j], t, v, d)
 		case t.ID == types.Varchar && t.Width == 0:
 			*d = types.Datum{S: string(v)} // types.ParseText's, without its copy of the datum
 		default:
@@ -181,16 +174,9 @@ const (
 )
 
 // decodeBinary decodes a value of upstream type oid (binaryDecoded) in
-// binary format as Tributary type t.
-func decodeBinary(oid uint32, t types.T, v []byte) (types.Datum, error) {
-	var d types.Datum
-	err := decodeBinaryInto(oid, t, v, &d)
-	return d, err
-}
-
-// decodeBinaryInto is decodeBinary into d (a datum is large: a copied
+// binary format as Tributary type t into d (a datum is large: a copied
 // row's columns are decoded where they go, not copied there).
-func decodeBinaryInto(oid uint32, t types.T, v []byte, d *types.Datum) error {
+func decodeBinary(oid uint32, t types.T, v []byte, d *types.Datum) error {
 	*d = types.Datum{}
 	bad := func(n int) error {
 		return types.Errorf(types.ErrInvalidText, "a binary %s value of %d bytes, %d expected", t, len(v), n)

@@ -53,7 +53,8 @@ func TestBinaryDecodingMatchesText(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: text %q: %v", sql, text.Rows[0][0], err)
 			}
-			got, err := decodeBinary(c.oid, c.t, bin.Rows[0][0])
+			var got types.Datum
+			err = decodeBinary(c.oid, c.t, bin.Rows[0][0], &got)
 			if err != nil {
 				t.Fatalf("%s: binary %x: %v", sql, bin.Rows[0][0], err)
 			}
@@ -80,12 +81,13 @@ func TestBinaryDecodingMatchesText(t *testing.T) {
 	if bc.Err != nil {
 		t.Fatal(bc.Err)
 	}
-	ts, err1 := decodeBinary(types.OIDTimestamp, types.TTimestamp, bc.Rows[0][0])
-	d, err2 := decodeBinary(types.OIDDate, types.TDate, bc.Rows[0][1])
+	var ts, d types.Datum
+	err1 := decodeBinary(types.OIDTimestamp, types.TTimestamp, bc.Rows[0][0], &ts)
+	err2 := decodeBinary(types.OIDDate, types.TDate, bc.Rows[0][1], &d)
 	if err1 != nil || err2 != nil || ts.I != d.I*86400e6+12*3600e6 {
 		t.Errorf("44 BC: timestamp %d (%v), date %d (%v)", ts.I, err1, d.I, err2)
 	}
-	if _, err := decodeBinary(types.OIDInt4, types.TInt32, []byte{1, 2}); err == nil {
+	if err := decodeBinary(types.OIDInt4, types.TInt32, []byte{1, 2}, new(types.Datum)); err == nil {
 		t.Error("an int4 of 2 bytes decoded")
 	}
 	b := &binding{oids: []uint32{types.OIDInt4}, types: []types.T{types.TInt32}, pk: []int{0}, pkTypes: []types.T{types.TInt32}}
