@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -930,6 +931,7 @@ func (t *Table) DeleteBlocks(ctx context.Context, epoch uint64) error {
 		return nil
 	}
 	t.blockCache = nil
+	t.gaps.clear()
 	t.cur.dropsBlocks = true
 	// Blocks that deletes rewrote in epochs not committed yet.
 	t.pruneEdits()
@@ -962,9 +964,8 @@ type SealJob struct {
 	before map[string][]sealedBlock // by vnode prefix: blocks an earlier job may have written and not committed
 	// noBlockFrom, by vnode prefix: no stored block of the vnode ends at or after this key.
 	noBlockFrom map[string]string
-	// next, by vnode prefix: the first stored block at or after a block key the job looked up
-	// (overlaps), so the job's later blocks of the vnode, above it, need no lookup of their own.
-	next map[string]nextBlock
+	// gaps are the table's (overlaps).
+	gaps *blockGaps
 	// found tells the table that the store held no block end at or after a key (learn).
 	found  func(vnodeBound)
 	keyBuf []byte
@@ -973,11 +974,61 @@ type SealJob struct {
 	values [][]byte
 }
 
-// nextBlock is the first stored block whose key is at or after from: its key and first row's
-// primary key, or none.
-type nextBlock struct {
-	from, key, first []byte
-	none             bool
+// blockGaps are, per vnode prefix, a key range [lo, hi) (hi "": no end) that no block of the
+// vnode holds a key of: one a seal job found in the store (from a block's first key to the
+// first row of the next stored block), less the blocks that the table's jobs sealed and had not
+// committed then (before) and those they sealed since (took). The jobs of a copy, writing each
+// vnode's rows in key order (several ranges of keys at once in a parallel copy), then find
+// their blocks inside it without a store read: only the table's own writes add blocks to its
+// state table. Seal jobs run one at a time, off the table owner's goroutine.
+type blockGaps struct {
+	mu sync.Mutex
+	m  map[string]keyGap
+}
+
+type keyGap struct{ lo, hi string }
+
+// holds reports whether [first, last] (full keys) lies in the vnode's gap.
+func (g *blockGaps) holds(first, last string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.m[first[:codec.TablePrefixLen]]
+	return ok && r.lo <= first && (r.hi == "" || last < r.hi)
+}
+
+// set records the vnode's gap [lo, hi).
+func (g *blockGaps) set(lo, hi string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]keyGap{}
+	}
+	g.m[lo[:codec.TablePrefixLen]] = keyGap{lo, hi}
+}
+
+// took narrows the vnode's gap to what lies above a block over [first, last] that
+// intersects it.
+func (g *blockGaps) took(first, last string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := first[:codec.TablePrefixLen]
+	r, ok := g.m[p]
+	if !ok || last < r.lo || r.hi != "" && first >= r.hi {
+		return
+	}
+	r.lo = last + "\x00"
+	if r.hi != "" && r.lo >= r.hi {
+		delete(g.m, p)
+		return
+	}
+	g.m[p] = r
+}
+
+// clear forgets every gap.
+func (g *blockGaps) clear() {
+	g.mu.Lock()
+	g.m = nil
+	g.mu.Unlock()
 }
 
 type freshRow struct {
@@ -987,6 +1038,7 @@ type freshRow struct {
 }
 
 func freshKey(r *freshRow) string    { return r.key }
+func freshRun(r *freshRow) uint32    { return r.run }
 func compareFresh(a, b freshRow) int { return strings.Compare(a.key, b.key) }
 
 // sameRun reports whether two fresh rows may share a block: the same vnode
@@ -1051,14 +1103,14 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		}
 	}
 	if len(rows) > 0 {
-		rows = sortByVnode(rows, freshKey, compareFresh)
+		rows = sortByVnode(rows, freshKey, freshRun, compareFresh)
 	}
 	if len(rows) == 0 && len(asRows) == 0 {
 		return nil
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}, found: t.noteSealBound}
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}, found: t.noteSealBound, gaps: &t.gaps}
 	for _, sb := range t.sealed {
 		p := sb.first[:codec.TablePrefixLen]
 		j.before[p] = append(j.before[p], sb)
@@ -1157,6 +1209,7 @@ func (j *SealJob) Write(b *storage.Batch) {
 			j.keyBuf = appendBlockKey(j.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
 			j.valBuf = appendBlock(j.valBuf[:0], j.epoch, j.pks, j.values)
 			b.Put(j.keyBuf, j.valBuf)
+			j.gaps.took(first, last)
 		}
 	}
 	asRows(j.asRows)
@@ -1218,37 +1271,39 @@ func (j *SealJob) overlaps(first, last string) bool {
 	if from, ok := j.noBlockFrom[first[:codec.TablePrefixLen]]; ok && first >= from {
 		return false // every stored block of the vnode ends below first
 	}
-	// The first stored block ending at or after first is the one that may overlap. A copy
-	// seals its rows in key order: the vnode's block found for the job's first block of it
-	// answers for the later ones too, until they pass its key.
+	if j.gaps.holds(first, last) {
+		return false
+	}
+	// The first stored block ending at or after first is the one that may overlap; the keys
+	// from first to its first row are a gap, less the blocks earlier jobs sealed (not in the
+	// store the lookup reads), for the vnode's later blocks.
 	p := first[:codec.TablePrefixLen]
-	bk := appendBlockKey(nil, []byte(p), []byte(first[codec.TablePrefixLen:]))
-	nb, ok := j.next[p]
-	if !ok || bytes.Compare(bk, nb.from) < 0 || !nb.none && bytes.Compare(nb.key, bk) < 0 {
-		key, blk, _, err := findBlockKey(context.Background(), j.kv, []byte(first), j.kv.CommittedEpoch())
+	blk, _, err := findBlock(context.Background(), j.kv, []byte(first), j.kv.CommittedEpoch())
+	if err != nil {
+		return true
+	}
+	hi := ""
+	if blk.n > 0 {
+		bfirst, _, err := blk.entry(0)
 		if err != nil {
 			return true
 		}
-		nb = nextBlock{from: bk, none: blk.n == 0}
-		if !nb.none {
-			bfirst, _, err := blk.entry(0)
-			if err != nil {
-				return true
-			}
-			nb.key, nb.first = key, bytes.Clone(bfirst)
+		hi = p + string(bfirst)
+		if hi <= last {
+			return true
 		}
-		if j.next == nil {
-			j.next = map[string]nextBlock{}
-		}
-		j.next[p] = nb
-		if nb.none && j.found != nil {
-			j.found(vnodeBound{vnodeOf(first), first})
+	} else if j.found != nil {
+		j.found(vnodeBound{vnodeOf(first), first})
+	}
+	// The earlier jobs' blocks (none holds a key of [first, last]: checked above) that lie
+	// above the block end the gap sooner.
+	for _, s := range j.before[p] {
+		if s.first > last && (hi == "" || s.first < hi) {
+			hi = s.first
 		}
 	}
-	if nb.none {
-		return false // no stored block ends at or after first
-	}
-	return bytes.Compare(nb.first, []byte(last[codec.TablePrefixLen:])) <= 0
+	j.gaps.set(first, hi)
+	return false
 }
 
 // getRow is GetRow for the table's own point reads, through its block cache.

@@ -818,3 +818,64 @@ func TestFreshWritesIndexedWhenNeeded(t *testing.T) {
 		}
 	})
 }
+
+// TestSealKeepsGaps: two runs of a parallel copy write one vnode, the lower one below the
+// upper one's stored blocks: the lower run's seals look the vnode's next block up once (the
+// keys up to it are a gap no block holds, less what the table seals), not every epoch; a
+// fresh key written among the sealed ones later still lands where no block overlaps it.
+func TestSealKeepsGaps(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store storage.KV) {
+		ctx := context.Background()
+		kv := &scanCounter{KV: store}
+		tbl, a := newBlockTable(t, kv)
+		epoch := uint64(1) << 16
+		lower, upper := state.RunTag("0"), state.RunTag("1")
+		seal := func(write func()) int32 {
+			t.Helper()
+			epoch++
+			write()
+			b := new(storage.Batch)
+			tbl.Flush(epoch, b)
+			before := kv.scans.Load()
+			if job := tbl.TakeFresh(epoch); job != nil {
+				job.Write(b)
+			}
+			looked := kv.scans.Load() - before
+			if err := kv.Commit(ctx, epoch, b); err != nil {
+				t.Fatal(err)
+			}
+			return looked
+		}
+		insert := func(from, to int64, step int64, run uint32) func() {
+			return func() {
+				for k := from; k < to; k += step {
+					if err := tbl.InsertFresh([]types.Datum{types.DInt(a), types.DInt(k), types.DString("fresh")}, run); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		both := func(lo, hi int64) func() {
+			return func() { insert(lo, lo+100, 2, lower)(); insert(hi, hi+100, 1, upper)() }
+		}
+		seal(both(0, 10000))
+		seal(both(100, 10100)) // the lower run's blocks: one lookup, the gap up to 10000 kept
+		if n := seal(both(200, 10200)); n != 0 {
+			t.Fatalf("a seal of both runs, each above its blocks, looked for blocks %d times, want none", n)
+		}
+		// Fresh keys among the lower run's (odd ones, absent): they overlap its blocks and
+		// go as rows; every row reads back.
+		seal(insert(1, 300, 2, state.RunTag("among")))
+		tbl.Flush(epoch+1, new(storage.Batch))
+		for _, k := range []int64{0, 1, 150, 151, 298, 299, 10000, 10299} {
+			row, ok, err := tbl.Get(ctx, []types.Datum{types.DInt(a), types.DInt(k)}, nil)
+			if err != nil || !ok || row[2].S != "fresh" {
+				t.Fatalf("row %d after the seals: %v %v %v", k, row, ok, err)
+			}
+		}
+		blocks, rows := countKeys(t, ctx, store)
+		if blocks == 0 || rows < 150 {
+			t.Fatalf("%d blocks and %d row keys, want blocks and the 150 keys among the blocks as rows", blocks, rows)
+		}
+	})
+}

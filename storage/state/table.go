@@ -77,6 +77,9 @@ type Table struct {
 	// vnode, a key at or after which the store held no block end; TakeFresh learns them.
 	sealMu     sync.Mutex
 	sealBounds []vnodeBound
+	// gaps are, per vnode, key ranges no block overlaps (blockGaps): a copy's seal jobs look a
+	// vnode's next block up once, not every epoch.
+	gaps blockGaps
 
 	keyBuf []byte
 	valBuf []byte
@@ -261,18 +264,21 @@ func sortEntries(entries []entry) {
 	if len(entries) == 0 {
 		return
 	}
-	if out := sortByVnode(entries, entryKey, compareEntries); &out[0] != &entries[0] {
+	if out := sortByVnode(entries, entryKey, entryRun, compareEntries); &out[0] != &entries[0] {
 		copy(entries, out)
 	}
 }
 
 func entryKey(e *entry) string { return e.key }
+func entryRun(e *entry) uint32 { return e.run }
 
 // sortByVnode sorts xs, whose keys (key) are state keys, and returns them sorted (in xs or in
 // a new slice): bucketed by their table and vnode prefix first (a stable counting sort when
 // they all share the table), then each bucket sorted unless it already is. Rows written in
-// primary-key order (a copy, ascending ids) then cost a pass, not a comparison sort.
-func sortByVnode[T any](xs []T, key func(*T) string, cmp func(a, b T) int) []T {
+// primary-key order (a copy, ascending ids) then cost a pass, not a comparison sort; rows of
+// a few writers each in key order (the ranges of a parallel copy, told apart by run) a
+// merge (mergeRuns).
+func sortByVnode[T any](xs []T, key func(*T) string, run func(*T) uint32, cmp func(a, b T) int) []T {
 	if len(xs) < 64 || len(key(&xs[0])) < codec.TablePrefixLen {
 		slices.SortFunc(xs, cmp)
 		return xs
@@ -297,13 +303,106 @@ func sortByVnode[T any](xs []T, key func(*T) string, cmp func(a, b T) int) []T {
 		out[next[v]] = xs[i]
 		next[v]++
 	}
+	var scratch []T
 	for v := range codec.VnodeCount {
 		bucket := out[counts[v]:counts[v+1]]
 		if !slices.IsSortedFunc(bucket, cmp) {
-			slices.SortFunc(bucket, cmp)
+			scratch = mergeRuns(bucket, scratch, run, cmp)
 		}
 	}
 	return out
+}
+
+// maxMergedRuns bounds the writers mergeRuns merges; a bucket of more is sorted.
+const maxMergedRuns = 8
+
+// mergeRuns sorts xs, made of the rows of a few runs (run) each mostly in key order: it
+// splits them by run (keeping their order), sorts each run's unless it is sorted already and
+// merges the runs, using scratch (returned, grown) as room. More than maxMergedRuns runs: a
+// comparison sort.
+func mergeRuns[T any](xs, scratch []T, run func(*T) uint32, cmp func(a, b T) int) []T {
+	var tags [maxMergedRuns]uint32
+	var sizes [maxMergedRuns]int
+	k := 0
+	for i := range xs {
+		r := run(&xs[i])
+		j := 0
+		for j < k && tags[j] != r {
+			j++
+		}
+		if j == k {
+			if k == maxMergedRuns {
+				slices.SortFunc(xs, cmp)
+				return scratch
+			}
+			tags[k] = r
+			k++
+		}
+		sizes[j]++
+	}
+	if k == 1 {
+		slices.SortFunc(xs, cmp)
+		return scratch
+	}
+	// Split by run into scratch, then merge the parts back into xs pairwise.
+	scratch = slices.Grow(scratch[:0], len(xs))[:len(xs)]
+	var starts [maxMergedRuns + 1]int
+	for j := range k {
+		starts[j+1] = starts[j] + sizes[j]
+	}
+	next := starts
+	for i := range xs {
+		r := run(&xs[i])
+		j := 0
+		for tags[j] != r {
+			j++
+		}
+		scratch[next[j]] = xs[i]
+		next[j]++
+	}
+	parts := make([][]T, k)
+	for j := range k {
+		parts[j] = scratch[starts[j]:starts[j+1]]
+		if !slices.IsSortedFunc(parts[j], cmp) {
+			slices.SortFunc(parts[j], cmp)
+		}
+	}
+	// Merge pairs until one part is left, alternating between scratch and xs as the
+	// destination; the last merge writes into xs.
+	src, dst := scratch, xs
+	for len(parts) > 1 {
+		merged := parts[:0:0]
+		at := 0
+		for j := 0; j < len(parts); j += 2 {
+			if j+1 == len(parts) {
+				n := copy(dst[at:], parts[j])
+				merged = append(merged, dst[at:at+n])
+				at += n
+				continue
+			}
+			a, b := parts[j], parts[j+1]
+			start := at
+			for len(a) > 0 && len(b) > 0 {
+				if cmp(b[0], a[0]) < 0 {
+					dst[at] = b[0]
+					b = b[1:]
+				} else {
+					dst[at] = a[0]
+					a = a[1:]
+				}
+				at++
+			}
+			at += copy(dst[at:], a)
+			at += copy(dst[at:], b)
+			merged = append(merged, dst[start:at])
+		}
+		parts = merged
+		src, dst = dst, src
+	}
+	if &src[0] != &xs[0] {
+		copy(xs, parts[0])
+	}
+	return scratch
 }
 
 func vnodeOf(key string) int { return int(key[4])<<8 | int(key[5]) }
