@@ -20,6 +20,9 @@ func VnodeOf(hash uint64) uint16 { return uint16(hash % VnodeCount) }
 // HashRow hashes the columns cols of row (types ts) with types.HashInto; it decides a row's vnode.
 // An empty cols hashes to the hash of nothing (every row on one vnode).
 func HashRow(ts []types.T, row []types.Datum, cols []int) uint64 {
+	if len(cols) == 1 {
+		return types.Hash(ts[cols[0]], &row[cols[0]])
+	}
 	var h xxhash.Digest
 	h.Reset()
 	for _, c := range cols {
@@ -31,6 +34,11 @@ func HashRow(ts []types.T, row []types.Datum, cols []int) uint64 {
 // HashChunkRow is HashRow of row i of c: only its cols are read, straight
 // from their vectors (d is scratch space).
 func HashChunkRow(c *types.Chunk, i int, cols []int, d *types.Datum) uint64 {
+	if len(cols) == 1 {
+		v := &c.Cols[cols[0]]
+		v.GetInto(i, d)
+		return types.Hash(v.Type, d)
+	}
 	var h xxhash.Digest
 	h.Reset()
 	for _, k := range cols {

@@ -164,7 +164,7 @@ func (b *block) get(pk []byte) (value []byte, ok bool, err error) {
 }
 
 // appendBlock appends a block value of the rows (pks ascending) written at epoch.
-func appendBlock(buf []byte, epoch uint64, pks, values [][]byte) []byte {
+func appendBlock[K ~string | ~[]byte](buf []byte, epoch uint64, pks []K, values [][]byte) []byte {
 	buf = append(buf, blockFormat)
 	buf = binary.AppendUvarint(buf, epoch)
 	buf = binary.AppendUvarint(buf, uint64(len(pks)))
@@ -970,7 +970,7 @@ type SealJob struct {
 	found  func(vnodeBound)
 	keyBuf []byte
 	valBuf []byte
-	pks    [][]byte
+	pks    []string
 	values [][]byte
 }
 
@@ -1203,7 +1203,7 @@ func (j *SealJob) Write(b *storage.Batch) {
 			}
 			j.pks, j.values = j.pks[:0], j.values[:0]
 			for _, r := range part {
-				j.pks = append(j.pks, []byte(r.key[codec.TablePrefixLen:]))
+				j.pks = append(j.pks, r.key[codec.TablePrefixLen:])
 				j.values = append(j.values, r.value)
 			}
 			j.keyBuf = appendBlockKey(j.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
