@@ -1044,7 +1044,7 @@ func compareFresh(a, b freshRow) int { return strings.Compare(a.key, b.key) }
 // sameRun reports whether two fresh rows may share a block: the same vnode
 // and run.
 func sameRun(a, b *freshRow) bool {
-	return a.run == b.run && a.key[:codec.TablePrefixLen] == b.key[:codec.TablePrefixLen]
+	return a.run == b.run && samePrefix(a.key, b.key)
 }
 
 // TakeFresh takes the fresh rows of the flushed layers of epochs up to
@@ -1130,7 +1130,7 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
 	// over each vnode's greatest (rows are in key order).
 	for i, r := range rows {
-		if i+1 == len(rows) || rows[i+1].key[:codec.TablePrefixLen] != r.key[:codec.TablePrefixLen] {
+		if i+1 == len(rows) || !samePrefix(rows[i+1].key, r.key) {
 			t.wrote(r.key, true)
 		}
 	}
