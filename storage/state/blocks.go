@@ -1035,6 +1035,7 @@ type freshRow struct {
 	key   string
 	value []byte
 	run   uint32
+	vnode uint16 // the key's (read once: comparing keys' bytes costs a cache miss a row)
 }
 
 func freshKey(r *freshRow) string    { return r.key }
@@ -1044,7 +1045,7 @@ func compareFresh(a, b freshRow) int { return strings.Compare(a.key, b.key) }
 // sameRun reports whether two fresh rows may share a block: the same vnode
 // and run.
 func sameRun(a, b *freshRow) bool {
-	return a.run == b.run && samePrefix(a.key, b.key)
+	return a.run == b.run && a.vnode == b.vnode
 }
 
 // TakeFresh takes the fresh rows of the flushed layers of epochs up to
@@ -1078,31 +1079,63 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		rows = make([]freshRow, 0, n)
 	}
 	rewritten := t.rewrittenKeys(epoch)
+	var taking []int // the layers taken, oldest first
 	for li, l := range t.layers {
-		if !l.unsealed || l.epoch > epoch {
-			continue
-		}
-		l.unsealed = false
-		for _, e := range l.entries {
-			if !e.fresh {
-				continue
-			}
-			at, rewrote := rewritten[e.key]
-			if rewrote && at > li {
-				continue // a newer write is the key's
-			}
-			if rewrote || e.asRow || l.epoch == t.stagedDelAt {
-				// An older write of the key (a delete's tombstone) went
-				// into the batch at its flush, or one staged at the same
-				// epoch may have, and must not hide this one: as a row,
-				// after it in the batch.
-				asRows = append(asRows, freshRow{e.key, e.value, e.run})
-				continue
-			}
-			rows = append(rows, freshRow{e.key, e.value, e.run})
+		if l.unsealed && l.epoch <= epoch {
+			taking = append(taking, li)
+			l.unsealed = false
 		}
 	}
-	if len(rows) > 0 {
+	take := func(li, v int, e *entry) {
+		if !e.fresh {
+			return
+		}
+		at, rewrote := rewritten[e.key]
+		if rewrote && at > li {
+			return // a newer write is the key's
+		}
+		if rewrote || e.asRow || t.layers[li].epoch == t.stagedDelAt {
+			// An older write of the key (a delete's tombstone) went
+			// into the batch at its flush, or one staged at the same
+			// epoch may have, and must not hide this one: as a row,
+			// after it in the batch.
+			asRows = append(asRows, freshRow{e.key, e.value, e.run, uint16(v)})
+			return
+		}
+		rows = append(rows, freshRow{e.key, e.value, e.run, uint16(v)})
+	}
+	// Each layer is in key order, so vnode by vnode: the vnode's rows of each layer in turn are
+	// the rows in key order when each layer's come after the previous one's (a copy's layers),
+	// with no sort.
+	sorted := false
+	if bounds := vnodeBounds(t.layers, taking); bounds != nil {
+		sorted = true
+		for v := range codec.VnodeCount {
+			start := len(rows)
+			for i, li := range taking {
+				from := len(rows)
+				es := t.layers[li].entries[bounds[i][v]:bounds[i][v+1]]
+				for k := range es {
+					take(li, v, &es[k])
+				}
+				if from > start && from < len(rows) && rows[from-1].key >= rows[from].key {
+					sorted = false
+				}
+			}
+		}
+	} else {
+		for _, li := range taking {
+			for k := range t.layers[li].entries {
+				e := &t.layers[li].entries[k]
+				v := 0
+				if len(e.key) >= codec.TablePrefixLen {
+					v = vnodeOf(e.key)
+				}
+				take(li, v, e)
+			}
+		}
+	}
+	if len(rows) > 0 && !sorted {
 		rows = sortByVnode(rows, freshKey, freshRun, compareFresh)
 	}
 	if len(rows) == 0 && len(asRows) == 0 {
@@ -1130,7 +1163,7 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
 	// over each vnode's greatest (rows are in key order).
 	for i, r := range rows {
-		if i+1 == len(rows) || !samePrefix(rows[i+1].key, r.key) {
+		if i+1 == len(rows) || rows[i+1].vnode != r.vnode {
 			t.wrote(r.key, true)
 		}
 	}
@@ -1138,6 +1171,31 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		t.wrote(r.key, true)
 	}
 	return j
+}
+
+// vnodeBounds returns, for each of the layers taking (indexes into layers), where each vnode's
+// entries start (the last bound: the end), or nil when their keys are not all of one table
+// and its vnodes.
+func vnodeBounds(layers []*layer, taking []int) [][codec.VnodeCount + 1]int {
+	bounds := make([][codec.VnodeCount + 1]int, len(taking))
+	table, some := uint32(0), false
+	for i, li := range taking {
+		es := layers[li].entries
+		if len(es) == 0 {
+			continue
+		}
+		first, last := es[0].key, es[len(es)-1].key
+		if len(first) < codec.TablePrefixLen || len(last) < codec.TablePrefixLen ||
+			tableOf(first) != tableOf(last) || some && tableOf(first) != table || vnodeOf(last) >= codec.VnodeCount {
+			return nil
+		}
+		table, some = tableOf(first), true
+		b := &bounds[i]
+		for v := 1; v <= codec.VnodeCount; v++ {
+			b[v] = b[v-1] + sort.Search(len(es)-b[v-1], func(k int) bool { return vnodeOf(es[b[v-1]+k].key) >= v })
+		}
+	}
+	return bounds
 }
 
 // noteSealBound keeps what a seal job found for the next TakeFresh (any goroutine).

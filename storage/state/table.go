@@ -414,12 +414,6 @@ func tableOf(key string) uint32 {
 	return uint32(key[0])<<24 | uint32(key[1])<<16 | uint32(key[2])<<8 | uint32(key[3])
 }
 
-// samePrefix reports whether two state keys (of at least codec.TablePrefixLen bytes) share
-// their table and vnode.
-func samePrefix(a, b string) bool {
-	return tableOf(a) == tableOf(b) && vnodeOf(a) == vnodeOf(b)
-}
-
 // compareEntries orders entries by key (slices.SortFunc with it sorts an
 // epoch's writes in about 2/3 of sort.Slice's time).
 func compareEntries(a, b entry) int { return strings.Compare(a.key, b.key) }
