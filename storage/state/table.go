@@ -367,8 +367,8 @@ func mergeRuns[T any](xs, scratch []T, run func(*T) uint32, cmp func(a, b T) int
 			slices.SortFunc(parts[j], cmp)
 		}
 	}
-	// Merge pairs until one part is left, alternating between scratch and xs as the
-	// destination; the last merge writes into xs.
+	// Merge pairs until one part is left, scratch and xs taking turns as the destination;
+	// the result is copied into xs when it ended in scratch.
 	src, dst := scratch, xs
 	for len(parts) > 1 {
 		merged := parts[:0:0]
