@@ -177,15 +177,20 @@ func Hash(t T, v *Datum) uint64 {
 	if !v.Null && t.Physical() == PhysI64 {
 		// The bytes HashInto writes, hashed at once (a digest's set-up and finish cost more
 		// than the hash of 9 bytes).
-		var buf [9]byte
-		buf[0] = 1
-		binary.LittleEndian.PutUint64(buf[1:], uint64(v.I))
+		buf := hashI64(v.I)
 		return xxhash.Sum64(buf[:])
 	}
 	var h xxhash.Digest
 	h.Reset()
 	HashInto(&h, t, v)
 	return h.Sum64()
+}
+
+// hashI64 is what HashInto feeds a digest for a non-NULL integer: 1, then the value little endian.
+func hashI64(v int64) [9]byte {
+	buf := [9]byte{1}
+	binary.LittleEndian.PutUint64(buf[1:], uint64(v))
+	return buf
 }
 
 // HashInto feeds v into h (for multi-column keys).
@@ -199,7 +204,7 @@ func HashInto(h *xxhash.Digest, t T, v *Datum) {
 	buf[0] = 1
 	switch t.Physical() {
 	case PhysI64:
-		binary.LittleEndian.PutUint64(buf[1:], uint64(v.I))
+		buf = hashI64(v.I)
 		h.Write(buf[:])
 	case PhysF64:
 		f := v.F

@@ -695,6 +695,23 @@ func (c *scanCounter) Scan(ctx context.Context, lower, upper []byte, epoch uint6
 	return c.KV.Scan(ctx, lower, upper, epoch)
 }
 
+// sealCounted flushes tbl's writes at epoch, seals its fresh rows and commits, and returns the
+// iterators the seal opened on kv (its lookups of stored blocks).
+func sealCounted(t *testing.T, kv *scanCounter, tbl *state.Table, epoch uint64) int32 {
+	t.Helper()
+	b := new(storage.Batch)
+	tbl.Flush(epoch, b)
+	before := kv.scans.Load()
+	if job := tbl.TakeFresh(epoch); job != nil {
+		job.Write(b)
+	}
+	looked := kv.scans.Load() - before
+	if err := kv.Commit(context.Background(), epoch, b); err != nil {
+		t.Fatal(err)
+	}
+	return looked
+}
+
 // TestSealLearnsNoBlocks: a seal job that looked for stored blocks of a vnode and found none
 // tells its table, so a copy's next seal above its rows looks for none (one lookup per vnode,
 // not per epoch); the rows of both are read back.
@@ -712,16 +729,7 @@ func TestSealLearnsNoBlocks(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b := new(storage.Batch)
-			tbl.Flush(epoch, b)
-			job := tbl.TakeFresh(epoch)
-			before := kv.scans.Load()
-			job.Write(b)
-			looked := kv.scans.Load() - before
-			if err := kv.Commit(ctx, epoch, b); err != nil {
-				t.Fatal(err)
-			}
-			return looked
+			return sealCounted(t, kv, tbl, epoch)
 		}
 		if n := seal(200); n != 1 {
 			t.Fatalf("the first seal looked for blocks %d times, want once", n)
@@ -834,17 +842,7 @@ func TestSealKeepsGaps(t *testing.T) {
 			t.Helper()
 			epoch++
 			write()
-			b := new(storage.Batch)
-			tbl.Flush(epoch, b)
-			before := kv.scans.Load()
-			if job := tbl.TakeFresh(epoch); job != nil {
-				job.Write(b)
-			}
-			looked := kv.scans.Load() - before
-			if err := kv.Commit(ctx, epoch, b); err != nil {
-				t.Fatal(err)
-			}
-			return looked
+			return sealCounted(t, kv, tbl, epoch)
 		}
 		insert := func(from, to int64, step int64, run uint32) func() {
 			return func() {
