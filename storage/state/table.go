@@ -259,14 +259,13 @@ func (t *Table) Update(old, new []types.Datum) error {
 	return nil
 }
 
-// sortEntries sorts an epoch's writes by key (sortByVnode).
-func sortEntries(entries []entry) {
+// sortEntries returns an epoch's writes sorted by key (sortByVnode): in entries or in a new
+// slice (not copied back: a copy's flush moves megabytes).
+func sortEntries(entries []entry) []entry {
 	if len(entries) == 0 {
-		return
+		return entries
 	}
-	if out := sortByVnode(entries, entryKey, entryRun, compareEntries); &out[0] != &entries[0] {
-		copy(entries, out)
-	}
+	return sortByVnode(entries, entryKey, entryRun, compareEntries)
 }
 
 func entryKey(e *entry) string { return e.key }
@@ -521,8 +520,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	}
 	// In key order: the batch then holds one ascending run per table, which the store merges
 	// rather than sorts (storage.Batch.Normalize).
-	entries := t.cur.entries
-	sortEntries(entries)
+	entries := sortEntries(t.cur.entries)
 	unsealed := false
 	for _, e := range entries {
 		if e.fresh {
@@ -570,8 +568,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	var took []bool // per layer: the job writes its fresh rows
 	if t.schema.Blocks && t.stagedDelAt != epoch {
 		if len(t.cur.entries) > 0 {
-			entries := t.cur.entries
-			sortEntries(entries)
+			entries := sortEntries(t.cur.entries)
 			unsealed := slices.ContainsFunc(entries, func(e entry) bool { return e.fresh })
 			t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: t.cur.dropsBlocks})
 			t.cur = t.cur.next(1 << 16)
@@ -613,8 +610,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 		}
 		t.editBlocks(b, epoch, l.epoch) // before the newer layers' writes
 	}
-	entries := t.cur.entries
-	sortEntries(entries)
+	entries := sortEntries(t.cur.entries)
 	for _, e := range entries {
 		write(e, epoch)
 	}
