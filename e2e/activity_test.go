@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestActivityCancelTerminate is issue 16's item 3: pg_stat_activity shows
@@ -18,7 +20,7 @@ import (
 func TestActivityCancelTerminate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	cfg, err := pgx.ParseConfig(srv.DSN())
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +31,7 @@ func TestActivityCancelTerminate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sleeper.Close(context.Background())
-	admin := connect(t, ctx, srv)
+	admin := e2etest.Connect(t, ctx, srv)
 	var sleeperPID int32
 	if err := sleeper.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&sleeperPID); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestAlterTableUnderClients: a statement pgx prepared before ALTER TABLE
@@ -13,9 +15,9 @@ import (
 func TestAlterTableUnderClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
-	other := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
+	other := e2etest.Connect(t, ctx, srv)
 
 	exec := func(sql string, args ...any) {
 		t.Helper()

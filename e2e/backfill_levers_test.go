@@ -10,6 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testserver"
 )
 
 // TestBackfillLevers checks the user's levers on a running backfill through
@@ -22,9 +25,9 @@ func TestBackfillLevers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t) // barrier interval: the default 1 s
+	srv := e2etest.StartServer(t) // barrier interval: the default 1 s
 	const interval = time.Second
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	exec := func(sql string) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -41,7 +44,7 @@ func TestBackfillLevers(t *testing.T) {
 		exec(`CREATE MATERIALIZED VIEW ra AS SELECT a, count(*) AS c FROM t GROUP BY a`)
 		progress := func() int64 {
 			t.Helper()
-			n, running, err := backfillRows(ctx, conn)
+			n, running, err := e2etest.BackfillRows(ctx, conn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +56,7 @@ func TestBackfillLevers(t *testing.T) {
 		// Before: the rate over two barrier intervals, once the job is reading.
 		for deadline := time.Now().Add(10 * time.Second); progress() == 0; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the backfill did not start\n%s", srvLog(srv))
+				t.Fatalf("the backfill did not start\n%s", testserver.Tail(srv.LogPath, 30))
 			}
 		}
 		r0, t0 := progress(), time.Now()
@@ -124,12 +127,12 @@ func TestBackfillLevers(t *testing.T) {
 		// pgx sends the CancelRequest and closes the connection without waiting
 		// for the server's answer, so the server's clean-up may still be under
 		// way: poll (bounded) until the view and its job are gone.
-		c := connect(t, ctx, srv)
+		c := e2etest.Connect(t, ctx, srv)
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			var pgErr *pgconn.PgError
 			_, err = c.Exec(ctx, `SELECT count(*) FROM rc`)
 			gone := errors.As(err, &pgErr) && pgErr.Code == "42P01"
-			n, running, perr := backfillRows(ctx, c)
+			n, running, perr := e2etest.BackfillRows(ctx, c)
 			if perr != nil {
 				t.Fatal(perr)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -27,7 +28,7 @@ func TestBadBytes(t *testing.T) {
 	if *pgMode {
 		dsn = pgtest.Start(t).DSN()
 	} else {
-		dsn = startServer(t).DSN()
+		dsn = e2etest.StartServer(t).DSN()
 	}
 	conn, err := pgconn.Connect(ctx, dsn)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -20,7 +21,7 @@ func benchConn(b *testing.B, engine string) *pgx.Conn {
 	var dsn string
 	switch engine {
 	case "tributary":
-		dsn = startServer(b).DSN()
+		dsn = e2etest.StartServer(b).DSN()
 	case "postgres":
 		dsn = pgtest.StartPostgres(b)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -26,7 +27,7 @@ func TestClientArrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	clients := filepath.Join(root, "e2e", "clients")
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	host, portText, _ := strings.Cut(srv.Addr, ":")
 	port, _ := strconv.Atoi(portText)
 	input, err := json.Marshal(map[string]any{"host": host, "port": port, "user": "tributary", "database": "dev"})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
@@ -89,7 +90,7 @@ func TestClientFeatures(t *testing.T) {
 	if *pgMode {
 		addr, user = pgtest.Start(t).Addr, "postgres"
 	} else {
-		addr = startServer(t).Addr
+		addr = e2etest.StartServer(t).Addr
 	}
 	host, portText, _ := strings.Cut(addr, ":")
 	port, _ := strconv.Atoi(portText)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -69,7 +70,7 @@ func TestCompatDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(context.Background())
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	trib, err := pgconn.Connect(ctx, srv.DSN())
 	if err != nil {
 		t.Fatal(err)

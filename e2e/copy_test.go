@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -54,8 +55,8 @@ func copyTypesRow(k int64) []any {
 func TestCopyFromPgx(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	exec := func(sql string) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -230,7 +231,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("client gave u
 // same bytes.
 func TestCopyPsqlRoundTrip(t *testing.T) {
 	psql := psqlBinary(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	dir := t.TempDir()
 	run := func(cmds ...string) string {
 		t.Helper()
@@ -314,13 +315,13 @@ func TestCopyToMatchesPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pgDSN := pgtest.StartPostgres(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	pgc, err := pgx.Connect(ctx, pgDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pgc.Close(context.Background()) })
-	tc := connect(t, ctx, srv)
+	tc := e2etest.Connect(t, ctx, srv)
 	for _, c := range []*pgx.Conn{pgc, tc} {
 		for _, sql := range copyTextFixture {
 			if _, err := c.Exec(ctx, sql); err != nil {
@@ -374,8 +375,8 @@ func sortedLines(s string) string {
 func TestCopyGeneratedColumns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	if _, err := conn.Exec(ctx, "CREATE TABLE cg (id int PRIMARY KEY, a int, s int AS a * 2)"); err != nil {
 		t.Fatal(err)
 	}

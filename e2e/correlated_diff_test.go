@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -32,7 +33,7 @@ func TestCorrelatedDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(context.Background())
-	trib := connect(t, ctx, startServer(t))
+	trib := e2etest.Connect(t, ctx, e2etest.StartServer(t))
 
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("CORRELATED_SEED"); s != "" { // to replay a failure
@@ -200,7 +201,7 @@ func sortedAnswer(ctx context.Context, c *pgx.Conn, q string) (string, error) {
 func TestCorrelatedViews(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	conn := connect(t, ctx, startServer(t))
+	conn := e2etest.Connect(t, ctx, e2etest.StartServer(t))
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("CORRELATED_SEED"); s != "" {
 		var err error

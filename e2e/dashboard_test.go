@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -73,7 +74,7 @@ func TestDashboardBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`CREATE TABLE t (k int PRIMARY KEY, v int)`,
 		`INSERT INTO t SELECT g, g % 10 FROM generate_series(1, 5000) g`,

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestDatabases connects with pgx to two databases: each sees its own
@@ -18,8 +20,8 @@ import (
 func TestDatabases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	dev := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	dev := e2etest.Connect(t, ctx, srv)
 	dsnOf := func(db, user string) string {
 		return strings.Replace(strings.Replace(srv.DSN(), "/dev?", "/"+db+"?", 1), "tributary@", user+"@", 1)
 	}
@@ -113,7 +115,7 @@ func TestDatabases(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	dev = connect(t, ctx, srv)
+	dev = e2etest.Connect(t, ctx, srv)
 	if shop, err = connectTo("shop", "tributary"); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -28,7 +29,7 @@ func TestExplainAnalyze(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`CREATE TABLE t (k int PRIMARY KEY, v int)`,
 		`CREATE TABLE g (id bigint PRIMARY KEY, v int) WITH (connector = 'datagen',

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestFlushBesideBackgroundJobs: FLUSH commits the open epoch, with what
@@ -22,8 +24,8 @@ import (
 func TestFlushBesideBackgroundJobs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	const tableRows = 5000
 	const events = 1_000_000_000 // at a few million a second: minutes
 	for _, s := range []string{
@@ -45,7 +47,7 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 		"SET backfill_rate_limit = DEFAULT",
 		"SET background_ddl = false",
 	} {
-		mustExec(t, ctx, conn, s)
+		e2etest.MustExec(t, ctx, conn, s)
 	}
 	read := func() int64 {
 		t.Helper()
@@ -66,7 +68,7 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 
 	const limit = 10 * time.Second // the barrier interval is 1 s; before the fix FLUSH waited minutes
 	for i := 1; i <= 3; i++ {
-		mustExec(t, ctx, conn, "INSERT INTO src VALUES ($1, $1)", i)
+		e2etest.MustExec(t, ctx, conn, "INSERT INTO src VALUES ($1, $1)", i)
 		fctx, fcancel := context.WithTimeout(ctx, limit)
 		start := time.Now()
 		_, err := conn.Exec(fctx, "FLUSH")
@@ -96,16 +98,16 @@ func TestFlushBesideBackgroundJobs(t *testing.T) {
 		t.Fatalf("%d background jobs are running; want 4 (the sinks and both views)", jobs)
 	}
 	var pgErr *pgconn.PgError
-	if _, err := rowsOf(ctx, conn, "SELECT n FROM snap"); !errors.As(err, &pgErr) || pgErr.Code != "55000" {
+	if _, err := e2etest.Rows(ctx, conn, "SELECT n FROM snap"); !errors.As(err, &pgErr) || pgErr.Code != "55000" {
 		t.Fatalf("a query of a view still backfilling: %v; want SQLSTATE 55000", err)
 	}
 
 	// WAIT still waits for the backfills; the views then have every row.
-	mustExec(t, ctx, conn, "DROP SINK drain")
-	mustExec(t, ctx, conn, "DROP SINK counts")
+	e2etest.MustExec(t, ctx, conn, "DROP SINK drain")
+	e2etest.MustExec(t, ctx, conn, "DROP SINK counts")
 	for _, s := range []string{"ALTER MATERIALIZED VIEW snap SET BACKFILL_RATE_LIMIT = DEFAULT",
 		"ALTER MATERIALIZED VIEW arr SET BACKFILL_RATE_LIMIT = DEFAULT", "WAIT"} {
-		mustExec(t, ctx, conn, s)
+		e2etest.MustExec(t, ctx, conn, s)
 	}
 	for _, v := range []string{"snap", "arr"} {
 		var n int

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -23,9 +24,9 @@ func TestLargeDMLStaged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--dml-spill-rows", "1000"}})
-	conn := connect(t, ctx, srv)
-	mustExec(t, ctx, conn, "CREATE TABLE big (id bigint PRIMARY KEY, a bigint)")
-	mustExec(t, ctx, conn, "CREATE MATERIALIZED VIEW bc AS SELECT count(*) AS n, sum(a) AS s FROM big")
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.MustExec(t, ctx, conn, "CREATE TABLE big (id bigint PRIMARY KEY, a bigint)")
+	e2etest.MustExec(t, ctx, conn, "CREATE MATERIALIZED VIEW bc AS SELECT count(*) AS n, sum(a) AS s FROM big")
 	check := func(what string, wantN, wantSum int64) {
 		t.Helper()
 		var n, s, vn, vs int64
@@ -35,7 +36,7 @@ func TestLargeDMLStaged(t *testing.T) {
 		if n != wantN || s != wantSum {
 			t.Fatalf("%s: table has %d rows summing to %d, want %d and %d", what, n, s, wantN, wantSum)
 		}
-		mustExec(t, ctx, conn, "FLUSH")
+		e2etest.MustExec(t, ctx, conn, "FLUSH")
 		if err := conn.QueryRow(ctx, "SELECT n, coalesce(s, 0) FROM bc").Scan(&vn, &vs); err != nil {
 			t.Fatalf("%s: view: %v", what, err)
 		}
@@ -46,7 +47,7 @@ func TestLargeDMLStaged(t *testing.T) {
 
 	// 30,000 rows: 30 stages. A second session polls the count meanwhile.
 	const rows = 30000
-	reader := connect(t, ctx, srv)
+	reader := e2etest.Connect(t, ctx, srv)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var seen []int64
@@ -70,7 +71,7 @@ func TestLargeDMLStaged(t *testing.T) {
 			}
 		}
 	}()
-	mustExec(t, ctx, conn, "INSERT INTO big SELECT g, 2 * g FROM generate_series(1, 30000) g")
+	e2etest.MustExec(t, ctx, conn, "INSERT INTO big SELECT g, 2 * g FROM generate_series(1, 30000) g")
 	close(done)
 	wg.Wait()
 	if readErr != nil {
@@ -86,7 +87,7 @@ func TestLargeDMLStaged(t *testing.T) {
 
 	// Statements that fail after staging part of their rows, while another
 	// session inserts single rows: those commit, the failed ones leave nothing.
-	other := connect(t, ctx, srv)
+	other := e2etest.Connect(t, ctx, srv)
 	total := int64(rows)
 	for i, tc := range []struct{ sql, code string }{
 		{"INSERT INTO big SELECT CASE WHEN g = 55000 THEN 1 ELSE g END, 1 FROM generate_series(40001, 60000) g", "23505"},
@@ -137,7 +138,7 @@ func TestLargeDMLStaged(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*), sum(a) FROM big").Scan(&n0, &s0); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, ctx, conn, "INSERT INTO big SELECT id + 1000000, a FROM big")
+	e2etest.MustExec(t, ctx, conn, "INSERT INTO big SELECT id + 1000000, a FROM big")
 	check("after doubling the table from itself", 2*n0, 2*s0)
 	tag, err := conn.Exec(ctx, "DELETE FROM big WHERE id > 1000000")
 	if err != nil || tag.RowsAffected() != n0 {
@@ -159,9 +160,9 @@ func TestLargeDMLStaged(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	conn = connect(t, ctx, srv)
+	conn = e2etest.Connect(t, ctx, srv)
 	defer conn.Close(context.Background())
 	check("after kill -9", n, s)
-	mustExec(t, ctx, conn, "INSERT INTO big SELECT g, 1 FROM generate_series(200001, 205000) g")
+	e2etest.MustExec(t, ctx, conn, "INSERT INTO big SELECT g, 1 FROM generate_series(200001, 205000) g")
 	check("a big insert after the restart", n+5000, s+5000)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -29,10 +30,10 @@ func TestMemoryLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--memory-limit", "64MB"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 
 	var limit string
-	params, err := rowsOf(ctx, conn, "SHOW PARAMETERS")
+	params, err := e2etest.Rows(ctx, conn, "SHOW PARAMETERS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +70,14 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("rw_memory stream_caches: budget %d, want at most %d", b, streamShare)
 	}
 
-	mustExec(t, ctx, conn, "CREATE TABLE a (id bigint PRIMARY KEY, k bigint, v bigint, pad varchar)")
-	mustExec(t, ctx, conn, "CREATE TABLE b (id bigint PRIMARY KEY, k bigint, w bigint, pad varchar)")
+	e2etest.MustExec(t, ctx, conn, "CREATE TABLE a (id bigint PRIMARY KEY, k bigint, v bigint, pad varchar)")
+	e2etest.MustExec(t, ctx, conn, "CREATE TABLE b (id bigint PRIMARY KEY, k bigint, w bigint, pad varchar)")
 	mvs := map[string]string{
 		"mem_groups": "SELECT k, count(*) AS n, sum(v) AS s, max(pad) AS m FROM a GROUP BY k",
 		"mem_join":   "SELECT a.id AS aid, b.id AS bid, a.k, a.v + b.w AS vw FROM a JOIN b ON a.k = b.k",
 	}
 	for name, q := range mvs {
-		mustExec(t, ctx, conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", name, q))
+		e2etest.MustExec(t, ctx, conn, fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS %s", name, q))
 	}
 	// 8,000 rows a side with 400-byte pads on 8,000 keys.
 	const rows, keys = 8000, 8000
@@ -85,7 +86,7 @@ func TestMemoryLimit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 19))
 	for _, tbl := range []string{"a", "b"} {
 		for lo := 1; lo <= rows; lo += rows / 2 {
-			mustExec(t, ctx, conn, fmt.Sprintf("INSERT INTO %s SELECT g, g %% %d, g * 7 %% 101, repeat(chr(97 + (g %% 26)::int), 400) FROM generate_series(%d, %d) g",
+			e2etest.MustExec(t, ctx, conn, fmt.Sprintf("INSERT INTO %s SELECT g, g %% %d, g * 7 %% 101, repeat(chr(97 + (g %% 26)::int), 400) FROM generate_series(%d, %d) g",
 				tbl, keys, lo, lo+rows/2-1))
 		}
 	}
@@ -106,13 +107,13 @@ func TestMemoryLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustExec(t, ctx, conn, "FLUSH")
-	checkMVs(ctx, t, conn, mvs, "with --memory-limit 64MB")
+	e2etest.MustExec(t, ctx, conn, "FLUSH")
+	e2etest.CheckMVs(ctx, t, conn, mvs, "with --memory-limit 64MB")
 
 	// The operators' caches hold within the stream caches' share: without
 	// it they would hold about 21 MB (8,000 groups of about 1.1 kB, 8,000
 	// join rows a side of about 780 bytes; measured with --memory-limit 8GB).
-	ops, err := rowsOf(ctx, conn, "SELECT consumer, count(*) FROM rw_catalog.rw_memory WHERE job_id IS NOT NULL GROUP BY consumer")
+	ops, err := e2etest.Rows(ctx, conn, "SELECT consumer, count(*) FROM rw_catalog.rw_memory WHERE job_id IS NOT NULL GROUP BY consumer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	// Dropping the views returns their caches' bytes.
 	for name := range mvs {
-		mustExec(t, ctx, conn, "DROP MATERIALIZED VIEW "+name)
+		e2etest.MustExec(t, ctx, conn, "DROP MATERIALIZED VIEW "+name)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
@@ -77,7 +78,7 @@ func TestMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`CREATE TABLE t (k int PRIMARY KEY, v int)`,
 		`INSERT INTO t SELECT g, g % 10 FROM generate_series(1, 5000) g`,
@@ -218,7 +219,7 @@ func TestMetricsNexmarkSinkLag(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`SET source_rate_limit = 3000`,
 		`CREATE SOURCE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp, extra varchar)
@@ -316,9 +317,9 @@ func TestMetricsKafkaSourceLag(t *testing.T) {
 	brokers := cluster.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	produceJSON(t, ctx, brokers, "events", 0, 3000)
+	e2etest.ProduceJSON(t, ctx, brokers, "events", 0, 3000)
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`SET source_rate_limit = 200`,
 		fmt.Sprintf(`CREATE TABLE kt (id int PRIMARY KEY, g int, v varchar) WITH (connector = 'kafka',
@@ -372,7 +373,7 @@ func TestMetricsCDCLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "100"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE cdc (id bigint, v varchar, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
 		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'src')`, host, port)); err != nil {
@@ -408,8 +409,8 @@ func TestMetricsCDCLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll("the lag falls once it reads again", func(lag float64) bool { return lag < 1<<20 })
-	waitRows(t, ctx, func() (string, error) {
-		rows, err := rowsOf(ctx, conn, "SELECT count(*) FROM cdc")
+	e2etest.WaitRows(t, ctx, func() (string, error) {
+		rows, err := e2etest.Rows(ctx, conn, "SELECT count(*) FROM cdc")
 		return strings.Join(rows, ";"), err
 	}, "20000", 30*time.Second)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/connector/nexmark/queries"
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // Golden-test sizes: 2000 events (40 persons, 120 auctions, 1840 bids) with
@@ -41,7 +42,7 @@ var nexmarkTieFree = map[string]string{
 }
 
 func nexmarkRows(ctx context.Context, conn *pgx.Conn, sql string) ([]string, error) {
-	return rowsOf(ctx, conn, sql)
+	return e2etest.Rows(ctx, conn, sql)
 }
 
 // nexmarkCompare returns "" when SELECT * FROM mv equals the batch query as a multiset.
@@ -60,8 +61,8 @@ func nexmarkCompare(ctx context.Context, t *testing.T, conn *pgx.Conn, name, mv,
 		return fmt.Sprintf("select %s: %v", mv, err)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		extra, missing := multisetDiff(got, want)
-		return fmt.Sprintf("view has %d rows, batch %d\n only in the view: %v\n only in the batch: %v", len(got), len(want), head(extra), head(missing))
+		extra, missing := e2etest.MultisetDiff(got, want)
+		return fmt.Sprintf("view has %d rows, batch %d\n only in the view: %v\n only in the batch: %v", len(got), len(want), e2etest.Head(extra), e2etest.Head(missing))
 	}
 	if len(want) == 0 {
 		return "batch result is empty: the golden test would prove nothing"
@@ -78,8 +79,8 @@ func nexmarkCompare(ctx context.Context, t *testing.T, conn *pgx.Conn, name, mv,
 func TestNexmarkGolden(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET barrier_interval_ms = 100"); err != nil {
 		t.Fatal(err)
 	}

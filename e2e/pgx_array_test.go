@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestPgxArrays checks arrays on the wire both ways: pgx sends []int32,
@@ -19,8 +21,8 @@ import (
 func TestPgxArrays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 
 	if _, err := conn.Exec(ctx, `CREATE TABLE pa (id int PRIMARY KEY, nums int[], tags text[], big bigint[], f float8[])`); err != nil {
 		t.Fatal(err)

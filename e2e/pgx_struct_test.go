@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestPgxStruct checks structs on the wire: the column's type oid is
@@ -15,8 +17,8 @@ import (
 func TestPgxStruct(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 
 	if _, err := conn.Exec(ctx, `CREATE TABLE ps (id int PRIMARY KEY, s struct<a int, b varchar, c struct<d bigint>>)`); err != nil {
 		t.Fatal(err)

@@ -12,24 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/tributary/tributary/e2e/testserver"
+	"github.com/tributary/tributary/e2e/e2etest"
 )
-
-// startServer builds (once per test binary, cached by testserver) and starts a server.
-func startServer(t testing.TB) *testserver.Server {
-	t.Helper()
-	return testserver.Start(t, testserver.Build(t), t.TempDir())
-}
-
-func connect(t *testing.T, ctx context.Context, srv *testserver.Server) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(ctx, srv.DSN())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
 
 // TestPgxClient is the issue's pgx acceptance check: parameters, binary
 // results of every common type, batches, a failing COPY, and errors that keep
@@ -37,8 +21,8 @@ func connect(t *testing.T, ctx context.Context, srv *testserver.Server) *pgx.Con
 func TestPgxClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 
 	mustExec := func(sql string, args ...any) {
 		t.Helper()
@@ -163,7 +147,7 @@ func wantCode(t *testing.T, err error, code string) *pgconn.PgError {
 func TestGarbageOnSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := newRand(seed)
@@ -182,7 +166,7 @@ func TestGarbageOnSocket(t *testing.T) {
 		_, _ = nc.Read(make([]byte, 256))
 		nc.Close()
 	}
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	var one int
 	if err := conn.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
 		t.Fatalf("server unusable after garbage: %v", err)
@@ -195,8 +179,8 @@ func TestGarbageOnSocket(t *testing.T) {
 func TestCancelLongQuery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	done := make(chan error, 1)
 	go func() {
 		var n int64

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestPgxUUID checks uuid's binary wire form both ways: pgx sends [16]byte,
@@ -15,8 +17,8 @@ import (
 func TestPgxUUID(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 
 	if _, err := conn.Exec(ctx, `CREATE TABLE pu (id uuid PRIMARY KEY, n int)`); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -37,7 +38,7 @@ func TestPsqlFunctionsTypesPrivileges(t *testing.T) {
 		t.Skip("starts a server and a PostgreSQL cluster")
 	}
 	psql := psqlBinary(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	pg := pgtest.Start(t).DSN()
 	same := []string{`\df`, `\df abs`, `\df pg_catalog.abs`, `\dfa`, `\df sqrt|round|floor`, `\df count`, `\df now|md5`,
 		`\dT`, `\dT int4`, `\dT uuid|jsonb|interval`,

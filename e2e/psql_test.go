@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -24,7 +25,7 @@ func psqlBinary(t *testing.T) string {
 // columns, defaults and the primary key, \d lists views too.
 func TestPsqlDescribe(t *testing.T) {
 	psql := psqlBinary(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	run := func(cmds ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

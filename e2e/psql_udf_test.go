@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -15,7 +16,7 @@ func TestPsqlUserFunctions(t *testing.T) {
 		t.Skip("starts a server and a PostgreSQL cluster")
 	}
 	psql := psqlBinary(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	pg := pgtest.Start(t).DSN()
 	create := []string{
 		`CREATE FUNCTION udf_inc(x integer) RETURNS integer LANGUAGE SQL IMMUTABLE AS $$ SELECT x + 1 $$`,

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestPsqlDescribeUUIDSerial checks psql's \d shows uuid, serial and
 // identity columns as it does for PostgreSQL, and array columns (issue 17).
 func TestPsqlDescribeUUIDSerial(t *testing.T) {
 	psql := psqlBinary(t)
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	run := func(cmds ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestDeepStatementsDoNotCrash sends statements nested deeper than any stage
@@ -18,8 +20,8 @@ import (
 func TestDeepStatementsDoNotCrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	if _, err := conn.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY, x int)"); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +75,8 @@ func TestDeepStatementsDoNotCrash(t *testing.T) {
 func TestLongListsLinear(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	if _, err := conn.Exec(ctx, "CREATE TABLE lv (id int PRIMARY KEY, x bigint)"); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // kafkaState consumes topic from the start for a while and replays its
@@ -74,8 +76,8 @@ func TestKafkaSink(t *testing.T) {
 	brokers := strings.Join(cluster.ListenAddrs(), ",")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, s := range []string{
 		"CREATE TABLE t (id int PRIMARY KEY, g int, v int)",
 		"INSERT INTO t SELECT i, i % 7, i FROM generate_series(1, 500) i",
@@ -97,7 +99,7 @@ func TestKafkaSink(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE SINK bad FROM m WITH (connector = 'blackhole') FORMAT UPSERT ENCODE JSON"); err == nil {
 		t.Error("FORMAT was accepted for blackhole")
 	}
-	want, err := rowsOf(ctx, conn, "SELECT g, n, total FROM m")
+	want, err := e2etest.Rows(ctx, conn, "SELECT g, n, total FROM m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestKafkaSink(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				onlyK, onlyV := multisetDiff(got, want)
+				onlyK, onlyV := e2etest.MultisetDiff(got, want)
 				t.Fatalf("topic %s differs from the view:\nonly in kafka: %v\nonly in the view: %v", topic, onlyK, onlyV)
 			}
 		}

@@ -11,35 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
-
-// kafkaWith is the WITH ... FORMAT clause of a Kafka source on topic.
-func kafkaWith(brokers []string, topic, extra string) string {
-	return fmt.Sprintf("WITH (connector = 'kafka', properties.bootstrap.server = '%s', topic = '%s'%s) FORMAT PLAIN ENCODE JSON",
-		strings.Join(brokers, ","), topic, extra)
-}
-
-// execAll runs each statement, failing the test on an error.
-func execAll(t *testing.T, ctx context.Context, conn *pgx.Conn, stmts ...string) {
-	t.Helper()
-	for _, s := range stmts {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-// queryText answers sql as rowsOf's sorted "a|b" lines joined by ";".
-func queryText(ctx context.Context, conn *pgx.Conn, sql string) func() (string, error) {
-	return func() (string, error) {
-		rows, err := rowsOf(ctx, conn, sql)
-		return strings.Join(rows, ";"), err
-	}
-}
 
 // TestKafkaSourceHugeMessage: a 10 MB message (the topic and broker allow it) is larger than the
 // source's 4 MiB limit: skipped, counted and logged, and the messages around it arrive; a table
@@ -69,24 +46,24 @@ func TestKafkaSourceHugeMessage(t *testing.T) {
 		}
 	}
 
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
-	execAll(t, ctx, conn,
-		"CREATE SOURCE bs (id int, v varchar) "+kafkaWith(brokers, "big", ""),
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.ExecAll(t, ctx, conn,
+		"CREATE SOURCE bs (id int, v varchar) "+e2etest.KafkaWith(brokers, "big", ""),
 		"CREATE MATERIALIZED VIEW bm AS SELECT id, length(v) AS n FROM bs",
-		"CREATE TABLE bt (id int, v varchar) "+kafkaWith(brokers, "big", ", properties.message.max.bytes = '16777216'"))
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT id, n FROM bm"), "1|1;3|1", 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT split, next_offset, rows_read, bad_messages FROM rw_catalog.rw_source_splits WHERE source_name = 'public.bs'"),
+		"CREATE TABLE bt (id int, v varchar) "+e2etest.KafkaWith(brokers, "big", ", properties.message.max.bytes = '16777216'"))
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT id, n FROM bm"), "1|1;3|1", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT split, next_offset, rows_read, bad_messages FROM rw_catalog.rw_source_splits WHERE source_name = 'public.bs'"),
 		"0|3|2|1", 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT error FROM rw_catalog.rw_event_logs WHERE object_name = 'public.bs'"),
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT error FROM rw_catalog.rw_event_logs WHERE object_name = 'public.bs'"),
 		fmt.Sprintf("split 0 position 1: a message of %d bytes is larger than properties.message.max.bytes = 4194304: skipped", len(huge)), 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT id, length(v) FROM bt"), fmt.Sprintf("1|1;2|%d;3|1", 10<<20), 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT id, length(v) FROM bt"), fmt.Sprintf("1|1;2|%d;3|1", 10<<20), 30*time.Second)
 
 	// The job goes on.
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(`{"id": 4, "v": "dd"}`)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT id, n FROM bm"), "1|1;3|1;4|2", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT id, n FROM bm"), "1|1;3|1;4|2", 30*time.Second)
 }
 
 // TestKafkaSourceTopicDeleted: a topic deleted under a running source: the source's job keeps
@@ -101,25 +78,25 @@ func TestKafkaSourceTopicDeleted(t *testing.T) {
 	brokers := cluster.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	produceJSON(t, ctx, brokers, "gone", 0, 10)
-	produceJSON(t, ctx, brokers, "stay", 0, 5)
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
-	execAll(t, ctx, conn,
-		"CREATE SOURCE gs (id int, g int) "+kafkaWith(brokers, "gone", ""),
+	e2etest.ProduceJSON(t, ctx, brokers, "gone", 0, 10)
+	e2etest.ProduceJSON(t, ctx, brokers, "stay", 0, 5)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.ExecAll(t, ctx, conn,
+		"CREATE SOURCE gs (id int, g int) "+e2etest.KafkaWith(brokers, "gone", ""),
 		"CREATE MATERIALIZED VIEW gm AS SELECT count(*) AS n, sum(id) AS s FROM gs",
-		"CREATE TABLE st (id int, g int) "+kafkaWith(brokers, "stay", ""),
+		"CREATE TABLE st (id int, g int) "+e2etest.KafkaWith(brokers, "stay", ""),
 		"CREATE MATERIALIZED VIEW sm AS SELECT count(*) AS n, sum(id) AS s FROM st",
 		"CREATE TABLE plain (k int PRIMARY KEY)")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM gm"), "10|45", 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM sm"), "5|10", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM gm"), "10|45", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM sm"), "5|10", 30*time.Second)
 
 	if err := cluster.DeleteTopic("gone"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		rows, err := rowsOf(ctx, conn, "SELECT error FROM rw_catalog.rw_event_logs WHERE event_type = 'SOURCE_ERROR' AND object_name = 'public.gs'")
+		rows, err := e2etest.Rows(ctx, conn, "SELECT error FROM rw_catalog.rw_event_logs WHERE event_type = 'SOURCE_ERROR' AND object_name = 'public.gs'")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,86 +113,15 @@ func TestKafkaSourceTopicDeleted(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// The server answers, DML and the other jobs go on, the deleted topic's view keeps its rows.
-	execAll(t, ctx, conn, "INSERT INTO plain VALUES (1), (2)", "FLUSH")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT count(*) FROM plain"), "2", 10*time.Second)
-	produceJSON(t, ctx, brokers, "stay", 5, 5)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM sm"), "10|45", 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM gm"), "10|45", 10*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.gs'"), "2", 10*time.Second)
+	e2etest.ExecAll(t, ctx, conn, "INSERT INTO plain VALUES (1), (2)", "FLUSH")
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT count(*) FROM plain"), "2", 10*time.Second)
+	e2etest.ProduceJSON(t, ctx, brokers, "stay", 5, 5)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM sm"), "10|45", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM gm"), "10|45", 10*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.gs'"), "2", 10*time.Second)
 	// The source can still be dropped.
-	execAll(t, ctx, conn, "DROP SOURCE gs CASCADE")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM sm"), "10|45", 10*time.Second)
-}
-
-// TestKafkaSourceBrokerOutage: the only broker goes away for 30 s and comes back on the same
-// port with its data: the source reports it (SOURCE_ERROR), the server answers meanwhile, and
-// every message produced before, and after it returns, is in the view exactly once.
-func TestKafkaSourceBrokerOutage(t *testing.T) {
-	t.Parallel() // mostly waits (the outage): runs beside the other long tests
-	const outage = 30 * time.Second
-	dir := t.TempDir()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "o"), kfake.DataDir(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			cluster.Close()
-		}
-	}()
-	brokers := cluster.ListenAddrs()
-	_, portText, _ := net.SplitHostPort(brokers[0])
-	port, _ := strconv.Atoi(portText)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	produceJSON(t, ctx, brokers, "o", 0, 100)
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
-	execAll(t, ctx, conn,
-		"CREATE SOURCE os (id int, g int) INCLUDE partition AS p INCLUDE offset AS o "+kafkaWith(brokers, "o", ""),
-		"CREATE MATERIALIZED VIEW om AS SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(id) AS s, count(DISTINCT p || '/' || o) AS msgs FROM os",
-		"CREATE TABLE other (k int PRIMARY KEY)")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, ids, s, msgs FROM om"), "100|100|4950|100", 30*time.Second)
-
-	cluster.Close()
-	closed = true
-	down := time.Now()
-	sawEvent := false
-	for i := 0; time.Since(down) < outage; i++ {
-		// The server answers and takes writes while the broker is away.
-		got, err := queryText(ctx, conn, "SELECT n FROM om")()
-		if err != nil || got != "100" {
-			t.Fatalf("during the outage: %q, %v", got, err)
-		}
-		execAll(t, ctx, conn, fmt.Sprintf("INSERT INTO other VALUES (%d)", i))
-		if !sawEvent {
-			rows, err := rowsOf(ctx, conn, "SELECT error FROM rw_catalog.rw_event_logs WHERE event_type = 'SOURCE_ERROR' AND object_name = 'public.os'")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sawEvent = len(rows) > 0; sawEvent {
-				t.Logf("after %v: %v", time.Since(down).Round(time.Millisecond), rows)
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if !sawEvent {
-		t.Errorf("no SOURCE_ERROR event in %v without a broker", outage)
-	}
-
-	cluster, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(dir), kfake.Ports(port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed = false
-	produceJSON(t, ctx, brokers, "o", 100, 100) // "during": produced once the broker is back
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, ids, s, msgs FROM om"), "200|200|19900|200", 60*time.Second)
-	produceJSON(t, ctx, brokers, "o", 200, 100)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, ids, s, msgs FROM om"), "300|300|44850|300", 30*time.Second)
-	// A view created now reads the whole topic, also exactly once.
-	execAll(t, ctx, conn, "CREATE MATERIALIZED VIEW om2 AS SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(id) AS s FROM os")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, ids, s FROM om2"), "300|300|44850", 30*time.Second)
+	e2etest.ExecAll(t, ctx, conn, "DROP SOURCE gs CASCADE")
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM sm"), "10|45", 10*time.Second)
 }
 
 // fetchCounter counts, per partition, the records in the fetch responses a kfake cluster sends:
@@ -356,20 +262,20 @@ func TestKafkaSourceFetchCount(t *testing.T) {
 	brokers := cluster.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	produceJSON(t, ctx, brokers, "f", 0, n)
+	e2etest.ProduceJSON(t, ctx, brokers, "f", 0, n)
 	if got := fc.records(); len(got) != 0 {
 		t.Fatalf("fetched before any reader: %v", got)
 	}
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
-	execAll(t, ctx, conn, "CREATE SOURCE fs (id int, g int) "+kafkaWith(brokers, "f", ""))
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT sum(next_offset) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.fs'"), strconv.Itoa(n), 30*time.Second)
-	execAll(t, ctx, conn,
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.ExecAll(t, ctx, conn, "CREATE SOURCE fs (id int, g int) "+e2etest.KafkaWith(brokers, "f", ""))
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT sum(next_offset) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.fs'"), strconv.Itoa(n), 30*time.Second)
+	e2etest.ExecAll(t, ctx, conn,
 		"CREATE MATERIALIZED VIEW f1 AS SELECT count(*) AS n, sum(id) AS s FROM fs",
 		"CREATE MATERIALIZED VIEW f2 AS SELECT g, count(*) AS n FROM fs GROUP BY g")
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n, s FROM f1"), fmt.Sprintf("%d|%d", n, n*(n-1)/2), 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT sum(n) FROM f2"), strconv.Itoa(n), 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_source_backfill_progress"), "0", 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n, s FROM f1"), fmt.Sprintf("%d|%d", n, n*(n-1)/2), 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT sum(n) FROM f2"), strconv.Itoa(n), 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_source_backfill_progress"), "0", 30*time.Second)
 
 	// counted returns the records fetched per partition and what the check wants, and logs it.
 	counted := func(what string, want func(p int32) int64) (got, wants map[int32]int64) {
@@ -395,9 +301,9 @@ func TestKafkaSourceFetchCount(t *testing.T) {
 	}
 
 	// After the backfills, only the shared reader fetches: new messages once each.
-	produceJSON(t, ctx, brokers, "f", n, more)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT n FROM f1"), strconv.Itoa(n+more), 30*time.Second)
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT sum(n) FROM f2"), strconv.Itoa(n+more), 30*time.Second)
+	e2etest.ProduceJSON(t, ctx, brokers, "f", n, more)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT n FROM f1"), strconv.Itoa(n+more), 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT sum(n) FROM f2"), strconv.Itoa(n+more), 30*time.Second)
 	second, _ := counted("after more messages", func(p int32) int64 { return cluster.PartitionInfo("f", p).HighWatermark - hw[p] })
 	for _, pi := range cluster.PartitionInfos("f") {
 		p := pi.Partition

@@ -8,42 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
-
-// produceJSON writes n JSON messages {"id": i, "g": i % 10, "v": "x<i>"}
-// for i in [from, from+n) to topic, spread over its partitions by key.
-func produceJSON(t testing.TB, ctx context.Context, brokers []string, topic string, from, n int) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	recs := make([]*kgo.Record, 0, n)
-	for i := from; i < from+n; i++ {
-		recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprintf(`{"id": %d, "G": %d, "v": "x%d"}`, i, i%10, i))})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitRows polls query until it answers want (one row, text form) or the deadline passes.
-func waitRows(t testing.TB, ctx context.Context, query func() (string, error), want string, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		got, err := query()
-		if err == nil && got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %q (err %v), want %q", got, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // TestKafkaSourceShared: a shared Kafka source, a view created over existing
 // messages backfills them, a second view created later too, and both follow
@@ -57,9 +24,9 @@ func TestKafkaSourceShared(t *testing.T) {
 	brokers := cluster.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	produceJSON(t, ctx, brokers, "events", 0, 1000)
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	e2etest.ProduceJSON(t, ctx, brokers, "events", 0, 1000)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	with := fmt.Sprintf("WITH (connector = 'kafka', properties.bootstrap.server = '%s', topic = 'events') FORMAT PLAIN ENCODE JSON", strings.Join(brokers, ","))
 	for _, s := range []string{
 		"CREATE SOURCE ev (id int, g int, v varchar) INCLUDE partition AS p INCLUDE offset " + with,
@@ -71,25 +38,25 @@ func TestKafkaSourceShared(t *testing.T) {
 	}
 	q := func(sql string) func() (string, error) {
 		return func() (string, error) {
-			rows, err := rowsOf(ctx, conn, sql)
+			rows, err := e2etest.Rows(ctx, conn, sql)
 			return strings.Join(rows, ";"), err
 		}
 	}
-	waitRows(t, ctx, q("SELECT n, s, parts FROM m1"), "1000|499500|4", 30*time.Second)
-	produceJSON(t, ctx, brokers, "events", 1000, 500)
+	e2etest.WaitRows(t, ctx, q("SELECT n, s, parts FROM m1"), "1000|499500|4", 30*time.Second)
+	e2etest.ProduceJSON(t, ctx, brokers, "events", 1000, 500)
 	if _, err := conn.Exec(ctx, "CREATE MATERIALIZED VIEW m2 AS SELECT g, count(*) AS n FROM ev GROUP BY g"); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, ctx, q("SELECT n, s FROM m1"), "1500|1124250", 30*time.Second)
-	waitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "1500|10", 30*time.Second)
-	produceJSON(t, ctx, brokers, "events", 1500, 500)
-	waitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "2000|10", 30*time.Second)
-	waitRows(t, ctx, q("SELECT n FROM m1"), "2000", 30*time.Second)
+	e2etest.WaitRows(t, ctx, q("SELECT n, s FROM m1"), "1500|1124250", 30*time.Second)
+	e2etest.WaitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "1500|10", 30*time.Second)
+	e2etest.ProduceJSON(t, ctx, brokers, "events", 1500, 500)
+	e2etest.WaitRows(t, ctx, q("SELECT sum(n), count(*) FROM m2"), "2000|10", 30*time.Second)
+	e2etest.WaitRows(t, ctx, q("SELECT n FROM m1"), "2000", 30*time.Second)
 	if _, err := conn.Exec(ctx, "CREATE TABLE tt (id int PRIMARY KEY, g int, v varchar) "+with); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, ctx, q("SELECT count(*), sum(id) FROM tt"), "2000|1999000", 30*time.Second)
-	rows, err := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_source_splits")
+	e2etest.WaitRows(t, ctx, q("SELECT count(*), sum(id) FROM tt"), "2000|1999000", 30*time.Second)
+	rows, err := e2etest.Rows(ctx, conn, "SELECT * FROM rw_catalog.rw_source_splits")
 	t.Logf("splits: %v %v", rows, err)
 
 	// The shared reader and the table's source job rescaled: their actors
@@ -102,19 +69,19 @@ func TestKafkaSourceShared(t *testing.T) {
 		if _, err := conn.Exec(ctx, "ALTER TABLE tt SET PARALLELISM = "+[]string{"4", "2", "1"}[i]); err != nil {
 			t.Fatal(err)
 		}
-		produceJSON(t, ctx, brokers, "events", 2000+500*i, 500)
+		e2etest.ProduceJSON(t, ctx, brokers, "events", 2000+500*i, 500)
 		want := 2500 + 500*i
-		waitRows(t, ctx, q("SELECT n, parts FROM m1"), fmt.Sprintf("%d|4", want), 30*time.Second)
-		waitRows(t, ctx, q("SELECT sum(n) FROM m2"), fmt.Sprint(want), 30*time.Second)
-		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT id) FROM tt"), fmt.Sprintf("%d|%d", want, want), 30*time.Second)
-		waitRows(t, ctx, q("SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_tables t ON f.job_id = t.id WHERE t.name = 'tt'"),
+		e2etest.WaitRows(t, ctx, q("SELECT n, parts FROM m1"), fmt.Sprintf("%d|4", want), 30*time.Second)
+		e2etest.WaitRows(t, ctx, q("SELECT sum(n) FROM m2"), fmt.Sprint(want), 30*time.Second)
+		e2etest.WaitRows(t, ctx, q("SELECT count(*), count(DISTINCT id) FROM tt"), fmt.Sprintf("%d|%d", want, want), 30*time.Second)
+		e2etest.WaitRows(t, ctx, q("SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_tables t ON f.job_id = t.id WHERE t.name = 'tt'"),
 			[]string{"4", "2", "1"}[i], 10*time.Second)
 		// Which actor reads which partition: the table's 4 partitions spread
 		// over its actors (rw_source_splits, RisingWave's rw_actor_splits).
-		waitRows(t, ctx, q("SELECT count(*), count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.tt'"),
+		e2etest.WaitRows(t, ctx, q("SELECT count(*), count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.tt'"),
 			"4|"+[]string{"4", "2", "1"}[i], 10*time.Second)
 	}
-	frags, err := rowsOf(ctx, conn, "SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_sources s ON f.job_id = s.id")
+	frags, err := e2etest.Rows(ctx, conn, "SELECT f.parallelism FROM rw_catalog.rw_fragments f JOIN rw_catalog.rw_sources s ON f.job_id = s.id")
 	if err != nil || len(frags) != 1 {
 		t.Fatalf("the source's fragments: %v %v", frags, err)
 	}

@@ -47,9 +47,9 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Build compiles ./cmd/server into a temporary directory of t and returns the binary's path
-// (or returns $TRIBUTARY_BIN when set). It fails the test with the compiler's output when the
-// server does not build.
+// Build returns the server binary for t: $TRIBUTARY_BIN when set (as e2etest.Main sets it, to
+// build once for a whole test package), else ./cmd/server compiled into a temporary directory of
+// t. It fails the test with the compiler's output when the server does not build.
 func Build(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv(BinEnv); bin != "" {
@@ -58,27 +58,36 @@ func Build(t testing.TB) string {
 		}
 		return bin
 	}
-	root, err := ModuleRoot()
+	bin, err := BuildInto(t.TempDir())
 	if err != nil {
 		t.Fatalf("build server: %v", err)
 	}
+	return bin
+}
+
+// BuildInto compiles ./cmd/server into dir and returns the binary's path; the error holds the
+// compiler's output when the server does not build.
+func BuildInto(dir string) (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "server")); err != nil {
-		t.Fatalf("build server: ./cmd/server does not exist yet (%v); it is written by another engineer", err)
+		return "", fmt.Errorf("./cmd/server does not exist yet (%v); it is written by another engineer", err)
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("build server: go tool not found: %v", err)
+		return "", fmt.Errorf("go tool not found: %w", err)
 	}
-	bin := filepath.Join(t.TempDir(), "tributary")
+	bin := filepath.Join(dir, "tributary")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./cmd/server")
 	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("build server: ./cmd/server does not build (%v):\n%s", err, out)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("./cmd/server does not build (%v):\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // FreeAddrs returns n loopback addresses with distinct ports that were free

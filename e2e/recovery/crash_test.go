@@ -1,12 +1,15 @@
-package e2e
+package recovery
 
 import (
 	"context"
+	"math/rand"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestKillDuringInserts kills the server with SIGKILL while a client streams
@@ -14,12 +17,12 @@ import (
 func TestKillDuringInserts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t)
+	srv := e2etest.StartServer(t)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
-	rng := newRand(seed)
+	rng := rand.New(rand.NewSource(seed))
 
-	setup := connect(t, ctx, srv)
+	setup := e2etest.Connect(t, ctx, srv)
 	if _, err := setup.Exec(ctx, `CREATE TABLE acks (id bigint PRIMARY KEY, round int, note text)`); err != nil {
 		t.Fatal(err)
 	}

@@ -1,34 +1,18 @@
-package e2e
+package recovery
 
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
-
-// backfillRows reads the running job's backfilled row count from
-// rw_ddl_progress ("12.50% (125/1000)"); ok is false when no job runs.
-func backfillRows(ctx context.Context, conn *pgx.Conn) (int64, bool, error) {
-	var progress string
-	err := conn.QueryRow(ctx, `SELECT progress FROM rw_catalog.rw_ddl_progress`).Scan(&progress)
-	if err == pgx.ErrNoRows {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	open := strings.LastIndexByte(progress, '(')
-	slash := strings.LastIndexByte(progress, '/')
-	n, err := strconv.ParseInt(progress[open+1:slash], 10, 64)
-	return n, true, err
-}
 
 // TestBackfillResume backfills 1,000,000 rows at backfill_rate_limit = 50000,
 // SIGKILLs the server three times mid-backfill, and checks the job resumes
@@ -49,9 +33,9 @@ func backfillResume(t *testing.T, snapshot bool) {
 	defer cancel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
-	rng := newRand(seed)
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	rng := rand.New(rand.NewSource(seed))
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, sql := range []string{
 		`CREATE TABLE t (id int PRIMARY KEY, a int, b int)`,
 		`INSERT INTO t SELECT g, g % 1000, g FROM generate_series(1, 1000000) AS g`,
@@ -72,7 +56,7 @@ func backfillResume(t *testing.T, snapshot bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before, running, err := backfillRows(ctx, c)
+		before, running, err := e2etest.BackfillRows(ctx, c)
 		c.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +77,7 @@ func backfillResume(t *testing.T, snapshot bool) {
 		// The resumed job reports its committed position at its first barrier.
 		var after int64
 		for deadline := time.Now().Add(20 * time.Second); ; {
-			n, ok, err := backfillRows(ctx, c)
+			n, ok, err := e2etest.BackfillRows(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +86,7 @@ func backfillResume(t *testing.T, snapshot bool) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("kill %d: the job did not resume (last progress %d, running %v)\n%s", kill, n, ok, srvLog(srv))
+				t.Fatalf("kill %d: the job did not resume (last progress %d, running %v)\n%s", kill, n, ok, testserver.Tail(srv.LogPath, 30))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -130,17 +114,15 @@ func backfillResume(t *testing.T, snapshot bool) {
 		t.Fatalf("snapshot rows read %d exceed 1.2x the table", 1_000_000+reread)
 	}
 	t.Logf("snapshot rows read: about %d for a 1,000,000-row table", 1_000_000+reread)
-	got, err := rowsOf(ctx, c, `SELECT * FROM m`)
+	got, err := e2etest.Rows(ctx, c, `SELECT * FROM m`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := rowsOf(ctx, c, `SELECT a, count(*), sum(b) FROM t GROUP BY a`)
+	want, err := e2etest.Rows(ctx, c, `SELECT a, count(*), sum(b) FROM t GROUP BY a`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("after resumed backfill: %d rows, want %d (first: %v vs %v)", len(got), len(want), head(got), head(want))
+		t.Fatalf("after resumed backfill: %d rows, want %d (first: %v vs %v)", len(got), len(want), e2etest.Head(got), e2etest.Head(want))
 	}
 }
-
-func srvLog(srv *testserver.Server) string { return testserver.Tail(srv.LogPath, 30) }

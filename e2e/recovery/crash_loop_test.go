@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // crashViews are the views the crash loop creates as it goes, with their queries.
@@ -37,8 +39,8 @@ func TestCrashLoop(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, s := range []string{
 		"CREATE TABLE t (id int PRIMARY KEY, g int, v int)",
 		"CREATE TABLE w (g int PRIMARY KEY, name varchar)",
@@ -158,7 +160,7 @@ func TestCrashLoop(t *testing.T) {
 		if err := srv.Restart(); err != nil {
 			t.Fatal(err)
 		}
-		conn = connect(t, ctx, srv)
+		conn = e2etest.Connect(t, ctx, srv)
 		// Settings are per session: the views created in the loop stay background ones.
 		if _, err := conn.Exec(ctx, "SET background_ddl = true"); err != nil {
 			t.Fatal(err)
@@ -184,7 +186,7 @@ func TestCrashLoop(t *testing.T) {
 
 	// No acknowledged write lost.
 	ids := map[int]bool{}
-	for _, r := range mustRows(t, ctx, conn, "SELECT id FROM t") {
+	for _, r := range e2etest.MustRows(t, ctx, conn, "SELECT id FROM t") {
 		id, _ := strconv.Atoi(r)
 		ids[id] = true
 	}
@@ -206,11 +208,11 @@ func TestCrashLoop(t *testing.T) {
 	}
 	t.Logf("%d rows, %d acknowledged inserts, %d acknowledged deletes, %d unknown", len(ids), len(inserted), len(deleted), len(maybeDeleted))
 	for i, q := range crashViews {
-		checkView(t, ctx, conn, fmt.Sprintf("SELECT * FROM cv%d", i), mustRows(t, ctx, conn, q))
+		e2etest.CheckView(t, ctx, conn, fmt.Sprintf("SELECT * FROM cv%d", i), e2etest.MustRows(t, ctx, conn, q))
 	}
-	want := mustRows(t, ctx, conn, "SELECT g, count(*), sum(v) FROM t GROUP BY g")
+	want := e2etest.MustRows(t, ctx, conn, "SELECT g, count(*), sum(v) FROM t GROUP BY g")
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		got := mustRows(t, ctx, conn, "SELECT * FROM tgt")
+		got := e2etest.MustRows(t, ctx, conn, "SELECT * FROM tgt")
 		if sameRows(got, want) {
 			break
 		}
@@ -219,4 +221,20 @@ func TestCrashLoop(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// sameRows reports whether a and b hold the same rows in any order.
+func sameRows(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(x)
+	sort.Strings(y)
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
 }

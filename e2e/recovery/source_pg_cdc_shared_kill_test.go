@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
@@ -54,7 +55,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	}
 	// Short epochs: a kill loses at most one epoch's copied rows.
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--barrier-interval-ms", "250"}})
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	exec := func(sql string) {
 		t.Helper()
@@ -101,7 +102,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	exec("SET backfill_rate_limit = 20000")
 	exec(`CREATE TABLE big (id bigint, v varchar, n int, PRIMARY KEY (id)) FROM pg TABLE 'big'`)
 	// Its copy is a job of its own (the small table's is done).
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT string_agg(ddl_statement || ' ' || backfill_type, ',') FROM rw_catalog.rw_ddl_progress"),
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT string_agg(ddl_statement || ' ' || backfill_type, ',') FROM rw_catalog.rw_ddl_progress"),
 		"CREATE TABLE big (source) CdcBackfill", 30*time.Second)
 	// A view over it sees each copied row once (a row written twice would count twice).
 	exec("SET background_ddl = false")
@@ -113,7 +114,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 		finished bool
 	}
 	readProgress := func(table string) (progress, bool) {
-		r, err := rowsOf(ctx, conn, "SELECT row_count, finished FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public."+table+"'")
+		r, err := e2etest.Rows(ctx, conn, "SELECT row_count, finished FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public."+table+"'")
 		if err != nil || len(r) != 1 {
 			return progress{}, false
 		}
@@ -150,7 +151,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 		if err := srv.Restart(); err != nil {
 			t.Fatal(err)
 		}
-		conn = connect(t, ctx, srv)
+		conn = e2etest.Connect(t, ctx, srv)
 		after := waitProgress("big", "the progress after the restart", func(progress) bool { return true })
 		if after.rows < before.rows {
 			t.Fatalf("kill %d: the progress went back from %d to %d rows", i+1, before.rows, after.rows)
@@ -168,7 +169,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 		if _, err := up.Exec(ctx, "INSERT INTO "+table+" VALUES (0, 'sentinel', 0)"); err != nil {
 			t.Fatal(err)
 		}
-		waitRows(t, ctx, queryText(ctx, conn, "SELECT count(*) FROM "+table+" WHERE id = 0"), "1", time.Minute)
+		e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT count(*) FROM "+table+" WHERE id = 0"), "1", time.Minute)
 	}
 	// The rows the upstream served to scans of big: its copy's chunks over
 	// all runs, plus one per writer statement at most (reported by the
@@ -202,7 +203,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	if err := up.QueryRow(ctx, "SELECT count(*) || ' ' || sum(n) FROM big").Scan(&want); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT c || ' ' || s FROM big_stats"), want, 30*time.Second)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT c || ' ' || s FROM big_stats"), want, 30*time.Second)
 	if err := conn.QueryRow(ctx, "SELECT c || ' ' || s FROM big_stats").Scan(&got); err != nil || got != want {
 		t.Fatalf("the view on big says %q (%v), the upstream %q", got, err, want)
 	}

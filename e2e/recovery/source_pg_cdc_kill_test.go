@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -152,8 +153,8 @@ func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 	}
 	t.Logf("upstream: %d rows in %v", rows, time.Since(start))
 
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	create := fmt.Sprintf(`CREATE TABLE big (id bigint, v varchar, n int, PRIMARY KEY (id)) WITH (connector = 'postgres-cdc',
 		hostname = '%s', port = '%s', username = 'postgres', password = '', database.name = 'dev', table.name = 'big'%s)`, host, port, opts)
@@ -196,7 +197,7 @@ func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 	readProgress := func() (progress, bool) {
 		// A table copied in ranges has a row per range (its splits): read
 		// once every range has reported since the start.
-		r, err := rowsOf(ctx, conn, "SELECT sum(row_count), bool_and(finished), min(lsn), sum(split_total_count), count(*) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
+		r, err := e2etest.Rows(ctx, conn, "SELECT sum(row_count), bool_and(finished), min(lsn), sum(split_total_count), count(*) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return progress{}, false
 		}
@@ -248,7 +249,7 @@ func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 		if err := srv.Restart(); err != nil {
 			t.Fatal(err)
 		}
-		conn = connect(t, ctx, srv)
+		conn = e2etest.Connect(t, ctx, srv)
 		after := waitProgress("the progress after the restart", func(progress) bool { return true })
 		if after.rows < before.rows {
 			t.Fatalf("kill %d: the progress went back from %d to %d rows", i+1, before.rows, after.rows)
@@ -267,7 +268,7 @@ func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
 	if _, err := up.Exec(ctx, "INSERT INTO big VALUES (0, 'sentinel', 0)"); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, ctx, queryText(ctx, conn, "SELECT count(*) FROM big WHERE id = 0"), "1", 2*time.Minute)
+	e2etest.WaitRows(t, ctx, e2etest.QueryText(ctx, conn, "SELECT count(*) FROM big WHERE id = 0"), "1", 2*time.Minute)
 	t.Logf("copied in %v with %d upstream changes; %d rows copied (committed)", time.Since(start), w.ops, final.rows)
 
 	// The rows the upstream served to scans (read before the digests scan

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
 )
 
@@ -53,8 +54,8 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	host, port, _ := net.SplitHostPort(pg.Addr)
 	// Throttled so that the rescales and the kill come in the copy (the
 	// actors share the rate: the copy's pace does not depend on them).
@@ -91,13 +92,13 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 	// rescale either (a kill may lose the uncommitted epoch's rows).
 	var ddlSeen int64
 	progress := func() (copied int, finished, ok bool) {
-		if n, running, err := backfillRows(ctx, conn); err == nil && running {
+		if n, running, err := e2etest.BackfillRows(ctx, conn); err == nil && running {
 			if n < ddlSeen {
 				t.Fatalf("rw_ddl_progress went back from %d to %d rows", ddlSeen, n)
 			}
 			ddlSeen = n
 		}
-		r, err := rowsOf(ctx, conn, "SELECT count(*), sum(row_count), bool_and(finished) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
+		r, err := e2etest.Rows(ctx, conn, "SELECT count(*), sum(row_count), bool_and(finished) FROM rw_catalog.rw_cdc_progress WHERE table_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return 0, false, false
 		}
@@ -134,7 +135,7 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 	// actors is how many actors read the ranges now (rw_source_splits, as
 	// each range's reader last reported at a barrier).
 	actors := func() (int, error) {
-		r, err := rowsOf(ctx, conn, "SELECT count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.big'")
+		r, err := e2etest.Rows(ctx, conn, "SELECT count(DISTINCT actor_id) FROM rw_catalog.rw_source_splits WHERE source_name = 'public.big'")
 		if err != nil || len(r) != 1 {
 			return 0, err
 		}
@@ -161,7 +162,7 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			conn = connect(t, ctx, srv)
+			conn = e2etest.Connect(t, ctx, srv)
 			ddlSeen = 0
 			t.Logf("killed at %d rows copied", seen)
 			continue
@@ -172,7 +173,7 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 		}
 		n, _ := strconv.Atoi(step)
 		want := min(n, ranges)
-		waitRows(t, ctx, func() (string, error) { a, err := actors(); return strconv.Itoa(a), err }, strconv.Itoa(want), time.Minute)
+		e2etest.WaitRows(t, ctx, func() (string, error) { a, err := actors(); return strconv.Itoa(a), err }, strconv.Itoa(want), time.Minute)
 		t.Logf("rescaled to %s at %d rows copied (ALTER took %v)", step, seen, time.Since(began))
 	}
 	deadline := time.Now().Add(2 * time.Minute)

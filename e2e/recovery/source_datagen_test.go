@@ -1,9 +1,11 @@
-package e2e
+package recovery
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestDatagenResumesAfterKill SIGKILLs the server twice while a datagen table
@@ -17,8 +19,8 @@ func TestDatagenResumesAfterKill(t *testing.T) {
 	const total = 20000
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	if _, err := conn.Exec(ctx, `CREATE TABLE g (id bigint PRIMARY KEY, v int, s varchar) WITH (connector = 'datagen',
 		fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '20000',
 		fields.v.min = '0', fields.v.max = '99', fields.v.seed = '3', fields.s.length = '8',
@@ -39,7 +41,7 @@ func TestDatagenResumesAfterKill(t *testing.T) {
 		if err := srv.Restart(); err != nil {
 			t.Fatalf("restart after kill %d: %v", round, err)
 		}
-		c := connect(t, ctx, srv)
+		c := e2etest.Connect(t, ctx, srv)
 		var n int64
 		if err := c.QueryRow(ctx, `SELECT count(*) FROM g`).Scan(&n); err != nil {
 			t.Fatalf("count after kill %d: %v", round, err)
@@ -51,7 +53,7 @@ func TestDatagenResumesAfterKill(t *testing.T) {
 		}
 		last = n
 	}
-	c := connect(t, ctx, srv)
+	c := e2etest.Connect(t, ctx, srv)
 	defer c.Close(ctx)
 	if _, err := c.Exec(ctx, `WAIT`); err != nil {
 		t.Fatalf("WAIT: %v", err)

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tributary/tributary/e2e/pgtest"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestPostgresSinkSurvivesKills: an upsert sink of an aggregating view into a
@@ -38,8 +40,8 @@ func TestPostgresSinkSurvivesKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	with := fmt.Sprintf("connector = 'postgres', host = '%s', port = '%d', user = '%s', password = '%s', database = '%s', table = 'agg', type = 'upsert', primary_key = 'g'",
 		pc.Host, pc.Port, pc.User, pc.Password, pc.Database)
 	// A wrong target is refused at CREATE time.
@@ -63,23 +65,23 @@ func TestPostgresSinkSurvivesKills(t *testing.T) {
 	if _, err := conn.Exec(ctx, "FLUSH"); err != nil {
 		t.Fatal(err)
 	}
-	want, err := rowsOf(ctx, conn, "SELECT g, n, total FROM m")
+	want, err := e2etest.Rows(ctx, conn, "SELECT g, n, total FROM m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Delivery runs behind the commits: poll PostgreSQL until it catches up.
 	var got []string
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if got, err = rowsOf(ctx, pg, "SELECT g, n, total FROM agg"); err != nil {
+		if got, err = e2etest.Rows(ctx, pg, "SELECT g, n, total FROM agg"); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Join(got, "\n") == strings.Join(want, "\n") {
 			break
 		}
 		if time.Now().After(deadline) {
-			onlyPG, onlyView := multisetDiff(got, want)
-			stores, _ := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_sink_log_store")
-			events, _ := rowsOf(ctx, conn, "SELECT * FROM rw_catalog.rw_event_logs")
+			onlyPG, onlyView := e2etest.MultisetDiff(got, want)
+			stores, _ := e2etest.Rows(ctx, conn, "SELECT * FROM rw_catalog.rw_sink_log_store")
+			events, _ := e2etest.Rows(ctx, conn, "SELECT * FROM rw_catalog.rw_event_logs")
 			t.Fatalf("PostgreSQL differs from the view after 10 kills:\nonly in PostgreSQL: %v\nonly in the view: %v\nlog stores: %v\nsink events: %v",
 				onlyPG, onlyView, stores, events)
 		}

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestSerialConcurrentKill has four clients insert into a serial-keyed
@@ -19,8 +21,8 @@ import (
 func TestSerialConcurrentKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	srv := startServer(t)
-	setup := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	setup := e2etest.Connect(t, ctx, srv)
 	if _, err := setup.Exec(ctx, `CREATE TABLE sk (id bigserial PRIMARY KEY, client int, n int)`); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestSerialConcurrentKill(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	conn := connect(t, ctx, srv)
+	conn := e2etest.Connect(t, ctx, srv)
 	var total, distinct int
 	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM sk`).Scan(&total, &distinct); err != nil {
 		t.Fatal(err)

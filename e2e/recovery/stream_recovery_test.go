@@ -1,35 +1,18 @@
-package e2e
+package recovery
 
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// reloadGen rebuilds the generator's view of which rows exist after a crash
-// (statements in flight at the kill may or may not have committed).
-func reloadGen(ctx context.Context, t *testing.T, conn *pgx.Conn, g *dmlGen) {
-	t.Helper()
-	for _, table := range []string{"t1", "t2", "t3", "t4"} {
-		rows, err := rowsOf(ctx, conn, "SELECT id FROM "+table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.ids[table] = g.ids[table][:0]
-		for _, r := range rows {
-			id, _ := strconv.Atoi(r)
-			g.ids[table] = append(g.ids[table], id)
-			if id >= g.next[table] {
-				g.next[table] = id + 1
-			}
-		}
-	}
-}
+	"github.com/tributary/tributary/e2e/e2etest"
+)
 
 // TestStreamingRecovery kills the server (SIGKILL) at random points while DML
 // streams in, restarts it, and checks every MV equals its batch recompute and
@@ -39,9 +22,10 @@ func TestStreamingRecovery(t *testing.T) {
 	defer cancel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
-	srv := startServer(t)
-	setup := connect(t, ctx, srv)
-	mvs := createOracle(ctx, t, setup)
+	srv := e2etest.StartServer(t)
+	setup := e2etest.Connect(t, ctx, srv)
+	e2etest.CreateOracleTables(ctx, t, setup)
+	mvs := e2etest.CreateOracleViews(ctx, t, setup)
 	if _, err := setup.Exec(ctx, `CREATE TABLE acks (id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +35,8 @@ func TestStreamingRecovery(t *testing.T) {
 	mvs["ack_count"] = `SELECT count(*) AS n FROM acks`
 	setup.Close(ctx)
 
-	gen := newDMLGen(seed)
+	gen := e2etest.NewDMLGen(seed)
+	rng := rand.New(rand.NewSource(seed)) // the kills' timing; gen is the writer's
 	acked := map[int64]bool{}
 	nextAck := int64(0)
 	const kills = 20
@@ -72,7 +57,7 @@ func TestStreamingRecovery(t *testing.T) {
 				default:
 				}
 				mu.Lock()
-				sql := gen.statement()
+				sql := gen.Statement()
 				id := nextAck
 				nextAck++
 				mu.Unlock()
@@ -87,7 +72,7 @@ func TestStreamingRecovery(t *testing.T) {
 				mu.Unlock()
 			}
 		}()
-		time.Sleep(time.Duration(30+gen.rng.Intn(300)) * time.Millisecond)
+		time.Sleep(time.Duration(30+rng.Intn(300)) * time.Millisecond)
 		if err := srv.Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -104,8 +89,8 @@ func TestStreamingRecovery(t *testing.T) {
 		if _, err := check.Exec(ctx, "FLUSH"); err != nil {
 			t.Fatal(err)
 		}
-		checkMVs(ctx, t, check, mvs, fmt.Sprintf("after kill %d", round))
-		present, err := rowsOf(ctx, check, "SELECT id FROM acks")
+		e2etest.CheckMVs(ctx, t, check, mvs, fmt.Sprintf("after kill %d", round))
+		present, err := e2etest.Rows(ctx, check, "SELECT id FROM acks")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +104,7 @@ func TestStreamingRecovery(t *testing.T) {
 				t.Fatalf("after kill %d: acknowledged insert %d is missing", round, id)
 			}
 		}
-		reloadGen(ctx, t, check, gen)
+		gen.Reload(ctx, t, check)
 		check.Close(ctx)
 		t.Logf("kill %d: %d acknowledged inserts present", round, len(acked))
 	}

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -34,8 +35,8 @@ func TestStorageDamage(t *testing.T) {
 	base := t.TempDir()
 	const baseRows = 20000
 	srv := testserver.Start(t, bin, base)
-	conn := connect(t, ctx, srv)
-	mustExec(t, ctx, conn, `CREATE TABLE t (id bigint PRIMARY KEY, note text)`)
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.MustExec(t, ctx, conn, `CREATE TABLE t (id bigint PRIMARY KEY, note text)`)
 	insertRows(t, ctx, conn, 0, baseRows)
 	conn.Close(ctx)
 	if err := srv.Stop(); err != nil { // a clean stop flushes everything into table files
@@ -96,7 +97,7 @@ func TestStorageDamage(t *testing.T) {
 	t.Run("damaged write-ahead file after kill -9", func(t *testing.T) {
 		dir := copyDataDir(t, base)
 		s := testserver.Start(t, bin, dir)
-		c := connect(t, ctx, s)
+		c := e2etest.Connect(t, ctx, s)
 		const more = 8000
 		insertRows(t, ctx, c, baseRows, more) // acknowledged
 		c.Close(ctx)
@@ -153,13 +154,6 @@ func TestStorageDamage(t *testing.T) {
 	})
 }
 
-func mustExec(t *testing.T, ctx context.Context, conn *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
 // insertRows inserts rows [from, from+n) into t, 500 per statement.
 func insertRows(t *testing.T, ctx context.Context, conn *pgx.Conn, from, n int) {
 	t.Helper()
@@ -173,13 +167,13 @@ func insertRows(t *testing.T, ctx context.Context, conn *pgx.Conn, from, n int) 
 			}
 			fmt.Fprintf(&sb, "(%d, '%s')", i, note)
 		}
-		mustExec(t, ctx, conn, sb.String())
+		e2etest.MustExec(t, ctx, conn, sb.String())
 	}
 }
 
 func countRowsOf(t *testing.T, ctx context.Context, s *testserver.Server) int {
 	t.Helper()
-	c := connect(t, ctx, s)
+	c := e2etest.Connect(t, ctx, s)
 	var n int
 	if err := c.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -239,8 +233,8 @@ func TestFsyncFalse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv := testserver.StartWith(t, testserver.Build(t), t.TempDir(), testserver.Options{Args: []string{"--fsync=false"}})
-	conn := connect(t, ctx, srv)
-	mustExec(t, ctx, conn, `CREATE TABLE t (id bigint PRIMARY KEY, note text)`)
+	conn := e2etest.Connect(t, ctx, srv)
+	e2etest.MustExec(t, ctx, conn, `CREATE TABLE t (id bigint PRIMARY KEY, note text)`)
 	insertRows(t, ctx, conn, 0, 1000)
 	conn.Close(ctx)
 	if err := srv.Kill(); err != nil {

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // killBid is bid i of the kill test: every field a function of i.
@@ -127,8 +129,8 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	}
 	t.Logf("preloaded %d bids in %v", preload, time.Since(start))
 
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	with := func(topic string) string {
 		return fmt.Sprintf("WITH (connector = 'kafka', properties.bootstrap.server = '%s', topic = '%s') FORMAT PLAIN ENCODE JSON",
 			strings.Join(brokers, ","), topic)
@@ -175,7 +177,7 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 		if err := srv.Restart(); err != nil {
 			t.Fatal(err)
 		}
-		conn = connect(t, ctx, srv)
+		conn = e2etest.Connect(t, ctx, srv)
 	}
 	// Each view is created in the background and the server killed once or
 	// twice while it backfills; then more kills after.
@@ -199,10 +201,10 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	// pace), then FLUSH and compare.
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		rows, err := rowsOf(ctx, conn, "SELECT sum(n) FROM offsets")
+		rows, err := e2etest.Rows(ctx, conn, "SELECT sum(n) FROM offsets")
 		var jobs []string
 		if err == nil {
-			jobs, err = rowsOf(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_ddl_progress")
+			jobs, err = e2etest.Rows(ctx, conn, "SELECT count(*) FROM rw_catalog.rw_ddl_progress")
 		}
 		if err == nil && len(rows) == 1 && rows[0] == strconv.Itoa(total) && len(jobs) == 1 && jobs[0] == "0" {
 			break
@@ -242,12 +244,12 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	for c, a := range cats {
 		want = append(want, fmt.Sprintf("%d|%d|%d|%d", c, a.n, a.total, a.top))
 	}
-	checkView(t, ctx, conn, "SELECT cat, n, total, top FROM agg", want)
+	e2etest.CheckView(t, ctx, conn, "SELECT cat, n, total, top FROM agg", want)
 	want = want[:0]
 	for name, a := range byName {
 		want = append(want, fmt.Sprintf("%s|%d|%d", name, a.n, a.total))
 	}
-	checkView(t, ctx, conn, "SELECT name, n, total FROM joined", want)
+	e2etest.CheckView(t, ctx, conn, "SELECT name, n, total FROM joined", want)
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].price != all[j].price {
 			return all[i].price > all[j].price
@@ -258,11 +260,11 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	for _, b := range all[:10] {
 		want = append(want, fmt.Sprintf("%d|%d", b.id, b.price))
 	}
-	checkView(t, ctx, conn, "SELECT id, price FROM top", want)
+	e2etest.CheckView(t, ctx, conn, "SELECT id, price FROM top", want)
 
 	// No message lost or repeated: per partition, as many rows as distinct
 	// offsets, covering exactly the partition's offsets 0..hi.
-	rows, err := rowsOf(ctx, conn, "SELECT p, n, d, lo, hi FROM offsets")
+	rows, err := e2etest.Rows(ctx, conn, "SELECT p, n, d, lo, hi FROM offsets")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,21 +283,5 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 	}
 	if len(rows) != partitions || sum != total {
 		t.Fatalf("%d partitions with %d rows, want %d with %d", len(rows), sum, partitions, total)
-	}
-}
-
-// checkView compares a query's rows with want (in any order).
-func checkView(t *testing.T, ctx context.Context, conn *pgx.Conn, query string, want []string) {
-	t.Helper()
-	got, err := rowsOf(ctx, conn, query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	sort.Strings(got)
-	want = append([]string(nil), want...)
-	sort.Strings(want)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		onlyGot, onlyWant := multisetDiff(got, want)
-		t.Fatalf("%s differs from the produced messages:\nonly in the view: %v\nonly expected: %v", query, onlyGot, onlyWant)
 	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package recovery
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary/tributary/e2e/e2etest"
 )
 
 // TestSinkIntoTableSurvivesKills: two sinks from two tables into one target
@@ -32,8 +34,8 @@ func sinkIntoTableKills(t *testing.T, decouple string) {
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := startServer(t)
-	conn := connect(t, ctx, srv)
+	srv := e2etest.StartServer(t)
+	conn := e2etest.Connect(t, ctx, srv)
 	for _, s := range []string{
 		"CREATE TABLE a (id int PRIMARY KEY, v int)",
 		"CREATE TABLE b (id int PRIMARY KEY, v int)",
@@ -85,26 +87,26 @@ func sinkIntoTableKills(t *testing.T, decouple string) {
 	var got, want []string
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if want, err = rowsOf(ctx, conn, expected); err != nil {
+		if want, err = e2etest.Rows(ctx, conn, expected); err != nil {
 			t.Fatal(err)
 		}
-		if got, err = rowsOf(ctx, conn, "SELECT id, v, src FROM target"); err != nil {
+		if got, err = e2etest.Rows(ctx, conn, "SELECT id, v, src FROM target"); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Join(got, "\n") == strings.Join(want, "\n") {
 			break
 		}
 		if time.Now().After(deadline) {
-			onlyT, onlyW := multisetDiff(got, want)
+			onlyT, onlyW := e2etest.MultisetDiff(got, want)
 			t.Fatalf("target differs from the union after 10 kills (%d vs %d rows):\nonly in target: %v\nonly in the union: %v", len(got), len(want), onlyT, onlyW)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	view, err := rowsOf(ctx, conn, "SELECT src, n, s FROM tv")
+	view, err := e2etest.Rows(ctx, conn, "SELECT src, n, s FROM tv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := rowsOf(ctx, conn, "SELECT src, count(*), sum(v) FROM target GROUP BY src")
+	direct, err := e2etest.Rows(ctx, conn, "SELECT src, count(*), sum(v) FROM target GROUP BY src")
 	if err != nil {
 		t.Fatal(err)
 	}
