@@ -65,6 +65,9 @@ func TestMemoryLimit(t *testing.T) {
 	if b, _ := budget("storage_memtables"); b <= 0 || b > 16<<20 {
 		t.Fatalf("rw_memory storage_memtables: budget %d, want within the store's 16 MiB share", b)
 	}
+	if b, used := budget("storage_mapped_tables"); b != 8<<20 || used < 0 {
+		t.Fatalf("rw_memory storage_mapped_tables: budget %d used %d, want an eighth of the limit and a measure", b, used)
+	}
 	const streamShare = 16 << 20 // a quarter of the limit, before any pressure
 	if b, _ := budget("stream_caches"); b <= 0 || b > streamShare {
 		t.Fatalf("rw_memory stream_caches: budget %d, want at most %d", b, streamShare)

@@ -196,7 +196,7 @@ func run() error {
 	sizes := store.Memory().Sizes
 	logger.Info("memory budget", "limit", memory.FormatBytes(limit), "from", limitFrom, "go_soft_limit", goLimit, "go_limit_from_env", goFromEnv,
 		"memtables", fmt.Sprintf("%d x %d", sizes.NumMemtables, sizes.MemTableSize), "block_cache", sizes.BlockCacheSize,
-		"index_cache", sizes.IndexCacheSize, "stream_caches", shares.StreamCaches)
+		"index_cache", sizes.IndexCacheSize, "stream_caches", shares.StreamCaches, "mapped_tables", shares.MappedTables)
 
 	eng, err := session.Open(ctx, store, session.Config{BarrierInterval: time.Duration(*barrierMS) * time.Millisecond, CacheRows: *cacheRows, SpillRows: *spillRows, Logger: logger,
 		Memory: budget, CachePool: cachePool,
@@ -289,7 +289,8 @@ func memoryLimit(flag string) (int64, string, error) {
 
 // memoryBudget lists the budget's consumers for rw_catalog.rw_memory and
 // returns it with the stream caches' pool; under pressure the pool and
-// Badger's block and index caches shrink.
+// Badger's block and index caches shrink, and the pages of Badger's table
+// files resident in the process are held to their share.
 func memoryBudget(shares memory.Shares, store *badger.Store) (*memory.Budget, *memory.Pool) {
 	b := memory.NewBudget(shares.Limit)
 	unknown := func() int64 { return -1 }
@@ -301,6 +302,13 @@ func memoryBudget(shares memory.Shares, store *badger.Store) (*memory.Budget, *m
 	}, unknown)
 	b.Add("storage_block_cache", func() int64 { return store.Memory().Sizes.BlockCacheSize }, func() int64 { return store.Memory().BlockCacheUsed })
 	b.Add("storage_index_cache", func() int64 { return store.Memory().Sizes.IndexCacheSize }, func() int64 { return store.Memory().IndexCacheUsed })
+	b.Hold("storage_mapped_tables", shares.MappedTables, func() int64 {
+		n, err := store.MappedTables()
+		if err != nil {
+			return -1
+		}
+		return n
+	}, store.TrimMapped)
 	pool := memory.NewPool(shares.StreamCaches)
 	b.AddPool("stream_caches", pool)
 	b.OnPressure(pool.SetScale)

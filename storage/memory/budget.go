@@ -23,13 +23,19 @@ type Shares struct {
 	// of the limit); each operator also keeps its row bound
 	// (--stream-cache-rows).
 	StreamCaches int64
+	// MappedTables is the most of the store's table files that may stay
+	// resident in the process (an eighth of the limit): the pages its reads
+	// touch in the mapped files, which the kernel leaves there while the
+	// machine has memory to spare.
+	MappedTables int64
 }
 
-// Split divides limit among the consumers. The half not given out is for
-// what is not accounted for yet: the epoch's pending writes, chunks between
-// actors, batch queries, and the garbage the Go collector has not yet freed.
+// Split divides limit among the consumers. The three eighths not given out
+// are for what is not accounted for yet: the epoch's pending writes, chunks
+// between actors, batch queries, and the garbage the Go collector has not
+// yet freed.
 func Split(limit int64) Shares {
-	return Shares{Limit: limit, Storage: limit / 4, StreamCaches: limit / 4}
+	return Shares{Limit: limit, Storage: limit / 4, StreamCaches: limit / 4, MappedTables: limit / 8}
 }
 
 // Usage is one consumer's line in rw_memory.
@@ -50,6 +56,7 @@ type Budget struct {
 	mu struct {
 		sync.Mutex
 		consumers []consumer
+		held      []held
 		pools     []namedPool
 		shrink    []func(scale float64)
 		scale     float64
@@ -59,6 +66,13 @@ type Budget struct {
 type consumer struct {
 	name         string
 	budget, used func() int64
+}
+
+// held is a consumer Watch holds to its budget.
+type held struct {
+	name   string
+	budget int64
+	trim   func(budget int64) (before, after int64, err error)
 }
 
 type namedPool struct {
@@ -79,6 +93,32 @@ func (b *Budget) Add(name string, budget, used func() int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.mu.consumers = append(b.mu.consumers, consumer{name, budget, used})
+}
+
+// Hold registers a consumer that does not shrink by itself (rw_memory lists it as Add does):
+// every interval Watch calls trim with its budget, which brings what the consumer holds back
+// under the budget when it is over, and reports what it held before and after.
+func (b *Budget) Hold(name string, budget int64, used func() int64, trim func(budget int64) (before, after int64, err error)) {
+	b.Add(name, func() int64 { return budget }, used)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.held = append(b.mu.held, held{name, budget, trim})
+}
+
+// trimHeld runs every held consumer's trim once.
+func (b *Budget) trimHeld(logger *slog.Logger) {
+	b.mu.Lock()
+	hs := append([]held(nil), b.mu.held...)
+	b.mu.Unlock()
+	for _, h := range hs {
+		before, after, err := h.trim(h.budget)
+		switch {
+		case err != nil && logger != nil:
+			logger.Warn("memory budget: trim failed", "consumer", h.name, "err", err)
+		case after < before && logger != nil:
+			logger.Debug("memory budget: trimmed", "consumer", h.name, "before", before, "after", after, "budget", h.budget)
+		}
+	}
 }
 
 // AddPool registers a pool: one line for the pool, then one per account.
@@ -156,9 +196,10 @@ func (b *Budget) Check(live int64) float64 {
 }
 
 // Watch runs Check every interval with the Go heap's live bytes until ctx
-// ends, logging when the caches shrink or grow back. The live bytes are
-// measured by each garbage collection: an interval without one (an idle
-// server) leaves the scale as it is.
+// ends, logging when the caches shrink or grow back, and holds the consumers
+// registered with Hold to their budgets. The live bytes are measured by each
+// garbage collection: an interval without one (an idle server) leaves the
+// scale as it is.
 func (b *Budget) Watch(ctx context.Context, every time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -169,6 +210,7 @@ func (b *Budget) Watch(ctx context.Context, every time.Duration, logger *slog.Lo
 			return
 		case <-t.C:
 		}
+		b.trimHeld(logger)
 		if n := gcCycles(); n == lastGC {
 			continue
 		} else {

@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -197,5 +199,47 @@ func TestPoolConcurrent(t *testing.T) {
 	<-listed
 	if p.Used() != 0 || len(p.Accounts()) != 0 {
 		t.Errorf("pool after every account closed: %d bytes, %d accounts", p.Used(), len(p.Accounts()))
+	}
+}
+
+// TestBudgetHold: Watch calls a held consumer's trim with its budget every interval, and
+// rw_memory's lines list it with that budget.
+func TestBudgetHold(t *testing.T) {
+	b := NewBudget(1000)
+	var mu sync.Mutex
+	used, calls := int64(300), 0
+	b.Hold("mapped", 100, func() int64 { mu.Lock(); defer mu.Unlock(); return used }, func(budget int64) (int64, int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		before := used
+		if used > budget {
+			used = budget / 2
+		}
+		return before, used, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Watch(ctx, time.Millisecond, nil) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n, u := calls, used
+		mu.Unlock()
+		if n >= 2 {
+			if u != 50 {
+				t.Errorf("after %d trims the consumer holds %d, want 50", n, u)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("trim called %d times in 10 s", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	if u := b.Usage(); len(u) != 1 || u[0].Name != "mapped" || u[0].Budget != 100 || u[0].Used != 50 {
+		t.Errorf("usage = %+v", u)
 	}
 }
