@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,8 +46,13 @@ func (s *Store) MappedTables() (int64, error) {
 // TrimMapped keeps the store's table files resident in the process under limit bytes: when more
 // are, it hands back their pages, the most resident files first, until at most half the limit
 // stay (so that a read set a little over the limit is not trimmed every time; pages read again
-// come back from the page cache or the disk). It returns the resident bytes before and after.
+// come back from the page cache or the disk). It returns the resident bytes before and after;
+// while all the process's file-backed resident memory is within the limit it measures no further
+// (listing the mappings costs a walk of their page tables) and returns that figure for both.
 func (s *Store) TrimMapped(limit int64) (before, after int64, err error) {
+	if all, err := residentFileBytes(); err == nil && all <= limit {
+		return all, all, nil
+	}
 	ms, err := s.tableMappings()
 	if err != nil {
 		return 0, 0, err
@@ -85,6 +89,29 @@ func (s *Store) TrimMapped(limit int64) (before, after int64, err error) {
 	return before, after, nil
 }
 
+// residentFileBytes returns the process's file-backed resident memory (RssFile).
+func residentFileBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("RssFile:")); ok {
+			return parseKB(v)
+		}
+	}
+	return 0, errors.New("no RssFile in /proc/self/status")
+}
+
+// parseKB parses a /proc size ("  1234 kB") into bytes.
+func parseKB(v []byte) (int64, error) {
+	kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("a size %q: %w", bytes.TrimSpace(v), err)
+	}
+	return kb << 10, nil
+}
+
 // tableMappings lists the store's table files (*.sst in its directory) mapped into the process,
 // from /proc/self/smaps.
 func (s *Store) tableMappings() ([]mapping, error) {
@@ -109,11 +136,11 @@ func parseSmaps(sc *bufio.Scanner, dir string) ([]mapping, error) {
 		line := sc.Bytes()
 		if rss, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
 			if cur >= 0 {
-				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(rss)), "kB")), 10, 64)
+				n, err := parseKB(rss)
 				if err != nil {
-					return nil, fmt.Errorf("smaps: Rss %q: %w", rss, err)
+					return nil, fmt.Errorf("smaps: Rss: %w", err)
 				}
-				out[cur].resident = kb << 10
+				out[cur].resident = n
 			}
 			continue
 		}

@@ -67,6 +67,13 @@ func TestTrimMapped(t *testing.T) {
 	if resident < keys*size/2 {
 		t.Fatalf("%d bytes of tables resident after reading %d", resident, keys*size)
 	}
+	// Under its limit nothing is handed back.
+	if b, a, err := s.TrimMapped(1 << 50); err != nil || b != a || b < resident {
+		t.Fatalf("trim under the limit: %d before, %d after, %v (%d resident)", b, a, err, resident)
+	}
+	if n, err := s.MappedTables(); err != nil || n < resident/2 {
+		t.Fatalf("after a trim under the limit %d bytes resident (%v), were %d", n, err, resident)
+	}
 	before, after, err := s.TrimMapped(0)
 	if err != nil {
 		t.Fatal(err)
