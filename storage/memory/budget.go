@@ -12,9 +12,11 @@ import (
 
 // Shares are the parts of a memory limit given to each consumer.
 type Shares struct {
-	// Limit is the whole budget: the Go runtime's soft limit unless
-	// GOMEMLIMIT is set.
+	// Limit is the whole budget.
 	Limit int64
+	// Go is the Go runtime's soft limit unless GOMEMLIMIT is set: the
+	// budget less MappedTables, the one share outside the Go heap.
+	Go int64
 	// Storage is the most the store may use for memtables and its block and
 	// index caches (a quarter of the limit; storage/badger caps it at its
 	// defaults, so a large limit changes nothing there).
@@ -35,7 +37,7 @@ type Shares struct {
 // between actors, batch queries, and the garbage the Go collector has not
 // yet freed.
 func Split(limit int64) Shares {
-	return Shares{Limit: limit, Storage: limit / 4, StreamCaches: limit / 4, MappedTables: limit / 8}
+	return Shares{Limit: limit, Go: limit - limit/8, Storage: limit / 4, StreamCaches: limit / 4, MappedTables: limit / 8}
 }
 
 // Usage is one consumer's line in rw_memory.

@@ -243,3 +243,12 @@ func TestBudgetHold(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+// TestSplit: the Go heap's limit and the mapped tables' share make up the budget, and the shares
+// given out leave room for what is not accounted for.
+func TestSplit(t *testing.T) {
+	s := Split(8 << 30)
+	if s.Go+s.MappedTables != s.Limit || s.MappedTables <= 0 || s.Storage+s.StreamCaches+s.MappedTables >= s.Limit {
+		t.Errorf("Split(8 GiB) = %+v", s)
+	}
+}
