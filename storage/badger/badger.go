@@ -181,6 +181,9 @@ type Store struct {
 	// loseLogged (tests) leaves commits that go through the commit log out of Badger, as an
 	// operating-system crash would take them from its unsynced files.
 	loseLogged bool
+	// noPageout is set once the kernel refused MADV_PAGEOUT (before Linux 5.4): TrimMapped then
+	// measures and trims nothing.
+	noPageout atomic.Bool
 }
 
 var _ storage.KV = (*Store)(nil)

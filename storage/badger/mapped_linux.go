@@ -48,9 +48,10 @@ func (s *Store) MappedTables() (int64, error) {
 // stay (so that a read set a little over the limit is not trimmed every time; pages read again
 // come back from the page cache or the disk). It returns the resident bytes before and after;
 // while all the process's file-backed resident memory is within the limit it measures no further
-// (listing the mappings costs a walk of their page tables) and returns that figure for both.
+// (listing the mappings costs a walk of their page tables) and returns that figure for both. On a
+// kernel without MADV_PAGEOUT (before Linux 5.4) it returns the error once and trims nothing after.
 func (s *Store) TrimMapped(limit int64) (before, after int64, err error) {
-	if all, err := residentFileBytes(); err == nil && all <= limit {
+	if all, err := residentFileBytes(); err == nil && (all <= limit || s.noPageout.Load()) {
 		return all, all, nil
 	}
 	ms, err := s.tableMappings()
@@ -76,6 +77,9 @@ func (s *Store) TrimMapped(limit int64) (before, after int64, err error) {
 		if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT); e != 0 {
 			if e == unix.ENOMEM {
 				continue // unmapped since the listing (a compaction dropped the table)
+			}
+			if e == unix.EINVAL {
+				s.noPageout.Store(true) // an old kernel: said once, then nothing is trimmed
 			}
 			return before, after, fmt.Errorf("trim %s's mapped tables: madvise: %w", s.dir, e)
 		}
