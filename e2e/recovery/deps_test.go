@@ -8,4 +8,5 @@ import (
 	_ "github.com/tributary/tributary/server/metrics"
 	_ "github.com/tributary/tributary/server/pgwire"
 	_ "github.com/tributary/tributary/server/session"
+	_ "github.com/tributary/tributary/storage/badger"
 )
