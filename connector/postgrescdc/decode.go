@@ -44,33 +44,81 @@ func (b *binding) keyText(j int, v []byte) string {
 	return strconv.FormatInt(d.I, 10)
 }
 
-// rawBlock is the size of the buffers a chunk's values are copied into.
-const rawBlock = 64 << 10
-
 // rawRows are a copied chunk's rows as the upstream sent them: ncols
-// values a row (nil: NULL), in the binding's column order and formats,
-// pointing into a few large buffers.
+// values a row, in the binding's column order and formats, one after
+// another in data; ends holds where each value ends in data (rawNull set
+// for a NULL, which has no bytes). Four bytes a value beside its bytes: a
+// slice a value (24) cost a copy more than its values.
 type rawRows struct {
 	ncols int
-	vals  [][]byte
+	data  []byte
+	ends  []uint32
 	bytes int // the values' bytes
 }
+
+// rawNull marks a NULL value's end in rawRows.ends; data stays under it.
+const rawNull = 1 << 31
+
+// rawBytesGuess is the bytes a value readRows makes room for at first.
+const rawBytesGuess = 8
 
 func (r *rawRows) len() int {
 	if r == nil || r.ncols == 0 {
 		return 0
 	}
-	return len(r.vals) / r.ncols
+	return len(r.ends) / r.ncols
 }
 
-func (r *rawRows) row(i int) [][]byte {
-	return r.vals[i*r.ncols : (i+1)*r.ncols : (i+1)*r.ncols]
+// row returns row i's values (nil: NULL), pointing into r's data.
+func (r *rawRows) row(i int) [][]byte { return r.rowInto(nil, i) }
+
+// rowInto is row with dst's memory (resized to ncols values; returned):
+// a caller that goes through many rows reuses one.
+func (r *rawRows) rowInto(dst [][]byte, i int) [][]byte {
+	if cap(dst) < r.ncols {
+		dst = make([][]byte, r.ncols)
+	}
+	dst = dst[:r.ncols]
+	at := i * r.ncols
+	var start uint32
+	if at > 0 {
+		start = r.ends[at-1] &^ rawNull
+	}
+	for j := range dst {
+		e := r.ends[at+j]
+		if e&rawNull != 0 {
+			dst[j] = nil
+			continue
+		}
+		dst[j] = r.data[start:e:e]
+		start = e
+	}
+	return dst
+}
+
+// add appends value v (nil: NULL) to the last row; false when r's data
+// would reach rawNull bytes.
+func (r *rawRows) add(v []byte) bool {
+	if v == nil {
+		r.ends = append(r.ends, uint32(len(r.data))|rawNull)
+		return true
+	}
+	if len(r.data)+len(v) >= rawNull {
+		return false
+	}
+	r.data = append(r.data, v...)
+	r.ends = append(r.ends, uint32(len(r.data)))
+	return true
 }
 
 // readRows copies the rows of rr (ncols values each; about hint rows).
 func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
-	out := &rawRows{ncols: ncols, vals: make([][]byte, 0, hint*ncols)}
-	var blk []byte
+	out := &rawRows{
+		ncols: ncols,
+		ends:  make([]uint32, 0, hint*ncols),
+		// Never nil: an empty value is an empty slice of it, not NULL.
+		data: make([]byte, 0, min(max(hint*ncols*rawBytesGuess, 64<<10), 8<<20)),
+	}
 	for rr.NextRow() {
 		vs := rr.Values()
 		if len(vs) != ncols {
@@ -78,22 +126,16 @@ func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
 			return nil, fmt.Errorf("a row of %d columns, %d expected", len(vs), ncols)
 		}
 		for _, v := range vs {
-			if v == nil {
-				out.vals = append(out.vals, nil)
-				continue
+			if !out.add(v) {
+				_, _ = rr.Close()
+				return nil, fmt.Errorf("a chunk of more than %d bytes", rawNull)
 			}
-			if blk == nil || cap(blk)-len(blk) < len(v) {
-				blk = make([]byte, 0, max(rawBlock, len(v)))
-			}
-			at := len(blk)
-			blk = append(blk, v...)
-			out.bytes += len(v)
-			out.vals = append(out.vals, blk[at:len(blk):len(blk)])
 		}
 	}
 	if _, err := rr.Close(); err != nil {
 		return nil, err
 	}
+	out.bytes = len(out.data)
 	return out, nil
 }
 

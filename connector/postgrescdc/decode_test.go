@@ -126,3 +126,40 @@ func TestNextChunk(t *testing.T) {
 		t.Errorf("snapshot.batch.size 500: next chunk %d rows", n)
 	}
 }
+
+// TestRawRows: rows read back as added, NULL apart from an empty value,
+// rowInto reusing its caller's slice.
+func TestRawRows(t *testing.T) {
+	r := &rawRows{ncols: 3, data: make([]byte, 0, 1)}
+	in := [][][]byte{
+		{[]byte("a"), nil, []byte("ccc")},
+		{nil, nil, nil},
+		{{}, []byte("bb"), {}},
+		{[]byte("x"), {}, nil},
+	}
+	for _, row := range in {
+		for _, v := range row {
+			if !r.add(v) {
+				t.Fatal("add refused a small value")
+			}
+		}
+	}
+	if r.len() != len(in) {
+		t.Fatalf("%d rows, want %d", r.len(), len(in))
+	}
+	var dst [][]byte
+	for i, want := range in {
+		dst = r.rowInto(dst, i)
+		for j, v := range dst {
+			if (v == nil) != (want[j] == nil) || string(v) != string(want[j]) {
+				t.Fatalf("row %d column %d: %q (nil %v), want %q (nil %v)", i, j, v, v == nil, want[j], want[j] == nil)
+			}
+		}
+		if got := r.row(i); len(got) != 3 || string(got[0]) != string(want[0]) {
+			t.Fatalf("row %d: %q", i, got)
+		}
+	}
+	if (&rawRows{}).len() != 0 || (*rawRows)(nil).len() != 0 {
+		t.Fatal("an empty rawRows has rows")
+	}
+}

@@ -690,8 +690,9 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 		}
 	}
 	seg := &segment{copy: true, par: true, split: sp.i, stale: sp.staleAll, base: t.sp.st, dec: b}
+	var raw [][]byte
 	for k := range w.rows.len() {
-		raw := w.rows.row(k)
+		raw = w.rows.rowInto(raw, k)
 		if w.truncated || len(dirty) > 0 && dirty[keyString(rowPK(b, raw))] {
 			continue
 		}

@@ -95,6 +95,7 @@ type Reader struct {
 
 	cur *segment      // Read's
 	row []types.Datum // Read's: a copied row decoded
+	raw [][]byte      // Read's: a copied row's values (rawRows.rowInto)
 }
 
 // rsplit is one split a Reader reads: the table's one split, or one key
@@ -351,7 +352,8 @@ func (r *Reader) decode(dst *types.Chunk, s *segment, k int) int {
 		if !s.par {
 			position = s.base.Rows + int64(i)
 		}
-		if s.dec.decodeRow(s.raw.row(int(s.at[i])), r.row, bad) {
+		r.raw = s.raw.rowInto(r.raw, int(s.at[i]))
+		if s.dec.decodeRow(r.raw, r.row, bad) {
 			dst.AppendRowOp(types.OpInsert, r.row)
 			n++
 		}
@@ -858,8 +860,9 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	if count > 0 {
 		last = rowPK(b, rows.row(count-1))
 	}
+	var raw [][]byte
 	for i := range count {
-		raw := rows.row(i)
+		raw = rows.rowInto(raw, i)
 		if w.truncated || len(w.dirty) > 0 && w.dirty[keyString(rowPK(b, raw))] {
 			continue
 		}

@@ -573,8 +573,12 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 			delete(expect, r.Actor)
 			switch {
 			case r.Writes == nil:
-			case writes.Len() == 0:
-				*writes = *r.Writes // the report's batch is the actor's no more: no copy
+			case writes.Len() == 0 && r.Writes.Size() > writes.Cap()-writes.Size():
+				// The report's batch is the actor's no more: taken without a copy when
+				// the epoch's (empty) batch has no room for it; else copied, so the
+				// epoch keeps the memory of the batch an earlier epoch committed
+				// (a copy's seal writes megabytes into it every epoch).
+				*writes = *r.Writes
 			default:
 				appendBatch(writes, r.Writes)
 			}

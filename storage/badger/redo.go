@@ -266,8 +266,10 @@ func (r *redoLog) encode(epoch, discard uint64, b *storage.Batch) []byte {
 	return buf
 }
 
-// redoKeepBuffer is the largest encode or write buffer the log keeps for reuse between records.
-const redoKeepBuffer = 1 << 20
+// redoKeepBuffer is the largest encode or write buffer the log keeps for reuse between records:
+// room for the biggest record (a batch under redoBigBatch), so that a bulk writer's epochs (a
+// CDC copy's are 1-2 MB) reuse the two buffers instead of taking fresh ones each commit.
+const redoKeepBuffer = redoBigBatch + redoBigBatch/4
 
 func decodeRedo(p []byte) (redoRecord, bool) {
 	rec := redoRecord{epoch: binary.LittleEndian.Uint64(p[0:8]), discard: binary.LittleEndian.Uint64(p[8:16]), batch: &storage.Batch{}}

@@ -472,16 +472,20 @@ const (
 // few times over. b's arena stays with the entries flushed from it; its index
 // (which nothing else holds) is emptied and kept when it held reuseIndex to maxIndex keys
 // (a bulk writer's; emptying costs its capacity, too much for a small write's flush).
-func (b *buffer) next(maxIndex int) buffer {
+// entries, when not nil, is the (empty) slice the next writes go into.
+func (b *buffer) next(maxIndex int, entries []entry) buffer {
 	index := b.index
 	if len(index) > maxIndex || len(index) < reuseIndex {
 		index = make(map[string]int, min(len(b.index), maxIndex))
 	} else {
 		clear(index)
 	}
+	if entries == nil {
+		entries = make([]entry, 0, min(len(b.entries), 1<<16))
+	}
 	return buffer{
 		index:   index,
-		entries: make([]entry, 0, min(len(b.entries), 1<<16)),
+		entries: entries,
 		arena:   make([]byte, 0, min(len(b.arena), 8<<20)),
 	}
 }
@@ -520,7 +524,8 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	}
 	// In key order: the batch then holds one ascending run per table, which the store merges
 	// rather than sorts (storage.Batch.Normalize).
-	entries := sortEntries(t.cur.entries)
+	written := t.cur.entries
+	entries := sortEntries(written)
 	unsealed := false
 	for _, e := range entries {
 		if e.fresh {
@@ -530,7 +535,14 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		t.write(b, e, epoch)
 	}
 	drops := t.editBlocks(b, epoch, epoch) || t.cur.dropsBlocks
-	t.cur = t.cur.next(1 << 14) // sized for a like flush, not kept huge
+	var spare []entry
+	if &written[0] != &entries[0] && cap(written) <= 1<<16 {
+		// The sort moved the entries to a new slice: the next flush's writes
+		// go into the old one (a bulk writer flushes every chunk).
+		clear(written)
+		spare = written[:0]
+	}
+	t.cur = t.cur.next(1<<14, spare) // sized for a like flush, not kept huge
 	t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: drops})
 	// Writers that flush often within one epoch (per statement, per chunk)
 	// would leave a layer each for reads to search: merge a layer into the one
@@ -571,7 +583,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 			entries := sortEntries(t.cur.entries)
 			unsealed := slices.ContainsFunc(entries, func(e entry) bool { return e.fresh })
 			t.layers = append(t.layers, &layer{epoch: epoch, entries: entries, unsealed: unsealed, dropsBlocks: t.cur.dropsBlocks})
-			t.cur = t.cur.next(1 << 16)
+			t.cur = t.cur.next(1<<16, nil)
 		}
 		for _, l := range t.layers {
 			took = append(took, l.unsealed && l.epoch <= epoch)
@@ -623,7 +635,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	}
 	// The next chunk is likely as big as this one: size for it (growing a map and an
 	// arena from empty cost a bulk load a tenth of its time).
-	t.cur = t.cur.next(1 << 16)
+	t.cur = t.cur.next(1<<16, nil)
 	t.blockCache = nil // blocks this deleted are gone at epoch
 	clear(t.layers)
 	t.layers = nil
