@@ -27,6 +27,14 @@ const (
 	// maxQueuedRows bounds the rows read from the upstream and not yet
 	// taken by Read.
 	maxQueuedRows = 16 * 1024
+	// A copy reads ahead of what the engine committed at most
+	// minReadAhead rows or a readAheadShare of the table's estimate,
+	// whichever is more: what a crash makes it read again. While it has
+	// less than minChunkRoom rows of room it waits readAheadWait.
+	minReadAhead   = 48 * 1024
+	readAheadShare = 20
+	minChunkRoom   = 1024
+	readAheadWait  = 5 * time.Millisecond
 	// statusEvery is how often the reader tells the upstream where it
 	// stands (also its keepalive: wal_sender_timeout is 60 s by default).
 	statusEvery = 10 * time.Second
@@ -106,6 +114,9 @@ type rsplit struct {
 	// committed is the LSN the engine has made durable for the split
 	// (Committed); the slot's confirmed LSN is the least over its splits.
 	committed atomic.Uint64
+	// committedRows is the copied rows the engine has made durable
+	// (Offset.Rows of the last Committed; the start offset's at first).
+	committedRows atomic.Int64
 	// st is the offset after everything queued; only the hub's session
 	// goroutine uses it once the reader is registered.
 	st Offset
@@ -208,6 +219,7 @@ func newReader(s *Source, splits []connector.SplitOffset, env connector.ReaderEn
 		}
 		sp := &rsplit{name: so.Split, key: splitKey(r.name, so.Split), st: start}
 		sp.committed.Store(start.LSN)
+		sp.committedRows.Store(start.Rows)
 		r.splits = append(r.splits, sp)
 		publishProgress(env, s.spec.Relation, sp.name, start)
 	}
@@ -296,6 +308,12 @@ func (r *Reader) Committed(split string, offset []byte) {
 	for {
 		old := sp.committed.Load()
 		if o.LSN <= old || sp.committed.CompareAndSwap(old, o.LSN) {
+			break
+		}
+	}
+	for {
+		old := sp.committedRows.Load()
+		if o.Rows <= old || sp.committedRows.CompareAndSwap(old, o.Rows) {
 			break
 		}
 	}
@@ -699,7 +717,16 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 			continue
 		}
 		t.estimate(ctx)
-		n, w := t.lim.allowance(t.r.copyRate.Load(), t.chunkRows(), now)
+		room := t.readAheadRoom()
+		if room < minChunkRoom {
+			// What a crash would make it read again is at its bound: wait
+			// for the engine to commit.
+			if wait < 0 || readAheadWait < wait {
+				wait = readAheadWait
+			}
+			continue
+		}
+		n, w := t.lim.allowance(t.r.copyRate.Load(), min(t.chunkRows(), room), now)
 		if n > 0 {
 			s.next = k + 1
 			return t, n, 0
@@ -709,6 +736,14 @@ func (s *session) nextCopy(ctx context.Context, now time.Time) (*table, int, tim
 		}
 	}
 	return nil, 0, wait
+}
+
+// readAheadRoom is how many more rows the table's copy may read before
+// the engine commits what it read (minReadAhead, readAheadShare).
+func (t *table) readAheadRoom() int {
+	limit := max(int64(minReadAhead), t.sp.st.Estimate/readAheadShare)
+	ahead := t.sp.st.Rows - t.sp.committedRows.Load()
+	return int(max(limit-ahead, 0))
 }
 
 // estimate reads the upstream's row estimate (pg_class.reltuples, summed

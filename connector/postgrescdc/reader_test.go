@@ -777,3 +777,26 @@ func TestSharedSlot(t *testing.T) {
 		t.Fatalf("slots after DROP SOURCE: %v %v", res, err)
 	}
 }
+
+// TestReadAheadRoom: a copy reads ahead of the engine's commits at most
+// minReadAhead rows, or a readAheadShare of the table's estimate when more.
+func TestReadAheadRoom(t *testing.T) {
+	for _, c := range []struct {
+		estimate, read, committed int64
+		want                      int
+	}{
+		{0, 0, 0, minReadAhead},
+		{0, 40_000, 0, minReadAhead - 40_000},
+		{0, 100_000, 40_000, 0},
+		{1_000_000, 100_000, 90_000, 50_000 - 10_000},
+		{10_000_000, 300_000, 0, 200_000},
+		{10_000_000, 300_000, 400_000, 500_000 + 100_000}, // committed past the queue (a restart's offsets)
+	} {
+		sp := &rsplit{st: Offset{Rows: c.read, Estimate: c.estimate}}
+		sp.committedRows.Store(c.committed)
+		tb := &table{sp: sp}
+		if got := tb.readAheadRoom(); got != c.want {
+			t.Errorf("estimate %d, read %d, committed %d: room %d, want %d", c.estimate, c.read, c.committed, got, c.want)
+		}
+	}
+}
