@@ -1533,7 +1533,7 @@ func (t *table) enqueue(ctx context.Context, seg *segment) error {
 	defer tick.Stop()
 	for {
 		r.mu.Lock()
-		if r.mu.rows < maxQueuedRows {
+		if r.mu.rows < maxQueuedRows || seg.marker() {
 			// Markers in a row: the last one says it all.
 			if n := len(r.mu.segs); n > 0 && seg.marker() && r.mu.segs[n-1].marker() && r.mu.segs[n-1].sp == seg.sp {
 				r.mu.segs[n-1] = seg
