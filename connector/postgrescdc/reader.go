@@ -1525,7 +1525,9 @@ func (t *table) badAt(position int64, err error) {
 }
 
 // enqueue queues seg, waiting while the queue is full (and telling the
-// upstream where it stands meanwhile, so it keeps the connection).
+// upstream where it stands meanwhile, so it keeps the connection); a
+// marker never waits (it holds no row, and the copy's next select then
+// runs while the engine takes the chunk before it).
 func (t *table) enqueue(ctx context.Context, seg *segment) error {
 	r := t.r
 	seg.sp = t.sp
