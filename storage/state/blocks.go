@@ -255,6 +255,7 @@ func getRow(ctx context.Context, kv storage.KV, key []byte, epoch uint64, dst []
 type cachedBlock struct {
 	b           block
 	first, last []byte
+	at          uint64 // the epoch it was read at (the newest committed then)
 }
 
 // blockCacheWays is how many blocks a table keeps per vnode for its point
@@ -270,13 +271,26 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 	if len(key) < codec.TablePrefixLen {
 		return block{}, false, nil
 	}
-	if epoch < t.kv.CommittedEpoch() || t.deletesBlocks() {
-		// Only blocks stored at the newest epoch, while none is being
-		// deleted, stay cached: a deleted block must not outlive its delete.
+	if t.deletesBlocks() {
 		return findBlock(ctx, t.kv, key, epoch)
 	}
 	_, vnode, _ := codec.SplitTablePrefix(key)
 	v, pk := int(vnode), key[codec.TablePrefixLen:]
+	if epoch < t.kv.CommittedEpoch() {
+		// Only blocks found at the newest epoch, while none is being
+		// deleted, are cached (a deleted block must not outlive its
+		// delete), and every delete empties the cache: a cached block is
+		// what any read from the epoch it was read at on finds, so a read
+		// at an older epoch (a writer's chunk that began before the last
+		// commit) may take one read at or before it, but caches nothing
+		// (a block it finds may be gone since).
+		for _, c := range t.blockCache[v] {
+			if c.at <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
+				return c.b, true, nil
+			}
+		}
+		return findBlock(ctx, t.kv, key, epoch)
+	}
 	if from := t.blockFrom[v]; from != "" && string(key) >= from {
 		return block{}, false, nil // no block of the vnode ends at or after key
 	}
@@ -319,7 +333,7 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 		ways = append(ways, cachedBlock{})
 	}
 	copy(ways[1:], ways[:len(ways)-1])
-	ways[0] = cachedBlock{b: b, first: first, last: last}
+	ways[0] = cachedBlock{b: b, first: first, last: last, at: epoch}
 	t.blockCache[v] = ways
 	return b, ok, nil
 }
