@@ -214,11 +214,20 @@ func (env *Env) table(rel *catalog.Relation) (*state.Table, error) {
 	return openTable(env.Store, rel)
 }
 
+// Committed, as the snapshot of Apply and Upsert, reads each row at the
+// store's committed epoch as that read finds it, not as the call began: the
+// epochs committed meanwhile hold what the set's flushed writes of those
+// epochs hold (which stay until its next Flush), so the rows read are the
+// same, and a table's point reads at its newest epoch keep what they find
+// in its block cache. For the writer of a set (the coordinator's), whose
+// chunks outlast commits.
+const Committed = ^uint64(0)
+
 // Upsert writes rows (in rel's column order and types) into rel, replacing a
 // row with the same primary key (an UpdateDelete/UpdateInsert pair in the
 // captured changes, an Insert otherwise): how a connector table takes its
-// source's rows. Existing rows are read at snapshot plus the set's pending
-// writes.
+// source's rows. Existing rows are read at snapshot (or Committed) plus the
+// set's pending writes.
 func (s *TableSet) Upsert(ctx context.Context, rel *catalog.Relation, snapshot uint64, rows *types.Chunk) error {
 	return s.Apply(ctx, rel, snapshot, rows) // insert rows: Apply upserts them
 }
@@ -337,8 +346,12 @@ func (s *TableSet) Apply(ctx context.Context, rel *catalog.Relation, snapshot ui
 		for j, c := range rel.PK {
 			pk[j] = row[c]
 		}
+		at := snapshot
+		if at == Committed {
+			at = s.store.CommittedEpoch()
+		}
 		var found bool
-		if old, found, err = tbl.GetAt(ctx, snapshot, pk, old); err != nil {
+		if old, found, err = tbl.GetAt(ctx, at, pk, old); err != nil {
 			return fmt.Errorf("%s: check primary key: %w", rel.QualifiedName(), err)
 		}
 		switch op := rows.Op(i); {

@@ -156,7 +156,7 @@ func (w *tableWriter) Write(ctx context.Context, epoch uint64, chunk *types.Chun
 		if fresh != "" || w.c.mu.fresh[w.rel.ID] {
 			return tables.InsertNew(ctx, w.rel, fresh, chunk)
 		}
-		return tables.Upsert(ctx, w.rel, w.c.kv.CommittedEpoch(), chunk)
+		return tables.Upsert(ctx, w.rel, batch.Committed, chunk)
 	})
 }
 
@@ -231,7 +231,7 @@ func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, 
 		return 0, fmt.Errorf("sink into %s: the table has no running stream", rel.QualifiedName())
 	}
 	tables := c.mu.tables
-	if err := tables.Apply(ctx, rel, c.kv.CommittedEpoch(), rows); err != nil {
+	if err := tables.Apply(ctx, rel, batch.Committed, rows); err != nil {
 		tables.Discard()
 		return 0, err
 	}
