@@ -111,3 +111,92 @@ func (c *scanCounter) Scan(ctx context.Context, lower, upper []byte, epoch uint6
 	c.scans++
 	return c.KV.Scan(ctx, lower, upper, epoch)
 }
+
+// getCounter counts a store's point reads.
+type getCounter struct {
+	storage.KV
+	gets int
+}
+
+func (c *getCounter) Get(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	c.gets++
+	return c.KV.Get(ctx, key, epoch, dst)
+}
+
+// TestRowGaps: point reads of a table with blocks in key order, each row
+// then updated (written as a row key), read no row key each: a gap up to
+// the next stored row key answers them; what they wrote, and the row key
+// past the gap, read back.
+func TestRowGaps(t *testing.T) {
+	ctx := context.Background()
+	counted := &getCounter{KV: memkv.New()}
+	kv := storage.KV(counted)
+	tbl, err := New(kv, Schema{TableID: 41, Types: []types.T{types.TInt64, types.TInt64, types.TVarchar}, PK: []int{0, 1}, DistKey: []int{0}, Blocks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(k int64, v string) []types.Datum {
+		return []types.Datum{types.DInt(7), types.DInt(k), types.DString(v)}
+	}
+	epoch := uint64(1) << 16
+	commit := func() {
+		t.Helper()
+		b := new(storage.Batch)
+		tbl.Flush(epoch, b)
+		if j := tbl.TakeFresh(epoch); j != nil {
+			j.Write(b)
+		}
+		if err := kv.Commit(ctx, epoch, b); err != nil {
+			t.Fatal(err)
+		}
+		epoch++
+		tbl.Flush(epoch, new(storage.Batch))
+	}
+	get := func(k int64) (string, bool) {
+		t.Helper()
+		r, found, err := tbl.GetAt(ctx, kv.CommittedEpoch(), []types.Datum{types.DInt(7), types.DInt(k)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			return "", false
+		}
+		return r[2].S, true
+	}
+	for k := range int64(200) {
+		if err := tbl.InsertFresh(row(k, fmt.Sprint("v", k)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit()
+	if err := tbl.Insert(row(500, "row key")); err != nil {
+		t.Fatal(err)
+	}
+	commit()
+	gets := counted.gets
+	for k := range int64(200) {
+		if v, ok := get(k); !ok || v != fmt.Sprint("v", k) {
+			t.Fatalf("row %d: %q %v", k, v, ok)
+		}
+		if err := tbl.Insert(row(k, fmt.Sprint("u", k))); err != nil {
+			t.Fatal(err)
+		}
+		if k%50 == 49 {
+			commit()
+		}
+	}
+	if n := counted.gets - gets; n > 0 {
+		t.Errorf("%d row-key reads for 200 reads in key order", n)
+	}
+	for k := range int64(200) {
+		if v, ok := get(k); !ok || v != fmt.Sprint("u", k) {
+			t.Fatalf("row %d after its update: %q %v", k, v, ok)
+		}
+	}
+	if v, ok := get(500); !ok || v != "row key" {
+		t.Fatalf("row 500: %q %v", v, ok)
+	}
+	if _, ok := get(300); ok {
+		t.Fatal("row 300 found")
+	}
+}

@@ -1380,7 +1380,96 @@ func (j *SealJob) overlaps(first, last string) bool {
 
 // getRow is GetRow for the table's own point reads, through its block cache.
 func (t *Table) getRow(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
-	return getRow(ctx, t.kv, key, epoch, dst, func() (block, bool, error) { return t.findBlockCached(ctx, key, epoch) })
+	find := func() (block, bool, error) { return t.findBlockCached(ctx, key, epoch) }
+	none, err := t.noRowKey(ctx, key, epoch)
+	if err != nil {
+		return nil, false, err
+	}
+	if none {
+		// Only a block may hold the row.
+		return getRow(ctx, noRowKeys{t.kv}, key, epoch, dst, find)
+	}
+	return getRow(ctx, t.kv, key, epoch, dst, find)
+}
+
+// rowGap is a key range of a vnode where the store holds no row key at
+// epochs from at on, from lo to hi (exclusive; "": the vnode's end).
+type rowGap struct {
+	lo, hi string
+	at     uint64
+}
+
+func (g rowGap) holds(k string, epoch uint64) bool {
+	return epoch >= g.at && g.lo <= k && (g.hi == "" || k < g.hi)
+}
+
+// noRowKey reports whether the store holds no row key key, by its vnode's
+// rowGap: one read finds the first row key at or after key, and the gap up
+// to it answers the reads after (changes applied in key order to rows a copy
+// stored in blocks then read one row key a gap, not one a row). A read below
+// the gap reads the row key itself.
+func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, error) {
+	if !t.schema.Blocks || len(key) < codec.TablePrefixLen {
+		return false, nil
+	}
+	_, vnode, _ := codec.SplitTablePrefix(key)
+	v, k := int(vnode), string(key)
+	g, ok := t.rowGaps[v]
+	switch {
+	case ok && g.holds(k, epoch):
+		return true, nil
+	case ok && (k < g.lo || epoch < g.at):
+		return false, nil
+	}
+	// Row keys sort before the vnode's blocks (blockMarker).
+	end := append(append([]byte(nil), key[:codec.TablePrefixLen]...), blockMarker)
+	it, err := t.kv.Scan(ctx, key, end, epoch)
+	if err != nil {
+		return false, err
+	}
+	g = rowGap{lo: k, at: epoch}
+	switch err := it.Next(); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		it.Close()
+		return false, err
+	default:
+		g.hi = string(it.Key())
+	}
+	if err := it.Close(); err != nil {
+		return false, err
+	}
+	// The table's own writes are the only ones: those flushed and not in the
+	// store at epoch are in its layers above epoch (wrote narrows the gap
+	// for those flushed from now on).
+	for _, l := range t.layers {
+		if l.epoch <= epoch {
+			continue
+		}
+		i := sort.Search(len(l.entries), func(i int) bool {
+			return g.hi != "" && l.entries[i].key >= g.hi || g.hi == "" && l.entries[i].key >= string(end)
+		})
+		if i > 0 && l.entries[i-1].key >= g.lo {
+			g.lo = l.entries[i-1].key + "\x00"
+		}
+	}
+	if g.hi != "" && g.lo >= g.hi {
+		delete(t.rowGaps, v)
+		return false, nil
+	}
+	if t.rowGaps == nil {
+		t.rowGaps = map[int]rowGap{}
+	}
+	t.rowGaps[v] = g
+	return g.holds(k, epoch), nil
+}
+
+// noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a
+// key in a rowGap).
+type noRowKeys struct{ storage.KV }
+
+func (noRowKeys) Get(context.Context, []byte, uint64, []byte) ([]byte, bool, error) {
+	return nil, false, nil
 }
 
 // storedKeysBlocks is StoredKeys for a table with blocks, keys in key order
@@ -1748,6 +1837,16 @@ func (t *Table) wrote(key string, block bool) {
 		}
 	}
 	raise(&t.rowFrom[v], &t.rowTop[v])
+	// A row key at or below key may be stored now: a gap keeps only what is
+	// above it.
+	if g, ok := t.rowGaps[v]; ok && key >= g.lo {
+		g.lo = key + "\x00"
+		if g.hi != "" && g.lo >= g.hi {
+			delete(t.rowGaps, v)
+		} else {
+			t.rowGaps[v] = g
+		}
+	}
 	if block {
 		raise(&t.blockFrom[v], &t.blockTop[v])
 	}

@@ -73,6 +73,7 @@ type Table struct {
 	rowFrom, blockFrom [codec.VnodeCount]string
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
+	rowGaps            map[int]rowGap           // per vnode, a range without row keys (noRowKey)
 	// sealBounds are what seal jobs found looking for blocks (off the owner's goroutine): per
 	// vnode, a key at or after which the store held no block end; TakeFresh learns them.
 	sealMu     sync.Mutex
@@ -576,6 +577,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	// writes; elsewhere, and once the epoch staged a delete, they go as rows (a row's own key is
 	// as good as a block's).
 	t.dropCommittedLayers(t.kv.CommittedEpoch())
+	t.rowGaps = nil // found at committed epochs: staged keys are read above them
 	var job *SealJob
 	var took []bool // per layer: the job writes its fresh rows
 	if t.schema.Blocks && t.stagedDelAt != epoch {
