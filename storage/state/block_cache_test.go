@@ -11,6 +11,33 @@ import (
 	"github.com/tributary/tributary/storage/memkv"
 )
 
+// writerTable is a table with blocks (a, b, v), pk (a, b), over kv, and the
+// function that commits what it holds as the coordinator does (its fresh rows
+// sealed into the epoch's batch, the committed layers dropped after),
+// returning the epoch committed.
+func writerTable(t *testing.T, kv storage.KV) (*Table, func() uint64) {
+	t.Helper()
+	tbl, err := New(kv, Schema{TableID: 41, Types: []types.T{types.TInt64, types.TInt64, types.TVarchar}, PK: []int{0, 1}, DistKey: []int{0}, Blocks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := uint64(1) << 16
+	return tbl, func() uint64 {
+		t.Helper()
+		b := new(storage.Batch)
+		tbl.Flush(epoch, b)
+		if j := tbl.TakeFresh(epoch); j != nil {
+			j.Write(b)
+		}
+		if err := kv.Commit(context.Background(), epoch, b); err != nil {
+			t.Fatal(err)
+		}
+		epoch++
+		tbl.Flush(epoch, new(storage.Batch)) // drops the committed layers (nothing pending)
+		return epoch - 1
+	}
+}
+
 // TestBlockCacheAtOlderEpochs: a point read at an epoch older than the newest
 // committed one (a writer's chunk that began before the last commit) finds
 // the block that read finds uncached, also after a delete rewrote the block
@@ -20,27 +47,9 @@ func TestBlockCacheAtOlderEpochs(t *testing.T) {
 	ctx := context.Background()
 	counted := &scanCounter{KV: memkv.New()}
 	kv := storage.KV(counted)
-	tbl, err := New(kv, Schema{TableID: 41, Types: []types.T{types.TInt64, types.TInt64, types.TVarchar}, PK: []int{0, 1}, DistKey: []int{0}, Blocks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, commit := writerTable(t, kv)
 	row := func(k int64) []types.Datum {
 		return []types.Datum{types.DInt(7), types.DInt(k), types.DString(fmt.Sprint("v", k))}
-	}
-	epoch := uint64(1) << 16
-	commit := func() uint64 {
-		t.Helper()
-		b := new(storage.Batch)
-		tbl.Flush(epoch, b)
-		if j := tbl.TakeFresh(epoch); j != nil {
-			j.Write(b)
-		}
-		if err := kv.Commit(ctx, epoch, b); err != nil {
-			t.Fatal(err)
-		}
-		epoch++
-		tbl.Flush(epoch, new(storage.Batch)) // drops the committed layers (nothing pending)
-		return epoch - 1
 	}
 	for k := range int64(200) {
 		if err := tbl.InsertFresh(row(k), 0); err != nil {
@@ -131,26 +140,9 @@ func TestRowGaps(t *testing.T) {
 	ctx := context.Background()
 	counted := &getCounter{KV: memkv.New()}
 	kv := storage.KV(counted)
-	tbl, err := New(kv, Schema{TableID: 41, Types: []types.T{types.TInt64, types.TInt64, types.TVarchar}, PK: []int{0, 1}, DistKey: []int{0}, Blocks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, commit := writerTable(t, kv)
 	row := func(k int64, v string) []types.Datum {
 		return []types.Datum{types.DInt(7), types.DInt(k), types.DString(v)}
-	}
-	epoch := uint64(1) << 16
-	commit := func() {
-		t.Helper()
-		b := new(storage.Batch)
-		tbl.Flush(epoch, b)
-		if j := tbl.TakeFresh(epoch); j != nil {
-			j.Write(b)
-		}
-		if err := kv.Commit(ctx, epoch, b); err != nil {
-			t.Fatal(err)
-		}
-		epoch++
-		tbl.Flush(epoch, new(storage.Batch))
 	}
 	get := func(k int64) (string, bool) {
 		t.Helper()
