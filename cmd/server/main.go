@@ -157,7 +157,7 @@ func run() error {
 		return fmt.Errorf("--memory-limit: %w", err)
 	}
 	shares := memory.Split(limit)
-	goLimit, goFromEnv := memory.SetGoLimit(shares.Go)
+	goLimit, goFromEnv := memory.SetGoLimit(shares.Go())
 	store, err := badger.Open(badger.Options{Dir: *dataDir, Logger: logger, NoSync: !*fsync, AcceptDamagedTail: *acceptTail,
 		MemoryShare: shares.Storage})
 	if err != nil {

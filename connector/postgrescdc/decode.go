@@ -53,7 +53,6 @@ type rawRows struct {
 	ncols int
 	data  []byte
 	ends  []uint32
-	bytes int // the values' bytes
 }
 
 // rawNull marks a NULL value's end in rawRows.ends; data stays under it.
@@ -135,7 +134,6 @@ func readRows(rr *pgconn.ResultReader, ncols, hint int) (*rawRows, error) {
 	if _, err := rr.Close(); err != nil {
 		return nil, err
 	}
-	out.bytes = len(out.data)
 	return out, nil
 }
 

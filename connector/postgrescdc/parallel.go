@@ -658,7 +658,7 @@ func (s *session) finishChunk(ctx context.Context, sp *psplit) error {
 	<-w.ready // closed before the watermark was written
 	b := t.b
 	if w.hi != nil && w.rows.len() >= t.chunkRows() { // a full chunk
-		t.chunk, t.blocked = nextChunk(t.cfg, w.rows.len(), w.rows.bytes, t.blocked), false
+		t.chunk, t.blocked = nextChunk(t.cfg, w.rows.len(), len(w.rows.data), t.blocked), false
 	}
 	// From here the table may hold keys of the chunk (a resumed copy looks
 	// its rows up).

@@ -855,7 +855,7 @@ func (t *table) copyChunk(ctx context.Context, n int) error {
 	}
 	count := rows.len()
 	if count == n && n >= t.chunkRows() {
-		t.chunk, t.blocked = nextChunk(t.cfg, n, rows.bytes, t.blocked), false
+		t.chunk, t.blocked = nextChunk(t.cfg, n, len(rows.data), t.blocked), false
 	}
 	w := &window{lo: t.parseKey(st.PK), dirty: map[string]bool{}, wm: wm}
 	if count == n {

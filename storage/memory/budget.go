@@ -14,9 +14,6 @@ import (
 type Shares struct {
 	// Limit is the whole budget.
 	Limit int64
-	// Go is the Go runtime's soft limit unless GOMEMLIMIT is set: the
-	// budget less MappedTables, the one share outside the Go heap.
-	Go int64
 	// Storage is the most the store may use for memtables and its block and
 	// index caches (a quarter of the limit; storage/badger caps it at its
 	// defaults, so a large limit changes nothing there).
@@ -37,8 +34,12 @@ type Shares struct {
 // between actors, batch queries, and the garbage the Go collector has not
 // yet freed.
 func Split(limit int64) Shares {
-	return Shares{Limit: limit, Go: limit - limit/8, Storage: limit / 4, StreamCaches: limit / 4, MappedTables: limit / 8}
+	return Shares{Limit: limit, Storage: limit / 4, StreamCaches: limit / 4, MappedTables: limit / 8}
 }
+
+// Go is the Go runtime's soft limit unless GOMEMLIMIT is set: the budget
+// less MappedTables, the one share outside the Go heap.
+func (s Shares) Go() int64 { return s.Limit - s.MappedTables }
 
 // Usage is one consumer's line in rw_memory.
 type Usage struct {

@@ -248,7 +248,7 @@ func TestBudgetHold(t *testing.T) {
 // given out leave room for what is not accounted for.
 func TestSplit(t *testing.T) {
 	s := Split(8 << 30)
-	if s.Go+s.MappedTables != s.Limit || s.MappedTables <= 0 || s.Storage+s.StreamCaches+s.MappedTables >= s.Limit {
+	if s.Go()+s.MappedTables != s.Limit || s.MappedTables <= 0 || s.Storage+s.StreamCaches+s.MappedTables >= s.Limit {
 		t.Errorf("Split(8 GiB) = %+v", s)
 	}
 }

@@ -258,6 +258,11 @@ type cachedBlock struct {
 	at          uint64 // the epoch it was read at (the newest committed then)
 }
 
+// covers reports whether pk is in the block's range.
+func (c *cachedBlock) covers(pk []byte) bool {
+	return bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0
+}
+
 // blockCacheWays is how many blocks a table keeps per vnode for its point
 // reads: changes applied in key order (an upstream's UPDATE of a key range)
 // read each block many times.
@@ -285,7 +290,7 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 		// commit) may take one read at or before it, but caches nothing
 		// (a block it finds may be gone since).
 		for _, c := range t.blockCache[v] {
-			if c.at <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
+			if c.at <= epoch && c.covers(pk) {
 				return c.b, true, nil
 			}
 		}
@@ -311,7 +316,7 @@ func (t *Table) findBlockCached(ctx context.Context, key []byte, epoch uint64) (
 	}
 	ways := t.blockCache[v]
 	for i, c := range ways {
-		if c.b.epoch <= epoch && bytes.Compare(c.first, pk) <= 0 && bytes.Compare(pk, c.last) <= 0 {
+		if c.b.epoch <= epoch && c.covers(pk) {
 			copy(ways[1:i+1], ways[:i]) // most recent first
 			ways[0] = c
 			return c.b, true, nil
@@ -1442,13 +1447,15 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 	// The table's own writes are the only ones: those flushed and not in the
 	// store at epoch are in its layers above epoch (wrote narrows the gap
 	// for those flushed from now on).
+	upper := g.hi
+	if upper == "" {
+		upper = string(end)
+	}
 	for _, l := range t.layers {
 		if l.epoch <= epoch {
 			continue
 		}
-		i := sort.Search(len(l.entries), func(i int) bool {
-			return g.hi != "" && l.entries[i].key >= g.hi || g.hi == "" && l.entries[i].key >= string(end)
-		})
+		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= upper })
 		if i > 0 && l.entries[i-1].key >= g.lo {
 			g.lo = l.entries[i-1].key + "\x00"
 		}
