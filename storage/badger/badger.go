@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -60,6 +61,12 @@ type Options struct {
 	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
 	// refuses such a directory with a *DamageError.
 	AcceptDamagedTail bool
+	// ValueLogFileSize is the size of a value-log file (0: 128 MiB; tests use Badger's 1 MiB
+	// minimum to reach several files quickly).
+	ValueLogFileSize int64
+	// ValueLogGCInterval is how often the store reclaims value-log files that are mostly
+	// garbage (0: every 30 s; negative: never, for tests that collect by hand).
+	ValueLogGCInterval time.Duration
 }
 
 // Badger's memory defaults (issue 19; docs/benchmarks.md has the runs).
@@ -184,6 +191,15 @@ type Store struct {
 	// noPageout is set once the kernel refused MADV_PAGEOUT (before Linux 5.4): TrimMapped then
 	// measures and trims nothing.
 	noPageout atomic.Bool
+
+	logger *slog.Logger
+	// gc is the value-log collection (vloggc.go): mu serialises collections; the loop runs
+	// until stop is closed and closes done.
+	gc struct {
+		mu         sync.Mutex
+		stop, done chan struct{}
+		stopOnce   sync.Once
+	}
 }
 
 var _ storage.KV = (*Store)(nil)
@@ -237,7 +253,12 @@ func Open(opts Options) (*Store, error) {
 		sizes.MemTableSize = opts.MemTableSize
 	}
 	// Badger requires values stored in the LSM to fit one transaction (about 15% of a memtable).
-	bo = bo.WithMemTableSize(sizes.MemTableSize).WithValueThreshold(min(bo.ValueThreshold, sizes.MemTableSize/10))
+	bo = bo.WithMemTableSize(sizes.MemTableSize).WithValueThreshold(min(valueLogThreshold, sizes.MemTableSize/10))
+	vlogSize := int64(valueLogFileSize)
+	if opts.ValueLogFileSize > 0 {
+		vlogSize = opts.ValueLogFileSize
+	}
+	bo = bo.WithValueLogFileSize(vlogSize)
 	if opts.BlockCacheSize > 0 {
 		sizes.BlockCacheSize = opts.BlockCacheSize
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
@@ -261,6 +282,11 @@ func Open(opts Options) (*Store, error) {
 		if err != nil {
 			return err
 		}
+		if restored, err := restoreValueLogs(opts.Dir); err != nil {
+			return err
+		} else if restored > 0 {
+			logger.Warn("put back value-log files a collection removed before a crash", "dir", opts.Dir, "files", restored)
+		}
 		return checkDir(opts.Dir, opts.AcceptDamagedTail, logger.Warn)
 	}); err != nil {
 		return nil, err
@@ -278,7 +304,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open badger at %s: %w", opts.Dir, oneLineError{err})
 	}
-	s := &Store{db: db, dir: opts.Dir, valueThreshold: int(bo.ValueThreshold), events: events, l0Stall: bo.NumLevelZeroTablesStall, sizes: sizes}
+	s := &Store{db: db, dir: opts.Dir, logger: logger, valueThreshold: int(bo.ValueThreshold), events: events, l0Stall: bo.NumLevelZeroTablesStall, sizes: sizes}
 	s.minFree.Store(minFree)
 	s.iters.open = make(map[*iter]struct{})
 	if !opts.NoSync {
@@ -303,6 +329,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, errors.Join(fmt.Errorf("recover badger store at %s: %w", opts.Dir, err), rerr, db.Close())
 	}
+	s.startValueLogGC(opts.ValueLogGCInterval)
 	return s, nil
 }
 
@@ -943,7 +970,8 @@ func (s *Store) Sync() error {
 
 // Close implements storage.KV.
 func (s *Store) Close() error {
-	s.commitMu.Lock() // before closeMu, as in Commit; waits for a commit in flight
+	s.stopValueLogGC() // before commitMu: a collection ends with a Sync
+	s.commitMu.Lock()  // before closeMu, as in Commit; waits for a commit in flight
 	defer s.commitMu.Unlock()
 	var applyErr error
 	s.closeMu.RLock()

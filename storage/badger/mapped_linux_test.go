@@ -85,7 +85,8 @@ func TestTrimMapped(t *testing.T) {
 	scan("after the trim")
 }
 
-// TestParseSmaps: only shared mappings of the directory's table files count, with their Rss.
+// TestParseSmaps: only shared mappings of the directory's table and value-log files count, with
+// their Rss.
 func TestParseSmaps(t *testing.T) {
 	const smaps = `00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/server
 Rss:                 300 kB
@@ -97,8 +98,10 @@ Pss:                 256 kB
 VmFlags: rd wr sh mr mw me ms sd
 7f0000100000-7f0000200000 r--p 00000000 08:02 1002       /data/000002.sst
 Rss:                 512 kB
-7f0000200000-7f0000300000 rw-s 00000000 08:02 1003       /data/00005.vlog
+7f0000200000-7f0000300000 rw-s 00000000 08:02 1003       /data/00005.mem
 Rss:                 128 kB
+7f0000600000-7f0000700000 rw-s 00000000 08:02 1006       /data/000006.vlog
+Rss:                 16 kB
 7f0000300000-7f0000400000 rw-s 00000000 08:02 1004       /other/000003.sst
 Rss:                 64 kB
 7f0000400000-7f0000500000 rw-p 00000000 00:00 0
@@ -110,7 +113,7 @@ Rss:                   4 kB
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []mapping{{0x7f0000000000, 0x7f0000100000, 256 << 10}, {0x7f0000500000, 0x7f0000600000, 4 << 10}}
+	want := []mapping{{0x7f0000000000, 0x7f0000100000, 256 << 10}, {0x7f0000600000, 0x7f0000700000, 16 << 10}, {0x7f0000500000, 0x7f0000600000, 4 << 10}}
 	if fmt.Sprint(ms) != fmt.Sprint(want) {
 		t.Fatalf("mappings %v, want %v", ms, want)
 	}

@@ -17,12 +17,17 @@ func openRedoStore(t *testing.T, dir string, acceptTail bool) (*Store, error) {
 	return Open(Options{Dir: dir, MemTableSize: 8 << 20, BlockCacheSize: 16 << 20, AcceptDamagedTail: acceptTail})
 }
 
-// commitN commits epochs from..to, each putting key e<epoch> = v<epoch> (value of size n).
+// commitN commits epochs from..to, each putting key e<epoch> = v<epoch> (value of size n, or
+// of 1 KiB when n is bigger, with keys e<epoch>.<i> for the rest: n bytes in all, none of
+// them in the value log).
 func commitN(t *testing.T, s *Store, from, to uint64, n int) {
 	t.Helper()
 	for e := from; e <= to; e++ {
 		var b storage.Batch
-		b.Put(fmt.Appendf(nil, "e%03d", e), bytes.Repeat(fmt.Appendf(nil, "v%03d", e), n/4+1)[:n])
+		for i := 1; n > 1<<10 && i <= n/(1<<10); i++ {
+			b.Put(fmt.Appendf(nil, "e%03d.%04d", e, i), bytes.Repeat([]byte{'f'}, 1<<10))
+		}
+		b.Put(fmt.Appendf(nil, "e%03d", e), bytes.Repeat(fmt.Appendf(nil, "v%03d", e), n/4+1)[:min(n, 1<<10)])
 		if err := s.Commit(context.Background(), e, &b); err != nil {
 			t.Fatalf("commit %d: %v", e, err)
 		}
