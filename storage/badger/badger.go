@@ -61,7 +61,7 @@ type Options struct {
 	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
 	// refuses such a directory with a *DamageError.
 	AcceptDamagedTail bool
-	// ValueLogFileSize is the size of a value-log file (0: 128 MiB; tests use Badger's 1 MiB
+	// ValueLogFileSize is the size of a value-log file (0: 16 MiB; tests use Badger's 1 MiB
 	// minimum to reach several files quickly).
 	ValueLogFileSize int64
 	// ValueLogGCInterval is how often the store reclaims value-log files that are mostly

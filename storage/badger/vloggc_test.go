@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -177,4 +178,71 @@ func TestValueLogCollectionLoop(t *testing.T) {
 	default:
 		t.Fatal("the collection loop runs on after Close")
 	}
+}
+
+// TestValueLogCollectionUnderLoad: the collection loop runs every few milliseconds while epochs
+// overwrite a set of keys with values in the value log (compactions forced now and then, so
+// there is garbage to find); every read at a committed epoch sees that epoch's values, files are
+// reclaimed, and a reopen reads the same.
+func TestValueLogCollectionUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, MemTableSize: 2 << 20, BlockCacheSize: 1 << 20, ValueLogFileSize: 1 << 20, ValueLogGCInterval: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys, perEpoch, epochs = 50, 10, 300 // 3,000 values of 4 KiB: about 12 MiB written
+	written := map[int]uint64{}                // key -> the epoch of its value
+	check := func(s *Store, at uint64) {
+		t.Helper()
+		for i, e := range written {
+			v, ok, err := s.Get(ctx, vlogKey(i), at, nil)
+			if err != nil || !ok || !bytes.Equal(v, vlogValue(i, e)) {
+				t.Fatalf("key %d at %d: found %v (%d bytes), %v; want its value of epoch %d", i, at, ok, len(v), err, e)
+			}
+		}
+	}
+	for e := uint64(1); e <= epochs; e++ {
+		var b storage.Batch
+		for j := range perEpoch {
+			i := (int(e)*perEpoch + j) % keys
+			b.Put(vlogKey(i), vlogValue(i, e))
+			written[i] = e
+		}
+		b.Put([]byte("junk"), []byte("x"))
+		if err := s.Commit(ctx, e, &b); err != nil {
+			t.Fatal(err)
+		}
+		if e > 1 {
+			if err := s.SetDiscardEpoch(e - 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e%50 == 0 {
+			if err := s.db.DropPrefix([]byte("junk")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e%10 == 0 {
+			check(s, e)
+		}
+	}
+	// The last round of garbage: compacted, then collected by the loop.
+	if err := s.db.DropPrefix([]byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for countValueLogs(t, dir) > 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d value-log files for %d live values of 4 KiB after 30 s", countValueLogs(t, dir), keys)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	check(s, epochs)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openVlogStore(t, dir)
+	defer s.Close()
+	check(s, epochs)
 }
