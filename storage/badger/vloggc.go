@@ -88,22 +88,19 @@ func (s *Store) stopValueLogGC() {
 // returns how many files it rewrote.
 //
 // Badger removes a file right after writing its live values, unsynced: an operating-system
-// crash could keep the removal and lose the values. So every file that may be removed first
-// gets a second link (NNNNNN.vlog.gc), and the links go only after the store is synced; Open
-// puts a file back from its link when the file is gone (restoreValueLogs). A file put back
-// holds values some of which are written again elsewhere: garbage, collected again later.
+// crash could keep the removal and lose the values. So before each rewrite every file that it
+// may remove gets a second link (NNNNNN.vlog.gc), and the links go only after the store is
+// synced; Open puts a file back from its link when the file is gone (restoreValueLogs). A file
+// put back holds values some of which are written again elsewhere: garbage, collected again.
 func (s *Store) collectValueLog() (rewritten int, err error) {
 	s.gc.mu.Lock()
 	defer s.gc.mu.Unlock()
 	if s.isClosed() {
 		return 0, nil
 	}
-	links, err := linkValueLogs(s.dir)
-	if err != nil {
-		return 0, fmt.Errorf("value log collection in %s: %w", s.dir, err)
-	}
+	links := map[string]bool{}
 	for rewritten < gcMaxRewrites {
-		if err = s.runValueLogGC(); err != nil {
+		if err = s.runValueLogGC(links); err != nil {
 			break
 		}
 		rewritten++
@@ -129,13 +126,15 @@ func (s *Store) collectValueLog() (rewritten int, err error) {
 // errClosedDuringGC ends a collection that Close overtook.
 var errClosedDuringGC = errors.New("store closed")
 
-// runValueLogGC rewrites at most one value-log file, with the store's writes held (commits,
-// a stage in flight, deferred commits a read would apply): Badger's rewrite reads its memtable's
-// newest version unsynchronised with its writer (DB.MaxVersion), and writes nothing of ours
-// meanwhile is what makes that read exact. A rewrite moves at most half a value-log file
+// runValueLogGC rewrites at most one value-log file, after linking every file it may remove
+// (adding the links to links), with the store's writes held (commits, a stage in flight,
+// deferred commits a read would apply): so no file becomes removable between the links and
+// the rewrite (the newest file, which Badger writes and never removes, changes only with a
+// write), and Badger's rewrite, which reads its memtable's newest version unsynchronised with
+// its writer (DB.MaxVersion), reads it exactly. A rewrite moves at most half a value-log file
 // (valueLogFileSize): 6.4 MB of live values (a 32 MiB file, a fifth live) took 50-110 ms on
 // the machine of docs/benchmarks.md, so files are 16 MiB and writes wait under about 100 ms.
-func (s *Store) runValueLogGC() error {
+func (s *Store) runValueLogGC(links map[string]bool) error {
 	s.commitMu.Lock() // lock order as in Commit: commitMu, closeMu, deferMu
 	defer s.commitMu.Unlock()
 	s.closeMu.RLock()
@@ -145,6 +144,9 @@ func (s *Store) runValueLogGC() error {
 	}
 	s.deferMu.Lock()
 	defer s.deferMu.Unlock()
+	if err := linkValueLogs(s.dir, links); err != nil {
+		return fmt.Errorf("value log collection in %s: %w", s.dir, err)
+	}
 	return catchPanic(func() error { return s.db.RunValueLogGC(gcDiscardRatio) })
 }
 
@@ -167,33 +169,40 @@ func valueLogFiles(dir string) ([]string, error) {
 }
 
 // linkValueLogs gives every value-log file but the newest (the one Badger writes, which a
-// collection never removes) a second link, synced in the directory, and returns the links.
-func linkValueLogs(dir string) ([]string, error) {
+// rewrite never removes) a second link, synced in the directory, unless links has it already,
+// and adds the new links to links.
+func linkValueLogs(dir string, links map[string]bool) error {
 	names, err := valueLogFiles(dir)
 	if err != nil || len(names) < 2 {
-		return nil, err
+		return err
 	}
-	var links []string
+	added := false
 	for _, name := range names[:len(names)-1] {
 		link := filepath.Join(dir, name+gcLinkExt)
+		if links[link] {
+			continue
+		}
 		if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return links, fmt.Errorf("remove stale %s: %w", link, err)
+			return fmt.Errorf("remove stale %s: %w", link, err)
 		}
 		if err := os.Link(filepath.Join(dir, name), link); err != nil {
-			return links, fmt.Errorf("link %s: %w", name, err)
+			return fmt.Errorf("link %s: %w", name, err)
 		}
-		links = append(links, link)
+		links[link], added = true, true
 	}
-	return links, syncDir(dir)
+	if !added {
+		return nil
+	}
+	return syncDir(dir)
 }
 
 // unlinkValueLogs removes the links linkValueLogs made.
-func unlinkValueLogs(dir string, links []string) error {
+func unlinkValueLogs(dir string, links map[string]bool) error {
 	if len(links) == 0 {
 		return nil
 	}
 	var errs []error
-	for _, link := range links {
+	for link := range links {
 		if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
