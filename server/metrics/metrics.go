@@ -138,7 +138,7 @@ var (
 	descSinkDelivRows = prometheus.NewDesc("tributary_sink_delivered_rows_total", "Rows a decoupled sink's log store reader delivered since it started.", storeLabels, nil)
 	descSourceLagB    = prometheus.NewDesc("tributary_source_lag_bytes", "How far a source split's committed position is behind the end of the upstream's log (PostgreSQL CDC: bytes of WAL; absent where unknown).", splitLabels, nil)
 	descLSMBytes      = prometheus.NewDesc("tributary_storage_lsm_bytes", "Size of Badger's LSM tree tables.", nil, nil)
-	descVlogBytes     = prometheus.NewDesc("tributary_storage_vlog_bytes", "Size of Badger's value log files.", nil, nil)
+	descVlogBytes     = prometheus.NewDesc("tributary_storage_vlog_bytes", "Disk space of Badger's value log files.", nil, nil)
 	descLevelTables   = prometheus.NewDesc("tributary_storage_level_tables", "Tables in each LSM level.", []string{"level"}, nil)
 	descLevelBytes    = prometheus.NewDesc("tributary_storage_level_bytes", "Size of each LSM level.", []string{"level"}, nil)
 	descL0Stall       = prometheus.NewDesc("tributary_storage_l0_stall_tables", "The L0 table count at which Badger stalls writes.", nil, nil)

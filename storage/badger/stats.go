@@ -14,7 +14,8 @@ import (
 // Stats are the store's sizes and Badger's health, read by /metrics.
 type Stats struct {
 	// LSMBytes and VlogBytes are the sizes of the LSM tree's tables and of
-	// the value log files.
+	// the value log files (the disk space they take: the newest file is
+	// preallocated sparse).
 	LSMBytes, VlogBytes int64
 	// Levels are the LSM levels from L0 down.
 	Levels []LevelStats
@@ -72,12 +73,12 @@ func (s *Store) Stats() Stats {
 		st.Levels = append(st.Levels, LevelStats{Level: l.Level, Tables: l.NumTables, Bytes: l.Size})
 		st.LSMBytes += l.Size
 	}
-	// The value log's size is its files' (Badger counts it only with its
-	// expvar metrics on, which we leave off).
+	// The value log's size is what its files take on disk (Badger counts it
+	// only with its expvar metrics on, which we leave off).
 	if files, err := filepath.Glob(filepath.Join(s.dir, "*.vlog")); err == nil {
 		for _, f := range files {
 			if fi, err := os.Stat(f); err == nil {
-				st.VlogBytes += fi.Size()
+				st.VlogBytes += storedBytes(fi)
 			}
 		}
 	}
