@@ -12,7 +12,9 @@
 // (deferred.go). Badger's own write-ahead files are synced (walsync.go, not Badger's SyncWrites,
 // which flushes two files per write) when the log starts over, and for epochs the log does not
 // cover (staged writes, value-log values, batches of 4 MiB or more). Tables are written
-// uncompressed. Open writes the logged commits Badger lost (or never
+// uncompressed. Values of 4 KiB and more (a bulk write's blocks) go to Badger's value log, whose
+// files of mostly garbage a background collection rewrites and removes, each kept by a second
+// link until the moved values are synced (vloggc.go). Open writes the logged commits Badger lost (or never
 // got) back into it. Open checks the directory first (check.go, logscan.go) and refuses, with a
 // *DamageError naming the file, a missing MANIFEST, a missing or damaged table file, or a
 // write-ahead file with damaged bytes in front of readable ones: Badger alone would start empty,
