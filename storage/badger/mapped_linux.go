@@ -14,10 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Badger maps every table file (and value-log file) into the process (MAP_SHARED) and reads its blocks there, so each
-// page of a table a read touches stays in the process's resident memory (RssFile) until the
-// kernel needs it back: with gigabytes of state and no memory pressure on the machine, that was
-// most of a stateful query's RSS (Nexmark q7 at 10M events: 1.5-2 GB of 3.7 GB). MappedTables
+// Badger maps every table file (and value-log file) into the process (MAP_SHARED) and reads its
+// blocks there, so each page of a table a read touches stays in the process's resident memory
+// (RssFile) until the kernel needs it back: with gigabytes of state and no memory pressure on the
+// machine, that was most of a stateful query's RSS (Nexmark q7 at 10M events: 1.5-2 GB of 3.7
+// GB). MappedTables
 // measures those pages and TrimMapped hands them back with madvise(MADV_PAGEOUT), a hint that
 // never destroys data: the addresses come from a listing of the process's mappings that a
 // compaction may make stale (a table unmapped, its range mapped again by someone else), and
@@ -131,8 +132,8 @@ func (s *Store) tableMappings() ([]mapping, error) {
 	return parseSmaps(bufio.NewScanner(f), dir)
 }
 
-// parseSmaps returns the mappings of table and value-log files in dir that sc (smaps' lines) lists, each with its
-// resident bytes.
+// parseSmaps returns the mappings of table and value-log files in dir that sc (smaps' lines)
+// lists, each with its resident bytes.
 func parseSmaps(sc *bufio.Scanner, dir string) ([]mapping, error) {
 	var out []mapping
 	cur := -1 // index in out of the mapping whose fields follow, or -1

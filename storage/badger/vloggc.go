@@ -98,9 +98,6 @@ func (s *Store) stopValueLogGC() {
 func (s *Store) collectValueLog() (rewritten int, err error) {
 	s.gc.mu.Lock()
 	defer s.gc.mu.Unlock()
-	if s.isClosed() {
-		return 0, nil
-	}
 	links := map[string]bool{}
 	for rewritten < gcMaxRewrites {
 		if err = s.runValueLogGC(links); err != nil {
