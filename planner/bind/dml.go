@@ -195,6 +195,15 @@ func (b *Binder) dmlTable(refs *ast.TableRefsClause) (*catalog.Relation, string,
 	return rel, alias, nil
 }
 
+// appendOnlyTarget refuses to update or delete rows of an append-only
+// table: the jobs reading it rely on its rows only ever being inserted.
+func appendOnlyTarget(rel *catalog.Relation, stmt string) error {
+	if rel.AppendOnly {
+		return types.Errorf(types.ErrUnsupported, "append-only table \"%s\" does not support %s", rel.Name, stmt)
+	}
+	return nil
+}
+
 // Insert binds INSERT.
 func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 	b.tableFuncs, b.aliasColumns = q.TableFuncs, q.AliasColumns
@@ -425,6 +434,9 @@ func (b *Binder) Update(q *parser.Query) (*plan.Update, *plan.Query, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := appendOnlyTarget(rel, "UPDATE"); err != nil {
+		return nil, nil, err
+	}
 	input, all, err := b.dmlInput(rel, alias, q.From, n.Where)
 	if err != nil {
 		return nil, nil, err
@@ -491,6 +503,9 @@ func (b *Binder) Delete(q *parser.Query) (*plan.Delete, *plan.Query, error) {
 	}
 	rel, alias, err := b.dmlTable(n.TableRefs)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := appendOnlyTarget(rel, "DELETE"); err != nil {
 		return nil, nil, err
 	}
 	input, all, err := b.dmlInput(rel, alias, q.From, n.Where)

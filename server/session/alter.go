@@ -27,8 +27,8 @@ import (
 // truncate runs TRUNCATE: every row of each table is deleted through the
 // normal write path (TableSet.DeleteAll), in one epoch (or in the
 // transaction block's pending writes), so the views over the tables retract
-// the rows incrementally. Tables fed by a connector are refused: their rows
-// come from the outside.
+// the rows incrementally. Tables fed by a connector are refused (their rows
+// come from the outside), and so are append-only tables.
 func (s *Session) truncate(ctx context.Context, n *parser.Truncate) (pgwire.Result, error) {
 	var rels []*catalog.Relation
 	for _, name := range n.Names {
@@ -41,6 +41,9 @@ func (s *Session) truncate(ctx context.Context, n *parser.Truncate) (pgwire.Resu
 		}
 		if rel.Connector != nil {
 			return nil, types.Errorf(types.ErrWrongObjectType, "cannot truncate table \"%s\": its rows come from connector %s", rel.Name, rel.Connector.Name())
+		}
+		if rel.AppendOnly {
+			return nil, types.Errorf(types.ErrUnsupported, "append-only table \"%s\" does not support TRUNCATE", rel.Name)
 		}
 		if err := s.checkPriv(rel, "delete"); err != nil {
 			return nil, err
