@@ -179,6 +179,24 @@ type JobSettings struct {
 	// Background: created with background_ddl (CREATE returned before its
 	// backfill ended).
 	Background bool `json:"background,omitempty"`
+	// StateVersion is the layout of state the job was planned with
+	// (StateVersion for a job created now); a restart plans it again with
+	// the same layout, so its state tables keep their meaning.
+	StateVersion int `json:"state_version,omitempty"`
+}
+
+// StateVersion is the layout of state a new job is planned with:
+//
+//	0: the first
+//	1: min and max over an append-only input keep only their extreme (no input table)
+const StateVersion = 1
+
+// StateVersionOf returns the state layout rel's job was planned with.
+func StateVersionOf(rel *Relation) int {
+	if rel.Job == nil {
+		return 0
+	}
+	return rel.Job.StateVersion
 }
 
 // SinkSettings are a sink's settings.

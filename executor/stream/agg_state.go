@@ -77,12 +77,12 @@ type aggAcc struct {
 var sumCtx = apd.Context{Precision: 1000, MaxExponent: apd.MaxExponent, MinExponent: apd.MinExponent,
 	Traps: apd.InvalidOperation | apd.DivisionByZero, Rounding: apd.RoundHalfUp}
 
-func newAggFn(c plan.AggCall, stateCol int) (*aggFn, error) {
+func newAggFn(c plan.AggCall, stateCol int, appendOnly bool) (*aggFn, error) {
 	ts, err := plan.AggStateTypes(&c)
 	if err != nil {
 		return nil, err
 	}
-	f := &aggFn{call: c, kind: c.Agg.Kind, result: c.Agg.Result, input: plan.AggInputOf(&c),
+	f := &aggFn{call: c, kind: c.Agg.Kind, result: c.Agg.Result, input: plan.AggInputOf(&c, appendOnly),
 		stateCol: stateCol, nState: len(ts), table: -1, order: plan.AggOrder(&c)}
 	if len(c.Agg.Args) > 0 {
 		f.in = c.Agg.Args[0]
@@ -140,6 +140,17 @@ func (f *aggFn) apply(acc *aggAcc, d *types.Datum, sign int64) error {
 	case expr.AggApproxPercentile:
 		if !d.Null {
 			acc.sk.Update(d.F, sign)
+		}
+		return nil
+	case expr.AggMin, expr.AggMax: // over an append-only input (AggInputOf)
+		if d.Null {
+			return nil
+		}
+		if sign < 0 {
+			return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
+		}
+		if acc.res.Null || f.better(d, &acc.res) {
+			acc.res = d.Copy()
 		}
 		return nil
 	}

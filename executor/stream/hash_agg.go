@@ -138,7 +138,7 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 	col := e.rowsCol + 1
 	next := 0
 	for _, c := range n.Aggs {
-		f, err := newAggFn(c, col)
+		f, err := newAggFn(c, col, n.AppendOnlyInput)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.name, err)
 		}

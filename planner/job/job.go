@@ -37,8 +37,8 @@ type Querier interface {
 }
 
 // StreamQuery binds and plans a query for streaming (its aggregation
-// emitting on window close when eowc).
-func StreamQuery(q *parser.Query, b Querier, eowc bool) (*physical.StreamQuery, *plan.Query, error) {
+// emitting on window close when eowc), with state layout version (catalog.StateVersion).
+func StreamQuery(q *parser.Query, b Querier, eowc bool, version int) (*physical.StreamQuery, *plan.Query, error) {
 	pq, err := b.Query(q)
 	if err != nil {
 		return nil, nil, err
@@ -51,6 +51,9 @@ func StreamQuery(q *parser.Query, b Querier, eowc bool) (*physical.StreamQuery, 
 		if err := physical.EmitOnWindowClose(sq); err != nil {
 			return nil, nil, err
 		}
+	}
+	if version >= 1 {
+		physical.AppendOnlyAggs(sq.Root)
 	}
 	return sq, pq, nil
 }
@@ -86,7 +89,7 @@ func (p *Planner) Replay(rel *catalog.Relation) (plan.StreamNode, error) {
 		return nil, fmt.Errorf("definition is not a query")
 	}
 	b := keepIndexes{bind.New(p.Catalog, nil).WithRefs(rel.Refs), rel.DependsOn}
-	sq, _, err := StreamQuery(q, b, rel.Job != nil && rel.Job.EmitOnWindowClose)
+	sq, _, err := StreamQuery(q, b, rel.Job != nil && rel.Job.EmitOnWindowClose, catalog.StateVersionOf(rel))
 	if err != nil {
 		return nil, err
 	}

@@ -72,21 +72,6 @@ func hiddenName(f plan.Field, taken map[string]bool) string {
 	return name
 }
 
-// eowcBelow reports whether n's output comes from an aggregation emitting on
-// window close through projections, filters and exchanges.
-func eowcBelow(n plan.StreamNode) bool {
-	for {
-		switch x := n.(type) {
-		case *plan.StreamProject, *plan.StreamFilter, *plan.StreamExchange:
-			n = x.Inputs()[0]
-		case *plan.StreamAgg:
-			return x.EmitOnWindowClose
-		default:
-			return false
-		}
-	}
-}
-
 // AppendOnly reports whether a stream plan only ever inserts: its sources
 // are append-only tables and no operator on the way retracts (aggregations,
 // except those emitting on window close, top-N, joins and temporal filters
@@ -104,8 +89,8 @@ func AppendOnly(n plan.StreamNode) bool {
 	case *plan.StreamOverWindow:
 		return n.EmitOnWindowClose // each row emitted once, when its outputs are final
 	case *plan.StreamHashJoin:
-		// An inner join over aggregations emitting on window close.
-		return n.Kind == plan.InnerJoin && eowcBelow(n.Left) && eowcBelow(n.Right)
+		// An inner join of inputs that only insert matches new rows only.
+		return n.Kind == plan.InnerJoin && AppendOnly(n.Left) && AppendOnly(n.Right)
 	case *plan.StreamValues, *plan.StreamExchange, *plan.StreamProject, *plan.StreamFilter,
 		*plan.StreamUnion, *plan.StreamHopWindow, *plan.StreamWatermarkFilter, *plan.StreamUnnest,
 		*plan.StreamTemporalJoin: // a temporal join retracts only what its left input retracts

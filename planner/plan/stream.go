@@ -154,6 +154,11 @@ type StreamAgg struct {
 	// groups are dropped as late (EMIT ON WINDOW CLOSE).
 	EmitOnWindowClose bool
 	WindowCol         int
+	// AppendOnlyInput: the input only inserts, so min and max keep just
+	// their current extreme in the group's state row, with no input table
+	// (AggInputOf). Set only on jobs planned with catalog.StateVersion 1 or
+	// later, and only where there is a min or max.
+	AppendOnlyInput bool
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
@@ -357,6 +362,9 @@ func (n *StreamAgg) Describe() string {
 		kind = "StreamSimpleAgg"
 	}
 	s := fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
+	if n.AppendOnlyInput {
+		s += " append-only input"
+	}
 	if n.EmitOnWindowClose {
 		s += fmt.Sprintf(" emit on window close $%d (state cleaned below the watermark)", n.WindowCol)
 	}

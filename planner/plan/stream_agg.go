@@ -16,7 +16,8 @@ import (
 //   - then, for each aggregate in order that needs one (AggInputOf), one table:
 //     AggInputMinMax "agg min/max input": (group, value, input stream key),
 //     all key, value descending for max, so the extreme is the first row of
-//     the group's range; AggInputString "agg string_agg input": (group, input
+//     the group's range (none over an append-only input: the extreme in the
+//     state row is final, as nothing is retracted); AggInputString "agg string_agg input": (group, input
 //     stream key, value, separator), all key, scanned in key order;
 //     AggInputDistinct "agg distinct": (group, args..., count), keyed by
 //     group and args, counting the rows holding each distinct argument tuple
@@ -55,10 +56,14 @@ func AggOrder(c *AggCall) []SortKey {
 	return keys
 }
 
-// AggInputOf returns the extra state table a streaming aggregate keeps.
-func AggInputOf(c *AggCall) AggInput {
+// AggInputOf returns the extra state table a streaming aggregate keeps;
+// appendOnly says the aggregation's input only inserts (StreamAgg.AppendOnlyInput).
+func AggInputOf(c *AggCall, appendOnly bool) AggInput {
 	switch c.Agg.Kind {
 	case expr.AggMin, expr.AggMax:
+		if appendOnly {
+			return AggInputNone // a new extreme only ever replaces the old one
+		}
 		return AggInputMinMax // DISTINCT changes nothing for min/max
 	}
 	if c.Agg.Distinct {
@@ -162,7 +167,7 @@ func (n *StreamAgg) StateLayouts() []StateTable {
 			tables[0].Types = append(tables[0].Types, ts...)
 		}
 		var t StateTable
-		switch AggInputOf(c) {
+		switch AggInputOf(c, n.AppendOnlyInput) {
 		case AggInputNone:
 			continue
 		case AggInputMinMax:

@@ -65,7 +65,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 		return nil, fmt.Errorf("index %s: %s: %w", name, def, err)
 	}
 	b := s.binder(nil)
-	sq, _, err := job.StreamQuery(stmts[0].(*parser.Query), b, false)
+	sq, _, err := job.StreamQuery(stmts[0].(*parser.Query), b, false, catalog.StateVersion)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func (s *Session) bindSinkQuery(n *parser.CreateSink) (*parser.Query, *physical.
 		q = stmts[0].(*parser.Query)
 	}
 	b := s.binder(nil)
-	sq, _, err := job.StreamQuery(q, b, n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(q, b, n.EmitOnWindowClose, catalog.StateVersion)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -48,7 +48,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 		return res, err
 	}
 	b := s.binder(nil)
-	sq, _, err := job.StreamQuery(n.Query, b, n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(n.Query, b, n.EmitOnWindowClose, catalog.StateVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +118,7 @@ func (s *Session) jobSettings(rel *catalog.Relation) {
 	if v, _ := s.vars.get("background_ddl"); v == "true" {
 		js.Background = true
 	}
+	js.StateVersion = catalog.StateVersion
 	rel.Job = js
 }
 
@@ -244,7 +245,7 @@ func (s *Session) abandonJob(rel *catalog.Relation) {
 
 // explainCreateMV prints a materialized view's stream plan.
 func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Result, error) {
-	sq, _, err := job.StreamQuery(n.Query, s.binder(nil), n.EmitOnWindowClose)
+	sq, _, err := job.StreamQuery(n.Query, s.binder(nil), n.EmitOnWindowClose, catalog.StateVersion)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,84 @@
+package physical
+
+import (
+	"testing"
+
+	"github.com/tributary/tributary/planner/bind"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/parser"
+)
+
+// TestAppendOnlyAggs checks which aggregations keep min and max as their
+// extreme alone: those whose input only inserts, once AppendOnlyAggs ran
+// (a job planned with state version 1); a version-0 plan keeps the input tables.
+func TestAppendOnlyAggs(t *testing.T) {
+	cat := testCatalog(t)
+	for _, tc := range []struct {
+		sql        string
+		appendOnly bool // the aggregation's input only inserts
+		tables     int  // its state tables once marked
+	}{
+		{"SELECT auction, min(price), max(price), count(*) FROM bids GROUP BY auction", true, 1},
+		{"SELECT min(price) FROM bids", true, 1},
+		{"SELECT name, max(v) FROM t GROUP BY name", false, 2},
+		{"SELECT a.auction, max(b.price) FROM bids a JOIN bids b ON a.auction = b.price GROUP BY a.auction", true, 1},
+		{"SELECT a.auction, max(b.price) FROM bids a LEFT JOIN bids b ON a.auction = b.price GROUP BY a.auction", false, 2},
+		{"SELECT a.auction, max(b.v) FROM bids a JOIN t b ON a.auction = b.id GROUP BY a.auction", false, 2},
+		{"SELECT auction, count(*), sum(price) FROM bids GROUP BY auction", false, 1}, // merges a local aggregation
+		// The outer aggregation reads the inner one's updates.
+		{"SELECT m % 10, max(m) FROM (SELECT auction, max(price) AS m FROM bids GROUP BY auction) x GROUP BY m % 10", false, 2},
+	} {
+		aggs := func(mark bool) []*plan.StreamAgg {
+			stmts, err := parser.Parse(tc.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := bind.New(cat, nil).WithSystemRows(nil)
+			pq, err := b.Query(stmts[0].(*parser.Query))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.sql, err)
+			}
+			sq, err := Stream(pq)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.sql, err)
+			}
+			if mark {
+				AppendOnlyAggs(sq.Root)
+			}
+			var out []*plan.StreamAgg
+			var walk func(plan.StreamNode)
+			walk = func(n plan.StreamNode) {
+				if a, ok := n.(*plan.StreamAgg); ok {
+					out = append(out, a)
+				}
+				for _, in := range n.Inputs() {
+					walk(in)
+				}
+			}
+			walk(sq.Root)
+			return out
+		}
+		marked, legacy := aggs(true), aggs(false)
+		top := marked[0] // the topmost aggregation
+		if got := AppendOnly(top.Input); got != tc.appendOnly {
+			t.Errorf("%s: AppendOnly(input) = %v, want %v", tc.sql, got, tc.appendOnly)
+		}
+		if got := len(top.StateLayouts()); got != tc.tables {
+			t.Errorf("%s: %d state tables, want %d (%s)", tc.sql, got, tc.tables, top.Describe())
+		}
+		if top.AppendOnlyInput && legacy[0].AppendOnlyInput {
+			t.Errorf("%s: marked without AppendOnlyAggs", tc.sql)
+		}
+		if top.AppendOnlyInput {
+			minmax := 0
+			for _, c := range top.Aggs {
+				if plan.AggInputOf(&c, false) == plan.AggInputMinMax {
+					minmax++
+				}
+			}
+			if got := len(legacy[0].StateLayouts()); got != 1+minmax {
+				t.Errorf("%s: version 0 plan has %d state tables, want %d", tc.sql, got, 1+minmax)
+			}
+		}
+	}
+}
