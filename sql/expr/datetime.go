@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
@@ -602,6 +604,71 @@ func nextToken(f string) string {
 	return ""
 }
 
+// charStep is one piece of a to_char template: a literal (tok "") or a
+// pattern, FM-prefixed when fm.
+type charStep struct {
+	lit, tok string
+	fm       bool
+}
+
+// charFormats caches compiled to_char templates (up to maxCharFormats of
+// them): a query formats every row with the same one.
+var (
+	charFormats  sync.Map // string -> []charStep
+	charFormatsN atomic.Int32
+)
+
+const maxCharFormats = 1024
+
+// charFormat returns template f compiled: quoted text and characters that
+// start no pattern are literals; FM applies to the pattern after it (and
+// is dropped before anything else).
+func charFormat(f string) []charStep {
+	if v, ok := charFormats.Load(f); ok {
+		return v.([]charStep)
+	}
+	key := f
+	var steps []charStep
+	lit := func(s string) {
+		if n := len(steps); n > 0 && steps[n-1].tok == "" {
+			steps[n-1].lit += s
+			return
+		}
+		steps = append(steps, charStep{lit: s})
+	}
+	for len(f) > 0 {
+		if f[0] == '"' {
+			end := strings.IndexByte(f[1:], '"')
+			if end < 0 {
+				lit(f[1:])
+				break
+			}
+			lit(f[1 : 1+end])
+			f = f[end+2:]
+			continue
+		}
+		fm := false
+		if strings.HasPrefix(f, "FM") || strings.HasPrefix(f, "fm") {
+			fm = true
+			f = f[2:]
+		}
+		tok := nextToken(f)
+		if tok == "" {
+			if len(f) > 0 {
+				lit(f[:1])
+				f = f[1:]
+			}
+			continue
+		}
+		f = f[len(tok):]
+		steps = append(steps, charStep{tok: tok, fm: fm})
+	}
+	if charFormatsN.Load() < maxCharFormats && charFormatsN.Add(1) <= maxCharFormats {
+		charFormats.Store(key, steps)
+	}
+	return steps
+}
+
 func caseAs(s, pattern string) string {
 	switch {
 	case pattern == strings.ToUpper(pattern):
@@ -618,41 +685,21 @@ func toChar(us int64, f string) string {
 		return ""
 	}
 	tm := civil(us)
-	var b []byte
+	b := make([]byte, 0, len(f)+16)
 	num := func(v int64, width int, fm bool) {
-		if fm {
-			b = strconv.AppendInt(b, v, 10)
-			return
-		}
-		s := strconv.FormatInt(v, 10)
-		for i := len(s); i < width; i++ {
+		var tmp [20]byte
+		d := strconv.AppendInt(tmp[:0], v, 10)
+		for i := len(d); i < width && !fm; i++ {
 			b = append(b, '0')
 		}
-		b = append(b, s...)
+		b = append(b, d...)
 	}
-	for len(f) > 0 {
-		if f[0] == '"' {
-			end := strings.IndexByte(f[1:], '"')
-			if end < 0 {
-				b = append(b, f[1:]...)
-				break
-			}
-			b = append(b, f[1:1+end]...)
-			f = f[end+2:]
+	for _, st := range charFormat(f) {
+		if st.tok == "" {
+			b = append(b, st.lit...)
 			continue
 		}
-		fm := false
-		if strings.HasPrefix(f, "FM") || strings.HasPrefix(f, "fm") {
-			fm = true
-			f = f[2:]
-		}
-		tok := nextToken(f)
-		if tok == "" {
-			b = append(b, f[0])
-			f = f[1:]
-			continue
-		}
-		f = f[len(tok):]
+		fm, tok := st.fm, st.tok
 		switch tok {
 		case "YYYY":
 			num(int64(tm.Year()), 4, fm)
