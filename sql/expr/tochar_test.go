@@ -138,4 +138,3 @@ func toCharReference(us int64, f string) string {
 	}
 	return string(b)
 }
-
