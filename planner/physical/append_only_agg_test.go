@@ -3,6 +3,9 @@ package physical
 import (
 	"testing"
 
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/sql/types"
+
 	"github.com/tributary/tributary/planner/bind"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/parser"
@@ -13,6 +16,16 @@ import (
 // (a job planned with state version 1); a version-0 plan keeps the input tables.
 func TestAppendOnlyAggs(t *testing.T) {
 	cat := testCatalog(t)
+	// gen: a generator source (its rows only ever inserted), and a shared one.
+	for i, name := range []string{"gen", "shared_gen"} {
+		src := &catalog.Relation{ID: cat.NextID(), Schema: "public", Name: name, Kind: catalog.KindSource, AppendOnly: true,
+			Columns: []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64},
+				{Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}},
+			PK: []int{2}, Connector: &catalog.Connector{Props: map[string]string{"connector": "datagen"}, Shared: i == 1, RateLimit: -1}}
+		if err := cat.Add(src); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		sql        string
 		appendOnly bool // the aggregation's input only inserts
@@ -20,6 +33,8 @@ func TestAppendOnlyAggs(t *testing.T) {
 	}{
 		{"SELECT auction, min(price), max(price), count(*) FROM bids GROUP BY auction", true, 1},
 		{"SELECT min(price) FROM bids", true, 1},
+		{"SELECT k, min(v), max(v) FROM gen GROUP BY k", true, 1},
+		{"SELECT k, min(v), max(v) FROM shared_gen GROUP BY k", true, 1},
 		{"SELECT name, max(v) FROM t GROUP BY name", false, 2},
 		{"SELECT a.auction, max(b.price) FROM bids a JOIN bids b ON a.auction = b.price GROUP BY a.auction", true, 1},
 		{"SELECT a.auction, max(b.price) FROM bids a LEFT JOIN bids b ON a.auction = b.price GROUP BY a.auction", false, 2},

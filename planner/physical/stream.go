@@ -80,6 +80,8 @@ func AppendOnly(n plan.StreamNode) bool {
 	switch n := n.(type) {
 	case *plan.StreamSource:
 		return n.Relation.AppendOnly
+	case *plan.StreamSourceScan:
+		return n.Source.AppendOnly // a source's connector only inserts (FORMAT UPSERT needs a table)
 	case *plan.StreamChangelog:
 		return true
 	case *plan.StreamGapFill:
