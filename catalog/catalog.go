@@ -188,7 +188,8 @@ type JobSettings struct {
 // StateVersion is the layout of state a new job is planned with:
 //
 //	0: the first
-//	1: min and max over an append-only input keep only their extreme (no input table)
+//	1: over an append-only input, min and max keep only their extreme (no input
+//	   table) and top-N keeps only each group's top
 const StateVersion = 1
 
 // StateVersionOf returns the state layout rel's job was planned with.

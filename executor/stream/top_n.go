@@ -80,7 +80,11 @@ type topNConfig struct {
 	rank      rankKind
 	lo, hi    int64 // a row is in the top when lo < rank <= hi
 	margin    int
-	actor     ActorID
+	// appendOnly: the input only inserts (StreamTopN.AppendOnlyInput), so
+	// the state holds each group's top alone, all of it cached while the
+	// group is.
+	appendOnly bool
+	actor      ActorID
 	vnodes    []uint16 // the actor's vnodes (nil: all)
 }
 
@@ -151,6 +155,7 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	}
 	cfg.lo, cfg.hi = n.Offset, n.Offset+n.Limit
 	cfg.margin = int(min(max(cfg.hi/2, 8), 512))
+	cfg.appendOnly = n.AppendOnlyInput
 	cfg.actor = actx.ID
 	cfg.vnodes = actx.Vnodes
 	width := len(cfg.inTypes)
@@ -280,6 +285,12 @@ func (x *TopN) apply(ctx context.Context, c *types.Chunk) error {
 		}
 		x.touch(g)
 		pk := x.key[:pkLen]
+		if x.cfg.appendOnly {
+			if err := x.applyAppendOnly(ctx, g, c.Op(i), orderLen, pkLen); err != nil {
+				return err
+			}
+			continue
+		}
 		if c.Op(i).IsInsert() {
 			if err := x.table.Insert(x.row); err != nil {
 				return fmt.Errorf("top-n: %w", err)
@@ -297,6 +308,59 @@ func (x *TopN) apply(ctx context.Context, c *types.Chunk) error {
 			}
 		}
 	}
+	return nil
+}
+
+// applyAppendOnly records an insert (x.row, encoded in x.key) into group g
+// of a top-N over an append-only input, whose state holds each group's top
+// alone: ranks only grow as rows arrive, so a row ranked after the top never
+// enters it again. A row that would rank after the top is dropped; one that
+// enters it is written, and the rows it pushes out are deleted.
+func (x *TopN) applyAppendOnly(ctx context.Context, g *topGroup, op types.Op, orderLen, pkLen int) error {
+	if !op.IsInsert() {
+		return fmt.Errorf("top-n over an append-only input received a retraction")
+	}
+	if !g.complete {
+		// The cache bound took the rows of a group changed in this epoch:
+		// read its top back (the state holds the epoch's writes).
+		if err := x.fill(ctx, g); err != nil {
+			return err
+		}
+	}
+	j, found := g.search(x.key[:pkLen])
+	if !found && x.cfg.rank <= rankRowNumber && int64(j) >= x.cfg.hi {
+		return nil // its position is after the top: it never enters it
+	}
+	if found { // a repeated insert of a key: the row replaces it, as in the state table
+		g.rows[j] = x.newEntry(x.key, x.row, orderLen, pkLen)
+		if err := x.table.Insert(x.row); err != nil {
+			return fmt.Errorf("top-n: %w", err)
+		}
+		return nil
+	}
+	g.rows = slices.Insert(g.rows, j, x.newEntry(x.key, x.row, orderLen, pkLen))
+	x.cached++
+	b := x.cfg.beyond(g.rows)
+	if b >= 0 && j >= b { // after the top: it never enters it
+		clear(g.rows[j : j+1])
+		g.rows = slices.Delete(g.rows, j, j+1)
+		x.cached--
+		return nil
+	}
+	if err := x.table.Insert(x.row); err != nil {
+		return fmt.Errorf("top-n: %w", err)
+	}
+	if b < 0 {
+		return nil
+	}
+	for k := b; k < len(g.rows); k++ {
+		if err := x.table.Delete(g.rows[k].row); err != nil {
+			return fmt.Errorf("top-n: %w", err)
+		}
+	}
+	clear(g.rows[b:])
+	x.cached -= len(g.rows) - b
+	g.rows = g.rows[:b]
 	return nil
 }
 

@@ -520,7 +520,9 @@ func TestTopNRandom(t *testing.T) {
 		{GroupBy: []int{1, 2}, OrderBy: []plan.SortKey{{Col: 0}}, Limit: 1},
 		{GroupBy: []int{1}, Limit: 2},
 	}
-	for si, shape := range shapes {
+	for si, shape := range slices.Concat(shapes, shapes) {
+		appendOnly := si >= len(shapes) // inserts only, the state holding each group's top alone
+		shape.AppendOnlyInput = appendOnly
 		n := tnNode(ts, []int{0}, shape)
 		t.Run(fmt.Sprintf("%d", si), func(t *testing.T) {
 			h := newTNHarness(t, n, 2+rng.Intn(40)) // from a few rows, so groups are evicted within epochs
@@ -554,7 +556,7 @@ func TestTopNRandom(t *testing.T) {
 						}
 						slices.Sort(ids)
 						switch k := rng.Intn(10); {
-						case k < 5 || len(ids) == 0:
+						case k < 5 || len(ids) == 0 || appendOnly:
 							r := randRow(nextID)
 							nextID++
 							live[r[0].I] = r
@@ -583,12 +585,47 @@ func TestTopNRandom(t *testing.T) {
 				if want := tnOracle(n, live); h.content() != want {
 					t.Fatalf("seed %d shape %s epoch %d:\nview:\n%s\nwant:\n%s", seed, n.Describe(), epoch, h.content(), want)
 				}
+				if want := tnOracleKept(n, live); appendOnly && h.stateRows() != want {
+					t.Fatalf("seed %d shape %s epoch %d: %d state rows, want %d (the rows ranked within offset + limit)", seed, n.Describe(), epoch, h.stateRows(), want)
+				}
 				if rng.Intn(8) == 0 {
 					h.restart()
 				}
 			}
 		})
 	}
+}
+
+// stateRows counts the rows of the top-N's state table at the last commit.
+func (h *tnHarness) stateRows() int {
+	h.t.Helper()
+	it, err := h.kv.Scan(h.ctx, nil, nil, h.kv.CommittedEpoch())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for {
+		switch err := it.Next(); err {
+		case nil:
+			n++
+		case io.EOF:
+			return n
+		default:
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// tnOracleKept counts the live rows ranked within Offset+Limit of their
+// group: what a top-N over an append-only input keeps in its state.
+func tnOracleKept(n *plan.StreamTopN, live map[int64][]types.Datum) int {
+	m := *n
+	m.Limit, m.Offset = n.Offset+n.Limit, 0
+	if s := tnOracle(&m, live); s != "" {
+		return strings.Count(s, "\n") + 1
+	}
+	return 0
 }
 
 // tnOracle computes the expected top-N content from the live input rows.

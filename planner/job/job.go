@@ -53,7 +53,7 @@ func StreamQuery(q *parser.Query, b Querier, eowc bool, version int) (*physical.
 		}
 	}
 	if version >= 1 {
-		physical.AppendOnlyAggs(sq.Root)
+		physical.AppendOnlyInputs(sq.Root)
 	}
 	return sq, pq, nil
 }

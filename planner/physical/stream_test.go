@@ -84,7 +84,7 @@ func planSQL(cat *catalog.Catalog, sql string, replay []uint32) (*StreamQuery, p
 			return nil, nil, nil, err
 		}
 	}
-	AppendOnlyAggs(sq.Root) // as job.StreamQuery plans a new job
+	AppendOnlyInputs(sq.Root) // as job.StreamQuery plans a new job
 	rel := &catalog.Relation{ID: 20000, Schema: "public", Name: "mv", Kind: catalog.KindMaterializedView, PK: sq.PK}
 	for _, f := range sq.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})

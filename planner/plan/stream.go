@@ -188,6 +188,10 @@ type StreamTopN struct {
 	GroupBy []int
 	Rank    string // "" (no extra column), "row_number", "rank", "dense_rank"
 	Out     []Field
+	// AppendOnlyInput: the input only inserts, so a row ranked after the
+	// top never enters it again: the state table keeps each group's top
+	// alone. Set only on jobs planned with catalog.StateVersion 1 or later.
+	AppendOnlyInput bool
 }
 
 // StreamUnion merges its inputs' streams (UNION ALL). Inputs have the same
@@ -401,6 +405,9 @@ func (n *StreamTopN) Describe() string {
 	}
 	if n.Rank != "" {
 		s += " with " + n.Rank
+	}
+	if n.AppendOnlyInput {
+		s += " append-only input"
 	}
 	var ws []int // group columns with a watermark: the executor cleans below it
 	for _, c := range WatermarkCols(n.Input) {

@@ -81,7 +81,7 @@ func orderedStateRow(in StreamNode, groupBy []int, orderBy []SortKey) TopNStateR
 
 // StateLayouts implements StatefulNode: one table holding every input row of
 // every group in rank order (the rows beyond the top refill it after
-// deletes).
+// deletes); over an append-only input, only the rows of each group's top.
 func (n *StreamTopN) StateLayouts() []StateTable {
 	l := n.StateRow()
 	return []StateTable{{Name: "top-n input", Types: l.Types, PK: l.PK, PKDesc: l.PKDesc, Dist: l.Dist}}

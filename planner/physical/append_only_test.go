@@ -11,10 +11,10 @@ import (
 	"github.com/tributary/tributary/sql/parser"
 )
 
-// TestAppendOnlyAggs checks which aggregations keep min and max as their
-// extreme alone: those whose input only inserts, once AppendOnlyAggs ran
+// TestAppendOnlyInputs checks which aggregations keep min and max as their
+// extreme alone: those whose input only inserts, once AppendOnlyInputs ran
 // (a job planned with state version 1); a version-0 plan keeps the input tables.
-func TestAppendOnlyAggs(t *testing.T) {
+func TestAppendOnlyInputs(t *testing.T) {
 	cat := testCatalog(t)
 	// gen: a generator source (its rows only ever inserted), and a shared one.
 	for i, name := range []string{"gen", "shared_gen"} {
@@ -58,7 +58,7 @@ func TestAppendOnlyAggs(t *testing.T) {
 				t.Fatalf("%s: %v", tc.sql, err)
 			}
 			if mark {
-				AppendOnlyAggs(sq.Root)
+				AppendOnlyInputs(sq.Root)
 			}
 			var out []*plan.StreamAgg
 			var walk func(plan.StreamNode)
@@ -82,7 +82,7 @@ func TestAppendOnlyAggs(t *testing.T) {
 			t.Errorf("%s: %d state tables, want %d (%s)", tc.sql, got, tc.tables, top.Describe())
 		}
 		if top.AppendOnlyInput && legacy[0].AppendOnlyInput {
-			t.Errorf("%s: marked without AppendOnlyAggs", tc.sql)
+			t.Errorf("%s: marked without AppendOnlyInputs", tc.sql)
 		}
 		if top.AppendOnlyInput {
 			minmax := 0
@@ -93,6 +93,54 @@ func TestAppendOnlyAggs(t *testing.T) {
 			}
 			if got := len(legacy[0].StateLayouts()); got != 1+minmax {
 				t.Errorf("%s: version 0 plan has %d state tables, want %d", tc.sql, got, 1+minmax)
+			}
+		}
+	}
+}
+
+// TestAppendOnlyTopN checks which top-N keep only their top: those whose
+// input only inserts.
+func TestAppendOnlyTopN(t *testing.T) {
+	cat := testCatalog(t)
+	for _, tc := range []struct {
+		sql        string
+		appendOnly bool
+	}{
+		{"SELECT * FROM (SELECT auction, price, row_number() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids) x WHERE rn <= 1", true},
+		{"SELECT auction, price FROM bids ORDER BY price DESC LIMIT 3", true},
+		{"SELECT * FROM (SELECT a.auction, b.price, rank() OVER (PARTITION BY a.auction ORDER BY b.price) AS r FROM bids a JOIN bids b ON a.auction = b.auction) x WHERE r <= 2", true},
+		{"SELECT * FROM (SELECT id, v, row_number() OVER (PARTITION BY name ORDER BY v) AS rn FROM t) x WHERE rn <= 1", false},
+	} {
+		stmts, err := parser.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pq, err := bind.New(cat, nil).WithSystemRows(nil).Query(stmts[0].(*parser.Query))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		sq, err := Stream(pq)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		AppendOnlyInputs(sq.Root)
+		var tops []*plan.StreamTopN
+		var walk func(plan.StreamNode)
+		walk = func(n plan.StreamNode) {
+			if x, ok := n.(*plan.StreamTopN); ok {
+				tops = append(tops, x)
+			}
+			for _, in := range n.Inputs() {
+				walk(in)
+			}
+		}
+		walk(sq.Root)
+		if len(tops) == 0 {
+			t.Fatalf("%s: no top-N in %s", tc.sql, plan.ExplainStream(sq.Root))
+		}
+		for _, x := range tops {
+			if x.AppendOnlyInput != tc.appendOnly {
+				t.Errorf("%s: %s: AppendOnlyInput %v, want %v", tc.sql, x.Describe(), x.AppendOnlyInput, tc.appendOnly)
 			}
 		}
 	}
