@@ -85,7 +85,7 @@ type topNConfig struct {
 	// group is.
 	appendOnly bool
 	actor      ActorID
-	vnodes    []uint16 // the actor's vnodes (nil: all)
+	vnodes     []uint16 // the actor's vnodes (nil: all)
 }
 
 type rankKind uint8
