@@ -71,6 +71,7 @@ type joinRun struct {
 	out     []*types.Chunk
 	marks   []lruMark
 	stopped bool
+	warmed  bool // the sides' caches were warmed (joinSide.warm)
 	// Watermarks of an inner join, per join key: each side's latest, and
 	// the least of the two last sent (on both of the key's output columns).
 	wm      [2][]types.Datum
@@ -197,6 +198,14 @@ func (e *hashJoin) Schema() []types.T { return e.outT }
 
 func (e *hashJoin) Next(ctx context.Context) (Message, error) {
 	r := &e.run
+	if !r.warmed {
+		r.warmed = true
+		for _, s := range r.sides {
+			if err := s.warm(ctx, e.actx.Vnodes, s.limit/2); err != nil {
+				return Message{}, err
+			}
+		}
+	}
 	for {
 		if len(r.out) > 0 {
 			c := r.out[0]

@@ -622,6 +622,51 @@ func TestHashJoinCacheBound(t *testing.T) {
 	h.run(ep, true)
 }
 
+// TestHashJoinCompleteSide: a side whose stored rows fit its cache is
+// complete (from an empty start, and after a restart that reads it back):
+// probes of keys it lacks read nothing and cache nothing, while the other
+// side, over its bound, is not; the output stays right throughout.
+func TestHashJoinCompleteSide(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHJHarness(t, plan.InnerJoin, hjL, hjR, []int{1}, []int{1}, nil)
+	h.cacheRows = 16 // 8 rows a side; a restart warms a side of at most 4
+	var left []string
+	for i := range 40 {
+		left = append(left, fmt.Sprintf("+ %d %d %d", i, i%20, i))
+	}
+	var probes []string
+	for i := range 20 {
+		probes = append(probes, fmt.Sprintf("+ %d %d %d", 100+i, 1000+i, i)) // keys the right side never has
+	}
+	checkSides := func(what string) func(j *hashJoin) {
+		return func(j *hashJoin) {
+			l, r := j.run.sides[Left], j.run.sides[Right]
+			if !r.complete || len(r.cache) != 2 {
+				t.Fatalf("%s: right side complete %v with %d cached keys, want complete with its 2", what, r.complete, len(r.cache))
+			}
+			if l.complete && l.cached > 8 {
+				t.Fatalf("%s: left side complete over its bound", what)
+			}
+			hjCacheRows(t, r)
+		}
+	}
+	h.each = checkSides("fresh")
+	h.run([]hjEpoch{
+		{right: []string{"+ 1 3 a\n+ 2 5 b"}, left: []string{strings.Join(left, "\n")},
+			want: "3 3 3 1 3 a\n5 5 5 2 5 b\n23 3 23 1 3 a\n25 5 25 2 5 b"},
+		{left: []string{strings.Join(probes, "\n")},
+			want: "3 3 3 1 3 a\n5 5 5 2 5 b\n23 3 23 1 3 a\n25 5 25 2 5 b"},
+	}, true)
+	for i := range probes {
+		probes[i] = fmt.Sprintf("+ %d %d %d", 300+i, 2000+i, i)
+	}
+	h.each = checkSides("restarted")
+	h.run([]hjEpoch{
+		{left: []string{strings.Join(probes, "\n") + "\n+ 200 5 9"}, right: []string{"+ 3 3 c"},
+			want: "3 3 3 1 3 a\n3 3 3 3 3 c\n5 5 5 2 5 b\n23 3 23 1 3 a\n23 3 23 3 3 c\n25 5 25 2 5 b\n200 5 9 2 5 b"},
+	}, true)
+}
+
 // hjCacheRows counts the rows a side's cache entries hold, and the rows
 // their arrays have room for, checking the side's own count.
 func hjCacheRows(t testing.TB, s *joinSide) (rows, room int) {

@@ -56,11 +56,18 @@ type joinSide struct {
 	restT    []types.T    // their types
 	hasDec   bool         // some column is numeric (cached rows must not share coefficients)
 
-	cache   map[string]*joinEntry
-	stats   *OpStats // counts probes of the cache (nil: not counted)
-	cached  int      // rows held by cache entries (an empty entry counts as one)
-	pending []*joinEntry
-	keyBuf  []byte
+	cache map[string]*joinEntry
+	// complete: every key the state table holds rows of has a full (not
+	// partial) entry in the cache, so a key the cache lacks has no rows and
+	// is neither read nor cached when probed (a small side, such as one
+	// row per window, then costs no read per probe). Set by warm when the
+	// stored rows fit the cache; cleared when an entry leaves the cache.
+	complete bool
+	none     joinEntry // what load returns for a key a complete side lacks: read only
+	stats    *OpStats  // counts probes of the cache (nil: not counted)
+	cached   int       // rows held by cache entries (an empty entry counts as one)
+	pending  []*joinEntry
+	keyBuf   []byte
 }
 
 // joinRowOverhead is what a cached row costs besides its datums: its dirty
@@ -104,10 +111,13 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 // state table on a cache miss. Entries stay valid until evict.
 func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
 	cached := s.cache[string(s.keyBuf)]
-	s.stats.hit(cached != nil && !cached.partial)
+	s.stats.hit(cached != nil && !cached.partial || cached == nil && s.complete)
 	if cached != nil && !cached.partial {
 		cached.used = tick
 		return cached, nil
+	}
+	if cached == nil && s.complete {
+		return &s.none, nil
 	}
 	vnode := codec.VnodeOf(codec.HashRow(s.keyTypes, kd, s.keyIdx))
 	it, err := s.table.Iter(ctx, state.IterOptions{
@@ -167,7 +177,7 @@ func (s *joinSide) loadForWrite(tick uint64) *joinEntry {
 		e.used = tick
 		return e
 	}
-	e := &joinEntry{used: tick, partial: true}
+	e := &joinEntry{used: tick, partial: !s.complete} // a complete side stores no rows of an uncached key
 	s.cache[string(s.keyBuf)] = e
 	s.cached++
 	return e
@@ -320,6 +330,7 @@ func (s *joinSide) shed(e *joinEntry) error {
 	if s.cache[string(s.keyBuf)] == e {
 		delete(s.cache, string(s.keyBuf))
 		s.cached -= max(len(e.dirty), 1)
+		s.complete = false
 	}
 	// A pending entry stays in the pending list, with nothing left to write.
 	e.rows, e.dirty, e.partial = nil, nil, false
@@ -357,9 +368,67 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 		if e.used <= cut {
 			s.cached -= max(len(e.dirty), 1)
 			delete(s.cache, k)
+			s.complete = false
 		}
 	}
 	return marks
+}
+
+// warm reads the side's stored rows (in the actor's vnodes, nil: all) into
+// the cache and marks the side complete, when there are at most maxRows of
+// them; otherwise it leaves the cache empty. Call it before the first row.
+func (s *joinSide) warm(ctx context.Context, vnodes []uint16, maxRows int) error {
+	scan := []int{state.AllVnodes}
+	if vnodes != nil {
+		scan = scan[:0]
+		for _, v := range vnodes {
+			scan = append(scan, int(v))
+		}
+	}
+	kd := make([]types.Datum, len(s.key))
+	rows := 0
+	for _, v := range scan {
+		it, err := s.table.Iter(ctx, state.IterOptions{Vnode: v})
+		if err != nil {
+			return fmt.Errorf("hash join: read state: %w", err)
+		}
+		for rows <= maxRows {
+			err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("hash join: read state: %w", err)
+			}
+			row := it.Row()
+			for i, c := range s.key {
+				kd[i] = row[c]
+			}
+			s.encodeKey(kd)
+			e := s.cache[string(s.keyBuf)]
+			if e == nil {
+				e = &joinEntry{}
+				s.cache[string(s.keyBuf)] = e
+				s.cached++
+			} else {
+				s.cached++ // an empty entry counts as one: from the second row on, each adds one
+			}
+			e.rows = s.appendRow(e.rows, row)
+			e.dirty = append(e.dirty, false)
+			rows++
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("hash join: read state: %w", err)
+		}
+		if rows > maxRows {
+			clear(s.cache)
+			s.cached = 0
+			return nil
+		}
+	}
+	s.complete = true
+	return nil
 }
 
 // deleteBelow deletes the side's rows whose column col (of type t) is below
@@ -373,6 +442,7 @@ func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t 
 			if d := &e.rows[off+col]; !d.Null && types.Compare(t, d, wm) < 0 {
 				s.cached -= max(len(e.dirty), 1)
 				delete(s.cache, key)
+				s.complete = false
 				break
 			}
 		}
