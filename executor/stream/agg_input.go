@@ -121,6 +121,16 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 	if err != nil {
 		return err
 	}
+	if e.appendOnly {
+		// Nothing is retracted, so a count past 1 is never needed: a value
+		// seen before changes nothing and writes nothing.
+		if sign < 0 {
+			return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
+		}
+		if found {
+			return nil
+		}
+	}
 	var n int64
 	if found {
 		n = got[len(key)].I

@@ -52,6 +52,10 @@ type aggConfig struct {
 	// passes its value, and then deleted.
 	eowc      bool
 	windowCol int
+	// appendOnly: the input only inserts (plan.StreamAgg.AppendOnlyInput):
+	// min and max keep their extreme alone, and a distinct table's count
+	// is written once, when a value first appears.
+	appendOnly bool
 }
 
 // aggRun is the per-run state.
@@ -150,6 +154,7 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		e.fns = append(e.fns, f)
 	}
 	e.stateWidth = col
+	e.appendOnly = n.AppendOnlyInput
 	if n.Merge {
 		e.merge = true
 		pc := len(n.GroupBy)

@@ -40,6 +40,7 @@ func TestAppendOnlyInputs(t *testing.T) {
 		{"SELECT a.auction, max(b.price) FROM bids a LEFT JOIN bids b ON a.auction = b.price GROUP BY a.auction", false, 2},
 		{"SELECT a.auction, max(b.v) FROM bids a JOIN t b ON a.auction = b.id GROUP BY a.auction", false, 2},
 		{"SELECT auction, count(*), sum(price) FROM bids GROUP BY auction", false, 1}, // merges a local aggregation
+		{"SELECT auction, count(DISTINCT price) FROM bids GROUP BY auction", true, 2}, // marked: counts each price once
 		// The outer aggregation reads the inner one's updates.
 		{"SELECT m % 10, max(m) FROM (SELECT auction, max(price) AS m FROM bids GROUP BY auction) x GROUP BY m % 10", false, 2},
 	} {
@@ -91,7 +92,7 @@ func TestAppendOnlyInputs(t *testing.T) {
 					minmax++
 				}
 			}
-			if got := len(legacy[0].StateLayouts()); got != 1+minmax {
+			if got := len(legacy[0].StateLayouts()); got != tc.tables+minmax {
 				t.Errorf("%s: version 0 plan has %d state tables, want %d", tc.sql, got, 1+minmax)
 			}
 		}

@@ -156,8 +156,9 @@ type StreamAgg struct {
 	WindowCol         int
 	// AppendOnlyInput: the input only inserts, so min and max keep just
 	// their current extreme in the group's state row, with no input table
-	// (AggInputOf). Set only on jobs planned with catalog.StateVersion 1 or
-	// later, and only where there is a min or max.
+	// (AggInputOf), and a DISTINCT aggregate's table counts a value once.
+	// Set only on jobs planned with catalog.StateVersion 1 or later, and
+	// only where there is a min, max or DISTINCT aggregate.
 	AppendOnlyInput bool
 }
 
