@@ -116,28 +116,17 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 	t := r.tables[f.table]
 	row := e.inputRow(g, c, i, f.call.Args)
 	key := row
-	if e.appendOnly {
-		// Nothing is retracted, so a count past 1 is never needed: a value
-		// seen before changes nothing, and one known stored reads nothing.
-		if sign < 0 {
-			return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
-		}
-		buf := append(r.seenBuf[:0], g.key...)
-		for j, col := range f.call.Args {
-			buf = codec.EncodeKey(buf, c.Cols[col].Type, &row[len(g.keyRow)+j], false)
-		}
-		r.seenBuf = buf
-		if e.seenValue(f.table, buf) {
-			return nil
-		}
-	}
 	got, found, err := t.Get(ctx, key, r.getRow)
 	r.getRow = got
 	if err != nil {
 		return err
 	}
 	if e.appendOnly {
-		e.addSeen(f.table, r.seenBuf)
+		// Nothing is retracted, so a count past 1 is never needed: a value
+		// seen before changes nothing and writes nothing.
+		if sign < 0 {
+			return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
+		}
 		if found {
 			return nil
 		}
@@ -167,40 +156,6 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 	}
 	return nil
 }
-
-// seenValue reports whether key (group and arguments) is known stored in
-// the DISTINCT table of index table.
-func (e *aggExec) seenValue(table int, key []byte) bool {
-	r := &e.run
-	if _, ok := r.seen[table][string(key)]; ok {
-		return true
-	}
-	_, ok := r.seenOld[table][string(key)]
-	return ok
-}
-
-// addSeen records key as stored in the DISTINCT table of index table,
-// starting a new generation when the current one holds half the bound.
-func (e *aggExec) addSeen(table int, key []byte) {
-	r := &e.run
-	if r.seen[table] == nil {
-		r.seen[table] = make(map[string]struct{})
-	}
-	if len(r.seen[table]) >= max(r.seenBudget.limit()/(2*len(r.seen)), 1) {
-		r.seenOld[table], r.seen[table] = r.seen[table], make(map[string]struct{}, len(r.seen[table]))
-	}
-	r.seen[table][string(key)] = struct{}{}
-	r.seenBudget.sample(nil, len(key)+seenEntryBytes)
-	n := 0
-	for i := range r.seen {
-		n += len(r.seen[i]) + len(r.seenOld[i])
-	}
-	r.seenBudget.report(n)
-}
-
-// seenEntryBytes is a seen key's cost besides its bytes: its string header
-// and map slot.
-const seenEntryBytes = 48
 
 // recomputeArrayAgg reads array_agg's result from its input table: the
 // value is the last column of the ordered input, the one after the group in

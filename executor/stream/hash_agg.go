@@ -87,14 +87,6 @@ type aggRun struct {
 	outRow   []types.Datum
 	res      []types.Datum
 	statePK  []types.Datum // simple aggregation's constant key
-
-	// seen caches, per DISTINCT aggregate's table, the (group, arguments)
-	// keys known stored, when the input only inserts (appendOnly): a value
-	// seen before then costs no read. Two generations, the older dropped
-	// when the newer reaches half of seenBudget's bound.
-	seen, seenOld []map[string]struct{}
-	seenBudget    *cacheBudget
-	seenBuf       []byte
 }
 
 // aggGroup is one cached group.
@@ -197,10 +189,6 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		}
 	}
 	r.groups = make(map[string]*aggGroup)
-	if e.appendOnly {
-		r.seenBudget = newCacheBudget(actx, e.name+" distinct values")
-		r.seen, r.seenOld = make([]map[string]struct{}, len(r.tables)), make([]map[string]struct{}, len(r.tables))
-	}
 	if !e.simple {
 		r.budget = newCacheBudget(actx, e.name)
 	}
@@ -778,9 +766,6 @@ func (e *aggExec) closedGroups(ctx context.Context) ([]closedKey, error) {
 
 // deleteGroupRows deletes g's rows from an aggregate's extra table.
 func (e *aggExec) deleteGroupRows(ctx context.Context, t *state.Table, g *aggGroup) error {
-	for i := range e.run.seen { // keys of the group may be among them
-		e.run.seen[i], e.run.seenOld[i] = nil, nil
-	}
 	vnode, start := e.groupPrefix(t, g)
 	it, err := t.Iter(ctx, state.IterOptions{Vnode: vnode, Range: state.KeyRange{Start: start, End: codec.PrefixEnd(start)}})
 	if err != nil {
