@@ -378,13 +378,7 @@ func (s *joinSide) evict(limit int, marks []lruMark) []lruMark {
 // the cache and marks the side complete, when there are at most maxRows of
 // them; otherwise it leaves the cache empty. Call it before the first row.
 func (s *joinSide) warm(ctx context.Context, vnodes []uint16, maxRows int) error {
-	scan := []int{state.AllVnodes}
-	if vnodes != nil {
-		scan = scan[:0]
-		for _, v := range vnodes {
-			scan = append(scan, int(v))
-		}
-	}
+	scan := vnodeScans(vnodes)
 	kd := make([]types.Datum, len(s.key))
 	rows := 0
 	for _, v := range scan {
@@ -450,6 +444,19 @@ func (s *joinSide) deleteBelow(ctx context.Context, vnodes []uint16, col int, t 
 	return deleteStateBelow(ctx, s.table, s.width, vnodes, col, t, wm, keyLeads)
 }
 
+// vnodeScans returns the Vnode options that read an actor's vnodes (nil:
+// all, in one scan).
+func vnodeScans(vnodes []uint16) []int {
+	if vnodes == nil {
+		return []int{state.AllVnodes}
+	}
+	scan := make([]int, len(vnodes))
+	for i, v := range vnodes {
+		scan[i] = int(v)
+	}
+	return scan
+}
+
 // deleteStateBelow deletes from table (rows of width columns) the rows whose
 // column col (of type t) is below wm, in the vnodes given (nil: all).
 // keyLeads says col is the first column of the state key (then only the rows
@@ -459,13 +466,7 @@ func deleteStateBelow(ctx context.Context, table *state.Table, width int, vnodes
 	if keyLeads {
 		rng.End = codec.EncodeKey(nil, t, wm, false)
 	}
-	scan := []int{state.AllVnodes}
-	if vnodes != nil {
-		scan = scan[:0]
-		for _, v := range vnodes {
-			scan = append(scan, int(v))
-		}
-	}
+	scan := vnodeScans(vnodes)
 	var doomed []types.Datum
 	for _, v := range scan {
 		it, err := table.Iter(ctx, state.IterOptions{Vnode: v, Range: rng})

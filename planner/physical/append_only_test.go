@@ -45,34 +45,7 @@ func TestAppendOnlyInputs(t *testing.T) {
 		{"SELECT m % 10, max(m) FROM (SELECT auction, max(price) AS m FROM bids GROUP BY auction) x GROUP BY m % 10", false, 2},
 	} {
 		aggs := func(mark bool) []*plan.StreamAgg {
-			stmts, err := parser.Parse(tc.sql)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := bind.New(cat, nil).WithSystemRows(nil)
-			pq, err := b.Query(stmts[0].(*parser.Query))
-			if err != nil {
-				t.Fatalf("%s: %v", tc.sql, err)
-			}
-			sq, err := Stream(pq)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.sql, err)
-			}
-			if mark {
-				AppendOnlyInputs(sq.Root)
-			}
-			var out []*plan.StreamAgg
-			var walk func(plan.StreamNode)
-			walk = func(n plan.StreamNode) {
-				if a, ok := n.(*plan.StreamAgg); ok {
-					out = append(out, a)
-				}
-				for _, in := range n.Inputs() {
-					walk(in)
-				}
-			}
-			walk(sq.Root)
-			return out
+			return nodesOf[*plan.StreamAgg](streamPlan(t, cat, tc.sql, mark))
 		}
 		marked, legacy := aggs(true), aggs(false)
 		top := marked[0] // the topmost aggregation
@@ -112,32 +85,10 @@ func TestAppendOnlyTopN(t *testing.T) {
 		{"SELECT * FROM (SELECT a.auction, b.price, rank() OVER (PARTITION BY a.auction ORDER BY b.price) AS r FROM bids a JOIN bids b ON a.auction = b.auction) x WHERE r <= 2", true},
 		{"SELECT * FROM (SELECT id, v, row_number() OVER (PARTITION BY name ORDER BY v) AS rn FROM t) x WHERE rn <= 1", false},
 	} {
-		stmts, err := parser.Parse(tc.sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pq, err := bind.New(cat, nil).WithSystemRows(nil).Query(stmts[0].(*parser.Query))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.sql, err)
-		}
-		sq, err := Stream(pq)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.sql, err)
-		}
-		AppendOnlyInputs(sq.Root)
-		var tops []*plan.StreamTopN
-		var walk func(plan.StreamNode)
-		walk = func(n plan.StreamNode) {
-			if x, ok := n.(*plan.StreamTopN); ok {
-				tops = append(tops, x)
-			}
-			for _, in := range n.Inputs() {
-				walk(in)
-			}
-		}
-		walk(sq.Root)
+		root := streamPlan(t, cat, tc.sql, true)
+		tops := nodesOf[*plan.StreamTopN](root)
 		if len(tops) == 0 {
-			t.Fatalf("%s: no top-N in %s", tc.sql, plan.ExplainStream(sq.Root))
+			t.Fatalf("%s: no top-N in %s", tc.sql, plan.ExplainStream(root))
 		}
 		for _, x := range tops {
 			if x.AppendOnlyInput != tc.appendOnly {
@@ -145,4 +96,37 @@ func TestAppendOnlyTopN(t *testing.T) {
 			}
 		}
 	}
+}
+
+// streamPlan binds and plans sql for streaming, marking append-only inputs when mark.
+func streamPlan(t *testing.T, cat *catalog.Catalog, sql string, mark bool) plan.StreamNode {
+	t.Helper()
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := bind.New(cat, nil).WithSystemRows(nil).Query(stmts[0].(*parser.Query))
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	sq, err := Stream(pq)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if mark {
+		AppendOnlyInputs(sq.Root)
+	}
+	return sq.Root
+}
+
+// nodesOf returns the nodes of type N in the plan under n, top down.
+func nodesOf[N plan.StreamNode](n plan.StreamNode) []N {
+	var out []N
+	if x, ok := n.(N); ok {
+		out = append(out, x)
+	}
+	for _, in := range n.Inputs() {
+		out = append(out, nodesOf[N](in)...)
+	}
+	return out
 }
