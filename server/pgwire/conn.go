@@ -183,15 +183,15 @@ func (c *conn) loop() {
 		case *pgproto3.Query:
 			c.simpleQuery(m.String)
 		case *pgproto3.Parse:
-			c.extended(c.handleParse(m))
+			c.extended(c.guard("Parse", func() error { return c.handleParse(m) }))
 		case *pgproto3.Bind:
-			c.extended(c.handleBind(m))
+			c.extended(c.guard("Bind", func() error { return c.handleBind(m) }))
 		case *pgproto3.Describe:
-			c.extended(c.handleDescribe(m))
+			c.extended(c.guard("Describe", func() error { return c.handleDescribe(m) }))
 		case *pgproto3.Execute:
 			c.extended(c.handleExecute(m))
 		case *pgproto3.Close:
-			c.extended(c.handleClose(m))
+			c.extended(c.guard("Close", func() error { return c.handleClose(m) }))
 		case *pgproto3.Sync:
 			c.skipTillSync = false
 			c.endOfTransaction()
@@ -219,6 +219,26 @@ func (c *conn) loop() {
 			return
 		}
 	}
+}
+
+// guard runs one message's statement work. A panic in it (a bug in the
+// session, planner or executor) fails that statement alone with ERROR XX000:
+// it is logged with its stack, the session hears of it (Recoverer) and the
+// connection goes on, as PostgreSQL reports an internal error. Panics outside
+// statement work still end the connection (serve's recover).
+func (c *conn) guard(what string, f func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		c.log.Error("pgwire: panic in statement", "message", what, "panic", r, "stack", string(debug.Stack()))
+		if rc, ok := c.sess.(Recoverer); ok {
+			rc.Recovered()
+		}
+		err = types.Errorf(types.ErrInternal, "internal error: %v", r)
+	}()
+	return f()
 }
 
 // receiveFailed ends the connection after a failed read: quietly when the client
@@ -349,7 +369,7 @@ func (c *conn) simpleQuery(sql string) {
 	c.began(sql)
 	c.setRunning(cancel)
 	timedOut := c.armStatementTimeout(cancel)
-	err := c.runSimple(ctx, sql)
+	err := c.guard("Query", func() error { return c.runSimple(ctx, sql) })
 	if timedOut() && err != nil {
 		err = errStatementTimeout()
 	}
@@ -680,9 +700,14 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 		c.w.sendEmpty('I') // EmptyQueryResponse
 		return nil
 	}
-	err := c.execute(p, int(min(m.MaxRows, 1<<30)))
+	err := c.guard("Execute", func() error { return c.execute(p, int(min(m.MaxRows, 1<<30))) })
 	if err != nil {
-		c.closePortal(m.Portal) // the failed statement's portal does not survive
+		// The failed statement's portal does not survive; a result that
+		// panicked may panic again as it closes.
+		if cerr := c.guard("Close", func() error { c.closePortal(m.Portal); return nil }); cerr != nil {
+			delete(c.portals, m.Portal)
+			p.cancel()
+		}
 	}
 	return err
 }

@@ -598,11 +598,14 @@ func TestNotice(t *testing.T) {
 }
 
 func TestPanicClosesOnlyThatConnection(t *testing.T) {
+	// A panic outside statement work (here, while a session is created)
+	// ends that connection alone with FATAL XX000.
 	ts := startServer(t, Config{})
 	ts.expectedPanics = 1
 	other := connect(t, ts, pgx.QueryExecModeCacheStatement)
-	c := connect(t, ts, pgx.QueryExecModeSimpleProtocol)
-	_, err := c.Exec(testCtx(t), "select panic")
+	ts.e.panicOnConnect.Store(true)
+	_, err := pgx.Connect(testCtx(t), ts.url("dev"))
+	ts.e.panicOnConnect.Store(false)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "XX000" || pe.Severity != "FATAL" {
 		t.Fatalf("err = %v, want FATAL XX000", err)
@@ -612,7 +615,45 @@ func TestPanicClosesOnlyThatConnection(t *testing.T) {
 		t.Fatalf("other conn: %d %v", x, err)
 	}
 	if !waitFor(func() bool { return ts.e.sessions.Load() == 1 }) {
-		t.Fatalf("panicked session not closed")
+		t.Fatalf("sessions open: %d, want 1", ts.e.sessions.Load())
+	}
+}
+
+// TestPanicFailsOnlyThatStatement: a panic while a statement runs is ERROR
+// XX000 for that statement, in the simple and the extended protocol; the
+// session goes on, and a transaction block it was in is failed.
+func TestPanicFailsOnlyThatStatement(t *testing.T) {
+	ts := startServer(t, Config{})
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		c := connect(t, ts, mode)
+		_, err := c.Exec(testCtx(t), "select panic")
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "XX000" || pe.Severity != "ERROR" || !strings.Contains(pe.Message, "boom") {
+			t.Fatalf("%v: err = %v, want ERROR XX000", mode, err)
+		}
+		var x int32
+		if err := c.QueryRow(testCtx(t), "select notice").Scan(&x); err != nil || x != 1 {
+			t.Fatalf("%v: same conn after the panic: %d %v", mode, x, err)
+		}
+		if _, err := c.Exec(testCtx(t), "begin"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(testCtx(t), "select panic"); !errors.As(err, &pe) || pe.Code != "XX000" {
+			t.Fatalf("%v: err = %v, want XX000", mode, err)
+		}
+		if st := c.PgConn().TxStatus(); st != 'E' {
+			t.Fatalf("%v: transaction status %c after a panic in a block, want E", mode, st)
+		}
+		tag, err := c.Exec(testCtx(t), "commit")
+		if err != nil || tag.String() != "ROLLBACK" {
+			t.Fatalf("%v: commit = %q %v, want ROLLBACK", mode, tag, err)
+		}
+	}
+	if n := ts.logs.count("panic in statement"); n != 4 {
+		t.Errorf("%d statement panics logged, want 4", n)
+	}
+	if n := ts.e.sessions.Load(); n != 2 {
+		t.Errorf("sessions open: %d, want 2", n)
 	}
 }
 

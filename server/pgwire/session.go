@@ -91,3 +91,11 @@ type Timeouts interface {
 	StatementTimeout() time.Duration
 	IdleInTransactionTimeout() time.Duration
 }
+
+// Recoverer is implemented by a Session that wants to know when pgwire
+// recovered a panic in one of its statements (reported to the client as
+// ERROR XX000; the connection lives on): the session then treats the
+// statement as failed, for example by failing its transaction block.
+type Recoverer interface {
+	Recovered()
+}

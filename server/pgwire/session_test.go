@@ -19,7 +19,9 @@ type testEngine struct {
 	openResults atomic.Int64
 	sessions    atomic.Int64  // open sessions
 	sleeping    chan struct{} // receives when "select sleep" blocks in Next
-	mu          struct {
+	// panicOnConnect makes the factory panic (a panic outside statements).
+	panicOnConnect atomic.Bool
+	mu             struct {
 		sync.Mutex
 		lastParams []types.Datum
 	}
@@ -30,6 +32,9 @@ func newTestEngine() *testEngine {
 }
 
 func (e *testEngine) factory(params map[string]string, n Notifier) (Session, error) {
+	if e.panicOnConnect.Load() {
+		panic("boom (deliberate test panic in the session factory)")
+	}
 	if params["database"] == "nosuchdb" {
 		return nil, types.Errorf(types.ErrInvalidCatalogName, "database %q does not exist", params["database"])
 	}
@@ -45,6 +50,13 @@ type testSession struct {
 }
 
 func (s *testSession) TxStatus() byte { return s.tx }
+
+// Recovered implements Recoverer: a panicked statement fails the block.
+func (s *testSession) Recovered() {
+	if s.tx == 'T' {
+		s.tx = 'E'
+	}
+}
 
 func (s *testSession) Close() {
 	if !s.closed {

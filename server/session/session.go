@@ -99,6 +99,11 @@ func (s *Session) Parse(ctx context.Context, sql string, paramTypes []types.T) (
 	return out, nil
 }
 
+// Recovered implements pgwire.Recoverer: a statement that panicked failed.
+func (s *Session) Recovered() { s.failed() }
+
+var _ pgwire.Recoverer = (*Session)(nil)
+
 // failed moves an open transaction block to the failed state.
 func (s *Session) failed() {
 	if s.tx == 'T' {
