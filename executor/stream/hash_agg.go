@@ -181,6 +181,7 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: open %s: %w", e.name, st.Name, err)
 		}
+		t.TrackKeys() // new groups and values above those stored read nothing
 		if i == 0 {
 			r.state = t
 		} else {

@@ -149,6 +149,7 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 		if err != nil {
 			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
 		}
+		t.TrackKeys() // the join's own state: reads of keys above what it holds read nothing
 		b := newCacheBudget(actx, [2]string{"hash join left", "hash join right"}[s])
 		b.maxRows = e.limit
 		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree, b)

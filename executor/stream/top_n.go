@@ -191,6 +191,7 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 	if err != nil {
 		return nil, fmt.Errorf("top-n: open state: %w", err)
 	}
+	table.TrackKeys() // groups above those stored (new ones) load without a read
 	x := &TopN{cfg: cfg, in: in, table: table, groups: make(map[string]*topGroup), oldIdx: make(map[string]int),
 		budget: newCacheBudget(actx, "top-n")}
 	x.lru.prev, x.lru.next = &x.lru, &x.lru

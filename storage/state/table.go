@@ -74,6 +74,10 @@ type Table struct {
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
 	rowGaps            map[int]rowGap           // per vnode, a range without row keys (noRowKey)
+	// tracked says the table is its vnodes' only writer (TrackKeys): it
+	// keeps rowFrom and rowTop itself, learning rowFrom at rowAt.
+	tracked bool
+	rowAt   [codec.VnodeCount]uint64
 	// sealBounds are what seal jobs found looking for blocks (off the owner's goroutine): per
 	// vnode, a key at or after which the store held no block end; TakeFresh learns them.
 	sealMu     sync.Mutex
@@ -207,6 +211,7 @@ func (t *Table) Insert(row []types.Datum) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
 	t.cur.put(t.keyBuf, t.valBuf, false, false)
+	t.wroteRow(t.keyBuf)
 	return nil
 }
 
@@ -222,6 +227,7 @@ func (t *Table) InsertFresh(row []types.Datum, run uint32) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
 	t.cur.entries[t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)].run = run
+	t.wroteRow(t.keyBuf)
 	return nil
 }
 
@@ -257,6 +263,7 @@ func (t *Table) Update(old, new []types.Datum) error {
 	}
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, new)
 	t.cur.put(t.keyBuf, t.valBuf, false, false)
+	t.wroteRow(t.keyBuf)
 	return nil
 }
 
@@ -719,6 +726,16 @@ func (t *Table) lookup(ctx context.Context, epoch uint64, key []byte) ([]byte, b
 	if t.schema.Blocks {
 		get = t.getRow
 	}
+	if t.tracked {
+		_, vnode, _ := codec.SplitTablePrefix(key)
+		none, err := t.noKeyFrom(ctx, int(vnode), key, t.storeEpoch(epoch))
+		if err != nil {
+			return nil, false, fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
+		}
+		if none {
+			return nil, false, nil
+		}
+	}
 	v, found, err := get(ctx, key, t.storeEpoch(epoch), t.valBuf[:0])
 	if err != nil {
 		return nil, false, fmt.Errorf("state table %d: get: %w", t.schema.TableID, err)
@@ -934,7 +951,11 @@ func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error)
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
 	}
 	lower, upper := t.span(opts)
-	kvIt, err := Scan(ctx, t.kv, lower, upper, t.storeEpoch(epoch), t.schema.Blocks)
+	var kvIt storage.Iterator = noKeys{}
+	none, err := t.storeHasNone(ctx, opts, lower, t.storeEpoch(epoch))
+	if err == nil && !none {
+		kvIt, err = Scan(ctx, t.kv, lower, upper, t.storeEpoch(epoch), t.schema.Blocks)
+	}
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)

@@ -1,0 +1,265 @@
+package state_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/tributary/tributary/sql/types"
+	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/state"
+)
+
+// countingKV counts the store reads a table makes.
+type countingKV struct {
+	storage.KV
+	gets, scans, reverse int
+}
+
+func (c *countingKV) Get(ctx context.Context, key []byte, epoch uint64, dst []byte) ([]byte, bool, error) {
+	c.gets++
+	return c.KV.Get(ctx, key, epoch, dst)
+}
+
+func (c *countingKV) Scan(ctx context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	c.scans++
+	return c.KV.Scan(ctx, lower, upper, epoch)
+}
+
+func (c *countingKV) ReverseScan(ctx context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	c.reverse++
+	return c.KV.ReverseScan(ctx, lower, upper, epoch)
+}
+
+// groupSchema: (grp int64, seq int64, v int64), pk (grp, seq), dist key (grp)
+// or none (every row on vnode 0): a join side's or a top-N's layout, read by
+// group prefix.
+func groupSchema(id uint32, dist bool) state.Schema {
+	s := state.Schema{
+		TableID: id,
+		Types:   []types.T{types.TInt64, types.TInt64, types.TInt64},
+		PK:      []int{0, 1},
+	}
+	if dist {
+		s.DistKey = []int{0}
+	}
+	return s
+}
+
+func groupRow(g, s, v int64) []types.Datum {
+	return []types.Datum{types.DInt(g), types.DInt(s), types.DInt(v)}
+}
+
+// readGroup returns a group's rows through a prefix Iter, as "seq:v".
+func readGroup(t testing.TB, tb *state.Table, g int64) []string {
+	t.Helper()
+	key := []types.Datum{types.DInt(g)}
+	prefix := codec.AppendKey(nil, []types.T{types.TInt64}, key, []int{0}, nil)
+	vnode := tb.VnodeOfRow(groupRow(g, 0, 0))
+	it, err := tb.Iter(context.Background(), state.IterOptions{Vnode: int(vnode), Range: state.KeyRange{Start: prefix, End: codec.PrefixEnd(prefix)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out []string
+	for {
+		err := it.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d:%d", it.Row()[1].I, it.Row()[2].I))
+	}
+}
+
+func getGroupRow(t testing.TB, tb *state.Table, g, s int64) string {
+	t.Helper()
+	r, ok, err := tb.Get(context.Background(), []types.Datum{types.DInt(g), types.DInt(s)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return "<missing>"
+	}
+	return fmt.Sprint(r[2].I)
+}
+
+// TestTrackedKeysAgainstModel: a table that tracks its keys answers every
+// read as a model does, through inserts (mostly of growing groups, some old),
+// updates, deletes, flushes, commits in arrears and restarts (a new Table over
+// the committed state, as a recovered actor gets). Its rows share one vnode,
+// so every read after the first relies on the bound.
+func TestTrackedKeysAgainstModel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		const seed = 20261203
+		t.Logf("seed %d", seed)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		ctx := context.Background()
+		open := func() *state.Table {
+			tb := mustNew(t, kv, groupSchema(9, false))
+			tb.TrackKeys()
+			return tb
+		}
+		tb := open()
+		type key struct{ g, s int64 }
+		model := map[key]int64{}     // what reads see: committed and pending
+		committed := map[key]int64{} // what a restart finds
+		var pending []*storage.Batch
+		var pendingModels []map[key]int64
+		epoch := uint64(0)
+		top := int64(0)
+		check := func(step int) {
+			for range 4 {
+				g := rng.Int64N(top + 3) // mostly known groups, some just above
+				var want []string
+				for s := range int64(4) {
+					if v, ok := model[key{g, s}]; ok {
+						want = append(want, fmt.Sprintf("%d:%d", s, v))
+					}
+				}
+				if got := readGroup(t, tb, g); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d: group %d = %v, want %v", seed, step, g, got, want)
+				}
+				s := rng.Int64N(4)
+				want1 := "<missing>"
+				if v, ok := model[key{g, s}]; ok {
+					want1 = fmt.Sprint(v)
+				}
+				if got := getGroupRow(t, tb, g, s); got != want1 {
+					t.Fatalf("seed %d step %d: get (%d,%d) = %s, want %s", seed, step, g, s, got, want1)
+				}
+			}
+		}
+		snapshot := func() map[key]int64 {
+			m := make(map[key]int64, len(model))
+			for k, v := range model {
+				m[k] = v
+			}
+			return m
+		}
+		for step := range 1500 {
+			switch r := rng.IntN(20); {
+			case r < 10:
+				g := top - rng.Int64N(6)
+				if rng.IntN(3) == 0 {
+					top++
+					g = top
+				}
+				k, v := key{max(g, 0), rng.Int64N(4)}, rng.Int64N(1000)
+				if err := tb.Insert(groupRow(k.g, k.s, v)); err != nil {
+					t.Fatal(err)
+				}
+				model[k] = v
+			case r < 14:
+				g := max(top-rng.Int64N(8), 0)
+				k := key{g, rng.Int64N(4)}
+				if err := tb.Delete(groupRow(k.g, k.s, 0)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			case r < 16:
+				epoch++
+				b := new(storage.Batch)
+				tb.Flush(epoch, b)
+				pending = append(pending, b)
+				pendingModels = append(pendingModels, snapshot())
+			case r < 19:
+				if len(pending) > 0 {
+					if err := kv.Commit(ctx, kv.CommittedEpoch()+1, pending[0]); err != nil {
+						t.Fatal(err)
+					}
+					committed = pendingModels[0]
+					pending, pendingModels = pending[1:], pendingModels[1:]
+				}
+			default:
+				// Restart: uncommitted writes are lost, a new Table learns anew.
+				tb = open()
+				model = make(map[key]int64, len(committed))
+				for k, v := range committed {
+					model[k] = v
+				}
+				pending, pendingModels = nil, nil
+				epoch = kv.CommittedEpoch()
+			}
+			check(step)
+		}
+	})
+}
+
+// TestTrackedKeysReadNothingAbove: once a vnode's bound is known (one
+// reverse seek), reads of keys above it, and of keys the table wrote above it
+// since, read the store no more; a read below it does.
+func TestTrackedKeysReadNothingAbove(t *testing.T) {
+	forEachStore(t, func(t *testing.T, inner storage.KV) {
+		kv := &countingKV{KV: inner}
+		tb := mustNew(t, kv, groupSchema(4, true))
+		tb.TrackKeys()
+		for g := range int64(100) {
+			if err := tb.Insert(groupRow(g, 0, g)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commit(t, kv, 1, tb)
+
+		tb = mustNew(t, kv, groupSchema(4, true))
+		tb.TrackKeys()
+		for g := int64(100); g < 400; g++ { // new groups: a bound per vnode, then nothing
+			if got := readGroup(t, tb, g); got != nil {
+				t.Fatalf("group %d = %v, want none", g, got)
+			}
+			if got := getGroupRow(t, tb, g, 0); got != "<missing>" {
+				t.Fatalf("get %d = %s", g, got)
+			}
+		}
+		if kv.scans != 0 || kv.gets != 0 || kv.reverse == 0 || kv.reverse > codec.VnodeCount {
+			t.Fatalf("reads of new groups: %d scans, %d gets, %d reverse seeks; want 0, 0, 1..%d", kv.scans, kv.gets, kv.reverse, codec.VnodeCount)
+		}
+		// Written since: found in the pending writes, still no store read.
+		if err := tb.Insert(groupRow(500, 1, 7)); err != nil {
+			t.Fatal(err)
+		}
+		if got := readGroup(t, tb, 500); !slices.Equal(got, []string{"1:7"}) {
+			t.Fatalf("group 500 = %v", got)
+		}
+		commit(t, kv, 2, tb)
+		if got := readGroup(t, tb, 500); !slices.Equal(got, []string{"1:7"}) {
+			t.Fatalf("group 500 after commit = %v", got)
+		}
+		// A stored group is read from the store.
+		before := kv.scans + kv.gets
+		if got := readGroup(t, tb, 42); !slices.Equal(got, []string{"0:42"}) {
+			t.Fatalf("group 42 = %v", got)
+		}
+		if kv.scans+kv.gets == before {
+			t.Fatalf("a stored group was answered without the store")
+		}
+		// A read of an older epoch, from before a delete lowered the store's
+		// greatest key, still reads the store.
+		if err := tb.Delete(groupRow(500, 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		commit(t, kv, 3, tb)
+		tb = mustNew(t, kv, groupSchema(4, true))
+		tb.TrackKeys()
+		if got := readGroup(t, tb, 500); got != nil {
+			t.Fatalf("group 500 after its delete = %v", got)
+		}
+		r, ok, err := tb.GetAt(context.Background(), 2, []types.Datum{types.DInt(500), types.DInt(1)}, nil)
+		if err != nil || !ok || r[2].I != 7 {
+			t.Fatalf("group 500 at epoch 2 = %v %v %v, want its row", r, ok, err)
+		}
+		// An untracked table always reads.
+		plain := mustNew(t, kv, groupSchema(4, true))
+		before = kv.scans
+		readGroup(t, plain, 1000)
+		if kv.scans != before+1 {
+			t.Fatalf("untracked read: %d scans, want 1", kv.scans-before)
+		}
+	})
+}
