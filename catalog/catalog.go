@@ -190,7 +190,9 @@ type JobSettings struct {
 //	0: the first
 //	1: over an append-only input, min and max keep only their extreme (no input
 //	   table) and top-N keeps only each group's top
-const StateVersion = 1
+//	2: a join's state holds only the columns of its inputs read above it,
+//	   by its keys or by its condition (plan.PruneJoinInputs)
+const StateVersion = 2
 
 // StateVersionOf returns the state layout rel's job was planned with.
 func StateVersionOf(rel *Relation) int {

@@ -701,6 +701,23 @@ func (r *winRef) EvalRow(ctx *expr.Ctx, row []types.Datum) (types.Datum, error) 
 	return r.col().EvalRow(ctx, row)
 }
 
+// resolveWinRefs replaces the window-function placeholders in e by the
+// columns they read, once finish fixed the Window node's columns (so later
+// passes see plain column references); e stays as it is where it holds an
+// expression kind that cannot be rebuilt.
+func resolveWinRefs(e expr.Expr) expr.Expr {
+	r, ok := plan.RewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
+		if w, ok := x.(*winRef); ok {
+			return w.col(), true
+		}
+		return nil, false
+	})
+	if !ok {
+		return e
+	}
+	return r
+}
+
 // finish returns the input with the Window node applied (or unchanged).
 func (w *winBinding) finish() plan.Node {
 	if len(w.funcs) == 0 {

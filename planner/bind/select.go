@@ -304,6 +304,17 @@ func (b *Binder) bindSelect(s *ast.SelectStmt) (plan.Node, error) {
 	}
 	wb.input = site.node
 	input = wb.finish()
+	if len(wb.funcs) > 0 {
+		for i := range items {
+			items[i].e = resolveWinRefs(items[i].e)
+		}
+		for i := range orderExprs {
+			orderExprs[i] = resolveWinRefs(orderExprs[i])
+		}
+		for i := range distinctExprs {
+			distinctExprs[i] = resolveWinRefs(distinctExprs[i])
+		}
+	}
 	// Project: items, then hidden order-by columns, then DISTINCT ON keys.
 	in := input.Schema()
 	exprs := make([]expr.Expr, 0, len(items)+len(orderExprs)+len(distinctExprs))

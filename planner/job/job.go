@@ -43,6 +43,11 @@ func StreamQuery(q *parser.Query, b Querier, eowc bool, version int) (*physical.
 	if err != nil {
 		return nil, nil, err
 	}
+	if version >= 2 {
+		narrowed := *pq
+		narrowed.Root = plan.PruneJoinInputs(pq.Root)
+		pq = &narrowed
+	}
 	sq, err := physical.Stream(pq)
 	if err != nil {
 		return nil, nil, err

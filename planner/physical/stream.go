@@ -367,94 +367,14 @@ func checkExpr(e expr.Expr) error {
 	return err
 }
 
-// rewriteCols rebuilds e with every column reference replaced by f's result.
-// It fails (false) on expression kinds it cannot rebuild or when f returns nil.
+// rewriteCols, rewriteLeaves and columnsOf are plan's RewriteCols,
+// RewriteLeaves and ColumnsOf (shared with its column pruning).
 func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, bool) {
-	return rewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
-		if c, ok := x.(*expr.ColumnRef); ok {
-			return f(c), true
-		}
-		return nil, false
-	})
+	return plan.RewriteCols(e, f)
 }
 
-// rewriteLeaves rebuilds e (constants, parameters, column references, casts,
-// function calls and CASE), replacing each node leaf takes (its second
-// result true) by leaf's result. It fails (false) on expression kinds it
-// cannot rebuild or when a replacement is nil.
 func rewriteLeaves(e expr.Expr, leaf func(expr.Expr) (expr.Expr, bool)) (expr.Expr, bool) {
-	if r, ok := leaf(e); ok {
-		return r, r != nil
-	}
-	switch x := e.(type) {
-	case *expr.ColumnRef, *expr.Const, *expr.ParamRef:
-		return e, true
-	case *expr.CastExpr:
-		in, ok := rewriteLeaves(x.Input, leaf)
-		if !ok {
-			return nil, false
-		}
-		c := *x
-		c.Input = in
-		return &c, true
-	case *expr.FuncExpr:
-		args, ok := rewriteAll(x.Args, leaf)
-		if !ok {
-			return nil, false
-		}
-		c := *x
-		c.Args = args
-		return &c, true
-	case *expr.CaseExpr:
-		c := *x
-		var ok bool
-		if c.Operand != nil {
-			if c.Operand, ok = rewriteLeaves(c.Operand, leaf); !ok {
-				return nil, false
-			}
-		}
-		if c.Whens, ok = rewriteAll(c.Whens, leaf); !ok {
-			return nil, false
-		}
-		if c.Thens, ok = rewriteAll(c.Thens, leaf); !ok {
-			return nil, false
-		}
-		if c.Else != nil {
-			if c.Else, ok = rewriteLeaves(c.Else, leaf); !ok {
-				return nil, false
-			}
-		}
-		return &c, true
-	}
-	return nil, false
+	return plan.RewriteLeaves(e, leaf)
 }
 
-func rewriteAll(es []expr.Expr, leaf func(expr.Expr) (expr.Expr, bool)) ([]expr.Expr, bool) {
-	out := make([]expr.Expr, len(es))
-	for i, e := range es {
-		r, ok := rewriteLeaves(e, leaf)
-		if !ok {
-			return nil, false
-		}
-		out[i] = r
-	}
-	return out, true
-}
-
-// columnsOf lists the columns e reads; false when e holds an expression
-// kind whose inputs are unknown.
-func columnsOf(e expr.Expr) ([]int, bool) {
-	var cols []int
-	ok := true
-	expr.Walk(e, func(x expr.Expr) bool {
-		switch y := x.(type) {
-		case *expr.ColumnRef:
-			cols = append(cols, y.Index)
-		case *expr.Const, *expr.ParamRef, *expr.CastExpr, *expr.FuncExpr, *expr.CaseExpr:
-		default:
-			ok = false
-		}
-		return ok
-	})
-	return cols, ok
-}
+func columnsOf(e expr.Expr) ([]int, bool) { return plan.ColumnsOf(e) }

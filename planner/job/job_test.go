@@ -1,0 +1,105 @@
+package job_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/planner/bind"
+	"github.com/tributary/tributary/planner/job"
+	"github.com/tributary/tributary/planner/physical"
+	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
+)
+
+// testCatalog has a wide table of auctions and bids (with a row id).
+func testCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	c := catalog.New(catalog.SystemRelations())
+	add := func(name string, cols []catalog.Column, pk ...int) {
+		r := &catalog.Relation{ID: c.NextID(), Schema: "public", Name: name, Kind: catalog.KindTable, Columns: cols, PK: pk, AppendOnly: true}
+		if err := c.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("auction", []catalog.Column{{Name: "id", Type: types.TInt64}, {Name: "item", Type: types.TVarchar},
+		{Name: "category", Type: types.TInt64}, {Name: "extra", Type: types.TVarchar}}, 0)
+	add("bid", []catalog.Column{{Name: "auction", Type: types.TInt64}, {Name: "price", Type: types.TInt64},
+		{Name: "url", Type: types.TVarchar}, {Name: "extra", Type: types.TVarchar},
+		{Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}}, 4)
+	return c
+}
+
+// joinStates returns the column types of every join state table of sql's
+// plan at a state version.
+func joinStates(t *testing.T, cat *catalog.Catalog, sql string, version int) [][]types.T {
+	t.Helper()
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, _, err := job.StreamQuery(stmts[0].(*parser.Query), bind.New(cat, nil).WithSystemRows(nil), false, version)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	rel := &catalog.Relation{ID: 20000, Schema: "public", Name: "mv", Kind: catalog.KindMaterializedView, PK: sq.PK}
+	for _, f := range sq.Columns {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
+	}
+	root := physical.Materialize(sq, rel)
+	next := uint32(100)
+	physical.AssignState(root, func() uint32 { next++; return next })
+	var out [][]types.T
+	var walk func(n plan.StreamNode)
+	walk = func(n plan.StreamNode) {
+		if s, ok := n.(plan.StatefulNode); ok {
+			for _, st := range s.State() {
+				if st.Name == "join left" || st.Name == "join right" {
+					out = append(out, st.Types)
+				}
+			}
+		}
+		for _, c := range n.Inputs() {
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// TestPruneJoinInputs: from state version 2 on, a join's state holds the
+// columns of its inputs read above it, by its keys or by its condition (and
+// the stream key), in projections, filters, aggregations and window
+// functions over it; version 1 jobs keep every column (their state tables'
+// layout).
+func TestPruneJoinInputs(t *testing.T) {
+	cat := testCatalog(t)
+	for _, c := range []struct {
+		sql    string
+		v1, v2 string
+	}{
+		{sql: "SELECT a.item, b.price FROM auction a JOIN bid b ON a.id = b.auction",
+			v1: "[[bigint character varying bigint character varying] [bigint bigint character varying character varying bigint]]",
+			v2: "[[bigint character varying] [bigint bigint bigint]]"},
+		{sql: "SELECT a.category, max(b.price) FROM auction a, bid b WHERE a.id = b.auction AND b.url <> '' GROUP BY a.category",
+			v1: "[[bigint character varying bigint character varying] [bigint bigint character varying character varying bigint]]",
+			v2: "[[bigint bigint] [bigint bigint character varying bigint]]"},
+		{sql: "SELECT id, item, price FROM (SELECT a.*, b.price, row_number() OVER (PARTITION BY a.id ORDER BY b.price DESC) AS rn FROM auction a, bid b WHERE a.id = b.auction) x WHERE rn <= 1",
+			v1: "[[bigint character varying bigint character varying] [bigint bigint character varying character varying bigint]]",
+			v2: "[[bigint character varying] [bigint bigint bigint]]"},
+		{sql: "SELECT * FROM auction a JOIN bid b ON a.id = b.auction",
+			v1: "[[bigint character varying bigint character varying] [bigint bigint character varying character varying bigint]]",
+			v2: "[[bigint character varying bigint character varying] [bigint bigint character varying character varying bigint]]"},
+		{sql: "SELECT count(*) FROM auction a WHERE EXISTS (SELECT 1 FROM bid b WHERE b.auction = a.id AND b.price > a.category)",
+			v1: "[[bigint character varying bigint character varying bigint] [bigint bigint character varying character varying bigint]]",
+			v2: "[[bigint bigint bigint] [bigint bigint bigint]]"},
+	} {
+		if got := fmt.Sprint(joinStates(t, cat, c.sql, 1)); got != c.v1 {
+			t.Errorf("%s\nversion 1: %s\n      want %s", c.sql, got, c.v1)
+		}
+		if got := fmt.Sprint(joinStates(t, cat, c.sql, 2)); got != c.v2 {
+			t.Errorf("%s\nversion 2: %s\n      want %s", c.sql, got, c.v2)
+		}
+	}
+}
