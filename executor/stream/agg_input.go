@@ -113,6 +113,16 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 		return nil // every aggregate here but array_agg ignores a NULL (first) argument
 	}
 	r := &e.run
+	// An integer argument over an input that only inserts: the group's
+	// recent values answer for those seen lately.
+	var v int64
+	recent := false
+	if col := &c.Cols[f.call.Args[0]]; e.appendOnly && sign > 0 && len(f.call.Args) == 1 && col.Type.Physical() == types.PhysI64 && !col.Nulls[i] {
+		v, recent = col.I64[i], true
+		if acc.recent != nil && acc.recent.has(v) {
+			return nil
+		}
+	}
 	t := r.tables[f.table]
 	row := e.inputRow(g, c, i, f.call.Args)
 	key := row
@@ -126,6 +136,12 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 		// seen before changes nothing and writes nothing.
 		if sign < 0 {
 			return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
+		}
+		if recent {
+			if acc.recent == nil {
+				acc.recent = new(recentValues)
+			}
+			acc.recent.add(v) // stored, or about to be
 		}
 		if found {
 			return nil

@@ -71,6 +71,38 @@ type aggAcc struct {
 	res   types.Datum
 	stale bool
 	sk    *expr.Sketch // approx_percentile
+	// recent are values a DISTINCT aggregate over an input that only
+	// inserts found in its table (recentValues).
+	recent *recentValues
+}
+
+// recentValues are the last integer values a DISTINCT aggregate of a group
+// over an input that only inserts found in its distinct table, stored or
+// pending. Such a table never loses a value while the group lives, so a
+// value among them is known without a read: Nexmark q16's hot bidder and hot
+// auction of the moment come again and again, each a storage point read.
+type recentValues struct {
+	v    [8]int64
+	n    int // how many of v are set
+	next int // where add writes
+}
+
+func (r *recentValues) has(x int64) bool {
+	for _, y := range r.v[:r.n] {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recentValues) add(x int64) {
+	r.v[r.next] = x
+	r.next = (r.next + 1) % len(r.v)
+	r.n = max(r.n, r.next)
+	if r.next == 0 {
+		r.n = len(r.v)
+	}
 }
 
 // sumCtx adds numerics exactly.
