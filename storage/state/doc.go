@@ -12,4 +12,8 @@
 // by Stage, as blocks of up to 256 rows and 16 KiB per vnode; deleting rows a block holds rewrites
 // the block without them (blocks.go). Readers of such a table's keys outside Table use Scan, GetRow
 // and ChangedRows, which read blocks as rows.
+//
+// A table its owner declares the only writer of its vnodes (TrackKeys: an operator's own state) learns
+// each vnode's greatest stored key once and raises it over what it writes, so reads of keys above it
+// read no store (key_bounds.go).
 package state
