@@ -191,7 +191,7 @@ func errScalarRows() error {
 
 // mapInit rebuilds e with every init plan reference replaced by f's result.
 func mapInit(e expr.Expr, f func(int) expr.Expr) (expr.Expr, bool) {
-	return rewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
+	return plan.RewriteLeaves(e, func(x expr.Expr) (expr.Expr, bool) {
 		if r, ok := x.(initPlanRef); ok {
 			return f(r.InitPlan()), true
 		}
@@ -260,7 +260,7 @@ func (p *planner) crossDynamicFilter(n *plan.Project) (plan.StreamNode, error) {
 	}
 	nl := len(j.Left.Schema())
 	leftOnly := func(e expr.Expr) bool {
-		cols, ok := columnsOf(e)
+		cols, ok := plan.ColumnsOf(e)
 		return ok && !slices.ContainsFunc(cols, func(c int) bool { return c >= nl }) && len(initRefs(e)) == 0
 	}
 	for _, e := range n.Exprs {
@@ -284,11 +284,11 @@ func (p *planner) crossDynamicFilter(n *plan.Project) (plan.StreamNode, error) {
 		if !leftOnly(a) {
 			a, b, o = b, a, flipped[o]
 		}
-		cols, ok := columnsOf(b)
+		cols, ok := plan.ColumnsOf(b)
 		if !leftOnly(a) || !ok || len(cols) == 0 || slices.ContainsFunc(cols, func(c int) bool { return c < nl }) {
 			return nil, nil
 		}
-		rb, ok := rewriteCols(b, func(r *expr.ColumnRef) expr.Expr { return expr.Column(r.Index-nl, r.Typ) })
+		rb, ok := plan.RewriteCols(b, func(r *expr.ColumnRef) expr.Expr { return expr.Column(r.Index-nl, r.Typ) })
 		if !ok {
 			return nil, nil
 		}

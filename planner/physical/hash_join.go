@@ -23,7 +23,7 @@ func pushIntoPreserved(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr,
 	nl := len(j.Left.Schema())
 	var left, rest []expr.Expr
 	for _, c := range conds {
-		cols, ok := columnsOf(c)
+		cols, ok := plan.ColumnsOf(c)
 		if !ok || len(cols) == 0 || hasTimeFunc(c) || slices.ContainsFunc(cols, func(i int) bool { return i >= nl }) {
 			rest = append(rest, c)
 			continue
@@ -52,7 +52,7 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 	eqL, eqR := slices.Clone(j.EqLeft), slices.Clone(j.EqRight)
 	moved := false
 	for _, c := range conds {
-		cols, ok := columnsOf(c)
+		cols, ok := plan.ColumnsOf(c)
 		if !ok {
 			rest = append(rest, c)
 			continue
@@ -70,7 +70,7 @@ func pushIntoJoin(j *plan.Join, conds []expr.Expr) (plan.Node, []expr.Expr, erro
 			left = append(left, c)
 			moved = true
 		case allRight && len(cols) > 0:
-			r, ok := rewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(ref.Index-nl, ref.Typ) })
+			r, ok := plan.RewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(ref.Index-nl, ref.Typ) })
 			if !ok {
 				rest = append(rest, c)
 				continue
@@ -195,7 +195,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 			return nil, err
 		}
 		var ok bool
-		cond, ok = rewriteCols(n.Cond, func(c *expr.ColumnRef) expr.Expr {
+		cond, ok = plan.RewriteCols(n.Cond, func(c *expr.ColumnRef) expr.Expr {
 			if c.Index >= nl {
 				return expr.Column(c.Index-nl+nl2, c.Typ)
 			}
@@ -233,7 +233,7 @@ func (p *planner) join(n *plan.Join) (plan.StreamNode, error) {
 		eqL, eqR = []int{nl2}, []int{nr2}
 		if cond != nil {
 			// The right side's columns moved one to the right.
-			cond, _ = rewriteCols(cond, func(c *expr.ColumnRef) expr.Expr {
+			cond, _ = plan.RewriteCols(cond, func(c *expr.ColumnRef) expr.Expr {
 				if c.Index >= nl2 {
 					return expr.Column(c.Index+1, c.Typ)
 				}

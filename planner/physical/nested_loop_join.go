@@ -106,7 +106,7 @@ func reorderJoins(j *plan.Join, conds []expr.Expr) (plan.Node, bool) {
 	}
 	moved := make([]expr.Expr, len(conds))
 	for k, c := range conds {
-		r, ok := rewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(newPos[ref.Index], ref.Typ) })
+		r, ok := plan.RewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(newPos[ref.Index], ref.Typ) })
 		if !ok {
 			return nil, false
 		}

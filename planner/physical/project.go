@@ -57,7 +57,7 @@ func composeProject(ip *plan.StreamProject, exprs []expr.Expr) ([]expr.Expr, boo
 		return nil, false
 	}
 	for i, e := range exprs {
-		r, ok := rewriteCols(e, func(c *expr.ColumnRef) expr.Expr { return ip.Exprs[c.Index] })
+		r, ok := plan.RewriteCols(e, func(c *expr.ColumnRef) expr.Expr { return ip.Exprs[c.Index] })
 		if !ok {
 			return nil, false
 		}

@@ -366,15 +366,3 @@ func checkExpr(e expr.Expr) error {
 	})
 	return err
 }
-
-// rewriteCols, rewriteLeaves and columnsOf are plan's RewriteCols,
-// RewriteLeaves and ColumnsOf (shared with its column pruning).
-func rewriteCols(e expr.Expr, f func(*expr.ColumnRef) expr.Expr) (expr.Expr, bool) {
-	return plan.RewriteCols(e, f)
-}
-
-func rewriteLeaves(e expr.Expr, leaf func(expr.Expr) (expr.Expr, bool)) (expr.Expr, bool) {
-	return plan.RewriteLeaves(e, leaf)
-}
-
-func columnsOf(e expr.Expr) ([]int, bool) { return plan.ColumnsOf(e) }

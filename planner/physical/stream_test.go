@@ -200,7 +200,7 @@ func checkStream(t *testing.T, sql string, sq *StreamQuery, root plan.StreamNode
 			}
 		}
 		exprInRange := func(e expr.Expr, w int) {
-			cols, ok := columnsOf(e)
+			cols, ok := plan.ColumnsOf(e)
 			if ok {
 				inRange("expression", cols, w)
 			}

@@ -55,7 +55,7 @@ func asTemporalRight(n plan.Node) (r temporalRight, ok bool, found bool) {
 		if !ok {
 			return r, false, found
 		}
-		cond, okc := rewriteCols(x.Cond, func(c *expr.ColumnRef) expr.Expr { return expr.Column(in.cols[c.Index], c.Typ) })
+		cond, okc := plan.RewriteCols(x.Cond, func(c *expr.ColumnRef) expr.Expr { return expr.Column(in.cols[c.Index], c.Typ) })
 		if !okc {
 			return r, false, true
 		}
@@ -219,7 +219,7 @@ func (p *planner) temporalJoin(n *plan.Join, r temporalRight) (plan.StreamNode, 
 		if err := checkExpr(c); err != nil {
 			return nil, err
 		}
-		m, ok := rewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(nl2+need(ref.Index), ref.Typ) })
+		m, ok := plan.RewriteCols(c, func(ref *expr.ColumnRef) expr.Expr { return expr.Column(nl2+need(ref.Index), ref.Typ) })
 		if !ok {
 			return nil, unsupported("condition %s on a temporal join's table is not supported", c)
 		}
@@ -229,7 +229,7 @@ func (p *planner) temporalJoin(n *plan.Join, r temporalRight) (plan.StreamNode, 
 		if err := checkExpr(n.Cond); err != nil {
 			return nil, err
 		}
-		m, ok := rewriteCols(n.Cond, func(ref *expr.ColumnRef) expr.Expr {
+		m, ok := plan.RewriteCols(n.Cond, func(ref *expr.ColumnRef) expr.Expr {
 			if ref.Index < nl {
 				return ref
 			}

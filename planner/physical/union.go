@@ -138,7 +138,7 @@ func constRows(n plan.Node) ([][]expr.Expr, bool) {
 		for i, r := range rows {
 			out[i] = make([]expr.Expr, len(n.Exprs))
 			for j, e := range n.Exprs {
-				s, ok := rewriteCols(e, func(c *expr.ColumnRef) expr.Expr {
+				s, ok := plan.RewriteCols(e, func(c *expr.ColumnRef) expr.Expr {
 					if c.Index >= len(r) {
 						return nil
 					}

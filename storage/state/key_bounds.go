@@ -35,7 +35,7 @@ func (t *Table) wroteRow(key []byte) {
 	if !t.tracked || len(key) < codec.TablePrefixLen {
 		return
 	}
-	v := int(key[4])<<8 | int(key[5])
+	v := int(key[4])<<8 | int(key[5]) // vnodeOf, without converting key
 	if string(key) > t.rowTop[v] {
 		t.rowTop[v] = string(key)
 	}
