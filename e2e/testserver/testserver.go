@@ -233,7 +233,7 @@ func StartWith(t testing.TB, bin, dataDir string, opts Options) *Server {
 	s := &Server{Addr: addrs[0], HTTPAddr: addrs[1], Bin: bin, DataDir: dataDir, LogPath: filepath.Join(t.TempDir(), "server.log"), opts: opts}
 	began := time.Now()
 	t.Cleanup(func() {
-		if t.Failed() && s.Running() && time.Since(began) > 2*time.Minute {
+		if t.Failed() && s.Running() && time.Since(began) > 30*time.Second {
 			// A long test that failed may have hung: the server's goroutines
 			// tell where.
 			t.Logf("the server's goroutines at the failure:\n%s", s.Goroutines())

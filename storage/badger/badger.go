@@ -1115,11 +1115,17 @@ func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool
 		changes: changes,
 	}
 	it.txn = s.db.NewTransactionAt(epoch, false)
+	prefix := rangePrefix(lower, upper)
+	if reverse {
+		// A reverse scan starts at upper, so its Prefix (which Valid checks)
+		// must hold upper too.
+		prefix = commonPrefix(lower, upper)
+	}
 	opts := bdg.IteratorOptions{
 		Reverse:     reverse,
 		AllVersions: it.changes,
 		SinceTs:     since,
-		Prefix:      commonPrefix(lower, upper),
+		Prefix:      prefix,
 	}
 	it.it = it.txn.NewIterator(opts)
 	s.iters.Lock()
@@ -1134,6 +1140,40 @@ func commonPrefix(a, b []byte) []byte {
 		n++
 	}
 	return bytes.Clone(a[:n])
+}
+
+// rangePrefix returns the longest prefix of lower that every key in [lower,
+// upper) has. Badger's forward iterator stops at the first key without its
+// Prefix; a shorter one would have it skip deleted keys and newer versions
+// beyond the range (a vnode scan: every later vnode of the table) before it
+// stops. (Its reverse iterator ignores Prefix: see Table.learnTop in state.)
+func rangePrefix(lower, upper []byte) []byte {
+	for n := len(lower); n > 0; n-- {
+		if atMostPrefixEnd(upper, lower[:n]) {
+			return bytes.Clone(lower[:n])
+		}
+	}
+	return nil
+}
+
+// atMostPrefixEnd reports whether upper <= codec.PrefixEnd(p) (no end, when
+// p is all 0xff: true): then every key in [p, upper) starts with p.
+func atMostPrefixEnd(upper, p []byte) bool {
+	i := len(p) - 1
+	for i >= 0 && p[i] == 0xff {
+		i--
+	}
+	if i < 0 {
+		return true
+	}
+	// The end is p[:i] followed by p[i]+1.
+	if c := bytes.Compare(upper[:min(i, len(upper))], p[:i]); c != 0 || len(upper) <= i {
+		return c <= 0
+	}
+	if upper[i] != p[i]+1 {
+		return upper[i] < p[i]+1
+	}
+	return len(upper) == i+1
 }
 
 // iter is a Badger iterator bounded to [lower, upper).

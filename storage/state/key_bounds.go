@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
 )
 
@@ -68,27 +69,54 @@ func (t *Table) noKeyFrom(ctx context.Context, v int, key []byte, epoch uint64) 
 
 // learnTop sets vnode v's bound above the greatest key the store holds at
 // epoch and every key the table wrote.
+//
+// A reverse seek finds the greatest key, but Badger's reverse iterator
+// ignores its bounds while it gathers its first two keys: it skips deleted
+// keys and newer versions below the range one by one (a dropped job's
+// tombstones: seconds per vnode). So a forward scan, which stops at the
+// vnode's end, looks for two keys first; only a vnode holding both is read
+// in reverse, where the seek stops at them.
 func (t *Table) learnTop(ctx context.Context, v int, epoch uint64) error {
 	prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(v))
-	it, err := t.kv.ReverseScan(ctx, prefix, codec.PrefixEnd(prefix), epoch)
+	end := codec.PrefixEnd(prefix)
+	keys, err := t.firstKeys(ctx, t.kv.Scan, prefix, end, epoch, 2)
 	if err != nil {
 		return err
 	}
-	from := prefix
-	switch err := it.Next(); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		it.Close()
-		return err
-	default:
-		from = append(slices.Clone(it.Key()), 0)
+	if len(keys) == 2 {
+		if keys, err = t.firstKeys(ctx, t.kv.ReverseScan, prefix, end, epoch, 1); err != nil {
+			return err
+		}
 	}
-	if err := it.Close(); err != nil {
-		return err
+	from := prefix
+	if len(keys) > 0 {
+		from = append(keys[len(keys)-1], 0)
 	}
 	t.learn(v, false, from)
 	t.rowAt[v] = epoch
 	return nil
+}
+
+// firstKeys returns up to n keys of [lower, upper) at epoch, in scan's order.
+func (t *Table) firstKeys(ctx context.Context, scan func(context.Context, []byte, []byte, uint64) (storage.Iterator, error),
+	lower, upper []byte, epoch uint64, n int) ([][]byte, error) {
+	it, err := scan(ctx, lower, upper, epoch)
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	for len(keys) < n {
+		err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		keys = append(keys, slices.Clone(it.Key()))
+	}
+	return keys, it.Close()
 }
 
 // noKeys is a store iterator over nothing (Iter's, where the bounds say the

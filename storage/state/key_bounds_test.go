@@ -209,16 +209,24 @@ func TestTrackedKeysReadNothingAbove(t *testing.T) {
 
 		tb = mustNew(t, kv, groupSchema(4, true))
 		tb.TrackKeys()
-		for g := int64(100); g < 400; g++ { // new groups: a bound per vnode, then nothing
-			if got := readGroup(t, tb, g); got != nil {
-				t.Fatalf("group %d = %v, want none", g, got)
-			}
-			if got := getGroupRow(t, tb, g, 0); got != "<missing>" {
-				t.Fatalf("get %d = %s", g, got)
+		readNew := func(from, to int64) {
+			for g := from; g < to; g++ {
+				if got := readGroup(t, tb, g); got != nil {
+					t.Fatalf("group %d = %v, want none", g, got)
+				}
+				if got := getGroupRow(t, tb, g, 0); got != "<missing>" {
+					t.Fatalf("get %d = %s", g, got)
+				}
 			}
 		}
-		if kv.scans != 0 || kv.gets != 0 || kv.reverse == 0 || kv.reverse > codec.VnodeCount {
-			t.Fatalf("reads of new groups: %d scans, %d gets, %d reverse seeks; want 0, 0, 1..%d", kv.scans, kv.gets, kv.reverse, codec.VnodeCount)
+		readNew(100, 3100) // new groups: each vnode learns its bound (a scan, maybe a reverse seek)
+		if kv.gets != 0 || kv.scans == 0 || kv.scans > codec.VnodeCount || kv.reverse > kv.scans {
+			t.Fatalf("learning reads: %d scans, %d gets, %d reverse seeks; want 1..%d, 0, at most one a scan", kv.scans, kv.gets, kv.reverse, codec.VnodeCount)
+		}
+		learned := *kv
+		readNew(3100, 3400) // then nothing
+		if kv.scans != learned.scans || kv.gets != 0 || kv.reverse != learned.reverse {
+			t.Fatalf("reads of new groups after learning: %d scans, %d gets, %d reverse seeks", kv.scans-learned.scans, kv.gets, kv.reverse-learned.reverse)
 		}
 		// Written since: found in the pending writes, still no store read.
 		if err := tb.Insert(groupRow(500, 1, 7)); err != nil {
@@ -260,6 +268,51 @@ func TestTrackedKeysReadNothingAbove(t *testing.T) {
 		readGroup(t, plain, 1000)
 		if kv.scans != before+1 {
 			t.Fatalf("untracked read: %d scans, want 1", kv.scans-before)
+		}
+	})
+}
+
+// TestTrackedKeysReverseSeekOverTwoKeys: a vnode learns its bound with a
+// forward scan, and seeks in reverse only when it holds two keys or more
+// (Badger's reverse seek on a vnode with fewer walks the store below it).
+// The bound learned from no key, one key or many answers reads above it
+// without the store and reads below it from the store.
+func TestTrackedKeysReverseSeekOverTwoKeys(t *testing.T) {
+	forEachStore(t, func(t *testing.T, inner storage.KV) {
+		kv := &countingKV{KV: inner}
+		for i, stored := range [][]int64{nil, {3}, {1, 3}, {1, 2, 3}} {
+			id := uint32(20 + i)
+			tb := mustNew(t, kv, groupSchema(id, false)) // every row on vnode 0
+			for _, g := range stored {
+				if err := tb.Insert(groupRow(g, 0, g)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			commit(t, kv, uint64(i+1), tb)
+			tb = mustNew(t, kv, groupSchema(id, false))
+			tb.TrackKeys()
+			before := *kv
+			if got := readGroup(t, tb, 5); got != nil {
+				t.Fatalf("%v: group 5 = %v", stored, got)
+			}
+			wantReverse := 0
+			if len(stored) >= 2 {
+				wantReverse = 1
+			}
+			if scans, rev := kv.scans-before.scans, kv.reverse-before.reverse; scans != 1 || rev != wantReverse {
+				t.Fatalf("%v: learning took %d scans and %d reverse seeks, want 1 and %d", stored, scans, rev, wantReverse)
+			}
+			if got := readGroup(t, tb, 4); got != nil || kv.scans != before.scans+1 {
+				t.Fatalf("%v: group 4 = %v after %d scans; want none, from the bound", stored, got, kv.scans-before.scans)
+			}
+			for _, g := range stored {
+				if got := readGroup(t, tb, g); !slices.Equal(got, []string{fmt.Sprintf("0:%d", g)}) {
+					t.Fatalf("%v: group %d = %v", stored, g, got)
+				}
+			}
+			if len(stored) > 0 && kv.scans == before.scans+1 {
+				t.Fatalf("%v: stored groups were answered without the store", stored)
+			}
 		}
 	})
 }
