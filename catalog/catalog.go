@@ -192,7 +192,9 @@ type JobSettings struct {
 //	   table) and top-N keeps only each group's top
 //	2: a join's state holds only the columns of its inputs read above it,
 //	   by its keys or by its condition (plan.PruneJoinInputs)
-const StateVersion = 2
+//	3: DISTINCT aggregates over the same arguments share one table, with a
+//	   count per aggregate (plan.StreamAgg.ShareDistinct)
+const StateVersion = 3
 
 // StateVersionOf returns the state layout rel's job was planned with.
 func StateVersionOf(rel *Relation) int {

@@ -173,6 +173,123 @@ func (e *aggExec) applyDistinct(ctx context.Context, f *aggFn, g *aggGroup, acc 
 	return nil
 }
 
+// distinctShare is a distinct table that DISTINCT aggregates over the same
+// arguments share (plan.StreamAgg.ShareDistinct): rows (group, args...,
+// one count per aggregate).
+type distinctShare struct {
+	fns    []int   // the aggregates, by index in aggExec.fns, in count order
+	pass   []int   // scratch: those whose FILTER passes the row at hand
+	counts []int64 // scratch: the row's counts
+}
+
+// passes reports whether row i of c passes a FILTER, the boolean column col.
+func passes(c *types.Chunk, col, i int) bool {
+	fc := &c.Cols[col]
+	return !fc.Nulls[i] && fc.I64[i] != 0
+}
+
+// applySharedDistinct records row i of c in a distinct table s shares, with
+// one read for all its aggregates: each whose FILTER passes counts the
+// argument tuple, and feeds its accumulator when the tuple appears or
+// disappears for it (as applyDistinct does for a table of its own).
+func (e *aggExec) applySharedDistinct(ctx context.Context, s *distinctShare, g *aggGroup, c *types.Chunk, i int, sign int64) error {
+	first := e.fns[s.fns[0]]
+	arg := &c.Cols[first.call.Args[0]]
+	if arg.Nulls[i] {
+		return nil // none of them is array_agg, the one that keeps NULLs
+	}
+	s.pass = s.pass[:0]
+	for _, a := range s.fns {
+		if f := e.fns[a]; f.call.Filter < 0 || passes(c, f.call.Filter, i) {
+			s.pass = append(s.pass, a)
+		}
+	}
+	if len(s.pass) == 0 {
+		return nil
+	}
+	// An integer argument over an input that only inserts: the group's
+	// recent values answer for those seen lately.
+	var v int64
+	recent := e.appendOnly && sign > 0 && len(first.call.Args) == 1 && arg.Type.Physical() == types.PhysI64
+	if recent {
+		v = arg.I64[i]
+		seen := true
+		for _, a := range s.pass {
+			if rv := g.accs[a].recent; rv == nil || !rv.has(v) {
+				seen = false
+				break
+			}
+		}
+		if seen {
+			return nil
+		}
+	}
+	r := &e.run
+	t := r.tables[first.table]
+	row := e.inputRow(g, c, i, first.call.Args)
+	nk := len(row)
+	got, found, err := t.Get(ctx, row, r.getRow)
+	r.getRow = got
+	if err != nil {
+		return fmt.Errorf("%s: %w", first.call.Name, err)
+	}
+	s.counts = s.counts[:0]
+	for k := range s.fns {
+		n := int64(0)
+		if found {
+			n = got[nk+k].I
+		}
+		s.counts = append(s.counts, n)
+	}
+	changed := false
+	for _, a := range s.pass {
+		f, acc := e.fns[a], &g.accs[a]
+		n := &s.counts[f.count]
+		if recent {
+			if acc.recent == nil {
+				acc.recent = new(recentValues)
+			}
+			acc.recent.add(v) // stored, or about to be
+		}
+		if e.appendOnly {
+			// Nothing is retracted, so a count past 1 is never needed.
+			if sign < 0 {
+				return fmt.Errorf("%s over an append-only input received a retraction", f.call.Agg.Name)
+			}
+			if *n > 0 {
+				continue
+			}
+		}
+		*n += sign
+		if *n < 0 {
+			return fmt.Errorf("%s: distinct count of group (%s) below zero: the input deleted a row it never inserted", f.call.Name, e.describeGroup(g))
+		}
+		changed = true
+		if (sign > 0 && *n == 1) || (sign < 0 && *n == 0) {
+			if err := f.apply(acc, &row[len(g.keyRow)], sign); err != nil {
+				return fmt.Errorf("%s: %w", f.call.Name, err)
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	live := false
+	for _, n := range s.counts {
+		row = append(row, types.Datum{I: n})
+		live = live || n != 0
+	}
+	if !live {
+		err = t.Delete(row)
+	} else {
+		err = t.Insert(row)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", first.call.Name, err)
+	}
+	return nil
+}
+
 // recomputeArrayAgg reads array_agg's result from its input table: the
 // value is the last column of the ordered input, the one after the group in
 // the distinct table.

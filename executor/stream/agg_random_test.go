@@ -46,6 +46,12 @@ func agRandCalls(t testing.TB) []plan.AggCall {
 		agCall(t, in, "avg", false, -1, 6),
 		agCall(t, in, "sum", false, -1, 7),
 		agCall(t, in, "min", true, -1, 3),
+		// DISTINCT aggregates sharing arguments with the two above, with and
+		// without a FILTER (one table with ShareDistinct).
+		agCall(t, in, "count", true, 4, 2),
+		agCall(t, in, "count", true, -1, 3),
+		agCall(t, in, "count", true, 4, 3),
+		agCall(t, in, "sum", true, 4, 7),
 		// Ordered aggregates; each ORDER BY ends with id so that the
 		// result does not depend on how ties are broken.
 		agOrdered(agCall(t, in, "string_agg", false, -1, 3, 5), plan.SortKey{Col: 2, Desc: true, NullsFirst: true}, plan.SortKey{Col: 0}),
@@ -201,18 +207,42 @@ func TestAggRandom(t *testing.T) {
 		groupBy []int
 		cache   int
 		groups  int
+		shared  bool // plan.StreamAgg.ShareDistinct
 	}{
-		{"hash", []int{1}, 0, 6},
-		{"hash-cache2", []int{1}, 2, 12},
-		{"hash-two-keys-cache3", []int{1, 4}, 3, 5},
-		{"simple", nil, 0, 3},
+		{"hash", []int{1}, 0, 6, false},
+		{"hash-cache2", []int{1}, 2, 12, false},
+		{"hash-two-keys-cache3", []int{1, 4}, 3, 5, false},
+		{"simple", nil, 0, 3, false},
+		{"hash-shared-distinct", []int{1}, 2, 12, true},
+		{"simple-shared-distinct", nil, 0, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := uint64(1000 + i)
 			t.Logf("seed %d", seed)
-			agRandom(t, rand.New(rand.NewPCG(seed, seed)), tc.groupBy, tc.cache, tc.groups)
+			n := agNode(agRandTypes, []int{0}, tc.groupBy, agRandCalls(t)...)
+			if tc.shared {
+				agShareDistinct(t, n)
+			}
+			agRandomRun(t, rand.New(rand.NewPCG(seed, seed)), newAGHarness(t, n, tc.cache), n, tc.groups)
 		})
 	}
+}
+
+// agShareDistinct lets n's DISTINCT aggregates share their tables (laid out
+// anew): count(DISTINCT c2) with sum(DISTINCT c2) and count(DISTINCT c2)
+// FILTER, count(DISTINCT c3) with its FILTERed twin.
+func agShareDistinct(t *testing.T, n *plan.StreamAgg) {
+	t.Helper()
+	before := len(n.StateLayouts())
+	n.ShareDistinct = true
+	st := n.StateLayouts()
+	if len(st) != before-3 {
+		t.Fatalf("%d state tables with shared distinct tables, %d without: want 3 fewer", len(st), before)
+	}
+	for i := range st {
+		st[i].ID = 200 + uint32(i)
+	}
+	n.SetState(st)
 }
 
 // agRandTwoPhaseCalls are the aggregates of agRandCalls with a partial
@@ -260,10 +290,6 @@ func TestAggRandomTwoPhase(t *testing.T) {
 			agRandomWith(t, rand.New(rand.NewPCG(seed, seed)), tc.groupBy, tc.cache, tc.groups, calls, tc.localGroups)
 		})
 	}
-}
-
-func agRandom(t *testing.T, rng *rand.Rand, groupBy []int, cache, groups int) {
-	agRandomWith(t, rng, groupBy, cache, groups, agRandCalls(t), -1)
 }
 
 // TestAggRandomBytes is the randomized oracle with a row bound that never
@@ -317,15 +343,20 @@ func TestAggRandomAppendOnly(t *testing.T) {
 		groupBy []int
 		cache   int
 		groups  int
+		shared  bool
 	}{
-		{"hash", []int{1}, 0, 6},
-		{"hash-cache2", []int{1}, 2, 12},
-		{"simple", nil, 0, 3},
+		{"hash", []int{1}, 0, 6, false},
+		{"hash-cache2", []int{1}, 2, 12, false},
+		{"simple", nil, 0, 3, false},
+		{"hash-shared-distinct", []int{1}, 2, 12, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := uint64(4000 + i)
 			t.Logf("seed %d", seed)
 			n := agAppendOnlyNode(t, tc.groupBy)
+			if tc.shared {
+				agShareDistinct(t, n)
+			}
 			h := newAGHarness(t, n, tc.cache)
 			agRandomRunOps(t, rand.New(rand.NewPCG(seed, seed)), h, n, tc.groups, true)
 		})

@@ -23,6 +23,8 @@ type aggFn struct {
 	stateCol int // first state column in the "agg state" row
 	nState   int
 	table    int            // index of its extra table in aggRun.tables (-1: none)
+	share    *distinctShare // the distinct table it shares (plan.StreamAgg.AggTables), if any
+	count    int            // its count's place after the group and arguments in share's rows
 	order    []plan.SortKey // AggInputOrdered: plan.AggOrder of the call
 	// div and mul compute numeric and interval averages exactly as the batch
 	// aggregate does (the "/" and "*" operators of sql/expr).

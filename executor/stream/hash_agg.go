@@ -140,16 +140,25 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 	}
 	e.rowsCol = max(len(n.GroupBy), 1)
 	col := e.rowsCol + 1
-	next := 0
-	for _, c := range n.Aggs {
+	tableOf, countOf := n.AggTables()
+	shares := map[int]*distinctShare{}
+	for i, c := range n.Aggs {
 		f, err := newAggFn(c, col, n.AppendOnlyInput)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.name, err)
 		}
 		col += f.nState
 		if f.input != plan.AggInputNone {
-			f.table = next
-			next++
+			f.table = tableOf[i] - 1
+		}
+		if countOf[i] >= 0 {
+			s := shares[f.table]
+			if s == nil {
+				s = &distinctShare{}
+				shares[f.table] = s
+			}
+			f.share, f.count = s, countOf[i]
+			s.fns = append(s.fns, i)
 		}
 		e.fns = append(e.fns, f)
 	}
@@ -335,11 +344,18 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 			continue
 		}
 		for a, f := range e.fns {
-			if f.call.Filter >= 0 {
-				fc := &c.Cols[f.call.Filter]
-				if fc.Nulls[i] || fc.I64[i] == 0 {
-					continue
+			if f.share != nil {
+				// The first aggregate of a shared distinct table counts the
+				// row for all of them (each under its own filter).
+				if f.share.fns[0] == a {
+					if err := e.applySharedDistinct(ctx, f.share, g, c, i, sign); err != nil {
+						return err
+					}
 				}
+				continue
+			}
+			if f.call.Filter >= 0 && !passes(c, f.call.Filter, i) {
+				continue
 			}
 			acc := &g.accs[a]
 			switch f.input {
@@ -684,12 +700,9 @@ func (e *aggExec) closeWindows(ctx context.Context) error {
 		if err := r.state.Delete(e.writeStateRow(g)); err != nil {
 			return err
 		}
-		for _, f := range e.fns {
-			if f.input == plan.AggInputNone {
-				continue
-			}
-			if err := e.deleteGroupRows(ctx, r.tables[f.table], g); err != nil {
-				return fmt.Errorf("%s: %w", f.call.Name, err)
+		for _, t := range r.tables {
+			if err := e.deleteGroupRows(ctx, t, g); err != nil {
+				return fmt.Errorf("%s: delete a closed window's input rows: %w", e.name, err)
 			}
 		}
 		if cached {

@@ -60,6 +60,9 @@ func StreamQuery(q *parser.Query, b Querier, eowc bool, version int) (*physical.
 	if version >= 1 {
 		physical.AppendOnlyInputs(sq.Root)
 	}
+	if version >= 3 {
+		physical.ShareDistinct(sq.Root)
+	}
 	return sq, pq, nil
 }
 

@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
@@ -35,6 +36,18 @@ func testCatalog(t *testing.T) *catalog.Catalog {
 // plan at a state version.
 func joinStates(t *testing.T, cat *catalog.Catalog, sql string, version int) [][]types.T {
 	t.Helper()
+	var out [][]types.T
+	for _, st := range stateTables(t, cat, sql, version) {
+		if st.Name == "join left" || st.Name == "join right" {
+			out = append(out, st.Types)
+		}
+	}
+	return out
+}
+
+// stateTables returns the state tables of sql's plan at a state version.
+func stateTables(t *testing.T, cat *catalog.Catalog, sql string, version int) []plan.StateTable {
+	t.Helper()
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +63,11 @@ func joinStates(t *testing.T, cat *catalog.Catalog, sql string, version int) [][
 	root := physical.Materialize(sq, rel)
 	next := uint32(100)
 	physical.AssignState(root, func() uint32 { next++; return next })
-	var out [][]types.T
+	var out []plan.StateTable
 	var walk func(n plan.StreamNode)
 	walk = func(n plan.StreamNode) {
 		if s, ok := n.(plan.StatefulNode); ok {
-			for _, st := range s.State() {
-				if st.Name == "join left" || st.Name == "join right" {
-					out = append(out, st.Types)
-				}
-			}
+			out = append(out, s.State()...)
 		}
 		for _, c := range n.Inputs() {
 			walk(c)
@@ -100,6 +109,35 @@ func TestPruneJoinInputs(t *testing.T) {
 		}
 		if got := fmt.Sprint(joinStates(t, cat, c.sql, 2)); got != c.v2 {
 			t.Errorf("%s\nversion 2: %s\n      want %s", c.sql, got, c.v2)
+		}
+	}
+}
+
+// TestShareDistinct: from state version 3 on, DISTINCT aggregates over the
+// same arguments (FILTERed or not) share one table with a count each.
+func TestShareDistinct(t *testing.T) {
+	cat := testCatalog(t)
+	const sql = "SELECT url, count(DISTINCT auction), count(DISTINCT auction) FILTER (WHERE price < 10), " +
+		"count(DISTINCT price), sum(DISTINCT auction) FILTER (WHERE price >= 10) FROM bid GROUP BY url"
+	distinct := func(version int) string {
+		var out []string
+		for _, st := range stateTables(t, cat, sql, version) {
+			if strings.HasPrefix(st.Name, "agg distinct") {
+				out = append(out, fmt.Sprintf("%s %v", st.Name, st.Types))
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, c := range []struct {
+		version int
+		want    string
+	}{
+		{2, "agg distinct (count) [character varying bigint bigint]; agg distinct (count) [character varying bigint bigint]; " +
+			"agg distinct (count) [character varying bigint bigint]; agg distinct (sum) [character varying bigint bigint]"},
+		{3, "agg distinct (count, count, sum) [character varying bigint bigint bigint bigint]; agg distinct (count) [character varying bigint bigint]"},
+	} {
+		if got := distinct(c.version); got != c.want {
+			t.Errorf("version %d: %s\n     want %s", c.version, got, c.want)
 		}
 	}
 }

@@ -69,3 +69,15 @@ func (p *planner) expand(n *plan.Expand) (plan.StreamNode, error) {
 	}
 	return p.convert(&plan.SetOp{Kind: plan.Union, All: true, Inputs: ins, Out: slices.Clone(fields)})
 }
+
+// ShareDistinct lets the DISTINCT aggregates of every aggregation under n
+// over the same arguments share one table (plan.StreamAgg.ShareDistinct;
+// jobs planned with state version 3 or later).
+func ShareDistinct(n plan.StreamNode) {
+	for _, in := range n.Inputs() {
+		ShareDistinct(in)
+	}
+	if a, ok := n.(*plan.StreamAgg); ok && !a.Merge {
+		a.ShareDistinct = true
+	}
+}

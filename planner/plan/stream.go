@@ -160,6 +160,12 @@ type StreamAgg struct {
 	// Set only on jobs planned with catalog.StateVersion 1 or later, and
 	// only where there is a min, max or DISTINCT aggregate.
 	AppendOnlyInput bool
+	// ShareDistinct: DISTINCT aggregates over the same arguments share one
+	// "agg distinct" table with a count per aggregate (AggTables), so an
+	// input row reads one table per argument list, however many aggregates
+	// (each with its FILTER) count it. Set only on jobs planned with
+	// catalog.StateVersion 3 or later.
+	ShareDistinct bool
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional

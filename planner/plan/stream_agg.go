@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -22,6 +23,9 @@ import (
 //     AggInputDistinct "agg distinct": (group, args..., count), keyed by
 //     group and args, counting the rows holding each distinct argument tuple
 //     (for string_agg(DISTINCT ...) it is also the input scanned for the result);
+//     with ShareDistinct, the DISTINCT aggregates over the same arguments
+//     (but string_agg and array_agg, which read it) keep one table, at the
+//     place of the first: (group, args..., one count per aggregate in order);
 //     AggInputOrdered "agg ordered input" (string_agg, first_value,
 //     last_value and array_agg: order-sensitive): (group, per AggOrder key an optional
 //     NULL flag (bool, as in TopNStateRow) then the key, input stream key,
@@ -135,6 +139,38 @@ func AggStateTypes(c *AggCall) ([]types.T, error) {
 	return nil, fmt.Errorf("streaming aggregate %s(%v) is not supported", a.Name, a.Args)
 }
 
+// AggTables returns, for each of n's aggregates, the index in StateLayouts
+// of its extra table (0: none) and, for an aggregate sharing a distinct
+// table (ShareDistinct), which of the table's counts is its (-1: a table of
+// its own).
+func (n *StreamAgg) AggTables() (table, count []int) {
+	table, count = make([]int, len(n.Aggs)), make([]int, len(n.Aggs))
+	type share struct{ table, members int }
+	shares := map[string]*share{}
+	next := 1
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		count[i] = -1
+		in := AggInputOf(c, n.AppendOnlyInput)
+		if in == AggInputNone {
+			continue
+		}
+		if in == AggInputDistinct && n.ShareDistinct && c.Agg.Kind != expr.AggStringAgg && c.Agg.Kind != expr.AggArrayAgg {
+			args := fmt.Sprint(c.Args)
+			if s := shares[args]; s != nil {
+				table[i], count[i] = s.table, s.members
+				s.members++
+				continue
+			}
+			shares[args] = &share{table: next, members: 1}
+			count[i] = 0
+		}
+		table[i] = next
+		next++
+	}
+	return table, count
+}
+
 // StateLayouts implements StatefulNode (layout described above). An
 // unsupported aggregate contributes no state columns; the executor refuses it.
 func (n *StreamAgg) StateLayouts() []StateTable {
@@ -161,10 +197,17 @@ func (n *StreamAgg) StateLayouts() []StateTable {
 	state.Types = append(state.Types, types.TInt64)
 	tables := []StateTable{state}
 	streamKey := n.Input.StreamKey()
+	tableOf, countOf := n.AggTables()
 	for i := range n.Aggs {
 		c := &n.Aggs[i]
 		if ts, err := AggStateTypes(c); err == nil {
 			tables[0].Types = append(tables[0].Types, ts...)
+		}
+		if countOf[i] > 0 { // another count in a shared distinct table
+			t := &tables[tableOf[i]]
+			t.Name = strings.TrimSuffix(t.Name, ")") + ", " + c.Name + ")"
+			t.Types = append(t.Types, types.TInt64)
+			continue
 		}
 		var t StateTable
 		switch AggInputOf(c, n.AppendOnlyInput) {

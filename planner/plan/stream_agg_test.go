@@ -55,6 +55,31 @@ agg distinct (string_agg)(id=0 pk=[0 1] dist=[]) [character varying character va
 			t.Errorf("group by %v:%s\nwant:%s", tc.groupBy, got, tc.want)
 		}
 	}
+	// Sharing distinct tables: count(DISTINCT x), sum(DISTINCT x) FILTER and
+	// count(DISTINCT x) FILTER share one; count(DISTINCT s) has its own;
+	// string_agg(DISTINCT s) keeps its own (it reads it for the result).
+	filtered := func(c AggCall, name string) AggCall {
+		c.Filter, c.Name = 4, name
+		return c
+	}
+	n := &StreamAgg{Input: &StreamValues{Out: in, Key: []int{0}}, GroupBy: []int{1}, ShareDistinct: true, Aggs: []AggCall{
+		call("count", true, 2), call("count", false), filtered(call("sum", true, 2), "sum_f"), call("count", true, 3),
+		call("string_agg", true, 3, 3), filtered(call("count", true, 2), "count_f")}}
+	var b strings.Builder
+	for _, st := range n.StateLayouts() {
+		fmt.Fprintf(&b, "\n%s %v", st, st.Types)
+	}
+	table, count := n.AggTables()
+	fmt.Fprintf(&b, "\ntables %v counts %v", table, count)
+	want := `
+agg state(id=0 pk=[0] dist=[0]) [character varying bigint bigint bigint bigint numeric bigint character varying bigint]
+agg distinct (count, sum_f, count_f)(id=0 pk=[0 1] dist=[0]) [character varying integer bigint bigint bigint]
+agg distinct (count)(id=0 pk=[0 1] dist=[0]) [character varying character varying bigint]
+agg distinct (string_agg)(id=0 pk=[0 1 2] dist=[0]) [character varying character varying character varying bigint]
+tables [1 0 1 2 3 1] counts [0 -1 1 0 -1 2]`
+	if got := b.String(); got != want {
+		t.Errorf("shared distinct tables:%s\nwant:%s", got, want)
+	}
 	if _, err := AggStateTypes(&AggCall{Agg: &expr.Agg{Name: "var_pop", Kind: expr.AggVarPop, Args: []types.T{types.TInt64}}}); err == nil {
 		t.Error("var_pop has a streaming state")
 	}
