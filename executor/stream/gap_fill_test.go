@@ -31,8 +31,7 @@ func gfNode() *plan.StreamGapFill {
 // restart halfway, and checks the output after each run against GAP_FILL
 // computed from the live rows.
 func TestGapFillRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := stSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	n := gfNode()
 	ts := plan.Types(n.Out)

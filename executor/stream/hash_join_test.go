@@ -777,8 +777,7 @@ func TestHashJoinHotKey(t *testing.T) {
 // epoch, for every kind with and without a condition, over random changes on
 // both sides with a tiny cache, restarts and lost epochs.
 func TestHashJoinRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := stSeed(t)
 	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin, plan.SemiJoin, plan.AntiJoin} {
 		for _, withCond := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cond=%v", kind, withCond), func(t *testing.T) {
@@ -793,8 +792,7 @@ func TestHashJoinRandom(t *testing.T) {
 // binds and a memory pool of a few rows' bytes: the byte budget alone evicts,
 // and the pool is left empty when the actors end.
 func TestHashJoinRandomBytes(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := stSeed(t)
 	defer func(n int64) { minBudgetRows = n }(minBudgetRows)
 	minBudgetRows = 1
 	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.FullJoin, plan.SemiJoin} {

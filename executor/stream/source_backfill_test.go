@@ -152,8 +152,7 @@ func appendMemLogRows(dst *types.Chunk, cols []connector.SourceColumn, split int
 // backfill ends with every split finished although the log goes idle.
 func TestSourceBackfillExactlyOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := stSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const log = "exactly-once"
 	memLogs.Lock()

@@ -505,8 +505,7 @@ func TestTopNErrors(t *testing.T) {
 // Input: c0 key, c1 group, c2 order (small range, NULLs), c3 second order.
 func TestTopNRandom(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(stSeed(t))
 	rng := rand.New(rand.NewSource(seed))
 	ts := []types.T{types.TInt64, types.TInt64, types.TInt64, types.TVarchar}
 	shapes := []plan.StreamTopN{
