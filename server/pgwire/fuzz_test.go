@@ -85,7 +85,7 @@ func checkAlive(t testing.TB, ts *testServer) {
 }
 
 func TestRandomBytes(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := uint64(20261204) // fixed: every run sends the same bytes
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>32))
 	ts := startServer(t, Config{MaxMessageSize: 1 << 16})

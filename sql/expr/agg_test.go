@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -112,7 +111,7 @@ func convertTo(v types.Datum, t types.T) (types.Datum, error) {
 // TestAggRetract checks that adding rows and retracting a random subset gives
 // the same result as adding only the rest.
 func TestAggRetract(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := uint64(20261204) // fixed: every run checks the same cases
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 3))
 	type spec struct {

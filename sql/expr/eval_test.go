@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/tributary/tributary/sql/types"
 )
@@ -52,7 +51,7 @@ func randomChunk(r *rand.Rand, ts []types.T, n int) *types.Chunk {
 // TestEvalMatchesEvalRow checks that vectorised Eval agrees with EvalRow on
 // random chunks, including errors (both must fail or neither).
 func TestEvalMatchesEvalRow(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := uint64(20261204) // fixed: every run checks the same cases
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 7))
 	cols := []types.T{types.TInt32, types.TInt64, types.TFloat64, types.TNumeric, types.TVarchar, types.TBool,
