@@ -1115,11 +1115,13 @@ func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool
 		changes: changes,
 	}
 	it.txn = s.db.NewTransactionAt(epoch, false)
-	prefix := rangePrefix(lower, upper)
+	var prefix []byte
 	if reverse {
 		// A reverse scan starts at upper, so its Prefix (which Valid checks)
 		// must hold upper too.
 		prefix = commonPrefix(lower, upper)
+	} else {
+		prefix = rangePrefix(lower, upper)
 	}
 	opts := bdg.IteratorOptions{
 		Reverse:     reverse,

@@ -79,12 +79,12 @@ func (t *Table) noKeyFrom(ctx context.Context, v int, key []byte, epoch uint64) 
 func (t *Table) learnTop(ctx context.Context, v int, epoch uint64) error {
 	prefix := codec.AppendTablePrefix(nil, t.schema.TableID, uint16(v))
 	end := codec.PrefixEnd(prefix)
-	keys, err := t.firstKeys(ctx, t.kv.Scan, prefix, end, epoch, 2)
+	keys, err := firstKeys(ctx, t.kv.Scan, prefix, end, epoch, 2)
 	if err != nil {
 		return err
 	}
 	if len(keys) == 2 {
-		if keys, err = t.firstKeys(ctx, t.kv.ReverseScan, prefix, end, epoch, 1); err != nil {
+		if keys, err = firstKeys(ctx, t.kv.ReverseScan, prefix, end, epoch, 1); err != nil {
 			return err
 		}
 	}
@@ -98,7 +98,7 @@ func (t *Table) learnTop(ctx context.Context, v int, epoch uint64) error {
 }
 
 // firstKeys returns up to n keys of [lower, upper) at epoch, in scan's order.
-func (t *Table) firstKeys(ctx context.Context, scan func(context.Context, []byte, []byte, uint64) (storage.Iterator, error),
+func firstKeys(ctx context.Context, scan func(context.Context, []byte, []byte, uint64) (storage.Iterator, error),
 	lower, upper []byte, epoch uint64, n int) ([][]byte, error) {
 	it, err := scan(ctx, lower, upper, epoch)
 	if err != nil {
