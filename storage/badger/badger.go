@@ -248,7 +248,17 @@ func Open(opts Options) (*Store, error) {
 		// 1.3 GB now). Reads did not get slower: a 10M-row table read by a new view's
 		// backfill after its load took less CPU (fewer, larger tables to step through).
 		WithNumLevelZeroTables(10).
-		WithNumLevelZeroTablesStall(30)
+		WithNumLevelZeroTablesStall(30).
+		// The base level (where L0 goes) holds 256 MiB and its tables 16 MiB (Badger's
+		// defaults: 10 MiB and 2 MiB). Badger sizes levels up from the last one and compacts L0
+		// into the first level whose size reaches the base level's, so a store of a few GB
+		// had three levels under L0 where it now has two: state that no watermark cleans
+		// (a join or top-N over every auction and bid) is rewritten once less, every read
+		// seeks one level less, and fewer, larger tables mean fewer msyncs and mappings.
+		// Nexmark q18 at 15M events: 20.6 -> 15.2 CPU-s per million events
+		// (docs/benchmarks.md, "Fewer, larger levels").
+		WithBaseLevelSize(256 << 20).
+		WithBaseTableSize(16 << 20)
 	if opts.MemTableSize > 0 {
 		sizes.MemTableSize = opts.MemTableSize
 	}
