@@ -9,6 +9,7 @@ import (
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/codec"
+	"github.com/tributary/tributary/storage/keyfilter"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -34,7 +35,7 @@ type CopyWriter struct {
 	// is new without a lookup in storage, where the COPY's earlier rows are
 	// staged (a point get there costs more than the rest of the row's work).
 	checked, fresh bool
-	written        keyFilter
+	written        keyfilter.Filter
 	ts             []types.T
 	// probe answers the conflict checks of a chunk into a table that had
 	// rows, with one ordered read of the chunk's keys.

@@ -2,7 +2,6 @@ package batch
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/tributary/tributary/planner/plan"
@@ -10,38 +9,6 @@ import (
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
-
-func TestKeyFilter(t *testing.T) {
-	seed := uint64(rand.Int64())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var f keyFilter
-	added := map[uint64]bool{}
-	for range 300_000 {
-		h := rng.Uint64()
-		f.Add(h)
-		added[h] = true
-	}
-	for h := range added {
-		if !f.MayContain(h) {
-			t.Fatalf("hash %x added but not found", h)
-		}
-	}
-	fp := 0
-	const probes = 100_000
-	for range probes {
-		if h := rng.Uint64(); !added[h] && f.MayContain(h) {
-			fp++
-		}
-	}
-	// About 1% per part; the filter has 4 parts at 300k keys.
-	if rate := float64(fp) / probes; rate > 0.06 {
-		t.Errorf("false positives %.3f, want below 0.06", rate)
-	}
-	if b := f.Bytes(); b > 300_000*4 {
-		t.Errorf("filter of 300k keys takes %d bytes", b)
-	}
-}
 
 // copyPlan is COPY t (id, name, v) FROM STDIN over testTable.
 func copyPlan() *plan.CopyFrom {

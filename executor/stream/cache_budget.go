@@ -6,6 +6,7 @@ import (
 
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memory"
+	"github.com/tributary/tributary/storage/state"
 )
 
 // cacheBudget bounds one operator cache twice: at most maxRows rows (the
@@ -20,6 +21,27 @@ type cacheBudget struct {
 	acct     *memory.Account // nil: rows only
 	rowBytes int64           // estimated bytes per cached row (0: none sampled yet)
 	seen     uint32          // rows offered to sample
+	// held, when set, returns the bytes the operator holds besides its cached rows (its state
+	// tables' prefix filters): they count against the account before the rows do.
+	held func() int64
+}
+
+// holdsFilters counts the prefix filters of tables against the budget.
+func (b *cacheBudget) holdsFilters(tables ...*state.Table) {
+	b.held = func() int64 {
+		n := 0
+		for _, t := range tables {
+			n += t.PrefixBytes()
+		}
+		return int64(n)
+	}
+}
+
+func (b *cacheBudget) heldBytes() int64 {
+	if b.held == nil {
+		return 0
+	}
+	return b.held()
 }
 
 // datumBytes is one types.Datum's size in memory.
@@ -74,13 +96,13 @@ func (b *cacheBudget) limit() int {
 	if b.acct == nil || b.rowBytes <= 0 {
 		return b.maxRows
 	}
-	rows := b.acct.Allowance() / b.rowBytes
+	rows := (b.acct.Allowance() - b.heldBytes()) / b.rowBytes
 	return int(min(max(rows, minBudgetRows), int64(b.maxRows)))
 }
 
 // report records that the cache holds rows rows.
 func (b *cacheBudget) report(rows int) {
 	if b != nil && b.acct != nil {
-		b.acct.Set(int64(rows) * b.rowBytes)
+		b.acct.Set(int64(rows)*b.rowBytes + b.heldBytes())
 	}
 }

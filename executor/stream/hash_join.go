@@ -150,8 +150,15 @@ func NewHashJoin(actx *ActorContext, n *plan.StreamHashJoin, left, right Executo
 			return nil, nil, fmt.Errorf("hash join: open %s state: %w", st[s].Name, err)
 		}
 		t.TrackKeys() // the join's own state: reads of keys above what it holds read nothing
+		if nk := len(eqs[s]); nk > 0 && (st[s].PKDesc == nil || !slices.Contains(st[s].PKDesc[:nk], true)) {
+			// Keys the side never held (q20: a bid of an auction the filtered side has not) read nothing.
+			if err := t.TrackPrefixes(nk); err != nil {
+				return nil, nil, fmt.Errorf("hash join: %s state: %w", st[s].Name, err)
+			}
+		}
 		b := newCacheBudget(actx, [2]string{"hash join left", "hash join right"}[s])
 		b.maxRows = e.limit
+		b.holdsFilters(t)
 		e.run.sides[s] = newJoinSide(t, st[s].Types, eqs[s], pk, degree, b)
 	}
 	e.inner = n.Kind == plan.InnerJoin

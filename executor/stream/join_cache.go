@@ -121,8 +121,9 @@ func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*jo
 	}
 	vnode := codec.VnodeOf(codec.HashRow(s.keyTypes, kd, s.keyIdx))
 	it, err := s.table.Iter(ctx, state.IterOptions{
-		Vnode: int(vnode),
-		Range: state.KeyRange{Start: s.keyBuf, End: codec.PrefixEnd(s.keyBuf)},
+		Vnode:  int(vnode),
+		Range:  state.KeyRange{Start: s.keyBuf, End: codec.PrefixEnd(s.keyBuf)},
+		Prefix: s.keyBuf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hash join: read state: %w", err)

@@ -192,8 +192,15 @@ func NewTopN(actx *ActorContext, n *plan.StreamTopN, in Executor) (Executor, err
 		return nil, fmt.Errorf("top-n: open state: %w", err)
 	}
 	table.TrackKeys() // groups above those stored (new ones) load without a read
+	if ng := len(cfg.groupCols); ng > 0 && slices.Equal(st[0].PK[:ng], cfg.groupCols) && (st[0].PKDesc == nil || !slices.Contains(st[0].PKDesc[:ng], true)) {
+		// Groups the store never held (a bidder's first bid on an auction) load without a read.
+		if err := table.TrackPrefixes(ng); err != nil {
+			return nil, fmt.Errorf("top-n: %w", err)
+		}
+	}
 	x := &TopN{cfg: cfg, in: in, table: table, groups: make(map[string]*topGroup), oldIdx: make(map[string]int),
 		budget: newCacheBudget(actx, "top-n")}
+	x.budget.holdsFilters(table)
 	x.lru.prev, x.lru.next = &x.lru, &x.lru
 	x.row = make([]types.Datum, len(l.Types))
 	if l.Const >= 0 {
@@ -501,11 +508,12 @@ func (x *TopN) fill(ctx context.Context, g *topGroup) error {
 	if g.complete {
 		return nil
 	}
-	start := []byte(g.key)
+	prefix := []byte(g.key)
+	start := prefix
 	if len(g.rows) > 0 {
 		start = append([]byte(g.rows[len(g.rows)-1].pk()), 0)
 	}
-	it, err := x.table.Iter(ctx, state.IterOptions{Vnode: int(g.vnode), Range: state.KeyRange{Start: start, End: codec.PrefixEnd([]byte(g.key))}})
+	it, err := x.table.Iter(ctx, state.IterOptions{Vnode: int(g.vnode), Range: state.KeyRange{Start: start, End: codec.PrefixEnd(prefix)}, Prefix: prefix})
 	if err != nil {
 		return fmt.Errorf("top-n: load group: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
 )
@@ -31,12 +32,14 @@ func (t *Table) TrackKeys() {
 	}
 }
 
-// wroteRow raises the bounds of key's vnode over key, a row the table wrote.
-func (t *Table) wroteRow(key []byte) {
+// wroteRow raises the bounds of key's vnode over key, a row the table wrote
+// (row), and adds its prefix to the vnode's filter (TrackPrefixes).
+func (t *Table) wroteRow(key []byte, row []types.Datum) {
 	if !t.tracked || len(key) < codec.TablePrefixLen {
 		return
 	}
 	v := int(key[4])<<8 | int(key[5]) // vnodeOf, without converting key
+	t.wrotePrefix(v, row)
 	if string(key) > t.rowTop[v] {
 		t.rowTop[v] = string(key)
 	}
@@ -51,6 +54,11 @@ func (t *Table) wroteRow(key []byte) {
 func (t *Table) storeHasNone(ctx context.Context, opts IterOptions, lower []byte, epoch uint64) (bool, error) {
 	if !t.tracked || opts.Vnode == AllVnodes || opts.Epoch != 0 {
 		return false, nil
+	}
+	if h, ok := t.prefixHash(opts); ok {
+		if absent, err := t.prefixAbsent(ctx, opts.Vnode, h, epoch); err != nil || absent {
+			return absent, err
+		}
 	}
 	return t.noKeyFrom(ctx, opts.Vnode, lower, epoch)
 }

@@ -36,7 +36,7 @@ func (c *countingKV) ReverseScan(ctx context.Context, lower, upper []byte, epoch
 }
 
 // groupSchema: (grp int64, seq int64, v int64), pk (grp, seq), dist key (grp)
-// or none (every row on vnode 0): a join side's or a top-N's layout, read by
+// or none (every row on one vnode): a join side's or a top-N's layout, read by
 // group prefix.
 func groupSchema(id uint32, dist bool) state.Schema {
 	s := state.Schema{
@@ -60,7 +60,7 @@ func readGroup(t testing.TB, tb *state.Table, g int64) []string {
 	key := []types.Datum{types.DInt(g)}
 	prefix := codec.AppendKey(nil, []types.T{types.TInt64}, key, []int{0}, nil)
 	vnode := tb.VnodeOfRow(groupRow(g, 0, 0))
-	it, err := tb.Iter(context.Background(), state.IterOptions{Vnode: int(vnode), Range: state.KeyRange{Start: prefix, End: codec.PrefixEnd(prefix)}})
+	it, err := tb.Iter(context.Background(), state.IterOptions{Vnode: int(vnode), Range: state.KeyRange{Start: prefix, End: codec.PrefixEnd(prefix)}, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +90,19 @@ func getGroupRow(t testing.TB, tb *state.Table, g, s int64) string {
 	return fmt.Sprint(r[2].I)
 }
 
-// TestTrackedKeysAgainstModel: a table that tracks its keys answers every
-// read as a model does, through inserts (mostly of growing groups, some old),
-// updates, deletes, flushes, commits in arrears and restarts (a new Table over
-// the committed state, as a recovered actor gets). Its rows share one vnode,
-// so every read after the first relies on the bound.
+// TestTrackedKeysAgainstModel: a table that tracks its keys (and one that
+// tracks its prefixes too) answers every read as a model does, through
+// inserts (mostly of growing groups, some old, some anywhere below), updates,
+// deletes, flushes, commits in arrears and restarts (a new Table over the
+// committed state, as a recovered actor gets). Its rows share one vnode, so
+// every read after the first relies on the bound and the prefix filter.
 func TestTrackedKeysAgainstModel(t *testing.T) {
+	for _, prefixes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prefixes=%v", prefixes), func(t *testing.T) { trackedKeysAgainstModel(t, prefixes) })
+	}
+}
+
+func trackedKeysAgainstModel(t *testing.T, prefixes bool) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		const seed = 20261203
 		t.Logf("seed %d", seed)
@@ -104,6 +111,11 @@ func TestTrackedKeysAgainstModel(t *testing.T) {
 		open := func() *state.Table {
 			tb := mustNew(t, kv, groupSchema(9, false))
 			tb.TrackKeys()
+			if prefixes {
+				if err := tb.TrackPrefixes(1); err != nil {
+					t.Fatal(err)
+				}
+			}
 			return tb
 		}
 		tb := open()
@@ -147,9 +159,12 @@ func TestTrackedKeysAgainstModel(t *testing.T) {
 			switch r := rng.IntN(20); {
 			case r < 10:
 				g := top - rng.Int64N(6)
-				if rng.IntN(3) == 0 {
+				switch rng.IntN(6) {
+				case 0, 1:
 					top++
 					g = top
+				case 2:
+					g = rng.Int64N(top + 1) // anywhere below: a group long unwritten, or new
 				}
 				k, v := key{max(g, 0), rng.Int64N(4)}, rng.Int64N(1000)
 				if err := tb.Insert(groupRow(k.g, k.s, v)); err != nil {
@@ -159,6 +174,16 @@ func TestTrackedKeysAgainstModel(t *testing.T) {
 			case r < 14:
 				g := max(top-rng.Int64N(8), 0)
 				k := key{g, rng.Int64N(4)}
+				if v, ok := model[k]; ok && rng.IntN(3) == 0 {
+					// Move the row to another group (its key changes: a delete and a write).
+					to := key{rng.Int64N(top + 1), k.s}
+					if err := tb.Update(groupRow(k.g, k.s, v), groupRow(to.g, to.s, v+1)); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, k)
+					model[to] = v + 1
+					break
+				}
 				if err := tb.Delete(groupRow(k.g, k.s, 0)); err != nil {
 					t.Fatal(err)
 				}
@@ -282,7 +307,7 @@ func TestTrackedKeysReverseSeekOverTwoKeys(t *testing.T) {
 		kv := &countingKV{KV: inner}
 		for i, stored := range [][]int64{nil, {3}, {1, 3}, {1, 2, 3}} {
 			id := uint32(20 + i)
-			tb := mustNew(t, kv, groupSchema(id, false)) // every row on vnode 0
+			tb := mustNew(t, kv, groupSchema(id, false)) // every row on one vnode
 			for _, g := range stored {
 				if err := tb.Insert(groupRow(g, 0, g)); err != nil {
 					t.Fatal(err)
@@ -313,6 +338,93 @@ func TestTrackedKeysReverseSeekOverTwoKeys(t *testing.T) {
 			if len(stored) > 0 && kv.scans == before.scans+1 {
 				t.Fatalf("%v: stored groups were answered without the store", stored)
 			}
+		}
+	})
+}
+
+// TestTrackedPrefixesReadNothingAbsent: a table tracking prefixes learns a
+// vnode's stored prefixes with one scan, then reads of groups the store never
+// held, below its greatest key too, read nothing from the store; stored
+// groups, groups written since (pending and committed) and groups deleted
+// since are read right.
+func TestTrackedPrefixesReadNothingAbsent(t *testing.T) {
+	forEachStore(t, func(t *testing.T, inner storage.KV) {
+		kv := &countingKV{KV: inner}
+		tb := mustNew(t, kv, groupSchema(5, false))
+		for g := int64(0); g < 1000; g += 2 { // even groups only
+			if err := tb.Insert(groupRow(g, 0, g)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commit(t, kv, 1, tb)
+		open := func() *state.Table {
+			tb := mustNew(t, kv, groupSchema(5, false))
+			if err := tb.TrackPrefixes(1); err != nil {
+				t.Fatal(err)
+			}
+			return tb
+		}
+		tb = open()
+		if got := readGroup(t, tb, 1); got != nil { // learns: one scan of the vnode
+			t.Fatalf("group 1 = %v, want none", got)
+		}
+		if kv.scans != 1 {
+			t.Fatalf("learning took %d scans, want 1", kv.scans)
+		}
+		before := *kv
+		for g := int64(3); g < 1000; g += 2 {
+			if got := readGroup(t, tb, g); got != nil {
+				t.Fatalf("group %d = %v, want none", g, got)
+			}
+		}
+		if misses := kv.scans - before.scans; misses > 25 { // the filter's false positives: about 1% of 499
+			t.Fatalf("%d of 499 absent groups read the store", misses)
+		}
+		for g := int64(0); g < 1000; g += 100 {
+			if got := readGroup(t, tb, g); !slices.Equal(got, []string{fmt.Sprintf("0:%d", g)}) {
+				t.Fatalf("group %d = %v", g, got)
+			}
+		}
+		// Written since: read from the pending writes, then from the store.
+		if err := tb.Insert(groupRow(501, 2, 9)); err != nil {
+			t.Fatal(err)
+		}
+		if got := readGroup(t, tb, 501); !slices.Equal(got, []string{"2:9"}) {
+			t.Fatalf("group 501 pending = %v", got)
+		}
+		commit(t, kv, 2, tb)
+		if got := readGroup(t, tb, 501); !slices.Equal(got, []string{"2:9"}) {
+			t.Fatalf("group 501 committed = %v", got)
+		}
+		// Deleted since, and restarted: learned again from the store.
+		if err := tb.Delete(groupRow(500, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		commit(t, kv, 3, tb)
+		tb = open()
+		for g, want := range map[int64][]string{500: nil, 501: {"2:9"}, 502: {"0:502"}, 503: nil} {
+			if got := readGroup(t, tb, g); !slices.Equal(got, want) {
+				t.Fatalf("group %d after a restart = %v, want %v", g, got, want)
+			}
+		}
+		// A read without a prefix reads the store.
+		before = *kv
+		it, err := tb.Iter(context.Background(), state.IterOptions{Vnode: int(tb.VnodeOfRow(groupRow(0, 0, 0)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for it.Next() == nil {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 500 || kv.scans != before.scans+1 {
+			t.Fatalf("the vnode: %d rows in %d scans, want 500 in 1", n, kv.scans-before.scans)
+		}
+		if err := mustNew(t, kv, state.Schema{TableID: 6, Types: []types.T{types.TInt64}, PK: []int{0}}).TrackPrefixes(2); err == nil {
+			t.Fatal("tracking 2 of 1 key columns: no error")
 		}
 	})
 }

@@ -28,7 +28,7 @@ type Schema struct {
 	// PKDesc optionally marks key columns (parallel to PK) as descending.
 	PKDesc []bool
 	// DistKey are the distribution-key column indices, a subset of PK; a row's vnode is
-	// codec.VnodeOf(codec.HashRow(Types, row, DistKey)). Empty puts every row on vnode 0.
+	// codec.VnodeOf(codec.HashRow(Types, row, DistKey)). Empty puts every row on one vnode.
 	DistKey []int
 	// Missing optionally gives what a trailing column reads in rows stored before it was added
 	// (codec.DecodeRowMissing); nil: NULL.
@@ -78,6 +78,11 @@ type Table struct {
 	// keeps rowFrom and rowTop itself, learning rowFrom at rowAt.
 	tracked bool
 	rowAt   [codec.VnodeCount]uint64
+	// prefixCols and prefixes are the prefix filters (TrackPrefixes): per vnode (nil: none
+	// yet), the prefixes of the first prefixCols key columns of the keys the store may hold.
+	prefixCols int
+	prefixes   []*vnodePrefixes
+	pfxBuf     []byte
 	// sealBounds are what seal jobs found looking for blocks (off the owner's goroutine): per
 	// vnode, a key at or after which the store held no block end; TakeFresh learns them.
 	sealMu     sync.Mutex
@@ -113,6 +118,9 @@ type buffer struct {
 	sorted []int
 	// dropsBlocks says it deletes blocks (DeleteBlocks).
 	dropsBlocks bool
+	// prefixes are the hashes of the prefixes of every key written or deleted, in a table
+	// tracking prefixes (TrackPrefixes; nil: none yet).
+	prefixes map[uint64]struct{}
 }
 
 type entry struct {
@@ -211,7 +219,7 @@ func (t *Table) Insert(row []types.Datum) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
 	t.cur.put(t.keyBuf, t.valBuf, false, false)
-	t.wroteRow(t.keyBuf)
+	t.wroteRow(t.keyBuf, row)
 	return nil
 }
 
@@ -227,7 +235,7 @@ func (t *Table) InsertFresh(row []types.Datum, run uint32) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
 	t.cur.entries[t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)].run = run
-	t.wroteRow(t.keyBuf)
+	t.wroteRow(t.keyBuf, row)
 	return nil
 }
 
@@ -245,6 +253,7 @@ func (t *Table) Delete(row []types.Datum) error {
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
 	t.cur.put(t.keyBuf, nil, true, false)
+	t.deletedRow(row)
 	return nil
 }
 
@@ -260,10 +269,11 @@ func (t *Table) Update(old, new []types.Datum) error {
 	t.keyBuf = t.rowKey(t.keyBuf[:0], new)
 	if !bytes.Equal(oldKey, t.keyBuf) {
 		t.cur.put(oldKey, nil, true, false)
+		t.deletedRow(old)
 	}
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, new)
 	t.cur.put(t.keyBuf, t.valBuf, false, false)
-	t.wroteRow(t.keyBuf)
+	t.wroteRow(t.keyBuf, new)
 	return nil
 }
 
@@ -910,6 +920,11 @@ type IterOptions struct {
 	Range KeyRange
 	// Epoch is the committed epoch to read (0: the latest committed epoch).
 	Epoch uint64
+	// Prefix, for a table tracking prefixes (TrackPrefixes) and a read of one vnode at the
+	// latest epoch, is the encoding of the tracked key columns that every key of Range starts
+	// with: when the table knows the store never held it, the read asks the store nothing.
+	// Ignored otherwise.
+	Prefix []byte
 }
 
 // RowIterator walks rows in key order: vnode by vnode, and by primary key within a vnode.
@@ -961,7 +976,11 @@ func (t *Table) Iter(ctx context.Context, opts IterOptions) (RowIterator, error)
 		return nil, fmt.Errorf("state table %d: iter: %w", t.schema.TableID, err)
 	}
 	it := &rowIter{t: t, kv: kvIt, release: release, opts: opts}
-	it.sources = append(it.sources, source{entries: t.cur.inRange(lower, upper, opts)})
+	var cur []entry
+	if h, ok := t.prefixHash(opts); !ok || t.cur.holdsPrefix(h) {
+		cur = t.cur.inRange(lower, upper, opts)
+	}
+	it.sources = append(it.sources, source{entries: cur})
 	for i := len(t.layers) - 1; i >= 0 && t.layers[i].epoch > epoch; i-- {
 		it.sources = append(it.sources, source{entries: filterRange(t.layers[i].entries, lower, upper, opts)})
 	}
