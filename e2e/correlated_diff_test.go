@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestCorrelatedDifferential (issue 17) runs random correlated subqueries —
@@ -35,13 +34,7 @@ func TestCorrelatedDifferential(t *testing.T) {
 	defer pg.Close(context.Background())
 	trib := e2etest.Connect(t, ctx, e2etest.StartServer(t))
 
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("CORRELATED_SEED"); s != "" { // to replay a failure
-		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (CORRELATED_SEED replays it)", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	small := func() string {
 		if rng.Intn(5) == 0 {
@@ -202,14 +195,7 @@ func TestCorrelatedViews(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	conn := e2etest.Connect(t, ctx, e2etest.StartServer(t))
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("CORRELATED_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (CORRELATED_SEED replays it)", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	exec := func(sql string) {
 		t.Helper()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -84,8 +85,7 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	// 8,000 rows a side with 400-byte pads on 8,000 keys.
 	const rows, keys = 8000, 8000
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 19))
 	for _, tbl := range []string{"a", "b"} {
 		for lo := 1; lo <= rows; lo += rows / 2 {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestPgxClient is the pgx acceptance check: parameters, binary
@@ -148,8 +149,7 @@ func TestGarbageOnSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := e2etest.StartServer(t)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := newRand(seed)
 	for i := 0; i < 50; i++ {
 		nc, err := net.DialTimeout("tcp", srv.Addr, 5*time.Second)

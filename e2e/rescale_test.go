@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestAlterDuringBlockingCreate: an ALTER ... SET PARALLELISM in one session
@@ -102,8 +103,7 @@ func TestRescaleMidBackfill(t *testing.T) {
 }
 
 func rescaleMidBackfill(t *testing.T, snapshot bool) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

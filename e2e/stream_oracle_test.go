@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestStreamingOracle applies a seeded random stream of DML to the base tables
@@ -15,8 +16,7 @@ import (
 func TestStreamingOracle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	srv := e2etest.StartServer(t)
 	conn := e2etest.Connect(t, ctx, srv)
 	e2etest.CreateOracleTables(ctx, t, conn)
@@ -52,8 +52,7 @@ func TestStreamingOracleBackfill(t *testing.T) {
 func oracleBackfill(t *testing.T, snapshot, rateLimit string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	srv := e2etest.StartServer(t)
 	conn := e2etest.Connect(t, ctx, srv)
 	e2etest.CreateOracleTables(ctx, t, conn)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand"
@@ -18,10 +17,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 )
-
-var seedFlag = flag.Int64("seed", 0, "seed of TestPostgres/random (0: from the clock)")
 
 func TestParse(t *testing.T) {
 	base := func(kv ...string) map[string]string {
@@ -782,12 +780,7 @@ func (e *env) testReconnect(t *testing.T) {
 // with the rows already sent, split into chunks with invisible rows between,
 // some epochs replayed, and compares the table with the model after each.
 func (e *env) testRandom(t *testing.T) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (rerun with -seed %d)", seed, seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := rand.New(rand.NewSource(testseed.Int64(t)))
 
 	e.exec(t, `CREATE TABLE rnd (k1 int, k2 text, i bigint, s text, n numeric, f double precision, at timestamp, b boolean,
 		PRIMARY KEY (k2, k1))`)

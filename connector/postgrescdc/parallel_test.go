@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -42,8 +43,7 @@ func TestParallelCopyWithConcurrentChanges(t *testing.T) {
 		fmt.Sprintf("INSERT INTO t SELECT g, 'row ' || g, g %% 100 FROM generate_series(1, %d) g", rows))
 	sp := spec("public.t", u.props("t", OptChunkRows, "500", OptParallelism, "4"), simpleCols, "id")
 	s := open(t, sp)
-	seed := time.Now().UnixNano()
-	t.Logf("writer seed %d", seed)
+	seed := testseed.Int64(t)
 	w := startWriter(t, u, "t", rows*6/5, seed)
 	r := openReader(t, s, nil, nil)
 	m := newMirror(sp)
@@ -113,8 +113,7 @@ func TestParallelResumeFromOffsets(t *testing.T) {
 		fmt.Sprintf("INSERT INTO t SELECT g, 'row ' || g, g %% 100 FROM generate_series(1, %d) g", rows))
 	sp := spec("public.t", u.props("t", OptChunkRows, "400", OptParallelism, "4"), simpleCols, "id")
 	s := open(t, sp)
-	seed := time.Now().UnixNano()
-	t.Logf("writer seed %d", seed)
+	seed := testseed.Int64(t)
 	w := startWriter(t, u, "t", rows*6/5, seed)
 	m := newMirror(sp)
 	committed := m.clone()
@@ -332,8 +331,7 @@ func TestParallelRowsPerSplit(t *testing.T) {
 		fmt.Sprintf("INSERT INTO t SELECT g, 'row ' || g, g %% 100 FROM generate_series(1, %d) g", rows))
 	sp := spec("public.t", u.props("t", OptChunkRows, "300", OptParallelism, "3", OptRowsPerSplit, "2000"), simpleCols, "id")
 	s := open(t, sp)
-	seed := time.Now().UnixNano()
-	t.Logf("writer seed %d", seed)
+	seed := testseed.Int64(t)
 	w := startWriter(t, u, "t", rows*6/5, seed)
 	opened := workerConns.Load()
 	r := openReader(t, s, nil, nil)
@@ -480,8 +478,7 @@ func TestRangedSplitsMove(t *testing.T) {
 	if !slices.Equal(splits, []string{"0", "1", "2", "3"}) {
 		t.Fatalf("splits %v, want 4 ranges", splits)
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("writer seed %d", seed)
+	seed := testseed.Int64(t)
 	w := startWriter(t, u, "t", rows*6/5, seed)
 	m := newMirror(sp)
 	committed := m.clone()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -31,8 +32,7 @@ func TestBackfillResume(t *testing.T) {
 func backfillResume(t *testing.T, snapshot bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	srv := e2etest.StartServer(t)
 	conn := e2etest.Connect(t, ctx, srv)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // crashViews are the views the crash loop creates as it goes, with their queries.
@@ -34,8 +35,7 @@ func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a server fifty times")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestKillDuringInserts kills the server with SIGKILL while a client streams
@@ -18,8 +19,7 @@ func TestKillDuringInserts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := e2etest.StartServer(t)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 
 	setup := e2etest.Connect(t, ctx, srv)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // rescaleViews are the jobs the rescale test changes: each name with its
@@ -38,8 +39,7 @@ func TestRescaleUnderWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("rescales and kills a server under writes")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

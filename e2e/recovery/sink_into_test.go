@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestSinkIntoTableSurvivesKills: two sinks from two tables into one target
@@ -29,8 +30,7 @@ func TestSinkIntoTableSurvivesKills(t *testing.T) {
 }
 
 func sinkIntoTableKills(t *testing.T, decouple string) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 
 	"github.com/tributary/tributary/e2e/e2etest"
 )
@@ -23,8 +24,7 @@ func TestPostgresSinkSurvivesKills(t *testing.T) {
 		t.Skip("starts PostgreSQL and kills a server ten times")
 	}
 	pgDSN := pgtest.StartPostgres(t)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -157,8 +158,7 @@ func TestFileSinkSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a server twelve times")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

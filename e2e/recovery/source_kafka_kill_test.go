@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // killBid is bid i of the kill test: every field a function of i.
@@ -94,8 +95,7 @@ func TestKafkaSourceSurvivesKills(t *testing.T) {
 		t.Skip("kills a server a dozen times over a million Kafka messages")
 	}
 	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	const partitions, preload, people = 8, 1_000_000, 1000
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "bids"), kfake.SeedTopics(2, "people"))

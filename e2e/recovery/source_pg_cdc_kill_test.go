@@ -16,6 +16,7 @@ import (
 
 	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // cdcWriter changes the upstream table while the copy runs: inserts of new
@@ -129,8 +130,7 @@ func TestPostgresCDCParallelSurvivesKills(t *testing.T) {
 // options opts, at rate rows per second when not 0) through three kills
 // under a writer.
 func cdcSurvivesKills(t *testing.T, rows int, opts string, rate int) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	pg := pgtest.StartWith(t, pgtest.LogicalSettings...)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)

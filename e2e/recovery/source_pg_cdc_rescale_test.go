@@ -14,6 +14,7 @@ import (
 
 	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestPostgresCDCRescaleDuringCopy is issue 13's parallel mode under issue
@@ -32,8 +33,7 @@ func TestPostgresCDCRescaleDuringCopy(t *testing.T) {
 	}
 	const rows = 200_000
 	const ranges = 4
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	pg := pgtest.StartWith(t, pgtest.LogicalSettings...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

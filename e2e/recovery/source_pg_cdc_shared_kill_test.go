@@ -14,6 +14,7 @@ import (
 
 	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/pgtest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -30,8 +31,7 @@ func TestPostgresCDCSharedSourceSurvivesKills(t *testing.T) {
 	}
 	t.Parallel() // mostly waits (rate limits, kills, restarts): runs beside the other long tests
 	const bigRows, smallRows = 200_000, 20_000
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	pg := pgtest.StartWith(t, pgtest.LogicalSettings...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

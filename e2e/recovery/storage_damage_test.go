@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/e2e/testserver"
 )
 
@@ -73,7 +74,7 @@ func TestStorageDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		rng := rand.New(rand.NewSource(testseed.Int64(t)))
 		off := rng.Intn(len(data) - 64)
 		rng.Read(data[off : off+64])
 		t.Logf("64 random bytes at %d of %d", off, len(data))
@@ -115,7 +116,7 @@ func TestStorageDamage(t *testing.T) {
 		}
 		end := len(bytes.TrimRight(data, "\x00"))
 		off := 20 + (end-20)/2
-		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		rng := rand.New(rand.NewSource(testseed.Int64(t)))
 		garbage := make([]byte, 64)
 		rng.Read(garbage)
 		f, err := os.OpenFile(path, os.O_RDWR, 0)

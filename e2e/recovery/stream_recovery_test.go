@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestStreamingRecovery kills the server (SIGKILL) at random points while DML
@@ -20,8 +21,7 @@ import (
 func TestStreamingRecovery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	srv := e2etest.StartServer(t)
 	setup := e2etest.Connect(t, ctx, srv)
 	e2etest.CreateOracleTables(ctx, t, setup)

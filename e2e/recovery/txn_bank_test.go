@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary/tributary/e2e/e2etest"
+	"github.com/tributary/tributary/e2e/testseed"
 )
 
 // TestTransactionsBank is issue 17's transaction check: 20 clients move
@@ -27,8 +28,7 @@ func TestTransactionsBank(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a server")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testseed.Int64(t)
 	rng := rand.New(rand.NewSource(seed))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

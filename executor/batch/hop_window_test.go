@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 )
@@ -83,8 +84,7 @@ func TestHopWindow(t *testing.T) {
 // against a direct count: every row lands in size/slide windows, each
 // containing its time.
 func TestHopWindowManyChunks(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	var chunks []*types.Chunk
 	rows := 0

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -143,8 +144,7 @@ func randomTable(t testing.TB, rng *rand.Rand, n, keys int) *plan.Values {
 // TestHashJoinMatchesNestedLoop compares the hash join with a nested loop join
 // on the same equality (as a condition) over random inputs larger than a chunk.
 func TestHashJoinMatchesNestedLoop(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	l, r := randomTable(t, rng, 1500, 40), randomTable(t, rng, 300, 40)
 	eq := call(t, "=", col(0, types.TInt64), col(2, types.TInt64))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memkv"
@@ -70,7 +71,7 @@ func TestDynamicFilter(t *testing.T) {
 // every barrier that its output holds exactly the left rows comparing true
 // with the value of that epoch's end.
 func TestDynamicFilterRandom(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	for _, op := range []string{"=", "<>", "<", "<=", ">", ">="} {
 		t.Run(op, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(len(op))+uint64(op[0])))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
@@ -31,7 +32,7 @@ func gfNode() *plan.StreamGapFill {
 // restart halfway, and checks the output after each run against GAP_FILL
 // computed from the live rows.
 func TestGapFillRandom(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	n := gfNode()
 	ts := plan.Types(n.Out)

@@ -374,19 +374,86 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 		r.kd[i] = row[c]
 	}
 	other.encodeKey(r.kd)
-	oe, err := other.load(ctx, r.kd, r.tick)
+	degree := int64(0)
+	var oe *joinEntry
+	var err error
+	if other.degree || e.semi || e.anti {
+		oe, err = other.load(ctx, r.kd, r.tick)
+	} else {
+		// The probe changes none of the other side's rows: a hot key is read in batches.
+		oe, err = other.read(ctx, r.kd, r.tick, func(rows []types.Datum) error {
+			n, err := e.probe(side, row, insert, other, nil, rows)
+			degree += n
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
+	if oe != nil {
+		n, err := e.probe(side, row, insert, other, oe, oe.rows)
+		if err != nil {
+			return err
+		}
+		degree += n
+		if len(oe.dirty) > other.limit {
+			if err := other.shed(oe); err != nil {
+				return err
+			}
+		}
+	}
+	if degree == 0 && e.outer[side] {
+		e.emitPadded(side, row, op)
+	}
+	if side == Left && (e.semi && degree > 0 || e.anti && degree == 0) {
+		e.emit(op, row[:e.nl])
+	}
+
+	// The row's own side: its key's entry (written to state at the barrier).
+	if e.sameKey {
+		this.keyBuf = append(this.keyBuf[:0], other.keyBuf...)
+	} else {
+		this.encodeKey(r.kd)
+	}
+	// Adding or removing a row needs none of its key's other rows: no read.
+	te := this.loadForWrite(r.tick)
+	if !insert {
+		this.remove(te, row)
+		if len(te.gone) > this.limit*this.width {
+			return this.shed(te) // deletions of a key not read: bounded too
+		}
+		return nil
+	}
+	if this.degree {
+		row = append(row[:this.ncols], types.DInt(degree))
+		r.row = row
+	}
+	this.add(te, row)
+	if len(te.dirty) > this.limit {
+		return this.shed(te)
+	}
+	return nil
+}
+
+// probe joins row, a change of side, with rows, a flattened list of the other
+// side's rows of its key (those of entry oe, or a batch of them when oe is nil:
+// then no row may need a change, nor oe a touch), emits the joined rows and
+// updates their degrees, and returns how many matched.
+func (e *hashJoin) probe(side Side, row []types.Datum, insert bool, other *joinSide, oe *joinEntry, rows []types.Datum) (int64, error) {
+	r := &e.run
+	op := types.OpDelete
+	if insert {
+		op = types.OpInsert
+	}
 	degree := int64(0)
 	w := other.width
-	for i := range oe.dirty {
-		orow := oe.rows[i*w : (i+1)*w]
+	for i := 0; i*w < len(rows); i++ {
+		orow := rows[i*w : (i+1)*w]
 		e.fillJoined(side, row, orow)
 		if e.cond != nil {
 			ok, err := e.evalCond()
 			if err != nil {
-				return err
+				return degree, err
 			}
 			if !ok {
 				continue
@@ -425,42 +492,7 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 		}
 		other.touch(oe, i)
 	}
-	if len(oe.dirty) > other.limit {
-		if err := other.shed(oe); err != nil {
-			return err
-		}
-	}
-	if degree == 0 && e.outer[side] {
-		e.emitPadded(side, row, op)
-	}
-	if side == Left && (e.semi && degree > 0 || e.anti && degree == 0) {
-		e.emit(op, row[:e.nl])
-	}
-
-	// The row's own side: its key's entry (written to state at the barrier).
-	if e.sameKey {
-		this.keyBuf = append(this.keyBuf[:0], other.keyBuf...)
-	} else {
-		this.encodeKey(r.kd)
-	}
-	// Adding or removing a row needs none of its key's other rows: no read.
-	te := this.loadForWrite(r.tick)
-	if !insert {
-		this.remove(te, row)
-		if len(te.gone) > this.limit*this.width {
-			return this.shed(te) // deletions of a key not read: bounded too
-		}
-		return nil
-	}
-	if this.degree {
-		row = append(row[:this.ncols], types.DInt(degree))
-		r.row = row
-	}
-	this.add(te, row)
-	if len(te.dirty) > this.limit {
-		return this.shed(te)
-	}
-	return nil
+	return degree, nil
 }
 
 // semiAntiMatch applies a right row's insert or delete to a matching left

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -773,11 +774,66 @@ func TestHashJoinHotKey(t *testing.T) {
 	}(), "NULL NULL NULL 101 2 6"), "\n")}}, true)
 }
 
+// TestHashJoinHotKeyInBatches: an inner join keeps no degrees, so a probe of
+// a key with more rows than a side may cache reads them in batches of at most
+// that many rows and keeps none of them.
+func TestHashJoinHotKeyInBatches(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHJHarness(t, plan.InnerJoin, "I I I", "I I I", []int{1}, []int{1}, nil)
+	h.cacheRows = 8 // 4 per side
+	var l, joined []string
+	for id := 0; id < 30; id++ {
+		l = append(l, fmt.Sprintf("+ %d 1 %d", id, id))
+		joined = append(joined, fmt.Sprintf("%d 1 %d 100 1 5", id, id))
+	}
+	checked := false
+	h.each = func(j *hashJoin) {
+		s := j.run.sides[Left]
+		if checked || s.cached > 0 || j.run.tick < 30 {
+			return // not yet flushed
+		}
+		checked = true
+		s.encodeKey([]types.Datum{types.DInt(1)})
+		var batches []int
+		e, err := s.read(context.Background(), []types.Datum{types.DInt(1)}, j.run.tick+1, func(rows []types.Datum) error {
+			batches = append(batches, len(rows)/s.width)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, n := range batches {
+			if n > s.limit {
+				t.Errorf("a batch of %d rows, bound %d", n, s.limit)
+			}
+			total += n
+		}
+		if e != nil || total != 30 || len(batches) < 2 || s.cache[string(s.keyBuf)] != nil {
+			t.Errorf("read the hot key: entry %v, batches %v (want 30 rows), cached %v", e != nil, batches, s.cache[string(s.keyBuf)] != nil)
+		}
+	}
+	h.run([]hjEpoch{
+		{left: []string{strings.Join(l, "\n")}, want: ""},
+		{right: []string{"+ 100 1 5"}, want: strings.Join(joined, "\n")},
+		{right: []string{"- 100 1 5", "+ 101 1 6"}, want: strings.Join(slices.Collect(func(yield func(string) bool) {
+			for id := 0; id < 30; id++ {
+				if !yield(fmt.Sprintf("%d 1 %d 101 1 6", id, id)) {
+					return
+				}
+			}
+		}), "\n")},
+	}, true)
+	if !checked {
+		t.Fatal("the hot key was never read in batches")
+	}
+}
+
 // TestHashJoinRandom compares the join with a recomputation after every
 // epoch, for every kind with and without a condition, over random changes on
 // both sides with a tiny cache, restarts and lost epochs.
 func TestHashJoinRandom(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.LeftJoin, plan.RightJoin, plan.FullJoin, plan.SemiJoin, plan.AntiJoin} {
 		for _, withCond := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cond=%v", kind, withCond), func(t *testing.T) {
@@ -792,7 +848,7 @@ func TestHashJoinRandom(t *testing.T) {
 // binds and a memory pool of a few rows' bytes: the byte budget alone evicts,
 // and the pool is left empty when the actors end.
 func TestHashJoinRandomBytes(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	defer func(n int64) { minBudgetRows = n }(minBudgetRows)
 	minBudgetRows = 1
 	for _, kind := range []plan.JoinKind{plan.InnerJoin, plan.FullJoin, plan.SemiJoin} {

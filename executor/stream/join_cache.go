@@ -39,7 +39,9 @@ type joinEntry struct {
 // changes are written early (to the table's epoch buffer, which the table's
 // reads merge in) so that any entry may be evicted; an entry with more rows
 // than the bound is written and dropped as soon as its row is processed
-// (shed), so a hot key costs a read per probe, not memory. Entries count
+// (shed), so a hot key costs a read per probe, not memory (a probe that
+// changes none of its rows, as in an inner join, reads it in batches of the
+// bound: read; one that updates degrees still reads it whole). Entries count
 // their rows (an empty one counts as one) and keep no spare capacity beyond
 // that count's order.
 type joinSide struct {
@@ -110,6 +112,17 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 // load returns the entry of the key last encoded (values kd), reading the
 // state table on a cache miss. Entries stay valid until evict.
 func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
+	return s.read(ctx, kd, tick, nil)
+}
+
+// read is load, and with a visit function it reads a key with more rows than
+// the side may cache in batches of at most that many rows instead of whole:
+// each batch goes to visit, and read returns no entry (nil) once it has
+// visited every row of the key, the partial entry's added rows last (its
+// changes are then written to the state table: shed). A probe that changes
+// none of the side's rows (no degrees) passes visit, so a hot key costs
+// memory for one batch, not for all its rows.
+func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visit func(rows []types.Datum) error) (*joinEntry, error) {
 	cached := s.cache[string(s.keyBuf)]
 	s.stats.hit(cached != nil && !cached.partial || cached == nil && s.complete)
 	if cached != nil && !cached.partial {
@@ -129,6 +142,7 @@ func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*jo
 		return nil, fmt.Errorf("hash join: read state: %w", err)
 	}
 	e := &joinEntry{used: tick}
+	batched := false // some rows went to visit: e holds only the last batch
 	for {
 		err := it.Next()
 		if err == io.EOF {
@@ -142,11 +156,33 @@ func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*jo
 		if cached != nil && s.removedIn(cached, row) {
 			continue // removed this epoch, before the rows were read
 		}
+		if visit != nil && len(e.dirty) >= max(s.limit, 1) {
+			if err := visit(e.rows); err != nil {
+				it.Close()
+				return nil, err
+			}
+			batched = true
+			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
+		}
 		e.rows = s.appendRow(e.rows, row)
 		e.dirty = append(e.dirty, false)
 	}
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("hash join: read state: %w", err)
+	}
+	if batched {
+		if err := visit(e.rows); err != nil {
+			return nil, err
+		}
+		if cached != nil {
+			if err := visit(cached.rows); err != nil {
+				return nil, err
+			}
+			if err := s.shed(cached); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
 	}
 	if cached != nil {
 		// Merge in the partial entry's changes; it stays the cached one.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -130,7 +131,7 @@ func TestMaterializeSchemaMismatch(t *testing.T) {
 // after every barrier that the view's table and its change stream equal the
 // query recomputed over the upstream rows.
 func TestFilterProjectMaterializeRandom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(stSeed(t), 0))
+	rng := rand.New(rand.NewPCG(testseed.For(t), 0))
 	i64 := types.TInt64
 	ts := []types.T{i64, i64}
 	// SELECT id, v * 2, v % 5 FROM up WHERE v % 3 <> 0

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/executor/window"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
@@ -123,7 +124,7 @@ func TestOverWindow(t *testing.T) {
 // read back), and checks the view after every barrier against the window
 // functions computed directly.
 func TestOverWindowRandom(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	kv := memkv.New()
 	actx := stActx(kv)
@@ -277,7 +278,7 @@ func owBench(b *testing.B, cacheRows int) {
 // against window.Func over each whole partition: the incremental recompute
 // (from the first row that can change) must agree with a full one.
 func TestOverWindowRandomFrames(t *testing.T) {
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	sum, err := expr.LookupAgg("sum", []types.T{types.TInt64}, false)
 	if err != nil {

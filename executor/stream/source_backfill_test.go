@@ -12,6 +12,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/connector"
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -152,7 +153,7 @@ func appendMemLogRows(dst *types.Chunk, cols []connector.SourceColumn, split int
 // backfill ends with every split finished although the log goes idle.
 func TestSourceBackfillExactlyOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	seed := stSeed(t)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const log = "exactly-once"
 	memLogs.Lock()

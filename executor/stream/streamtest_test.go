@@ -3,8 +3,6 @@ package stream
 import (
 	"context"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,22 +94,6 @@ func stWant(t testing.TB, got []string, want ...string) {
 			t.Errorf("after barrier %d:\ngot:\n%s\nwant:\n%s", i, got[i], w)
 		}
 	}
-}
-
-// stSeed returns the seed for a randomized test, the same on every run
-// (STREAM_SEED overrides it, to explore or to replay), and logs it.
-func stSeed(t testing.TB) uint64 {
-	t.Helper()
-	seed := uint64(20261204)
-	if s := os.Getenv("STREAM_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("STREAM_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (rerun with STREAM_SEED=%d)", seed, seed)
-	return seed
 }
 
 func stActx(store *memkv.Store) *ActorContext { return &ActorContext{ID: 1, Store: store} }

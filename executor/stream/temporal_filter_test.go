@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
@@ -143,7 +144,7 @@ func TestTemporalFilterDateStrictness(t *testing.T) {
 // stream holds exactly the upstream rows within the window of the sealed
 // epoch, over random inserts, deletes and updates, with restarts.
 func TestTemporalFilterRandom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(stSeed(t), 0))
+	rng := rand.New(rand.NewPCG(testseed.For(t), 0))
 	for _, strict := range []bool{true, false} {
 		n := stTemporalNode(t, types.TTimestamp, "10 minutes", strict)
 		ts := []types.T{types.TInt64, types.TTimestamp}

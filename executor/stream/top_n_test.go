@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage/memkv"
@@ -505,7 +506,7 @@ func TestTopNErrors(t *testing.T) {
 // Input: c0 key, c1 group, c2 order (small range, NULLs), c3 second order.
 func TestTopNRandom(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	seed := int64(stSeed(t))
+	seed := int64(testseed.For(t))
 	rng := rand.New(rand.NewSource(seed))
 	ts := []types.T{types.TInt64, types.TInt64, types.TInt64, types.TVarchar}
 	shapes := []plan.StreamTopN{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -160,8 +161,7 @@ func TestLiteralRowsFastPath(t *testing.T) {
 
 // TestLiteralRowsFastPathRandom compares the two paths on random statements of literal rows.
 func TestLiteralRowsFastPathRandom(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	lit := func() string {
 		switch rng.IntN(12) {

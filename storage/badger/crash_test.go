@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/badger"
 )
@@ -105,11 +106,7 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test re-executes the binary; skipped in -short")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TRIBUTARY_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (set TRIBUTARY_CRASH_SEED to repeat)", seed)
+	seed := testseed.For(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	deadline := time.Now().Add(3 * time.Minute)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/storage"
 )
 
@@ -250,7 +251,7 @@ func TestDamageMissingTable(t *testing.T) {
 
 // Badger alone answers with wrong counts (or skips the table, logging it).
 func TestDamageTableRandomBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
+	rng := rand.New(rand.NewPCG(testseed.For(t), 14))
 	for round := range 4 {
 		dir := closedDataDir(t)
 		ssts := filesWithSuffix(t, dir, ".sst")

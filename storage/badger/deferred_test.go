@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/storage"
 )
 
@@ -162,8 +163,7 @@ func TestDeferredCommitsConcurrentReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	const epochs = 400
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)

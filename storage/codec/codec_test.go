@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -27,8 +27,7 @@ var allTypes = []types.T{
 }
 
 func newRand(t *testing.T) (*rand.Rand, uint64) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.For(t)
 	return rand.New(rand.NewPCG(seed, 7)), seed
 }
 

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -62,15 +60,10 @@ func (m blockModel) clone() blockModel {
 // behind the next one's writes as the coordinator does) and after every
 // commit compares every way of reading it with a map: Iter over all vnodes,
 // one vnode and key ranges, GetAt, StoredKeys, state.Scan, state.GetRow and
-// state.ChangedRows since earlier epochs. BLOCKS_SEED replays a run's seed.
+// state.ChangedRows since earlier epochs. TEST_SEED replays a run's seed.
 func TestBlocksAgainstModel(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
-		seed := time.Now().UnixNano()
-		if s := os.Getenv("BLOCKS_SEED"); s != "" {
-			seed, _ = strconv.ParseInt(s, 10, 64)
-		}
-		t.Logf("seed %d", seed)
-		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		rng := rand.New(rand.NewPCG(testseed.For(t), 7))
 		ctx := context.Background()
 		tbl, err := state.New(kv, blockSchema())
 		if err != nil {

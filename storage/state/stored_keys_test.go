@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 )
@@ -15,8 +16,7 @@ import (
 // kept aside.
 func TestStoredKeys(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
-		seed := rand.Uint64()
-		t.Logf("seed %d", seed)
+		seed := testseed.For(t)
 		rng := rand.New(rand.NewPCG(seed, 2))
 		ctx := context.Background()
 		tb := mustNew(t, kv, userSchema(7))

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
-	"time"
 
+	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/badger"
@@ -316,8 +316,7 @@ func TestTwoTablesOneEpoch(t *testing.T) {
 // checks Get and Iter against a map after every step.
 func TestRandomAgainstModel(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
-		seed := uint64(time.Now().UnixNano())
-		t.Logf("seed %d", seed)
+		seed := testseed.For(t)
 		rng := rand.New(rand.NewPCG(seed, 3))
 		ctx := context.Background()
 		tb := mustNew(t, kv, userSchema(3))
