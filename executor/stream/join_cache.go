@@ -28,7 +28,19 @@ type joinEntry struct {
 	// them. A row's own side only adds and removes, so it needs no read; the
 	// first probe from the other side (load) merges in the stored rows.
 	partial bool
+	// index maps the state key of each row (its columns after the join key,
+	// encoded) to its number, once a row is looked up in an entry of
+	// indexMin rows or more, so that removing a row of a hot key costs a
+	// lookup, not a comparison with every row. nil: none (yet).
+	index map[string]int
+	// unindexed: two rows share a state key (an inconsistent input), so the
+	// entry is searched row by row.
+	unindexed bool
 }
+
+// indexMin is the row count from which an entry keeps an index of its rows
+// (and a load a set of the rows its partial entry removed); a variable for tests.
+var indexMin = 32
 
 // joinSide is one input of a hash join: its fixed layout and its run state
 // (state table and the cache of entries by encoded join key).
@@ -56,6 +68,7 @@ type joinSide struct {
 	keyIdx   []int        // 0..len(key)-1
 	rest     []int        // state pk columns after the join key: identify a row within an entry
 	restT    []types.T    // their types
+	rowT     []types.T    // the state row's column types
 	hasDec   bool         // some column is numeric (cached rows must not share coefficients)
 
 	cache map[string]*joinEntry
@@ -70,6 +83,7 @@ type joinSide struct {
 	cached   int       // rows held by cache entries (an empty entry counts as one)
 	pending  []*joinEntry
 	keyBuf   []byte
+	restBuf  []byte // scratch for restKey
 }
 
 // joinRowOverhead is what a cached row costs besides its datums: its dirty
@@ -92,6 +106,7 @@ func newJoinSide(t *state.Table, ts []types.T, key, pk []int, degree bool, budge
 		s.keyIdx = append(s.keyIdx, i)
 	}
 	s.rest = pk[len(key):]
+	s.rowT = ts
 	for _, c := range s.rest {
 		s.restT = append(s.restT, ts[c])
 	}
@@ -143,6 +158,10 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 	}
 	e := &joinEntry{used: tick}
 	batched := false // some rows went to visit: e holds only the last batch
+	var gone map[string]bool
+	if cached != nil {
+		gone = s.goneSet(cached)
+	}
 	for {
 		err := it.Next()
 		if err == io.EOF {
@@ -153,7 +172,7 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 			return nil, fmt.Errorf("hash join: read state: %w", err)
 		}
 		row := it.Row()
-		if cached != nil && s.removedIn(cached, row) {
+		if cached != nil && s.removedIn(cached, gone, row) {
 			continue // removed this epoch, before the rows were read
 		}
 		if visit != nil && len(e.dirty) >= max(s.limit, 1) {
@@ -190,6 +209,7 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 		cached.rows = append(e.rows, cached.rows...)
 		cached.dirty = append(e.dirty, cached.dirty...)
 		cached.partial, cached.used = false, tick
+		cached.index = nil // row numbers moved
 		e = cached
 	}
 	s.cache[string(s.keyBuf)] = e
@@ -197,8 +217,25 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 	return e, nil
 }
 
-// removedIn reports whether row is among the rows a partial entry removed.
-func (s *joinSide) removedIn(e *joinEntry, row []types.Datum) bool {
+// goneSet returns the state keys of the rows a partial entry removed, when
+// there are indexMin or more (nil: fewer, compared one by one).
+func (s *joinSide) goneSet(e *joinEntry) map[string]bool {
+	if len(e.gone) < indexMin*s.width {
+		return nil
+	}
+	set := make(map[string]bool, len(e.gone)/s.width)
+	for off := 0; off < len(e.gone); off += s.width {
+		set[string(s.restKey(e.gone[off:off+s.width]))] = true
+	}
+	return set
+}
+
+// removedIn reports whether row is among the rows a partial entry removed
+// (gone: their goneSet, or nil).
+func (s *joinSide) removedIn(e *joinEntry, gone map[string]bool, row []types.Datum) bool {
+	if gone != nil {
+		return gone[string(s.restKey(row))]
+	}
 	for off := 0; off < len(e.gone); off += s.width {
 		if s.sameRow(e.gone[off:off+s.width], row) {
 			return true
@@ -248,6 +285,14 @@ func (s *joinSide) add(e *joinEntry, row []types.Datum) {
 	}
 	e.rows = s.appendRow(e.rows, row)
 	e.dirty = append(e.dirty, true)
+	if e.index != nil {
+		k := s.restKey(row)
+		if _, dup := e.index[string(k)]; dup {
+			e.index, e.unindexed = nil, true
+		} else {
+			e.index[string(k)] = len(e.dirty) - 1
+		}
+	}
 	s.markPending(e)
 }
 
@@ -261,23 +306,50 @@ func (s *joinSide) touch(e *joinEntry, i int) {
 // reports false when there is none (an inconsistent input). A partial entry
 // that does not hold the row records its removal for the barrier.
 func (s *joinSide) remove(e *joinEntry, row []types.Datum) bool {
+	if i := s.find(e, row); i >= 0 {
+		return s.removeAt(e, i)
+	}
 	if e.partial {
-		for i := range e.dirty {
-			if s.sameRow(e.rows[i*s.width:(i+1)*s.width], row) {
-				return s.removeAt(e, i)
-			}
-		}
 		e.gone = s.appendRow(e.gone, row)
 		s.markPending(e)
 		return true
 	}
-	w := s.width
-	for i := range e.dirty {
-		if s.sameRow(e.rows[i*w:(i+1)*w], row) {
-			return s.removeAt(e, i)
+	return false
+}
+
+// find returns the number of the row of e whose state key equals row's, or -1.
+func (s *joinSide) find(e *joinEntry, row []types.Datum) int {
+	w, n := s.width, len(e.dirty)
+	if e.index == nil && !e.unindexed && n >= indexMin {
+		e.index = make(map[string]int, n)
+		for i := range n {
+			k := s.restKey(e.rows[i*w : (i+1)*w])
+			if _, dup := e.index[string(k)]; dup {
+				e.index, e.unindexed = nil, true
+				break
+			}
+			e.index[string(k)] = i
 		}
 	}
-	return false
+	if e.index != nil {
+		if i, ok := e.index[string(s.restKey(row))]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range n {
+		if s.sameRow(e.rows[i*w:(i+1)*w], row) {
+			return i
+		}
+	}
+	return -1
+}
+
+// restKey encodes the state key columns of row after the join key (into
+// s.restBuf: valid until the next call).
+func (s *joinSide) restKey(row []types.Datum) []byte {
+	s.restBuf = codec.AppendKey(s.restBuf[:0], s.rowT, row, s.rest, nil)
+	return s.restBuf
 }
 
 // removeAt drops row i of an entry (to be deleted from the table at the barrier).
@@ -286,6 +358,12 @@ func (s *joinSide) removeAt(e *joinEntry, i int) bool {
 	r := e.rows[i*w : (i+1)*w]
 	e.gone = s.appendRow(e.gone, r)
 	last := len(e.dirty) - 1
+	if e.index != nil {
+		delete(e.index, string(s.restKey(r)))
+		if i != last {
+			e.index[string(s.restKey(e.rows[last*w:]))] = i
+		}
+	}
 	copy(r, e.rows[last*w:])
 	clear(e.rows[last*w:])
 	e.rows = e.rows[:last*w]
@@ -323,7 +401,7 @@ func (s *joinSide) flush() error {
 			// Its rows are stored now: a later load reads them from the table. The
 			// arrays go too: an entry keeps no capacity its count does not show.
 			s.cached -= max(len(e.dirty), 1) - 1
-			e.rows, e.dirty = nil, nil
+			e.rows, e.dirty, e.index, e.unindexed = nil, nil, nil, false
 		} else if w := s.width; cap(e.rows) > 2*len(e.rows)+4*w {
 			// Rows were removed: give back what the count no longer shows.
 			e.rows = slices.Clip(slices.Clone(e.rows))
@@ -370,7 +448,7 @@ func (s *joinSide) shed(e *joinEntry) error {
 		s.complete = false
 	}
 	// A pending entry stays in the pending list, with nothing left to write.
-	e.rows, e.dirty, e.partial = nil, nil, false
+	e.rows, e.dirty, e.partial, e.index, e.unindexed = nil, nil, false, nil, false
 	return nil
 }
 
