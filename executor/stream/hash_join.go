@@ -375,23 +375,17 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	}
 	other.encodeKey(r.kd)
 	degree := int64(0)
-	var oe *joinEntry
-	var err error
-	if other.degree || e.semi || e.anti {
-		oe, err = other.load(ctx, r.kd, r.tick)
-	} else {
-		// The probe changes none of the other side's rows: a hot key is read in batches.
-		oe, err = other.read(ctx, r.kd, r.tick, func(rows []types.Datum) error {
-			n, err := e.probe(side, row, insert, other, nil, rows)
-			degree += n
-			return err
-		})
-	}
+	// A hot key (more rows than the other side may cache) is read in batches.
+	oe, err := other.read(ctx, r.kd, r.tick, func(b *joinEntry) error {
+		n, err := e.probe(side, row, insert, other, b)
+		degree += n
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	if oe != nil {
-		n, err := e.probe(side, row, insert, other, oe, oe.rows)
+		n, err := e.probe(side, row, insert, other, oe)
 		if err != nil {
 			return err
 		}
@@ -435,11 +429,11 @@ func (e *hashJoin) processRow(ctx context.Context, side Side, row []types.Datum,
 	return nil
 }
 
-// probe joins row, a change of side, with rows, a flattened list of the other
-// side's rows of its key (those of entry oe, or a batch of them when oe is nil:
-// then no row may need a change, nor oe a touch), emits the joined rows and
-// updates their degrees, and returns how many matched.
-func (e *hashJoin) probe(side Side, row []types.Datum, insert bool, other *joinSide, oe *joinEntry, rows []types.Datum) (int64, error) {
+// probe joins row, a change of side, with the rows of oe, the other side's
+// entry of its key (or a batch of its rows), emits the joined rows and updates
+// their degrees (touching them), and returns how many matched.
+func (e *hashJoin) probe(side Side, row []types.Datum, insert bool, other *joinSide, oe *joinEntry) (int64, error) {
+	rows := oe.rows
 	r := &e.run
 	op := types.OpDelete
 	if insert {

@@ -774,9 +774,9 @@ func TestHashJoinHotKey(t *testing.T) {
 	}(), "NULL NULL NULL 101 2 6"), "\n")}}, true)
 }
 
-// TestHashJoinHotKeyInBatches: an inner join keeps no degrees, so a probe of
-// a key with more rows than a side may cache reads them in batches of at most
-// that many rows and keeps none of them.
+// TestHashJoinHotKeyInBatches: a probe of a key with more rows than a side
+// may cache reads them in batches of at most that many rows and keeps none of
+// them (TestHashJoinHotKey checks the degrees batches write back).
 func TestHashJoinHotKeyInBatches(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	h := newHJHarness(t, plan.InnerJoin, "I I I", "I I I", []int{1}, []int{1}, nil)
@@ -795,8 +795,8 @@ func TestHashJoinHotKeyInBatches(t *testing.T) {
 		checked = true
 		s.encodeKey([]types.Datum{types.DInt(1)})
 		var batches []int
-		e, err := s.read(context.Background(), []types.Datum{types.DInt(1)}, j.run.tick+1, func(rows []types.Datum) error {
-			batches = append(batches, len(rows)/s.width)
+		e, err := s.read(context.Background(), []types.Datum{types.DInt(1)}, j.run.tick+1, func(b *joinEntry) error {
+			batches = append(batches, len(b.dirty))
 			return nil
 		})
 		if err != nil {

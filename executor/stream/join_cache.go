@@ -51,9 +51,9 @@ var indexMin = 32
 // changes are written early (to the table's epoch buffer, which the table's
 // reads merge in) so that any entry may be evicted; an entry with more rows
 // than the bound is written and dropped as soon as its row is processed
-// (shed), so a hot key costs a read per probe, not memory (a probe that
-// changes none of its rows, as in an inner join, reads it in batches of the
-// bound: read; one that updates degrees still reads it whole). Entries count
+// (shed), so a hot key costs a read per probe, not memory (a probe reads it
+// in batches of the bound and writes back the degrees each batch changed:
+// read). Entries count
 // their rows (an empty one counts as one) and keep no spare capacity beyond
 // that count's order.
 type joinSide struct {
@@ -124,20 +124,16 @@ func (s *joinSide) encodeKey(kd []types.Datum) {
 	s.keyBuf = codec.AppendKey(s.keyBuf[:0], s.keyTypes, kd, s.keyIdx, nil)
 }
 
-// load returns the entry of the key last encoded (values kd), reading the
-// state table on a cache miss. Entries stay valid until evict.
-func (s *joinSide) load(ctx context.Context, kd []types.Datum, tick uint64) (*joinEntry, error) {
-	return s.read(ctx, kd, tick, nil)
-}
-
-// read is load, and with a visit function it reads a key with more rows than
-// the side may cache in batches of at most that many rows instead of whole:
-// each batch goes to visit, and read returns no entry (nil) once it has
-// visited every row of the key, the partial entry's added rows last (its
-// changes are then written to the state table: shed). A probe that changes
-// none of the side's rows (no degrees) passes visit, so a hot key costs
-// memory for one batch, not for all its rows.
-func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visit func(rows []types.Datum) error) (*joinEntry, error) {
+// read returns the entry of the key last encoded (values kd), reading the
+// state table on a cache miss; entries stay valid until evict. A key with
+// more rows than the side may cache is not read whole but in batches of at
+// most that many rows: each batch, an entry of its own, goes to visit, which
+// may touch its rows (degrees); the touched rows are written to the state
+// table before the next batch is read (the read resumes at the next key).
+// read then returns no entry (nil), the partial entry's added rows visited
+// last (its changes are then written: shed), so a hot key costs memory for
+// one batch, not for all its rows.
+func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visit func(b *joinEntry) error) (*joinEntry, error) {
 	cached := s.cache[string(s.keyBuf)]
 	s.stats.hit(cached != nil && !cached.partial || cached == nil && s.complete)
 	if cached != nil && !cached.partial {
@@ -148,11 +144,12 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 		return &s.none, nil
 	}
 	vnode := codec.VnodeOf(codec.HashRow(s.keyTypes, kd, s.keyIdx))
-	it, err := s.table.Iter(ctx, state.IterOptions{
+	opts := state.IterOptions{
 		Vnode:  int(vnode),
 		Range:  state.KeyRange{Start: s.keyBuf, End: codec.PrefixEnd(s.keyBuf)},
 		Prefix: s.keyBuf,
-	})
+	}
+	it, err := s.table.Iter(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hash join: read state: %w", err)
 	}
@@ -176,12 +173,20 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 			continue // removed this epoch, before the rows were read
 		}
 		if visit != nil && len(e.dirty) >= max(s.limit, 1) {
-			if err := visit(e.rows); err != nil {
-				it.Close()
+			// A batch is full: visit it, write what it changed, and read on from this row.
+			opts.Range.Start = append(opts.Range.Start[:0:0], it.PK()...)
+			if err := it.Close(); err != nil {
+				return nil, fmt.Errorf("hash join: read state: %w", err)
+			}
+			if err := s.visitBatch(e, visit); err != nil {
 				return nil, err
 			}
 			batched = true
 			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
+			if it, err = s.table.Iter(ctx, opts); err != nil {
+				return nil, fmt.Errorf("hash join: read state: %w", err)
+			}
+			continue
 		}
 		e.rows = s.appendRow(e.rows, row)
 		e.dirty = append(e.dirty, false)
@@ -190,11 +195,11 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 		return nil, fmt.Errorf("hash join: read state: %w", err)
 	}
 	if batched {
-		if err := visit(e.rows); err != nil {
+		if err := s.visitBatch(e, visit); err != nil {
 			return nil, err
 		}
 		if cached != nil {
-			if err := visit(cached.rows); err != nil {
+			if err := visit(cached); err != nil {
 				return nil, err
 			}
 			if err := s.shed(cached); err != nil {
@@ -228,6 +233,18 @@ func (s *joinSide) goneSet(e *joinEntry) map[string]bool {
 		set[string(s.restKey(e.gone[off:off+s.width]))] = true
 	}
 	return set
+}
+
+// visitBatch passes a batch of a key's stored rows to visit and writes the
+// rows it touched to the state table. The batch is no cache entry: it never
+// joins the pending list.
+func (s *joinSide) visitBatch(b *joinEntry, visit func(b *joinEntry) error) error {
+	b.pending = true // touch must not list it
+	defer func() { b.pending = false }()
+	if err := visit(b); err != nil {
+		return err
+	}
+	return s.write(b)
 }
 
 // removedIn reports whether row is among the rows a partial entry removed
