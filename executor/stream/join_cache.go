@@ -173,20 +173,27 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 			continue // removed this epoch, before the rows were read
 		}
 		if visit != nil && len(e.dirty) >= max(s.limit, 1) {
-			// A batch is full: visit it, write what it changed, and read on from this row.
-			opts.Range.Start = append(opts.Range.Start[:0:0], it.PK()...)
-			if err := it.Close(); err != nil {
-				return nil, fmt.Errorf("hash join: read state: %w", err)
-			}
+			// A batch is full: visit it; when it changed rows, write them and read on from this row.
+			batched = true
 			if err := s.visitBatch(e, visit); err != nil {
+				it.Close()
 				return nil, err
 			}
-			batched = true
-			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
-			if it, err = s.table.Iter(ctx, opts); err != nil {
-				return nil, fmt.Errorf("hash join: read state: %w", err)
+			if slices.Contains(e.dirty, true) {
+				opts.Range.Start = append(opts.Range.Start[:0:0], it.PK()...)
+				if err := it.Close(); err != nil {
+					return nil, fmt.Errorf("hash join: read state: %w", err)
+				}
+				if err := s.write(e); err != nil {
+					return nil, err
+				}
+				e.rows, e.dirty = e.rows[:0], e.dirty[:0]
+				if it, err = s.table.Iter(ctx, opts); err != nil {
+					return nil, fmt.Errorf("hash join: read state: %w", err)
+				}
+				continue
 			}
-			continue
+			e.rows, e.dirty = e.rows[:0], e.dirty[:0]
 		}
 		e.rows = s.appendRow(e.rows, row)
 		e.dirty = append(e.dirty, false)
@@ -196,6 +203,9 @@ func (s *joinSide) read(ctx context.Context, kd []types.Datum, tick uint64, visi
 	}
 	if batched {
 		if err := s.visitBatch(e, visit); err != nil {
+			return nil, err
+		}
+		if err := s.write(e); err != nil {
 			return nil, err
 		}
 		if cached != nil {
@@ -235,16 +245,14 @@ func (s *joinSide) goneSet(e *joinEntry) map[string]bool {
 	return set
 }
 
-// visitBatch passes a batch of a key's stored rows to visit and writes the
-// rows it touched to the state table. The batch is no cache entry: it never
+// visitBatch passes a batch of a key's stored rows to visit; the caller
+// writes the rows it touched (write). The batch is no cache entry: it never
 // joins the pending list.
 func (s *joinSide) visitBatch(b *joinEntry, visit func(b *joinEntry) error) error {
 	b.pending = true // touch must not list it
-	defer func() { b.pending = false }()
-	if err := visit(b); err != nil {
-		return err
-	}
-	return s.write(b)
+	err := visit(b)
+	b.pending = false
+	return err
 }
 
 // removedIn reports whether row is among the rows a partial entry removed
