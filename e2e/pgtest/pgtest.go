@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,13 +148,23 @@ func Launch(dir string, settings []string) (*Cluster, error) {
 		}
 	}
 	c.DataDir, c.LogPath = filepath.Join(root, "data"), filepath.Join(root, "postgres.log")
-	if c.Addr, err = testserver.FreeAddr(); err != nil {
-		return nil, err
-	}
 	if err := c.initdb(); err != nil {
 		return nil, err
 	}
-	if err := c.start(); err != nil {
+	// The port is free when picked, not necessarily when postgres binds it (tests start servers
+	// side by side): a cluster that finds it taken tries another.
+	for attempt := 1; ; attempt++ {
+		if c.Addr, err = testserver.FreeAddr(); err != nil {
+			return nil, err
+		}
+		logged := logSize(c.LogPath)
+		err := c.start()
+		if err == nil {
+			break
+		}
+		if attempt < 3 && portTaken(c.LogPath, logged) {
+			continue
+		}
 		return nil, fmt.Errorf("%w\n%s", err, testserver.Tail(c.LogPath, 40))
 	}
 	if err := c.createDB("dev"); err != nil {
@@ -161,6 +172,25 @@ func Launch(dir string, settings []string) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// logSize returns the size of the file at path (0 when it does not exist yet).
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// portTaken reports whether the server log at path says, after its first from bytes, that
+// postgres could not bind its port because another process holds it.
+func portTaken(path string, from int64) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) < from {
+		return false
+	}
+	return bytes.Contains(b[from:], []byte("Address already in use"))
 }
 
 // Version returns the PostgreSQL major version of the binaries ("15").

@@ -2,6 +2,8 @@ package pgtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,5 +46,27 @@ func TestClusterSurvivesCrash(t *testing.T) {
 	}
 	if got := query("SELECT current_database()::text"); got != "dev" {
 		t.Fatalf("database %q", got)
+	}
+}
+
+// TestPortTaken: only what a start wrote after the given offset counts.
+func TestPortTaken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "postgres.log")
+	if portTaken(path, 0) || logSize(path) != 0 {
+		t.Fatal("a missing log reports a taken port or a size")
+	}
+	old := "LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := logSize(path)
+	if !portTaken(path, 0) || portTaken(path, from) {
+		t.Fatalf("portTaken from 0 = %v, from %d = %v", portTaken(path, 0), from, portTaken(path, from))
+	}
+	if err := os.WriteFile(path, []byte(old+"LOG:  database system is ready to accept connections\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if portTaken(path, from) {
+		t.Error("a start that bound its port reports it taken")
 	}
 }
