@@ -26,7 +26,7 @@ type joinEntry struct {
 	// partial: the key's stored rows were never read. rows holds only the
 	// rows added since (all dirty), gone the rows removed that were not among
 	// them. A row's own side only adds and removes, so it needs no read; the
-	// first probe from the other side (load) merges in the stored rows.
+	// first probe from the other side (read) merges in the stored rows.
 	partial bool
 	// index maps the state key of each row (its columns after the join key,
 	// encoded) to its number, once a row is looked up in an entry of
@@ -39,7 +39,7 @@ type joinEntry struct {
 }
 
 // indexMin is the row count from which an entry keeps an index of its rows
-// (and a load a set of the rows its partial entry removed); a variable for tests.
+// (and a read a set of the rows its partial entry removed); a variable for tests.
 var indexMin = 32
 
 // joinSide is one input of a hash join: its fixed layout and its run state
@@ -78,7 +78,7 @@ type joinSide struct {
 	// row per window, then costs no read per probe). Set by warm when the
 	// stored rows fit the cache; cleared when an entry leaves the cache.
 	complete bool
-	none     joinEntry // what load returns for a key a complete side lacks: read only
+	none     joinEntry // what read returns for a key a complete side lacks: read only
 	stats    *OpStats  // counts probes of the cache (nil: not counted)
 	cached   int       // rows held by cache entries (an empty entry counts as one)
 	pending  []*joinEntry
@@ -423,7 +423,7 @@ func (s *joinSide) flush() error {
 		}
 		e.pending = false
 		if e.partial {
-			// Its rows are stored now: a later load reads them from the table. The
+			// Its rows are stored now: a later read reads them from the table. The
 			// arrays go too: an entry keeps no capacity its count does not show.
 			s.cached -= max(len(e.dirty), 1) - 1
 			e.rows, e.dirty, e.index, e.unindexed = nil, nil, nil, false
