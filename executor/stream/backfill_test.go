@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ type sbHarness struct {
 	watermarks bool
 	out        []wmOut
 	after      int // barriers to run after the backfill reports done
+	maxChunk   int // the most rows of a chunk run emitted
 }
 
 // wmOut is a watermark a backfill emitted, and whether its backfill had
@@ -66,13 +68,25 @@ type wmOut struct {
 
 // newSBHarness stores n rows (id, id*10) of relation 500, committed at epoch 1.
 func newSBHarness(t *testing.T, n int, snapshot bool) *sbHarness {
+	return newSBHarnessPadded(t, n, snapshot, 0)
+}
+
+// newSBHarnessPadded is newSBHarness with a third column, text of pad bytes.
+func newSBHarnessPadded(t *testing.T, n int, snapshot bool, pad int) *sbHarness {
 	ts := []types.T{types.TInt64, types.TInt64}
 	rel := &catalog.Relation{ID: 500, Schema: "public", Name: "t", Kind: catalog.KindTable, PK: []int{0},
 		Columns: []catalog.Column{{Name: "id", Type: ts[0]}, {Name: "v", Type: ts[1]}}}
+	if pad > 0 {
+		ts = append(ts, types.TVarchar)
+		rel.Columns = append(rel.Columns, catalog.Column{Name: "pad", Type: types.TVarchar})
+	}
 	kv := memkv.New()
 	var b storage.Batch
 	for i := 1; i <= n; i++ {
 		row := []types.Datum{types.DInt(int64(i)), types.DInt(int64(i) * 10)}
+		if pad > 0 {
+			row = append(row, types.DString(strings.Repeat("x", pad)))
+		}
 		key := codec.AppendTablePrefix(nil, rel.ID, codec.VnodeOf(codec.HashRow(ts, row, rel.PK)))
 		key = codec.AppendKey(key, ts, row, rel.PK, nil)
 		b.Put(key, codec.EncodeRow(nil, ts, row))
@@ -124,6 +138,7 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 		}
 		switch {
 		case m.Chunk != nil:
+			h.maxChunk = max(h.maxChunk, m.Chunk.Len())
 			for i := 0; i < m.Chunk.Len(); i++ {
 				if m.Chunk.Op(i) != types.OpInsert {
 					h.t.Fatalf("snapshot row with op %v", m.Chunk.Op(i))
@@ -238,6 +253,34 @@ func TestBackfillReadsEveryRowOnce(t *testing.T) {
 			}
 			check(t, append(first, second...))
 		})
+	}
+}
+
+// TestSnapshotBackfillChunkBytes: a snapshot backfill of wide rows reads
+// chunks of at most snapshotChunkBytes of encoded rows (the readers' queue
+// holds many chunks), and still emits every row once.
+func TestSnapshotBackfillChunkBytes(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// 400 rows over 256 vnodes: some vnode holds 3 or more, which one chunk
+	// would take without the bound; with it, 256 KiB is two 128 KiB rows.
+	const n, pad = 400, 128 << 10
+	h := newSBHarnessPadded(t, n, true, pad)
+	ids, done := h.run(func(int) bool { return false })
+	if !done {
+		t.Fatal("backfill did not finish")
+	}
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("row %d emitted twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct rows emitted, want %d", len(seen), n)
+	}
+	if h.maxChunk != 2 {
+		t.Fatalf("largest chunk %d rows of %d bytes, want 2", h.maxChunk, pad)
 	}
 }
 

@@ -81,8 +81,8 @@ func TestSnapshotWindowIdleDoublesAndHalves(t *testing.T) {
 		t.Fatalf("idle window %d changed by an empty epoch", w.idle)
 	}
 	w.open(false)
-	if w.chunkRows() != BackfillChunkRows {
-		t.Fatalf("idle chunk rows %d, want %d", w.chunkRows(), BackfillChunkRows)
+	if w.chunkRows() != idleChunkRows {
+		t.Fatalf("idle chunk rows %d, want %d", w.chunkRows(), idleChunkRows)
 	}
 }
 
