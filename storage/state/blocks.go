@@ -1444,22 +1444,11 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 	if err := it.Close(); err != nil {
 		return false, err
 	}
-	// The table's own writes are the only ones: those flushed and not in the
-	// store at epoch are in its layers above epoch (wrote narrows the gap
-	// for those flushed from now on).
 	upper := g.hi
 	if upper == "" {
 		upper = string(end)
 	}
-	for _, l := range t.layers {
-		if l.epoch <= epoch {
-			continue
-		}
-		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= upper })
-		if i > 0 && l.entries[i-1].key >= g.lo {
-			g.lo = l.entries[i-1].key + "\x00"
-		}
-	}
+	t.abovePending(&g, upper, epoch)
 	if g.hi != "" && g.lo >= g.hi {
 		delete(t.rowGaps, v)
 		return false, nil
@@ -1469,6 +1458,79 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 	}
 	t.rowGaps[v] = g
 	return g.holds(k, epoch), nil
+}
+
+// abovePending raises gap g (found in the store at epoch, up to upper) over
+// the table's writes in it that the store does not hold at epoch. The table's
+// own writes are the only ones: those flushed and not in the store at epoch
+// are in its layers above epoch (wrote narrows the gap for those flushed from
+// now on).
+func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
+	for _, l := range t.layers {
+		if l.epoch <= epoch {
+			continue
+		}
+		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= upper })
+		if i > 0 && l.entries[i-1].key >= g.lo {
+			g.lo = l.entries[i-1].key + "\x00"
+		}
+	}
+}
+
+// Key gaps. StoredKeys keeps, per vnode, the last maxKeyGaps ranges its
+// seeks found without a row key (from the key asked to the stored row key
+// the seek stopped at), narrowed by the table's writes as rowGaps are. A key
+// check inside one needs no seek: sessions inserting ascending keys from
+// ranges of their own (8 connections, each its ids) each land in the gap
+// between their last key and the next session's first, in every vnode.
+const maxKeyGaps = 16
+
+// inKeyGap reports whether a key gap of vnode v holds k at epoch.
+func (t *Table) inKeyGap(v int, k string, epoch uint64) bool {
+	for _, g := range t.keyGaps[v] {
+		if g.holds(k, epoch) {
+			return true
+		}
+	}
+	return false
+}
+
+// addKeyGap records that the store holds no row key of vnode v in [lo, hi)
+// at epoch (hi is a row key of v), less the table's writes not in the store.
+func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
+	g := rowGap{lo: lo, hi: hi, at: epoch}
+	t.abovePending(&g, hi, epoch)
+	if g.lo >= g.hi {
+		return
+	}
+	if t.keyGaps == nil {
+		t.keyGaps = map[int][]rowGap{}
+	}
+	gs := t.keyGaps[v]
+	if len(gs) == maxKeyGaps {
+		gs = append(gs[:0], gs[1:]...)
+	}
+	t.keyGaps[v] = append(gs, g)
+}
+
+// narrowKeyGaps takes key, a row key the table writes, out of vnode v's key
+// gaps: a gap holding it keeps only what lies above it.
+func (t *Table) narrowKeyGaps(v int, key string) {
+	gs := t.keyGaps[v]
+	if len(gs) == 0 {
+		return
+	}
+	kept := gs[:0]
+	for _, g := range gs {
+		if key >= g.lo && key < g.hi {
+			g.lo = key + "\x00"
+			if g.lo >= g.hi {
+				continue
+			}
+		}
+		kept = append(kept, g)
+	}
+	t.keyGaps[v] = kept
 }
 
 // noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a
@@ -1535,26 +1597,33 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 				continue
 			}
 		}
-		if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
-			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
-		}
-		if rcur == nil || !bytes.HasPrefix(rcur, k[:codec.TablePrefixLen]) || isBlockKey(rcur) {
-			t.learn(v, false, k) // no row key of the vnode at or after k
-		}
 		tomb, isTomb := uint64(0), false
-		if rcur != nil && bytes.Equal(rcur, k) {
-			if tomb, isTomb = tombstoneEpoch(rows.Value()); !isTomb {
-				found[i] = true
+		if !t.inKeyGap(v, string(k), at) {
+			if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
+				return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+			}
+			rowKey := rcur != nil && bytes.HasPrefix(rcur, k[:codec.TablePrefixLen]) && !isBlockKey(rcur)
+			if !rowKey {
+				t.learn(v, false, k) // no row key of the vnode at or after k
+			}
+			if rcur != nil && bytes.Equal(rcur, k) {
+				if tomb, isTomb = tombstoneEpoch(rows.Value()); !isTomb {
+					found[i] = true
+					continue
+				}
+			}
+			if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
+				// Nothing of the key's vnode lies at or after it, its
+				// blocks' keys included (they sort after its rows).
+				found[i] = false
+				t.learn(v, true, k)
 				continue
+			}
+			if rowKey && !isTomb {
+				t.addKeyGap(v, string(k), string(rcur), at)
 			}
 		}
 		found[i] = false
-		if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
-			// Nothing of the key's vnode lies at or after it, its
-			// blocks' keys included (they sort after its rows).
-			t.learn(v, true, k)
-			continue
-		}
 		if from := t.blockFrom[v]; from != "" && string(k) >= from {
 			continue
 		}
@@ -1846,6 +1915,7 @@ func (t *Table) wrote(key string, block bool) {
 	raise(&t.rowFrom[v], &t.rowTop[v])
 	// A row key at or below key may be stored now: a gap keeps only what is
 	// above it.
+	t.narrowKeyGaps(v, key)
 	if g, ok := t.rowGaps[v]; ok && key >= g.lo {
 		g.lo = key + "\x00"
 		if g.hi != "" && g.lo >= g.hi {

@@ -74,6 +74,7 @@ type Table struct {
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
 	rowGaps            map[int]rowGap           // per vnode, a range without row keys (noRowKey)
+	keyGaps            map[int][]rowGap         // per vnode, ranges without row keys (StoredKeys)
 	// tracked says the table is its vnodes' only writer (TrackKeys): it
 	// keeps rowFrom and rowTop itself, learning rowFrom at rowAt.
 	tracked bool
@@ -594,7 +595,7 @@ func (t *Table) Stage(epoch uint64, b *storage.Batch) {
 	// writes; elsewhere, and once the epoch staged a delete, they go as rows (a row's own key is
 	// as good as a block's).
 	t.dropCommittedLayers(t.kv.CommittedEpoch())
-	t.rowGaps = nil // found at committed epochs: staged keys are read above them
+	t.rowGaps, t.keyGaps = nil, nil // found at committed epochs: staged keys are read above them
 	var job *SealJob
 	var took []bool // per layer: the job writes its fresh rows
 	if t.schema.Blocks && t.stagedDelAt != epoch {
