@@ -74,7 +74,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if w.written >= freshAfterRows {
 				err = tbl.InsertFresh(row, 0)
 			} else {
-				err = tbl.Insert(row)
+				err = tbl.InsertKeyed(probe.key(i), row)
 			}
 			if err != nil {
 				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
@@ -237,10 +237,13 @@ func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *ca
 	return nil
 }
 
+// key is row i's key, as load encoded it.
+func (p *keyProbe) key(i int) []byte { return p.keys[i-p.from] }
+
 // check fails with a unique violation when row i's key exists: in the table's pending writes,
 // else in the store as load read it.
 func (p *keyProbe) check(env *Env, tbl *state.Table, rel *catalog.Relation, row []types.Datum, i int) error {
-	key := p.keys[i-p.from]
+	key := p.key(i)
 	exists, known := tbl.PendingAt(env.Epoch, key)
 	if !known {
 		exists = p.found[i-p.from]

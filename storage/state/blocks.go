@@ -1591,11 +1591,9 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		k := keys[i]
 		_, vn, _ := codec.SplitTablePrefix(k)
 		v := int(vn)
-		if from := t.rowFrom[v]; from != "" && string(k) >= from {
-			if from := t.blockFrom[v]; from != "" && string(k) >= from {
-				found[i] = false // above every key of its vnode
-				continue
-			}
+		if t.aboveVnode(k) {
+			found[i] = false // above every key of its vnode
+			continue
 		}
 		tomb, isTomb := uint64(0), false
 		if !t.inKeyGap(v, string(k), at) {
@@ -1895,6 +1893,17 @@ func (t *Table) learn(v int, blocks bool, k []byte) {
 	if *bound == "" || c < *bound {
 		*bound = c
 	}
+}
+
+// aboveVnode reports whether key lies at or above both bounds of its vnode:
+// the store holds no row key and no block end of the vnode at or after it.
+func (t *Table) aboveVnode(key []byte) bool {
+	if len(key) < codec.TablePrefixLen {
+		return false
+	}
+	v := int(key[4])<<8 | int(key[5]) // vnodeOf, without converting key
+	r, b := t.rowFrom[v], t.blockFrom[v]
+	return r != "" && b != "" && string(key) >= r && string(key) >= b
 }
 
 // wrote raises the bounds of key's vnode over key, written as a row or

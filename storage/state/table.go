@@ -224,6 +224,18 @@ func (t *Table) Insert(row []types.Datum) error {
 	return nil
 }
 
+// InsertKeyed is Insert of a row whose key the caller has encoded already
+// (RowKey of row).
+func (t *Table) InsertKeyed(key []byte, row []types.Datum) error {
+	if err := t.checkRow(row); err != nil {
+		return err
+	}
+	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
+	t.cur.put(key, t.valBuf, false, false)
+	t.wroteRow(key, row)
+	return nil
+}
+
 // InsertFresh inserts a row whose primary key the caller vouches is nowhere in the table: not
 // stored, not pending. In a table with blocks it waits, after Flush, for TakeFresh to write it with
 // the epoch's other fresh rows of its vnode and run as blocks; elsewhere it is Insert. run
@@ -821,17 +833,23 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		}
 		return nil
 	}
-	if len(keys) < storedKeysBatch {
-		for i := range keys {
+	// Keys above every key of their vnode (a table with blocks knows where
+	// each vnode's keys end) need neither a read nor a place in the order.
+	order := make([]int, 0, len(keys))
+	for i, k := range keys {
+		if t.schema.Blocks && t.aboveVnode(k) {
+			found[i] = false
+			continue
+		}
+		order = append(order, i)
+	}
+	if len(order) < storedKeysBatch {
+		for _, i := range order {
 			if err := get(i); err != nil {
 				return err
 			}
 		}
 		return nil
-	}
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
 	release, err := t.kv.Pin(at)
