@@ -55,7 +55,9 @@ type Options struct {
 	Logger *slog.Logger
 	// NoSync acknowledges commits before they reach the disk: they survive the process being
 	// killed but not an operating-system crash or power loss. By default every Commit is synced
-	// (fsync) before it returns; the writes of one epoch share one sync.
+	// (fsync) before it returns; the writes of one epoch share one sync. With NoSync a commit of
+	// parallelWriteEntries or more may return before Badger holds it (its commit-log record,
+	// written unsynced, covers it until then).
 	NoSync bool
 	// AcceptDamagedTail lets Open start when a write-ahead file has damaged bytes followed by
 	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
@@ -145,7 +147,7 @@ type Store struct {
 	commitMu sync.Mutex
 	failed   error    // set when a Commit failed after writing; further commits refuse
 	wal      *walSync // syncs Badger's write-ahead files (nil with NoSync)
-	redo     *redoLog // the commit log that makes most commits durable (nil with NoSync)
+	redo     *redoLog // the commit log that makes most commits durable (unsynced with NoSync)
 	// staged are the epochs Stage wrote and no Commit has published or dropped yet;
 	// stagedBig is set when a staged batch put values in the value log (synced at the Commit).
 	staged    storage.StagedEpochs
@@ -154,6 +156,18 @@ type Store struct {
 	// until it is done), so the writer prepares its next batch meanwhile; reads above the
 	// committed epoch wait for it, and its error comes back from the next Stage or Commit.
 	staging atomic.Pointer[stageOp]
+	// noSync is Options.NoSync: the commit log is written but never synced, and a commit of
+	// parallelWriteEntries or more goes into Badger after Commit returns (applying).
+	noSync bool
+	// applying is the last such commit's write into Badger, which runs on after Commit returns
+	// (holding commitMu until it is done): reads at or above its epoch wait for it, and its
+	// error comes back from the next Commit or Stage.
+	applying atomic.Pointer[applyOp]
+	// applyPause is how many commits are still written before Commit returns because a read
+	// had to wait for such a write (set by waitApplying, counted down by applyLater).
+	applyPause atomic.Int32
+	// beforeApply (tests) runs before such a write.
+	beforeApply func()
 	// deferMu holds the committed small batches Badger has not taken yet (deferred.go), in
 	// epoch order; deferFirst is the first one's epoch (0: none). Lock order: commitMu, closeMu,
 	// deferMu in Commit; deferMu, closeMu in a read that writes them first.
@@ -322,8 +336,12 @@ func Open(opts Options) (*Store, error) {
 			return nil, errors.Join(fmt.Errorf("open badger store at %s: %w", opts.Dir, err), db.Close())
 		}
 	}
-	if !opts.NoSync {
-		redo, recs, err := openRedo(opts.Dir, existing, opts.AcceptDamagedTail, logger.Warn)
+	s.noSync = opts.NoSync
+	{
+		// Without syncs, an operating-system crash may leave any part of the log's last
+		// writes unwritten: its damaged tail is dropped rather than refused, as what NoSync
+		// acknowledged may be lost then anyway.
+		redo, recs, err := openRedo(opts.Dir, existing, opts.AcceptDamagedTail || opts.NoSync, opts.NoSync, logger.Warn)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("open badger store at %s: %w", opts.Dir, err), db.Close())
 		}
@@ -375,8 +393,12 @@ func (s *Store) checkpointLocked() error {
 	if err := s.applyDeferred(); err != nil { // the log's records of them are about to go
 		return err
 	}
-	if err := s.wal.sync(true); err != nil {
-		return err
+	// With NoSync the records' batches are in Badger's memory-mapped write-ahead files (the
+	// caller holds commitMu: no write is applying), which a killed process does not lose.
+	if s.wal != nil {
+		if err := s.wal.sync(true); err != nil {
+			return err
+		}
 	}
 	return s.redo.reset(s.redo.gen + 1)
 }
@@ -511,14 +533,27 @@ func (s *Store) writeMeta(epoch, discard uint64) error {
 // writeDirect and the watermark follows in its own transaction once every entry is in.
 func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) error {
 	s.commitMu.Lock()
-	defer s.commitMu.Unlock()
+	unlock := true // false once a write applying the batch holds both locks (applyLater)
+	defer func() {
+		if unlock {
+			s.commitMu.Unlock()
+		}
+	}()
 	s.closeMu.RLock()
-	defer s.closeMu.RUnlock()
+	defer func() {
+		if unlock {
+			s.closeMu.RUnlock()
+		}
+	}()
 	if s.closeMu.closed {
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, storage.ErrClosed)
 	}
 	if s.failed != nil {
 		return fmt.Errorf("badger commit epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
+	}
+	if err := s.applyErrLocked(); err != nil {
+		s.failed = err
+		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
 	if err := s.stageErrLocked(true); err != nil {
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
@@ -561,6 +596,31 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
+	if s.applyLater(epoch, b, rolledBack) {
+		rec, err := s.logLocked(epoch, discard, b)
+		if err != nil {
+			s.failed = err
+			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+		}
+		if rec != nil {
+			op := &applyOp{epoch: epoch, done: make(chan struct{})}
+			s.applying.Store(op) // before the epoch shows committed: its readers wait for op
+			s.staged.Forget(epoch)
+			s.committed.Store(epoch)
+			s.db.SetDiscardTs(discard)
+			unlock = false
+			go func() {
+				defer s.commitMu.Unlock()
+				defer s.closeMu.RUnlock()
+				defer close(op.done)
+				if s.beforeApply != nil {
+					s.beforeApply()
+				}
+				op.err = s.applyLogged(rec)
+			}()
+			return nil
+		}
+	}
 	if err := s.writeDurably(epoch, discard, b, rolledBack, deferIt); err != nil {
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
@@ -587,6 +647,88 @@ func (s *Store) waitStaging(epoch uint64) error {
 	}
 	<-op.done
 	return op.err
+}
+
+// applyOp is a commit's write into Badger in flight (Commit, NoSync): done is closed when it
+// finished, with err set.
+type applyOp struct {
+	epoch uint64
+	done  chan struct{}
+	err   error
+}
+
+// waitApplying waits for a commit's write still in flight when epoch reads at or above its
+// epoch; it returns that write's error.
+func (s *Store) waitApplying(epoch uint64) error {
+	op := s.applying.Load()
+	if op == nil || epoch < op.epoch {
+		return nil
+	}
+	select {
+	case <-op.done:
+	default:
+		// Reads that follow the commits (other sessions' key checks) gain nothing from the
+		// write running on: they wait for it anyway. The next commits are written before
+		// they return.
+		s.applyPause.Store(maxDeferred)
+		<-op.done
+	}
+	if op.err != nil {
+		return fmt.Errorf("commit of epoch %d: %w", op.epoch, op.err)
+	}
+	return nil
+}
+
+// applyErrLocked returns the error of the last commit's write in flight, which has finished:
+// the caller holds commitMu, which that write held until it was done.
+func (s *Store) applyErrLocked() error {
+	if op := s.applying.Load(); op != nil && op.err != nil {
+		return fmt.Errorf("the write of committed epoch %d failed: %w", op.epoch, op.err)
+	}
+	return nil
+}
+
+// applyLater reports whether Commit may return before Badger holds epoch's batch (NoSync, and
+// no read waited for such a write in the last maxDeferred commits):
+// the commit log then holds it, which a killed process keeps as it keeps Badger's own files.
+// The batch is big enough that writing it while the committer prepares the next one pays
+// for the hand-off, and needs nothing but its record (no staged epoch, no abandoned stage
+// rolled back, no value for the value log).
+func (s *Store) applyLater(epoch uint64, b *storage.Batch, rolledBack bool) bool {
+	if s.applyPause.Load() > 0 {
+		s.applyPause.Add(-1)
+		return false
+	}
+	return s.noSync && s.redo != nil && !s.loseLogged && !rolledBack && !s.stagedBig && !s.staged.Has(epoch) &&
+		b.Len() >= parallelWriteEntries && b.Size() < redoBigBatch && !s.hasBigValue(b)
+}
+
+// logLocked writes epoch's record to the commit log (checkpointing it first when full) and
+// returns it; nil when the record does not fit even an empty log. The caller holds commitMu.
+func (s *Store) logLocked(epoch, discard uint64, b *storage.Batch) ([]byte, error) {
+	rec := s.redo.encode(epoch, discard, b)
+	if !s.redo.fits(len(rec)) {
+		if err := s.checkpointLocked(); err != nil {
+			return nil, err
+		}
+		if rec = s.redo.encode(epoch, discard, b); !s.redo.fits(len(rec)) {
+			return nil, nil
+		}
+	}
+	if err := s.redo.append(rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// applyLogged writes a logged record's batch into Badger. The caller holds commitMu: the log's
+// buffer holding rec is reused only by the next record.
+func (s *Store) applyLogged(rec []byte) error {
+	r, ok := decodeRedo(rec[redoRecHeader:])
+	if !ok {
+		return fmt.Errorf("badger: a commit log record just encoded does not decode")
+	}
+	return s.write(r.epoch, r.discard, r.batch)
 }
 
 // stageErrLocked returns the error of the last Stage's write, which has finished: the caller
@@ -634,6 +776,9 @@ func (s *Store) Stage(ctx context.Context, epoch uint64, b *storage.Batch) error
 		return fmt.Errorf("badger stage epoch %d: %w (after %v)", epoch, storage.ErrFailed, s.failed)
 	}
 	if err := s.stageErrLocked(false); err != nil {
+		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
+	}
+	if err := s.applyErrLocked(); err != nil {
 		return fmt.Errorf("badger stage epoch %d: %w", epoch, err)
 	}
 	if c := s.committed.Load(); epoch <= c {
@@ -964,6 +1109,9 @@ func (s *Store) Sync() error {
 	if s.closeMu.closed {
 		return fmt.Errorf("badger sync: %w", storage.ErrClosed)
 	}
+	if err := s.applyErrLocked(); err != nil {
+		return fmt.Errorf("badger sync %s: %w", s.dir, err)
+	}
 	if err := s.applyDeferred(); err != nil {
 		return fmt.Errorf("badger sync %s: %w", s.dir, err)
 	}
@@ -1041,6 +1189,9 @@ func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]
 	if err := s.waitStaging(epoch); err != nil {
 		return dst, false, fmt.Errorf("badger get: %w", err)
 	}
+	if err := s.waitApplying(epoch); err != nil {
+		return dst, false, fmt.Errorf("badger get: %w", err)
+	}
 	if epoch <= s.committed.Load() {
 		// The deferred commits answer for their keys; Badger holds every other write.
 		if v, ok, found, err := s.deferredGet(key, epoch, dst); err != nil || found {
@@ -1101,6 +1252,9 @@ func (s *Store) ChangedKeys(_ context.Context, lower, upper []byte, since, until
 
 func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool, since uint64) (*iter, error) {
 	if err := s.waitStaging(epoch); err != nil {
+		return nil, fmt.Errorf("badger scan: %w", err)
+	}
+	if err := s.waitApplying(epoch); err != nil {
 		return nil, fmt.Errorf("badger scan: %w", err)
 	}
 	if err := s.applyDeferredFor(epoch); err != nil {

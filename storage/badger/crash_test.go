@@ -25,13 +25,34 @@ import (
 
 const (
 	crashChildEnv  = "TRIBUTARY_CRASH_CHILD"
-	crashKeys      = 60_000
-	crashMemTable  = 4 << 20 // small memtable: each epoch spans many Badger transactions
-	crashLinePrefx = "crashchild:"
+	crashKeys      = 60_000 // per epoch; crashNoSyncKeys with NoSync
+	crashNoSyncEnv = "TRIBUTARY_CRASH_NOSYNC"
+	// crashNoSyncKeys makes an epoch a batch Badger takes after Commit returns (NoSync):
+	// from parallelWriteEntries entries and under redoBigBatch bytes.
+	crashNoSyncKeys = 2_000
+	crashMemTable   = 4 << 20 // small memtable: each epoch spans many Badger transactions
+	crashLinePrefx  = "crashchild:"
 )
 
-func crashOpen(dir string) (*badger.Store, error) {
-	return badger.Open(badger.Options{Dir: dir, MemTableSize: crashMemTable, BlockCacheSize: 8 << 20, MinFreeBytes: 1})
+// crashMode is how a crash test's store runs: synced (the default) or NoSync.
+type crashMode struct{ noSync bool }
+
+func (m crashMode) keys() int {
+	if m.noSync {
+		return crashNoSyncKeys
+	}
+	return crashKeys
+}
+
+func (m crashMode) test() string {
+	if m.noSync {
+		return "TestCrashRecoveryNoSync"
+	}
+	return "TestCrashRecovery"
+}
+
+func crashOpen(dir string, m crashMode) (*badger.Store, error) {
+	return badger.Open(badger.Options{Dir: dir, MemTableSize: crashMemTable, BlockCacheSize: 8 << 20, MinFreeBytes: 1, NoSync: m.noSync})
 }
 
 func crashKey(i int) []byte { return fmt.Appendf(nil, "k%06d", i) }
@@ -40,8 +61,8 @@ func crashKey(i int) []byte { return fmt.Appendf(nil, "k%06d", i) }
 func crashDeletesOdd(e uint64) bool { return (e^(e>>16))%3 == 0 }
 
 // runCrashChild commits epochs until killed (or a minute passes), reporting each on stdout.
-func runCrashChild(dir string) {
-	s, err := crashOpen(dir)
+func runCrashChild(dir string, m crashMode) {
+	s, err := crashOpen(dir, m)
 	if err != nil {
 		fmt.Printf("%s error %v\n", crashLinePrefx, err)
 		os.Exit(2)
@@ -57,7 +78,7 @@ func runCrashChild(dir string) {
 		prev = e
 		b.Reset()
 		binary.BigEndian.PutUint64(val[:], e)
-		for i := range crashKeys {
+		for i := range m.keys() {
 			if i%2 == 1 && crashDeletesOdd(e) {
 				b.Delete(crashKey(i))
 			} else {
@@ -98,9 +119,15 @@ func parseCrashLine(line string) (crashEvent, bool) {
 	return ev, true
 }
 
-func TestCrashRecovery(t *testing.T) {
+func TestCrashRecovery(t *testing.T) { testCrashRecovery(t, crashMode{}) }
+
+// TestCrashRecoveryNoSync: with NoSync, an epoch Commit acknowledged before Badger took it
+// (its commit log record written, not synced) survives the kill too.
+func TestCrashRecoveryNoSync(t *testing.T) { testCrashRecovery(t, crashMode{noSync: true}) }
+
+func testCrashRecovery(t *testing.T, m crashMode) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
-		runCrashChild(dir)
+		runCrashChild(dir, crashMode{noSync: os.Getenv(crashNoSyncEnv) != ""})
 		return
 	}
 	if testing.Short() {
@@ -126,7 +153,7 @@ func TestCrashRecovery(t *testing.T) {
 		// A loaded machine can make every commit slower than the kill delays: the last round
 		// then kills only after the child reported a commit, so one always counts.
 		waitCommit := round == kills-1 && lastReported == 0
-		last, sawBegin, mid := runAndKill(t, dir, afterBegin, waitCommit, skipBegins, delay, deadline)
+		last, sawBegin, mid := runAndKill(t, dir, m, afterBegin, waitCommit, skipBegins, delay, deadline)
 		lastReported = max(lastReported, last)
 		if mid {
 			midCommitKills++
@@ -136,7 +163,7 @@ func TestCrashRecovery(t *testing.T) {
 		// Usually verify now; sometimes let the next child recover instead, so a kill can also hit
 		// the roll-back at Open.
 		if round == kills-1 || rng.IntN(4) != 0 {
-			verifyCrashState(t, seed, dir, lastReported)
+			verifyCrashState(t, seed, dir, m, lastReported)
 		}
 	}
 	if midCommitKills < 3 {
@@ -151,10 +178,13 @@ func TestCrashRecovery(t *testing.T) {
 // "begin" when afterBegin). It returns the last epoch the child reported committed, the last epoch it
 // began, and whether the kill landed between a begin and its commit report.
 // With waitCommit the delay starts at the child's first "committed" report instead.
-func runAndKill(t *testing.T, dir string, afterBegin, waitCommit bool, skipBegins int, delay time.Duration, deadline time.Time) (last, begun uint64, mid bool) {
+func runAndKill(t *testing.T, dir string, m crashMode, afterBegin, waitCommit bool, skipBegins int, delay time.Duration, deadline time.Time) (last, begun uint64, mid bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRecovery$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+m.test()+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	if m.noSync {
+		cmd.Env = append(cmd.Env, crashNoSyncEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -232,9 +262,9 @@ wait:
 
 // verifyCrashState opens dir and checks the latest committed state is exactly one epoch's pattern,
 // of an epoch at or above lastReported, and that lastReported itself still reads whole.
-func verifyCrashState(t *testing.T, seed uint64, dir string, lastReported uint64) {
+func verifyCrashState(t *testing.T, seed uint64, dir string, m crashMode, lastReported uint64) {
 	t.Helper()
-	s, err := crashOpen(dir)
+	s, err := crashOpen(dir, m)
 	if err != nil {
 		t.Fatalf("seed %d: reopen after kill: %v", seed, err)
 	}
@@ -243,12 +273,12 @@ func verifyCrashState(t *testing.T, seed uint64, dir string, lastReported uint64
 	if c < lastReported {
 		t.Fatalf("seed %d: committed epoch %d below last reported %d", seed, c, lastReported)
 	}
-	w := checkWholeEpoch(t, seed, s, c)
+	w := checkWholeEpoch(t, seed, s, m, c)
 	if w < lastReported {
 		t.Fatalf("seed %d: state is epoch %d, below the last reported %d", seed, w, lastReported)
 	}
 	if lastReported > 0 {
-		if got := checkWholeEpoch(t, seed, s, lastReported); got != lastReported {
+		if got := checkWholeEpoch(t, seed, s, m, lastReported); got != lastReported {
 			t.Fatalf("seed %d: read at reported epoch %d shows epoch %d", seed, lastReported, got)
 		}
 	}
@@ -259,7 +289,7 @@ func verifyCrashState(t *testing.T, seed uint64, dir string, lastReported uint64
 
 // checkWholeEpoch scans at epoch `at` and returns the epoch W whose pattern the store holds, failing
 // unless every key matches W's pattern (0 for an empty store).
-func checkWholeEpoch(t *testing.T, seed uint64, s *badger.Store, at uint64) uint64 {
+func checkWholeEpoch(t *testing.T, seed uint64, s *badger.Store, m crashMode, at uint64) uint64 {
 	t.Helper()
 	it, err := s.Scan(context.Background(), nil, nil, at)
 	if err != nil {
@@ -291,9 +321,9 @@ func checkWholeEpoch(t *testing.T, seed uint64, s *badger.Store, at uint64) uint
 	if i == 0 {
 		return 0
 	}
-	n := crashKeys
+	n := m.keys()
 	if crashDeletesOdd(w) {
-		n = crashKeys / 2
+		n = m.keys() / 2
 	}
 	if i != n {
 		t.Fatalf("seed %d: at %d saw %d keys of epoch %d, want %d", seed, at, i, w, n)

@@ -11,7 +11,11 @@
 // Badger many together when a read, a commit that cannot wait or the bound needs them
 // (deferred.go). Badger's own write-ahead files are synced (walsync.go, not Badger's SyncWrites,
 // which flushes two files per write) when the log starts over, and for epochs the log does not
-// cover (staged writes, value-log values, batches of 4 MiB or more). Tables are written
+// cover (staged writes, value-log values, batches of 4 MiB or more). With NoSync the log is
+// written and never synced (a killed process keeps it, as it keeps Badger's memory-mapped files),
+// and a commit of 256 entries or more returns once its record is written: Badger takes the batch
+// while the committer prepares its next one, and reads at or above its epoch wait for that write
+// (a read that had to wait makes the next 64 commits write first again). Tables are written
 // uncompressed. Values of 4 KiB and more (a bulk write's blocks) go to Badger's value log, whose
 // files of mostly garbage a background collection rewrites and removes, each kept by a second
 // link until the moved values are synced (vloggc.go). Open writes the logged commits Badger lost (or never

@@ -63,6 +63,7 @@ type redoLog struct {
 	size   int64 // the file's allocated (zeroed) size
 	buf    []byte
 	direct *os.File // nil: appends are written and fdatasynced through f
+	noSync bool     // nothing is synced (Options.NoSync): records survive a killed process only
 	tail   []byte   // the bytes from off's block start to off (direct writes)
 	block  []byte   // an aligned buffer for direct writes
 }
@@ -75,7 +76,7 @@ const redoBlock = 4096
 // generation in order.
 // existing says the directory held a database before this Open: a missing log is then
 // worth a warning (commits not yet in Badger's files, if any, are gone with it).
-func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args ...any)) (*redoLog, []redoRecord, error) {
+func openRedo(dir string, existing, acceptTail, noSync bool, warn func(msg string, args ...any)) (*redoLog, []redoRecord, error) {
 	path := filepath.Join(dir, redoName)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && existing {
 		warn("the commit log is missing and is created anew: commits an operating-system crash took from "+
@@ -85,7 +86,11 @@ func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args 
 	if err != nil {
 		return nil, nil, fmt.Errorf("open commit log: %w", err)
 	}
-	r := &redoLog{f: f, path: path}
+	r := &redoLog{f: f, path: path, noSync: noSync}
+	openDirect := openDirect
+	if noSync {
+		openDirect = func(string) *os.File { return nil }
+	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -104,7 +109,7 @@ func openRedo(dir string, existing, acceptTail bool, warn func(msg string, args 
 			f.Close()
 			return nil, nil, err
 		}
-		if err := syncDir(dir); err != nil {
+		if err := r.syncDir(dir); err != nil {
 			f.Close()
 			return nil, nil, err
 		}
@@ -168,7 +173,7 @@ func (r *redoLog) reset(gen uint64) error {
 	if r.size < redoHeaderSize {
 		r.size = redoHeaderSize
 	}
-	if err := fdatasync(r.f); err != nil {
+	if err := r.sync(); err != nil {
 		return fmt.Errorf("sync commit log header: %w", err)
 	}
 	r.gen, r.off = gen, redoHeaderSize
@@ -326,7 +331,7 @@ func (r *redoLog) append(rec []byte) error {
 	if _, err := r.f.WriteAt(rec, r.off); err != nil {
 		return fmt.Errorf("write commit log: %w", err)
 	}
-	if err := fdatasync(r.f); err != nil {
+	if err := r.sync(); err != nil {
 		return fmt.Errorf("sync commit log: %w", err)
 	}
 	r.off = end
@@ -374,6 +379,21 @@ func (r *redoLog) alignedBuffer(n int) []byte {
 		r.block = raw[shift : shift+n]
 	}
 	return r.block[:n]
+}
+
+// sync makes the log's writes durable, unless it syncs nothing.
+func (r *redoLog) sync() error {
+	if r.noSync {
+		return nil
+	}
+	return fdatasync(r.f)
+}
+
+func (r *redoLog) syncDir(dir string) error {
+	if r.noSync {
+		return nil
+	}
+	return syncDir(dir)
 }
 
 func (r *redoLog) close() error {

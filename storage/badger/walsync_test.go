@@ -2,10 +2,12 @@ package badger
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tributary/tributary/storage"
 )
@@ -89,5 +91,120 @@ func TestNoSync(t *testing.T) {
 	defer s.Close()
 	if s.wal != nil {
 		t.Fatal("NoSync store syncs")
+	}
+}
+
+// TestNoSyncCommitAppliesLater: with NoSync a big enough commit returns before Badger takes
+// its batch; the caller reuses the batch at once (the store keeps nothing of it), and a read
+// right after the commit (a point read, a scan) still sees every key of the epoch.
+func TestNoSyncCommitAppliesLater(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), NoSync: true, MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	const keys = 2 * parallelWriteEntries
+	var b storage.Batch
+	later := 0
+	for e := uint64(1); e <= 40; e++ {
+		b.Reset()
+		for i := range keys {
+			b.Put(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, "v%d", e))
+		}
+		if err := s.Commit(ctx, e, &b); err != nil {
+			t.Fatal(err)
+		}
+		if op := s.applying.Load(); op != nil && op.epoch == e {
+			later++
+		}
+		b.Reset() // reused by the caller: the applying write must not read it
+		b.Put([]byte("k00000"), []byte("garbage"))
+		if e%2 == 0 {
+			v, ok, err := s.Get(ctx, fmt.Appendf(nil, "k%05d", keys-1), e, nil)
+			if err != nil || !ok || string(v) != fmt.Sprintf("v%d", e) {
+				t.Fatalf("epoch %d: get = %q %v %v right after the commit", e, v, ok, err)
+			}
+			continue
+		}
+		it, err := s.Scan(ctx, nil, nil, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for ; ; n++ {
+			if err := it.Next(); err != nil {
+				break
+			}
+			if string(it.Value()) != fmt.Sprintf("v%d", e) {
+				t.Fatalf("epoch %d: %s = %s right after the commit", e, it.Key(), it.Value())
+			}
+		}
+		it.Close()
+		if n != keys {
+			t.Fatalf("epoch %d: scan saw %d keys right after the commit, want %d", e, n, keys)
+		}
+	}
+	if later == 0 {
+		t.Fatal("no commit was applied after it returned: the test covered nothing")
+	}
+}
+
+// TestNoSyncReadWaitPauses: a read that has to wait for a commit's write still applying makes
+// the next maxDeferred commits write their batches before they return (sessions whose reads
+// follow every commit gain nothing from the write running on), after which commits apply
+// later again.
+func TestNoSyncReadWaitPauses(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), NoSync: true, MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	release := make(chan struct{})
+	s.beforeApply = func() { <-release }
+	commit := func(e uint64) {
+		t.Helper()
+		var b storage.Batch
+		for i := range parallelWriteEntries {
+			b.Put(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, "v%d", e))
+		}
+		if err := s.Commit(ctx, e, &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(1)
+	if op := s.applying.Load(); op == nil || op.epoch != 1 {
+		t.Fatal("epoch 1 was written before Commit returned")
+	}
+	read := make(chan error, 1)
+	go func() {
+		v, ok, err := s.Get(ctx, []byte("k00000"), 1, nil)
+		if err == nil && (!ok || string(v) != "v1") {
+			err = fmt.Errorf("get = %q %v", v, ok)
+		}
+		read <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.applyPause.Load() == 0 { // the read waits for epoch 1's write
+		if time.Now().After(deadline) {
+			t.Fatal("the read never waited for the write applying")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	s.beforeApply = nil
+	for e := uint64(2); e < 2+maxDeferred; e++ {
+		commit(e)
+		if op := s.applying.Load(); op.epoch != 1 {
+			t.Fatalf("epoch %d applied after Commit returned, within the pause", e)
+		}
+	}
+	commit(2 + maxDeferred)
+	if op := s.applying.Load(); op.epoch != 2+maxDeferred {
+		t.Fatal("commits did not apply later again after the pause")
 	}
 }
