@@ -13,6 +13,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/codec"
@@ -57,6 +58,11 @@ type sbHarness struct {
 	out        []wmOut
 	after      int // barriers to run after the backfill reports done
 	maxChunk   int // the most rows of a chunk run emitted
+	// wrap, when set, puts operators over the backfill (run reads their
+	// output); rows then collects every row of the committed epochs.
+	wrap func(Executor) Executor
+	rows [][]types.Datum
+	busy bool // the actor's Foreground says writers are busy (small chunks)
 }
 
 // wmOut is a watermark a backfill emitted, and whether its backfill had
@@ -73,6 +79,12 @@ func newSBHarness(t *testing.T, n int, snapshot bool) *sbHarness {
 
 // newSBHarnessPadded is newSBHarness with a third column, text of pad bytes.
 func newSBHarnessPadded(t *testing.T, n int, snapshot bool, pad int) *sbHarness {
+	return newSBHarnessRows(t, n, snapshot, pad, func(i int64) int64 { return i * 10 })
+}
+
+// newSBHarnessRows stores n rows (id, v(id)) of relation 500, and a third
+// column of pad bytes when pad > 0.
+func newSBHarnessRows(t *testing.T, n int, snapshot bool, pad int, v func(int64) int64) *sbHarness {
 	ts := []types.T{types.TInt64, types.TInt64}
 	rel := &catalog.Relation{ID: 500, Schema: "public", Name: "t", Kind: catalog.KindTable, PK: []int{0},
 		Columns: []catalog.Column{{Name: "id", Type: ts[0]}, {Name: "v", Type: ts[1]}}}
@@ -83,7 +95,7 @@ func newSBHarnessPadded(t *testing.T, n int, snapshot bool, pad int) *sbHarness 
 	kv := memkv.New()
 	var b storage.Batch
 	for i := 1; i <= n; i++ {
-		row := []types.Datum{types.DInt(int64(i)), types.DInt(int64(i) * 10)}
+		row := []types.Datum{types.DInt(int64(i)), types.DInt(v(int64(i)))}
 		if pad > 0 {
 			row = append(row, types.DString(strings.Repeat("x", pad)))
 		}
@@ -111,6 +123,9 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 	src.SetState(h.state)
 	up := &chanSource{ts: h.rel.ColumnTypes(), ch: make(chan Message, 4)}
 	actx := &ActorContext{ID: 1, Store: h.kv}
+	if h.busy {
+		actx.Foreground = func() bool { return true }
+	}
 	var last BackfillReport
 	newBackfill := NewBackfill
 	if h.snap {
@@ -125,6 +140,10 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 		h.t.Fatal(err)
 	}
 	defer closer()
+	if h.wrap != nil {
+		exec = h.wrap(exec)
+	}
+	var pendingRows [][]types.Datum
 	barrier := func() {
 		up.ch <- BarrierMsg(&Barrier{Epoch: Epoch{Prev: h.epoch, Curr: h.epoch + 1}, Checkpoint: true})
 	}
@@ -144,6 +163,9 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 					h.t.Fatalf("snapshot row with op %v", m.Chunk.Op(i))
 				}
 				pending = append(pending, m.Chunk.Row(i, nil)[0].I)
+				if h.wrap != nil {
+					pendingRows = append(pendingRows, m.Chunk.Row(i, nil))
+				}
 			}
 		case m.Watermark != nil:
 			h.out = append(h.out, wmOut{val: m.Watermark.Val.I, done: last.Done})
@@ -155,6 +177,7 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 			}
 			h.epoch = m.Barrier.Epoch.Curr
 			ids, pending = append(ids, pending...), nil
+			h.rows, pendingRows = append(h.rows, pendingRows...), nil
 			if last.Done && doneBarriers == h.after || !last.Done && stop(len(ids)) {
 				return ids, last.Done
 			}
@@ -281,6 +304,76 @@ func TestSnapshotBackfillChunkBytes(t *testing.T) {
 	}
 	if h.maxChunk != 2 {
 		t.Fatalf("largest chunk %d rows of %d bytes, want 2", h.maxChunk, pad)
+	}
+}
+
+// TestSnapshotBackfillFoldsLocalAgg: under a projection of bare columns and a
+// local aggregation, a snapshot backfill's readers fold the rows into
+// partial groups themselves; the partials of the committed epochs sum to
+// every group's count and sum exactly once, whole and after a resume, and
+// with groups past the aggregation's bound (each reader then sends as its
+// groups outgrow it).
+func TestSnapshotBackfillFoldsLocalAgg(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// 390 rows a vnode: more than a busy chunk, so a resume starts inside vnodes.
+	const n = 100000
+	for _, groups := range []int64{7, 3 * LocalAggGroups} {
+		for _, resumed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("groups=%d/resumed=%t", groups, resumed), func(t *testing.T) {
+				h := newSBHarnessRows(t, n, true, 0, func(id int64) int64 { return id % groups })
+				var sb *snapshotBackfillExec
+				h.wrap = func(bf Executor) Executor {
+					sb = bf.(*snapshotBackfillExec)
+					in := []types.T{types.TInt64, types.TInt64} // (v, id)
+					proj, err := NewProject(&ActorContext{ID: 1}, &plan.StreamProject{
+						Exprs: []expr.Expr{&expr.ColumnRef{Index: 1, Typ: types.TInt64}, &expr.ColumnRef{Index: 0, Typ: types.TInt64}},
+						Out:   []plan.Field{{Name: "v", Type: types.TInt64}, {Name: "id", Type: types.TInt64}}, Key: []int{1}}, bf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					local, _ := agTwoPhase(t, agNode(in, []int{1}, []int{0}, agCall(t, in, "count", false, -1), agCall(t, in, "sum", false, -1, 1)))
+					e, err := NewLocalAgg(local, proj)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e
+				}
+				if resumed {
+					// Busy: chunks smaller than a vnode's rows, so the resume
+					// starts inside vnodes, at the positions the partials covered.
+					h.rate, h.busy = n, true
+					if _, done := h.run(func(emitted int) bool { return emitted >= 1 }); done {
+						t.Fatal("the first run finished: nothing left to resume")
+					}
+					h.rate, h.busy = 0, false
+				}
+				if _, done := h.run(func(int) bool { return false }); !done {
+					t.Fatal("backfill did not finish")
+				}
+				if sb.fold == nil {
+					t.Fatal("the backfill's readers did not fold for the local aggregation")
+				}
+				// Partial rows: v, count(*), count(id), sum(id), weight.
+				count, sum := map[int64]int64{}, map[int64]int64{}
+				for _, r := range h.rows {
+					count[r[0].I] += r[1].I
+					sum[r[0].I] += r[3].I
+				}
+				if len(h.rows) >= n {
+					t.Fatalf("%d partial rows for %d rows: nothing was folded", len(h.rows), n)
+				}
+				wantCount, wantSum := map[int64]int64{}, map[int64]int64{}
+				for id := int64(1); id <= n; id++ {
+					wantCount[id%groups]++
+					wantSum[id%groups] += id
+				}
+				for g := range groups {
+					if count[g] != wantCount[g] || sum[g] != wantSum[g] {
+						t.Fatalf("group %d: count %d sum %d, want %d and %d", g, count[g], sum[g], wantCount[g], wantSum[g])
+					}
+				}
+			})
+		}
 	}
 }
 

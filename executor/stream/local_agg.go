@@ -102,7 +102,73 @@ func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
 	e.keyRow = make([]types.Datum, len(n.GroupBy))
 	e.row = make([]types.Datum, len(e.outTypes))
 	e.simple.parts = make([]int64, e.width)
+	fuseLocalAgg(e)
 	return e, nil
+}
+
+// fuseLocalAgg lets a snapshot backfill below e, through projections of bare
+// columns only (nothing to evaluate), fold its snapshot rows into e's partial
+// groups in its readers: each reader keeps partial groups of its own (a copy
+// of e reading the backfill's columns) and sends their partial rows, which
+// pass up to e's output as they are (Message.Partial). The readers then do
+// the aggregation's work beside each other, and the actor passes on a few
+// partial rows instead of folding every snapshot row itself.
+func fuseLocalAgg(e *localAggExec) {
+	cols := make([]int, len(e.in.Schema())) // e's input columns in in's
+	for i := range cols {
+		cols[i] = i
+	}
+	in := e.in
+	for {
+		switch x := in.(type) {
+		case *profiled:
+			in = x.in
+		case *projectExec:
+			inTypes := x.in.Schema()
+			for j, ex := range x.exprs {
+				ref, ok := ex.(*expr.ColumnRef)
+				if !ok || ref.Index >= len(inTypes) || inTypes[ref.Index].Physical() != x.ts[j].Physical() {
+					return
+				}
+			}
+			next := make([]int, len(cols))
+			for i, c := range cols {
+				next[i] = x.exprs[c].(*expr.ColumnRef).Index
+			}
+			cols, in = next, x.in
+		case *snapshotBackfillExec:
+			x.fold = func() *localAggExec { return e.folderOn(cols) }
+			return
+		default:
+			return
+		}
+	}
+}
+
+// folderOn returns an empty copy of e reading chunks whose column cols[i] is
+// e's input column i.
+func (e *localAggExec) folderOn(cols []int) *localAggExec {
+	f := &localAggExec{groupTypes: e.groupTypes, width: e.width, outTypes: e.outTypes, maxGroups: e.maxGroups,
+		groups: map[string]int{}, intKey: e.intKey, nullAt: -1}
+	for _, c := range e.groupBy {
+		f.groupBy = append(f.groupBy, cols[c])
+	}
+	for _, a := range e.aggs {
+		if a.arg >= 0 {
+			a.arg = cols[a.arg]
+		}
+		if a.filter >= 0 {
+			a.filter = cols[a.filter]
+		}
+		f.aggs = append(f.aggs, a)
+	}
+	if f.intKey {
+		f.ints = map[int64]int{}
+	}
+	f.keyRow = make([]types.Datum, len(e.groupBy))
+	f.row = make([]types.Datum, len(e.outTypes))
+	f.simple.parts = make([]int64, e.width)
+	return f
 }
 
 func (e *localAggExec) Schema() []types.T { return e.outTypes }
@@ -117,6 +183,8 @@ func (e *localAggExec) Next(ctx context.Context) (Message, error) {
 			return m, err
 		}
 		switch {
+		case m.Partial: // the snapshot readers' folds (fuseLocalAgg)
+			e.outQ = append(e.outQ, ChunkMsg(m.Chunk))
 		case m.Chunk != nil:
 			e.fold(m.Chunk)
 			if len(e.entries) > e.maxGroups {

@@ -123,6 +123,11 @@ type Message struct {
 	// the executor that read them says (a source reader's output, which a
 	// watermark filter reads per split); "" otherwise.
 	Split string
+	// Partial marks a chunk of a local aggregation's partial rows that a
+	// snapshot backfill's readers folded for it (fuseLocalAgg): the
+	// projections between them pass it on as it is, and the aggregation
+	// sends it as its own output.
+	Partial bool
 }
 
 // ChunkMsg, BarrierMsg and WatermarkMsg build messages.

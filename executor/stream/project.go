@@ -62,6 +62,8 @@ func (e *projectExec) Next(ctx context.Context) (Message, error) {
 			return m, err
 		}
 		switch {
+		case m.Partial:
+			return m, nil // folded below for the local aggregation above
 		case m.Chunk != nil:
 			c := compactChanges(m.Chunk) // never evaluate over rows that are not in the stream
 			if c.Len() == 0 {
