@@ -631,11 +631,16 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 // rows count in the window only as the few partial rows they became.
 const foldSendChunks = 64
 
+// foldSendAfter bounds the time between a folding reader's sends, so that its
+// progress shows (a rate-limited backfill reads a chunk in hundreds of ms).
+const foldSendAfter = 50 * time.Millisecond
+
 // readVnodesFolded is readVnodes for a reader folding its rows into f, a copy
 // of the local aggregation above (fold): it sends f's partial rows with the
 // positions they cover once it has read foldSendChunks chunks of the idle
-// size (a chunk while barriers are busy, as readVnodes sends), once f holds
-// more groups than the aggregation's bound, and at its end.
+// size (a chunk while barriers are busy, as readVnodes sends) or for
+// foldSendAfter, once f holds more groups than the aggregation's bound, and
+// at its end.
 func (s *snapshotBackfillExec) readVnodesFolded(ctx context.Context, out chan<- snapChunk, tasks []snapshotTask, f *localAggExec) {
 	send := func(sc snapChunk) bool {
 		select {
@@ -647,7 +652,9 @@ func (s *snapshotBackfillExec) readVnodesFolded(ctx context.Context, out chan<- 
 	}
 	var marks []snapMark
 	var folded int
+	lastSend := time.Now()
 	flush := func() bool {
+		lastSend = time.Now()
 		if len(marks) == 0 {
 			return true
 		}
@@ -711,7 +718,7 @@ func (s *snapshotBackfillExec) readVnodesFolded(ctx context.Context, out chan<- 
 			if size >= idleChunkRows {
 				sendAt = foldSendChunks * size
 			}
-			if folded >= sendAt || len(f.entries) > f.maxGroups {
+			if folded >= sendAt || len(f.entries) > f.maxGroups || time.Since(lastSend) >= foldSendAfter {
 				if !flush() {
 					it.Close()
 					return
