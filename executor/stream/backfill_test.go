@@ -228,6 +228,21 @@ func TestBackfillDropsUpstreamWatermarks(t *testing.T) {
 	}
 }
 
+// checkEveryRowOnce fails unless ids holds each of n distinct ids once.
+func checkEveryRowOnce(t *testing.T, ids []int64, n int) {
+	t.Helper()
+	seen := make(map[int64]bool, n)
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("row %d emitted twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct rows emitted, want %d", len(seen), n)
+	}
+}
+
 // TestBackfillReadsEveryRowOnce backfills a relation and then resumes an
 // interrupted backfill from its committed per-vnode positions, for both
 // kinds: every row comes out exactly once over both runs, and the second run
@@ -235,19 +250,7 @@ func TestBackfillDropsUpstreamWatermarks(t *testing.T) {
 func TestBackfillReadsEveryRowOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const n = 20000
-	check := func(t *testing.T, ids []int64) {
-		t.Helper()
-		seen := make(map[int64]bool, n)
-		for _, id := range ids {
-			if seen[id] {
-				t.Fatalf("row %d emitted twice", id)
-			}
-			seen[id] = true
-		}
-		if len(seen) != n {
-			t.Fatalf("%d distinct rows emitted, want %d", len(seen), n)
-		}
-	}
+	check := func(t *testing.T, ids []int64) { checkEveryRowOnce(t, ids, n) }
 	for _, snapshot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("snapshot=%t/whole", snapshot), func(t *testing.T) {
 			h := newSBHarness(t, n, snapshot)
@@ -292,16 +295,7 @@ func TestSnapshotBackfillChunkBytes(t *testing.T) {
 	if !done {
 		t.Fatal("backfill did not finish")
 	}
-	seen := map[int64]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			t.Fatalf("row %d emitted twice", id)
-		}
-		seen[id] = true
-	}
-	if len(seen) != n {
-		t.Fatalf("%d distinct rows emitted, want %d", len(seen), n)
-	}
+	checkEveryRowOnce(t, ids, n)
 	if h.maxChunk != 2 {
 		t.Fatalf("largest chunk %d rows of %d bytes, want 2", h.maxChunk, pad)
 	}

@@ -539,11 +539,11 @@ func (s *snapshotBackfillExec) startReaders(ctx context.Context) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
+			var f *snapFolder
 			if s.fold != nil {
-				s.readVnodesFolded(rctx, r.ch, mine, s.fold())
-				return
+				f = &snapFolder{agg: s.fold(), last: time.Now()}
 			}
-			s.readVnodes(rctx, r.ch, mine)
+			s.readVnodes(rctx, r.ch, mine, f)
 		}()
 	}
 	s.readers = r
@@ -564,8 +564,9 @@ type snapshotTask struct {
 }
 
 // readVnodes reads the given vnodes at E in key order, BackfillChunkRows rows
-// at a time as the rate limit allows, and sends the chunks to out.
-func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapChunk, tasks []snapshotTask) {
+// at a time as the rate limit allows, and sends the chunks to out; with f, it
+// folds them into f's partial groups and sends those (snapFolder).
+func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapChunk, tasks []snapshotTask, f *snapFolder) {
 	send := func(sc snapChunk) bool {
 		select {
 		case out <- sc:
@@ -575,7 +576,8 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 		}
 	}
 	tmp := make([]types.Datum, len(s.types))
-	var last []byte // key of the last row read (the iterator's is gone at its end)
+	var last []byte          // key of the last row read (the iterator's is gone at its end)
+	var folding *types.Chunk // the chunk a folding reader reads into each time
 	for _, t := range tasks {
 		lower, upper := codec.VnodeSpan(s.relID, t.vnode)
 		if t.after != nil {
@@ -592,7 +594,17 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 				return
 			}
 			size := int(s.readSize.Load())
-			c := s.chunk(size)
+			var c *types.Chunk
+			switch {
+			case f == nil:
+				c = s.chunk(size)
+			case folding == nil:
+				folding = types.NewChunk(s.types, idleChunkRows)
+				c = folding
+			default:
+				folding.Reset()
+				c = folding
+			}
 			for read := 0; c.Len() < size && read < snapshotChunkBytes; {
 				if err = it.Next(); err != nil {
 					break
@@ -615,12 +627,22 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 			if c.Len() > 0 {
 				sc.pos = bytes.Clone(last)
 			}
+			if f != nil {
+				if !f.add(sc, size, send) {
+					it.Close()
+					return
+				}
+				continue
+			}
 			if !send(sc) {
 				it.Close()
 				return
 			}
 		}
 		it.Close()
+	}
+	if f != nil {
+		f.flush(send)
 	}
 }
 
@@ -635,99 +657,51 @@ const foldSendChunks = 64
 // progress shows (a rate-limited backfill reads a chunk in hundreds of ms).
 const foldSendAfter = 50 * time.Millisecond
 
-// readVnodesFolded is readVnodes for a reader folding its rows into f, a copy
-// of the local aggregation above (fold): it sends f's partial rows with the
-// positions they cover once it has read foldSendChunks chunks of the idle
-// size (a chunk while barriers are busy, as readVnodes sends) or for
-// foldSendAfter, once f holds more groups than the aggregation's bound, and
-// at its end.
-func (s *snapshotBackfillExec) readVnodesFolded(ctx context.Context, out chan<- snapChunk, tasks []snapshotTask, f *localAggExec) {
-	send := func(sc snapChunk) bool {
-		select {
-		case out <- sc:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+// snapFolder is a reader's fold of its rows into agg, a copy of the local
+// aggregation above (fold): it sends agg's partial rows with the positions
+// they cover once it has read foldSendChunks chunks of the idle size (a chunk
+// while barriers are busy, as an unfolding reader sends) or for
+// foldSendAfter, once agg holds more groups than the aggregation's bound, and
+// at the reader's end.
+type snapFolder struct {
+	agg    *localAggExec
+	marks  []snapMark
+	folded int
+	last   time.Time // of the last send
+}
+
+// add folds sc's rows (read as chunks of size rows) and sends when due;
+// false when the reader is canceled.
+func (f *snapFolder) add(sc snapChunk, size int, send func(snapChunk) bool) bool {
+	f.agg.fold(sc.c)
+	f.folded += sc.c.Len()
+	f.marks = append(f.marks, snapMark{vnode: sc.vnode, pos: sc.pos, rows: int64(sc.c.Len()), done: sc.done})
+	sendAt := size
+	if size >= idleChunkRows {
+		sendAt = foldSendChunks * size
 	}
-	var marks []snapMark
-	var folded int
-	lastSend := time.Now()
-	flush := func() bool {
-		lastSend = time.Now()
-		if len(marks) == 0 {
-			return true
-		}
-		f.send()
-		parts := make([]*types.Chunk, 0, len(f.outQ))
-		for _, m := range f.outQ {
-			parts = append(parts, m.Chunk)
-		}
-		clear(f.outQ)
-		f.outQ = f.outQ[:0]
-		sc := snapChunk{partials: parts, marks: marks}
-		marks, folded = nil, 0
-		return send(sc)
+	if f.folded >= sendAt || len(f.agg.entries) > f.agg.maxGroups || time.Since(f.last) >= foldSendAfter {
+		return f.flush(send)
 	}
-	tmp := make([]types.Datum, len(s.types))
-	c := types.NewChunk(s.types, idleChunkRows)
-	for _, t := range tasks {
-		lower, upper := codec.VnodeSpan(s.relID, t.vnode)
-		if t.after != nil {
-			lower = append(t.after, 0) // just after the last row emitted
-		}
-		it, err := state.Scan(ctx, s.actx.Store, lower, upper, s.epoch, s.blocks)
-		if err != nil {
-			send(snapChunk{err: fmt.Errorf("snapshot backfill of %d, vnode %d: %w", s.relID, t.vnode, err)})
-			return
-		}
-		var last []byte
-		for eof := false; !eof; {
-			if err := s.limit.ready(ctx); err != nil {
-				it.Close()
-				return
-			}
-			size := int(s.readSize.Load())
-			c.Reset()
-			for read := 0; c.Len() < size && read < snapshotChunkBytes; {
-				if err = it.Next(); err != nil {
-					break
-				}
-				v := it.Value()
-				read += len(v)
-				if err = codec.AppendDecodedRow(c, s.types, v, tmp, s.missing); err != nil {
-					break
-				}
-				last = append(last[:0], it.Key()...)
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				it.Close()
-				send(snapChunk{err: fmt.Errorf("snapshot backfill of %d, vnode %d: %w", s.relID, t.vnode, err)})
-				return
-			}
-			eof = err != nil
-			s.limit.charge(c.Len())
-			f.fold(c)
-			folded += c.Len()
-			m := snapMark{vnode: t.vnode, rows: int64(c.Len()), done: eof}
-			if c.Len() > 0 {
-				m.pos = bytes.Clone(last)
-			}
-			marks = append(marks, m)
-			sendAt := size
-			if size >= idleChunkRows {
-				sendAt = foldSendChunks * size
-			}
-			if folded >= sendAt || len(f.entries) > f.maxGroups || time.Since(lastSend) >= foldSendAfter {
-				if !flush() {
-					it.Close()
-					return
-				}
-			}
-		}
-		it.Close()
+	return true
+}
+
+// flush sends the partial rows of what was folded since the last send.
+func (f *snapFolder) flush(send func(snapChunk) bool) bool {
+	f.last = time.Now()
+	if len(f.marks) == 0 {
+		return true
 	}
-	flush()
+	f.agg.send()
+	parts := make([]*types.Chunk, 0, len(f.agg.outQ))
+	for _, m := range f.agg.outQ {
+		parts = append(parts, m.Chunk)
+	}
+	clear(f.agg.outQ)
+	f.agg.outQ = f.agg.outQ[:0]
+	sc := snapChunk{partials: parts, marks: f.marks}
+	f.marks, f.folded = nil, 0
+	return send(sc)
 }
 
 // applySnap records a reader's chunk as emitted and returns its rows (nil if
