@@ -11,6 +11,7 @@ import (
 
 	"github.com/tributary/tributary/e2e/e2etest"
 	"github.com/tributary/tributary/e2e/testseed"
+	"github.com/tributary/tributary/e2e/testserver"
 )
 
 // TestKillDuringInserts kills the server with SIGKILL while a client streams
@@ -32,48 +33,13 @@ func TestKillDuringInserts(t *testing.T) {
 	next := int64(0)
 	const rounds = 5
 	for round := 0; round < rounds; round++ {
-		conn, err := pgx.Connect(ctx, srv.DSN())
-		if err != nil {
-			t.Fatalf("round %d connect: %v", round, err)
-		}
-		var mu sync.Mutex
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				id := next
-				next++
-				mu.Unlock()
-				_, err := conn.Exec(ctx, `INSERT INTO acks VALUES ($1, $2, 'x')`, id, round)
-				if err != nil {
-					return // the server died under us
-				}
-				mu.Lock()
-				acked[id] = true
-				mu.Unlock()
-			}
-		}()
 		// Let some inserts land, then crash at a random moment.
-		time.Sleep(time.Duration(50+rng.Intn(400)) * time.Millisecond)
-		if err := srv.Kill(); err != nil {
-			t.Fatalf("kill: %v", err)
-		}
-		close(stop)
-		select {
-		case <-done:
-		case <-ctx.Done():
-			t.Fatal("writer did not stop")
-		}
-		conn.Close(context.Background())
-		if err := srv.Restart(); err != nil {
-			t.Fatalf("restart after kill %d: %v", round, err)
+		delay := time.Duration(50+rng.Intn(400)) * time.Millisecond
+		for _, id := range killWhileWriting(t, ctx, srv, &next, delay, func(conn *pgx.Conn, id int64) error {
+			_, err := conn.Exec(ctx, `INSERT INTO acks VALUES ($1, $2, 'x')`, id, round)
+			return err
+		}) {
+			acked[id] = true
 		}
 		check, err := pgx.Connect(ctx, srv.DSN())
 		if err != nil {
@@ -109,4 +75,56 @@ func TestKillDuringInserts(t *testing.T) {
 	if len(acked) < rounds {
 		t.Fatalf("only %d inserts acknowledged: the writer did not run", len(acked))
 	}
+}
+
+// killWhileWriting has a client call write(conn, i) for i = *next, *next+1,
+// ... on a connection of its own, SIGKILLs srv after delay, waits for the
+// client to stop, and restarts srv. It returns the i whose writes were
+// acknowledged; *next is then the first i not written.
+func killWhileWriting(t *testing.T, ctx context.Context, srv *testserver.Server, next *int64, delay time.Duration,
+	write func(conn *pgx.Conn, i int64) error) []int64 {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	var mu sync.Mutex
+	var acked []int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			mu.Lock()
+			i := *next
+			*next++
+			mu.Unlock()
+			if write(conn, i) != nil {
+				return // the server died under us
+			}
+			mu.Lock()
+			acked = append(acked, i)
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(delay)
+	if err := srv.Kill(); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	close(stop)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("writer did not stop")
+	}
+	conn.Close(context.Background())
+	if err := srv.Restart(); err != nil {
+		t.Fatalf("restart after kill: %v", err)
+	}
+	return acked
 }

@@ -3,7 +3,6 @@ package recovery
 import (
 	"context"
 	"math/rand"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,48 +36,13 @@ func TestKillDuringBulkInsertsNoSync(t *testing.T) {
 	next := int64(0)          // the next statement
 	const rounds = 5
 	for round := 0; round < rounds; round++ {
-		conn, err := pgx.Connect(ctx, srv.DSN())
-		if err != nil {
-			t.Fatalf("round %d connect: %v", round, err)
-		}
-		var mu sync.Mutex
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				s := next
-				next++
-				mu.Unlock()
-				_, err := conn.Exec(ctx, `INSERT INTO bulk SELECT g, $1::bigint, 'x' FROM generate_series($2::bigint, $3::bigint) AS g`,
-					s, s*rows, s*rows+rows-1)
-				if err != nil {
-					return // the server died under us
-				}
-				mu.Lock()
-				acked[s] = true
-				mu.Unlock()
-			}
-		}()
-		time.Sleep(time.Duration(100+rng.Intn(400)) * time.Millisecond)
-		if err := srv.Kill(); err != nil {
-			t.Fatalf("kill: %v", err)
-		}
-		close(stop)
-		select {
-		case <-done:
-		case <-ctx.Done():
-			t.Fatal("writer did not stop")
-		}
-		conn.Close(context.Background())
-		if err := srv.Restart(); err != nil {
-			t.Fatalf("restart after kill %d: %v", round, err)
+		delay := time.Duration(100+rng.Intn(400)) * time.Millisecond
+		for _, s := range killWhileWriting(t, ctx, srv, &next, delay, func(conn *pgx.Conn, s int64) error {
+			_, err := conn.Exec(ctx, `INSERT INTO bulk SELECT g, $1::bigint, 'x' FROM generate_series($2::bigint, $3::bigint) AS g`,
+				s, s*rows, s*rows+rows-1)
+			return err
+		}) {
+			acked[s] = true
 		}
 		check := e2etest.Connect(t, ctx, srv)
 		perStmt := map[int64]int{}

@@ -67,7 +67,7 @@ type localEntry struct {
 // NewLocalAgg returns the executor of a StreamLocalAgg.
 func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
 	e := &localAggExec{in: in, groupBy: n.GroupBy, outTypes: plan.Types(n.Out), maxGroups: LocalAggGroups,
-		groups: map[string]int{}, wmOut: map[int]int{}}
+		wmOut: map[int]int{}}
 	lendChunks(in) // fold keeps no chunk it is given
 	inTypes := in.Schema()
 	for k, c := range n.GroupBy {
@@ -96,14 +96,21 @@ func NewLocalAgg(n *plan.StreamLocalAgg, in Executor) (Executor, error) {
 	if want := len(n.GroupBy) + e.width + 1; len(e.outTypes) != want {
 		return nil, fmt.Errorf("local agg: %d output columns, want %d", len(e.outTypes), want)
 	}
-	if len(e.groupTypes) == 1 && e.groupTypes[0].IsInteger() {
-		e.intKey, e.ints, e.nullAt = true, map[int64]int{}, -1
-	}
-	e.keyRow = make([]types.Datum, len(n.GroupBy))
-	e.row = make([]types.Datum, len(e.outTypes))
-	e.simple.parts = make([]int64, e.width)
+	e.intKey = len(e.groupTypes) == 1 && e.groupTypes[0].IsInteger()
+	e.initGroups()
 	fuseLocalAgg(e)
 	return e, nil
+}
+
+// initGroups makes e's (empty) group state for its configuration.
+func (e *localAggExec) initGroups() {
+	e.groups = map[string]int{}
+	if e.intKey {
+		e.ints, e.nullAt = map[int64]int{}, -1
+	}
+	e.keyRow = make([]types.Datum, len(e.groupBy))
+	e.row = make([]types.Datum, len(e.outTypes))
+	e.simple.parts = make([]int64, e.width)
 }
 
 // fuseLocalAgg lets a snapshot backfill below e, through projections of bare
@@ -148,8 +155,7 @@ func fuseLocalAgg(e *localAggExec) {
 // folderOn returns an empty copy of e reading chunks whose column cols[i] is
 // e's input column i.
 func (e *localAggExec) folderOn(cols []int) *localAggExec {
-	f := &localAggExec{groupTypes: e.groupTypes, width: e.width, outTypes: e.outTypes, maxGroups: e.maxGroups,
-		groups: map[string]int{}, intKey: e.intKey, nullAt: -1}
+	f := &localAggExec{groupTypes: e.groupTypes, width: e.width, outTypes: e.outTypes, maxGroups: e.maxGroups, intKey: e.intKey}
 	for _, c := range e.groupBy {
 		f.groupBy = append(f.groupBy, cols[c])
 	}
@@ -162,12 +168,7 @@ func (e *localAggExec) folderOn(cols []int) *localAggExec {
 		}
 		f.aggs = append(f.aggs, a)
 	}
-	if f.intKey {
-		f.ints = map[int64]int{}
-	}
-	f.keyRow = make([]types.Datum, len(e.groupBy))
-	f.row = make([]types.Datum, len(e.outTypes))
-	f.simple.parts = make([]int64, e.width)
+	f.initGroups()
 	return f
 }
 

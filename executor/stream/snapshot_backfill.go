@@ -649,8 +649,8 @@ func (s *snapshotBackfillExec) readVnodes(ctx context.Context, out chan<- snapCh
 // foldSendChunks is how many idle-size chunks a folding reader reads between
 // sends: every partial row it sends is one more row for the actor, the
 // exchange and the final aggregation (a 10M-row GROUP BY view's backfill:
-// 0.61-0.72 s sending every 4 chunks, 0.51-0.54 s every 64), while a send's
-// rows count in the window only as the few partial rows they became.
+// 0.61-0.72 s sending every 4 chunks, 0.51-0.54 s every 64). A send's rows
+// count in the idle window whole, so an epoch takes at least one send.
 const foldSendChunks = 64
 
 // foldSendAfter bounds the time between a folding reader's sends, so that its

@@ -605,9 +605,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 		if rec != nil {
 			op := &applyOp{epoch: epoch, done: make(chan struct{})}
 			s.applying.Store(op) // before the epoch shows committed: its readers wait for op
-			s.staged.Forget(epoch)
-			s.committed.Store(epoch)
-			s.db.SetDiscardTs(discard)
+			s.publishLocked(epoch, discard)
 			unlock = false
 			go func() {
 				defer s.commitMu.Unlock()
@@ -625,11 +623,17 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
+	s.publishLocked(epoch, discard)
+	return nil
+}
+
+// publishLocked makes epoch the committed one, its writes in Badger or on their way (applying).
+// The caller holds commitMu.
+func (s *Store) publishLocked(epoch, discard uint64) {
 	s.stagedBig = false
 	s.staged.Forget(epoch)
 	s.committed.Store(epoch)
 	s.db.SetDiscardTs(discard)
-	return nil
 }
 
 // stageOp is one Stage's write in flight: done is closed when it finished, with err set.

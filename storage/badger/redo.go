@@ -87,10 +87,6 @@ func openRedo(dir string, existing, acceptTail, noSync bool, warn func(msg strin
 		return nil, nil, fmt.Errorf("open commit log: %w", err)
 	}
 	r := &redoLog{f: f, path: path, noSync: noSync}
-	openDirect := openDirect
-	if noSync {
-		openDirect = func(string) *os.File { return nil }
-	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -113,7 +109,7 @@ func openRedo(dir string, existing, acceptTail, noSync bool, warn func(msg strin
 			f.Close()
 			return nil, nil, err
 		}
-		r.direct = openDirect(path)
+		r.direct = r.openDirect()
 		return r, nil, nil
 	}
 	r.size = st.Size()
@@ -134,7 +130,7 @@ func openRedo(dir string, existing, acceptTail, noSync bool, warn func(msg strin
 		return nil, nil, err
 	}
 	r.off = end
-	if r.direct = openDirect(path); r.direct != nil {
+	if r.direct = r.openDirect(); r.direct != nil {
 		start := end &^ (redoBlock - 1)
 		r.tail = make([]byte, end-start)
 		if _, err := f.ReadAt(r.tail, start); err != nil {
@@ -387,6 +383,15 @@ func (r *redoLog) sync() error {
 		return nil
 	}
 	return fdatasync(r.f)
+}
+
+// openDirect opens the log for direct writes (nil: none, and always when it
+// syncs nothing: a direct write is on the disk when it returns).
+func (r *redoLog) openDirect() *os.File {
+	if r.noSync {
+		return nil
+	}
+	return openDirect(r.path)
 }
 
 func (r *redoLog) syncDir(dir string) error {
