@@ -65,6 +65,7 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 	serverBin := fs.String("server-bin", "", "prebuilt server binary (default: go build ./cmd/server)")
 	serverArgs := fs.String("server-args", "", "extra flags for the started servers")
 	profileDir := fs.String("profile-dir", "", "write a CPU profile of each Tributary run to DIR/<table>-<clients>-<mode>.pprof (profiling costs CPU: measure in another run)")
+	traceDir := fs.String("trace-dir", "", "write a runtime trace of the first half of each Tributary run to DIR/<table>-<clients>-<mode>.trace (go tool trace)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	keep := fs.Bool("keep", false, "keep the temporary directory (data, logs)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
@@ -94,6 +95,11 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		return err
 	}
 	defer e.close()
+	if *traceDir != "" {
+		if err := os.MkdirAll(*traceDir, 0o755); err != nil {
+			return fmt.Errorf("--trace-dir: %w", err)
+		}
+	}
 	if *profileDir != "" {
 		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
 			return fmt.Errorf("--profile-dir: %w", err)
@@ -154,11 +160,17 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 				if *profileDir != "" {
 					stopProfile = fetchProfile(ctx, srv.HTTPAddr, measure, filepath.Join(*profileDir, c.String()+".pprof"))
 				}
+				var stopTrace func() error
+				if *traceDir != "" {
+					stopTrace = fetchPprof(ctx, srv.HTTPAddr, "trace", measure/2+time.Second, filepath.Join(*traceDir, c.String()+".trace"))
+				}
 				fmt.Fprintf(os.Stderr, "bench: tributary, %s, %d clients, %s\n", table, n, mode)
 				r, rerr := runIngest(ctx, srv.DSN(), "tributary", c, *stmtRows, measure, func() (float64, error) { return procCPUSeconds(srv.Pid()) })
-				if stopProfile != nil {
-					if perr := stopProfile(); perr != nil && rerr == nil {
-						rerr = perr
+				for _, stop := range []func() error{stopProfile, stopTrace} {
+					if stop != nil {
+						if perr := stop(); perr != nil && rerr == nil {
+							rerr = perr
+						}
 					}
 				}
 				if rerr != nil {

@@ -702,9 +702,14 @@ func machineBusySeconds() (float64, error) {
 // fetchProfile starts a CPU profile of d from the pprof server at addr; the
 // returned func waits for it and writes it to path.
 func fetchProfile(ctx context.Context, addr string, d time.Duration, path string) func() error {
+	return fetchPprof(ctx, addr, "profile", d, path)
+}
+
+// fetchPprof fetches kind ("profile" or "trace") for d from the pprof server at addr into path.
+func fetchPprof(ctx context.Context, addr, kind string, d time.Duration, path string) func() error {
 	errc := make(chan error, 1)
 	go func() {
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(int(d.Seconds()), 1))
+		url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, kind, max(int(d.Seconds()), 1))
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			errc <- err
