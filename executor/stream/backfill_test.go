@@ -63,6 +63,8 @@ type sbHarness struct {
 	wrap func(Executor) Executor
 	rows [][]types.Datum
 	busy bool // the actor's Foreground says writers are busy (small chunks)
+	// atEnd, when set, runs at the last barrier, before the backfill closes.
+	atEnd func()
 }
 
 // wmOut is a watermark a backfill emitted, and whether its backfill had
@@ -179,6 +181,9 @@ func (h *sbHarness) run(stop func(emitted int) bool) (ids []int64, done bool) {
 			ids, pending = append(ids, pending...), nil
 			h.rows, pendingRows = append(h.rows, pendingRows...), nil
 			if last.Done && doneBarriers == h.after || !last.Done && stop(len(ids)) {
+				if h.atEnd != nil {
+					h.atEnd()
+				}
 				return ids, last.Done
 			}
 			if last.Done {
@@ -280,6 +285,32 @@ func TestBackfillReadsEveryRowOnce(t *testing.T) {
 			check(t, append(first, second...))
 		})
 	}
+}
+
+// TestSnapshotBackfillReleasesPins: a snapshot backfill pins its snapshot's
+// epoch while it reads; once it is done and live, the pins go within a few
+// barriers, so the store may discard old versions again (held on, they kept
+// every version of every key written since from compaction for as long as
+// the job ran). Rate-limited over several epochs, so the backfill moves its
+// pin through catch-up ranges before it finishes.
+func TestSnapshotBackfillReleasesPins(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const n = 1000
+	h := newSBHarness(t, n, true)
+	h.rate, h.after = 4*n, 3
+	h.atEnd = func() {
+		if err := h.kv.SetDiscardEpoch(h.epoch); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.kv.DiscardEpoch(); got != h.epoch {
+			t.Fatalf("discard epoch %d after the backfill finished, want the committed %d: a pin is still held", got, h.epoch)
+		}
+	}
+	ids, done := h.run(func(int) bool { return false })
+	if !done {
+		t.Fatal("backfill did not finish")
+	}
+	checkEveryRowOnce(t, ids, n)
 }
 
 // TestSnapshotBackfillChunkBytes: a snapshot backfill of wide rows reads

@@ -327,7 +327,13 @@ func (s *snapshotBackfillExec) Next(ctx context.Context) (Message, error) {
 			return m, nil
 		}
 		if s.loaded && s.phase == phaseDone {
-			return s.pump.take(ctx)
+			m, err := s.pump.take(ctx)
+			if err == nil && m.Barrier != nil && len(s.stale) > 0 {
+				// The snapshot's pins go once the done state's epoch commits: held on,
+				// they would keep every version since from being discarded.
+				s.releaseStale(m.Barrier.Epoch.Prev)
+			}
+			return m, err
 		}
 		select {
 		case pm := <-s.pump.pump.ch:
