@@ -302,6 +302,7 @@ func memoryBudget(shares memory.Shares, store *badger.Store) (*memory.Budget, *m
 	}, unknown)
 	b.Add("storage_block_cache", func() int64 { return store.Memory().Sizes.BlockCacheSize }, func() int64 { return store.Memory().BlockCacheUsed })
 	b.Add("storage_index_cache", func() int64 { return store.Memory().Sizes.IndexCacheSize }, func() int64 { return store.Memory().IndexCacheUsed })
+	b.Add("storage_commit_window", func() int64 { n, _ := store.CommitWindow(); return n }, func() int64 { _, n := store.CommitWindow(); return n })
 	b.Hold("storage_mapped_tables", shares.MappedTables, func() int64 {
 		n, err := store.MappedTables()
 		if err != nil {

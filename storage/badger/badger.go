@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"math"
@@ -156,7 +157,8 @@ type Store struct {
 	// until it is done), so the writer prepares its next batch meanwhile; reads above the
 	// committed epoch wait for it, and its error comes back from the next Stage or Commit.
 	staging atomic.Pointer[stageOp]
-	// noSync is Options.NoSync: the commit log is written but never synced, and a commit of
+	// noSync is Options.NoSync: the commit log is written but never synced, and commits wait
+	// in windows that Badger takes together (deferred.go); while those are paused, a commit of
 	// parallelWriteEntries or more goes into Badger after Commit returns (applying).
 	noSync bool
 	// applying is the last such commit's write into Badger, which runs on after Commit returns
@@ -175,9 +177,20 @@ type Store struct {
 		sync.Mutex
 		commits []deferredCommit
 		entries int
+		bytes   int
 		pause   int // commits not to defer (a read had to write the deferred ones)
+		// index finds a key's newest version in a long window (built by the first point
+		// read that needs it, then kept up by each commit; nil again when the window goes).
+		index map[uint64]uint64
+		seed  maphash.Seed
 	}
 	deferFirst atomic.Uint64
+	// windowOp is the last sealed window's write into Badger (NoSync, deferred.go), which runs
+	// without commitMu: reads at or above its first epoch wait for it, and its error comes back
+	// from the next Commit.
+	windowOp atomic.Pointer[applyOp]
+	// sealedBytes is the sealed window's size while it is written.
+	sealedBytes atomic.Int64
 	// valueThreshold is the value size from which Badger puts values in the value log.
 	valueThreshold int
 	// space answers the free-space check before each Stage and Commit.
@@ -596,7 +609,31 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, b *storage.Batch) erro
 		s.failed = err
 		return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
 	}
-	if s.applyLater(epoch, b, rolledBack) {
+	if deferIt && s.noSync {
+		// The window (deferred.go): durable against a kill once its record is written.
+		rec, err := s.logLocked(epoch, discard, b)
+		if err != nil {
+			s.failed = err
+			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+		}
+		if rec != nil {
+			if s.deferCommit(epoch, discard, b) {
+				if err := s.sealWindow(); err != nil {
+					s.failed = err
+					return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+				}
+			}
+			s.publishLocked(epoch, discard)
+			return nil
+		}
+		// Not even an empty log holds the record: written as any batch that big.
+		if err := s.applyDeferred(); err != nil {
+			s.failed = err
+			return fmt.Errorf("badger commit epoch %d: %w", epoch, err)
+		}
+		deferIt = false
+	}
+	if !deferIt && s.applyLater(epoch, b, rolledBack) {
 		rec, err := s.logLocked(epoch, discard, b)
 		if err != nil {
 			s.failed = err
@@ -664,6 +701,20 @@ type applyOp struct {
 // waitApplying waits for a commit's write still in flight when epoch reads at or above its
 // epoch; it returns that write's error.
 func (s *Store) waitApplying(epoch uint64) error {
+	if op := s.windowOp.Load(); op != nil && epoch >= op.epoch {
+		select {
+		case <-op.done:
+		default:
+			// As below: the next commits do not wait in a window.
+			s.deferMu.Lock()
+			s.deferMu.pause = maxDeferred
+			s.deferMu.Unlock()
+			<-op.done
+		}
+		if op.err != nil {
+			return fmt.Errorf("write of the epochs from %d: %w", op.epoch, op.err)
+		}
+	}
 	op := s.applying.Load()
 	if op == nil || epoch < op.epoch {
 		return nil
@@ -688,6 +739,15 @@ func (s *Store) waitApplying(epoch uint64) error {
 func (s *Store) applyErrLocked() error {
 	if op := s.applying.Load(); op != nil && op.err != nil {
 		return fmt.Errorf("the write of committed epoch %d failed: %w", op.epoch, op.err)
+	}
+	if op := s.windowOp.Load(); op != nil {
+		select {
+		case <-op.done:
+			if op.err != nil {
+				return fmt.Errorf("the write of the committed epochs from %d failed: %w", op.epoch, op.err)
+			}
+		default:
+		}
 	}
 	return nil
 }
@@ -1193,11 +1253,9 @@ func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]
 	if err := s.waitStaging(epoch); err != nil {
 		return dst, false, fmt.Errorf("badger get: %w", err)
 	}
-	if err := s.waitApplying(epoch); err != nil {
-		return dst, false, fmt.Errorf("badger get: %w", err)
-	}
 	if epoch <= s.committed.Load() {
-		// The deferred commits answer for their keys; Badger holds every other write.
+		// The deferred commits answer for their keys (they are newer than any write still
+		// applying); Badger holds every other write, once those are in.
 		if v, ok, found, err := s.deferredGet(key, epoch, dst); err != nil || found {
 			if err != nil {
 				return dst, false, fmt.Errorf("badger get: %w", err)
@@ -1205,6 +1263,9 @@ func (s *Store) Get(_ context.Context, key []byte, epoch uint64, dst []byte) ([]
 			return v, ok, nil
 		}
 	} else if err := s.applyDeferredFor(epoch); err != nil {
+		return dst, false, fmt.Errorf("badger get: %w", err)
+	}
+	if err := s.waitApplying(epoch); err != nil {
 		return dst, false, fmt.Errorf("badger get: %w", err)
 	}
 	s.closeMu.RLock()
@@ -1258,10 +1319,10 @@ func (s *Store) newIter(lower, upper []byte, epoch uint64, reverse, changes bool
 	if err := s.waitStaging(epoch); err != nil {
 		return nil, fmt.Errorf("badger scan: %w", err)
 	}
-	if err := s.waitApplying(epoch); err != nil {
+	if err := s.applyDeferredFor(epoch); err != nil {
 		return nil, fmt.Errorf("badger scan: %w", err)
 	}
-	if err := s.applyDeferredFor(epoch); err != nil {
+	if err := s.waitApplying(epoch); err != nil {
 		return nil, fmt.Errorf("badger scan: %w", err)
 	}
 	s.closeMu.RLock()

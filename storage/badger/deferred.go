@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sort"
+	"sync"
+
+	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/pb"
 
 	"github.com/tributary/tributary/storage"
 )
 
-// Small commits made durable by the commit log go into Badger later, many together
-// (deferred). Each of Badger's writes is a round of hand-offs between goroutines (its write
+// Small commits made durable by the (synced) commit log go into Badger later, many together
+// (deferred; with NoSync, every commit does: the windows below). Each of Badger's writes is a round of hand-offs between goroutines (its write
 // queue, its writer, the waiting committer); on a small VM every hand-off that wakes an idle
 // vCPU costs tens of microseconds, and a lone client's commit measured about 40 µs faster
 // without them. The batches wait in memory, in epoch order, until a read at or above the first
@@ -30,20 +35,39 @@ const (
 	maxDeferredEntries = 4096
 )
 
+// With NoSync every commit that goes through the commit log waits, whatever its size, in a
+// window of at most maxWindowCommits commits or windowBytes of batches (maxWindowBytes, or a
+// quarter of a memtable when those are smaller: a small memory limit). A full window is
+// sealed and Badger takes it on a goroutine of its own while the next window fills (one window
+// is written at a time; a commit that fills the next one waits for it). Reads at or above the
+// sealed window's first epoch wait for that write (windowOp), as for a commit applying later.
+// Writing many epochs together costs Badger less per entry, and lets versions that no read can
+// see any more go before they reach it (superseded): a state that every statement rewrites (a
+// GROUP BY view's groups) takes a fraction of its writes.
+const (
+	maxWindowCommits = 256
+	maxWindowBytes   = 16 << 20
+)
+
 // deferredCommit is a committed epoch's batch that Badger has not taken yet.
 type deferredCommit struct {
 	epoch, discard uint64
-	batch          storage.Batch
+	batch          *storage.Batch
 }
 
+// batchPool recycles the deferred commits' copies of their batches.
+var batchPool = sync.Pool{New: func() any { return new(storage.Batch) }}
+
 // deferrable reports whether epoch's batch b may wait (the caller holds commitMu, b is
-// normalized): small, not empty, within the log's durability (no staged epoch, no abandoned
-// stage to roll back, no value for the value log) and within the bounds.
+// normalized): within the log's durability (no staged epoch, no abandoned stage to roll back,
+// no value for the value log) and, but with NoSync, small, not empty and within the bounds. With
+// NoSync an empty commit waits when others do (the barrier loop commits an empty epoch every
+// interval).
 func (s *Store) deferrable(epoch uint64, b *storage.Batch) bool {
-	if s.redo == nil || s.wal == nil || s.loseLogged || s.stagedBig || s.staged.Has(epoch) || len(s.staged.Abandoned(epoch)) > 0 {
+	if s.redo == nil || (s.wal == nil && !s.noSync) || s.loseLogged || s.stagedBig || s.staged.Has(epoch) || len(s.staged.Abandoned(epoch)) > 0 {
 		return false
 	}
-	if b.Len() == 0 || b.Len() >= parallelWriteEntries || s.hasBigValue(b) {
+	if s.hasBigValue(b) || (!s.noSync && (b.Len() == 0 || b.Len() >= parallelWriteEntries)) || b.Size() >= redoBigBatch {
 		return false
 	}
 	s.deferMu.Lock()
@@ -52,14 +76,18 @@ func (s *Store) deferrable(epoch uint64, b *storage.Batch) bool {
 		s.deferMu.pause--
 		return false
 	}
+	if s.noSync {
+		return b.Len() > 0 || len(s.deferMu.commits) > 0
+	}
 	return len(s.deferMu.commits) < maxDeferred && s.deferMu.entries+b.Len() <= maxDeferredEntries
 }
 
-// deferCommit keeps a copy of epoch's batch for Badger (after its log record is synced).
-func (s *Store) deferCommit(epoch, discard uint64, b *storage.Batch) {
+// deferCommit keeps a copy of epoch's batch for Badger (after its log record is written) and
+// reports whether the window is full (NoSync: the caller seals it).
+func (s *Store) deferCommit(epoch, discard uint64, b *storage.Batch) (full bool) {
 	s.deferMu.Lock()
 	defer s.deferMu.Unlock()
-	d := deferredCommit{epoch: epoch, discard: discard}
+	d := deferredCommit{epoch: epoch, discard: discard, batch: batchPool.Get().(*storage.Batch)}
 	for i := 0; i < b.Len(); i++ {
 		k, v, del := b.Entry(i)
 		if del {
@@ -72,7 +100,95 @@ func (s *Store) deferCommit(epoch, discard uint64, b *storage.Batch) {
 		s.deferFirst.Store(epoch)
 	}
 	s.deferMu.commits = append(s.deferMu.commits, d)
+	if s.deferMu.index != nil {
+		s.indexLocked(len(s.deferMu.commits) - 1)
+	}
 	s.deferMu.entries += b.Len()
+	s.deferMu.bytes += b.Size()
+	return s.noSync && (len(s.deferMu.commits) >= maxWindowCommits || s.deferMu.bytes >= s.windowBytes())
+}
+
+// indexLocked adds commit i's keys to the window's index (the newest version of each key, by
+// its hash; a later key with the same hash takes the entry, and a read that finds another key
+// there searches the batches). The caller holds deferMu.
+func (s *Store) indexLocked(i int) {
+	if s.deferMu.seed == (maphash.Seed{}) {
+		s.deferMu.seed = maphash.MakeSeed()
+	}
+	b := s.deferMu.commits[i].batch
+	for j := 0; j < b.Len(); j++ {
+		k, _, _ := b.Entry(j)
+		s.deferMu.index[maphash.Bytes(s.deferMu.seed, k)] = uint64(i)<<32 | uint64(j)
+	}
+}
+
+// windowBytes is the most a window's batches hold before it is sealed.
+func (s *Store) windowBytes() int {
+	return int(min(maxWindowBytes, s.sizes.MemTableSize/4))
+}
+
+// CommitWindow returns the memory the commit windows may hold (the one filling and the one
+// being written; 0 without NoSync) and what they hold now, in bytes.
+func (s *Store) CommitWindow() (budget, used int64) {
+	s.deferMu.Lock()
+	used = int64(s.deferMu.bytes)
+	s.deferMu.Unlock()
+	used += s.sealedBytes.Load()
+	if !s.noSync {
+		return 0, used
+	}
+	return 2 * int64(s.windowBytes()), used
+}
+
+// sealWindow hands the full window to a goroutine that writes it into Badger, after the
+// previous window's write finished. The caller holds commitMu (and closeMu shared: Close waits
+// for the write through applyDeferred).
+func (s *Store) sealWindow() error {
+	if err := s.waitWindow(); err != nil {
+		return err
+	}
+	s.deferMu.Lock()
+	commits := s.deferMu.commits
+	op := &applyOp{epoch: commits[0].epoch, done: make(chan struct{})}
+	s.sealedBytes.Store(int64(s.deferMu.bytes))
+	s.windowOp.Store(op) // before the window leaves deferMu: its readers then wait for op
+	s.deferMu.commits, s.deferMu.index = nil, nil
+	s.deferMu.entries, s.deferMu.bytes = 0, 0
+	s.deferFirst.Store(0)
+	s.deferMu.Unlock()
+	go func() {
+		defer close(op.done)
+		if s.beforeApply != nil {
+			s.beforeApply()
+		}
+		op.err = s.writeDeferred(commits)
+		recycle(commits)
+		s.sealedBytes.Store(0)
+	}()
+	return nil
+}
+
+// waitWindow waits for the sealed window's write, if one is running, and returns its error.
+func (s *Store) waitWindow() error {
+	op := s.windowOp.Load()
+	if op == nil {
+		return nil
+	}
+	<-op.done
+	if op.err != nil {
+		return fmt.Errorf("write of the epochs from %d: %w", op.epoch, op.err)
+	}
+	return nil
+}
+
+func recycle(commits []deferredCommit) {
+	for i := range commits {
+		if b := commits[i].batch; b.Size() <= maxWindowBytes/4 {
+			b.Reset()
+			batchPool.Put(b)
+		}
+		commits[i].batch = nil
+	}
 }
 
 // applyDeferredFor writes the deferred batches into Badger when a read at epoch could see them.
@@ -101,30 +217,103 @@ func (s *Store) applyDeferred() error {
 	return s.applyDeferredLocked()
 }
 
-// applyDeferredLocked writes the deferred batches, each at its epoch, through one loader, then
-// the newest epoch's watermark. On an error they stay deferred (their log records stay too).
+// applyDeferredLocked writes the deferred batches (after the sealed window's write, if one is
+// running). On an error they stay deferred (their log records stay too).
 func (s *Store) applyDeferredLocked() error {
+	if err := s.waitWindow(); err != nil {
+		return err
+	}
 	commits := s.deferMu.commits
 	if len(commits) == 0 {
 		return nil
 	}
+	if err := s.writeDeferred(commits); err != nil {
+		return err
+	}
+	recycle(commits)
+	s.deferMu.commits, s.deferMu.index = commits[:0], nil
+	s.deferMu.entries, s.deferMu.bytes = 0, 0
+	s.deferFirst.Store(0)
+	return nil
+}
+
+// writeDeferred writes committed batches, each at its epoch, through one loader, less the
+// versions superseded at or below the newest one's discard epoch, then that epoch's watermark.
+func (s *Store) writeDeferred(commits []deferredCommit) error {
+	last := commits[len(commits)-1]
+	keep := superseded(commits, last.discard)
 	l := s.db.NewKVLoader(directPending)
 	for i := range commits {
-		if err := load(l, commits[i].epoch, &commits[i].batch); err != nil {
+		var k []bool
+		if keep != nil {
+			k = keep[i]
+		}
+		if err := loadKeeping(l, commits[i].epoch, commits[i].batch, k); err != nil {
 			return errors.Join(fmt.Errorf("write deferred commits: %w", err), l.Finish())
 		}
 	}
 	if err := l.Finish(); err != nil {
 		return fmt.Errorf("write %d deferred epochs: %w", len(commits), err)
 	}
-	last := commits[len(commits)-1]
 	if err := s.writeMeta(last.epoch, last.discard); err != nil {
 		return fmt.Errorf("write deferred epochs: %w", err)
 	}
-	clear(commits)
-	s.deferMu.commits = commits[:0]
-	s.deferMu.entries = 0
-	s.deferFirst.Store(0)
+	return nil
+}
+
+// superseded marks, per commit, the entries to write: a version is left out when a later
+// commit at or below discard writes the key too. No read sees it then (reads are at or above
+// the discard epoch, which only moves up), and Badger's compaction would drop it anyway. nil:
+// every entry is written. Keys are matched by a hash and then compared; on a collision the
+// version is kept, which is always correct.
+func superseded(commits []deferredCommit, discard uint64) [][]bool {
+	if len(commits) < 2 || commits[1].epoch > discard {
+		return nil
+	}
+	seed := maphash.MakeSeed()
+	newer := make(map[uint64]uint64) // key hash -> commit<<32 | entry of a later version at or below discard
+	keep := make([][]bool, len(commits))
+	for i := len(commits) - 1; i >= 0; i-- {
+		b := commits[i].batch
+		k := make([]bool, b.Len())
+		for j := range k {
+			key, _, _ := b.Entry(j)
+			h := maphash.Bytes(seed, key)
+			if ref, ok := newer[h]; ok {
+				other, _, _ := commits[ref>>32].batch.Entry(int(uint32(ref)))
+				if bytes.Equal(other, key) {
+					continue
+				}
+			}
+			k[j] = true
+			if i > 0 && commits[i].epoch <= discard {
+				newer[h] = uint64(i)<<32 | uint64(j)
+			}
+		}
+		keep[i] = k
+	}
+	return keep
+}
+
+// loadKeeping is load of the entries keep marks (all when keep is nil).
+func loadKeeping(l *bdg.KVLoader, epoch uint64, b *storage.Batch, keep []bool) error {
+	if keep == nil {
+		return load(l, epoch, b)
+	}
+	kv := &pb.KV{Version: epoch}
+	for i := 0; i < b.Len(); i++ {
+		if !keep[i] {
+			continue
+		}
+		key, value, del := b.Entry(i)
+		kv.Key, kv.Value, kv.Meta = key, value, nil
+		if del {
+			kv.Value, kv.Meta = nil, deleteMeta
+		}
+		if err := l.Set(kv); err != nil {
+			return fmt.Errorf("write entry %d at %d: %w", i, epoch, err)
+		}
+	}
 	return nil
 }
 
@@ -145,9 +334,30 @@ func (s *Store) deferredGet(key []byte, epoch uint64, dst []byte) (_ []byte, ok,
 	if err := s.checkReadLocked(epoch); err != nil {
 		return dst, false, false, err
 	}
-	for i := len(s.deferMu.commits) - 1; i >= 0; i-- {
-		d := &s.deferMu.commits[i]
-		if d.epoch > epoch {
+	commits := s.deferMu.commits
+	if len(commits) > maxDeferred && epoch >= commits[len(commits)-1].epoch {
+		// A read of the newest epoch in a long window: its index answers.
+		if s.deferMu.index == nil {
+			s.deferMu.index = make(map[uint64]uint64)
+			for i := range commits {
+				s.indexLocked(i)
+			}
+		}
+		ref, ok := s.deferMu.index[maphash.Bytes(s.deferMu.seed, key)]
+		if !ok {
+			return dst, false, false, nil
+		}
+		if k, v, del := commits[ref>>32].batch.Entry(int(uint32(ref))); bytes.Equal(k, key) {
+			if del {
+				return dst, false, true, nil
+			}
+			return append(dst, v...), true, true, nil
+		}
+		// A hash collision: the search below answers.
+	}
+	for i := len(commits) - 1; i >= 0; i-- {
+		d := &commits[i]
+		if d.epoch > epoch || d.batch.Len() == 0 {
 			continue
 		}
 		n := d.batch.Len()

@@ -3,10 +3,13 @@ package badger
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/storage"
@@ -21,7 +24,9 @@ func dieForTest(t *testing.T, s *Store) {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.closeMu.closed = true
-	s.wal.close()
+	if s.wal != nil {
+		s.wal.close()
+	}
 	_ = s.redo.close()
 	if err := s.db.Close(); err != nil {
 		t.Fatal(err)
@@ -213,5 +218,162 @@ func TestDeferredCommitsConcurrentReads(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// TestNoSyncWindow: with NoSync, commits wait in a window that Badger takes on a goroutine of
+// its own once full, less the versions no read can see (superseded at or below the discard
+// epoch). Every read right after a commit sees it (a point read answered from the window, one
+// that reaches a sealed window's epochs waits for its write and pauses the windows); after the
+// windows are in, every epoch from the discard epoch up still reads whole, a rewritten key
+// holds far fewer versions than epochs written, and a kill loses no committed window.
+func TestNoSyncWindow(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := context.Background()
+	const groups, rows, lag = 50, 20, 4
+	group := func(g int) []byte { return fmt.Appendf(nil, "g%03d", g) }
+	commit := func(e uint64) {
+		t.Helper()
+		var b storage.Batch
+		for g := range groups {
+			b.Put(group(g), fmt.Appendf(nil, "v%d", e))
+		}
+		for i := range rows {
+			b.Put(fmt.Appendf(nil, "r%05d-%02d", e, i), nil)
+		}
+		if err := s.Commit(ctx, e, &b); err != nil {
+			t.Fatal(err)
+		}
+		if e > lag {
+			if err := s.SetDiscardEpoch(e - lag); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	get := func(key []byte, e uint64) string {
+		t.Helper()
+		v, ok, err := s.Get(ctx, key, e, nil)
+		if err != nil || !ok {
+			t.Fatalf("get %s at %d: %v %v", key, e, ok, err)
+		}
+		return string(v)
+	}
+	blocked, release := make(chan struct{}, 1), make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce() // before Close, which waits for the window's write
+	s.beforeApply = func() {
+		blocked <- struct{}{}
+		<-release
+	}
+	e := uint64(0)
+	for range maxWindowCommits {
+		e++
+		commit(e)
+		if e < maxWindowCommits {
+			if got := get(group(7), e); got != fmt.Sprintf("v%d", e) {
+				t.Fatalf("epoch %d: %s right after the commit", e, got)
+			}
+		}
+	}
+	<-blocked // the full window is being written, and waits
+	s.beforeApply = nil
+	if deferredCount(s) != 0 || s.windowOp.Load() == nil {
+		t.Fatal("the full window was not sealed")
+	}
+	read := make(chan string, 1)
+	go func() {
+		v, _, err := s.Get(ctx, group(3), e, nil)
+		if err != nil {
+			v = []byte(err.Error())
+		}
+		read <- string(v)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for paused := 0; paused == 0; {
+		s.deferMu.Lock()
+		paused = s.deferMu.pause
+		s.deferMu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the read never waited for the sealed window")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	releaseOnce()
+	if got := <-read; got != fmt.Sprintf("v%d", e) {
+		t.Fatalf("read at %d after the window's write: %s", e, got)
+	}
+	for range maxDeferred + maxWindowCommits/2 {
+		e++
+		commit(e)
+	}
+	if deferredCount(s) == 0 {
+		t.Fatal("commits after the pause do not wait in a window")
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// Every epoch from the discard epoch up reads whole.
+	for at := s.DiscardEpoch(); at <= e; at++ {
+		if got := get(group(int(at)%groups), at); got != fmt.Sprintf("v%d", at) {
+			t.Fatalf("after the windows: %s at %d = %s", group(int(at)%groups), at, got)
+		}
+		it, err := s.Scan(ctx, []byte("r"), []byte("s"), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for it.Next() == nil {
+			n++
+		}
+		it.Close()
+		if n != int(at)*rows {
+			t.Fatalf("scan at %d: %d rows, want %d", at, n, int(at)*rows)
+		}
+	}
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	it := txn.NewIterator(bdg.IteratorOptions{AllVersions: true, Prefix: group(7)})
+	versions := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		versions++
+	}
+	it.Close()
+	txn.Discard()
+	if versions > int(e)/4 {
+		t.Fatalf("%s holds %d versions for %d epochs written: superseded versions reached Badger", group(7), versions, e)
+	}
+	// A kill with a window open: the commit log brings it back.
+	for range 10 {
+		e++
+		commit(e)
+	}
+	if deferredCount(s) == 0 {
+		t.Fatal("no window open before the kill")
+	}
+	dieForTest(t, s)
+	if s, err = Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.CommittedEpoch(); c != e {
+		t.Fatalf("committed epoch %d after the kill, want %d", c, e)
+	}
+	if got := get(group(11), e); got != fmt.Sprintf("v%d", e) {
+		t.Fatalf("after the kill: %s", got)
+	}
+	it2, err := s.Scan(ctx, []byte("r"), []byte("s"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for it2.Next() == nil {
+		n++
+	}
+	it2.Close()
+	if n != int(e)*rows {
+		t.Fatalf("after the kill: %d rows, want %d", n, int(e)*rows)
 	}
 }

@@ -3,6 +3,7 @@ package badger
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -161,6 +162,8 @@ func TestNoSyncReadWaitPauses(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
+	// Commits apply one by one, as while the windows are paused (deferred.go).
+	s.deferMu.pause = math.MaxInt32
 	release := make(chan struct{})
 	s.beforeApply = func() { <-release }
 	commit := func(e uint64) {
