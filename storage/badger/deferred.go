@@ -108,6 +108,10 @@ func (s *Store) deferCommit(epoch, discard uint64, b *storage.Batch) (full bool)
 	return s.noSync && (len(s.deferMu.commits) >= maxWindowCommits || s.deferMu.bytes >= s.windowBytes())
 }
 
+// indexFrom is the window length from which point reads of its newest epoch use the index
+// rather than a search of every batch.
+const indexFrom = 8
+
 // indexLocked adds commit i's keys to the window's index (the newest version of each key, by
 // its hash; a later key with the same hash takes the entry, and a read that finds another key
 // there searches the batches). The caller holds deferMu.
@@ -335,7 +339,7 @@ func (s *Store) deferredGet(key []byte, epoch uint64, dst []byte) (_ []byte, ok,
 		return dst, false, false, err
 	}
 	commits := s.deferMu.commits
-	if len(commits) > maxDeferred && epoch >= commits[len(commits)-1].epoch {
+	if len(commits) > indexFrom && epoch >= commits[len(commits)-1].epoch {
 		// A read of the newest epoch in a long window: its index answers.
 		if s.deferMu.index == nil {
 			s.deferMu.index = make(map[uint64]uint64)
