@@ -126,7 +126,8 @@ func (s *Store) indexLocked(i int) {
 	}
 }
 
-// windowBytes is the most a window's batches hold before it is sealed.
+// windowBytes is the most a window's batches hold before it is sealed: at most a quarter of
+// the commit log's size (redoNoSyncMaxSize), so that a checkpoint waits for one window at most.
 func (s *Store) windowBytes() int {
 	return int(min(maxWindowBytes, s.sizes.MemTableSize/4))
 }

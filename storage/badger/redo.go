@@ -26,6 +26,10 @@ const (
 	// starts over (a checkpoint) instead of growing.
 	redoGrowStep = 1 << 20
 	redoMaxSize  = 16 << 20
+	// redoNoSyncMaxSize is the size with NoSync, where the log holds the commit windows
+	// (deferred.go): a checkpoint waits for every logged commit to be in Badger, so the log
+	// holds several windows and a checkpoint waits for one at most.
+	redoNoSyncMaxSize = 4 * maxWindowBytes
 )
 
 var redoMagic = [8]byte{'T', 'R', 'B', 'R', 'E', 'D', 'O', '1'}
@@ -298,8 +302,16 @@ func decodeRedo(p []byte) (redoRecord, bool) {
 	return rec, true
 }
 
-// fits reports whether a record of n bytes fits before redoMaxSize.
-func (r *redoLog) fits(n int) bool { return r.off+int64(n) <= redoMaxSize }
+// fits reports whether a record of n bytes fits before the log's size (maxSize).
+func (r *redoLog) fits(n int) bool { return r.off+int64(n) <= r.maxSize() }
+
+// maxSize is the log's size at which it starts over.
+func (r *redoLog) maxSize() int64 {
+	if r.noSync {
+		return redoNoSyncMaxSize
+	}
+	return redoMaxSize
+}
 
 // append writes rec (from encode) at the end and syncs it. The caller checked fits.
 func (r *redoLog) append(rec []byte) error {
