@@ -65,6 +65,14 @@ func (b *Batch) Grow(n, entries int) {
 	b.entries = slices.Grow(b.entries, entries)
 }
 
+// CopyFrom makes b a copy of src (two copies of memory, not one per entry), keeping b's memory
+// for reuse.
+func (b *Batch) CopyFrom(src *Batch) {
+	b.buf = append(b.buf[:0], src.buf...)
+	b.entries = append(b.entries[:0], src.entries...)
+	b.sorted = src.sorted
+}
+
 // Reset empties the batch, keeping its memory for reuse.
 func (b *Batch) Reset() {
 	b.buf = b.buf[:0]

@@ -239,3 +239,26 @@ func TestSpaceGuard(t *testing.T) {
 		t.Fatalf("a write bigger than the free space: %v", err)
 	}
 }
+
+// TestBatchCopyFrom: a copy holds the source's entries (after Normalize too) and owns its
+// memory: the source's reuse does not change it.
+func TestBatchCopyFrom(t *testing.T) {
+	var src, dst Batch
+	dst.Put([]byte("old"), []byte("x"))
+	src.Put([]byte("b"), []byte("1"))
+	src.Delete([]byte("a"))
+	src.Put([]byte("b"), []byte("2"))
+	src.Normalize()
+	dst.CopyFrom(&src)
+	src.Reset()
+	src.Put([]byte("a"), []byte("garbage"))
+	if dst.Len() != 2 {
+		t.Fatalf("copy has %d entries, want 2", dst.Len())
+	}
+	if k, _, del := dst.Entry(0); string(k) != "a" || !del {
+		t.Fatalf("entry 0: %q del=%v", k, del)
+	}
+	if k, v, del := dst.Entry(1); string(k) != "b" || string(v) != "2" || del {
+		t.Fatalf("entry 1: %q=%q del=%v", k, v, del)
+	}
+}

@@ -88,14 +88,7 @@ func (s *Store) deferCommit(epoch, discard uint64, b *storage.Batch) (full bool)
 	s.deferMu.Lock()
 	defer s.deferMu.Unlock()
 	d := deferredCommit{epoch: epoch, discard: discard, batch: batchPool.Get().(*storage.Batch)}
-	for i := 0; i < b.Len(); i++ {
-		k, v, del := b.Entry(i)
-		if del {
-			d.batch.Delete(k)
-		} else {
-			d.batch.Put(k, v)
-		}
-	}
+	d.batch.CopyFrom(b)
 	if len(s.deferMu.commits) == 0 {
 		s.deferFirst.Store(epoch)
 	}
