@@ -107,21 +107,23 @@ func castExpr(e Expr, to types.T, mode castMode) (Expr, error) {
 		}
 		return nil, types.Errorf(types.ErrDatatypeMismatch, "expression of type %s cannot be coerced to type %s", from.Base(), to)
 	}
+	fn := castFunc(from, to, mode == castExplicit)
+	if k, ok := e.(*Const); ok {
+		// Converted at once, without a CastExpr (an INSERT's every literal comes here).
+		v := k.Value
+		if !v.Null && fn != nil {
+			var err error
+			if v, err = fn(orNew(nil), &k.Value); err != nil {
+				return nil, err
+			}
+		}
+		return &Const{Value: v, Typ: to}, nil
+	}
 	d := argDepth([]Expr{e})
 	if d > types.MaxExprDepth {
 		return nil, types.StackDepthError(types.MaxExprDepth, "expressions")
 	}
-	fn := castFunc(from, to, mode == castExplicit)
-	c := &CastExpr{Input: e, To: to, Explicit: mode == castExplicit, fn: fn, depth: d}
-	if k, ok := e.(*Const); ok {
-		d, err := c.EvalRow(nil, nil)
-		if err != nil {
-			return nil, err
-		}
-		_ = k
-		return &Const{Value: d, Typ: to}, nil
-	}
-	return c, nil
+	return &CastExpr{Input: e, To: to, Explicit: mode == castExplicit, fn: fn, depth: d}, nil
 }
 
 // castClass returns the weakest mode in which from → to is allowed (0: never).
