@@ -8,9 +8,6 @@ import (
 	"sort"
 	"sync"
 
-	bdg "github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/pb"
-
 	"github.com/tributary/tributary/storage"
 )
 
@@ -246,7 +243,7 @@ func (s *Store) writeDeferred(commits []deferredCommit) error {
 		if keep != nil {
 			k = keep[i]
 		}
-		if err := loadKeeping(l, commits[i].epoch, commits[i].batch, k); err != nil {
+		if err := load(l, commits[i].epoch, commits[i].batch, k); err != nil {
 			return errors.Join(fmt.Errorf("write deferred commits: %w", err), l.Finish())
 		}
 	}
@@ -291,28 +288,6 @@ func superseded(commits []deferredCommit, discard uint64) [][]bool {
 		keep[i] = k
 	}
 	return keep
-}
-
-// loadKeeping is load of the entries keep marks (all when keep is nil).
-func loadKeeping(l *bdg.KVLoader, epoch uint64, b *storage.Batch, keep []bool) error {
-	if keep == nil {
-		return load(l, epoch, b)
-	}
-	kv := &pb.KV{Version: epoch}
-	for i := 0; i < b.Len(); i++ {
-		if !keep[i] {
-			continue
-		}
-		key, value, del := b.Entry(i)
-		kv.Key, kv.Value, kv.Meta = key, value, nil
-		if del {
-			kv.Value, kv.Meta = nil, deleteMeta
-		}
-		if err := l.Set(kv); err != nil {
-			return fmt.Errorf("write entry %d at %d: %w", i, epoch, err)
-		}
-	}
-	return nil
 }
 
 // deferredGet answers a point read at epoch from the deferred batches, without writing them:

@@ -221,6 +221,31 @@ func TestDeferredCommitsConcurrentReads(t *testing.T) {
 	}
 }
 
+// openNoSync opens a NoSync store in dir.
+func openNoSync(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// countKeys counts the keys that start with prefix (one byte) at epoch.
+func countKeys(t *testing.T, s *Store, prefix string, epoch uint64) int {
+	t.Helper()
+	it, err := s.Scan(context.Background(), []byte(prefix), []byte{prefix[0] + 1}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.Next() == nil {
+		n++
+	}
+	return n
+}
+
 // TestNoSyncWindow: with NoSync, commits wait in a window that Badger takes on a goroutine of
 // its own once full, less the versions no read can see (superseded at or below the discard
 // epoch). Every read right after a commit sees it (a point read answered from the window, one
@@ -229,10 +254,7 @@ func TestDeferredCommitsConcurrentReads(t *testing.T) {
 // holds far fewer versions than epochs written, and a kill loses no committed window.
 func TestNoSyncWindow(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openNoSync(t, dir)
 	defer func() { _ = s.Close() }()
 	ctx := context.Background()
 	const groups, rows, lag = 50, 20, 4
@@ -322,16 +344,7 @@ func TestNoSyncWindow(t *testing.T) {
 		if got := get(group(int(at)%groups), at); got != fmt.Sprintf("v%d", at) {
 			t.Fatalf("after the windows: %s at %d = %s", group(int(at)%groups), at, got)
 		}
-		it, err := s.Scan(ctx, []byte("r"), []byte("s"), at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for it.Next() == nil {
-			n++
-		}
-		it.Close()
-		if n != int(at)*rows {
+		if n := countKeys(t, s, "r", at); n != int(at)*rows {
 			t.Fatalf("scan at %d: %d rows, want %d", at, n, int(at)*rows)
 		}
 	}
@@ -355,25 +368,14 @@ func TestNoSyncWindow(t *testing.T) {
 		t.Fatal("no window open before the kill")
 	}
 	dieForTest(t, s)
-	if s, err = Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1}); err != nil {
-		t.Fatal(err)
-	}
+	s = openNoSync(t, dir)
 	if c := s.CommittedEpoch(); c != e {
 		t.Fatalf("committed epoch %d after the kill, want %d", c, e)
 	}
 	if got := get(group(11), e); got != fmt.Sprintf("v%d", e) {
 		t.Fatalf("after the kill: %s", got)
 	}
-	it2, err := s.Scan(ctx, []byte("r"), []byte("s"), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for it2.Next() == nil {
-		n++
-	}
-	it2.Close()
-	if n != int(e)*rows {
+	if n := countKeys(t, s, "r", e); n != int(e)*rows {
 		t.Fatalf("after the kill: %d rows, want %d", n, int(e)*rows)
 	}
 }
@@ -384,10 +386,7 @@ func TestNoSyncWindow(t *testing.T) {
 // none of the commits before or after it.
 func TestNoSyncWindowCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openNoSync(t, dir)
 	defer func() { _ = s.Close() }()
 	ctx := context.Background()
 	const keys, valueSize = 256, 2 << 10 // 512 KiB a commit
@@ -412,9 +411,7 @@ func TestNoSyncWindowCheckpoint(t *testing.T) {
 		}
 	}
 	dieForTest(t, s)
-	if s, err = Open(Options{Dir: dir, NoSync: true, MinFreeBytes: 1}); err != nil {
-		t.Fatal(err)
-	}
+	s = openNoSync(t, dir)
 	it, err := s.Scan(ctx, nil, nil, s.CommittedEpoch())
 	if err != nil {
 		t.Fatal(err)
