@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"hash/maphash"
 	"io"
 	"slices"
 	"sort"
@@ -140,6 +141,9 @@ type entry struct {
 type layer struct {
 	epoch   uint64
 	entries []entry
+	// filter answers most finds of a key the layer does not hold without a search (built by
+	// the first find of a big enough layer, nil again when entries change).
+	filter bloom
 	// unsealed says fresh entries wait for TakeFresh; dropsBlocks that it deletes blocks
 	// (DeleteBlocks).
 	unsealed    bool
@@ -589,7 +593,7 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 		if len(top.entries) >= bigLayer && (n < bigLayers || t.layers[n-bigLayers].epoch != top.epoch) {
 			break
 		}
-		below.entries = mergeEntries(below.entries, top.entries)
+		below.entries, below.filter = mergeEntries(below.entries, top.entries), nil
 		below.unsealed = below.unsealed || top.unsealed
 		below.dropsBlocks = below.dropsBlocks || top.dropsBlocks
 		t.layers[n-1] = nil
@@ -785,8 +789,22 @@ func (t *Table) pending(epoch uint64, key []byte) (value []byte, found, known bo
 	return nil, false, false
 }
 
+// layerFilterMin is the fewest entries of a layer whose finds go through its filter.
+const layerFilterMin = 64
+
 // find returns the layer's write of key.
 func (l *layer) find(key string) (entry, bool) {
+	if len(l.entries) >= layerFilterMin {
+		if l.filter == nil {
+			l.filter = make(bloom, (len(l.entries)+3)/4) // 16 bits an entry
+			for i := range l.entries {
+				l.filter.add(maphash.String(prefixSeed, l.entries[i].key))
+			}
+		}
+		if !l.filter.has(maphash.String(prefixSeed, key)) {
+			return entry{}, false
+		}
+	}
 	i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= key })
 	if i < len(l.entries) && l.entries[i].key == key {
 		return l.entries[i], true
