@@ -326,15 +326,26 @@ func (e *localAggExec) group(c *types.Chunk, i int) *localEntry {
 // addGroup adds row i's group (its key in keyRow, or read from c) and
 // returns its index in entries.
 func (e *localAggExec) addGroup(c *types.Chunk, i int) int {
-	g := localEntry{keyRow: make([]types.Datum, len(e.groupBy)), parts: make([]int64, e.width)}
+	n := len(e.entries)
+	if n < cap(e.entries) {
+		// An entry a send left behind: its key row and partials are reused.
+		e.entries = e.entries[:n+1]
+	} else {
+		e.entries = append(e.entries, localEntry{})
+	}
+	g := &e.entries[n]
+	if len(g.keyRow) != len(e.groupBy) || len(g.parts) != e.width {
+		g.keyRow, g.parts = make([]types.Datum, len(e.groupBy)), make([]int64, e.width)
+	}
+	g.used, g.weight = false, 0
+	clear(g.parts)
 	for k, col := range e.groupBy {
 		if e.intKey {
 			c.Cols[col].GetInto(i, &e.keyRow[k])
 		}
 		g.keyRow[k] = e.keyRow[k].Copy()
 	}
-	e.entries = append(e.entries, g)
-	return len(e.entries) - 1
+	return n
 }
 
 // send queues the partial rows of every group and forgets them.
