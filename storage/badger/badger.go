@@ -56,9 +56,9 @@ type Options struct {
 	Logger *slog.Logger
 	// NoSync acknowledges commits before they reach the disk: they survive the process being
 	// killed but not an operating-system crash or power loss. By default every Commit is synced
-	// (fsync) before it returns; the writes of one epoch share one sync. With NoSync a commit of
-	// parallelWriteEntries or more may return before Badger holds it (its commit-log record,
-	// written unsynced, covers it until then).
+	// (fsync) before it returns; the writes of one epoch share one sync. With NoSync a commit
+	// returns before Badger holds it (its commit-log record, written unsynced, covers it until
+	// then; deferred.go).
 	NoSync bool
 	// AcceptDamagedTail lets Open start when a write-ahead file has damaged bytes followed by
 	// readable entries: the entries from the damage on are dropped (and logged). Without it Open
@@ -701,37 +701,36 @@ type applyOp struct {
 // waitApplying waits for a commit's write still in flight when epoch reads at or above its
 // epoch; it returns that write's error.
 func (s *Store) waitApplying(epoch uint64) error {
-	if op := s.windowOp.Load(); op != nil && epoch >= op.epoch {
-		select {
-		case <-op.done:
-		default:
-			// As below: the next commits do not wait in a window.
-			s.deferMu.Lock()
-			s.deferMu.pause = maxDeferred
-			s.deferMu.Unlock()
-			<-op.done
-		}
-		if op.err != nil {
-			return fmt.Errorf("write of the epochs from %d: %w", op.epoch, op.err)
-		}
+	// Reads that follow the commits (other sessions' key checks) gain nothing from a write
+	// running on: they wait for it anyway. The next commits go into Badger before they return.
+	window := s.windowOp.Load()
+	if err := window.wait(epoch, func() {
+		s.deferMu.Lock()
+		s.deferMu.pause = maxDeferred
+		s.deferMu.Unlock()
+	}); err != nil {
+		return fmt.Errorf("write of the epochs from %d: %w", window.epoch, err)
 	}
 	op := s.applying.Load()
+	if err := op.wait(epoch, func() { s.applyPause.Store(maxDeferred) }); err != nil {
+		return fmt.Errorf("commit of epoch %d: %w", op.epoch, err)
+	}
+	return nil
+}
+
+// wait waits for op (nil: none) when epoch reads at or above its epoch, calling pause first if
+// the write is still running, and returns the write's error.
+func (op *applyOp) wait(epoch uint64, pause func()) error {
 	if op == nil || epoch < op.epoch {
 		return nil
 	}
 	select {
 	case <-op.done:
 	default:
-		// Reads that follow the commits (other sessions' key checks) gain nothing from the
-		// write running on: they wait for it anyway. The next commits are written before
-		// they return.
-		s.applyPause.Store(maxDeferred)
+		pause()
 		<-op.done
 	}
-	if op.err != nil {
-		return fmt.Errorf("commit of epoch %d: %w", op.epoch, op.err)
-	}
-	return nil
+	return op.err
 }
 
 // applyErrLocked returns the error of the last commit's write in flight, which has finished:

@@ -222,10 +222,7 @@ func (t *Table) Insert(row []types.Datum) error {
 		return err
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
-	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
-	t.cur.put(t.keyBuf, t.valBuf, false, false)
-	t.wroteRow(t.keyBuf, row)
-	return nil
+	return t.InsertKeyed(t.keyBuf, row)
 }
 
 // InsertKeyed is Insert of a row whose key the caller has encoded already
