@@ -1552,19 +1552,24 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 	if len(first) < codec.TablePrefixLen {
 		return fmt.Errorf("state table %d: stored keys: key %x has no vnode", t.schema.TableID, first)
 	}
-	rows, err := t.kv.Scan(ctx, first, upper, at)
-	if err != nil {
-		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
-	}
-	defer rows.Close()
-	rs, ok := rows.(storage.Seeker)
-	if !ok {
-		for _, i := range order {
-			if err := get(i); err != nil {
-				return err
-			}
+	// The row keys' iterator is opened when a key first needs it: keys in
+	// key gaps or above their vnode's keys need none, and a scan writes the
+	// store's waiting commits first (with NoSync, a whole commit window).
+	var rows storage.Iterator
+	var rs storage.Seeker
+	defer func() {
+		if rows != nil {
+			rows.Close()
 		}
-		return nil
+	}()
+	openRows := func(k []byte) (seeks bool, err error) {
+		if rows == nil {
+			if rows, err = t.kv.Scan(ctx, k, upper, at); err != nil {
+				return false, fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+			}
+			rs, _ = rows.(storage.Seeker)
+		}
+		return rs != nil, nil
 	}
 	// to moves it (at cur, started: moved before) to the first key at or
 	// after k: a step when that is the next key, else a seek.
@@ -1582,12 +1587,14 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		}
 		return step(it)
 	}
+	var err error
+	var ok bool
 	var blocks storage.Iterator
 	var bs storage.Seeker
 	var rcur, bcur, target, decoded []byte
 	var blk block
 	var rStarted, bStarted bool
-	for _, i := range order {
+	for n, i := range order {
 		k := keys[i]
 		_, vn, _ := codec.SplitTablePrefix(k)
 		v := int(vn)
@@ -1597,6 +1604,16 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		}
 		tomb, isTomb := uint64(0), false
 		if !t.inKeyGap(v, string(k), at) {
+			if seeks, err := openRows(k); err != nil {
+				return err
+			} else if !seeks {
+				for _, i := range order[n:] {
+					if err := get(i); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
 				return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
 			}

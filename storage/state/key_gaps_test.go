@@ -124,16 +124,39 @@ func TestStoredKeysSessions(t *testing.T) {
 		if seeks*4 > int64(checks) {
 			t.Errorf("%d seeks for %d key checks: the gaps answered too few", seeks, checks)
 		}
+		// Keys that all lie in gaps (or above their vnodes' keys) open no
+		// iterator: a scan would write the store's waiting commits first.
+		for s := range next {
+			var keys [][]byte
+			for id := next[s] + 1; id <= next[s]+40; id++ {
+				keys = append(keys, tb.RowKey(nil, row(id, "", 0)))
+			}
+			found := make([]bool, len(keys))
+			if err := tb.StoredKeys(ctx, kv.CommittedEpoch(), keys, found); err != nil {
+				t.Fatal(err)
+			}
+			scans := counted.scans.Load()
+			if err := tb.StoredKeys(ctx, kv.CommittedEpoch(), keys, found); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(found, true) {
+				t.Fatalf("seed %d: session %d: a key never inserted is stored", seed, s)
+			}
+			if n := counted.scans.Load() - scans; n > 0 {
+				t.Errorf("session %d: keys in gaps opened %d iterators", s, n)
+			}
+		}
 	})
 }
 
-// seekCounter counts the seeks of the iterators opened on a store.
+// seekCounter counts the iterators opened on a store and their seeks.
 type seekCounter struct {
 	storage.KV
-	seeks atomic.Int64
+	scans, seeks atomic.Int64
 }
 
 func (c *seekCounter) Scan(ctx context.Context, lower, upper []byte, epoch uint64) (storage.Iterator, error) {
+	c.scans.Add(1)
 	it, err := c.KV.Scan(ctx, lower, upper, epoch)
 	if err != nil {
 		return nil, err
