@@ -324,20 +324,11 @@ func (s *Store) deferredGet(key []byte, epoch uint64, dst []byte) (_ []byte, ok,
 // before, whose search then finds its nodes in the CPU's caches, and brings a key's versions
 // together.
 func loadMerged(l *bdg.KVLoader, commits []deferredCommit, discard uint64) error {
-	h := make(mergeHeap, 0, len(commits))
-	for i := range commits {
-		if c := (mergeCursor{commit: i, batch: commits[i].batch, pos: -1}); c.next() {
-			h = append(h, c)
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
+	m := newMerger(commits)
 	kv := &pb.KV{}
 	var last []byte  // the key of the last version handed over
 	covered := false // a version of last at or below discard was handed over
-	for len(h) > 0 {
-		c := &h[0]
+	for c := m.top(); c != nil; c = m.pop() {
 		epoch := commits[c.commit].epoch
 		if same := bytes.Equal(c.key, last); !same || !covered {
 			key, value, del := c.batch.Entry(c.pos)
@@ -350,29 +341,26 @@ func loadMerged(l *bdg.KVLoader, commits []deferredCommit, discard uint64) error
 			}
 			last, covered = c.key, epoch <= discard
 		}
-		if !c.next() {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		h.down(0)
 	}
 	return nil
 }
 
 // mergeCursor is a commit's batch's place in loadMerged: its entry pos, whose key is key
-// (head: its first 8 bytes, big endian, zeros past its end).
+// (head: its first 8 bytes, big endian, zeros past its end); done past its last entry.
 type mergeCursor struct {
 	commit, pos int
 	batch       *storage.Batch
 	key         []byte
 	head        uint64
+	done        bool
 }
 
-// next moves c to its next entry; false at the end.
-func (c *mergeCursor) next() bool {
+// next moves c to its next entry.
+func (c *mergeCursor) next() {
 	c.pos++
 	if c.pos >= c.batch.Len() {
-		return false
+		c.done = true
+		return
 	}
 	c.key, _, _ = c.batch.Entry(c.pos)
 	if len(c.key) >= 8 {
@@ -382,36 +370,75 @@ func (c *mergeCursor) next() bool {
 		copy(b[:], c.key)
 		c.head = binary.BigEndian.Uint64(b[:])
 	}
-	return true
 }
 
-// mergeHeap is a min-heap of cursors by key, the newer commit first for one key.
-type mergeHeap []mergeCursor
+// merger is a tournament (loser) tree over the commits' cursors: node t of 1..k-1 holds the
+// loser of the match between its children 2t and 2t+1, nodes from k on are the cursors. The
+// next entry costs one match per level.
+type merger struct {
+	c      []mergeCursor
+	tree   []int
+	winner int
+}
 
-func (h mergeHeap) less(i, j int) bool {
-	a, b := &h[i], &h[j]
-	if a.head != b.head {
-		return a.head < b.head
+func newMerger(commits []deferredCommit) *merger {
+	k := len(commits)
+	m := &merger{c: make([]mergeCursor, k), tree: make([]int, k)}
+	for i := range commits {
+		m.c[i] = mergeCursor{commit: i, batch: commits[i].batch, pos: -1}
+		m.c[i].next()
 	}
-	if c := bytes.Compare(a.key, b.key); c != 0 {
+	m.winner = m.build(1)
+	return m
+}
+
+// build plays the matches below node t and returns its winner.
+func (m *merger) build(t int) int {
+	k := len(m.c)
+	if t >= k {
+		return t - k
+	}
+	a, b := m.build(2*t), m.build(2*t+1)
+	if m.less(b, a) {
+		a, b = b, a
+	}
+	m.tree[t] = b
+	return a
+}
+
+// less reports whether cursor a's entry goes before b's: the smaller key, the newer commit
+// for one key, a finished cursor last.
+func (m *merger) less(a, b int) bool {
+	x, y := &m.c[a], &m.c[b]
+	switch {
+	case x.done || y.done:
+		return !x.done
+	case x.head != y.head:
+		return x.head < y.head
+	}
+	if c := bytes.Compare(x.key, y.key); c != 0 {
 		return c < 0
 	}
-	return a.commit > b.commit
+	return x.commit > y.commit
 }
 
-func (h mergeHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			l = r
-		}
-		if !h.less(l, i) {
-			return
-		}
-		h[i], h[l] = h[l], h[i]
-		i = l
+// top returns the cursor of the next entry, nil when none is left.
+func (m *merger) top() *mergeCursor {
+	if len(m.c) == 0 || m.c[m.winner].done {
+		return nil
 	}
+	return &m.c[m.winner]
+}
+
+// pop moves past the next entry and returns top.
+func (m *merger) pop() *mergeCursor {
+	w := m.winner
+	m.c[w].next()
+	for t := (w + len(m.c)) / 2; t >= 1; t /= 2 {
+		if m.less(m.tree[t], w) {
+			m.tree[t], w = w, m.tree[t]
+		}
+	}
+	m.winner = w
+	return m.top()
 }

@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -426,5 +427,51 @@ func TestNoSyncWindowCheckpoint(t *testing.T) {
 	it.Close()
 	if n != commits*keys {
 		t.Fatalf("%d keys after the kill, want %d", n, commits*keys)
+	}
+}
+
+// TestMerger: the commit window's merge (loadMerged's tournament tree) yields every entry of
+// any number of sorted batches once, in key order, a key's newer commit first; keys of all
+// lengths (shorter than the 8 bytes compared at once included) and empty batches.
+func TestMerger(t *testing.T) {
+	seed := testseed.For(t)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	for round := 0; round < 200; round++ {
+		k := 1 + rng.IntN(40)
+		commits := make([]deferredCommit, k)
+		total := 0
+		for i := range commits {
+			b := new(storage.Batch)
+			for range rng.IntN(30) {
+				key := make([]byte, rng.IntN(12))
+				for j := range key {
+					key[j] = byte(rng.IntN(3)) // few values: many ties and shared prefixes
+				}
+				b.Put(key, []byte{byte(i)})
+			}
+			b.Normalize()
+			total += b.Len()
+			commits[i] = deferredCommit{epoch: uint64(i + 1), batch: b}
+		}
+		m := newMerger(commits)
+		n := 0
+		var prevKey []byte
+		prevCommit := -1
+		for c := m.top(); c != nil; c = m.pop() {
+			key, value, _ := c.batch.Entry(c.pos)
+			if int(value[0]) != c.commit {
+				t.Fatalf("seed %d round %d: entry of commit %d from commit %d's batch", seed, round, value[0], c.commit)
+			}
+			if n > 0 {
+				if cmp := bytes.Compare(prevKey, key); cmp > 0 || (cmp == 0 && prevCommit <= c.commit) {
+					t.Fatalf("seed %d round %d: %x (commit %d) after %x (commit %d)", seed, round, key, c.commit, prevKey, prevCommit)
+				}
+			}
+			prevKey, prevCommit = key, c.commit
+			n++
+		}
+		if n != total {
+			t.Fatalf("seed %d round %d: %d entries merged, %d written", seed, round, n, total)
+		}
 	}
 }
