@@ -1184,6 +1184,8 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	for i, r := range rows {
 		if i+1 == len(rows) || rows[i+1].vnode != r.vnode {
 			t.wrote(r.key, true)
+		} else {
+			t.narrowGaps(vnodeOf(r.key), r.key)
 		}
 	}
 	for _, r := range asRows {
@@ -1398,14 +1400,40 @@ func (t *Table) getRow(ctx context.Context, key []byte, epoch uint64, dst []byte
 }
 
 // rowGap is a key range of a vnode where the store holds no row key at
-// epochs from at on, from lo to hi (exclusive; "": the vnode's end).
+// epochs from at on, from lo (exclusive when open: the table wrote lo) to hi
+// (exclusive; "": the vnode's end).
 type rowGap struct {
 	lo, hi string
+	open   bool
 	at     uint64
 }
 
 func (g rowGap) holds(k string, epoch uint64) bool {
-	return epoch >= g.at && g.lo <= k && (g.hi == "" || k < g.hi)
+	return epoch >= g.at && g.from(k) && (g.hi == "" || k < g.hi)
+}
+
+// from reports whether k lies at or above the gap's low end.
+func (g rowGap) from(k string) bool {
+	return k > g.lo || !g.open && k == g.lo
+}
+
+// above makes key (a key the gap may hold) its exclusive low end; false when
+// nothing is left of it.
+func (g *rowGap) above(key string) bool {
+	g.lo, g.open = key, true
+	return !g.empty()
+}
+
+// empty reports whether no key lies in the gap.
+func (g rowGap) empty() bool {
+	switch {
+	case g.hi == "":
+		return false
+	case !g.open:
+		return g.lo >= g.hi
+	}
+	// Nothing lies between lo and lo+"\x00".
+	return g.lo >= g.hi || len(g.hi) == len(g.lo)+1 && g.hi[len(g.lo)] == 0 && g.hi[:len(g.lo)] == g.lo
 }
 
 // noRowKey reports whether the store holds no row key key, by its vnode's
@@ -1423,7 +1451,7 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 	switch {
 	case ok && g.holds(k, epoch):
 		return true, nil
-	case ok && (k < g.lo || epoch < g.at):
+	case ok && (!g.from(k) || epoch < g.at):
 		return false, nil
 	}
 	// Row keys sort before the vnode's blocks (blockMarker).
@@ -1449,7 +1477,7 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 		upper = string(end)
 	}
 	t.abovePending(&g, upper, epoch)
-	if g.hi != "" && g.lo >= g.hi {
+	if g.empty() {
 		delete(t.rowGaps, v)
 		return false, nil
 	}
@@ -1463,16 +1491,20 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 // abovePending raises gap g (found in the store at epoch, up to upper) over
 // the table's writes in it that the store does not hold at epoch. The table's
 // own writes are the only ones: those flushed and not in the store at epoch
-// are in its layers above epoch (wrote narrows the gap for those flushed from
-// now on).
+// are in its layers above epoch, or of epoch itself when epoch is staged and
+// not committed (wrote narrows the gap for those flushed from now on).
 func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
+	committed := t.kv.CommittedEpoch()
 	for _, l := range t.layers {
-		if l.epoch <= epoch {
+		if l.epoch < epoch || l.epoch <= committed {
+			// In the store at epoch: committed, or staged again at epoch
+			// (Stage). A layer of a staged epoch itself was flushed after
+			// the stage.
 			continue
 		}
 		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= upper })
-		if i > 0 && l.entries[i-1].key >= g.lo {
-			g.lo = l.entries[i-1].key + "\x00"
+		if i > 0 && g.from(l.entries[i-1].key) {
+			g.above(l.entries[i-1].key)
 		}
 	}
 }
@@ -1487,6 +1519,9 @@ const maxKeyGaps = 16
 
 // inKeyGap reports whether a key gap of vnode v holds k at epoch.
 func (t *Table) inKeyGap(v int, k string, epoch uint64) bool {
+	if t.keyGaps == nil {
+		return false
+	}
 	for _, g := range t.keyGaps[v] {
 		if g.holds(k, epoch) {
 			return true
@@ -1500,11 +1535,11 @@ func (t *Table) inKeyGap(v int, k string, epoch uint64) bool {
 func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
 	g := rowGap{lo: lo, hi: hi, at: epoch}
 	t.abovePending(&g, hi, epoch)
-	if g.lo >= g.hi {
+	if g.empty() {
 		return
 	}
 	if t.keyGaps == nil {
-		t.keyGaps = map[int][]rowGap{}
+		t.keyGaps = make([][]rowGap, codec.VnodeCount)
 	}
 	gs := t.keyGaps[v]
 	if len(gs) == maxKeyGaps {
@@ -1516,17 +1551,14 @@ func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
 // narrowKeyGaps takes key, a row key the table writes, out of vnode v's key
 // gaps: a gap holding it keeps only what lies above it.
 func (t *Table) narrowKeyGaps(v int, key string) {
-	gs := t.keyGaps[v]
-	if len(gs) == 0 {
+	if t.keyGaps == nil {
 		return
 	}
+	gs := t.keyGaps[v]
 	kept := gs[:0]
 	for _, g := range gs {
-		if key >= g.lo && key < g.hi {
-			g.lo = key + "\x00"
-			if g.lo >= g.hi {
-				continue
-			}
+		if (g.hi == "" || key < g.hi) && g.from(key) && !g.above(key) {
+			continue
 		}
 		kept = append(kept, g)
 	}
@@ -1939,19 +1971,23 @@ func (t *Table) wrote(key string, block bool) {
 		}
 	}
 	raise(&t.rowFrom[v], &t.rowTop[v])
-	// A row key at or below key may be stored now: a gap keeps only what is
-	// above it.
+	t.narrowGaps(v, key)
+	if block {
+		raise(&t.blockFrom[v], &t.blockTop[v])
+	}
+}
+
+// narrowGaps takes key, a row key of vnode v the table writes (or may write
+// as a row), out of the vnode's gaps: a row key at or below it may be stored
+// now, so a gap holding it keeps only what lies above it.
+func (t *Table) narrowGaps(v int, key string) {
 	t.narrowKeyGaps(v, key)
-	if g, ok := t.rowGaps[v]; ok && key >= g.lo {
-		g.lo = key + "\x00"
-		if g.hi != "" && g.lo >= g.hi {
+	if g, ok := t.rowGaps[v]; ok && g.from(key) && (g.hi == "" || key < g.hi) {
+		if !g.above(key) {
 			delete(t.rowGaps, v)
 		} else {
 			t.rowGaps[v] = g
 		}
-	}
-	if block {
-		raise(&t.blockFrom[v], &t.blockTop[v])
 	}
 }
 
