@@ -1496,7 +1496,7 @@ func (t *Table) noRowKey(ctx context.Context, key []byte, epoch uint64) (bool, e
 func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
 	committed := t.kv.CommittedEpoch()
 	for _, l := range t.layers {
-		if l.epoch < epoch || l.epoch <= committed {
+		if l.epoch < epoch || l.epoch == epoch && epoch <= committed {
 			// In the store at epoch: committed, or staged again at epoch
 			// (Stage). A layer of a staged epoch itself was flushed after
 			// the stage.

@@ -267,6 +267,38 @@ func TestGapsAfterStage(t *testing.T) {
 	})
 }
 
+// TestGapsAtOlderEpoch: a gap found by a read at an epoch older than the
+// committed one (a statement's snapshot) is raised over the table's writes
+// committed after that epoch: a later read finds them.
+func TestGapsAtOlderEpoch(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, a := newBlockTable(t, kv)
+		r := func(k int64) []types.Datum { return []types.Datum{types.DInt(a), types.DInt(k), types.DString("v")} }
+		for _, step := range []struct {
+			epoch uint64
+			keys  []int64
+		}{{1, []int64{10, 100}}, {2, []int64{60}}} {
+			for _, k := range step.keys {
+				if err := tbl.Insert(r(k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := new(storage.Batch)
+			tbl.Flush(step.epoch, b)
+			if err := kv.Commit(ctx, step.epoch, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := storedRange(t, tbl, a, 56, 1); len(got) > 0 {
+			t.Fatalf("stored among 56..75 at epoch 1: %v", got)
+		}
+		if got := storedRange(t, tbl, a, 56, 2); !slices.Equal(got, []int64{60}) {
+			t.Fatalf("stored among 56..75 at epoch 2: %v, want [60]", got)
+		}
+	})
+}
+
 // TestGapsUnderFreshRows: fresh rows sealed as rows (too few for a block) in a
 // vnode take themselves out of its gaps, not only the vnode's greatest: a gap
 // holding a lower fresh row no longer answers for it.
