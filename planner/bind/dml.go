@@ -296,20 +296,40 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				return nil, nil, types.Errorf(types.ErrSyntax, "VALUES lists must all be the same length")
 			}
 		}
+		for _, row := range q.Rows { // the parser's literal rows, after rows
+			if len(row) != len(rows[0]) {
+				return nil, nil, types.Errorf(types.ErrSyntax, "VALUES lists must all be the same length")
+			}
+		}
 		c := &exprCtx{scope: &scope{}, clause: "VALUES"}
-		vals := make([][]expr.Expr, len(rows))
-		for r, row := range rows {
-			if len(row) > len(target) {
+		vals := make([][]expr.Expr, len(rows)+len(q.Rows))
+		for r := range vals {
+			var row []ast.ExprNode
+			var lits []parser.Literal
+			width := 0
+			if r < len(rows) {
+				row = rows[r]
+				width = len(row)
+			} else {
+				lits = q.Rows[r-len(rows)]
+				width = len(lits)
+			}
+			if width > len(target) {
 				return nil, nil, types.Errorf(types.ErrSyntax, "INSERT has more expressions than target columns")
 			}
-			if len(n.Lists) > 0 && len(row) < len(target) && len(n.Columns) > 0 {
+			if len(n.Lists) > 0 && width < len(target) && len(n.Columns) > 0 {
 				return nil, nil, types.Errorf(types.ErrSyntax, "INSERT has more target columns than expressions")
 			}
 			vals[r] = append([]expr.Expr(nil), defaults...)
-			for k, en := range row {
+			for k := range width {
 				col := &rel.Columns[target[k]]
-				if _, isDefault := en.(*ast.DefaultExpr); isDefault {
+				if lits != nil && lits[k].Kind == parser.LitDefault {
 					continue
+				}
+				if lits == nil {
+					if _, isDefault := row[k].(*ast.DefaultExpr); isDefault {
+						continue
+					}
 				}
 				if col.Generated != "" {
 					return nil, nil, generatedValueError(col, false)
@@ -320,7 +340,12 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				if col.Identity != "" && q.OverridingUser {
 					continue
 				}
-				e, err := b.bindExpr(c, en)
+				var e expr.Expr
+				if lits != nil {
+					e, err = b.literalValue(c, lits[k])
+				} else {
+					e, err = b.bindExpr(c, row[k])
+				}
 				if err != nil {
 					return nil, nil, err
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
+	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
 )
 
@@ -310,6 +311,34 @@ func literal(v *test_driver.ValueExpr) (expr.Expr, error) {
 		return expr.Literal(types.DString(string(d.GetBytes())), types.TBytea), nil
 	}
 	return nil, types.Errorf(types.ErrUnsupported, "literal of kind %d is not supported", d.Kind())
+}
+
+// literalValue binds a literal of an INSERT's VALUES row the parser's fast path took (parser.
+// Literal) as bindExpr binds its TiDB expression (Literal.Expr), without building that: an
+// integer's constant directly, anything rarer through the expression.
+func (b *Binder) literalValue(c *exprCtx, l parser.Literal) (expr.Expr, error) {
+	switch l.Kind {
+	case parser.LitNull:
+		return expr.Literal(types.NullDatum, types.TUnknown), nil
+	case parser.LitTrue, parser.LitFalse:
+		return expr.Literal(types.DBool(l.Kind == parser.LitTrue), types.TBool), nil
+	case parser.LitString:
+		return expr.Literal(types.DString(l.Val), types.TUnknown), nil
+	case parser.LitNumber:
+		i, err := strconv.ParseInt(l.Val, 10, 64)
+		if err != nil {
+			break // a decimal, or beyond int64: as TiDB reads it
+		}
+		k := &expr.Const{Value: types.DInt(i), Typ: types.TInt64}
+		if i >= -1<<31 && i < 1<<31 {
+			k.Typ = types.TInt32
+		}
+		if l.Neg {
+			return negateConst(k)
+		}
+		return k, nil
+	}
+	return b.bindExpr(c, l.Expr())
 }
 
 func negateConst(k *expr.Const) (expr.Expr, error) {

@@ -155,6 +155,9 @@ type Query struct {
 	// OverridingUser is OVERRIDING USER VALUE: identity columns take their
 	// sequence's next value whatever the statement gives.
 	OverridingUser bool
+	// Rows are an INSERT's VALUES rows after the one in Node, when the
+	// fast path took them as literals (insert_values.go).
+	Rows [][]Literal
 }
 
 // OnConflict is INSERT ... ON CONFLICT [(columns) | ON CONSTRAINT name]

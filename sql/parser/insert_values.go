@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -12,161 +11,214 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
-// The INSERT ... VALUES fast path. A bulk INSERT of literals spends most of its parse in the
-// rewrite rules' walks over every row and in TiDB's parser, although neither changes a
-// literal. splitLiteralRows takes rows 2..n off such a statement and builds them directly as
-// the AST TiDB builds for them; the statement's head and its first row take the general path,
-// so everything but plain literal rows (table names, column lists, ON CONFLICT, RETURNING,
-// any row with an expression) is parsed as before. A statement qualifies only when every one
-// of rows 2..n holds nothing but literals TiDB reads without warnings or errors: integers and
-// decimals in plain digits (a leading minus allowed), strings, NULL, TRUE, FALSE and
-// DEFAULT. TestLiteralRowsFastPath checks the two paths give equal trees.
+// The INSERT ... VALUES fast path. A bulk INSERT of literals spends most of its parse and
+// bind on its rows, although they are nothing but values: the rewrite rules' walks, TiDB's
+// parser, an expression node per value in two trees. splitLiteralRows takes rows 2..n off
+// such a statement at the token level and keeps each value as a Literal (Query.Rows), which
+// the binder turns into a constant directly; the statement's head, its first row and its
+// tail take the general path, so everything but plain literal rows (table names, column
+// lists, ON CONFLICT, RETURNING, any row with an expression) is parsed as before. A statement
+// qualifies only when every one of rows 2..n holds nothing but literals TiDB reads without
+// warnings or errors: integers and decimals in plain digits (a leading minus allowed),
+// strings, NULL, TRUE, FALSE and DEFAULT. TestLiteralRowsFastPath checks that the rows' TiDB
+// expressions (Literal.Expr) give the general path's tree, and the binder's tests that its
+// constants are those it binds from those expressions.
 
-// errNotFastPath makes parseStatement parse the statement again on the general path.
-var errNotFastPath = errors.New("parser: not an INSERT of literal rows")
+// LiteralKind is what a Literal is.
+type LiteralKind uint8
+
+const (
+	LitNumber  LiteralKind = iota + 1 // Val: digits, at most one '.' between them
+	LitString                         // Val: the string's content
+	LitNull                           // NULL
+	LitTrue                           // TRUE
+	LitFalse                          // FALSE
+	LitDefault                        // DEFAULT
+)
+
+// Literal is one value of a VALUES row the fast path took. Neg is a leading minus (numbers).
+type Literal struct {
+	Kind LiteralKind
+	Val  string
+	Neg  bool
+}
+
+// Expr returns the expression TiDB's parser builds for l (Literal, NumLiteral, "DEFAULT",
+// a minus before a number).
+func (l Literal) Expr() ast.ExprNode {
+	var e ast.ExprNode
+	switch l.Kind {
+	case LitNumber:
+		v, _ := numberValue(l.Val)
+		e = ast.NewValueExpr(v, mysql.DefaultCharset, mysql.DefaultCollationName)
+	case LitString:
+		e = ast.NewValueExpr(l.Val, mysql.DefaultCharset, mysql.DefaultCollationName)
+	case LitNull:
+		e = ast.NewValueExpr(nil, mysql.DefaultCharset, mysql.DefaultCollationName)
+	case LitTrue, LitFalse:
+		e = ast.NewValueExpr(l.Kind == LitTrue, mysql.DefaultCharset, mysql.DefaultCollationName)
+	default:
+		e = &ast.DefaultExpr{}
+	}
+	if l.Neg {
+		e = &ast.UnaryOperationExpr{Op: opcode.Minus, V: e}
+	}
+	ast.SetFlag(e)
+	return e
+}
 
 // insertHeadStop are the words that end the fast path's look between INSERT INTO and VALUES
-// (which may hold only identifiers, dots and a parenthesised column list): anything that could
-// make VALUES part of a query (SELECT, UNION, WITH, ...), or DEFAULT VALUES.
+// (which may hold only identifiers, dots and parenthesised groups): anything that could make
+// VALUES part of a query (SELECT, UNION, WITH, ...), or DEFAULT VALUES.
 var insertHeadStop = map[string]bool{
 	"select": true, "union": true, "intersect": true, "except": true, "with": true, "from": true,
 	"table": true, "values": true, "default": true,
 }
 
-// splitLiteralRows returns seq without rows 2..n of its VALUES list and those rows as TiDB
-// expressions, when seq is INSERT ... VALUES (...), (...), ... [ON CONFLICT ... | RETURNING
-// ...] whose rows 2..n hold only literals; otherwise seq and nil.
-func splitLiteralRows(seq []*node) ([]*node, [][]ast.ExprNode) {
-	if len(seq) < 7 || !seq[0].kw("insert") || !seq[1].kw("into") {
-		return seq, nil
+// splitLiteralRows returns the tokens of one statement without rows 2..n of its VALUES list,
+// and those rows as literals, when the statement is INSERT ... VALUES (...), (...), ...
+// [ON CONFLICT ... | RETURNING ...] whose rows 2..n hold only literals; otherwise toks and
+// nil.
+func splitLiteralRows(toks []token) ([]token, [][]Literal) {
+	if len(toks) < 9 || !toks[0].is(tkIdent, "insert") || !toks[1].is(tkIdent, "into") {
+		return toks, nil
 	}
 	v := -1
-	for i := 2; i < len(seq); i++ {
-		n := seq[i]
-		if n.kw("values") {
-			v = i
-			break
-		}
+	for i := 2; i < len(toks) && v < 0; i++ {
+		t := toks[i]
 		switch {
-		case n.isParen(), n.isPunct("."):
-		case n.isIdent() && !(n.tok.kind == tkIdent && insertHeadStop[n.tok.val]):
+		case t.is(tkIdent, "values"):
+			v = i
+		case t.is(tkPunct, "("):
+			end := closing(toks, i)
+			if end < 0 {
+				return toks, nil
+			}
+			i = end
+		case t.is(tkPunct, "."), t.kind == tkQIdent && !t.synth:
+		case t.kind == tkIdent && !t.synth && !insertHeadStop[t.val]:
 		default:
-			return seq, nil
+			return toks, nil
 		}
 	}
-	if v < 0 || v+1 >= len(seq) || !seq[v+1].isParen() {
-		return seq, nil
+	if v < 3 || v+1 >= len(toks) || !toks[v+1].is(tkPunct, "(") {
+		return toks, nil
 	}
-	end := v + 2 // after the last row
-	for end+1 < len(seq) && seq[end].isPunct(",") && seq[end+1].isParen() {
-		end += 2
+	first := closing(toks, v+1) // the first row's ')'
+	if first < 0 {
+		return toks, nil
 	}
-	switch {
-	case end == len(seq):
-	case seq[end].kw("returning"):
-	case end+1 < len(seq) && seq[end].kw("on") && seq[end+1].kw("conflict"):
-	default:
-		return seq, nil
-	}
-	if end == v+2 {
-		return seq, nil // one row: nothing to gain
-	}
-	rows := make([][]ast.ExprNode, 0, (end-v-2)/2)
-	for k := v + 3; k < end; k += 2 {
-		row, ok := literalRow(seq[k].kids)
+	var rows [][]Literal
+	end := first + 1 // after the last row
+	for end+1 < len(toks) && toks[end].is(tkPunct, ",") && toks[end+1].is(tkPunct, "(") {
+		row, next, ok := literalRow(toks, end+2)
 		if !ok {
-			return seq, nil
+			return toks, nil
 		}
 		rows = append(rows, row)
+		end = next
 	}
-	out := make([]*node, 0, v+2+len(seq)-end)
-	out = append(append(out, seq[:v+2]...), seq[end:]...)
-	return out, rows
+	switch {
+	case rows == nil:
+		return toks, nil // one row: nothing to gain
+	case end == len(toks):
+	case toks[end].is(tkIdent, "returning"):
+	case end+1 < len(toks) && toks[end].is(tkIdent, "on") && toks[end+1].is(tkIdent, "conflict"):
+	default:
+		return toks, nil
+	}
+	head := make([]token, 0, first+1+len(toks)-end)
+	head = append(append(head, toks[:first+1]...), toks[end:]...)
+	return head, rows
 }
 
-// spliceLiteralRows appends rows to the VALUES list of stmt, which TiDB parsed from the
-// statement splitLiteralRows cut, and sets the flags TiDB sets on a parsed statement.
-func spliceLiteralRows(stmt ast.StmtNode, rows [][]ast.ExprNode) error {
-	ins, ok := stmt.(*ast.InsertStmt)
-	if !ok || ins.Select != nil || ins.Setlist || len(ins.Lists) != 1 {
-		return errNotFastPath
-	}
-	ins.Lists = append(ins.Lists, rows...)
-	for _, row := range rows {
-		for _, e := range row {
-			ast.SetFlag(e)
+// is reports whether t is the (unquoted, not synthetic) token val of kind.
+func (t token) is(kind tokKind, val string) bool { return t.kind == kind && !t.synth && t.val == val }
+
+// closing returns the index of the ')' closing the '(' at toks[open], or -1.
+func closing(toks []token, open int) int {
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		if toks[i].kind != tkPunct {
+			continue
+		}
+		switch toks[i].val {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+			if depth == 0 {
+				if toks[i].val != ")" {
+					return -1
+				}
+				return i
+			}
 		}
 	}
-	return nil
+	return -1
 }
 
-// literalRow builds a row's comma-separated literals, or reports that it holds something else.
-func literalRow(kids []*node) ([]ast.ExprNode, bool) {
-	row := make([]ast.ExprNode, 0, (len(kids)+1)/2)
-	for i := 0; i < len(kids); {
-		if i > 0 {
-			if !kids[i].isPunct(",") {
-				return nil, false
-			}
+// literalRow reads the comma-separated literals of a row from toks[i] to its ')' and returns
+// them and the index after the ')'; ok is false for a row holding anything else.
+func literalRow(toks []token, i int) (row []Literal, next int, ok bool) {
+	for {
+		if i >= len(toks) {
+			return nil, 0, false
+		}
+		t := toks[i]
+		var l Literal
+		if t.is(tkOp, "-") {
+			l.Neg = true
 			i++
-		}
-		if i >= len(kids) {
-			return nil, false
-		}
-		n := kids[i]
-		neg := false
-		if n.isOp("-") {
-			neg = true
-			i++
-			if i >= len(kids) || kids[i].group || kids[i].tok.kind != tkNumber {
-				return nil, false
+			if i >= len(toks) || toks[i].kind != tkNumber {
+				return nil, 0, false
 			}
-			n = kids[i]
+			t = toks[i]
 		}
-		e, ok := literalExpr(n)
-		if !ok {
-			return nil, false
+		if t.synth {
+			return nil, 0, false
 		}
-		if neg {
-			e = &ast.UnaryOperationExpr{Op: opcode.Minus, V: e}
+		switch t.kind {
+		case tkNumber:
+			if _, ok := numberValue(t.val); !ok {
+				return nil, 0, false
+			}
+			l.Kind, l.Val = LitNumber, t.val
+		case tkString:
+			if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
+				return nil, 0, false
+			}
+			l.Kind, l.Val = LitString, t.val
+		case tkIdent:
+			switch t.val {
+			case "null":
+				l.Kind = LitNull
+			case "true":
+				l.Kind = LitTrue
+			case "false":
+				l.Kind = LitFalse
+			case "default":
+				l.Kind = LitDefault
+			default:
+				return nil, 0, false
+			}
+		default:
+			return nil, 0, false
 		}
-		row = append(row, e)
+		row = append(row, l)
 		i++
-	}
-	return row, len(row) > 0
-}
-
-// literalExpr builds one literal as TiDB's grammar does (Literal, NumLiteral, "DEFAULT").
-func literalExpr(n *node) (ast.ExprNode, bool) {
-	if n.group || n.tok.synth {
-		return nil, false
-	}
-	t := n.tok
-	switch t.kind {
-	case tkNumber:
-		v, ok := numberValue(t.val)
-		if !ok {
-			return nil, false
+		if i >= len(toks) || toks[i].kind != tkPunct {
+			return nil, 0, false
 		}
-		return ast.NewValueExpr(v, mysql.DefaultCharset, mysql.DefaultCollationName), true
-	case tkString:
-		if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
-			return nil, false
-		}
-		return ast.NewValueExpr(t.val, mysql.DefaultCharset, mysql.DefaultCollationName), true
-	case tkIdent:
-		switch t.val {
-		case "null":
-			return ast.NewValueExpr(nil, mysql.DefaultCharset, mysql.DefaultCollationName), true
-		case "true":
-			return ast.NewValueExpr(true, mysql.DefaultCharset, mysql.DefaultCollationName), true
-		case "false":
-			return ast.NewValueExpr(false, mysql.DefaultCharset, mysql.DefaultCollationName), true
-		case "default":
-			return &ast.DefaultExpr{}, true
+		switch toks[i].val {
+		case ",":
+			i++
+		case ")":
+			return row, i + 1, true
+		default:
+			return nil, 0, false
 		}
 	}
-	return nil, false
 }
 
 // numberValue is TiDB's lexer value of a numeric literal in plain digits, with at most one

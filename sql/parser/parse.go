@@ -1,8 +1,6 @@
 package parser
 
 import (
-	"errors"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/tributary/tributary/sql/types"
@@ -55,17 +53,9 @@ func ParseNotices(sql string) (stmts []Statement, notices []Notice, err error) {
 type textSetter interface{ setText(string) }
 
 func parseStatement(src string, toks []token) (Statement, error) {
-	seq, err := buildTree(src, toks)
-	if err != nil {
-		return nil, err
-	}
-	st, err := parseSeqFast(src, seq, true)
-	if errors.Is(err, errNotFastPath) {
-		// The rewrite changed the tree in place: start again from the tokens.
-		if seq, err = buildTree(src, toks); err != nil {
-			return nil, err
-		}
-		st, err = parseSeqFast(src, seq, false)
+	st, err := parseLiteralRows(src, toks)
+	if st == nil && err == nil {
+		st, err = parseTokens(src, toks)
 	}
 	if err != nil {
 		return nil, err
@@ -74,20 +64,50 @@ func parseStatement(src string, toks []token) (Statement, error) {
 	return st, nil
 }
 
+// parseLiteralRows parses an INSERT ... VALUES whose rows 2..n are literals (splitLiteralRows):
+// its other tokens on the general path, those rows into the Query's Rows. It returns nil and
+// no error for any other statement, or when the rest is not an INSERT of one VALUES row
+// (the general path then says what the statement is).
+func parseLiteralRows(src string, toks []token) (Statement, error) {
+	head, rows := splitLiteralRows(toks)
+	if rows == nil {
+		return nil, nil
+	}
+	st, err := parseTokens(src, head)
+	if err != nil {
+		return nil, nil
+	}
+	q, ok := st.(*Query)
+	if !ok {
+		return nil, nil
+	}
+	ins, ok := q.Node.(*ast.InsertStmt)
+	if !ok || ins.Select != nil || ins.Setlist || len(ins.Lists) != 1 {
+		return nil, nil
+	}
+	q.Rows = rows
+	return q, nil
+}
+
+// parseTokens parses one statement's tokens on the general path.
+func parseTokens(src string, toks []token) (Statement, error) {
+	seq, err := buildTree(src, toks)
+	if err != nil {
+		return nil, err
+	}
+	return parseSeq(src, seq)
+}
+
 // queryStarts are the words that begin a query or DML statement.
 var queryStarts = map[string]bool{
 	"select": true, "with": true, "values": true, "insert": true, "update": true, "delete": true, "table": true,
 }
 
 // parseSeq parses one statement's node list.
-func parseSeq(src string, seq []*node) (Statement, error) { return parseSeqFast(src, seq, false) }
-
-// parseSeqFast is parseSeq that, with fast, takes the INSERT ... VALUES fast path where it
-// applies (splitLiteralRows); it may then fail with errNotFastPath, after changing seq.
-func parseSeqFast(src string, seq []*node, fast bool) (Statement, error) {
+func parseSeq(src string, seq []*node) (Statement, error) {
 	first := seq[0]
 	if first.isParen() || (first.tok.kind == tkIdent && queryStarts[first.tok.val]) {
-		return parseQueryFast(src, seq, fast)
+		return parseQuery(src, seq)
 	}
 	if first.tok.kind != tkIdent {
 		return nil, syntaxErrAt(src, first.tok)
@@ -102,16 +122,9 @@ func parseSeqFast(src string, seq []*node, fast bool) (Statement, error) {
 }
 
 // parseQuery rewrites a query or DML statement and parses it with TiDB.
-func parseQuery(src string, seq []*node) (*Query, error) { return parseQueryFast(src, seq, false) }
-
-// parseQueryFast is parseQuery with the INSERT ... VALUES fast path when fast is set.
-func parseQueryFast(src string, seq []*node, fast bool) (*Query, error) {
+func parseQuery(src string, seq []*node) (*Query, error) {
 	q := &Query{}
 	q.setText(srcText(src, seq))
-	var literalRows [][]ast.ExprNode
-	if fast {
-		seq, literalRows = splitLiteralRows(seq)
-	}
 	c := &rewriteCtx{src: src}
 	seq, err := c.rewrite(seq)
 	if err != nil {
@@ -176,11 +189,6 @@ func parseQueryFast(src string, seq []*node, fast bool) (*Query, error) {
 	stmt, err := parseTiDB(src, seq)
 	if err != nil {
 		return nil, err
-	}
-	if literalRows != nil {
-		if err := spliceLiteralRows(stmt, literalRows); err != nil {
-			return nil, err
-		}
 	}
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
