@@ -174,8 +174,13 @@ func (s *Session) describeQuery(st *statement, q *parser.Query) error {
 	return nil
 }
 
-// withInitSlots extends the parameters with room for init-plan results.
+// withInitSlots extends the parameters with room for init-plan results (params
+// themselves when there are none: a bulk INSERT's thousands of parameters are
+// not copied).
 func withInitSlots(params []types.Datum, q *plan.Query) []types.Datum {
+	if len(q.InitPlans) == 0 && len(params) == q.ParamBase {
+		return params
+	}
 	out := make([]types.Datum, q.ParamBase+len(q.InitPlans))
 	copy(out, params)
 	return out
