@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -121,7 +122,11 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		}
 		pgVersion = version
 		pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
+		stopped := false
 		defer func() {
+			if stopped {
+				return
+			}
 			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
 				err = stopErr
 			}
@@ -138,6 +143,14 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 				results = append(results, r)
 			}
 		}
+		// Stopped, and its files written out, before Tributary's runs: its background work
+		// on the rows it took (autovacuum, checkpoints) and the kernel's writeback of its
+		// gigabytes of dirty pages would take their CPU and disk.
+		stopped = true
+		if err := cluster.Stop(); err != nil {
+			return fmt.Errorf("stop postgres: %w", err)
+		}
+		syscall.Sync()
 	}
 	srvArgs := strings.Fields(*serverArgs)
 	if !*fsync {
