@@ -1555,14 +1555,13 @@ func (t *Table) narrowKeyGaps(v int, key string) {
 		return
 	}
 	gs := t.keyGaps[v]
-	kept := gs[:0]
-	for _, g := range gs {
-		if (g.hi == "" || key < g.hi) && g.from(key) && !g.above(key) {
-			continue
+	for i := 0; i < len(gs); i++ {
+		if g := &gs[i]; (g.hi == "" || key < g.hi) && g.from(key) && !g.above(key) {
+			gs = slices.Delete(gs, i, i+1)
+			i--
 		}
-		kept = append(kept, g)
 	}
-	t.keyGaps[v] = kept
+	t.keyGaps[v] = gs
 }
 
 // noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a

@@ -866,7 +866,7 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		}
 		return nil
 	}
-	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	sortKeys(order, keys)
 	release, err := t.kv.Pin(at)
 	if err != nil {
 		return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
@@ -935,6 +935,40 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		found[i] = cur != nil && bytes.Equal(cur, k)
 	}
 	return nil
+}
+
+// sortKeys orders order (indexes into keys, row keys of one table) by key: by
+// vnode with a counting sort, then each vnode's few keys by comparison (a
+// statement's keys spread over every vnode: a comparison sort of them all
+// compared their equal table prefixes again and again).
+func sortKeys(order []int, keys [][]byte) {
+	byKey := func(a, b int) int { return bytes.Compare(keys[a], keys[b]) }
+	var starts [codec.VnodeCount + 1]int
+	table := keys[order[0]]
+	for _, i := range order {
+		k := keys[i]
+		if len(k) < codec.TablePrefixLen || len(table) < codec.TablePrefixLen || !bytes.Equal(k[:4], table[:4]) || k[4] != 0 {
+			slices.SortFunc(order, byKey)
+			return
+		}
+		starts[int(k[5])+1]++
+	}
+	for v := 1; v <= codec.VnodeCount; v++ {
+		starts[v] += starts[v-1]
+	}
+	sorted := make([]int, len(order))
+	next := starts
+	for _, i := range order {
+		v := int(keys[i][5])
+		sorted[next[v]] = i
+		next[v]++
+	}
+	for v := 0; v < codec.VnodeCount; v++ {
+		if starts[v+1]-starts[v] > 1 {
+			slices.SortFunc(sorted[starts[v]:starts[v+1]], byKey)
+		}
+	}
+	copy(order, sorted)
 }
 
 // AllVnodes asks Iter for every vnode.
