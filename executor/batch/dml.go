@@ -193,12 +193,16 @@ func (e *dmlExec) writeStreaming(ctx context.Context, tbl *state.Table) error {
 		if err != nil {
 			return err
 		}
-		rows.Reset()
-		appendVisible(rows, c)
-		if len(rows.Cols) < len(e.rel.Columns) {
-			return types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(rows.Cols), len(e.rel.Columns))
+		in := c // the writers only read it, before the next Next
+		if c.Vis != nil {
+			rows.Reset()
+			appendVisible(rows, c)
+			in = rows
 		}
-		written, err := e.w.write(ctx, e.env, tbl, e.rel, rows)
+		if len(in.Cols) < len(e.rel.Columns) {
+			return types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(in.Cols), len(e.rel.Columns))
+		}
+		written, err := e.w.write(ctx, e.env, tbl, e.rel, in)
 		if err != nil {
 			return err
 		}
