@@ -161,23 +161,13 @@ func (s *countedSeeker) Seek(key []byte) error {
 // opens no iterator (a scan would write the store's waiting commits first).
 func TestKeyGapsOpenNoIterator(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
-		ctx := context.Background()
 		counted := &seekCounter{KV: kv}
 		tbl, err := state.New(counted, blockSchema())
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := blockAs[2]
-		for _, k := range []int64{1000, 2000} {
-			if err := tbl.Insert([]types.Datum{types.DInt(a), types.DInt(k), types.DString("v")}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b := new(storage.Batch)
-		tbl.Flush(1, b)
-		if err := kv.Commit(ctx, 1, b); err != nil {
-			t.Fatal(err)
-		}
+		commitRows(t, kv, tbl, a, 1, false, 1000, 2000)
 		if got := storedRange(t, tbl, a, 1001, 1); len(got) > 0 {
 			t.Fatalf("stored among 1001..1020: %v", got)
 		}
@@ -215,6 +205,36 @@ func storedRange(t *testing.T, tbl *state.Table, a, lo int64, epoch uint64) []in
 	return out
 }
 
+// gapRow is row k of vnode a's keys in a block table.
+func gapRow(a, k int64) []types.Datum {
+	return []types.Datum{types.DInt(a), types.DInt(k), types.DString("v")}
+}
+
+// commitRows writes rows k of vnode a's keys (fresh: with InsertFresh) and
+// commits them, with the epoch's other writes, at epoch.
+func commitRows(t *testing.T, kv storage.KV, tbl *state.Table, a int64, epoch uint64, fresh bool, keys ...int64) {
+	t.Helper()
+	for _, k := range keys {
+		var err error
+		if fresh {
+			err = tbl.InsertFresh(gapRow(a, k), 0)
+		} else {
+			err = tbl.Insert(gapRow(a, k))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := new(storage.Batch)
+	tbl.Flush(epoch, b)
+	if j := tbl.TakeFresh(epoch); j != nil {
+		j.Write(b)
+	}
+	if err := kv.Commit(context.Background(), epoch, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGapsAfterStage: a gap found at a staged epoch (reads at the open epoch
 // once a big statement staged it) is raised over the writes flushed in that
 // epoch after the stage, which the store does not hold yet: after the commit
@@ -223,19 +243,9 @@ func TestGapsAfterStage(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		ctx := context.Background()
 		tbl, a := newBlockTable(t, kv)
-		r := func(k int64) []types.Datum { return []types.Datum{types.DInt(a), types.DInt(k), types.DString("v")} }
-		for _, k := range []int64{10, 100} {
-			if err := tbl.Insert(r(k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b := new(storage.Batch)
-		tbl.Flush(1, b)
-		if err := kv.Commit(ctx, 1, b); err != nil {
-			t.Fatal(err)
-		}
+		commitRows(t, kv, tbl, a, 1, false, 10, 100)
 		// Epoch 2: a statement stages, another's write of 60 is flushed after it.
-		if err := tbl.Insert(r(50)); err != nil {
+		if err := tbl.Insert(gapRow(a, 50)); err != nil {
 			t.Fatal(err)
 		}
 		sb := new(storage.Batch)
@@ -243,10 +253,10 @@ func TestGapsAfterStage(t *testing.T) {
 		if err := kv.Stage(ctx, 2, sb); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.Insert(r(60)); err != nil {
+		if err := tbl.Insert(gapRow(a, 60)); err != nil {
 			t.Fatal(err)
 		}
-		b = new(storage.Batch)
+		b := new(storage.Batch)
 		tbl.Flush(2, b)
 		// Reads below 60 find gaps up to 100 at the staged epoch.
 		if _, found, err := tbl.Get(ctx, []types.Datum{types.DInt(a), types.DInt(55)}, nil); err != nil || found {
@@ -272,24 +282,9 @@ func TestGapsAfterStage(t *testing.T) {
 // committed after that epoch: a later read finds them.
 func TestGapsAtOlderEpoch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
-		ctx := context.Background()
 		tbl, a := newBlockTable(t, kv)
-		r := func(k int64) []types.Datum { return []types.Datum{types.DInt(a), types.DInt(k), types.DString("v")} }
-		for _, step := range []struct {
-			epoch uint64
-			keys  []int64
-		}{{1, []int64{10, 100}}, {2, []int64{60}}} {
-			for _, k := range step.keys {
-				if err := tbl.Insert(r(k)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b := new(storage.Batch)
-			tbl.Flush(step.epoch, b)
-			if err := kv.Commit(ctx, step.epoch, b); err != nil {
-				t.Fatal(err)
-			}
-		}
+		commitRows(t, kv, tbl, a, 1, false, 10, 100)
+		commitRows(t, kv, tbl, a, 2, false, 60)
 		if got := storedRange(t, tbl, a, 56, 1); len(got) > 0 {
 			t.Fatalf("stored among 56..75 at epoch 1: %v", got)
 		}
@@ -306,24 +301,7 @@ func TestGapsUnderFreshRows(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		ctx := context.Background()
 		tbl, a := newBlockTable(t, kv)
-		r := func(k int64) []types.Datum { return []types.Datum{types.DInt(a), types.DInt(k), types.DString("v")} }
-		commit := func(epoch uint64) {
-			t.Helper()
-			b := new(storage.Batch)
-			tbl.Flush(epoch, b)
-			if j := tbl.TakeFresh(epoch); j != nil {
-				j.Write(b)
-			}
-			if err := kv.Commit(ctx, epoch, b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, k := range []int64{10, 100} {
-			if err := tbl.Insert(r(k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		commit(1)
+		commitRows(t, kv, tbl, a, 1, false, 10, 100)
 		// A point read of 20 and a key check of 21 find gaps up to 100.
 		if _, found, err := tbl.GetAt(ctx, 1, []types.Datum{types.DInt(a), types.DInt(20)}, nil); err != nil || found {
 			t.Fatalf("get 20: found %v, %v", found, err)
@@ -332,12 +310,7 @@ func TestGapsUnderFreshRows(t *testing.T) {
 			t.Fatalf("stored among 21..40: %v", got)
 		}
 		// Fresh rows inside the gaps and above 100: the vnode's greatest is not in them.
-		for _, k := range []int64{30, 150} {
-			if err := tbl.InsertFresh(r(k), 0); err != nil {
-				t.Fatal(err)
-			}
-		}
-		commit(2)
+		commitRows(t, kv, tbl, a, 2, true, 30, 150)
 		if _, ok, err := tbl.GetAt(ctx, 2, []types.Datum{types.DInt(a), types.DInt(30)}, nil); err != nil || !ok {
 			t.Fatalf("fresh row 30: found %v, %v", ok, err)
 		}
