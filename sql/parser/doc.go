@@ -4,7 +4,7 @@
 // DML are parsed by TiDB, github.com/pingcap/tidb/pkg/parser), and its own small
 // grammar for the streaming DDL and session commands TiDB lacks. A bulk INSERT ... VALUES
 // of literal rows skips both for its rows after the first (insert_values.go), which are
-// built directly as the AST TiDB would build.
+// split off its tokens and kept as Literal values (Query.Rows) for the binder.
 //
 // Parse is the entry point; it returns Statement values such as *Query,
 // *CreateTable (also CREATE TABLE ... FROM source TABLE 'name' and CREATE
