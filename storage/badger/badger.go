@@ -1045,11 +1045,13 @@ func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 
 // writeDurably writes epoch's batch into Badger and, unless NoSync, makes it durable before
 // returning: through the commit log (one record written and synced while Badger takes the
-// batch), or, when the epoch also published staged writes, rolled back abandoned ones
+// batch; with NoSync written, not synced), or, when the epoch also published staged writes, rolled back abandoned ones
 // (rolledBack), holds values bound for the value log, is big (redoBigBatch) or does not fit the
 // log, by syncing Badger's own write-ahead files, which cover those too.
 func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack, deferIt bool) error {
-	if s.redo == nil || s.wal == nil || rolledBack || s.stagedBig || s.staged.Has(epoch) || b.Size() >= redoBigBatch || s.hasBigValue(b) {
+	// With NoSync (no wal) every other commit goes through the commit log too, unsynced: a
+	// damaged Badger file then loses none of them (--accept-damaged-tail replays them).
+	if s.redo == nil || (s.wal == nil && !s.noSync) || rolledBack || s.stagedBig || s.staged.Has(epoch) || b.Size() >= redoBigBatch || s.hasBigValue(b) {
 		if err := s.write(epoch, discard, b); err != nil {
 			return err
 		}
@@ -1069,6 +1071,9 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 			// Bigger than the whole log: Badger's own sync covers it.
 			if err := s.write(epoch, discard, b); err != nil {
 				return err
+			}
+			if s.wal == nil {
+				return nil
 			}
 			return s.wal.sync(false)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -473,5 +474,45 @@ func TestMerger(t *testing.T) {
 		if n != total {
 			t.Fatalf("seed %d round %d: %d entries merged, %d written", seed, round, n, total)
 		}
+	}
+}
+
+// TestNoSyncPausedCommitsLogged: with NoSync, the commits written straight into Badger while the
+// windows pause (after a read that had to write one) go through the commit log too, so that a
+// damaged Badger file accepted with --accept-damaged-tail loses none of them: the log holds
+// every commit since it started, small and big, windowed and paused.
+func TestNoSyncPausedCommitsLogged(t *testing.T) {
+	dir := t.TempDir()
+	s := openNoSync(t, dir)
+	ctx := context.Background()
+	commit := func(epoch uint64, n int) {
+		t.Helper()
+		b := new(storage.Batch)
+		for i := range n {
+			b.Put([]byte(fmt.Sprintf("k%04d-%06d", epoch, i)), []byte("v"))
+		}
+		if err := s.Commit(ctx, epoch, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(1, 10) // waits in the window
+	if n := countKeys(t, s, "k", 1); n != 10 {
+		t.Fatalf("%d keys at epoch 1, want 10", n) // the scan writes the window and pauses them
+	}
+	for e := uint64(2); e <= 6; e++ {
+		commit(e, []int{10, 300}[e%2]) // paused: small ones and ones past parallelWriteEntries
+	}
+	dieForTest(t, s)
+	r, recs, err := openRedo(dir, true, true, true, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	var epochs []uint64
+	for _, rec := range recs {
+		epochs = append(epochs, rec.epoch)
+	}
+	if want := []uint64{1, 2, 3, 4, 5, 6}; !slices.Equal(epochs, want) {
+		t.Fatalf("the commit log holds epochs %v, want %v", epochs, want)
 	}
 }
