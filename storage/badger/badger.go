@@ -918,7 +918,7 @@ var deleteMeta = []byte{1}
 // cheaper for random keys (a bulk COPY's).
 func (s *Store) writeDirect(epoch uint64, b *storage.Batch) error {
 	l := s.db.NewKVLoader(directPending)
-	if err := load(l, epoch, b, nil); err != nil {
+	if err := load(l, epoch, b); err != nil {
 		return errors.Join(err, l.Finish())
 	}
 	if err := l.Finish(); err != nil {
@@ -927,13 +927,10 @@ func (s *Store) writeDirect(epoch uint64, b *storage.Batch) error {
 	return nil
 }
 
-// load hands b's entries to l at version epoch: those keep marks (all when keep is nil).
-func load(l *bdg.KVLoader, epoch uint64, b *storage.Batch, keep []bool) error {
+// load hands b's entries to l at version epoch (a window's commits go through loadMerged).
+func load(l *bdg.KVLoader, epoch uint64, b *storage.Batch) error {
 	kv := &pb.KV{Version: epoch}
 	for i := 0; i < b.Len(); i++ {
-		if keep != nil && !keep[i] {
-			continue
-		}
 		key, value, del := b.Entry(i)
 		kv.Key, kv.Value, kv.Meta = key, value, nil
 		if del {

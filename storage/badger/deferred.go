@@ -42,7 +42,7 @@ const (
 // is written at a time; a commit that fills the next one waits for it). Reads at or above the
 // sealed window's first epoch wait for that write (windowOp), as for a commit applying later.
 // Writing many epochs together costs Badger less per entry, and lets versions that no read can
-// see any more go before they reach it (superseded): a state that every statement rewrites (a
+// see any more go before they reach it (loadMerged): a state that every statement rewrites (a
 // GROUP BY view's groups) takes a fraction of its writes.
 const (
 	maxWindowCommits = 256
