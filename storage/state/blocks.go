@@ -1408,9 +1408,10 @@ type rowGap struct {
 	at     uint64
 }
 
-func (g rowGap) holds(k string, epoch uint64) bool {
-	return epoch >= g.at && g.from(k) && (g.hi == "" || k < g.hi)
-}
+func (g rowGap) holds(k string, epoch uint64) bool { return epoch >= g.at && g.covers(k) }
+
+// covers reports whether k lies in the gap's range, at whatever epoch.
+func (g rowGap) covers(k string) bool { return g.from(k) && (g.hi == "" || k < g.hi) }
 
 // from reports whether k lies at or above the gap's low end.
 func (g rowGap) from(k string) bool {
@@ -1429,11 +1430,11 @@ func (g rowGap) empty() bool {
 	switch {
 	case g.hi == "":
 		return false
-	case !g.open:
-		return g.lo >= g.hi
+	case g.lo >= g.hi:
+		return true
 	}
-	// Nothing lies between lo and lo+"\x00".
-	return g.lo >= g.hi || len(g.hi) == len(g.lo)+1 && g.hi[len(g.lo)] == 0 && g.hi[:len(g.lo)] == g.lo
+	// Above an open lo, nothing lies below lo+"\x00".
+	return g.open && len(g.hi) == len(g.lo)+1 && g.hi[len(g.lo)] == 0 && g.hi[:len(g.lo)] == g.lo
 }
 
 // noRowKey reports whether the store holds no row key key, by its vnode's
@@ -1556,7 +1557,7 @@ func (t *Table) narrowKeyGaps(v int, key string) {
 	}
 	gs := t.keyGaps[v]
 	for i := 0; i < len(gs); i++ {
-		if g := &gs[i]; (g.hi == "" || key < g.hi) && g.from(key) && !g.above(key) {
+		if g := &gs[i]; g.covers(key) && !g.above(key) {
 			gs = slices.Delete(gs, i, i+1)
 			i--
 		}
@@ -1981,7 +1982,7 @@ func (t *Table) wrote(key string, block bool) {
 // now, so a gap holding it keeps only what lies above it.
 func (t *Table) narrowGaps(v int, key string) {
 	t.narrowKeyGaps(v, key)
-	if g, ok := t.rowGaps[v]; ok && g.from(key) && (g.hi == "" || key < g.hi) {
+	if g, ok := t.rowGaps[v]; ok && g.covers(key) {
 		if !g.above(key) {
 			delete(t.rowGaps, v)
 		} else {
