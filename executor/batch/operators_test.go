@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,4 +270,38 @@ func TestLimitWithTies(t *testing.T) {
 			t.Errorf("limit %v offset %v with ties: %d rows, last %v; want %d, %q", tc.count, tc.offset, len(got), got[max(0, len(got)-1):], tc.n, tc.last)
 		}
 	}
+}
+
+// TestValuesDirect checks VALUES rows of constants and parameters (read
+// column by column, appendDirect) against the same rows evaluated row by
+// row: a row with any other expression sends the whole list that way.
+func TestValuesDirect(t *testing.T) {
+	env := newEnv()
+	env.Ctx.Params = []types.Datum{types.DInt(7), types.DString("p"), types.NullDatum, types.DFloat(2.5)}
+	direct := [][]expr.Expr{
+		{lit(1), expr.Param(1, types.TVarchar), expr.Param(3, types.TFloat64)},
+		{expr.Param(0, types.TInt64), expr.Literal(types.DString("s"), types.TVarchar), expr.Literal(types.NullDatum, types.TUnknown)},
+		{expr.Param(2, types.TInt64), expr.Literal(types.NullDatum, types.TUnknown), expr.Literal(types.DFloat(1), types.TFloat64)},
+	}
+	want := "1 p 2.5\n7 s NULL\nNULL NULL 1"
+	v := &plan.Values{Rows: direct, Out: fields(types.TInt64, types.TVarchar, types.TFloat64)}
+	if !directRows(v.Rows, plan.Types(v.Out), env.Ctx.Params) {
+		t.Fatal("constants and parameters of their columns' types are not read directly")
+	}
+	expectRows(t, query(t, env, v), want)
+	// An untyped literal needs conform, and a call evaluation: the rows are
+	// not direct, and read the same.
+	for _, x := range []expr.Expr{expr.Literal(types.DString("1"), types.TUnknown), call(t, "+", lit(0), lit(1))} {
+		rows := [][]expr.Expr{slices.Clone(direct[0]), direct[1], direct[2]}
+		rows[0][0] = x
+		v := &plan.Values{Rows: rows, Out: v.Out}
+		if directRows(v.Rows, plan.Types(v.Out), env.Ctx.Params) {
+			t.Fatalf("%s is read directly", x)
+		}
+		expectRows(t, query(t, env, v), want)
+	}
+	// A missing parameter fails as it does row by row.
+	v = &plan.Values{Rows: [][]expr.Expr{{lit(1), expr.Param(9, types.TVarchar), lit(2)}}, Out: fields(types.TInt64, types.TVarchar, types.TInt64)}
+	_, err := queryErr(t, env, v)
+	expectKind(t, err, types.ErrUndefinedParameter)
 }

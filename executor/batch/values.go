@@ -17,6 +17,10 @@ type valuesExec struct {
 	out  *types.Chunk
 	row  []types.Datum
 	pos  int
+	// direct says every row's expressions are constants and parameters of
+	// their columns' layouts (directRows); set at the first Next, with checked.
+	direct, checked bool
+	ptrs            []*types.Datum // directRows' values of one column
 }
 
 func newValues(env *Env, n *plan.Values) *valuesExec {
@@ -38,6 +42,16 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		e.out = types.NewChunk(e.ts, min(len(rows), types.DefaultChunkSize))
 	}
 	e.out.Reset()
+	if !e.checked {
+		e.checked = true
+		e.direct = directRows(rows, e.ts, e.env.Ctx.Params)
+	}
+	if e.direct {
+		n := min(len(rows)-e.pos, types.DefaultChunkSize)
+		e.appendDirect(rows[e.pos : e.pos+n])
+		e.pos += n
+		return e.out, nil
+	}
 	for ; e.pos < len(rows) && e.out.Len() < types.DefaultChunkSize; e.pos++ {
 		if err := evalRow(e.env.Ctx, rows[e.pos], nil, e.row); err != nil {
 			return nil, err
@@ -50,6 +64,72 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		e.out.AppendRow(e.row)
 	}
 	return e.out, nil
+}
+
+// directRows reports whether every expression of rows is a constant or a
+// parameter (of params) whose value needs no conform into its column of
+// type ts[j]: an INSERT's literal or $n rows, which appendDirect copies
+// column by column without evaluating.
+func directRows(rows [][]expr.Expr, ts []types.T, params []types.Datum) bool {
+	fits := func(t types.T, j int) bool { return t.ID != types.Unknown && t.Physical() == ts[j].Physical() }
+	for _, row := range rows {
+		if len(row) != len(ts) {
+			return false
+		}
+		for j, x := range row {
+			switch x := x.(type) {
+			case *expr.Const:
+				if !x.Value.Null && !fits(x.Typ, j) {
+					return false
+				}
+			case *expr.ParamRef:
+				if x.Index >= len(params) || !fits(x.Typ, j) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// appendDirect appends rows (directRows holds) to e.out, a column at a time:
+// as evalRow and conform would, without copying each value twice.
+func (e *valuesExec) appendDirect(rows [][]expr.Expr) {
+	params := e.env.Ctx.Params
+	for j := range e.ts {
+		ptrs := e.ptrs[:0]
+		for _, row := range rows {
+			switch x := row[j].(type) {
+			case *expr.Const:
+				ptrs = append(ptrs, &x.Value)
+			case *expr.ParamRef:
+				ptrs = append(ptrs, &params[x.Index])
+			}
+		}
+		e.ptrs = ptrs
+		v := &e.out.Cols[j]
+		switch v.Type.Physical() {
+		case types.PhysI64:
+			for _, d := range ptrs {
+				v.Nulls = append(v.Nulls, d.Null)
+				v.I64 = append(v.I64, d.I)
+			}
+		case types.PhysStr:
+			for _, d := range ptrs {
+				v.Nulls = append(v.Nulls, d.Null)
+				v.Str = append(v.Str, d.S)
+			}
+		default:
+			for _, d := range ptrs {
+				v.Append(d)
+			}
+		}
+	}
+	for range rows {
+		e.out.RowAppended()
+	}
 }
 
 // evalRow evaluates exprs over one input row into out.
