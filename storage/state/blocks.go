@@ -1510,59 +1510,75 @@ func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
 	}
 }
 
-// Key gaps. StoredKeys keeps, per vnode, the last maxKeyGaps ranges its
-// seeks found without a row key (from the key asked to the stored row key
-// the seek stopped at), narrowed by the table's writes as rowGaps are. A key
-// check inside one needs no seek: sessions inserting ascending keys from
-// ranges of their own (8 connections, each its ids) each land in the gap
-// between their last key and the next session's first, in every vnode.
+// Key gaps. StoredKeys keeps, per vnode, up to maxKeyGaps ranges its seeks
+// found without a row key (from the key asked to the stored row key the seek
+// stopped at), narrowed by the table's writes as rowGaps are. A key check
+// inside one needs no seek: sessions inserting ascending keys from ranges of
+// their own (8 connections, each its ids) each land in the gap between their
+// last key and the next session's first, in every vnode.
+//
+// A vnode's key gaps are sorted and apart: each one's hi is set and at most
+// the next one's lo. Only the last gap whose lo is at most a key can hold it,
+// and a binary search finds it (a check and a write of every row look).
 const maxKeyGaps = 16
+
+// keyGapAt returns the index of the one key gap of vnode v that may hold k,
+// or -1.
+func (t *Table) keyGapAt(v int, k string) int {
+	if t.keyGaps == nil {
+		return -1
+	}
+	gs := t.keyGaps[v]
+	// The first gap whose lo is above k; the one before it is the candidate.
+	i := sort.Search(len(gs), func(i int) bool { return gs[i].lo > k })
+	return i - 1
+}
 
 // inKeyGap reports whether a key gap of vnode v holds k at epoch.
 func (t *Table) inKeyGap(v int, k string, epoch uint64) bool {
-	if t.keyGaps == nil {
-		return false
-	}
-	for _, g := range t.keyGaps[v] {
-		if g.holds(k, epoch) {
-			return true
-		}
-	}
-	return false
+	i := t.keyGapAt(v, k)
+	return i >= 0 && t.keyGaps[v][i].holds(k, epoch)
 }
 
 // addKeyGap records that the store holds no row key of vnode v in [lo, hi)
 // at epoch (hi is a row key of v), less the table's writes not in the store.
+// Gaps it overlaps are dropped (a gap may always shrink: it only spares
+// seeks), and with maxKeyGaps gaps the one found at the oldest epoch.
 func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
 	g := rowGap{lo: lo, hi: hi, at: epoch}
 	t.abovePending(&g, hi, epoch)
-	if g.empty() {
+	if g.empty() || g.hi == "" {
 		return
 	}
 	if t.keyGaps == nil {
 		t.keyGaps = make([][]rowGap, codec.VnodeCount)
 	}
-	gs := t.keyGaps[v]
+	gs := slices.DeleteFunc(t.keyGaps[v], func(o rowGap) bool { return o.hi > g.lo && g.hi > o.lo })
 	if len(gs) == maxKeyGaps {
-		gs = append(gs[:0], gs[1:]...)
+		oldest := 0
+		for i := range gs {
+			if gs[i].at < gs[oldest].at {
+				oldest = i
+			}
+		}
+		gs = slices.Delete(gs, oldest, oldest+1)
 	}
-	t.keyGaps[v] = append(gs, g)
+	i := sort.Search(len(gs), func(i int) bool { return gs[i].lo > g.lo })
+	t.keyGaps[v] = slices.Insert(gs, i, g)
 }
 
 // narrowKeyGaps takes key, a row key the table writes, out of vnode v's key
-// gaps: a gap holding it keeps only what lies above it.
+// gaps: a gap holding it keeps only what lies above it (its lo rises, so the
+// gaps stay sorted and apart).
 func (t *Table) narrowKeyGaps(v int, key string) {
-	if t.keyGaps == nil {
+	i := t.keyGapAt(v, key)
+	if i < 0 {
 		return
 	}
 	gs := t.keyGaps[v]
-	for i := 0; i < len(gs); i++ {
-		if g := &gs[i]; g.covers(key) && !g.above(key) {
-			gs = slices.Delete(gs, i, i+1)
-			i--
-		}
+	if g := &gs[i]; g.covers(key) && !g.above(key) {
+		t.keyGaps[v] = slices.Delete(gs, i, i+1)
 	}
-	t.keyGaps[v] = gs
 }
 
 // noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a
