@@ -593,11 +593,9 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 		case n:
 			f = pf[i]
 		}
-		d, err := decodeParam(p.params[i], f, m.Parameters[i], i)
-		if err != nil {
+		if err := decodeParamInto(&params[i], p.params[i], f, m.Parameters[i], i); err != nil {
 			return err
 		}
-		params[i] = d
 	}
 	formats, err := resultFormats(m.ResultFormatCodes, len(p.cols))
 	if err != nil {

@@ -56,6 +56,34 @@ func checkText[S string | []byte](s S) error {
 
 // decodeParam decodes bind parameter idx (0-based), sent in format, as a value of
 // type t. A nil raw value is NULL. Parameters of unknown type are taken as text.
+// decodeParamInto decodes a Bind parameter into *d as decodeParam does,
+// integers in binary and text without a length limit without building a
+// Datum to copy (a 1000-row INSERT binds thousands of them).
+func decodeParamInto(d *types.Datum, t types.T, format int16, raw []byte, idx int) error {
+	if raw != nil {
+		switch {
+		case format == formatBinary && t.ID == types.Int64 && len(raw) == 8:
+			*d = types.Datum{I: int64(binary.BigEndian.Uint64(raw))}
+			return nil
+		case format == formatBinary && t.ID == types.Int32 && len(raw) == 4:
+			*d = types.Datum{I: int64(int32(binary.BigEndian.Uint32(raw)))}
+			return nil
+		case format == formatText && (t.ID == types.Varchar && t.Width == 0 || t.ID == types.Unknown):
+			if err := checkText(raw); err != nil {
+				return err
+			}
+			*d = types.Datum{S: string(raw)}
+			return nil
+		}
+	}
+	v, err := decodeParam(t, format, raw, idx)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
 func decodeParam(t types.T, format int16, raw []byte, idx int) (types.Datum, error) {
 	if raw == nil {
 		return types.NullDatum, nil
