@@ -2,6 +2,7 @@ package bind
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -339,6 +340,50 @@ func (b *Binder) literalValue(c *exprCtx, l parser.Literal) (expr.Expr, error) {
 		return k, nil
 	}
 	return b.bindExpr(c, l.Expr())
+}
+
+// literalConst returns the value a literal of an INSERT's VALUES row takes in
+// a column of type t when that is plain: an integer that fits an integer
+// column, a string in an unlimited varchar column, or NULL in either. It is
+// the constant literalValue and assignCast make of it (ok false: anything
+// else, and every error, goes through them).
+func literalConst(l parser.Literal, t types.T) (d types.Datum, ok bool) {
+	switch t.ID {
+	case types.Int16, types.Int32, types.Int64:
+	case types.Varchar:
+		if t.Width != 0 {
+			return d, false
+		}
+	default:
+		return d, false
+	}
+	switch l.Kind {
+	case parser.LitNull:
+		return types.NullDatum, true
+	case parser.LitString:
+		return types.DString(l.Val), t.ID == types.Varchar
+	case parser.LitNumber:
+		if t.ID == types.Varchar {
+			return d, false
+		}
+		i, err := strconv.ParseInt(l.Val, 10, 64)
+		if err != nil {
+			return d, false
+		}
+		if l.Neg {
+			i = -i // ParseInt's range leaves out math.MinInt64's magnitude
+		}
+		switch t.ID {
+		case types.Int16:
+			ok = i >= math.MinInt16 && i <= math.MaxInt16
+		case types.Int32:
+			ok = i >= math.MinInt32 && i <= math.MaxInt32
+		default:
+			ok = true
+		}
+		return types.DInt(i), ok
+	}
+	return d, false
 }
 
 func negateConst(k *expr.Const) (expr.Expr, error) {

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/e2e/testseed"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/parser"
+	"github.com/tributary/tributary/sql/types"
 )
 
 // TestLiteralValue: each literal of an INSERT's VALUES rows that the parser's fast path took
@@ -47,6 +50,52 @@ func TestLiteralValue(t *testing.T) {
 		want, werr := b.bindExpr(c, row[0].Expr())
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Errorf("seed %d: %s: literalValue %#v, %v; bindExpr %#v, %v", seed, lits[i], got, gerr, want, werr)
+		}
+	}
+}
+
+// TestLiteralConst: where literalConst takes a literal into a column of a
+// type, its constant is the one literalValue and assignCast make; it takes
+// integers into integer columns and strings into varchar, and leaves every
+// literal that fails there to them.
+func TestLiteralConst(t *testing.T) {
+	lits := []string{"0", "-0", "1", "-1", "32767", "32768", "-32768", "-32769", "2147483647", "2147483648",
+		"-2147483648", "-2147483649", "9223372036854775807", "-9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "007", "1.5", "'abc'", "''", "'it''s'", "'12'", "NULL", "TRUE"}
+	var sql strings.Builder
+	sql.WriteString("INSERT INTO t VALUES (1)")
+	for _, l := range lits {
+		fmt.Fprintf(&sql, ", (%s)", l)
+	}
+	stmts, err := parser.Parse(sql.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := stmts[0].(*parser.Query)
+	cols := []types.T{types.TInt16, types.TInt32, types.TInt64, types.TVarchar, {ID: types.Varchar, Width: 2}, types.TNumeric, types.TBool, types.TFloat64}
+	b := New(nil, nil)
+	taken := map[string]bool{}
+	for i, row := range q.Rows {
+		for _, ct := range cols {
+			col := &catalog.Column{Name: "c", Type: ct}
+			c := &exprCtx{scope: &scope{}, clause: "VALUES"}
+			want, werr := b.literalValue(c, row[0])
+			if werr == nil {
+				want, werr = assignCast(b.coerceParam(want, ct), col)
+			}
+			d, ok := literalConst(row[0], ct)
+			if !ok {
+				continue
+			}
+			taken[lits[i]+" "+ct.String()] = true
+			if got := (&expr.Const{Value: d, Typ: ct}); werr != nil || !reflect.DeepEqual(expr.Expr(got), want) {
+				t.Errorf("%s into %s: literalConst %#v; literalValue and assignCast %#v, %v", lits[i], ct, got, want, werr)
+			}
+		}
+	}
+	for _, k := range []string{"1 bigint", "-32768 smallint", "2147483647 integer", "'abc' character varying", "NULL bigint", "NULL character varying"} {
+		if !taken[k] {
+			t.Errorf("literalConst does not take %s", k)
 		}
 	}
 }
