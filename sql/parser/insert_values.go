@@ -109,9 +109,16 @@ func splitLiteralRows(toks []token) ([]token, [][]Literal) {
 		return toks, nil
 	}
 	var rows [][]Literal
+	// The rows' literals share one allocation (a literal takes at least a
+	// token and its separator), and the row slices another.
+	buf := make([]Literal, 0, (len(toks)-first)/2+1)
+	rows = make([][]Literal, 0, (len(toks)-first)/(first-v+1)+1)
 	end := first + 1 // after the last row
 	for end+1 < len(toks) && toks[end].is(tkPunct, ",") && toks[end+1].is(tkPunct, "(") {
-		row, next, ok := literalRow(toks, end+2)
+		var row []Literal
+		var next int
+		var ok bool
+		row, buf, next, ok = literalRow(toks, end+2, buf)
 		if !ok {
 			return toks, nil
 		}
@@ -119,7 +126,7 @@ func splitLiteralRows(toks []token) ([]token, [][]Literal) {
 		end = next
 	}
 	switch {
-	case rows == nil:
+	case len(rows) == 0:
 		return toks, nil // one row: nothing to gain
 	case end == len(toks):
 	case toks[end].is(tkIdent, "returning"):
@@ -158,12 +165,14 @@ func closing(toks []token, open int) int {
 	return -1
 }
 
-// literalRow reads the comma-separated literals of a row from toks[i] to its ')' and returns
-// them and the index after the ')'; ok is false for a row holding anything else.
-func literalRow(toks []token, i int) (row []Literal, next int, ok bool) {
+// literalRow reads the comma-separated literals of a row from toks[i] to its ')', appended to
+// buf, and returns them, buf and the index after the ')'; ok is false for a row holding
+// anything else.
+func literalRow(toks []token, i int, buf []Literal) (row, _ []Literal, next int, ok bool) {
+	start := len(buf)
 	for {
 		if i >= len(toks) {
-			return nil, 0, false
+			return nil, buf, 0, false
 		}
 		t := toks[i]
 		var l Literal
@@ -171,22 +180,22 @@ func literalRow(toks []token, i int) (row []Literal, next int, ok bool) {
 			l.Neg = true
 			i++
 			if i >= len(toks) || toks[i].kind != tkNumber {
-				return nil, 0, false
+				return nil, buf, 0, false
 			}
 			t = toks[i]
 		}
 		if t.synth {
-			return nil, 0, false
+			return nil, buf, 0, false
 		}
 		switch t.kind {
 		case tkNumber:
-			if _, ok := numberValue(t.val); !ok {
-				return nil, 0, false
+			if !numberOK(t.val) {
+				return nil, buf, 0, false
 			}
 			l.Kind, l.Val = LitNumber, t.val
 		case tkString:
 			if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
-				return nil, 0, false
+				return nil, buf, 0, false
 			}
 			l.Kind, l.Val = LitString, t.val
 		case tkIdent:
@@ -200,25 +209,41 @@ func literalRow(toks []token, i int) (row []Literal, next int, ok bool) {
 			case "default":
 				l.Kind = LitDefault
 			default:
-				return nil, 0, false
+				return nil, buf, 0, false
 			}
 		default:
-			return nil, 0, false
+			return nil, buf, 0, false
 		}
-		row = append(row, l)
+		buf = append(buf, l)
 		i++
 		if i >= len(toks) || toks[i].kind != tkPunct {
-			return nil, 0, false
+			return nil, buf, 0, false
 		}
 		switch toks[i].val {
 		case ",":
 			i++
 		case ")":
-			return row, i + 1, true
+			return buf[start:len(buf):len(buf)], buf, i + 1, true
 		default:
-			return nil, 0, false
+			return nil, buf, 0, false
 		}
 	}
+}
+
+// numberOK reports whether numberValue takes s, without building its value for up to 18
+// digits (an int64 always).
+func numberOK(s string) bool {
+	if s != "" && len(s) <= 18 {
+		digits := true
+		for i := 0; i < len(s) && digits; i++ {
+			digits = s[i] >= '0' && s[i] <= '9'
+		}
+		if digits {
+			return true
+		}
+	}
+	_, ok := numberValue(s)
+	return ok
 }
 
 // numberValue is TiDB's lexer value of a numeric literal in plain digits, with at most one
