@@ -224,6 +224,11 @@ func (p *keyProbe) load(ctx context.Context, env *Env, tbl *state.Table, rel *ca
 		row = rows.Row(i, row)[:len(rel.Columns)]
 		p.arena = tbl.RowKey(p.arena, row)
 		ends = append(ends, len(p.arena))
+		if i == from {
+			// Room for the rest at the first key's length (plus a quarter), so the arena
+			// is not grown and copied again and again.
+			p.arena = slices.Grow(p.arena, len(p.arena)*(to-from-1)*5/4)
+		}
 	}
 	start := 0
 	for _, end := range ends { // slices of the arena once it no longer moves
