@@ -151,6 +151,13 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 			return fmt.Errorf("stop postgres: %w", err)
 		}
 		syscall.Sync()
+		if !*keep {
+			// Its gigabytes of table files, clean in the page cache now, would make the
+			// kernel reclaim pages for every page Tributary's heap faults in.
+			if err := os.RemoveAll(cluster.DataDir); err != nil {
+				return fmt.Errorf("remove postgres's data: %w", err)
+			}
+		}
 	}
 	srvArgs := strings.Fields(*serverArgs)
 	if !*fsync {
