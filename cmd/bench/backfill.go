@@ -151,6 +151,9 @@ func runBackfillPostgres(ctx context.Context, e *env, rows int64, runs int, sett
 		if stopErr := cluster.Stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
+		if err == nil {
+			err = e.clearPostgres(cluster)
+		}
 	}()
 	conn, err := connect(ctx, cluster.DSN())
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -143,20 +142,15 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 				results = append(results, r)
 			}
 		}
-		// Stopped, and its files written out, before Tributary's runs: its background work
-		// on the rows it took (autovacuum, checkpoints) and the kernel's writeback of its
-		// gigabytes of dirty pages would take their CPU and disk.
+		// Stopped, and its files written out and removed, before Tributary's runs: its
+		// background work on the rows it took (autovacuum, checkpoints) and the kernel's
+		// writeback of its gigabytes of dirty pages would take their CPU and disk.
 		stopped = true
 		if err := cluster.Stop(); err != nil {
 			return fmt.Errorf("stop postgres: %w", err)
 		}
-		syscall.Sync()
-		if !*keep {
-			// Its gigabytes of table files, clean in the page cache now, would make the
-			// kernel reclaim pages for every page Tributary's heap faults in.
-			if err := os.RemoveAll(cluster.DataDir); err != nil {
-				return fmt.Errorf("remove postgres's data: %w", err)
-			}
+		if err := e.clearPostgres(cluster); err != nil {
+			return err
 		}
 	}
 	srvArgs := strings.Fields(*serverArgs)
