@@ -30,21 +30,8 @@ func TestLiteralValue(t *testing.T) {
 		lits = append(lits, fmt.Sprint(rng.Int64()>>rng.IntN(64)), fmt.Sprint(-rng.Int64()>>rng.IntN(64)),
 			fmt.Sprintf("%d.%d", rng.IntN(1e6), rng.IntN(1e4)))
 	}
-	var sql strings.Builder
-	sql.WriteString("INSERT INTO t VALUES (1)")
-	for _, l := range lits {
-		fmt.Fprintf(&sql, ", (%s)", l)
-	}
-	stmts, err := parser.Parse(sql.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := stmts[0].(*parser.Query)
-	if len(q.Rows) != len(lits) {
-		t.Fatalf("the fast path took %d rows of %d", len(q.Rows), len(lits))
-	}
 	b := New(nil, nil)
-	for i, row := range q.Rows {
+	for i, row := range literalRows(t, lits) {
 		c := &exprCtx{scope: &scope{}, clause: "VALUES"}
 		got, gerr := b.literalValue(c, row[0])
 		want, werr := b.bindExpr(c, row[0].Expr())
@@ -62,20 +49,10 @@ func TestLiteralConst(t *testing.T) {
 	lits := []string{"0", "-0", "1", "-1", "32767", "32768", "-32768", "-32769", "2147483647", "2147483648",
 		"-2147483648", "-2147483649", "9223372036854775807", "-9223372036854775807", "9223372036854775808",
 		"-9223372036854775808", "007", "1.5", "'abc'", "''", "'it''s'", "'12'", "NULL", "TRUE"}
-	var sql strings.Builder
-	sql.WriteString("INSERT INTO t VALUES (1)")
-	for _, l := range lits {
-		fmt.Fprintf(&sql, ", (%s)", l)
-	}
-	stmts, err := parser.Parse(sql.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := stmts[0].(*parser.Query)
 	cols := []types.T{types.TInt16, types.TInt32, types.TInt64, types.TVarchar, {ID: types.Varchar, Width: 2}, types.TNumeric, types.TBool, types.TFloat64}
 	b := New(nil, nil)
 	taken := map[string]bool{}
-	for i, row := range q.Rows {
+	for i, row := range literalRows(t, lits) {
 		for _, ct := range cols {
 			col := &catalog.Column{Name: "c", Type: ct}
 			c := &exprCtx{scope: &scope{}, clause: "VALUES"}
@@ -98,4 +75,24 @@ func TestLiteralConst(t *testing.T) {
 			t.Errorf("literalConst does not take %s", k)
 		}
 	}
+}
+
+// literalRows parses an INSERT of a row (1) and then one row of each literal, and returns the
+// literal rows the parser's fast path took (all of them, or the test fails).
+func literalRows(t *testing.T, lits []string) [][]parser.Literal {
+	t.Helper()
+	var sql strings.Builder
+	sql.WriteString("INSERT INTO t VALUES (1)")
+	for _, l := range lits {
+		fmt.Fprintf(&sql, ", (%s)", l)
+	}
+	stmts, err := parser.Parse(sql.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := stmts[0].(*parser.Query)
+	if len(q.Rows) != len(lits) {
+		t.Fatalf("the fast path took %d rows of %d", len(q.Rows), len(lits))
+	}
+	return q.Rows
 }
