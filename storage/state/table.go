@@ -558,6 +558,13 @@ func (t *Table) Flush(epoch uint64, b *storage.Batch) {
 	// rather than sorts (storage.Batch.Normalize).
 	written := t.cur.entries
 	entries := sortEntries(written)
+	// Room for them all at once: an actor's batch starts empty every epoch, and growing it by
+	// doubling copied its bytes again and again (a view's actors, one connection's INSERTs).
+	size := 0
+	for i := range entries {
+		size += len(entries[i].key) + len(entries[i].value)
+	}
+	b.Grow(size, len(entries))
 	unsealed := false
 	for _, e := range entries {
 		if e.fresh {
