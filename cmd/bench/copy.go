@@ -275,6 +275,9 @@ func runCopyPostgres(ctx context.Context, e *env, settings []string, name, file 
 		if stopErr := cluster.Stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
+		if err == nil {
+			err = e.clearPostgres(cluster)
+		}
 	}()
 	fmt.Fprintf(os.Stderr, "bench: %s\n", name)
 	r, err = runCopy(ctx, cluster.DSN(), name, file, size, rows)
