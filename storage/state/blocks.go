@@ -1519,7 +1519,7 @@ func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
 //
 // A vnode's key gaps are sorted and apart: each one's hi is set and at most
 // the next one's lo. Only the last gap whose lo is at most a key can hold it,
-// and a binary search finds it (a check and a write of every row look).
+// and a binary search finds it (every row's key check and write look one up).
 const maxKeyGaps = 16
 
 // keyGapAt returns the index of the one key gap of vnode v that may hold k,
