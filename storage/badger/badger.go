@@ -178,7 +178,11 @@ type Store struct {
 		commits []deferredCommit
 		entries int
 		bytes   int
-		pause   int // commits not to defer (a read had to write the deferred ones)
+		pause   int // commits not to defer (reads had to write the deferred ones)
+		// seq counts the commits asked to wait (deferrable); forcedAt is seq at the last read
+		// that had to write the waiting ones, forced whether there was one.
+		seq, forcedAt uint64
+		forced        bool
 		// index finds a key's newest version in a long window (built by the first point
 		// read that needs it, then kept up by each commit; nil again when the window goes).
 		index map[uint64]uint64

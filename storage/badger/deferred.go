@@ -23,11 +23,13 @@ import (
 // of their epochs needs them (a point read at or below the committed epoch looks them up in
 // memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
 // barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Sync or
-// Close writes them first, or maxDeferred of them are waiting. When a read had to write them,
-// commits stop waiting for the next maxDeferred commits: reads that follow every commit (scans,
-// many sessions) gain nothing from the wait and would write the batches while holding up the
-// next statements. A crash loses nothing: they are in the commit log, which replays them at
-// the next Open (a partial write of them included: the same versions again).
+// Close writes them first, or maxDeferred of them are waiting. When reads had to write them
+// twice within 2*maxDeferred commits, commits stop waiting for the next maxDeferred commits:
+// reads that follow every commit (scans, many sessions) gain nothing from the wait and would
+// write the batches while holding up the next statements; a lone read (a new view's backfill,
+// a query now and then) pauses nothing. A crash loses nothing: they are in the commit log,
+// which replays them at the next Open (a partial write of them included: the same versions
+// again).
 
 // maxDeferred and maxDeferredEntries bound the batches (and their entries) waiting.
 const (
@@ -72,6 +74,7 @@ func (s *Store) deferrable(epoch uint64, b *storage.Batch) bool {
 	}
 	s.deferMu.Lock()
 	defer s.deferMu.Unlock()
+	s.deferMu.seq++
 	if s.deferMu.pause > 0 {
 		s.deferMu.pause--
 		return false
@@ -202,7 +205,14 @@ func (s *Store) applyDeferredFor(epoch uint64) error {
 		return storage.ErrClosed
 	}
 	if len(s.deferMu.commits) > 0 {
-		s.deferMu.pause = maxDeferred
+		// Reads this frequent (another one had to write them within the last 2*maxDeferred
+		// commits) pause the windows; a lone read (a new view's backfill, a query now and
+		// then) leaves them be: 64 commits written straight into Badger cost a lone session
+		// 1-3 ms each.
+		if s.deferMu.forced && s.deferMu.seq-s.deferMu.forcedAt <= 2*maxDeferred {
+			s.deferMu.pause = maxDeferred
+		}
+		s.deferMu.forced, s.deferMu.forcedAt = true, s.deferMu.seq
 	}
 	return s.applyDeferredLocked()
 }

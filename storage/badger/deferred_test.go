@@ -94,33 +94,46 @@ func TestDeferredCommits(t *testing.T) {
 		t.Fatalf("after point reads: %d commits deferred, want 4", n)
 	}
 	// A scan writes them first.
-	it, err := s.Scan(ctx, []byte("a"), []byte("c"), 4)
-	if err != nil {
-		t.Fatal(err)
+	scan := func(epoch uint64) []string {
+		t.Helper()
+		it, err := s.Scan(ctx, []byte("a"), []byte("c"), epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		var seen []string
+		for it.Next() == nil {
+			seen = append(seen, string(it.Key())+"="+string(it.Value()))
+		}
+		return seen
 	}
-	var seen []string
-	for it.Next() == nil {
-		seen = append(seen, string(it.Key())+"="+string(it.Value()))
-	}
-	it.Close()
-	if fmt.Sprint(seen) != "[a=v3]" {
+	if seen := scan(4); fmt.Sprint(seen) != "[a=v3]" {
 		t.Fatalf("scan at 4: %v, want [a=v3]", seen)
 	}
 	if n := deferredCount(s); n != 0 {
 		t.Fatalf("after a scan at 4: %d commits deferred, want 0", n)
 	}
-	// A read had to write them: the next maxDeferred commits go straight in.
-	e := uint64(5)
-	for ; e < 5+maxDeferred; e++ {
+	// A lone read pauses nothing: the next commit waits again.
+	put(5, "k005")
+	if n := deferredCount(s); n != 1 {
+		t.Fatalf("epoch 5, after a lone read: %d commits deferred, want 1", n)
+	}
+	// A second read soon after had to write them too: the next maxDeferred commits go
+	// straight in.
+	if seen := scan(5); fmt.Sprint(seen) != "[a=v3]" {
+		t.Fatalf("scan at 5: %v, want [a=v3]", seen)
+	}
+	e := uint64(6)
+	for ; e < 6+maxDeferred; e++ {
 		put(e, fmt.Sprintf("k%03d", e))
 		if n := deferredCount(s); n != 0 {
-			t.Fatalf("epoch %d, after a read wrote the deferred commits: %d deferred, want 0", e, n)
+			t.Fatalf("epoch %d, after two reads wrote the deferred commits: %d deferred, want 0", e, n)
 		}
 	}
 	// Then they wait again, up to the bound; an empty commit (the barrier loop's idle epoch)
 	// writes them.
 	most := 0
-	for ; e < 5+3*maxDeferred; e++ {
+	for ; e < 6+3*maxDeferred; e++ {
 		put(e, fmt.Sprintf("k%03d", e))
 		n := deferredCount(s)
 		if n > maxDeferred {
@@ -477,10 +490,11 @@ func TestMerger(t *testing.T) {
 	}
 }
 
-// TestNoSyncPausedCommitsLogged: with NoSync, the commits written straight into Badger while the
-// windows pause (after a read that had to write one) go through the commit log too, so that a
-// damaged Badger file accepted with --accept-damaged-tail loses none of them: the log holds
-// every commit since it started, small and big, windowed and paused.
+// TestNoSyncPausedCommitsLogged: with NoSync, a lone read that had to write a window pauses
+// nothing, a second one soon after pauses the windows; the commits written straight into Badger
+// while they pause go through the commit log too, so that a damaged Badger file accepted with
+// --accept-damaged-tail loses none of them: the log holds every commit since it started, small
+// and big, windowed and paused.
 func TestNoSyncPausedCommitsLogged(t *testing.T) {
 	dir := t.TempDir()
 	s := openNoSync(t, dir)
@@ -497,10 +511,20 @@ func TestNoSyncPausedCommitsLogged(t *testing.T) {
 	}
 	commit(1, 10) // waits in the window
 	if n := countKeys(t, s, "k", 1); n != 10 {
-		t.Fatalf("%d keys at epoch 1, want 10", n) // the scan writes the window and pauses them
+		t.Fatalf("%d keys at epoch 1, want 10", n) // the scan writes the window
 	}
-	for e := uint64(2); e <= 6; e++ {
+	commit(2, 10) // waits in the window: a lone read pauses nothing
+	if deferredCount(s) != 1 {
+		t.Fatal("a lone read paused the windows")
+	}
+	if n := countKeys(t, s, "k", 2); n != 20 {
+		t.Fatalf("%d keys at epoch 2, want 20", n) // a second read soon after: the windows pause
+	}
+	for e := uint64(3); e <= 7; e++ {
 		commit(e, []int{10, 300}[e%2]) // paused: small ones and ones past parallelWriteEntries
+		if deferredCount(s) != 0 {
+			t.Fatalf("epoch %d waits in a window during the pause", e)
+		}
 	}
 	dieForTest(t, s)
 	r, recs, err := openRedo(dir, true, true, true, func(string, ...any) {})
@@ -512,7 +536,7 @@ func TestNoSyncPausedCommitsLogged(t *testing.T) {
 	for _, rec := range recs {
 		epochs = append(epochs, rec.epoch)
 	}
-	if want := []uint64{1, 2, 3, 4, 5, 6}; !slices.Equal(epochs, want) {
+	if want := []uint64{1, 2, 3, 4, 5, 6, 7}; !slices.Equal(epochs, want) {
 		t.Fatalf("the commit log holds epochs %v, want %v", epochs, want)
 	}
 }
