@@ -64,8 +64,11 @@ type aggRun struct {
 	tables []*state.Table // the aggregates' extra tables, in layout order
 
 	groups map[string]*aggGroup // cached groups by encoded group key
-	budget *cacheBudget         // bounds groups (rows and bytes)
-	clock  []*aggGroup          // the cached groups, swept by hand to evict
+	// ints holds the groups of a single integer group column but NULL's again, by value: a
+	// lookup without encoding the key (nil for other group columns).
+	ints   map[int64]*aggGroup
+	budget *cacheBudget // bounds groups (rows and bytes)
+	clock  []*aggGroup  // the cached groups, swept by hand to evict
 	hand   int
 	single *aggGroup   // simple aggregation's group, once loaded
 	dirty  []*aggGroup // groups changed since the last flush, in first-change order
@@ -199,6 +202,9 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 		}
 	}
 	r.groups = make(map[string]*aggGroup)
+	if len(e.groupTypes) == 1 && e.groupTypes[0].IsInteger() {
+		r.ints = make(map[int64]*aggGroup)
+	}
 	if !e.simple {
 		r.budget = newCacheBudget(actx, e.name)
 	}
@@ -384,6 +390,15 @@ func (e *aggExec) applyChunk(ctx context.Context, c *types.Chunk) error {
 // hashGroup returns the group of row i of c, from the cache or the state table.
 func (e *aggExec) hashGroup(ctx context.Context, c *types.Chunk, i int) (*aggGroup, error) {
 	r := &e.run
+	if r.ints != nil {
+		if col := &c.Cols[e.groupBy[0]]; !col.Nulls[i] {
+			if g, ok := r.ints[col.I64[i]]; ok {
+				e.cache.hit(true)
+				g.ref = true
+				return g, nil
+			}
+		}
+	}
 	buf := r.keyBuf[:0]
 	for k, col := range e.groupBy {
 		c.Cols[col].GetInto(i, &r.keyRow[k])
@@ -404,6 +419,9 @@ func (e *aggExec) hashGroup(ctx context.Context, c *types.Chunk, i int) (*aggGro
 		return nil, err
 	}
 	r.groups[g.key] = g
+	if r.ints != nil && !g.keyRow[0].Null {
+		r.ints[g.keyRow[0].I] = g
+	}
 	// A group holds its key (map key and row), accumulators and previous results.
 	r.budget.sample(g.keyRow, len(g.key)+len(g.accs)*aggAccBytes+len(g.prev)*int(datumBytes)+aggGroupBytes)
 	g.slot = len(r.clock)
@@ -619,6 +637,9 @@ func (e *aggExec) evict(limit int) {
 func (e *aggExec) removeGroup(g *aggGroup) {
 	r := &e.run
 	delete(r.groups, g.key)
+	if r.ints != nil && !g.keyRow[0].Null {
+		delete(r.ints, g.keyRow[0].I)
+	}
 	last := len(r.clock) - 1
 	r.clock[g.slot] = r.clock[last]
 	r.clock[g.slot].slot = g.slot
