@@ -351,7 +351,7 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				}
 				var e expr.Expr
 				if lits != nil {
-					if d, ok := literalConst(lits[k], col.Type); ok && len(consts) < cap(consts) {
+					if d, ok := literalConst(lits[k], col.Type); ok {
 						consts = append(consts, expr.Const{Value: d, Typ: col.Type})
 						vals[r][target[k]] = &consts[len(consts)-1]
 						continue

@@ -54,8 +54,6 @@ func checkText[S string | []byte](s S) error {
 	return nil
 }
 
-// decodeParam decodes bind parameter idx (0-based), sent in format, as a value of
-// type t. A nil raw value is NULL. Parameters of unknown type are taken as text.
 // decodeParamInto decodes a Bind parameter into *d as decodeParam does,
 // integers in binary and text without a length limit without building a
 // Datum to copy (a 1000-row INSERT binds thousands of them).
@@ -84,6 +82,8 @@ func decodeParamInto(d *types.Datum, t types.T, format int16, raw []byte, idx in
 	return nil
 }
 
+// decodeParam decodes bind parameter idx (0-based), sent in format, as a value of
+// type t. A nil raw value is NULL. Parameters of unknown type are taken as text.
 func decodeParam(t types.T, format int16, raw []byte, idx int) (types.Datum, error) {
 	if raw == nil {
 		return types.NullDatum, nil

@@ -108,11 +108,10 @@ func splitLiteralRows(toks []token) ([]token, [][]Literal) {
 	if first < 0 {
 		return toks, nil
 	}
-	var rows [][]Literal
 	// The rows' literals share one allocation (a literal takes at least a
 	// token and its separator), and the row slices another.
 	buf := make([]Literal, 0, (len(toks)-first)/2+1)
-	rows = make([][]Literal, 0, (len(toks)-first)/(first-v+1)+1)
+	rows := make([][]Literal, 0, (len(toks)-first)/(first-v+1)+1)
 	end := first + 1 // after the last row
 	for end+1 < len(toks) && toks[end].is(tkPunct, ",") && toks[end+1].is(tkPunct, "(") {
 		var row []Literal

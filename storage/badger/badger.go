@@ -1046,9 +1046,10 @@ func (s *Store) write(epoch, discard uint64, b *storage.Batch) error {
 
 // writeDurably writes epoch's batch into Badger and, unless NoSync, makes it durable before
 // returning: through the commit log (one record written and synced while Badger takes the
-// batch; with NoSync written, not synced), or, when the epoch also published staged writes, rolled back abandoned ones
-// (rolledBack), holds values bound for the value log, is big (redoBigBatch) or does not fit the
-// log, by syncing Badger's own write-ahead files, which cover those too.
+// batch; with NoSync written, not synced), or, when the epoch also published staged writes,
+// rolled back abandoned ones (rolledBack), holds values bound for the value log, is big
+// (redoBigBatch) or does not fit the log, by syncing Badger's own write-ahead files, which
+// cover those too.
 func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack, deferIt bool) error {
 	// With NoSync (no wal) every other commit goes through the commit log too, unsynced: a
 	// damaged Badger file then loses none of them (--accept-damaged-tail replays them).

@@ -951,14 +951,14 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 func sortKeys(order []int, keys [][]byte) {
 	byKey := func(a, b int) int { return bytes.Compare(keys[a], keys[b]) }
 	var starts [codec.VnodeCount + 1]int
-	table := keys[order[0]]
+	table, _, ok := codec.SplitTablePrefix(keys[order[0]])
 	for _, i := range order {
-		k := keys[i]
-		if len(k) < codec.TablePrefixLen || len(table) < codec.TablePrefixLen || !bytes.Equal(k[:4], table[:4]) || k[4] != 0 {
+		id, v, kok := codec.SplitTablePrefix(keys[i])
+		if !ok || !kok || id != table || int(v) >= codec.VnodeCount {
 			slices.SortFunc(order, byKey)
 			return
 		}
-		starts[int(k[5])+1]++
+		starts[v+1]++
 	}
 	for v := 1; v <= codec.VnodeCount; v++ {
 		starts[v] += starts[v-1]
@@ -966,7 +966,7 @@ func sortKeys(order []int, keys [][]byte) {
 	sorted := make([]int, len(order))
 	next := starts
 	for _, i := range order {
-		v := int(keys[i][5])
+		_, v, _ := codec.SplitTablePrefix(keys[i])
 		sorted[next[v]] = i
 		next[v]++
 	}
