@@ -194,7 +194,9 @@ type JobSettings struct {
 //	   by its keys or by its condition (plan.PruneJoinInputs)
 //	3: DISTINCT aggregates over the same arguments share one table, with a
 //	   count per aggregate (plan.StreamAgg.ShareDistinct)
-const StateVersion = 3
+//	4: a hash aggregation of counts directly under its materialized view keeps
+//	   its groups in the view's table (plan.StreamAgg.ViewState)
+const StateVersion = 4
 
 // StateVersionOf returns the state layout rel's job was planned with.
 func StateVersionOf(rel *Relation) int {

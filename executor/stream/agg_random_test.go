@@ -510,3 +510,77 @@ func agTwoPhase(t testing.TB, n *plan.StreamAgg) (*plan.StreamLocalAgg, *plan.St
 	merged.SetState(n.State())
 	return local, merged
 }
+
+// TestAggRandomStateInView is the randomized oracle over an aggregation that keeps its
+// groups in the rows of the view above it (plan.StreamAgg.ViewState), with crashes,
+// restarts and a cache of a few groups, so groups are read back from the view's table,
+// pending writes included: counts (one-phase and merging partials), and min and max
+// over an input that only inserts. The actor must open the view's table alone.
+func TestAggRandomStateInView(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	in := agRandTypes
+	counts := []plan.AggCall{
+		agCall(t, in, "count", false, 4, 2), // FILTERed: not the row count
+		agCall(t, in, "count", false, -1),
+		agCall(t, in, "count", false, -1, 3),
+		agCall(t, in, "count", false, 4),
+	}
+	extremes := append(slices.Clone(counts), agCall(t, in, "min", false, -1, 2), agCall(t, in, "max", false, 4, 3))
+	for i, tc := range []struct {
+		name        string
+		groupBy     []int
+		calls       []plan.AggCall
+		cache       int
+		groups      int
+		twoPhase    bool
+		insertsOnly bool
+	}{
+		{"counts", []int{1}, counts, 0, 6, false, false},
+		{"counts-cache2", []int{1}, counts, 2, 12, false, false},
+		{"counts-two-keys-cache3", []int{1, 4}, counts, 3, 5, false, false},
+		{"counts-two-phase-cache2", []int{1}, counts, 2, 12, true, false},
+		{"append-only-min-max-cache2", []int{1}, extremes, 2, 12, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seed := uint64(5000 + i)
+			t.Logf("seed %d", seed)
+			oracle := agNode(in, []int{0}, tc.groupBy, tc.calls...)
+			oracle.AppendOnlyInput = tc.insertsOnly
+			n := oracle
+			var local *plan.StreamLocalAgg
+			if tc.twoPhase {
+				local, n = agTwoPhase(t, oracle)
+			}
+			if !plan.StateInView(n) {
+				t.Fatalf("plan.StateInView: false for %s", n.Describe())
+			}
+			keys := make([]int, len(tc.groupBy))
+			for k := range keys {
+				keys[k] = k
+			}
+			n.ViewState = &plan.StateTable{ID: 300, Name: "materialized view", Types: plan.Types(n.Out), PK: keys, Dist: keys}
+			n.SetState(n.StateLayouts())
+			h := newAGHarnessLocal(t, n, tc.cache, local, 0)
+			agRandomRunOps(t, rand.New(rand.NewPCG(seed, seed)), h, oracle, tc.groups, tc.insertsOnly)
+			if len(h.actx.tables) != 1 || h.actx.tables[0].Schema().TableID != 300 {
+				t.Errorf("the actor opened %d tables, want the view's alone", len(h.actx.tables))
+			}
+		})
+	}
+	t.Run("not-state", func(t *testing.T) {
+		for _, calls := range [][]plan.AggCall{
+			{agCall(t, in, "count", false, 4)},                                      // no unfiltered count(*)
+			{agCall(t, in, "count", false, -1), agCall(t, in, "sum", false, -1, 2)}, // sum keeps a count too
+			{agCall(t, in, "count", false, -1), agCall(t, in, "min", false, -1, 2)}, // min over retractions keeps its input
+			{agCall(t, in, "count", false, -1), agCall(t, in, "count", true, -1, 2)},
+			nil, // SELECT DISTINCT: no count at all
+		} {
+			if n := agNode(in, []int{0}, []int{1}, calls...); plan.StateInView(n) {
+				t.Errorf("plan.StateInView: true for %s", n.Describe())
+			}
+		}
+		if n := agNode(in, []int{0}, nil, counts...); plan.StateInView(n) {
+			t.Errorf("plan.StateInView: true for simple aggregation %s", n.Describe())
+		}
+	})
+}

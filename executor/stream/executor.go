@@ -2,6 +2,8 @@ package stream
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,6 +82,7 @@ type ActorContext struct {
 	mu       sync.Mutex
 	writes   storage.Batch
 	tables   []*state.Table
+	shared   []*state.Table // opened with SharedTable
 	accounts []*memory.Account
 }
 
@@ -119,6 +122,37 @@ func (a *ActorContext) NewTable(s state.Schema) (*state.Table, error) {
 	a.tables = append(a.tables, t)
 	a.mu.Unlock()
 	return t, nil
+}
+
+// SharedTable opens the state table s for executors of the actor that share it: the first
+// call opens and registers it (NewTable), later ones return the same table, so each sees the
+// others' pending writes (a materialized view's table holding its aggregation's groups,
+// plan.StreamAgg.ViewState). Every call must give the same schema.
+func (a *ActorContext) SharedTable(s state.Schema) (*state.Table, error) {
+	a.mu.Lock()
+	for _, t := range a.shared {
+		if t.Schema().TableID == s.TableID {
+			a.mu.Unlock()
+			if !sameSchema(t.Schema(), s) {
+				return nil, fmt.Errorf("state table %d: opened twice with different schemas", s.TableID)
+			}
+			return t, nil
+		}
+	}
+	a.mu.Unlock()
+	t, err := a.NewTable(s)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.shared = append(a.shared, t)
+	a.mu.Unlock()
+	return t, nil
+}
+
+func sameSchema(a, b state.Schema) bool {
+	return a.TableID == b.TableID && slices.Equal(a.Types, b.Types) && slices.Equal(a.PK, b.PK) &&
+		slices.Equal(a.PKDesc, b.PKDesc) && slices.Equal(a.DistKey, b.DistKey) && a.Blocks == b.Blocks
 }
 
 // Flush moves the epoch's writes of every registered table into the actor's

@@ -56,6 +56,12 @@ type aggConfig struct {
 	// min and max keep their extreme alone, and a distinct table's count
 	// is written once, when a value first appears.
 	appendOnly bool
+	// inView: the groups live in the rows of the materialized view above
+	// (plan.StreamAgg.ViewState), which writes them from the output; the
+	// aggregation only reads them, a group's row count from view column
+	// viewRows and aggregate a's state from column len(groupBy)+a.
+	inView   bool
+	viewRows int
 }
 
 // aggRun is the per-run state.
@@ -85,6 +91,7 @@ type aggRun struct {
 	keyRow   []types.Datum // group values of the current input row
 	arg      types.Datum
 	stateRow []types.Datum // "agg state" row being written
+	viewRow  []types.Datum // inView: a view row read as an "agg state" row
 	getRow   []types.Datum // decode target of Get (never aliased with input vectors)
 	inRow    []types.Datum // extra table row being written
 	outRow   []types.Datum
@@ -183,13 +190,20 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 			return nil, fmt.Errorf("%s: %d input columns, the partial rows have %d", e.name, len(inTypes), pc+1)
 		}
 	}
-	if len(tables[0].Types) != col {
+	open := actx.NewTable
+	if n.ViewState != nil {
+		if !plan.StateInView(n) || len(tables) != 1 || len(tables[0].Types) != len(n.GroupBy)+len(n.Aggs) {
+			return nil, fmt.Errorf("%s: its groups cannot live in the view's table %s", e.name, tables[0])
+		}
+		e.inView, open = true, actx.SharedTable
+		e.viewRows, _ = plan.RowsFromView(n)
+	} else if len(tables[0].Types) != col {
 		return nil, fmt.Errorf("%s: agg state table has %d columns, want %d", e.name, len(tables[0].Types), col)
 	}
 	r := &e.run
 	widest := 0
 	for i, st := range tables {
-		t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist})
+		t, err := open(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist})
 		if err != nil {
 			return nil, fmt.Errorf("%s: open %s: %w", e.name, st.Name, err)
 		}
@@ -210,6 +224,9 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 	}
 	r.keyRow = make([]types.Datum, len(n.GroupBy))
 	r.stateRow = make([]types.Datum, col)
+	if e.inView {
+		r.viewRow = make([]types.Datum, col)
+	}
 	r.inRow = make([]types.Datum, widest)
 	r.outRow = make([]types.Datum, len(e.outTypes))
 	r.res = make([]types.Datum, len(e.fns))
@@ -463,6 +480,9 @@ func (e *aggExec) load(ctx context.Context, g *aggGroup, pk []types.Datum) error
 	if !found {
 		return nil
 	}
+	if e.inView {
+		row = e.stateOfView(row)
+	}
 	g.inState = true
 	g.rows = row[e.rowsCol].I
 	for a, f := range e.fns {
@@ -522,6 +542,14 @@ func (e *aggExec) flush(ctx context.Context) error {
 			return err
 		}
 		g.dirty = false
+		if e.inView {
+			// The view writes the group's row from the change just emitted.
+			g.inState = g.rows > 0
+			if g.rows == 0 {
+				e.removeGroup(g)
+			}
+			continue
+		}
 		if g.rows == 0 && !e.simple {
 			if g.inState {
 				if err := r.state.Delete(e.writeStateRow(g)); err != nil {
@@ -542,6 +570,20 @@ func (e *aggExec) flush(ctx context.Context) error {
 		r.out = nil
 	}
 	return nil
+}
+
+// stateOfView returns a view row (the group columns, then one result per aggregate) as
+// the "agg state" row it stands for (inView): each aggregate's one state column is
+// its result, and the row count is a count(*)'s.
+func (e *aggExec) stateOfView(v []types.Datum) []types.Datum {
+	s := e.run.viewRow
+	g := len(e.groupBy)
+	copy(s, v[:g])
+	s[e.rowsCol] = v[e.viewRows]
+	for a, f := range e.fns {
+		s[f.stateCol] = v[g+a]
+	}
+	return s
 }
 
 func (e *aggExec) writeStateRow(g *aggGroup) []types.Datum {

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
 	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
@@ -179,7 +180,8 @@ type agHarness struct {
 	bytesBound bool
 	actx       *ActorContext
 	src        *agSource
-	exec       Executor
+	exec       Executor // agg, or the view over it when node.ViewState is set
+	agg        *aggExec
 	// local, when set, is the first phase of a two-phase aggregation (node
 	// has Merge): the source feeds it and it feeds node; localGroups bounds
 	// its groups (0: LocalAggGroups).
@@ -240,7 +242,15 @@ func (h *agHarness) restart() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.exec = e
+	h.exec, h.agg = e, e.(*aggExec)
+	if st := h.node.ViewState; st != nil {
+		// The view the aggregation keeps its groups in, above it in the actor.
+		m := &plan.StreamMaterialize{Input: h.node, Relation: &catalog.Relation{ID: st.ID, Name: "mv"}, PK: st.PK, Dist: st.Dist}
+		m.SetState([]plan.StateTable{*st})
+		if h.exec, err = NewMaterialize(h.actx, m, e); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 	h.view = agClone(h.committed)
 }
 
@@ -283,7 +293,7 @@ func (h *agHarness) stepMsgs(commit bool, msgs ...Message) string {
 	if len(h.src.msgs) != 0 {
 		h.t.Fatalf("%d input messages left after the barrier", len(h.src.msgs))
 	}
-	if x := h.exec.(*aggExec); len(x.run.groups) > x.run.budget.limit() {
+	if x := h.agg; len(x.run.groups) > x.run.budget.limit() {
 		h.t.Fatalf("after the barrier %d groups cached, bound %d", len(x.run.groups), x.run.budget.limit())
 	} else if x.run.budget != nil && x.run.budget.limit() < x.run.budget.maxRows {
 		h.bytesBound = true

@@ -41,7 +41,8 @@ func NewMaterialize(actx *ActorContext, n *plan.StreamMaterialize, in Executor) 
 	if len(st.Types) != len(in.Schema()) {
 		return nil, fmt.Errorf("materialize %s: input has %d columns, the table %d", name, len(in.Schema()), len(st.Types))
 	}
-	t, err := actx.NewTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist})
+	// Shared: an aggregation below may keep its groups in it (plan.StreamAgg.ViewState).
+	t, err := actx.SharedTable(state.Schema{TableID: st.ID, Types: st.Types, PK: st.PK, PKDesc: st.PKDesc, DistKey: st.Dist})
 	if err != nil {
 		return nil, fmt.Errorf("materialize %s: %w", name, err)
 	}

@@ -66,6 +66,16 @@ func StreamQuery(q *parser.Query, b Querier, eowc bool, version int) (*physical.
 	return sq, pq, nil
 }
 
+// Materialize plans the materialized view or index rel over sq (physical.Materialize)
+// with state layout version (catalog.StateVersion).
+func Materialize(sq *physical.StreamQuery, rel *catalog.Relation, version int) plan.StreamNode {
+	root := physical.Materialize(sq, rel)
+	if version >= 4 {
+		physical.AggStateInView(root)
+	}
+	return root
+}
+
 // Job plans rel's streaming job as recorded in the catalog, with the state
 // tables it recorded: the id the job runs under and its plan, or ok false
 // when rel runs no job (a plain table, a view, a source without a reader).
@@ -107,7 +117,7 @@ func (p *Planner) Replay(rel *catalog.Relation) (plan.StreamNode, error) {
 			return nil, err
 		}
 	} else {
-		root = physical.Materialize(sq, rel)
+		root = Materialize(sq, rel, catalog.StateVersionOf(rel))
 	}
 	EnableBackfill(root, rel)
 	physical.AssignState(root, replay(rel.StateTables))

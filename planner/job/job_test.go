@@ -60,7 +60,7 @@ func stateTables(t *testing.T, cat *catalog.Catalog, sql string, version int) []
 	for _, f := range sq.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
-	root := physical.Materialize(sq, rel)
+	root := job.Materialize(sq, rel, version)
 	next := uint32(100)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	var out []plan.StateTable
@@ -138,6 +138,50 @@ func TestShareDistinct(t *testing.T) {
 	} {
 		if got := distinct(c.version); got != c.want {
 			t.Errorf("version %d: %s\n     want %s", c.version, got, c.want)
+		}
+	}
+}
+
+// TestAggStateInView: from state version 4 on, a hash aggregation right under its view,
+// whose aggregates' states are their results with an unfiltered count(*) among them,
+// keeps its groups in the view's table (its one state table is the view's).
+func TestAggStateInView(t *testing.T) {
+	cat := testCatalog(t)
+	names := func(sql string, version int) string {
+		var out []string
+		for _, st := range stateTables(t, cat, sql, version) {
+			out = append(out, fmt.Sprintf("%s(%d)", st.Name, st.ID))
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, c := range []struct {
+		sql    string
+		v3, v4 string
+	}{
+		{sql: "SELECT auction, count(*) AS n FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)",
+			v4: "materialized view(20000), materialized view(20000)"},
+		{sql: "SELECT auction, url, count(*), count(url) FILTER (WHERE price > 5), max(price), min(url) FROM bid GROUP BY auction, url",
+			v3: "materialized view(20000), agg state(101)",
+			v4: "materialized view(20000), materialized view(20000)"},
+		// Not: the output reordered, a sum, no unfiltered count(*), no group, a DISTINCT.
+		{sql: "SELECT count(*) AS n, auction FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},
+		{sql: "SELECT auction, count(*), sum(price) FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},
+		{sql: "SELECT auction, count(*) FILTER (WHERE price > 5) FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},
+		{sql: "SELECT count(*) FROM bid",
+			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},
+		{sql: "SELECT auction, count(*), count(DISTINCT price) FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101), agg distinct (count)(102)",
+			v4: "materialized view(20000), agg state(101), agg distinct (count)(102)"},
+	} {
+		if got := names(c.sql, 3); got != c.v3 {
+			t.Errorf("%s\nversion 3: %s\n      want %s", c.sql, got, c.v3)
+		}
+		if got := names(c.sql, 4); got != c.v4 {
+			t.Errorf("%s\nversion 4: %s\n      want %s", c.sql, got, c.v4)
 		}
 	}
 }

@@ -16,6 +16,33 @@ func Materialize(sq *StreamQuery, rel *catalog.Relation) plan.StreamNode {
 	return &plan.StreamMaterialize{Input: in, Relation: rel, PK: slices.Clone(rel.PK), Dist: slices.Clone(dist)}
 }
 
+// AggStateInView lets a hash aggregation directly under a materialized view (root, from
+// Materialize) keep its groups in the view's table (plan.StreamAgg.ViewState) when the
+// view's rows are exactly its output, keyed and distributed by its group columns, and
+// the view's row of a group holds all its state (plan.StateInView). Call it before
+// AssignState, for jobs planned with catalog.StateVersion 4 or later.
+func AggStateInView(root plan.StreamNode) {
+	m, ok := root.(*plan.StreamMaterialize)
+	if !ok || m.Relation.Kind != catalog.KindMaterializedView {
+		return
+	}
+	a, ok := m.Input.(*plan.StreamAgg)
+	if !ok || !plan.StateInView(a) {
+		return
+	}
+	view := m.StateLayouts()[0]
+	g := len(a.GroupBy)
+	keys := make([]int, g)
+	for i := range keys {
+		keys[i] = i
+	}
+	if !slices.Equal(view.PK, keys) || !slices.Equal(view.Dist, keys) || slices.Contains(view.PKDesc, true) ||
+		!slices.Equal(view.Types, plan.Types(a.Out)) {
+		return
+	}
+	a.ViewState = &view
+}
+
 // AssignState walks root in a fixed (deterministic) order and gives every StatefulNode's layouts ids
 // from next() - at creation the lead passes an allocator and records the ids in order; at recovery it
 // replays the recorded ids. Layouts that already have an id (Materialize's) keep it.

@@ -84,12 +84,14 @@ func planSQL(cat *catalog.Catalog, sql string, replay []uint32) (*StreamQuery, p
 			return nil, nil, nil, err
 		}
 	}
-	AppendOnlyInputs(sq.Root) // as job.StreamQuery plans a new job
+	AppendOnlyInputs(sq.Root) // as job.StreamQuery and job.Materialize plan a new job
+	ShareDistinct(sq.Root)
 	rel := &catalog.Relation{ID: 20000, Schema: "public", Name: "mv", Kind: catalog.KindMaterializedView, PK: sq.PK}
 	for _, f := range sq.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
 	root := Materialize(sq, rel)
+	AggStateInView(root)
 	var ids []uint32
 	nextID := uint32(100)
 	AssignState(root, func() uint32 {
@@ -265,6 +267,13 @@ func checkStream(t *testing.T, sql string, sq *StreamQuery, root plan.StreamNode
 				fail("%s: %d state tables for %d layouts", n.Describe(), len(s.State()), len(s.StateLayouts()))
 			}
 			for _, st := range s.State() {
+				if a, ok := n.(*plan.StreamAgg); ok && a.ViewState != nil {
+					// The view's table, which the materialize above holds.
+					if m, ok := root.(*plan.StreamMaterialize); !ok || m.Input != n || st.ID != m.Relation.ID {
+						fail("%s: state in a view's table %d, not the view right above", n.Describe(), st.ID)
+					}
+					continue
+				}
 				if st.ID == 0 || ids[st.ID] {
 					fail("%s: state id %d missing or reused", n.Describe(), st.ID)
 				}
@@ -288,7 +297,7 @@ func isSingle(n plan.StreamNode) bool {
 // materialized view's table keeps the relation's id.
 func TestAssignStateKeepsIDs(t *testing.T) {
 	cat := testCatalog(t)
-	_, root, ids, err := planSQL(cat, "SELECT t.name, count(*) FROM t JOIN u ON t.id = u.t_id GROUP BY t.name", nil)
+	_, root, ids, err := planSQL(cat, "SELECT t.name, sum(u.t_id) FROM t JOIN u ON t.id = u.t_id GROUP BY t.name", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,6 +166,13 @@ type StreamAgg struct {
 	// (each with its FILTER) count it. Set only on jobs planned with
 	// catalog.StateVersion 3 or later.
 	ShareDistinct bool
+	// ViewState, when set, is the table of the materialized view directly
+	// above a hash aggregation whose view row of a group holds all its state
+	// (StateInView): the aggregation reads its groups from that table and
+	// writes none of its own, so a group costs one write an epoch, not two.
+	// It is then the aggregation's only state table. Set only on jobs
+	// planned with catalog.StateVersion 4 or later (physical.AggStateInView).
+	ViewState *StateTable
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional

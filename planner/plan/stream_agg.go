@@ -173,7 +173,11 @@ func (n *StreamAgg) AggTables() (table, count []int) {
 
 // StateLayouts implements StatefulNode (layout described above). An
 // unsupported aggregate contributes no state columns; the executor refuses it.
+// With ViewState the view's table is the only one.
 func (n *StreamAgg) StateLayouts() []StateTable {
+	if n.ViewState != nil {
+		return []StateTable{*n.ViewState}
+	}
 	in := Types(n.Input.Schema())
 	g := len(n.GroupBy)
 	groupTypes := make([]types.T, g)
@@ -265,4 +269,51 @@ func (n *StreamAgg) StateLayouts() []StateTable {
 		tables = append(tables, t)
 	}
 	return tables
+}
+
+// StateInView reports whether n's groups can live in the rows of a materialized view of
+// exactly its output, keyed by its group columns (plan.StreamAgg.ViewState): hash
+// aggregation, not emitting on window close, whose every aggregate's state is its
+// result (count(*) and count(x), min and max over an append-only input), with an
+// unfiltered count(*) among them to give the group's row count (RowsFromView). A
+// group's view row then exists exactly while the group has rows.
+func StateInView(n *StreamAgg) bool {
+	if len(n.GroupBy) == 0 || n.EmitOnWindowClose {
+		return false
+	}
+	_, ok := RowsFromView(n)
+	for i := range n.Aggs {
+		if !StateIsResult(&n.Aggs[i], n.AppendOnlyInput) {
+			return false
+		}
+	}
+	return ok
+}
+
+// RowsFromView returns the output column of n's first unfiltered count(*), which
+// counts a group's rows.
+func RowsFromView(n *StreamAgg) (int, bool) {
+	for i := range n.Aggs {
+		c := &n.Aggs[i]
+		if c.Agg.Kind == expr.AggCountStar && !c.Agg.Distinct && c.Filter < 0 {
+			return len(n.GroupBy) + i, true
+		}
+	}
+	return 0, false
+}
+
+// StateIsResult reports whether the aggregate's one state column (AggStateTypes) always
+// equals its result: count(*), count(x), and min and max over an append-only input
+// (which keep only their extreme).
+func StateIsResult(c *AggCall, appendOnly bool) bool {
+	if c.Agg.Distinct || len(c.OrderBy) > 0 {
+		return false
+	}
+	switch c.Agg.Kind {
+	case expr.AggCountStar, expr.AggCount:
+		return true
+	case expr.AggMin, expr.AggMax:
+		return AggInputOf(c, appendOnly) == AggInputNone
+	}
+	return false
 }

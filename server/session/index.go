@@ -9,7 +9,6 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/job"
-	"github.com/tributary/tributary/planner/physical"
 	"github.com/tributary/tributary/server/pgwire"
 	"github.com/tributary/tributary/sql/parser"
 	"github.com/tributary/tributary/sql/types"
@@ -92,7 +91,7 @@ func (s *Session) createIndex(ctx context.Context, n *parser.CreateIndex) (pgwir
 	}
 	s.jobSettings(rel)
 	rel.ID = s.eng.Catalog.NextID()
-	root := physical.Materialize(sq, rel)
+	root := job.Materialize(sq, rel, rel.Job.StateVersion)
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE INDEX", "index", nil)
 }
 

@@ -86,7 +86,7 @@ func (s *Session) createMaterializedView(ctx context.Context, n *parser.CreateMa
 	s.jobSettings(rel)
 	rel.Job.EmitOnWindowClose = n.EmitOnWindowClose
 	rel.ID = s.eng.Catalog.NextID()
-	root := physical.Materialize(sq, rel)
+	root := job.Materialize(sq, rel, rel.Job.StateVersion)
 	return s.startJob(ctx, rel, root, n.Text(), "CREATE_MATERIALIZED_VIEW", "materialized view", nil)
 }
 
@@ -249,16 +249,17 @@ func (s *Session) explainCreateMV(n *parser.CreateMaterializedView) (pgwire.Resu
 	if err != nil {
 		return nil, err
 	}
-	rel := &catalog.Relation{Schema: "public", Name: n.Name.Name, Kind: catalog.KindMaterializedView, PK: sq.PK}
+	// The view's table is id 1, as a new view's would be numbered first; the other tables follow.
+	rel := &catalog.Relation{ID: 1, Schema: "public", Name: n.Name.Name, Kind: catalog.KindMaterializedView, PK: sq.PK}
 	for _, f := range sq.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: f.Name, Type: f.Type, Hidden: f.Hidden})
 	}
 	if v, _ := s.vars.get("streaming_use_snapshot_backfill"); v == "true" {
 		rel.Job = &catalog.JobSettings{SnapshotBackfill: true}
 	}
-	root := physical.Materialize(sq, rel)
+	root := job.Materialize(sq, rel, catalog.StateVersion)
 	job.EnableBackfill(root, rel)
-	next := uint32(0)
+	next := uint32(1)
 	physical.AssignState(root, func() uint32 { next++; return next })
 	return planRows(plan.ExplainStream(root)), nil
 }
