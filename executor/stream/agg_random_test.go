@@ -534,12 +534,14 @@ func TestAggRandomStateInView(t *testing.T) {
 		groups      int
 		twoPhase    bool
 		insertsOnly bool
+		reorder     bool // the view's columns reversed: ViewCols
 	}{
-		{"counts", []int{1}, counts, 0, 6, false, false},
-		{"counts-cache2", []int{1}, counts, 2, 12, false, false},
-		{"counts-two-keys-cache3", []int{1, 4}, counts, 3, 5, false, false},
-		{"counts-two-phase-cache2", []int{1}, counts, 2, 12, true, false},
-		{"append-only-min-max-cache2", []int{1}, extremes, 2, 12, false, true},
+		{"counts", []int{1}, counts, 0, 6, false, false, false},
+		{"counts-reordered-cache2", []int{1, 4}, counts, 2, 8, false, false, true},
+		{"counts-cache2", []int{1}, counts, 2, 12, false, false, false},
+		{"counts-two-keys-cache3", []int{1, 4}, counts, 3, 5, false, false, false},
+		{"counts-two-phase-cache2", []int{1}, counts, 2, 12, true, false, false},
+		{"append-only-min-max-cache2", []int{1}, extremes, 2, 12, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := uint64(5000 + i)
@@ -554,11 +556,22 @@ func TestAggRandomStateInView(t *testing.T) {
 			if !plan.StateInView(n) {
 				t.Fatalf("plan.StateInView: false for %s", n.Describe())
 			}
-			keys := make([]int, len(tc.groupBy))
-			for k := range keys {
-				keys[k] = k
+			cols := make([]int, len(n.Out)) // the view column of each output column
+			for j := range cols {
+				cols[j] = j
+				if tc.reorder {
+					cols[j] = len(cols) - 1 - j
+				}
 			}
-			n.ViewState = &plan.StateTable{ID: 300, Name: "materialized view", Types: plan.Types(n.Out), PK: keys, Dist: keys}
+			view := make([]types.T, len(cols))
+			for j, c := range cols {
+				view[c] = n.Out[j].Type
+			}
+			keys := cols[:len(tc.groupBy)]
+			n.ViewState = &plan.StateTable{ID: 300, Name: "materialized view", Types: view, PK: keys, Dist: keys}
+			if tc.reorder {
+				n.ViewCols = cols
+			}
 			n.SetState(n.StateLayouts())
 			h := newAGHarnessLocal(t, n, tc.cache, local, 0)
 			agRandomRunOps(t, rand.New(rand.NewPCG(seed, seed)), h, oracle, tc.groups, tc.insertsOnly)

@@ -58,9 +58,10 @@ type aggConfig struct {
 	appendOnly bool
 	// inView: the groups live in the rows of the materialized view above
 	// (plan.StreamAgg.ViewState), which writes them from the output; the
-	// aggregation only reads them, a group's row count from view column
-	// viewRows and aggregate a's state from column len(groupBy)+a.
+	// aggregation only reads them: output column j is view column
+	// viewCols[j], and the group's row count is output column viewRows.
 	inView   bool
+	viewCols []int
 	viewRows int
 }
 
@@ -192,7 +193,15 @@ func NewAgg(actx *ActorContext, n *plan.StreamAgg, in Executor) (Executor, error
 	}
 	open := actx.NewTable
 	if n.ViewState != nil {
-		if !plan.StateInView(n) || len(tables) != 1 || len(tables[0].Types) != len(n.GroupBy)+len(n.Aggs) {
+		width := len(n.GroupBy) + len(n.Aggs)
+		e.viewCols = n.ViewCols
+		if e.viewCols == nil {
+			e.viewCols = make([]int, width)
+			for j := range e.viewCols {
+				e.viewCols[j] = j
+			}
+		}
+		if !plan.StateInView(n) || len(tables) != 1 || len(tables[0].Types) != width || len(e.viewCols) != width {
 			return nil, fmt.Errorf("%s: its groups cannot live in the view's table %s", e.name, tables[0])
 		}
 		e.inView, open = true, actx.SharedTable
@@ -572,16 +581,18 @@ func (e *aggExec) flush(ctx context.Context) error {
 	return nil
 }
 
-// stateOfView returns a view row (the group columns, then one result per aggregate) as
-// the "agg state" row it stands for (inView): each aggregate's one state column is
-// its result, and the row count is a count(*)'s.
+// stateOfView returns a view row (the output's columns, placed by viewCols) as the
+// "agg state" row it stands for (inView): each aggregate's one state column is its
+// result, and the row count is a count(*)'s.
 func (e *aggExec) stateOfView(v []types.Datum) []types.Datum {
 	s := e.run.viewRow
 	g := len(e.groupBy)
-	copy(s, v[:g])
-	s[e.rowsCol] = v[e.viewRows]
+	for k := range g {
+		s[k] = v[e.viewCols[k]]
+	}
+	s[e.rowsCol] = v[e.viewCols[e.viewRows]]
 	for a, f := range e.fns {
-		s[f.stateCol] = v[g+a]
+		s[f.stateCol] = v[e.viewCols[g+a]]
 	}
 	return s
 }

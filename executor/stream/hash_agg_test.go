@@ -244,11 +244,36 @@ func (h *agHarness) restart() {
 	}
 	h.exec, h.agg = e, e.(*aggExec)
 	if st := h.node.ViewState; st != nil {
-		// The view the aggregation keeps its groups in, above it in the actor.
-		m := &plan.StreamMaterialize{Input: h.node, Relation: &catalog.Relation{ID: st.ID, Name: "mv"}, PK: st.PK, Dist: st.Dist}
+		// The view the aggregation keeps its groups in, above it in the actor (through a
+		// projection placing the output's columns as ViewCols says).
+		var below plan.StreamNode = h.node
+		if cols := h.node.ViewCols; cols != nil {
+			p := &plan.StreamProject{Input: h.node, Exprs: make([]expr.Expr, len(cols)), Out: make([]plan.Field, len(cols))}
+			for j, c := range cols {
+				p.Exprs[c], p.Out[c] = expr.Column(j, h.node.Out[j].Type), h.node.Out[j]
+			}
+			for _, k := range h.node.StreamKey() {
+				p.Key = append(p.Key, cols[k])
+			}
+			if e, err = NewProject(h.actx, p, e); err != nil {
+				h.t.Fatal(err)
+			}
+			below = p
+		}
+		m := &plan.StreamMaterialize{Input: below, Relation: &catalog.Relation{ID: st.ID, Name: "mv"}, PK: st.PK, Dist: st.Dist}
 		m.SetState([]plan.StateTable{*st})
 		if h.exec, err = NewMaterialize(h.actx, m, e); err != nil {
 			h.t.Fatal(err)
+		}
+		if cols := h.node.ViewCols; cols != nil {
+			// The view's changes back in the aggregation's column order, for apply.
+			p := &plan.StreamProject{Input: m, Exprs: make([]expr.Expr, len(cols)), Out: h.node.Out, Key: h.node.StreamKey()}
+			for j, c := range cols {
+				p.Exprs[j] = expr.Column(c, h.node.Out[j].Type)
+			}
+			if h.exec, err = NewProject(h.actx, p, h.exec); err != nil {
+				h.t.Fatal(err)
+			}
 		}
 	}
 	h.view = agClone(h.committed)

@@ -164,8 +164,15 @@ func TestAggStateInView(t *testing.T) {
 		{sql: "SELECT auction, url, count(*), count(url) FILTER (WHERE price > 5), max(price), min(url) FROM bid GROUP BY auction, url",
 			v3: "materialized view(20000), agg state(101)",
 			v4: "materialized view(20000), materialized view(20000)"},
-		// Not: the output reordered, a sum, no unfiltered count(*), no group, a DISTINCT.
+		// The output reordered, the group column hidden.
 		{sql: "SELECT count(*) AS n, auction FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)",
+			v4: "materialized view(20000), materialized view(20000)"},
+		{sql: "SELECT count(*) AS n FROM bid GROUP BY auction",
+			v3: "materialized view(20000), agg state(101)",
+			v4: "materialized view(20000), materialized view(20000)"},
+		// Not: a computed column, a sum, no unfiltered count(*), no group, a DISTINCT.
+		{sql: "SELECT auction, count(*) + 1 AS n FROM bid GROUP BY auction",
 			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},
 		{sql: "SELECT auction, count(*), sum(price) FROM bid GROUP BY auction",
 			v3: "materialized view(20000), agg state(101)", v4: "materialized view(20000), agg state(101)"},

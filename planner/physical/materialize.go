@@ -5,6 +5,7 @@ import (
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 )
 
 // Materialize wraps sq.Root for the MV or index rel (rel.Columns == sq.Columns; rel.PK is sq.PK, or
@@ -16,31 +17,72 @@ func Materialize(sq *StreamQuery, rel *catalog.Relation) plan.StreamNode {
 	return &plan.StreamMaterialize{Input: in, Relation: rel, PK: slices.Clone(rel.PK), Dist: slices.Clone(dist)}
 }
 
-// AggStateInView lets a hash aggregation directly under a materialized view (root, from
-// Materialize) keep its groups in the view's table (plan.StreamAgg.ViewState) when the
-// view's rows are exactly its output, keyed and distributed by its group columns, and
-// the view's row of a group holds all its state (plan.StateInView). Call it before
+// AggStateInView lets a hash aggregation right under a materialized view (root, from
+// Materialize), or under a projection that only reorders its columns, keep its groups in
+// the view's table (plan.StreamAgg.ViewState, ViewCols) when the view's rows are its
+// output, keyed and distributed by its group columns, and the view's row of a group
+// holds all its state (plan.StateInView). Call it before
 // AssignState, for jobs planned with catalog.StateVersion 4 or later.
 func AggStateInView(root plan.StreamNode) {
 	m, ok := root.(*plan.StreamMaterialize)
 	if !ok || m.Relation.Kind != catalog.KindMaterializedView {
 		return
 	}
-	a, ok := m.Input.(*plan.StreamAgg)
-	if !ok || !plan.StateInView(a) {
+	a, cols := aggBelow(m.Input)
+	if a == nil || !plan.StateInView(a) {
 		return
 	}
 	view := m.StateLayouts()[0]
 	g := len(a.GroupBy)
-	keys := make([]int, g)
+	keys := make([]int, g) // the group columns' places in the view
 	for i := range keys {
-		keys[i] = i
+		keys[i] = cols[i]
 	}
-	if !slices.Equal(view.PK, keys) || !slices.Equal(view.Dist, keys) || slices.Contains(view.PKDesc, true) ||
-		!slices.Equal(view.Types, plan.Types(a.Out)) {
+	if !slices.Equal(view.PK, keys) || !slices.Equal(view.Dist, keys) || slices.Contains(view.PKDesc, true) {
 		return
 	}
+	for j, f := range a.Out {
+		if view.Types[cols[j]] != f.Type {
+			return
+		}
+	}
 	a.ViewState = &view
+	for j, c := range cols {
+		if c != j {
+			a.ViewCols = cols // reordered
+			break
+		}
+	}
+}
+
+// aggBelow returns the aggregation under a materialized view's input n, directly or under a
+// projection that only reorders its columns (each once, nothing else), and the view column of
+// each of its output columns.
+func aggBelow(n plan.StreamNode) (*plan.StreamAgg, []int) {
+	if a, ok := n.(*plan.StreamAgg); ok {
+		cols := make([]int, len(a.Out))
+		for j := range cols {
+			cols[j] = j
+		}
+		return a, cols
+	}
+	p, ok := n.(*plan.StreamProject)
+	if !ok {
+		return nil, nil
+	}
+	a, ok := p.Input.(*plan.StreamAgg)
+	if !ok || len(p.Exprs) != len(a.Out) {
+		return nil, nil
+	}
+	cols := slices.Repeat([]int{-1}, len(a.Out))
+	for i, e := range p.Exprs {
+		ref, ok := e.(*expr.ColumnRef)
+		if !ok || ref.Index < 0 || ref.Index >= len(cols) || cols[ref.Index] >= 0 {
+			return nil, nil
+		}
+		cols[ref.Index] = i
+	}
+	return a, cols
 }
 
 // AssignState walks root in a fixed (deterministic) order and gives every StatefulNode's layouts ids

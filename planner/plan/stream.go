@@ -170,9 +170,13 @@ type StreamAgg struct {
 	// above a hash aggregation whose view row of a group holds all its state
 	// (StateInView): the aggregation reads its groups from that table and
 	// writes none of its own, so a group costs one write an epoch, not two.
-	// It is then the aggregation's only state table. Set only on jobs
-	// planned with catalog.StateVersion 4 or later (physical.AggStateInView).
+	// It is then the aggregation's only state table; ViewCols[j] is the view
+	// column holding output column j (nil: column j, the view is the output
+	// as it is; else a projection between them reorders the columns). Set
+	// only on jobs planned with catalog.StateVersion 4 or later
+	// (physical.AggStateInView).
 	ViewState *StateTable
+	ViewCols  []int
 }
 
 // StreamHashJoin is an equi-join (EqLeft[i] = EqRight[i]) with an optional
