@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -12,9 +13,10 @@ import (
 )
 
 // The INSERT ... VALUES fast path. A bulk INSERT of literals spends most of its parse and
-// bind on its rows, although they are nothing but values: the rewrite rules' walks, TiDB's
-// parser, an expression node per value in two trees. splitLiteralRows takes rows 2..n off
-// such a statement at the token level and keeps each value as a Literal (Query.Rows), which
+// bind on its rows, although they are nothing but values: a token per value and separator,
+// the rewrite rules' walks, TiDB's parser, an expression node per value in two trees. The
+// lexer reads rows 2..n of such a statement straight into Literals (lexRows), and
+// splitLiteralRows takes them off the statement's tokens, keeping each value as a Literal (Query.Rows), which
 // the binder turns into a constant directly; the statement's head, its first row and its
 // tail take the general path, so everything but plain literal rows (table names, column
 // lists, ON CONFLICT, RETURNING, any row with an expression) is parsed as before. A statement
@@ -75,58 +77,19 @@ var insertHeadStop = map[string]bool{
 	"table": true, "values": true, "default": true,
 }
 
-// splitLiteralRows returns the tokens of one statement without rows 2..n of its VALUES list,
-// and those rows as literals, when the statement is INSERT ... VALUES (...), (...), ...
-// [ON CONFLICT ... | RETURNING ...] whose rows 2..n hold only literals; otherwise toks and
-// nil.
-func splitLiteralRows(toks []token) ([]token, [][]Literal) {
-	if len(toks) < 9 || !toks[0].is(tkIdent, "insert") || !toks[1].is(tkIdent, "into") {
+// splitLiteralRows returns the tokens of one statement without its literal rows after the
+// first (lexRows' tkRows token), and those rows, when the statement is INSERT ... VALUES (...),
+// (...), ... [ON CONFLICT ... | RETURNING ...] whose rows 2..n hold only literals; otherwise
+// toks and nil.
+func splitLiteralRows(toks []token, lexed map[int][][]Literal) ([]token, [][]Literal) {
+	first := insertFirstRow(toks)
+	if first < 0 || first+1 >= len(toks) || toks[first+1].kind != tkRows {
 		return toks, nil
 	}
-	v := -1
-	for i := 2; i < len(toks) && v < 0; i++ {
-		t := toks[i]
-		switch {
-		case t.is(tkIdent, "values"):
-			v = i
-		case t.is(tkPunct, "("):
-			end := closing(toks, i)
-			if end < 0 {
-				return toks, nil
-			}
-			i = end
-		case t.is(tkPunct, "."), t.kind == tkQIdent && !t.synth:
-		case t.kind == tkIdent && !t.synth && !insertHeadStop[t.val]:
-		default:
-			return toks, nil
-		}
-	}
-	if v < 3 || v+1 >= len(toks) || !toks[v+1].is(tkPunct, "(") {
-		return toks, nil
-	}
-	first := closing(toks, v+1) // the first row's ')'
-	if first < 0 {
-		return toks, nil
-	}
-	// The rows' literals share one allocation (a literal takes at least a
-	// token and its separator), and the row slices another.
-	buf := make([]Literal, 0, (len(toks)-first)/2+1)
-	rows := make([][]Literal, 0, (len(toks)-first)/(first-v+1)+1)
-	end := first + 1 // after the last row
-	for end+1 < len(toks) && toks[end].is(tkPunct, ",") && toks[end+1].is(tkPunct, "(") {
-		var row []Literal
-		var next int
-		var ok bool
-		row, buf, next, ok = literalRow(toks, end+2, buf)
-		if !ok {
-			return toks, nil
-		}
-		rows = append(rows, row)
-		end = next
-	}
+	rows, end := lexed[toks[first+1].pos], first+2 // after the rows
 	switch {
 	case len(rows) == 0:
-		return toks, nil // one row: nothing to gain
+		return toks, nil
 	case end == len(toks):
 	case toks[end].is(tkIdent, "returning"):
 	case end+1 < len(toks) && toks[end].is(tkIdent, "on") && toks[end+1].is(tkIdent, "conflict"):
@@ -137,6 +100,53 @@ func splitLiteralRows(toks []token) ([]token, [][]Literal) {
 	head = append(append(head, toks[:first+1]...), toks[end:]...)
 	return head, rows
 }
+
+// insertFirstRow returns the index of the ')' closing the first VALUES row of toks (one
+// statement's tokens, or the first of them), INSERT INTO <names, dots, parenthesised groups>
+// VALUES (...); -1 when toks cannot start such a statement, -2 when it is not known yet.
+func insertFirstRow(toks []token) int {
+	switch {
+	case len(toks) > 0 && !toks[0].is(tkIdent, "insert"), len(toks) > 1 && !toks[1].is(tkIdent, "into"):
+		return -1
+	case len(toks) < 2:
+		return -2
+	}
+	v := -1
+	for i := 2; i < len(toks) && v < 0; i++ {
+		t := toks[i]
+		switch {
+		case t.is(tkIdent, "values"):
+			v = i
+		case t.is(tkPunct, "("):
+			end := closing(toks, i)
+			if end < 0 {
+				return -2
+			}
+			i = end
+		case t.is(tkPunct, "."), t.kind == tkQIdent && !t.synth:
+		case t.kind == tkIdent && !t.synth && !insertHeadStop[t.val]:
+		default:
+			return -1
+		}
+	}
+	switch {
+	case v < 0, v+1 >= len(toks):
+		return -2
+	case v < 3 || !toks[v+1].is(tkPunct, "("):
+		return -1
+	}
+	if first := closing(toks, v+1); first >= 0 {
+		return first
+	}
+	return -2
+}
+
+// maxInsertHead is the most tokens lexRows looks through for an INSERT's first row.
+const maxInsertHead = 4096
+
+// errNotLiterals stops lexRows at a row after an INSERT's first one that holds more than
+// literals.
+var errNotLiterals = errors.New("not a row of literals")
 
 // is reports whether t is the (unquoted, not synthetic) token val of kind.
 func (t token) is(kind tokKind, val string) bool { return t.kind == kind && !t.synth && t.val == val }
@@ -164,67 +174,116 @@ func closing(toks []token, open int) int {
 	return -1
 }
 
-// literalRow reads the comma-separated literals of a row from toks[i] to its ')', appended to
-// buf, and returns them, buf and the index after the ')'; ok is false for a row holding
-// anything else.
-func literalRow(toks []token, i int, buf []Literal) (row, _ []Literal, next int, ok bool) {
+// literalRows reads the rows that follow an INSERT's first VALUES row, ", (literal, ...)"
+// each, and appends one tkRows token standing for them (none when no row follows). It stops
+// before anything else, and returns errNotLiterals for a row holding more than literals.
+func (l *lexer) literalRows() error {
+	from := l.i
+	var rows [][]Literal
+	var buf []Literal
+	for {
+		at := l.i
+		t, err := l.nextToken()
+		if err != nil || !t.is(tkPunct, ",") {
+			l.i = at // lexed again as it was
+			break
+		}
+		if t, err = l.nextToken(); err != nil || !t.is(tkPunct, "(") {
+			l.i = at
+			break
+		}
+		if rows == nil {
+			// The rows' literals share one allocation (a literal takes at least two bytes with its
+			// separator, most many more), and the row slices another.
+			buf = make([]Literal, 0, (len(l.src)-at)/8+1)
+			rows = make([][]Literal, 0, (len(l.src)-at)/max(at-from, 16)+1)
+		}
+		var row []Literal
+		if row, buf, err = l.literalRow(buf); err != nil {
+			return err
+		}
+		rows = append(rows, row)
+	}
+	if rows == nil {
+		return nil
+	}
+	if l.rows == nil {
+		l.rows = map[int][][]Literal{}
+	}
+	l.rows[from] = rows
+	l.toks = append(l.toks, token{kind: tkRows, pos: from, end: l.i})
+	return nil
+}
+
+// nextToken skips space and lexes the next token; at the end of the text it returns a
+// token of kind 0.
+func (l *lexer) nextToken() (token, error) {
+	if err := l.skipSpace(); err != nil {
+		return token{}, err
+	}
+	if l.i >= len(l.src) {
+		return token{}, nil
+	}
+	return l.next()
+}
+
+// literalRow reads the comma-separated literals of a row up to its ')', appended to buf, and
+// returns them and buf; errNotLiterals for a row holding anything else, and the lexer's error
+// for text it cannot lex.
+func (l *lexer) literalRow(buf []Literal) (row, _ []Literal, err error) {
 	start := len(buf)
 	for {
-		if i >= len(toks) {
-			return nil, buf, 0, false
+		t, err := l.nextToken()
+		if err != nil {
+			return nil, buf, err
 		}
-		t := toks[i]
-		var l Literal
+		var lit Literal
 		if t.is(tkOp, "-") {
-			l.Neg = true
-			i++
-			if i >= len(toks) || toks[i].kind != tkNumber {
-				return nil, buf, 0, false
+			lit.Neg = true
+			if t, err = l.nextToken(); err != nil {
+				return nil, buf, err
 			}
-			t = toks[i]
-		}
-		if t.synth {
-			return nil, buf, 0, false
+			if t.kind != tkNumber {
+				return nil, buf, errNotLiterals
+			}
 		}
 		switch t.kind {
 		case tkNumber:
 			if !numberOK(t.val) {
-				return nil, buf, 0, false
+				return nil, buf, errNotLiterals
 			}
-			l.Kind, l.Val = LitNumber, t.val
+			lit.Kind, lit.Val = LitNumber, t.val
 		case tkString:
 			if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
-				return nil, buf, 0, false
+				return nil, buf, errNotLiterals
 			}
-			l.Kind, l.Val = LitString, t.val
+			lit.Kind, lit.Val = LitString, t.val
 		case tkIdent:
 			switch t.val {
 			case "null":
-				l.Kind = LitNull
+				lit.Kind = LitNull
 			case "true":
-				l.Kind = LitTrue
+				lit.Kind = LitTrue
 			case "false":
-				l.Kind = LitFalse
+				lit.Kind = LitFalse
 			case "default":
-				l.Kind = LitDefault
+				lit.Kind = LitDefault
 			default:
-				return nil, buf, 0, false
+				return nil, buf, errNotLiterals
 			}
 		default:
-			return nil, buf, 0, false
+			return nil, buf, errNotLiterals
 		}
-		buf = append(buf, l)
-		i++
-		if i >= len(toks) || toks[i].kind != tkPunct {
-			return nil, buf, 0, false
+		buf = append(buf, lit)
+		if t, err = l.nextToken(); err != nil {
+			return nil, buf, err
 		}
-		switch toks[i].val {
-		case ",":
-			i++
-		case ")":
-			return buf[start:len(buf):len(buf)], buf, i + 1, true
+		switch {
+		case t.is(tkPunct, ","):
+		case t.is(tkPunct, ")"):
+			return buf[start:len(buf):len(buf)], buf, nil
 		default:
-			return nil, buf, 0, false
+			return nil, buf, errNotLiterals
 		}
 	}
 }

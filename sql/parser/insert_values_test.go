@@ -30,11 +30,11 @@ func parseGeneral(sql string) (Statement, error) {
 
 // takesFastPath reports whether sql (one statement) qualifies for the fast path.
 func takesFastPath(t *testing.T, sql string) bool {
-	toks, _, err := lexNotices(sql)
-	if err != nil {
+	toks, _, lexed, ok, err := lexRows(sql)
+	if err != nil || !ok {
 		return false
 	}
-	_, rows := splitLiteralRows(toks)
+	_, rows := splitLiteralRows(toks, lexed)
 	return rows != nil
 }
 
@@ -167,6 +167,51 @@ func TestLiteralRowsFastPath(t *testing.T) {
 			t.Errorf("%s: fast path %v, want %v", c.sql, got, c.fast)
 		}
 		checkSamePaths(t, c.sql)
+	}
+}
+
+// TestLiteralRowsStatements: a text of several statements, INSERTs with literal rows among
+// them, parses each as the general path parses it alone; the INSERTs take the fast path
+// unless another statement's rows (read by the lexer) turn out not to be literals, which
+// sends the whole text down the general path. Comments and line breaks may sit between rows.
+func TestLiteralRowsStatements(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		fast []bool
+	}{
+		{"INSERT INTO t VALUES (1, 'a'), (2, 'b'); SELECT 1; INSERT INTO u VALUES (3), (-4) RETURNING *;", []bool{true, false, true}},
+		{"INSERT INTO t VALUES (1), /* two */ (2) -- three\n, (3);INSERT INTO t VALUES (4), (5)", []bool{true, true}},
+		{"INSERT INTO t VALUES (1), (2); INSERT INTO t VALUES (3), (4 + 1)", []bool{false, false}},
+		{"INSERT INTO t VALUES (1), (2); INSERT INTO t VALUES (3), (4) garbage", nil}, // a syntax error
+		{"SELECT 1; INSERT INTO t VALUES ((1)), (2); INSERT INTO t VALUES (3), (4)", []bool{false, true, true}},
+	} {
+		stmts, err := Parse(c.sql)
+		if c.fast == nil {
+			if err == nil {
+				t.Errorf("%s: no error", c.sql)
+			}
+			continue
+		}
+		if err != nil || len(stmts) != len(c.fast) {
+			t.Errorf("%s: %d statements, error %v; want %d", c.sql, len(stmts), err, len(c.fast))
+			continue
+		}
+		for i, st := range stmts {
+			q, _ := st.(*Query)
+			if fast := q != nil && q.Rows != nil; fast != c.fast[i] {
+				t.Errorf("%s: statement %d fast path %v, want %v", c.sql, i+1, fast, c.fast[i])
+			}
+			gen, err := parseGeneral(st.Text())
+			if err != nil {
+				t.Fatalf("%s: statement %d alone: %v", c.sql, i+1, err)
+			}
+			spliceRows(st)
+			clearPositions(st)
+			clearPositions(gen)
+			if !reflect.DeepEqual(st, gen) {
+				t.Errorf("%s: statement %d differs from its general path's tree", c.sql, i+1)
+			}
+		}
 	}
 }
 

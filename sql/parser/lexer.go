@@ -21,6 +21,7 @@ const (
 	tkOp                        // operator; val is the raw text
 	tkPunct                     // ( ) [ ] , ; . :
 	tkRaw                       // synthetic text emitted verbatim
+	tkRows                      // an INSERT's literal rows after its first one (lexRows); pos keys them
 )
 
 // token is one lexical unit. pos and end are byte offsets into the original
@@ -79,6 +80,8 @@ type lexer struct {
 	i       int
 	toks    []token
 	notices []Notice
+	// rows are the literal rows read without tokens (lexRows), by their tkRows token's pos.
+	rows map[int][][]Literal
 }
 
 // maxIdentLen is PostgreSQL's NAMEDATALEN-1: longer identifiers are truncated
@@ -104,23 +107,65 @@ func lexNotices(src string) ([]token, []Notice, error) {
 	// A guess at the tokens of a bulk INSERT (a token for every 3 bytes or so), within bounds
 	// for text that is mostly one long literal.
 	l := &lexer{src: src, toks: make([]token, 0, min(len(src)/3, 1<<15)+8)}
+	if err := l.run(false); err != nil {
+		return nil, nil, err
+	}
+	return l.toks, l.notices, nil
+}
+
+// lexRows is lexNotices for ParseNotices: once an INSERT ... VALUES's first row has closed
+// (insertFirstRow), the rows after it that hold only literals are read straight into
+// Literals, with no token each, and one tkRows token stands for them (rows[its pos]), which
+// splitLiteralRows takes. ok is false when a row after the first holds anything else: the
+// caller then lexes the text again with lexNotices (the general path parses such rows).
+func lexRows(src string) (toks []token, notices []Notice, rows map[int][][]Literal, ok bool, err error) {
+	l := &lexer{src: src, toks: make([]token, 0, 64)}
+	if err := l.run(true); err != nil {
+		if err == errNotLiterals {
+			return nil, nil, nil, false, nil
+		}
+		return nil, nil, nil, false, err
+	}
+	return l.toks, l.notices, l.rows, true, nil
+}
+
+// run lexes the text into l.toks, with literal rows read as lexRows says when rows is set.
+func (l *lexer) run(rows bool) error {
+	stmt := 0    // the current statement's first token
+	look := rows // the statement may still be an INSERT whose first row is to come
 	for {
 		before := l.i
 		if err := l.skipSpace(); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if l.i >= len(l.src) {
-			return l.toks, l.notices, nil
+			return nil
 		}
 		t, err := l.next()
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if (t.kind == tkIdent || t.kind == tkQIdent) && len(t.val) > maxIdentLen {
 			t.val = l.truncateIdent(t.val)
 		}
 		t.sp = l.i > before && t.pos > before
 		l.toks = append(l.toks, t)
+		switch {
+		case t.kind == tkPunct && t.val == ";":
+			stmt, look = len(l.toks), rows
+		case look && t.kind == tkPunct && t.val == ")":
+			switch first := insertFirstRow(l.toks[stmt:]); {
+			case first == len(l.toks)-1-stmt:
+				look = false
+				if err := l.literalRows(); err != nil {
+					return err
+				}
+			case first == -1 || len(l.toks)-stmt > maxInsertHead:
+				look = false
+			}
+		case look && len(l.toks)-stmt <= 2:
+			look = insertFirstRow(l.toks[stmt:]) != -1
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package parser
 
 import (
+	"errors"
+	"slices"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/tributary/tributary/sql/types"
@@ -25,9 +28,31 @@ func ParseNotices(sql string) (stmts []Statement, notices []Notice, err error) {
 			err = types.ErrorAt(types.ErrSyntax, 1, "syntax error: %v", r)
 		}
 	}()
-	toks, notices, err := lexNotices(sql)
-	if err != nil {
-		return nil, nil, err
+	stmts, notices, err = parseAll(sql, true)
+	if err == errRelex {
+		return parseAll(sql, false)
+	}
+	return stmts, notices, err
+}
+
+// errRelex says a statement lexRows read literal rows of is not the fast path's after all:
+// the text is lexed and parsed again without it.
+var errRelex = errors.New("lex again without literal rows")
+
+// parseAll parses sql's statements, its literal rows read by the lexer (lexRows) when rows.
+func parseAll(sql string, rows bool) (stmts []Statement, notices []Notice, err error) {
+	var toks []token
+	var lexed map[int][][]Literal
+	ok := false
+	if rows {
+		if toks, notices, lexed, ok, err = lexRows(sql); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !ok {
+		if toks, notices, err = lexNotices(sql); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := checkDepth(toks); err != nil {
 		return nil, nil, err
@@ -38,7 +63,7 @@ func ParseNotices(sql string) (stmts []Statement, notices []Notice, err error) {
 			continue
 		}
 		if i > start {
-			st, err := parseStatement(sql, toks[start:i])
+			st, err := parseStatement(sql, toks[start:i], lexed)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -52,9 +77,12 @@ func ParseNotices(sql string) (stmts []Statement, notices []Notice, err error) {
 // textSetter is implemented by every statement through its embedded Source.
 type textSetter interface{ setText(string) }
 
-func parseStatement(src string, toks []token) (Statement, error) {
-	st, err := parseLiteralRows(src, toks)
+func parseStatement(src string, toks []token, lexed map[int][][]Literal) (Statement, error) {
+	st, err := parseLiteralRows(src, toks, lexed)
 	if st == nil && err == nil {
+		if slices.ContainsFunc(toks, func(t token) bool { return t.kind == tkRows }) {
+			return nil, errRelex // the general path parses the rows' tokens
+		}
 		st, err = parseTokens(src, toks)
 	}
 	if err != nil {
@@ -68,8 +96,8 @@ func parseStatement(src string, toks []token) (Statement, error) {
 // its other tokens on the general path, those rows into the Query's Rows. It returns nil and
 // no error for any other statement, or when the rest is not an INSERT of one VALUES row
 // (the general path then says what the statement is).
-func parseLiteralRows(src string, toks []token) (Statement, error) {
-	head, rows := splitLiteralRows(toks)
+func parseLiteralRows(src string, toks []token, lexed map[int][][]Literal) (Statement, error) {
+	head, rows := splitLiteralRows(toks, lexed)
 	if rows == nil {
 		return nil, nil
 	}
