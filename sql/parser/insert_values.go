@@ -177,18 +177,19 @@ func closing(toks []token, open int) int {
 // literalRows reads the rows that follow an INSERT's first VALUES row, ", (literal, ...)"
 // each, and appends one tkRows token standing for them (none when no row follows). It stops
 // before anything else, and returns errNotLiterals for a row holding more than literals.
+// It reads the text as the lexer's tokens would (skipSpace and next): ',' '(' and ')' are
+// always tokens of their own, and a '-' before a digit an operator of its own.
 func (l *lexer) literalRows() error {
 	from := l.i
 	var rows [][]Literal
 	var buf []Literal
 	for {
 		at := l.i
-		t, err := l.nextToken()
-		if err != nil || !t.is(tkPunct, ",") {
+		if ok, err := l.punct(','); err != nil || !ok {
 			l.i = at // lexed again as it was
 			break
 		}
-		if t, err = l.nextToken(); err != nil || !t.is(tkPunct, "(") {
+		if ok, err := l.punct('('); err != nil || !ok {
 			l.i = at
 			break
 		}
@@ -199,6 +200,7 @@ func (l *lexer) literalRows() error {
 			rows = make([][]Literal, 0, (len(l.src)-at)/max(at-from, 16)+1)
 		}
 		var row []Literal
+		var err error
 		if row, buf, err = l.literalRow(buf); err != nil {
 			return err
 		}
@@ -215,16 +217,16 @@ func (l *lexer) literalRows() error {
 	return nil
 }
 
-// nextToken skips space and lexes the next token; at the end of the text it returns a
-// token of kind 0.
-func (l *lexer) nextToken() (token, error) {
+// punct skips space and then c, a one-byte punctuation token, if it comes next.
+func (l *lexer) punct(c byte) (bool, error) {
 	if err := l.skipSpace(); err != nil {
-		return token{}, err
+		return false, err
 	}
-	if l.i >= len(l.src) {
-		return token{}, nil
+	if l.i < len(l.src) && l.src[l.i] == c {
+		l.i++
+		return true, nil
 	}
-	return l.next()
+	return false, nil
 }
 
 // literalRow reads the comma-separated literals of a row up to its ')', appended to buf, and
@@ -233,59 +235,86 @@ func (l *lexer) nextToken() (token, error) {
 func (l *lexer) literalRow(buf []Literal) (row, _ []Literal, err error) {
 	start := len(buf)
 	for {
-		t, err := l.nextToken()
+		lit, err := l.literal()
 		if err != nil {
 			return nil, buf, err
 		}
-		var lit Literal
-		if t.is(tkOp, "-") {
-			lit.Neg = true
-			if t, err = l.nextToken(); err != nil {
-				return nil, buf, err
-			}
-			if t.kind != tkNumber {
-				return nil, buf, errNotLiterals
-			}
-		}
-		switch t.kind {
-		case tkNumber:
-			if !numberOK(t.val) {
-				return nil, buf, errNotLiterals
-			}
-			lit.Kind, lit.Val = LitNumber, t.val
-		case tkString:
-			if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
-				return nil, buf, errNotLiterals
-			}
-			lit.Kind, lit.Val = LitString, t.val
-		case tkIdent:
-			switch t.val {
-			case "null":
-				lit.Kind = LitNull
-			case "true":
-				lit.Kind = LitTrue
-			case "false":
-				lit.Kind = LitFalse
-			case "default":
-				lit.Kind = LitDefault
-			default:
-				return nil, buf, errNotLiterals
-			}
-		default:
-			return nil, buf, errNotLiterals
-		}
 		buf = append(buf, lit)
-		if t, err = l.nextToken(); err != nil {
+		if err := l.skipSpace(); err != nil {
 			return nil, buf, err
 		}
-		switch {
-		case t.is(tkPunct, ","):
-		case t.is(tkPunct, ")"):
+		if l.i >= len(l.src) {
+			return nil, buf, errNotLiterals
+		}
+		switch l.src[l.i] {
+		case ',':
+			l.i++
+		case ')':
+			l.i++
 			return buf[start:len(buf):len(buf)], buf, nil
 		default:
 			return nil, buf, errNotLiterals
 		}
 	}
+}
+
+// literal reads one literal of a row: a number (a '-' before it allowed), a string, NULL,
+// TRUE, FALSE or DEFAULT; errNotLiterals for anything else.
+func (l *lexer) literal() (lit Literal, err error) {
+	if err := l.skipSpace(); err != nil {
+		return lit, err
+	}
+	s := l.src
+	if l.i >= len(s) {
+		return lit, errNotLiterals
+	}
+	if s[l.i] == '-' && l.i+1 < len(s) && s[l.i+1] >= '0' && s[l.i+1] <= '9' {
+		lit.Neg = true // the operator "-" alone: a digit is no operator character
+		l.i++
+	}
+	var t token
+	switch c := s[l.i]; {
+	case c >= '0' && c <= '9':
+		t, err = l.number(l.i)
+	case c == '\'':
+		t.kind = tkString
+		t.val, err = l.quoted('\'', l.i)
+	case lit.Neg:
+		return lit, errNotLiterals
+	default:
+		t, err = l.next()
+	}
+	if err != nil {
+		return lit, err
+	}
+	switch t.kind {
+	case tkNumber:
+		if !numberOK(t.val) {
+			return lit, errNotLiterals
+		}
+		lit.Kind, lit.Val = LitNumber, t.val
+	case tkString:
+		if !utf8.ValidString(t.val) || strings.IndexByte(t.val, 0) >= 0 {
+			return lit, errNotLiterals
+		}
+		lit.Kind, lit.Val = LitString, t.val
+	case tkIdent:
+		switch t.val {
+		case "null":
+			lit.Kind = LitNull
+		case "true":
+			lit.Kind = LitTrue
+		case "false":
+			lit.Kind = LitFalse
+		case "default":
+			lit.Kind = LitDefault
+		default:
+			return lit, errNotLiterals
+		}
+	default:
+		return lit, errNotLiterals
+	}
+	return lit, nil
 }
 
 // numberOK reports whether numberValue takes s, without building its value for up to 18

@@ -304,3 +304,45 @@ func BenchmarkParseInsertValues(b *testing.B) {
 		})
 	}
 }
+
+// FuzzLiteralRows: any text parses with the lexer reading literal rows (Parse) to the same
+// statements, or the same error, as without it (the general path).
+func FuzzLiteralRows(f *testing.F) {
+	for _, s := range []string{
+		"INSERT INTO t VALUES (1, 'a'), (2, 'b'); SELECT 1",
+		"INSERT INTO t (a, b) VALUES (1, -2), (3, E'x\\ty'), (-4, $$z$$) RETURNING a",
+		"INSERT INTO t VALUES (1), (- 2), (-.5), (1e3), ('it''s'), (N'n'), (X'ff')",
+		"INSERT INTO t VALUES (1), (2) ON CONFLICT (a) DO NOTHING; INSERT INTO u VALUES ((1)), (NULL), (true)",
+		"INSERT INTO t VALUES (1), /* c */ (2) -- d\n, (3)",
+		"INSERT INTO t VALUES (1), ('unterminated",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		fast, _, ferr := ParseNotices(sql)
+		gen, _, gerr := parseAll(sql, false)
+		if ferr != nil || gerr != nil {
+			var fe, ge *types.Error
+			if !errors.As(ferr, &fe) || !errors.As(gerr, &ge) || fe.Kind != ge.Kind || fe.Pos != ge.Pos || fe.Msg != ge.Msg {
+				t.Fatalf("%q:\nwith literal rows: %v\nwithout:           %v", sql, ferr, gerr)
+			}
+			return
+		}
+		if len(fast) != len(gen) {
+			t.Fatalf("%q: %d statements, %d without literal rows", sql, len(fast), len(gen))
+		}
+		for i := range fast {
+			gq, _ := gen[i].(*Query)
+			if gq != nil && gq.Rows != nil {
+				t.Fatalf("%q: statement %d has literal rows without the lexer's", sql, i+1)
+			}
+			spliceRows(fast[i])
+			for _, st := range []Statement{fast[i], gen[i]} {
+				clearPositions(st)
+			}
+			if !reflect.DeepEqual(fast[i], gen[i]) {
+				t.Fatalf("%q: statement %d differs", sql, i+1)
+			}
+		}
+	})
+}

@@ -343,6 +343,12 @@ func (l *lexer) quoted(q byte, start int) (string, error) {
 			}
 			return "", l.errAt(start, "unterminated quoted string at or near %q", s[start:])
 		}
+		if b.Len() == 0 && !(l.i+j+1 < len(s) && s[l.i+j+1] == q) {
+			// No doubled quote: the text itself, without a copy.
+			val := s[l.i : l.i+j]
+			l.i += j + 1
+			return val, nil
+		}
 		b.WriteString(s[l.i : l.i+j])
 		l.i += j + 1
 		if l.i < len(s) && s[l.i] == q {
