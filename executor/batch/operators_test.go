@@ -272,6 +272,43 @@ func TestLimitWithTies(t *testing.T) {
 	}
 }
 
+// TestValuesLiteralChunk: an INSERT's literal rows bound into a chunk (plan.Values.Lit)
+// come after the expression rows, in order, across output chunks.
+func TestValuesLiteralChunk(t *testing.T) {
+	env := newEnv()
+	out := fields(types.TInt64, types.TVarchar)
+	n := types.DefaultChunkSize + 7
+	ch := types.NewChunk(plan.Types(out), n)
+	var want []string
+	want = append(want, "0 first")
+	for i := 1; i <= n; i++ {
+		row := []types.Datum{types.DInt(int64(i)), types.DString(fmt.Sprint("r", i))}
+		w := fmt.Sprintf("%d r%d", i, i)
+		if i%5 == 0 {
+			row[1] = types.NullDatum
+			w = fmt.Sprintf("%d NULL", i)
+		}
+		ch.AppendRow(row)
+		want = append(want, w)
+	}
+	v := &plan.Values{Rows: [][]expr.Expr{{lit(0), expr.Literal(types.DString("first"), types.TVarchar)}}, Out: out, Lit: ch}
+	if v.NumRows() != n+1 {
+		t.Fatalf("NumRows %d, want %d", v.NumRows(), n+1)
+	}
+	expectRows(t, query(t, env, v), strings.Join(want, "\n"))
+	// The expression row and the literal rows share the first chunk.
+	e := newValues(env, v)
+	c, err := e.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != types.DefaultChunkSize {
+		t.Errorf("first chunk: %d rows, want %d", c.Len(), types.DefaultChunkSize)
+	}
+	v.Rows = nil // the literal rows alone
+	expectRows(t, query(t, env, v), strings.Join(want[1:], "\n"))
+}
+
 // TestValuesDirect checks VALUES rows of constants and parameters (read
 // column by column, appendDirect) against the same rows evaluated row by
 // row: a row with any other expression sends the whole list that way.

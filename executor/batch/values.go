@@ -35,33 +35,48 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		return nil, err
 	}
 	rows := e.node.Rows
-	if e.pos >= len(rows) {
+	total := e.node.NumRows()
+	if e.pos >= total {
 		return nil, io.EOF
 	}
 	if e.out == nil {
-		e.out = types.NewChunk(e.ts, min(len(rows), types.DefaultChunkSize))
+		e.out = types.NewChunk(e.ts, min(total, types.DefaultChunkSize))
 	}
 	e.out.Reset()
-	if !e.checked {
-		e.checked = true
-		e.direct = directRows(rows, e.ts, e.env.Ctx.Params)
-	}
-	if e.direct {
-		n := min(len(rows)-e.pos, types.DefaultChunkSize)
-		e.appendDirect(rows[e.pos : e.pos+n])
-		e.pos += n
-		return e.out, nil
-	}
-	for ; e.pos < len(rows) && e.out.Len() < types.DefaultChunkSize; e.pos++ {
-		if err := evalRow(e.env.Ctx, rows[e.pos], nil, e.row); err != nil {
-			return nil, err
+	if e.pos < len(rows) {
+		if !e.checked {
+			e.checked = true
+			e.direct = directRows(rows, e.ts, e.env.Ctx.Params)
 		}
-		for j, x := range rows[e.pos] {
-			if err := conform(&e.row[j], x.Type(), e.ts[j]); err != nil {
+		if e.direct {
+			n := min(len(rows)-e.pos, types.DefaultChunkSize)
+			e.appendDirect(rows[e.pos : e.pos+n])
+			e.pos += n
+		}
+		for ; e.pos < len(rows) && e.out.Len() < types.DefaultChunkSize; e.pos++ {
+			if err := evalRow(e.env.Ctx, rows[e.pos], nil, e.row); err != nil {
 				return nil, err
 			}
+			for j, x := range rows[e.pos] {
+				if err := conform(&e.row[j], x.Type(), e.ts[j]); err != nil {
+					return nil, err
+				}
+			}
+			e.out.AppendRow(e.row)
 		}
-		e.out.AppendRow(e.row)
+	}
+	if e.pos >= len(rows) && e.out.Len() < types.DefaultChunkSize && e.pos < total {
+		// The literal rows after them, already values (plan.Values.Lit), in the same chunk:
+		// an INSERT's first row alone in a chunk would cost its table a key check of its own.
+		n := min(total-e.pos, types.DefaultChunkSize-e.out.Len())
+		from := e.pos - len(rows)
+		for j := range e.out.Cols {
+			appendRange(&e.out.Cols[j], &e.node.Lit.Cols[j], from, from+n)
+		}
+		for range n {
+			e.out.RowAppended()
+		}
+		e.pos += n
 	}
 	return e.out, nil
 }
@@ -129,6 +144,21 @@ func (e *valuesExec) appendDirect(rows [][]expr.Expr) {
 	}
 	for range rows {
 		e.out.RowAppended()
+	}
+}
+
+// appendRange appends rows [from, to) of src (v's layout) to v.
+func appendRange(v, src *types.Vector, from, to int) {
+	v.Nulls = append(v.Nulls, src.Nulls[from:to]...)
+	switch v.Type.Physical() {
+	case types.PhysI64:
+		v.I64 = append(v.I64, src.I64[from:to]...)
+	case types.PhysStr:
+		v.Str = append(v.Str, src.Str[from:to]...)
+	default:
+		for i := from; i < to; i++ {
+			v.AppendFrom(src, i)
+		}
 	}
 }
 

@@ -302,14 +302,21 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 			}
 		}
 		c := &exprCtx{scope: &scope{}, clause: "VALUES"}
-		vals := make([][]expr.Expr, len(rows)+len(q.Rows))
+		literal := q.Rows
+		var lit *types.Chunk
+		if len(literal) > 0 && len(target) == len(defaults) && len(literal[0]) == len(target) {
+			if lit = literalChunk(rel, target, literal, plan.Types(out)); lit != nil {
+				literal = nil
+			}
+		}
+		vals := make([][]expr.Expr, len(rows)+len(literal))
 		// One allocation holds every row's expressions, and one the literal
 		// rows' plain constants (literalConst): a 1000-row INSERT made
 		// thousands of small ones.
 		cells := make([]expr.Expr, len(vals)*len(defaults))
 		var consts []expr.Const
-		if len(q.Rows) > 0 {
-			consts = make([]expr.Const, 0, len(q.Rows)*len(q.Rows[0]))
+		if len(literal) > 0 {
+			consts = make([]expr.Const, 0, len(literal)*len(literal[0]))
 		}
 		for r := range vals {
 			var row []ast.ExprNode
@@ -319,7 +326,7 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				row = rows[r]
 				width = len(row)
 			} else {
-				lits = q.Rows[r-len(rows)]
+				lits = literal[r-len(rows)]
 				width = len(lits)
 			}
 			if width > len(target) {
@@ -370,7 +377,7 @@ func (b *Binder) Insert(q *parser.Query) (*plan.Insert, *plan.Query, error) {
 				vals[r][target[k]] = e
 			}
 		}
-		input = &plan.Values{Rows: vals, Out: out}
+		input = &plan.Values{Rows: vals, Out: out, Lit: lit}
 	}
 	gen, err := b.generatedExprs(rel)
 	if err != nil {
@@ -646,4 +653,36 @@ func (b *Binder) onConflict(oc *parser.OnConflict, rel *catalog.Relation, alias 
 		return nil, err
 	}
 	return ic, nil
+}
+
+// literalChunk returns an INSERT's literal rows (the parser's, each a value for every
+// column, target[k] the column of value k) as a chunk of the columns' types ts, when every
+// value binds to a plain constant (literalConst) of a column that is neither generated nor
+// an identity; else nil, and the rows bind value by value.
+func literalChunk(rel *catalog.Relation, target []int, rows [][]parser.Literal, ts []types.T) *types.Chunk {
+	for _, c := range target {
+		if col := &rel.Columns[c]; col.Generated != "" || col.Identity != "" {
+			return nil
+		}
+	}
+	ch := types.NewChunk(ts, len(rows))
+	for _, row := range rows {
+		for k, l := range row {
+			d, ok := literalConst(l, ts[target[k]])
+			if !ok {
+				return nil
+			}
+			v := &ch.Cols[target[k]]
+			switch v.Type.Physical() {
+			case types.PhysI64:
+				v.Nulls, v.I64 = append(v.Nulls, d.Null), append(v.I64, d.I)
+			case types.PhysStr:
+				v.Nulls, v.Str = append(v.Nulls, d.Null), append(v.Str, d.S)
+			default:
+				return nil
+			}
+		}
+		ch.RowAppended()
+	}
+	return ch
 }

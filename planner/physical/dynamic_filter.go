@@ -118,7 +118,7 @@ func mayBeOneRow(n plan.Node) bool {
 			c, ok, err := constInt(x.Count, "LIMIT")
 			return err == nil && ok && c <= 1 && x.Ties == nil
 		case *plan.Values:
-			return len(x.Rows) <= 1
+			return x.NumRows() <= 1
 		default:
 			return false
 		}

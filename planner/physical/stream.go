@@ -125,6 +125,9 @@ func (p *planner) convert(n plan.Node) (plan.StreamNode, error) {
 	case *plan.Scan:
 		return p.scan(n)
 	case *plan.Values:
+		if n.Lit != nil {
+			return nil, types.Errorf(types.ErrInternal, "stream planner: VALUES with bound literal rows")
+		}
 		return p.values(n, n.Rows, n.Out)
 	case *plan.Series:
 		return p.series(n)

@@ -123,6 +123,9 @@ func unionRows(n *plan.SetOp) ([][]expr.Expr, bool) {
 func constRows(n plan.Node) ([][]expr.Expr, bool) {
 	switch n := n.(type) {
 	case *plan.Values:
+		if n.Lit != nil {
+			return nil, false
+		}
 		for _, f := range n.Out {
 			if f.Rel != 0 {
 				return nil, false

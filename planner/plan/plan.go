@@ -62,6 +62,18 @@ type Scan struct {
 type Values struct {
 	Rows [][]expr.Expr
 	Out  []Field
+	// Lit, when set, holds more rows after Rows, already values of Out's types: an INSERT's
+	// literal rows (the parser's Query.Rows) that bind to plain constants. Only batch
+	// plans carry it.
+	Lit *types.Chunk
+}
+
+// NumRows returns how many rows n produces.
+func (n *Values) NumRows() int {
+	if n.Lit != nil {
+		return len(n.Rows) + n.Lit.Len()
+	}
+	return len(n.Rows)
 }
 
 // Series is generate_series(Start, Stop, Step): integers (Out's type int4 or
@@ -302,7 +314,7 @@ func (n *Scan) Describe() string {
 	}
 	return s
 }
-func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", len(n.Rows)) }
+func (n *Values) Describe() string { return fmt.Sprintf("Values %d rows", n.NumRows()) }
 func (n *Series) Describe() string {
 	return fmt.Sprintf("Series %s to %s step %s", n.Start, n.Stop, n.Step)
 }
