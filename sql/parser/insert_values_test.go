@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -345,4 +346,22 @@ func FuzzLiteralRows(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLiteralStringsCopied: a literal row's string does not point into the statement's
+// text, which a job keeping the value (a group's key, a cached join row) would keep whole.
+func TestLiteralStringsCopied(t *testing.T) {
+	sql := "INSERT INTO t VALUES (1, 'first'), (2, 'second'), (3, 'it''s')"
+	stmts, err := Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := stmts[0].(*Query)
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(sql)))
+	for _, row := range q.Rows {
+		v := row[1].Val
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(v))); p >= lo && p < lo+uintptr(len(sql)) {
+			t.Errorf("literal %q points into the statement's text", v)
+		}
+	}
 }

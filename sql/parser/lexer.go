@@ -344,8 +344,9 @@ func (l *lexer) quoted(q byte, start int) (string, error) {
 			return "", l.errAt(start, "unterminated quoted string at or near %q", s[start:])
 		}
 		if b.Len() == 0 && !(l.i+j+1 < len(s) && s[l.i+j+1] == q) {
-			// No doubled quote: the text itself, without a copy.
-			val := s[l.i : l.i+j]
+			// No doubled quote: a copy of the text, of its size. Not the text itself: a value
+			// a job keeps (a group's key, a cached join row) would keep the whole statement.
+			val := strings.Clone(s[l.i : l.i+j])
 			l.i += j + 1
 			return val, nil
 		}
