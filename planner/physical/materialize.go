@@ -20,9 +20,9 @@ func Materialize(sq *StreamQuery, rel *catalog.Relation) plan.StreamNode {
 // AggStateInView lets a hash aggregation right under a materialized view (root, from
 // Materialize), or under a projection that only reorders its columns, keep its groups in
 // the view's table (plan.StreamAgg.ViewState, ViewCols) when the view's rows are its
-// output, keyed and distributed by its group columns, and the view's row of a group
-// holds all its state (plan.StateInView). Call it before
-// AssignState, for jobs planned with catalog.StateVersion 4 or later.
+// output, keyed and distributed by its group columns, and the view's row of a group holds
+// all its state (plan.StateInView). Call it before AssignState, for jobs planned with
+// catalog.StateVersion 4 or later.
 func AggStateInView(root plan.StreamNode) {
 	m, ok := root.(*plan.StreamMaterialize)
 	if !ok || m.Relation.Kind != catalog.KindMaterializedView {
