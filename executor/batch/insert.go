@@ -42,8 +42,13 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		vis     []bool // set when a row is skipped
 		probe   keyProbe
 	)
+	recorded := 0 // rows before it are in the captured changes (plain inserts, recorded a block at a time)
 	for i := 0; i < rows.Len(); i++ {
 		if i%types.DefaultChunkSize == 0 {
+			if rel.OnConflict == "" {
+				env.Tables.recordInserts(rel, rows, recorded, i)
+				recorded = i
+			}
 			if err := checkCtx(ctx); err != nil {
 				return nil, err
 			}
@@ -80,7 +85,6 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
 			}
 			w.written++
-			env.Tables.record(rel, types.OpInsert, row)
 			continue
 		}
 		var inserted bool
@@ -96,6 +100,9 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			}
 			vis[i] = false
 		}
+	}
+	if rel.OnConflict == "" {
+		env.Tables.recordInserts(rel, rows, recorded, rows.Len())
 	}
 	if vis != nil { // only the rows written are the statement's (count, RETURNING)
 		out := types.NewChunk(rows.Types(), rows.Len())

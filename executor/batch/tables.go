@@ -113,6 +113,32 @@ func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum)
 	}
 }
 
+// recordInserts notes rows [from, to) of rows (their first columns rel's) as inserted when
+// capturing: record of each, a column range at a time.
+func (s *TableSet) recordInserts(rel *catalog.Relation, rows *types.Chunk, from, to int) {
+	if !s.capture || from >= to {
+		return
+	}
+	c, ok := s.changes[rel.ID]
+	if !ok {
+		if s.wanted != nil && !s.wanted(rel.ID) {
+			s.changes[rel.ID] = nil
+			return
+		}
+		c = types.NewChunk(rel.ColumnTypes(), max(to-from, 16))
+		s.changes[rel.ID] = c
+	}
+	if c == nil {
+		return
+	}
+	for j := range c.Cols {
+		appendRange(&c.Cols[j], &rows.Cols[j], from, to)
+	}
+	for range to - from {
+		c.RowAppended()
+	}
+}
+
 // TakeChanges returns the captured changes and starts afresh. A relation
 // written with no reader (CaptureChangesFor) has a nil chunk.
 func (s *TableSet) TakeChanges() map[uint32]*types.Chunk {
