@@ -16,10 +16,10 @@ import (
 // bind on its rows, although they are nothing but values: a token per value and separator,
 // the rewrite rules' walks, TiDB's parser, an expression node per value in two trees. The
 // lexer reads rows 2..n of such a statement straight into Literals (lexRows), and
-// splitLiteralRows takes them off the statement's tokens, keeping each value as a Literal (Query.Rows), which
-// the binder turns into a constant directly; the statement's head, its first row and its
-// tail take the general path, so everything but plain literal rows (table names, column
-// lists, ON CONFLICT, RETURNING, any row with an expression) is parsed as before. A statement
+// splitLiteralRows takes them off the statement's tokens as Query.Rows, which the binder
+// turns into constants directly; the statement's head, its first row and its tail take the
+// general path, so everything but plain literal rows (table names, column lists, ON
+// CONFLICT, RETURNING, any row with an expression) is parsed as before. A statement
 // qualifies only when every one of rows 2..n holds nothing but literals TiDB reads without
 // warnings or errors: integers and decimals in plain digits (a leading minus allowed),
 // strings, NULL, TRUE, FALSE and DEFAULT. TestLiteralRowsFastPath checks that the rows' TiDB
