@@ -194,6 +194,9 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 				if err := srv.Stop(); err != nil {
 					return err
 				}
+				if err := e.clearData(dir, "tributary"); err != nil { // the next run's as for PostgreSQL's
+					return err
+				}
 				r.ServerArgs = strings.Join(srvArgs, " ")
 				if pg := pgRate[pgKey(n, mode)]; pg > 0 {
 					r.RatioVsPG = r.PerSec / pg

@@ -202,12 +202,18 @@ func startPostgres(dir string) (*pgtest.Cluster, error) {
 // Tributary's runs: with a PostgreSQL run's table files left in place, the next Tributary runs took
 // 10-20% more CPU a row than alone (bench ingest, 2026-12-04), although the pages were clean.
 func (e *env) clearPostgres(cluster *pgtest.Cluster) error {
+	return e.clearData(cluster.DataDir, "postgres")
+}
+
+// clearData syncs the files of a stopped server's data directory dir and removes them (unless
+// --keep), so that they cost the next runs nothing (clearPostgres); who names the server.
+func (e *env) clearData(dir, who string) error {
 	syscall.Sync()
 	if e.keep {
 		return nil
 	}
-	if err := os.RemoveAll(cluster.DataDir); err != nil {
-		return fmt.Errorf("remove postgres's data: %w", err)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s's data: %w", who, err)
 	}
 	return nil
 }
