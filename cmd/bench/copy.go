@@ -132,6 +132,9 @@ func copyMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		if err := srv.Stop(); err != nil {
 			return err
 		}
+		if err := e.clearData(dir, "tributary"); err != nil { // the next run's, as in bench ingest
+			return err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(out)
