@@ -132,7 +132,7 @@ func (s *TableSet) recordInserts(rel *catalog.Relation, rows *types.Chunk, from,
 		return
 	}
 	for j := range c.Cols {
-		appendRange(&c.Cols[j], &rows.Cols[j], from, to)
+		c.Cols[j].AppendRange(&rows.Cols[j], from, to)
 	}
 	for range to - from {
 		c.RowAppended()

@@ -71,7 +71,7 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		n := min(total-e.pos, types.DefaultChunkSize-e.out.Len())
 		from := e.pos - len(rows)
 		for j := range e.out.Cols {
-			appendRange(&e.out.Cols[j], &e.node.Lit.Cols[j], from, from+n)
+			e.out.Cols[j].AppendRange(&e.node.Lit.Cols[j], from, from+n)
 		}
 		for range n {
 			e.out.RowAppended()
@@ -144,21 +144,6 @@ func (e *valuesExec) appendDirect(rows [][]expr.Expr) {
 	}
 	for range rows {
 		e.out.RowAppended()
-	}
-}
-
-// appendRange appends rows [from, to) of src (v's layout) to v.
-func appendRange(v, src *types.Vector, from, to int) {
-	v.Nulls = append(v.Nulls, src.Nulls[from:to]...)
-	switch v.Type.Physical() {
-	case types.PhysI64:
-		v.I64 = append(v.I64, src.I64[from:to]...)
-	case types.PhysStr:
-		v.Str = append(v.Str, src.Str[from:to]...)
-	default:
-		for i := from; i < to; i++ {
-			v.AppendFrom(src, i)
-		}
 	}
 }
 

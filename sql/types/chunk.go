@@ -113,6 +113,27 @@ func (v *Vector) AppendFrom(src *Vector, i int) {
 	}
 }
 
+// AppendRange copies rows [from, to) of src (same physical layout) to the end of v: as
+// AppendFrom of each, a slice at a time where the layout allows.
+func (v *Vector) AppendRange(src *Vector, from, to int) {
+	switch v.Type.Physical() {
+	case PhysI64:
+		v.I64 = append(v.I64, src.I64[from:to]...)
+	case PhysF64:
+		v.F64 = append(v.F64, src.F64[from:to]...)
+	case PhysStr:
+		v.Str = append(v.Str, src.Str[from:to]...)
+	case PhysIv:
+		v.Iv = append(v.Iv, src.Iv[from:to]...)
+	default:
+		for i := from; i < to; i++ {
+			v.AppendFrom(src, i) // a numeric's coefficient is copied, not shared
+		}
+		return
+	}
+	v.Nulls = append(v.Nulls, src.Nulls[from:to]...)
+}
+
 // Get returns row i as a datum. A numeric datum shares its coefficient with the
 // vector: copy it (Datum.Copy) before mutating or keeping it past a Reset.
 func (v *Vector) Get(i int) Datum {
