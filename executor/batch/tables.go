@@ -94,21 +94,25 @@ func (s *TableSet) CaptureChangesFor(wanted func(relID uint32) bool) {
 	s.wanted = wanted
 }
 
-// record notes a written row when capturing.
-func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum) {
+// changesOf returns the chunk capturing rel's changes, made for about rows more rows when
+// new; nil when not capturing or when no reader wants rel's.
+func (s *TableSet) changesOf(rel *catalog.Relation, rows int) *types.Chunk {
 	if !s.capture {
-		return
+		return nil
 	}
 	c, ok := s.changes[rel.ID]
 	if !ok {
-		if s.wanted != nil && !s.wanted(rel.ID) {
-			s.changes[rel.ID] = nil
-			return
+		if s.wanted == nil || s.wanted(rel.ID) {
+			c = types.NewChunk(rel.ColumnTypes(), max(rows, 16))
 		}
-		c = types.NewChunk(rel.ColumnTypes(), 16)
 		s.changes[rel.ID] = c
 	}
-	if c != nil {
+	return c
+}
+
+// record notes a written row when capturing.
+func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum) {
+	if c := s.changesOf(rel, 1); c != nil {
 		c.AppendRowOp(op, row)
 	}
 }
@@ -116,18 +120,10 @@ func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum)
 // recordInserts notes rows [from, to) of rows (their first columns rel's) as inserted when
 // capturing: record of each, a column range at a time.
 func (s *TableSet) recordInserts(rel *catalog.Relation, rows *types.Chunk, from, to int) {
-	if !s.capture || from >= to {
+	if from >= to {
 		return
 	}
-	c, ok := s.changes[rel.ID]
-	if !ok {
-		if s.wanted != nil && !s.wanted(rel.ID) {
-			s.changes[rel.ID] = nil
-			return
-		}
-		c = types.NewChunk(rel.ColumnTypes(), max(to-from, 16))
-		s.changes[rel.ID] = c
-	}
+	c := s.changesOf(rel, to-from)
 	if c == nil {
 		return
 	}

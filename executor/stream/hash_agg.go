@@ -552,8 +552,8 @@ func (e *aggExec) flush(ctx context.Context) error {
 		}
 		g.dirty = false
 		if e.inView {
-			// The view writes the group's row from the change just emitted.
-			g.inState = g.rows > 0
+			// The view writes the group's row from the change just emitted (inState is
+			// not read: a view row exists exactly while the group has rows).
 			if g.rows == 0 {
 				e.removeGroup(g)
 			}

@@ -672,15 +672,7 @@ func literalChunk(rel *catalog.Relation, target []int, rows [][]parser.Literal, 
 			if !ok {
 				return nil
 			}
-			v := &ch.Cols[target[k]]
-			switch v.Type.Physical() {
-			case types.PhysI64:
-				v.Nulls, v.I64 = append(v.Nulls, d.Null), append(v.I64, d.I)
-			case types.PhysStr:
-				v.Nulls, v.Str = append(v.Nulls, d.Null), append(v.Str, d.S)
-			default:
-				return nil
-			}
+			ch.Cols[target[k]].Append(&d)
 		}
 		ch.RowAppended()
 	}
