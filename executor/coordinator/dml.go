@@ -60,7 +60,7 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		staged = true
 		return nil
 	})
-	err := fn(tables, c.kv.CommittedEpoch())
+	err := c.underLock(func() error { return fn(tables, c.kv.CommittedEpoch()) })
 	tables.SetSpill(0, nil)
 	if gcPercent != -2 {
 		debug.SetGCPercent(gcPercent)
@@ -86,6 +86,21 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	}
 	c.mu.Unlock()
 	return c.commitEpoch(ctx, epoch)
+}
+
+// underLock runs fn, a statement's work done with c.mu held, turning a panic
+// into an error (its stack logged): the caller then discards the work and
+// unlocks c.mu. A panic that went past it would leave c.mu locked when the
+// connection's handler recovers it, and every later statement and barrier
+// would wait forever.
+func (c *Coordinator) underLock(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.cfg.Logger.Error("a statement panicked", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return fn()
 }
 
 // stagingGCPercent is the garbage collector's target while a statement
@@ -184,7 +199,7 @@ func (w *tableWriter) write(ctx context.Context, epoch uint64, fn func(tables *b
 		return false, nil // the table is being dropped
 	}
 	tables := c.mu.tables
-	if err := fn(tables); err != nil {
+	if err := c.underLock(func() error { return fn(tables) }); err != nil {
 		tables.Discard()
 		return false, err
 	}
@@ -231,7 +246,7 @@ func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, 
 		return 0, fmt.Errorf("sink into %s: the table has no running stream", rel.QualifiedName())
 	}
 	tables := c.mu.tables
-	if err := tables.Apply(ctx, rel, batch.Committed, rows); err != nil {
+	if err := c.underLock(func() error { return tables.Apply(ctx, rel, batch.Committed, rows) }); err != nil {
 		tables.Discard()
 		return 0, err
 	}
@@ -266,7 +281,7 @@ func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64,
 	}
 	var local storage.Batch
 	epoch := c.mu.epoch
-	if err := fn(c.kv.CommittedEpoch(), epoch, &local); err != nil {
+	if err := c.underLock(func() error { return fn(c.kv.CommittedEpoch(), epoch, &local) }); err != nil {
 		c.mu.Unlock()
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/planner/plan"
+	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/badger"
@@ -201,4 +203,77 @@ func sameRows(got, want map[int64]int64) error {
 		}
 	}
 	return nil
+}
+
+// TestStatementPanic: a statement whose work panics after it wrote rows (a
+// bug in an executor) fails with an error; its rows go nowhere, neither into
+// the table nor to its views, and the statements after it run: the panic
+// does not leave the coordinator locked (it did once, and every statement
+// and barrier after it waited forever).
+func TestStatementPanic(t *testing.T) {
+	stores(t, func(t *testing.T, kv storage.KV) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c := New(kv, Config{BarrierInterval: 20 * time.Millisecond})
+		c.AddTable(tbl.ID, tbl.ColumnTypes())
+		c.Start()
+		defer c.Stop()
+		if err := c.AddJob(ctx, mv.ID, copyJob(), JobOptions{BackfillRate: -1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
+			t.Fatal(err)
+		}
+		vals := [][]expr.Expr{{expr.Literal(types.DInt(2), types.TInt64), expr.Literal(types.DInt(20), types.TInt64)}}
+		ins := &plan.Insert{Table: tbl, Input: &plan.Values{Rows: vals, Out: fields(tbl)}}
+		statement := func(tables *batch.TableSet, snapshot uint64) error {
+			env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
+			x, _, err := batch.BuildDML(env, ins, nil, 0)
+			if err != nil {
+				return err
+			}
+			defer x.Close()
+			if _, err := x.Next(ctx); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			var rows []int
+			_ = rows[len(vals)] // the bug: an index out of range
+			return nil
+		}
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("DML panicked: %v", r)
+				}
+			}()
+			return c.DML(ctx, statement)
+		}()
+		if !c.mu.TryLock() {
+			c.mu.Unlock() // for Stop
+			t.Fatalf("the statement's panic left the coordinator locked (it returned %v)", err)
+		}
+		c.mu.Unlock()
+		if err == nil || strings.Contains(err.Error(), "DML panicked") || !strings.Contains(err.Error(), "index out of range") {
+			t.Fatalf("the panicking statement returned %v", err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- insert(ctx, c, [2]int64{3, 30}) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the statement after a panic did not return in 10 s")
+		}
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]int64{1: 10, 3: 30}
+		for _, rel := range []*catalog.Relation{tbl, mv} {
+			if err := sameRows(relRows(t, c, rel), want); err != nil {
+				t.Fatalf("%s: %v", rel.Name, err)
+			}
+		}
+	})
 }
