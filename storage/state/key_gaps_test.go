@@ -128,6 +128,108 @@ func TestStoredKeysSessions(t *testing.T) {
 	})
 }
 
+// TestStoredKeysOneRowSessions: as TestStoredKeysSessions, with one-row
+// INSERTs: each key check asks one key. A table with blocks answers it from
+// its key gaps, one a session in each vnode, as it does many keys: the old
+// point read knew one gap a vnode, so the eight sessions' keys took turns
+// evicting it and nearly every check opened an iterator (each one writes
+// the store's waiting commits first).
+func TestStoredKeysOneRowSessions(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		seed := testseed.For(t)
+		rng := rand.New(rand.NewPCG(seed, 5))
+		ctx := context.Background()
+		schema := userSchema(9)
+		schema.Blocks = true
+		counted := &seekCounter{KV: kv}
+		tb, err := state.New(counted, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const sessions = 8
+		next := make([]int64, sessions)
+		for s := range next {
+			next[s] = int64(s) * 1_000_000
+		}
+		model := map[int64]bool{}
+		var ids []int64
+		epoch := uint64(1)
+		var open storage.Batch
+		commitOpen := func() {
+			t.Helper()
+			if err := kv.Commit(ctx, epoch, &open); err != nil {
+				t.Fatal(err)
+			}
+			open = storage.Batch{}
+			epoch++
+		}
+		const checks = 6000
+		for round := 0; round < checks; round++ {
+			s := rng.IntN(sessions)
+			// Ids of 8 vnodes only, so that each session asks many keys of each.
+			var id int64
+			var key []byte
+			for {
+				next[s]++
+				id = next[s]
+				if key = tb.RowKey(key[:0], row(id, "", 0)); vnodeOf(key) < 8 {
+					break
+				}
+			}
+			if rng.IntN(50) == 0 && len(ids) > 0 {
+				id = ids[rng.IntN(len(ids))] // a key inserted before
+				key = tb.RowKey(nil, row(id, "", 0))
+			}
+			// The statement reads at the epoch committed when it began; another
+			// session's epoch often commits while it runs (its writes are still
+			// the table's pending layer then).
+			snapshot := kv.CommittedEpoch()
+			if open.Len() > 0 && rng.IntN(2) == 0 {
+				commitOpen()
+			}
+			found := []bool{false}
+			if err := tb.StoredKeys(ctx, snapshot, [][]byte{key}, found); err != nil {
+				t.Fatal(err)
+			}
+			exists, known := tb.PendingAt(snapshot, key)
+			if !known {
+				exists = found[0]
+			}
+			if exists != model[id] {
+				t.Fatalf("seed %d round %d: id %d (session %d) exists %v, want %v", seed, round, id, id/1_000_000, exists, model[id])
+			}
+			switch {
+			case !exists:
+				if err := tb.Insert(row(id, "r", id)); err != nil {
+					t.Fatal(err)
+				}
+				model[id] = true
+				ids = append(ids, id)
+			case rng.IntN(2) == 0:
+				if err := tb.Delete(row(id, "r", id)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, id)
+			}
+			tb.Flush(epoch, &open)
+			if rng.IntN(3) == 0 {
+				commitOpen()
+			}
+		}
+		commitOpen()
+		scans := counted.scans.Load()
+		t.Logf("%d one-key checks, %d iterators", checks, scans)
+		// Each session's first key in a vnode opens one (8 sessions, 8
+		// vnodes), the re-inserts and the deletes' next keys a few more.
+		if scans*10 > checks {
+			t.Errorf("%d iterators for %d one-key checks: the gaps answered too few", scans, checks)
+		}
+	})
+}
+
+// vnodeOf is a state key's vnode.
+func vnodeOf(key []byte) int { return int(key[4])<<8 | int(key[5]) }
+
 // seekCounter counts the iterators opened on a store and their seeks.
 type seekCounter struct {
 	storage.KV

@@ -829,7 +829,7 @@ func (t *Table) PendingAt(epoch uint64, key []byte) (exists, known bool) {
 }
 
 // storedKeysBatch is the fewest keys StoredKeys reads through an iterator rather than one
-// point read each.
+// point read each (in a table without blocks).
 const storedKeysBatch = 16
 
 // StoredKeys sets found[i] to whether the store holds keys[i] (RowKeys of this table, in any
@@ -865,7 +865,17 @@ func (t *Table) StoredKeys(ctx context.Context, epoch uint64, keys [][]byte, fou
 		}
 		order = append(order, i)
 	}
-	if len(order) < storedKeysBatch {
+	if len(order) == 0 {
+		return nil
+	}
+	// A table with blocks checks even one key through storedKeysBlocks: its
+	// key gaps (several a vnode, one per session inserting ascending keys of
+	// its own) and bounds answer most keys without the store, where a point
+	// read (getRow) knows one gap a vnode and, at a read epoch an other
+	// session's commit has passed, looks blocks up in the store. Each such
+	// scan writes the store's waiting commits first and keeps the next ones
+	// from waiting: eight connections of one-row INSERTs ran a fifth slower.
+	if len(order) < storedKeysBatch && !t.schema.Blocks {
 		for _, i := range order {
 			if err := get(i); err != nil {
 				return err
