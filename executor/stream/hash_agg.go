@@ -82,6 +82,7 @@ type aggRun struct {
 
 	outQ        []Message // messages to return before reading more input
 	out         *types.Chunk
+	outRows     int         // how many rows the flush's changes may take (a new out's capacity)
 	watermarks  []Watermark // latest watermark per group column, sent after the next barrier's changes
 	done        bool
 	closedBelow types.Datum // eowc: every group whose window column is below it was emitted (when hasClosed)
@@ -537,6 +538,7 @@ func (e *aggExec) flush(ctx context.Context) error {
 	r := &e.run
 	for gi, g := range r.dirty {
 		r.dirty[gi] = nil
+		r.outRows = 2 * (len(r.dirty) - gi) // an update takes two rows
 		for a, f := range e.fns {
 			if g.accs[a].stale {
 				if err := e.recompute(ctx, f, g, &g.accs[a]); err != nil {
@@ -662,7 +664,9 @@ func (e *aggExec) appendOut(op types.Op, g *aggGroup, res []types.Datum) {
 		r.out = nil
 	}
 	if r.out == nil {
-		r.out = types.NewChunk(e.outTypes, types.DefaultChunkSize)
+		// Sized for the groups left to emit: an epoch that changed a group or
+		// two (one-row INSERTs) allocated a whole chunk for them.
+		r.out = types.NewChunk(e.outTypes, min(max(r.outRows, 2), types.DefaultChunkSize))
 	}
 	n := copy(r.outRow, g.keyRow)
 	copy(r.outRow[n:], res)
@@ -745,6 +749,7 @@ func (e *aggExec) closeWindows(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.outRows = len(keys)
 	for _, key := range keys {
 		g, cached := r.groups[key.enc]
 		e.cache.hit(cached)
