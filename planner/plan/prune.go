@@ -321,6 +321,7 @@ func mark(in []bool, cols ...int) {
 	}
 }
 
+// identity returns 0, 1, ..., n-1.
 func identity(n int) []int {
 	m := make([]int, n)
 	for i := range m {

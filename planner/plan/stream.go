@@ -283,7 +283,7 @@ func (n *StreamFilter) StreamKey() []int         { return n.Input.StreamKey() }
 func (n *StreamTemporalFilter) StreamKey() []int { return n.Input.StreamKey() }
 func (n *StreamMaterialize) StreamKey() []int    { return n.PK }
 func (n *StreamUnion) StreamKey() []int          { return n.Key }
-func (n *StreamAgg) StreamKey() []int            { return span(len(n.GroupBy)) }
+func (n *StreamAgg) StreamKey() []int            { return identity(len(n.GroupBy)) }
 
 // StreamKey of a top-N is the input key plus the group columns: a key must
 // determine the actor a row comes from (the group decides it), or an Insert

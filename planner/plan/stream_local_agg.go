@@ -75,7 +75,7 @@ func (n *StreamLocalAgg) Schema() []Field { return n.Out }
 
 // StreamKey: the group columns (a group may have several partial rows; the
 // rows are weights to add up, not a keyed stream).
-func (n *StreamLocalAgg) StreamKey() []int     { return span(len(n.GroupBy)) }
+func (n *StreamLocalAgg) StreamKey() []int     { return identity(len(n.GroupBy)) }
 func (n *StreamLocalAgg) Inputs() []StreamNode { return []StreamNode{n.Input} }
 func (n *StreamLocalAgg) Describe() string {
 	parts := make([]string, 0, len(n.Aggs))
@@ -87,13 +87,4 @@ func (n *StreamLocalAgg) Describe() string {
 		kind = "StreamLocalSimpleAgg"
 	}
 	return fmt.Sprintf("%s aggs [%s]", kind, strings.Join(parts, ", "))
-}
-
-// span returns 0, 1, ..., n-1.
-func span(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

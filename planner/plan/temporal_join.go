@@ -133,11 +133,11 @@ func (n *StreamTemporalJoin) StateLayouts() []StateTable {
 	for _, c := range cols {
 		ts = append(ts, lf[c].Type)
 	}
-	pk := span(len(cols))
+	pk := identity(len(cols))
 	for _, c := range n.RightKey() {
 		pk = append(pk, len(cols)+c)
 	}
-	return []StateTable{{Name: "temporal join memo", Types: append(ts, Types(n.RightOut)...), PK: pk, Dist: span(len(n.DistCols()))}}
+	return []StateTable{{Name: "temporal join memo", Types: append(ts, Types(n.RightOut)...), PK: pk, Dist: identity(len(n.DistCols()))}}
 }
 
 // MemoLeftCols are the left columns leading a memo row: DistCols, then the
