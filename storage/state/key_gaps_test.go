@@ -13,6 +13,88 @@ import (
 	"github.com/tributary/tributary/storage/state"
 )
 
+// keyModel is a table with blocks whose key checks (StoredKeys, then
+// PendingAt) sessions make and act on, as INSERT statements do, beside a
+// model of the rows it holds.
+type keyModel struct {
+	t       *testing.T
+	ctx     context.Context
+	kv      storage.KV
+	counted *seekCounter
+	tb      *state.Table
+	seed    uint64
+	model   map[int64]bool // committed and pending rows
+	ids     []int64        // every id ever inserted, for re-inserts
+	epoch   uint64         // the open epoch
+	open    storage.Batch  // its flushed writes
+}
+
+func newKeyModel(t *testing.T, kv storage.KV, seed uint64) *keyModel {
+	schema := userSchema(9)
+	schema.Blocks = true
+	counted := &seekCounter{KV: kv}
+	tb, err := state.New(counted, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &keyModel{t: t, ctx: context.Background(), kv: kv, counted: counted, tb: tb, seed: seed, model: map[int64]bool{}, epoch: 1}
+}
+
+func (m *keyModel) key(id int64) []byte { return m.tb.RowKey(nil, row(id, "", 0)) }
+
+// commit commits the open epoch's flushed writes.
+func (m *keyModel) commit() {
+	m.t.Helper()
+	if err := m.kv.Commit(m.ctx, m.epoch, &m.open); err != nil {
+		m.t.Fatal(err)
+	}
+	m.open = storage.Batch{}
+	m.epoch++
+}
+
+// statement checks ask's keys at snapshot, requires the model's answer for
+// each, inserts the absent ones and deletes a present one when del() says so,
+// then flushes the writes into the open epoch.
+func (m *keyModel) statement(round int, ask []int64, snapshot uint64, del func() bool) {
+	m.t.Helper()
+	keys := make([][]byte, len(ask))
+	for i, id := range ask {
+		keys[i] = m.key(id)
+	}
+	found := make([]bool, len(keys))
+	if err := m.tb.StoredKeys(m.ctx, snapshot, keys, found); err != nil {
+		m.t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i, id := range ask {
+		if seen[id] {
+			continue // asked twice: the first answer was acted on
+		}
+		seen[id] = true
+		exists, known := m.tb.PendingAt(snapshot, keys[i])
+		if !known {
+			exists = found[i]
+		}
+		if exists != m.model[id] {
+			m.t.Fatalf("seed %d round %d: id %d (session %d) exists %v, want %v", m.seed, round, id, id/1_000_000, exists, m.model[id])
+		}
+		switch {
+		case !exists:
+			if err := m.tb.Insert(row(id, "r", id)); err != nil {
+				m.t.Fatal(err)
+			}
+			m.model[id] = true
+			m.ids = append(m.ids, id)
+		case del():
+			if err := m.tb.Delete(row(id, "r", id)); err != nil {
+				m.t.Fatal(err)
+			}
+			delete(m.model, id)
+		}
+	}
+	m.tb.Flush(m.epoch, &m.open)
+}
+
 // TestStoredKeysSessions: eight sessions insert ascending ids from ranges of
 // their own into one table with blocks, as 1000-row INSERTs from eight
 // connections do, some statements sharing an epoch (group commit), with
@@ -23,30 +105,11 @@ func TestStoredKeysSessions(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		seed := testseed.For(t)
 		rng := rand.New(rand.NewPCG(seed, 3))
-		ctx := context.Background()
-		schema := userSchema(9)
-		schema.Blocks = true
-		counted := &seekCounter{KV: kv}
-		tb, err := state.New(counted, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newKeyModel(t, kv, seed)
 		const sessions = 8
 		next := make([]int64, sessions) // each session's next id
 		for s := range next {
 			next[s] = int64(s) * 1_000_000
-		}
-		model := map[int64]bool{} // committed and pending rows
-		var ids []int64           // every id ever inserted, for re-inserts
-		epoch := uint64(1)
-		var open storage.Batch // the open epoch's flushed writes
-		commitOpen := func() {
-			t.Helper()
-			if err := kv.Commit(ctx, epoch, &open); err != nil {
-				t.Fatal(err)
-			}
-			open = storage.Batch{}
-			epoch++
 		}
 		checks := 0
 		for round := 0; round < 300; round++ {
@@ -58,66 +121,31 @@ func TestStoredKeysSessions(t *testing.T) {
 			}
 			// Keys inserted before (stored, deleted or pending), in gaps or not.
 			for range rng.IntN(4) {
-				if len(ids) > 0 {
-					ask = append(ask, ids[rng.IntN(len(ids))])
+				if len(m.ids) > 0 {
+					ask = append(ask, m.ids[rng.IntN(len(m.ids))])
 				}
 			}
-			keys := make([][]byte, len(ask))
-			for i, id := range ask {
-				keys[i] = tb.RowKey(nil, row(id, "", 0))
-			}
-			found := make([]bool, len(keys))
-			if err := tb.StoredKeys(ctx, kv.CommittedEpoch(), keys, found); err != nil {
-				t.Fatal(err)
-			}
-			checks += len(keys)
-			seen := map[int64]bool{}
-			for i, id := range ask {
-				if seen[id] {
-					continue // asked twice: the first answer was acted on
-				}
-				seen[id] = true
-				exists, known := tb.PendingAt(kv.CommittedEpoch(), keys[i])
-				if !known {
-					exists = found[i]
-				}
-				if exists != model[id] {
-					t.Fatalf("seed %d round %d: id %d (session %d) exists %v, want %v", seed, round, id, id/1_000_000, exists, model[id])
-				}
-				switch {
-				case !exists:
-					if err := tb.Insert(row(id, "r", id)); err != nil {
-						t.Fatal(err)
-					}
-					model[id] = true
-					ids = append(ids, id)
-				case rng.IntN(3) == 0:
-					if err := tb.Delete(row(id, "r", id)); err != nil {
-						t.Fatal(err)
-					}
-					delete(model, id)
-				}
-			}
-			tb.Flush(epoch, &open)
+			checks += len(ask)
+			m.statement(round, ask, kv.CommittedEpoch(), func() bool { return rng.IntN(3) == 0 })
 			if rng.IntN(3) > 0 {
-				commitOpen()
+				m.commit()
 			}
 		}
-		commitOpen()
+		m.commit()
 		// Every key of the model, and none other, is stored.
 		var keys [][]byte
 		var want []bool
-		for _, id := range ids {
-			keys, want = append(keys, tb.RowKey(nil, row(id, "", 0))), append(want, model[id])
+		for _, id := range m.ids {
+			keys, want = append(keys, m.key(id)), append(want, m.model[id])
 		}
 		found := make([]bool, len(keys))
-		if err := tb.StoredKeys(ctx, kv.CommittedEpoch(), keys, found); err != nil {
+		if err := m.tb.StoredKeys(m.ctx, kv.CommittedEpoch(), keys, found); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(found, want) {
 			t.Fatalf("seed %d: stored keys at the end differ from the model", seed)
 		}
-		seeks := counted.seeks.Load()
+		seeks := m.counted.seeks.Load()
 		t.Logf("%d key checks, %d seeks", checks, seeks)
 		// Without the gaps three checks in four seek (a session's next key lies
 		// below the keys of the sessions above it in its vnode); with them, a
@@ -138,86 +166,40 @@ func TestStoredKeysOneRowSessions(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		seed := testseed.For(t)
 		rng := rand.New(rand.NewPCG(seed, 5))
-		ctx := context.Background()
-		schema := userSchema(9)
-		schema.Blocks = true
-		counted := &seekCounter{KV: kv}
-		tb, err := state.New(counted, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newKeyModel(t, kv, seed)
 		const sessions = 8
 		next := make([]int64, sessions)
 		for s := range next {
 			next[s] = int64(s) * 1_000_000
 		}
-		model := map[int64]bool{}
-		var ids []int64
-		epoch := uint64(1)
-		var open storage.Batch
-		commitOpen := func() {
-			t.Helper()
-			if err := kv.Commit(ctx, epoch, &open); err != nil {
-				t.Fatal(err)
-			}
-			open = storage.Batch{}
-			epoch++
-		}
 		const checks = 6000
 		for round := 0; round < checks; round++ {
 			s := rng.IntN(sessions)
 			// Ids of 8 vnodes only, so that each session asks many keys of each.
-			var id int64
-			var key []byte
 			for {
 				next[s]++
-				id = next[s]
-				if key = tb.RowKey(key[:0], row(id, "", 0)); vnodeOf(key) < 8 {
+				if vnodeOf(m.key(next[s])) < 8 {
 					break
 				}
 			}
-			if rng.IntN(50) == 0 && len(ids) > 0 {
-				id = ids[rng.IntN(len(ids))] // a key inserted before
-				key = tb.RowKey(nil, row(id, "", 0))
+			id := next[s]
+			if rng.IntN(50) == 0 && len(m.ids) > 0 {
+				id = m.ids[rng.IntN(len(m.ids))] // a key inserted before
 			}
 			// The statement reads at the epoch committed when it began; another
 			// session's epoch often commits while it runs (its writes are still
 			// the table's pending layer then).
 			snapshot := kv.CommittedEpoch()
-			if open.Len() > 0 && rng.IntN(2) == 0 {
-				commitOpen()
+			if m.open.Len() > 0 && rng.IntN(2) == 0 {
+				m.commit()
 			}
-			found := []bool{false}
-			if err := tb.StoredKeys(ctx, snapshot, [][]byte{key}, found); err != nil {
-				t.Fatal(err)
-			}
-			exists, known := tb.PendingAt(snapshot, key)
-			if !known {
-				exists = found[0]
-			}
-			if exists != model[id] {
-				t.Fatalf("seed %d round %d: id %d (session %d) exists %v, want %v", seed, round, id, id/1_000_000, exists, model[id])
-			}
-			switch {
-			case !exists:
-				if err := tb.Insert(row(id, "r", id)); err != nil {
-					t.Fatal(err)
-				}
-				model[id] = true
-				ids = append(ids, id)
-			case rng.IntN(2) == 0:
-				if err := tb.Delete(row(id, "r", id)); err != nil {
-					t.Fatal(err)
-				}
-				delete(model, id)
-			}
-			tb.Flush(epoch, &open)
+			m.statement(round, []int64{id}, snapshot, func() bool { return rng.IntN(2) == 0 })
 			if rng.IntN(3) == 0 {
-				commitOpen()
+				m.commit()
 			}
 		}
-		commitOpen()
-		scans := counted.scans.Load()
+		m.commit()
+		scans := m.counted.scans.Load()
 		t.Logf("%d one-key checks, %d iterators", checks, scans)
 		// Each session's first key in a vnode opens one (8 sessions, 8
 		// vnodes), the re-inserts and the deletes' next keys a few more.
