@@ -118,20 +118,13 @@ func (s *TableSet) record(rel *catalog.Relation, op types.Op, row []types.Datum)
 }
 
 // recordInserts notes rows [from, to) of rows (their first columns rel's) as inserted when
-// capturing: record of each, a column range at a time.
+// capturing: record of each, a column range at a time (Chunk.AppendRange).
 func (s *TableSet) recordInserts(rel *catalog.Relation, rows *types.Chunk, from, to int) {
 	if from >= to {
 		return
 	}
-	c := s.changesOf(rel, to-from)
-	if c == nil {
-		return
-	}
-	for j := range c.Cols {
-		c.Cols[j].AppendRange(&rows.Cols[j], from, to)
-	}
-	for range to - from {
-		c.RowAppended()
+	if c := s.changesOf(rel, to-from); c != nil {
+		c.AppendRange(rows, from, to)
 	}
 }
 

@@ -70,12 +70,7 @@ func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 		// an INSERT's first row alone in a chunk would cost its table a key check of its own.
 		n := min(total-e.pos, types.DefaultChunkSize-e.out.Len())
 		from := e.pos - len(rows)
-		for j := range e.out.Cols {
-			e.out.Cols[j].AppendRange(&e.node.Lit.Cols[j], from, from+n)
-		}
-		for range n {
-			e.out.RowAppended()
-		}
+		e.out.AppendRange(e.node.Lit, from, from+n)
 		e.pos += n
 	}
 	return e.out, nil

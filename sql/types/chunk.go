@@ -294,6 +294,21 @@ func (c *Chunk) RowAppended() {
 	c.n++
 }
 
+// AppendRange appends rows [from, to) of src as inserts: each column of c takes
+// the rows of src's column at the same place (src may have more columns), a
+// slice at a time where the layout allows (Vector.AppendRange).
+func (c *Chunk) AppendRange(src *Chunk, from, to int) {
+	if from >= to {
+		return
+	}
+	for j := range c.Cols {
+		c.Cols[j].AppendRange(&src.Cols[j], from, to)
+	}
+	for range to - from {
+		c.RowAppended()
+	}
+}
+
 // AppendRowOp appends a row with the given op.
 func (c *Chunk) AppendRowOp(op Op, row []Datum) {
 	if c.Ops == nil && op != OpInsert {
