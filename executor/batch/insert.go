@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/planner/plan"
@@ -20,14 +21,21 @@ type insertWriter struct {
 	// touched are the keys this statement wrote (ON CONFLICT DO UPDATE may
 	// not write a row twice).
 	touched map[string]bool
-	written int // rows this statement wrote
+	written int    // rows this statement wrote
+	run     uint32 // the statement's run of fresh rows (0: none yet)
 }
 
-// freshAfterRows is how many rows a statement writes as rows before the
-// rest of its new keys go as blocks (state.Table.InsertFresh): a small
+// insertRuns numbers statements' runs of fresh rows: a block holds one run's
+// rows, so two statements' keys in one epoch make blocks of their own, which
+// do not span the range between them that each one's next statement fills.
+var insertRuns atomic.Uint32
+
+// freshRows is how many rows a statement must write for its new keys to go
+// as blocks (state.Table.InsertFresh): two a vnode on average. A smaller
 // statement's rows are too few per vnode for a block, and holding them for
-// the barrier's seal costs more than writing them at the flush.
-const freshAfterRows = 4096
+// the barrier's seal costs more than writing them at the flush. A 1000-row
+// statement's four rows a vnode make one Badger entry instead of four.
+const freshRows = 512
 
 func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error) {
 	if w.conflict != nil {
@@ -42,6 +50,10 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		vis     []bool // set when a row is skipped
 		probe   keyProbe
 	)
+	fresh := w.written+rows.Len() >= freshRows
+	if fresh && w.run == 0 {
+		w.run = insertRuns.Add(1) | 1<<31 // apart from 0 (unnamed) and most RunTags
+	}
 	recorded := 0 // rows before it are in the captured changes (plain inserts, recorded a block at a time)
 	for i := 0; i < rows.Len(); i++ {
 		if i%types.DefaultChunkSize == 0 {
@@ -74,10 +86,10 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 				return nil, err
 			}
 			// The table holds no row with its key: in a table with blocks,
-			// past a statement's first rows, it goes with the epoch's other
-			// new keys as blocks.
-			if w.written >= freshAfterRows {
-				err = tbl.InsertFresh(row, 0)
+			// in a large statement, it goes with the epoch's other new keys
+			// as blocks.
+			if fresh {
+				err = tbl.InsertFresh(row, w.run)
 			} else {
 				err = tbl.InsertKeyed(probe.key(i), row)
 			}

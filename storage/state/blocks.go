@@ -50,7 +50,7 @@ const (
 	// blockRows is the most rows a block holds; minBlockRows the fewest
 	// fresh rows of a vnode a SealJob writes as a block (fewer go as rows).
 	blockRows    = 256
-	minBlockRows = 8
+	minBlockRows = 2
 	// blockBytes bounds a block's encoded rows: Badger copies a value
 	// wherever an iterator stops, and a key check passing a vnode's blocks
 	// stops at one.
@@ -979,12 +979,16 @@ type SealJob struct {
 	kv     storage.KV
 	epoch  uint64
 	rows   []freshRow
-	asRows []freshRow               // fresh rows written as rows
-	before map[string][]sealedBlock // by vnode prefix: blocks an earlier job may have written and not committed
-	// noBlockFrom, by vnode prefix: no stored block of the vnode ends at or after this key.
-	noBlockFrom map[string]string
+	asRows []freshRow                      // fresh rows written as rows
+	before [codec.VnodeCount][]sealedBlock // by vnode: blocks an earlier job may have written and not committed
+	// noBlockFrom, by vnode: no stored block of the vnode ends at or after this key ("": unknown).
+	noBlockFrom [codec.VnodeCount]string
 	// gaps are the table's (overlaps).
 	gaps *blockGaps
+	// free, by vnode: runs ([lo, hi], full keys) that a key gap of the table held as
+	// TakeFresh took them: no stored or sealed block overlaps them. (A job's runs of a
+	// vnode, in key order, never overlap one another.)
+	free [codec.VnodeCount][]keyGap
 	// found tells the table that the store held no block end at or after a key (learn).
 	found  func(vnodeBound)
 	keyBuf []byte
@@ -1162,10 +1166,10 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 	}
 	committed := t.kv.CommittedEpoch()
 	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
-	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, before: map[string][]sealedBlock{}, noBlockFrom: map[string]string{}, found: t.noteSealBound, gaps: &t.gaps}
+	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, found: t.noteSealBound, gaps: &t.gaps}
 	for _, sb := range t.sealed {
-		p := sb.first[:codec.TablePrefixLen]
-		j.before[p] = append(j.before[p], sb)
+		v := vnodeOf(sb.first)
+		j.before[v] = append(j.before[v], sb)
 	}
 	// What the job may write as blocks, per vnode and run: the range of its rows.
 	for start := 0; start < len(rows); {
@@ -1173,10 +1177,15 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		for end < len(rows) && sameRun(&rows[end], &rows[start]) {
 			end++
 		}
-		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: rows[start].key, last: rows[end-1].key})
-		if from := t.blockFrom[vnodeOf(rows[start].key)]; from != "" {
-			j.noBlockFrom[rows[start].key[:codec.TablePrefixLen]] = from
+		first, last := rows[start].key, rows[end-1].key
+		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: first, last: last})
+		if end-start >= minBlockRows && t.inFreeRange(first, last, epoch) {
+			v := rows[start].vnode
+			j.free[v] = append(j.free[v], keyGap{first, last})
 		}
+		j.noBlockFrom[rows[start].vnode] = t.blockFrom[rows[start].vnode]
+		// A block over the run spans the keys between its rows too: no key gap may keep any.
+		t.narrowKeyGapsSpan(int(rows[start].vnode), first, last)
 		start = end
 	}
 	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
@@ -1342,12 +1351,18 @@ func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
 // vnode) would overlap a stored block or one an earlier job may have
 // written and not committed; when the store cannot tell, it says yes.
 func (j *SealJob) overlaps(first, last string) bool {
-	for _, s := range j.before[first[:codec.TablePrefixLen]] {
+	v := vnodeOf(first)
+	for _, r := range j.free[v] {
+		if r.lo <= first && last <= r.hi {
+			return false
+		}
+	}
+	for _, s := range j.before[v] {
 		if s.first <= last && first <= s.last {
 			return true
 		}
 	}
-	if from, ok := j.noBlockFrom[first[:codec.TablePrefixLen]]; ok && first >= from {
+	if from := j.noBlockFrom[v]; from != "" && first >= from {
 		return false // every stored block of the vnode ends below first
 	}
 	if j.gaps.holds(first, last) {
@@ -1376,7 +1391,7 @@ func (j *SealJob) overlaps(first, last string) bool {
 	}
 	// The earlier jobs' blocks (none holds a key of [first, last]: checked above) that lie
 	// above the block end the gap sooner.
-	for _, s := range j.before[p] {
+	for _, s := range j.before[v] {
 		if s.first > last && (hi == "" || s.first < hi) {
 			hi = s.first
 		}
@@ -1511,16 +1526,32 @@ func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
 }
 
 // Key gaps. StoredKeys keeps, per vnode, up to maxKeyGaps ranges its seeks
-// found without a row key (from the key asked to the stored row key the seek
-// stopped at), narrowed by the table's writes as rowGaps are. A key check
-// inside one needs no seek: sessions inserting ascending keys from ranges of
-// their own (8 connections, each its ids) each land in the gap between their
-// last key and the next session's first, in every vnode.
+// found without a row key and outside every block's range (from the key
+// asked to the first stored row key or block's first row after it), narrowed
+// by the table's writes as rowGaps are. A key check inside one needs no seek,
+// of rows or blocks: sessions inserting ascending keys from ranges of their
+// own (8 connections, each its ids) each land in the gap between their last
+// key and the next session's first, in every vnode. A seal job's run inside
+// one overlaps no block (TakeFresh).
 //
 // A vnode's key gaps are sorted and apart: each one's hi is set and at most
 // the next one's lo. Only the last gap whose lo is at most a key can hold it,
 // and a binary search finds it (every row's key check and write look one up).
 const maxKeyGaps = 16
+
+// inFreeRange reports whether one key gap of first's vnode holds both first and last (keys
+// of the vnode, first <= last) at epoch: nothing the store holds or the table sealed lies in
+// [first, last], and no block's range meets it. Called before the table's writes of them
+// narrow the gap.
+func (t *Table) inFreeRange(first, last string, epoch uint64) bool {
+	v := vnodeOf(first)
+	i := t.keyGapAt(v, first)
+	if i < 0 {
+		return false
+	}
+	g := t.keyGaps[v][i]
+	return g.holds(first, epoch) && g.covers(last)
+}
 
 // keyGapAt returns the index of the one key gap of vnode v that may hold k,
 // or -1.
@@ -1540,8 +1571,9 @@ func (t *Table) inKeyGap(v int, k string, epoch uint64) bool {
 	return i >= 0 && t.keyGaps[v][i].holds(k, epoch)
 }
 
-// addKeyGap records that the store holds no row key of vnode v in [lo, hi)
-// at epoch (hi is a row key of v), less the table's writes not in the store.
+// addKeyGap records that the store holds no row key of vnode v in [lo, hi),
+// and no block whose range meets it, at epoch (hi is a row key of v, or a
+// block's first row's), less the table's writes not in the store.
 // Gaps it overlaps are dropped (a gap may always shrink: it only spares
 // seeks), and with maxKeyGaps gaps the one found at the oldest epoch.
 func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
@@ -1579,6 +1611,24 @@ func (t *Table) narrowKeyGaps(v int, key string) {
 	if g := &gs[i]; g.covers(key) && !g.above(key) {
 		t.keyGaps[v] = slices.Delete(gs, i, i+1)
 	}
+}
+
+// narrowKeyGapsSpan takes [first, last] (keys of vnode v, a block's range the table may
+// write) out of the vnode's key gaps: a gap that meets it keeps only what lies above last (the
+// one holding last, or beginning inside the range).
+func (t *Table) narrowKeyGapsSpan(v int, first, last string) {
+	if t.keyGaps == nil {
+		return
+	}
+	gs := t.keyGaps[v][:0]
+	for _, g := range t.keyGaps[v] {
+		meets := g.from(last) && (g.hi == "" || first < g.hi)
+		if meets && !g.above(last) {
+			continue
+		}
+		gs = append(gs, g)
+	}
+	t.keyGaps[v] = gs
 }
 
 // noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a
@@ -1650,44 +1700,52 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 			found[i] = false // above every key of its vnode
 			continue
 		}
+		if t.inKeyGap(v, string(k), at) {
+			found[i] = false // no row key, no block's row and no block's range holds it
+			continue
+		}
+		if seeks, err := openRows(k); err != nil {
+			return err
+		} else if !seeks {
+			for _, i := range order[n:] {
+				if err := get(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
+			return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
+		}
+		rowKey := rcur != nil && bytes.HasPrefix(rcur, k[:codec.TablePrefixLen]) && !isBlockKey(rcur)
+		if !rowKey {
+			t.learn(v, false, k) // no row key of the vnode at or after k
+		}
 		tomb, isTomb := uint64(0), false
-		if !t.inKeyGap(v, string(k), at) {
-			if seeks, err := openRows(k); err != nil {
-				return err
-			} else if !seeks {
-				for _, i := range order[n:] {
-					if err := get(i); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if rcur, err = to(rows, rs, rcur, &rStarted, k); err != nil {
-				return fmt.Errorf("state table %d: stored keys: %w", t.schema.TableID, err)
-			}
-			rowKey := rcur != nil && bytes.HasPrefix(rcur, k[:codec.TablePrefixLen]) && !isBlockKey(rcur)
-			if !rowKey {
-				t.learn(v, false, k) // no row key of the vnode at or after k
-			}
-			if rcur != nil && bytes.Equal(rcur, k) {
-				if tomb, isTomb = tombstoneEpoch(rows.Value()); !isTomb {
-					found[i] = true
-					continue
-				}
-			}
-			if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
-				// Nothing of the key's vnode lies at or after it, its
-				// blocks' keys included (they sort after its rows).
-				found[i] = false
-				t.learn(v, true, k)
+		if rcur != nil && bytes.Equal(rcur, k) {
+			if tomb, isTomb = tombstoneEpoch(rows.Value()); !isTomb {
+				found[i] = true
 				continue
 			}
-			if rowKey && !isTomb {
-				t.addKeyGap(v, string(k), string(rcur), at)
-			}
+		}
+		if rcur == nil || !bytes.Equal(rcur[:min(len(rcur), codec.TablePrefixLen)], k[:codec.TablePrefixLen]) {
+			// Nothing of the key's vnode lies at or after it, its
+			// blocks' keys included (they sort after its rows).
+			found[i] = false
+			t.learn(v, true, k)
+			continue
+		}
+		// The key gap k starts ends at the next row key (none: the
+		// blocks' keys come first) and at the next block's range.
+		gapHi := ""
+		if rowKey && !isTomb {
+			gapHi = string(rcur)
 		}
 		found[i] = false
 		if from := t.blockFrom[v]; from != "" && string(k) >= from {
+			if gapHi != "" {
+				t.addKeyGap(v, string(k), gapHi, at)
+			}
 			continue
 		}
 		target = appendBlockKey(target[:0], k, k[codec.TablePrefixLen:])
@@ -1707,6 +1765,9 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 		}
 		if bcur == nil || !isBlockKey(bcur) || !bytes.Equal(bcur[:codec.TablePrefixLen], k[:codec.TablePrefixLen]) {
 			t.learn(v, true, k) // no block of the vnode ends at or after k
+			if gapHi != "" {
+				t.addKeyGap(v, string(k), gapHi, at)
+			}
 			continue
 		}
 		if !bytes.Equal(decoded, bcur) {
@@ -1721,6 +1782,23 @@ func (t *Table) storedKeysBlocks(ctx context.Context, at uint64, keys [][]byte, 
 			return fmt.Errorf("state table %d: stored keys: block %x: %w", t.schema.TableID, bcur, err)
 		}
 		found[i] = ok && !(isTomb && tomb >= blk.epoch)
+		if ok || isTomb {
+			continue
+		}
+		// Below the block's first row, k lies in no block's range: the
+		// blocks before it end below k (it is the first ending at or
+		// after k).
+		bfirst, _, err := blk.entry(0)
+		if err != nil {
+			return fmt.Errorf("state table %d: stored keys: block %x: %w", t.schema.TableID, bcur, err)
+		}
+		if bytes.Compare(bfirst, k[codec.TablePrefixLen:]) > 0 {
+			hi := string(k[:codec.TablePrefixLen]) + string(bfirst)
+			if gapHi == "" || hi < gapHi {
+				gapHi = hi
+			}
+			t.addKeyGap(v, string(k), gapHi, at)
+		}
 	}
 	return nil
 }

@@ -130,11 +130,13 @@ func TestBlocksAgainstModel(t *testing.T) {
 				// A run of fresh keys: absent from the table now. Half the
 				// time from one of two copies of a's keys in key order (two
 				// splits: disjoint ranges, each above its keys so far, both
-				// in one epoch at times); else among the stored keys.
+				// in one epoch at times); else among the stored keys, a run
+				// of its own as an INSERT statement's (an epoch's runs among
+				// them may interleave).
 				ai := rng.IntN(as)
 				a := blockAs[ai]
 				lo, hi := int64(rng.IntN(bs)), int64(bs)
-				run := state.RunTag("among")
+				run := state.RunTag(fmt.Sprint("among", round, f))
 				if rng.IntN(2) == 0 {
 					sp := rng.IntN(2)
 					lo = cursor[ai][sp]
@@ -739,6 +741,49 @@ func TestSealLearnsNoBlocks(t *testing.T) {
 			if err != nil || !ok || row[2].S != "fresh" {
 				t.Fatalf("row %d after the seals: %v %v %v", k, row, ok, err)
 			}
+		}
+	})
+}
+
+// TestSealRunsApart: two runs of fresh keys in one epoch (two INSERT statements, each a run of
+// its own) make blocks of their own, not one spanning the range between them: the next
+// statement of the first fills that range, and its keys go as a block too. Every row is read
+// back, by point reads and by key checks.
+func TestSealRunsApart(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, a := newBlockTable(t, kv)
+		seal := func(epoch uint64, runs ...[]int64) {
+			t.Helper()
+			for i, keys := range runs {
+				for _, k := range keys {
+					if err := tbl.InsertFresh(gapRow(a, k), state.RunTag(fmt.Sprint("statement", epoch, i))); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			b := new(storage.Batch)
+			tbl.Flush(epoch, b)
+			if j := tbl.TakeFresh(epoch); j != nil {
+				j.Write(b)
+			}
+			if err := kv.Commit(ctx, epoch, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seal(1, []int64{10, 20, 30, 40}, []int64{50, 60, 70, 80})
+		seal(2, []int64{42, 44, 46, 48})
+		tbl.Flush(3, new(storage.Batch)) // drops the committed layers: reads go to the store
+		if nb, nr := countKeys(t, ctx, kv); nb != 3 || nr != 0 {
+			t.Errorf("%d blocks and %d rows stored, want 3 blocks", nb, nr)
+		}
+		for _, k := range []int64{10, 20, 30, 40, 42, 44, 46, 48, 50, 60, 70, 80} {
+			if _, ok, err := tbl.GetAt(ctx, 2, []types.Datum{types.DInt(a), types.DInt(k)}, nil); err != nil || !ok {
+				t.Errorf("row %d: found %v, %v", k, ok, err)
+			}
+		}
+		if got := storedRange(t, tbl, a, 35, 2); !slices.Equal(got, []int64{40, 42, 44, 46, 48, 50}) {
+			t.Errorf("stored among 35..54: %v, want [40 42 44 46 48 50]", got)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 package state_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -10,6 +12,7 @@ import (
 	"github.com/tributary/tributary/e2e/testseed"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
+	"github.com/tributary/tributary/storage/codec"
 	"github.com/tributary/tributary/storage/state"
 )
 
@@ -27,6 +30,11 @@ type keyModel struct {
 	ids     []int64        // every id ever inserted, for re-inserts
 	epoch   uint64         // the open epoch
 	open    storage.Batch  // its flushed writes
+	// fresh has statements insert with InsertFresh, each a run of its own
+	// (as a large INSERT does), sealed at the commit.
+	fresh  bool
+	runs   uint32
+	blocks int // block keys the seals wrote
 }
 
 func newKeyModel(t *testing.T, kv storage.KV, seed uint64) *keyModel {
@@ -42,9 +50,18 @@ func newKeyModel(t *testing.T, kv storage.KV, seed uint64) *keyModel {
 
 func (m *keyModel) key(id int64) []byte { return m.tb.RowKey(nil, row(id, "", 0)) }
 
-// commit commits the open epoch's flushed writes.
+// commit commits the open epoch's flushed writes, its fresh rows sealed.
 func (m *keyModel) commit() {
 	m.t.Helper()
+	if j := m.tb.TakeFresh(m.epoch); j != nil {
+		n := m.open.Len()
+		j.Write(&m.open)
+		for i := n; i < m.open.Len(); i++ {
+			if k, _, _ := m.open.Entry(i); k[codec.TablePrefixLen] == 0xFF {
+				m.blocks++
+			}
+		}
+	}
 	if err := m.kv.Commit(m.ctx, m.epoch, &m.open); err != nil {
 		m.t.Fatal(err)
 	}
@@ -65,6 +82,7 @@ func (m *keyModel) statement(round int, ask []int64, snapshot uint64, del func()
 	if err := m.tb.StoredKeys(m.ctx, snapshot, keys, found); err != nil {
 		m.t.Fatal(err)
 	}
+	m.runs++
 	seen := map[int64]bool{}
 	for i, id := range ask {
 		if seen[id] {
@@ -80,7 +98,11 @@ func (m *keyModel) statement(round int, ask []int64, snapshot uint64, del func()
 		}
 		switch {
 		case !exists:
-			if err := m.tb.Insert(row(id, "r", id)); err != nil {
+			insert := m.tb.Insert
+			if m.fresh {
+				insert = func(r []types.Datum) error { return m.tb.InsertFresh(r, m.runs) }
+			}
+			if err := insert(row(id, "r", id)); err != nil {
 				m.t.Fatal(err)
 			}
 			m.model[id] = true
@@ -156,6 +178,88 @@ func TestStoredKeysSessions(t *testing.T) {
 	})
 }
 
+// TestStoredKeysFreshSessions: as TestStoredKeysSessions, with the keys
+// inserted fresh, each statement a run of its own, and sealed as blocks at the
+// commit (as a large INSERT's are): the key gaps lie outside the blocks too,
+// so a session's keys after its first in each vnode need no seek, neither
+// for the row keys nor for the blocks, and the seal of a run inside a gap
+// looks for no block either.
+func TestStoredKeysFreshSessions(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		seed := testseed.For(t)
+		rng := rand.New(rand.NewPCG(seed, 11))
+		m := newKeyModel(t, kv, seed)
+		m.fresh = true
+		const sessions = 8
+		next := make([]int64, sessions)
+		for s := range next {
+			next[s] = int64(s) * 1_000_000
+		}
+		checks := 0
+		for round := 0; round < 300; round++ {
+			s := rng.IntN(sessions)
+			var ask []int64
+			for range 20 + rng.IntN(60) {
+				// Ids of 8 vnodes only: several a vnode, enough for blocks.
+				for {
+					next[s] += 1 + rng.Int64N(3)
+					if vnodeOf(m.key(next[s])) < 8 {
+						break
+					}
+				}
+				ask = append(ask, next[s])
+			}
+			for range rng.IntN(4) {
+				if len(m.ids) > 0 {
+					ask = append(ask, m.ids[rng.IntN(len(m.ids))])
+				}
+			}
+			checks += len(ask)
+			m.statement(round, ask, kv.CommittedEpoch(), func() bool { return rng.IntN(3) == 0 })
+			if rng.IntN(3) > 0 {
+				m.commit()
+			}
+		}
+		m.commit()
+		var keys [][]byte
+		var want []bool
+		for _, id := range m.ids {
+			keys, want = append(keys, m.key(id)), append(want, m.model[id])
+		}
+		found := make([]bool, len(keys))
+		if err := m.tb.StoredKeys(m.ctx, kv.CommittedEpoch(), keys, found); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(found, want) {
+			t.Fatalf("seed %d: stored keys at the end differ from the model", seed)
+		}
+		// A vnode's blocks never overlap: a key's block is the first ending at
+		// or after it.
+		var prev []byte
+		for _, r := range blockRanges(t, kv, m.tb.Schema().TableID) {
+			if prev != nil && bytes.Equal(prev[:codec.TablePrefixLen], r[0][:codec.TablePrefixLen]) && bytes.Compare(r[0], prev) <= 0 {
+				t.Fatalf("seed %d: a block from %x overlaps the one before it, ending at %x", seed, r[0], prev)
+			}
+			prev = r[1]
+		}
+		seeks, scans := m.counted.seeks.Load(), m.counted.scans.Load()
+		t.Logf("%d key checks, %d seeks, %d iterators, %d blocks", checks, seeks, scans, m.blocks)
+		if m.blocks < 300 {
+			t.Errorf("the seals wrote %d blocks: the fresh keys went as rows", m.blocks)
+		}
+		// A session's first key in each vnode (8 sessions, 8 vnodes), and the
+		// re-inserts.
+		if seeks*10 > int64(checks) {
+			t.Errorf("%d seeks for %d key checks: the gaps answered too few", seeks, checks)
+		}
+		// A statement's key check opens one or two; a seal whose runs lie in
+		// gaps none (it would open one a run to look for blocks).
+		if scans*10 > int64(checks) {
+			t.Errorf("%d iterators for %d key checks: the seals looked for blocks in the gaps", scans, checks)
+		}
+	})
+}
+
 // TestStoredKeysOneRowSessions: as TestStoredKeysSessions, with one-row
 // INSERTs: each key check asks one key. A table with blocks answers it from
 // its key gaps, one a session in each vnode, as it does many keys: the old
@@ -207,6 +311,35 @@ func TestStoredKeysOneRowSessions(t *testing.T) {
 			t.Errorf("%d iterators for %d one-key checks: the gaps answered too few", scans, checks)
 		}
 	})
+}
+
+// blockRanges returns the committed blocks of table id, in key order, each as
+// the full keys of its first and last rows.
+func blockRanges(t *testing.T, kv storage.KV, id uint32) [][2][]byte {
+	t.Helper()
+	lo, hi := codec.TableSpan(id)
+	it, err := kv.Scan(context.Background(), lo, hi, kv.CommittedEpoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out [][2][]byte
+	for it.Next() == nil {
+		k, v := it.Key(), it.Value()
+		if k[codec.TablePrefixLen] != 0xFF {
+			continue
+		}
+		// format | uvarint epoch | uvarint n | n offsets | entries (uvarint pk
+		// length, pk, ...): the last row's pk is the key's.
+		_, n := binary.Uvarint(v[1:])
+		rows, m := binary.Uvarint(v[1+n:])
+		data := v[1+n+m+4*int(rows):]
+		l, w := binary.Uvarint(data)
+		first := append(slices.Clone(k[:codec.TablePrefixLen]), data[w:w+int(l)]...)
+		last := append(slices.Clone(k[:codec.TablePrefixLen]), k[codec.TablePrefixLen+1:]...)
+		out = append(out, [2][]byte{first, last})
+	}
+	return out
 }
 
 // vnodeOf is a state key's vnode.
@@ -378,9 +511,9 @@ func TestGapsAtOlderEpoch(t *testing.T) {
 	})
 }
 
-// TestGapsUnderFreshRows: fresh rows sealed as rows (too few for a block) in a
-// vnode take themselves out of its gaps, not only the vnode's greatest: a gap
-// holding a lower fresh row no longer answers for it.
+// TestGapsUnderFreshRows: fresh rows sealed in a vnode (here one block over
+// the row 100) take themselves out of its gaps, not only the vnode's greatest:
+// a gap holding a lower fresh row no longer answers for it.
 func TestGapsUnderFreshRows(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kv storage.KV) {
 		ctx := context.Background()
@@ -400,6 +533,36 @@ func TestGapsUnderFreshRows(t *testing.T) {
 		}
 		if got := storedRange(t, tbl, a, 21, 2); !slices.Equal(got, []int64{30}) {
 			t.Fatalf("stored among 21..40 after the fresh rows: %v, want [30]", got)
+		}
+	})
+}
+
+// TestKeyGapsUnderSpanningBlock: a block spans the keys between its rows, so
+// sealing one takes its whole range out of the key gaps, not only its rows'
+// keys. A gap left inside it let a later seal write a block within its range,
+// whose end then hid the spanning block's first row from reads.
+func TestKeyGapsUnderSpanningBlock(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kv storage.KV) {
+		ctx := context.Background()
+		tbl, a := newBlockTable(t, kv)
+		commitRows(t, kv, tbl, a, 1, false, 100)
+		commitRows(t, kv, tbl, a, 2, true, 200, 210)
+		// A gap from 10 up to the row 100.
+		if got := storedRange(t, tbl, a, 10, 2); len(got) > 0 {
+			t.Fatalf("stored among 10..29: %v", got)
+		}
+		// A block from 20 to 150, over the row 100 (its rows lie below the
+		// block of 200 and 210), then fresh rows inside its range.
+		commitRows(t, kv, tbl, a, 3, true, 20, 150)
+		commitRows(t, kv, tbl, a, 4, true, 40, 60)
+		tbl.Flush(5, new(storage.Batch)) // drops the committed layers: reads go to the store
+		for _, k := range []int64{20, 40, 60, 100, 150, 200, 210} {
+			if _, ok, err := tbl.GetAt(ctx, 4, []types.Datum{types.DInt(a), types.DInt(k)}, nil); err != nil || !ok {
+				t.Errorf("row %d: found %v, %v", k, ok, err)
+			}
+		}
+		if got := storedRange(t, tbl, a, 15, 4); !slices.Equal(got, []int64{20}) {
+			t.Errorf("stored among 15..34: %v, want [20]", got)
 		}
 	})
 }

@@ -75,7 +75,7 @@ type Table struct {
 	rowTop, blockTop   [codec.VnodeCount]string // the greatest key written as a row, in a block
 	probed             [codec.VnodeCount]bool   // findBlockCached looked for the vnode's blocks
 	rowGaps            map[int]rowGap           // per vnode, a range without row keys (noRowKey)
-	keyGaps            [][]rowGap               // per vnode (nil: none), ranges without row keys (StoredKeys)
+	keyGaps            [][]rowGap               // per vnode (nil: none), ranges without row keys or blocks (StoredKeys)
 	// tracked says the table is its vnodes' only writer (TrackKeys): it
 	// keeps rowFrom and rowTop itself, learning rowFrom at rowAt.
 	tracked bool
