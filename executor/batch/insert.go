@@ -89,7 +89,7 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			// in a large statement, it goes with the epoch's other new keys
 			// as blocks.
 			if fresh {
-				err = tbl.InsertFresh(row, w.run)
+				err = tbl.InsertFreshKeyed(probe.key(i), row, w.run)
 			} else {
 				err = tbl.InsertKeyed(probe.key(i), row)
 			}

@@ -479,6 +479,12 @@ func (c *Coordinator) inject() (*round, error) {
 // before every actor reported it returns errAbandoned, r unfinished.
 func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 	prev := r.prev
+	// The epoch's fresh rows are sealed while its actors work on the barrier
+	// (the tables' writes and the actors' are apart in the batch).
+	for _, j := range r.seal {
+		j.Write(r.writes)
+	}
+	r.seal = nil
 	if err := c.collect(r.b, r.expect, r.writes, abandon); err != nil {
 		if errors.Is(err, errAbandoned) {
 			return err
@@ -486,10 +492,6 @@ func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 		c.fail(prev, err)
 		return err
 	}
-	for _, j := range r.seal {
-		j.Write(r.writes)
-	}
-	r.seal = nil
 	if err := c.kv.Commit(c.runCtx, prev, r.writes); err != nil {
 		err = fmt.Errorf("commit epoch %d: %w", prev, err)
 		c.fail(prev, err)

@@ -247,9 +247,18 @@ func (t *Table) InsertFresh(row []types.Datum, run uint32) error {
 		return err
 	}
 	t.keyBuf = t.rowKey(t.keyBuf[:0], row)
+	return t.InsertFreshKeyed(t.keyBuf, row, run)
+}
+
+// InsertFreshKeyed is InsertFresh of a row whose key the caller has encoded
+// already (RowKey of row).
+func (t *Table) InsertFreshKeyed(key []byte, row []types.Datum, run uint32) error {
+	if err := t.checkRow(row); err != nil {
+		return err
+	}
 	t.valBuf = codec.EncodeRow(t.valBuf[:0], t.schema.Types, row)
-	t.cur.entries[t.cur.put(t.keyBuf, t.valBuf, false, t.schema.Blocks)].run = run
-	t.wroteRow(t.keyBuf, row)
+	t.cur.entries[t.cur.put(key, t.valBuf, false, t.schema.Blocks)].run = run
+	t.wroteRow(key, row)
 	return nil
 }
 
