@@ -45,7 +45,25 @@ type localAggExec struct {
 	row     []types.Datum
 	outQ    []Message
 	wmOut   map[int]int // group input column -> output column, for watermarks
+	// spread says the groups barely repeat: the last send had nearly as many
+	// groups as rows folded (spreadShare), so chunks go out as one partial
+	// row each (passThrough) instead of through the group map; every
+	// spreadSample-th chunk is folded again to measure anew.
+	spread bool
+	folded int // rows folded since the last send
+	passed int // chunks passed through since the last fold
 }
+
+// spreadMinRows is the fewest rows folded between two sends that tell
+// whether the groups repeat; 1/spreadShare the share of them that must fold
+// into a group already held for folding to go on (fewer: a partial row a row
+// costs the global phase at most 1/(spreadShare-1) more rows); spreadSample
+// how many chunks pass through between two folded to measure again.
+const (
+	spreadMinRows = 256
+	spreadShare   = 8
+	spreadSample  = 16
+)
 
 // localFn is one aggregate's partial computation.
 type localFn struct {
@@ -187,6 +205,11 @@ func (e *localAggExec) Next(ctx context.Context) (Message, error) {
 		case m.Partial: // the snapshot readers' folds (fuseLocalAgg)
 			e.outQ = append(e.outQ, ChunkMsg(m.Chunk))
 		case m.Chunk != nil:
+			if e.spread && e.passed < spreadSample && e.passThrough(m.Chunk) {
+				e.passed++
+				continue
+			}
+			e.passed = 0
 			e.fold(m.Chunk)
 			if len(e.entries) > e.maxGroups {
 				e.send()
@@ -211,6 +234,7 @@ func (e *localAggExec) fold(c *types.Chunk) {
 		if !c.Visible(i) {
 			continue
 		}
+		e.folded++
 		sign := int64(1)
 		if !c.Op(i).IsInsert() {
 			sign = -1
@@ -246,6 +270,79 @@ func (e *localAggExec) fold(c *types.Chunk) {
 			e.sendCarry(g, c, i)
 		}
 	}
+}
+
+// passThrough queues c's visible rows as partial rows, one each (the group
+// columns copied, a column at a time), for a grouped aggregation whose groups
+// barely repeat. It reports false, queuing nothing, when a row retracts
+// math.MinInt64 from a sum (fold's carry handles it).
+func (e *localAggExec) passThrough(c *types.Chunk) bool {
+	if len(e.groupBy) == 0 {
+		return false
+	}
+	n := c.Len()
+	for _, f := range e.aggs {
+		if !f.sum {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			if c.Visible(i) && !c.Op(i).IsInsert() && f.counts(c, i) && c.Cols[f.arg].I64[i] == math.MinInt64 {
+				return false
+			}
+		}
+	}
+	rows := c.NumVisible()
+	if rows == 0 {
+		return true
+	}
+	out := types.NewChunk(e.outTypes, rows)
+	k := len(e.groupBy)
+	for j, col := range e.groupBy {
+		if c.Vis == nil {
+			out.Cols[j].AppendRange(&c.Cols[col], 0, n)
+			continue
+		}
+		for i := 0; i < n; i++ {
+			if c.Vis[i] {
+				out.Cols[j].AppendFrom(&c.Cols[col], i)
+			}
+		}
+	}
+	// The partials and the weight are integers, never NULL.
+	for j := k; j < len(out.Cols); j++ {
+		out.Cols[j].I64 = out.Cols[j].I64[:rows]
+		out.Cols[j].Nulls = out.Cols[j].Nulls[:rows]
+	}
+	weight := out.Cols[len(out.Cols)-1].I64
+	r := 0
+	for i := 0; i < n; i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		sign := int64(1)
+		if !c.Op(i).IsInsert() {
+			sign = -1
+		}
+		weight[r] = sign
+		for _, f := range e.aggs {
+			cnt := out.Cols[k+f.col].I64
+			if !f.counts(c, i) {
+				cnt[r] = 0
+				if f.sum {
+					out.Cols[k+f.col+1].I64[r] = 0
+				}
+				continue
+			}
+			cnt[r] = sign
+			if f.sum {
+				out.Cols[k+f.col+1].I64[r] = sign * c.Cols[f.arg].I64[i]
+			}
+		}
+		r++
+	}
+	out.SetLen(rows)
+	e.outQ = append(e.outQ, ChunkMsg(out))
+	return true
 }
 
 // sendCarry sends g (holding row i of c, a retraction of math.MinInt64 from
@@ -354,6 +451,10 @@ func (e *localAggExec) send() {
 		e.sendEntry(&e.simple)
 		return
 	}
+	if e.folded >= spreadMinRows {
+		e.spread = len(e.entries)*spreadShare > e.folded*(spreadShare-1)
+	}
+	e.folded = 0
 	for j := range e.entries {
 		e.sendEntry(&e.entries[j])
 	}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -142,5 +143,67 @@ func TestLocalAggGroupBound(t *testing.T) {
 	}
 	if got := localRun(t, e, src); got != "1 1 1" {
 		t.Fatalf("at the barrier: %q", got)
+	}
+}
+
+// TestLocalAggPassThrough: once a send finds about as many groups as rows
+// folded, chunks go out as one partial row each, with the partials fold
+// would give that row alone (a retraction, a NULL argument, an invisible row
+// skipped); every spreadSample-th chunk is folded again, and when its groups
+// repeat folding goes on.
+func TestLocalAggPassThrough(t *testing.T) {
+	in := []types.T{types.TInt64, types.TInt64, types.TInt32}
+	e, src := newLocal(t, in, []int{1}, agCall(t, in, "count", false, -1), agCall(t, in, "sum", false, -1, 2))
+	rows := func(from, n int, group func(i int) int) string {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "+ %d %d %d\n", i, group(i), i%7)
+		}
+		return b.String()
+	}
+	distinct := func(i int) int { return i }
+	// 300 rows, 300 groups: the groups do not repeat.
+	if got := localRun(t, e, src, ChunkMsg(agParse(t, in, rows(0, 300, distinct)))); strings.Count(got, "\n")+1 != 300 {
+		t.Fatalf("the first epoch sent %d partial rows, want 300", strings.Count(got, "\n")+1)
+	}
+	if !e.spread {
+		t.Fatal("300 groups of 300 rows: not spread")
+	}
+	got := localRun(t, e, src, ChunkMsg(agParse(t, in, `
+		+ 1 10 5
+		- 2 10 3
+		+ 3 10 NULL
+		!+ 4 10 9
+		U- 5 20 4
+		U+ 5 20 6`)))
+	want := strings.Join([]string{
+		"10 1 1 5 1",
+		"10 -1 -1 -3 -1",
+		"10 1 0 0 1",
+		"20 -1 -1 -4 -1",
+		"20 1 1 6 1",
+	}, "\n")
+	if got != want {
+		t.Fatalf("passed through:\n%s\nwant:\n%s", got, want)
+	}
+	if e.passed != 1 {
+		t.Fatalf("%d chunks passed through, want 1", e.passed)
+	}
+	// Chunks of ten groups repeating: the sampled chunk folds them, and the
+	// next send ends the pass-through.
+	var msgs []Message
+	for k := range spreadSample {
+		msgs = append(msgs, ChunkMsg(agParse(t, in, rows(1000+k*300, 300, func(i int) int { return i % 10 }))))
+	}
+	got = localRun(t, e, src, msgs...)
+	if n := strings.Count(got, "\n") + 1; n != (spreadSample-1)*300+10 {
+		t.Fatalf("sent %d partial rows, want %d passed through and 10 folded", n, (spreadSample-1)*300)
+	}
+	if e.spread {
+		t.Fatal("300 rows of 10 groups folded: still spread")
+	}
+	got = localRun(t, e, src, ChunkMsg(agParse(t, in, rows(9000, 300, func(i int) int { return i % 10 }))))
+	if n := strings.Count(got, "\n") + 1; n != 10 {
+		t.Fatalf("after the pass-through ended: %d partial rows, want 10", n)
 	}
 }
