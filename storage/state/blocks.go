@@ -1184,17 +1184,16 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			j.free[v] = append(j.free[v], keyGap{first, last})
 		}
 		j.noBlockFrom[rows[start].vnode] = t.blockFrom[rows[start].vnode]
-		// A block over the run spans the keys between its rows too: no key gap may keep any.
-		t.narrowKeyGapsSpan(int(rows[start].vnode), first, last)
+		// Its rows may be written as rows, and a block over them spans the keys between them
+		// too: no gap keeps any of the range.
+		t.narrowGapsSpan(int(rows[start].vnode), first, last)
 		start = end
 	}
 	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
-	// over each vnode's greatest (rows are in key order).
+	// over each vnode's greatest (rows are in key order; the gaps are narrowed above).
 	for i, r := range rows {
 		if i+1 == len(rows) || rows[i+1].vnode != r.vnode {
 			t.wrote(r.key, true)
-		} else {
-			t.narrowGaps(vnodeOf(r.key), r.key)
 		}
 	}
 	for _, r := range asRows {
@@ -1613,22 +1612,37 @@ func (t *Table) narrowKeyGaps(v int, key string) {
 	}
 }
 
-// narrowKeyGapsSpan takes [first, last] (keys of vnode v, a block's range the table may
-// write) out of the vnode's key gaps: a gap that meets it keeps only what lies above last (the
-// one holding last, or beginning inside the range).
-func (t *Table) narrowKeyGapsSpan(v int, first, last string) {
+// narrowGapsSpan takes [first, last] (keys of vnode v: a seal job's run, whose rows it writes
+// as rows, or as blocks that span the keys between them too) out of the vnode's row gap and key
+// gaps: a gap that meets it keeps only what lies above last.
+func (t *Table) narrowGapsSpan(v int, first, last string) {
+	if g, ok := t.rowGaps[v]; ok && g.from(last) && (g.hi == "" || first < g.hi) {
+		if !g.above(last) {
+			delete(t.rowGaps, v)
+		} else {
+			t.rowGaps[v] = g
+		}
+	}
 	if t.keyGaps == nil {
 		return
 	}
-	gs := t.keyGaps[v][:0]
-	for _, g := range t.keyGaps[v] {
-		meets := g.from(last) && (g.hi == "" || first < g.hi)
-		if meets && !g.above(last) {
-			continue
-		}
-		gs = append(gs, g)
+	// Key gaps are sorted and apart, each with its hi set: those meeting the range run from
+	// the first ending above first to the last starting at or below last.
+	gs := t.keyGaps[v]
+	i := sort.Search(len(gs), func(k int) bool { return gs[k].hi > first })
+	j := i
+	for j < len(gs) && gs[j].from(last) {
+		j++
 	}
-	t.keyGaps[v] = gs
+	if i == j {
+		return
+	}
+	n := i
+	if g := gs[j-1]; g.above(last) { // only the last may reach above last
+		gs[n] = g
+		n++
+	}
+	t.keyGaps[v] = append(gs[:n], gs[j:]...)
 }
 
 // noRowKeys is a store whose Get finds nothing (getRow's row-key read, for a
