@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,10 +26,14 @@ import (
 // with the simple protocol, as pgx does for a statement without arguments) or, in the
 // prepared mode, $n parameters bound to one prepared statement. Both systems run with fsync
 // off (Tributary: --fsync=false) unless --fsync is given. The goal is Tributary at least
-// PostgreSQL's plain-table rate, with and without the view.
+// PostgreSQL's plain-table rate, with and without the view. PostgreSQL's own rate moves with
+// the shared machine's phase (±25% between runs): --rounds N runs the whole comparison N times,
+// PostgreSQL's cases then Tributary's in each round, each ratio against the same round's
+// PostgreSQL, and sums up each case's ratios over the rounds.
 
 // ingestResult is one run: a system, a table kind, a client count and a statement mode.
 type ingestResult struct {
+	Round      int     `json:"round"`
 	System     string  `json:"system"`
 	Table      string  `json:"table"` // plain or view
 	Clients    int     `json:"clients"`
@@ -56,6 +61,7 @@ func (c ingestCase) String() string { return fmt.Sprintf("%s-%d-%s", c.table, c.
 func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	seconds := fs.Float64("seconds", 5, "measured seconds per run")
+	rounds := fs.Int("rounds", 1, "run the whole comparison this many times, PostgreSQL's cases then Tributary's in each, each ratio against its own round's PostgreSQL")
 	stmtRows := fs.Int("stmt-rows", 1000, "rows per INSERT statement")
 	clientList := fs.String("clients", "1,8", "connection counts; a comma-separated list runs each")
 	tableList := fs.String("tables", "plain,view", "plain (t alone) and/or view (t with one GROUP BY k materialized view)")
@@ -84,8 +90,8 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	if *seconds <= 0 || *stmtRows <= 0 || *stmtRows*3 > 65535 {
-		return errors.New("--seconds must be positive and --stmt-rows in 1..21845 (3 parameters a row, at most 65535)")
+	if *seconds <= 0 || *stmtRows <= 0 || *stmtRows*3 > 65535 || *rounds < 1 {
+		return errors.New("--seconds and --rounds must be positive and --stmt-rows in 1..21845 (3 parameters a row, at most 65535)")
 	}
 	measure := time.Duration(*seconds * float64(time.Second))
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -106,18 +112,66 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		}
 	}
 
+	srvArgs := strings.Fields(*serverArgs)
+	if !*fsync {
+		srvArgs = append([]string{"--fsync=false"}, srvArgs...)
+	}
+	o := ingestOptions{clients: clients, tables: tables, modes: modes, stmtRows: *stmtRows, measure: measure,
+		pg: !*noPG, fsync: *fsync, srvArgs: srvArgs, profileDir: *profileDir, traceDir: *traceDir}
 	var results []ingestResult
+	pgVersion := ""
+	for round := 1; round <= *rounds; round++ {
+		rs, version, err := ingestRound(ctx, e, o, round)
+		if err != nil {
+			if *rounds > 1 {
+				err = fmt.Errorf("round %d: %w", round, err)
+			}
+			return err
+		}
+		results, pgVersion = append(results, rs...), version
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Date     string          `json:"date"`
+			StmtRows int             `json:"stmt_rows"`
+			Seconds  float64         `json:"seconds"`
+			Postgres string          `json:"postgres_version,omitempty"`
+			Rounds   int             `json:"rounds"`
+			Results  []ingestResult  `json:"results"`
+			Summary  []ingestSummary `json:"summary,omitempty"`
+		}{time.Now().UTC().Format(time.RFC3339), *stmtRows, *seconds, pgVersion, *rounds, results, summarizeIngest(results)})
+	}
+	printIngest(out, results, *stmtRows, *seconds, pgVersion, *fsync, *rounds)
+	return nil
+}
+
+// ingestOptions are what every round of the comparison runs.
+type ingestOptions struct {
+	clients              []int
+	tables, modes        []string
+	stmtRows             int
+	measure              time.Duration
+	pg, fsync            bool
+	srvArgs              []string
+	profileDir, traceDir string
+}
+
+// ingestRound runs one round: PostgreSQL's cases (plain table; unless !o.pg) on a fresh
+// cluster, then Tributary's, each on a fresh server, their ratios against this round's
+// PostgreSQL. It returns the results and PostgreSQL's version.
+func ingestRound(ctx context.Context, e *env, o ingestOptions, round int) (results []ingestResult, pgVersion string, err error) {
 	pgRate := map[string]float64{} // by clients and mode
 	pgKey := func(clients int, mode string) string { return fmt.Sprintf("%d-%s", clients, mode) }
-	pgVersion := ""
-	if !*noPG {
+	if o.pg {
 		settings := pgSettings
-		if *fsync {
+		if o.fsync {
 			settings = append(settings[:len(settings):len(settings)], "fsync=on")
 		}
 		cluster, version, lerr := launchPostgres(ctx, e, settings, "fsync")
 		if lerr != nil {
-			return lerr
+			return nil, "", lerr
 		}
 		pgVersion = version
 		pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
@@ -131,12 +185,12 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 			}
 		}()
 		// PostgreSQL has no incrementally maintained view: its plain-table rate is the goal.
-		for _, n := range clients {
-			for _, mode := range modes {
-				fmt.Fprintf(os.Stderr, "bench: postgres, plain, %d clients, %s\n", n, mode)
-				r, err := runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, *stmtRows, measure, pgCPU)
+		for _, n := range o.clients {
+			for _, mode := range o.modes {
+				fmt.Fprintf(os.Stderr, "bench: round %d: postgres, plain, %d clients, %s\n", round, n, mode)
+				r, err := runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, o.stmtRows, o.measure, pgCPU)
 				if err != nil {
-					return fmt.Errorf("postgres %d clients %s: %w", n, mode, err)
+					return nil, "", fmt.Errorf("postgres %d clients %s: %w", n, mode, err)
 				}
 				pgRate[pgKey(n, mode)] = r.PerSec
 				results = append(results, r)
@@ -147,57 +201,20 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 		// writeback of its gigabytes of dirty pages would take their CPU and disk.
 		stopped = true
 		if err := cluster.Stop(); err != nil {
-			return fmt.Errorf("stop postgres: %w", err)
+			return nil, "", fmt.Errorf("stop postgres: %w", err)
 		}
 		if err := e.clearPostgres(cluster); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
-	srvArgs := strings.Fields(*serverArgs)
-	if !*fsync {
-		srvArgs = append([]string{"--fsync=false"}, srvArgs...)
-	}
-	for _, table := range tables {
-		for _, n := range clients {
-			for _, mode := range modes {
+	for _, table := range o.tables {
+		for _, n := range o.clients {
+			for _, mode := range o.modes {
 				c := ingestCase{table, n, mode}
-				// A fresh server per run: no run pays for another's data or compaction.
-				dir, err := e.subdir("tributary")
+				r, err := ingestTributary(ctx, e, o, c, round)
 				if err != nil {
-					return err
+					return nil, "", err
 				}
-				srv, err := startTributary(ctx, e.bin, dir, srvArgs)
-				if err != nil {
-					return err
-				}
-				var stopProfile func() error
-				if *profileDir != "" {
-					stopProfile = fetchProfile(ctx, srv.HTTPAddr, measure, filepath.Join(*profileDir, c.String()+".pprof"))
-				}
-				var stopTrace func() error
-				if *traceDir != "" {
-					stopTrace = fetchPprof(ctx, srv.HTTPAddr, "trace", measure/2+time.Second, filepath.Join(*traceDir, c.String()+".trace"))
-				}
-				fmt.Fprintf(os.Stderr, "bench: tributary, %s, %d clients, %s\n", table, n, mode)
-				r, rerr := runIngest(ctx, srv.DSN(), "tributary", c, *stmtRows, measure, func() (float64, error) { return procCPUSeconds(srv.Pid()) })
-				for _, stop := range []func() error{stopProfile, stopTrace} {
-					if stop != nil {
-						if perr := stop(); perr != nil && rerr == nil {
-							rerr = perr
-						}
-					}
-				}
-				if rerr != nil {
-					_ = srv.Stop() // the run's error is the one to report
-					return fmt.Errorf("tributary %s: %w", c, rerr)
-				}
-				if err := srv.Stop(); err != nil {
-					return err
-				}
-				if err := e.clearData(dir, "tributary"); err != nil { // the next run's as for PostgreSQL's
-					return err
-				}
-				r.ServerArgs = strings.Join(srvArgs, " ")
 				if pg := pgRate[pgKey(n, mode)]; pg > 0 {
 					r.RatioVsPG = r.PerSec / pg
 				}
@@ -205,19 +222,93 @@ func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 			}
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Date     string         `json:"date"`
-			StmtRows int            `json:"stmt_rows"`
-			Seconds  float64        `json:"seconds"`
-			Postgres string         `json:"postgres_version,omitempty"`
-			Results  []ingestResult `json:"results"`
-		}{time.Now().UTC().Format(time.RFC3339), *stmtRows, *seconds, pgVersion, results})
+	for i := range results {
+		results[i].Round = round
 	}
-	printIngest(out, results, *stmtRows, *seconds, pgVersion, *fsync)
-	return nil
+	return results, pgVersion, nil
+}
+
+// ingestTributary runs case c on a fresh server (a profile and a trace of it when asked: the
+// last round's overwrite the earlier ones').
+func ingestTributary(ctx context.Context, e *env, o ingestOptions, c ingestCase, round int) (ingestResult, error) {
+	// A fresh server per run: no run pays for another's data or compaction.
+	dir, err := e.subdir("tributary")
+	if err != nil {
+		return ingestResult{}, err
+	}
+	srv, err := startTributary(ctx, e.bin, dir, o.srvArgs)
+	if err != nil {
+		return ingestResult{}, err
+	}
+	var stopProfile func() error
+	if o.profileDir != "" {
+		stopProfile = fetchProfile(ctx, srv.HTTPAddr, o.measure, filepath.Join(o.profileDir, c.String()+".pprof"))
+	}
+	var stopTrace func() error
+	if o.traceDir != "" {
+		stopTrace = fetchPprof(ctx, srv.HTTPAddr, "trace", o.measure/2+time.Second, filepath.Join(o.traceDir, c.String()+".trace"))
+	}
+	fmt.Fprintf(os.Stderr, "bench: round %d: tributary, %s, %d clients, %s\n", round, c.table, c.clients, c.mode)
+	r, rerr := runIngest(ctx, srv.DSN(), "tributary", c, o.stmtRows, o.measure, func() (float64, error) { return procCPUSeconds(srv.Pid()) })
+	for _, stop := range []func() error{stopProfile, stopTrace} {
+		if stop != nil {
+			if perr := stop(); perr != nil && rerr == nil {
+				rerr = perr
+			}
+		}
+	}
+	if rerr != nil {
+		_ = srv.Stop() // the run's error is the one to report
+		return ingestResult{}, fmt.Errorf("tributary %s: %w", c, rerr)
+	}
+	if err := srv.Stop(); err != nil {
+		return ingestResult{}, err
+	}
+	if err := e.clearData(dir, "tributary"); err != nil { // the next run's as for PostgreSQL's
+		return ingestResult{}, err
+	}
+	r.ServerArgs = strings.Join(o.srvArgs, " ")
+	return r, nil
+}
+
+// ingestSummary is one Tributary case over every round: its ratios to PostgreSQL (each against
+// its own round's) and its rows/s.
+type ingestSummary struct {
+	Table     string    `json:"table"`
+	Clients   int       `json:"clients"`
+	Mode      string    `json:"mode"`
+	Ratios    []float64 `json:"ratios_vs_postgres_plain"` // in round order
+	MinRatio  float64   `json:"min_ratio"`
+	MedRatio  float64   `json:"median_ratio"`
+	MaxRatio  float64   `json:"max_ratio"`
+	MedPerSec float64   `json:"median_rows_per_sec"`
+}
+
+// summarizeIngest sums up each Tributary case that has ratios, in the order of its first result.
+func summarizeIngest(results []ingestResult) []ingestSummary {
+	var out []ingestSummary
+	at := map[ingestCase]int{}
+	var rates [][]float64
+	for _, r := range results {
+		if r.System != "tributary" || r.RatioVsPG <= 0 {
+			continue
+		}
+		c := ingestCase{r.Table, r.Clients, r.Mode}
+		i, ok := at[c]
+		if !ok {
+			i = len(out)
+			at[c] = i
+			out = append(out, ingestSummary{Table: c.table, Clients: c.clients, Mode: c.mode})
+			rates = append(rates, nil)
+		}
+		out[i].Ratios = append(out[i].Ratios, r.RatioVsPG)
+		rates[i] = append(rates[i], r.PerSec)
+	}
+	for i := range out {
+		out[i].MinRatio, out[i].MaxRatio = slices.Min(out[i].Ratios), slices.Max(out[i].Ratios)
+		out[i].MedRatio, out[i].MedPerSec = median(out[i].Ratios), median(rates[i])
+	}
+	return out
 }
 
 // oneOf splits a comma-separated flag value and checks each item is one of allowed.
@@ -237,7 +328,7 @@ func oneOf(flagName, list string, allowed ...string) ([]string, error) {
 	return out, nil
 }
 
-func printIngest(out io.Writer, results []ingestResult, stmtRows int, seconds float64, pgVersion string, fsync bool) {
+func printIngest(out io.Writer, results []ingestResult, stmtRows int, seconds float64, pgVersion string, fsync bool, rounds int) {
 	sync := "off"
 	if fsync {
 		sync = "on"
@@ -248,15 +339,30 @@ func printIngest(out io.Writer, results []ingestResult, stmtRows int, seconds fl
 		fmt.Fprintf(out, "PostgreSQL %s; ratio is rows/s over PostgreSQL's into the plain table with the same clients and mode\n", pgVersion)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\ttable\tclients\tmode\trows/s\tvs PostgreSQL\tserver CPU µs/row\trows checked\t")
+	fmt.Fprintln(tw, "round\tsystem\ttable\tclients\tmode\trows/s\tvs PostgreSQL\tserver CPU µs/row\trows checked\t")
 	for _, r := range results {
 		ratio := "-"
 		if r.RatioVsPG > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.RatioVsPG)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%.2f\t%d\t\n", r.System, r.Table, r.Clients, r.Mode, r.PerSec, ratio, r.CPUPerRow, r.Rows)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%.0f\t%s\t%.2f\t%d\t\n", r.Round, r.System, r.Table, r.Clients, r.Mode, r.PerSec, ratio, r.CPUPerRow, r.Rows)
 	}
 	_ = tw.Flush() // errors of out surface on the caller's writes; nothing to recover
+	sums := summarizeIngest(results)
+	if rounds < 2 || len(sums) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nover %d rounds, each ratio against its own round's PostgreSQL:\n", rounds)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "table\tclients\tmode\tratios by round\tmin\tmedian\tmax\tmedian rows/s\t")
+	for _, m := range sums {
+		var rs []string
+		for _, x := range m.Ratios {
+			rs = append(rs, fmt.Sprintf("%.2f", x))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%.2fx\t%.0f\t\n", m.Table, m.Clients, m.Mode, strings.Join(rs, " "), m.MinRatio, m.MedRatio, m.MaxRatio, m.MedPerSec)
+	}
+	_ = tw.Flush()
 }
 
 // ingestValue is row id's text column: a short text, a quote in every 100th.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -53,5 +54,27 @@ func TestIngestSmall(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSummarizeIngest: each Tributary case's ratios, in round order, with their least,
+// median and greatest, and its median rows/s; PostgreSQL's rows and runs without a ratio
+// (--no-pg) are left out.
+func TestSummarizeIngest(t *testing.T) {
+	var results []ingestResult
+	for round, ratios := range [][2]float64{{0.9, 1.2}, {1.1, 1.4}, {0.8, 1.3}} {
+		results = append(results,
+			ingestResult{Round: round + 1, System: "postgres", Table: "plain", Clients: 1, Mode: "prepared", PerSec: 500},
+			ingestResult{Round: round + 1, System: "tributary", Table: "view", Clients: 1, Mode: "prepared", PerSec: 500 * ratios[0], RatioVsPG: ratios[0]},
+			ingestResult{Round: round + 1, System: "tributary", Table: "plain", Clients: 8, Mode: "literal", PerSec: 500 * ratios[1], RatioVsPG: ratios[1]},
+			ingestResult{Round: round + 1, System: "tributary", Table: "plain", Clients: 1, Mode: "literal", PerSec: 700})
+	}
+	got := summarizeIngest(results)
+	want := []ingestSummary{
+		{Table: "view", Clients: 1, Mode: "prepared", Ratios: []float64{0.9, 1.1, 0.8}, MinRatio: 0.8, MedRatio: 0.9, MaxRatio: 1.1, MedPerSec: 450},
+		{Table: "plain", Clients: 8, Mode: "literal", Ratios: []float64{1.2, 1.4, 1.3}, MinRatio: 1.2, MedRatio: 1.3, MaxRatio: 1.4, MedPerSec: 650},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("summary:\n got %+v\nwant %+v", got, want)
 	}
 }
