@@ -407,10 +407,23 @@ type round struct {
 var errAbandoned = errors.New("barrier round abandoned by its driver")
 
 // inject opens the next epoch and sends its barrier to every root.
-func (c *Coordinator) inject() (*round, error) {
+// A panic in it (the tables' fresh rows, an actor's launch) releases c.mu
+// and fails the coordinator (recovery rebuilds from the committed epoch):
+// left locked, every statement and barrier after it would wait forever.
+func (c *Coordinator) inject() (_ *round, err error) {
 	c.mu.Lock()
+	locked := true
+	defer func() {
+		if p := recover(); p != nil {
+			if locked {
+				c.mu.Unlock()
+			}
+			err = c.roundPanicked("injecting a barrier", c.epochNow(), p)
+		}
+	}()
 	if c.mu.stopped {
 		c.mu.Unlock()
+		locked = false
 		return nil, ErrStopped
 	}
 	injected := time.Now()
@@ -462,6 +475,7 @@ func (c *Coordinator) inject() (*round, error) {
 		}
 		if err := r.sendBarrier(b, c.stop, c.failedCh); err != nil {
 			c.mu.Unlock()
+			locked = false
 			err = fmt.Errorf("barrier %v to actor %d: %w", b, id, err)
 			c.fail(prev, c.firstActorError(err))
 			return nil, err
@@ -472,12 +486,35 @@ func (c *Coordinator) inject() (*round, error) {
 		delete(c.mu.actors, id)
 	}
 	c.mu.Unlock()
+	locked = false
 	return &round{b: b, prev: prev, injected: injected, expect: expect, writes: writes, seal: seal, stagedRows: stagedRows}, nil
+}
+
+// roundPanicked fails the coordinator from epoch on for a panic p while it
+// injected or finished an epoch (what), logging its stack, and returns the
+// error. c.mu must not be held.
+func (c *Coordinator) roundPanicked(what string, epoch uint64, p any) error {
+	c.cfg.Logger.Error("a barrier round panicked", "while", what, "panic", p, "stack", string(debug.Stack()))
+	err := fmt.Errorf("internal error while %s: %v", what, p)
+	c.fail(epoch, err)
+	return err
+}
+
+// epochNow is the open epoch.
+func (c *Coordinator) epochNow() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.epoch
 }
 
 // finish collects r's reports and commits its epoch. When abandon fires
 // before every actor reported it returns errAbandoned, r unfinished.
-func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
+func (c *Coordinator) finish(r *round, abandon <-chan struct{}) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = c.roundPanicked(fmt.Sprintf("committing epoch %d", r.prev), r.prev, p)
+		}
+	}()
 	prev := r.prev
 	// The epoch's fresh rows are sealed while its actors work on the barrier
 	// (the tables' writes and the actors' are apart in the batch).
@@ -516,10 +553,15 @@ func (c *Coordinator) finish(r *round, abandon <-chan struct{}) error {
 	done := time.Now()
 	c.cfg.Barriers.record(BarrierStat{Epoch: prev, Injected: r.injected, Committed: done, Latency: done.Sub(r.injected), ByWriter: r.byWriter})
 	c.collectGarbage(prev)
-	c.mu.Lock()
-	c.steerBackfillsLocked(done.Sub(r.injected))
-	c.mu.Unlock()
+	c.steerBackfills(done.Sub(r.injected))
 	return nil
+}
+
+// steerBackfills is steerBackfillsLocked under c.mu (released by a panic too).
+func (c *Coordinator) steerBackfills(latency time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steerBackfillsLocked(latency)
 }
 
 // maxSpareBatch is the most memory (bytes of keys and values) of a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -276,4 +277,82 @@ func TestStatementPanic(t *testing.T) {
 			}
 		}
 	})
+}
+
+// panicKV panics once, in its next Commit or MaxVersion, when armed with that name.
+type panicKV struct {
+	storage.KV
+	armed atomic.Pointer[string]
+}
+
+func (p *panicKV) trip(name string) {
+	if a := p.armed.Load(); a != nil && *a == name && p.armed.CompareAndSwap(a, nil) {
+		panic("a " + name + " bug")
+	}
+}
+
+func (p *panicKV) Commit(ctx context.Context, epoch uint64, b *storage.Batch) error {
+	p.trip("commit")
+	return p.KV.Commit(ctx, epoch, b)
+}
+
+func (p *panicKV) MaxVersion() uint64 {
+	p.trip("maxversion")
+	return p.KV.MaxVersion()
+}
+
+// TestRoundPanic: a panic while a statement's epoch is injected (under the
+// coordinator's lock) or committed fails the coordinator, as an error of the
+// round would: the statement gets the error, the lock is free, and the
+// statements after it fail at once with ErrRecovering (the server then
+// rebuilds from the committed epoch), instead of waiting forever on the lock
+// or on an epoch that never commits.
+func TestRoundPanic(t *testing.T) {
+	for _, where := range []string{"maxversion", "commit"} {
+		t.Run(where, func(t *testing.T) {
+			stores(t, func(t *testing.T, store storage.KV) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				kv := &panicKV{KV: store}
+				// No barrier of its own for a minute: the statement drives its epoch.
+				c := New(kv, Config{BarrierInterval: time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				c.AddTable(tbl.ID, tbl.ColumnTypes())
+				c.Start()
+				defer c.Stop()
+				if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
+					t.Fatal(err)
+				}
+				kv.armed.Store(&where)
+				err := func() (err error) {
+					defer func() {
+						if r := recover(); r != nil {
+							err = fmt.Errorf("the statement panicked: %v", r)
+						}
+					}()
+					return insert(ctx, c, [2]int64{2, 20})
+				}()
+				if !c.mu.TryLock() {
+					c.mu.Unlock() // for Stop
+					t.Fatalf("the round's panic left the coordinator locked (the statement returned %v)", err)
+				}
+				c.mu.Unlock()
+				if err == nil || !strings.Contains(err.Error(), "a "+where+" bug") || strings.Contains(err.Error(), "panicked:") {
+					t.Fatalf("the statement whose round panicked returned %v", err)
+				}
+				if c.Failed() == nil {
+					t.Fatal("the coordinator did not fail")
+				}
+				done := make(chan error, 1)
+				go func() { done <- insert(ctx, c, [2]int64{3, 30}) }()
+				select {
+				case err := <-done:
+					if !errors.Is(err, ErrRecovering) {
+						t.Fatalf("the statement after the panic returned %v, want ErrRecovering", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the statement after the panic did not return in 10 s")
+				}
+			})
+		})
+	}
 }
