@@ -117,6 +117,53 @@ func (m *keyModel) statement(round int, ask []int64, snapshot uint64, del func()
 	m.tb.Flush(m.epoch, &m.open)
 }
 
+// runSessions runs 300 statements of eight sessions: each asks 20 to 79 ascending ids from a
+// range of its own (next gives the id after one) and up to three ids inserted before (stored,
+// deleted or pending, in gaps or not), some statements sharing an epoch (group commit), a
+// third of the keys found deleted. It commits the last epoch, requires the table to store the
+// model's keys and no other, and returns how many keys the statements checked.
+func (m *keyModel) runSessions(rng *rand.Rand, next func(id int64) int64) int {
+	m.t.Helper()
+	const sessions = 8
+	at := make([]int64, sessions) // each session's last id
+	for s := range at {
+		at[s] = int64(s) * 1_000_000
+	}
+	checks := 0
+	for round := 0; round < 300; round++ {
+		s := rng.IntN(sessions)
+		var ask []int64
+		for range 20 + rng.IntN(60) {
+			at[s] = next(at[s])
+			ask = append(ask, at[s])
+		}
+		for range rng.IntN(4) {
+			if len(m.ids) > 0 {
+				ask = append(ask, m.ids[rng.IntN(len(m.ids))])
+			}
+		}
+		checks += len(ask)
+		m.statement(round, ask, m.kv.CommittedEpoch(), func() bool { return rng.IntN(3) == 0 })
+		if rng.IntN(3) > 0 {
+			m.commit()
+		}
+	}
+	m.commit()
+	var keys [][]byte
+	var want []bool
+	for _, id := range m.ids {
+		keys, want = append(keys, m.key(id)), append(want, m.model[id])
+	}
+	found := make([]bool, len(keys))
+	if err := m.tb.StoredKeys(m.ctx, m.kv.CommittedEpoch(), keys, found); err != nil {
+		m.t.Fatal(err)
+	}
+	if !slices.Equal(found, want) {
+		m.t.Fatalf("seed %d: stored keys at the end differ from the model", m.seed)
+	}
+	return checks
+}
+
 // TestStoredKeysSessions: eight sessions insert ascending ids from ranges of
 // their own into one table with blocks, as 1000-row INSERTs from eight
 // connections do, some statements sharing an epoch (group commit), with
@@ -128,45 +175,7 @@ func TestStoredKeysSessions(t *testing.T) {
 		seed := testseed.For(t)
 		rng := rand.New(rand.NewPCG(seed, 3))
 		m := newKeyModel(t, kv, seed)
-		const sessions = 8
-		next := make([]int64, sessions) // each session's next id
-		for s := range next {
-			next[s] = int64(s) * 1_000_000
-		}
-		checks := 0
-		for round := 0; round < 300; round++ {
-			s := rng.IntN(sessions)
-			var ask []int64
-			for range 20 + rng.IntN(60) {
-				next[s] += 1 + rng.Int64N(3)
-				ask = append(ask, next[s])
-			}
-			// Keys inserted before (stored, deleted or pending), in gaps or not.
-			for range rng.IntN(4) {
-				if len(m.ids) > 0 {
-					ask = append(ask, m.ids[rng.IntN(len(m.ids))])
-				}
-			}
-			checks += len(ask)
-			m.statement(round, ask, kv.CommittedEpoch(), func() bool { return rng.IntN(3) == 0 })
-			if rng.IntN(3) > 0 {
-				m.commit()
-			}
-		}
-		m.commit()
-		// Every key of the model, and none other, is stored.
-		var keys [][]byte
-		var want []bool
-		for _, id := range m.ids {
-			keys, want = append(keys, m.key(id)), append(want, m.model[id])
-		}
-		found := make([]bool, len(keys))
-		if err := m.tb.StoredKeys(m.ctx, kv.CommittedEpoch(), keys, found); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(found, want) {
-			t.Fatalf("seed %d: stored keys at the end differ from the model", seed)
-		}
+		checks := m.runSessions(rng, func(id int64) int64 { return id + 1 + rng.Int64N(3) })
 		seeks := m.counted.seeks.Load()
 		t.Logf("%d key checks, %d seeks", checks, seeks)
 		// Without the gaps three checks in four seek (a session's next key lies
@@ -190,49 +199,15 @@ func TestStoredKeysFreshSessions(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		m := newKeyModel(t, kv, seed)
 		m.fresh = true
-		const sessions = 8
-		next := make([]int64, sessions)
-		for s := range next {
-			next[s] = int64(s) * 1_000_000
-		}
-		checks := 0
-		for round := 0; round < 300; round++ {
-			s := rng.IntN(sessions)
-			var ask []int64
-			for range 20 + rng.IntN(60) {
-				// Ids of 8 vnodes only: several a vnode, enough for blocks.
-				for {
-					next[s] += 1 + rng.Int64N(3)
-					if vnodeOf(m.key(next[s])) < 8 {
-						break
-					}
-				}
-				ask = append(ask, next[s])
-			}
-			for range rng.IntN(4) {
-				if len(m.ids) > 0 {
-					ask = append(ask, m.ids[rng.IntN(len(m.ids))])
+		// Ids of 8 vnodes only: several a vnode, enough for blocks.
+		checks := m.runSessions(rng, func(id int64) int64 {
+			for {
+				id += 1 + rng.Int64N(3)
+				if vnodeOf(m.key(id)) < 8 {
+					return id
 				}
 			}
-			checks += len(ask)
-			m.statement(round, ask, kv.CommittedEpoch(), func() bool { return rng.IntN(3) == 0 })
-			if rng.IntN(3) > 0 {
-				m.commit()
-			}
-		}
-		m.commit()
-		var keys [][]byte
-		var want []bool
-		for _, id := range m.ids {
-			keys, want = append(keys, m.key(id)), append(want, m.model[id])
-		}
-		found := make([]bool, len(keys))
-		if err := m.tb.StoredKeys(m.ctx, kv.CommittedEpoch(), keys, found); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(found, want) {
-			t.Fatalf("seed %d: stored keys at the end differ from the model", seed)
-		}
+		})
 		// A vnode's blocks never overlap: a key's block is the first ending at
 		// or after it.
 		var prev []byte
