@@ -1165,11 +1165,15 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		return nil
 	}
 	committed := t.kv.CommittedEpoch()
-	t.sealed = slices.DeleteFunc(t.sealed, func(s sealedBlock) bool { return s.epoch <= committed })
 	j := &SealJob{kv: t.kv, epoch: epoch, rows: rows, asRows: asRows, found: t.noteSealBound, gaps: &t.gaps}
-	for _, sb := range t.sealed {
-		v := vnodeOf(sb.first)
-		j.before[v] = append(j.before[v], sb)
+	if t.sealed == nil {
+		t.sealed = make([][]sealedBlock, codec.VnodeCount)
+	}
+	for v, sbs := range t.sealed {
+		if len(sbs) > 0 {
+			t.sealed[v] = slices.DeleteFunc(sbs, func(s sealedBlock) bool { return s.epoch <= committed })
+			j.before[v] = slices.Clone(t.sealed[v]) // the job may run on as the next prunes
+		}
 	}
 	// What the job may write as blocks, per vnode and run: the range of its rows.
 	for start := 0; start < len(rows); {
@@ -1178,9 +1182,9 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 			end++
 		}
 		first, last := rows[start].key, rows[end-1].key
-		t.sealed = append(t.sealed, sealedBlock{epoch: epoch, first: first, last: last})
+		v := rows[start].vnode
+		t.sealed[v] = append(t.sealed[v], sealedBlock{epoch: epoch, first: first, last: last})
 		if end-start >= minBlockRows && t.inFreeRange(first, last, epoch) {
-			v := rows[start].vnode
 			j.free[v] = append(j.free[v], keyGap{first, last})
 		}
 		j.noBlockFrom[rows[start].vnode] = t.blockFrom[rows[start].vnode]
@@ -1351,14 +1355,14 @@ func (t *Table) rewrittenKeys(epoch uint64) map[string]int {
 // written and not committed; when the store cannot tell, it says yes.
 func (j *SealJob) overlaps(first, last string) bool {
 	v := vnodeOf(first)
-	for _, r := range j.free[v] {
-		if r.lo <= first && last <= r.hi {
-			return false
-		}
-	}
 	for _, s := range j.before[v] {
 		if s.first <= last && first <= s.last {
 			return true
+		}
+	}
+	for _, r := range j.free[v] {
+		if r.lo <= first && last <= r.hi {
+			return false
 		}
 	}
 	if from := j.noBlockFrom[v]; from != "" && first >= from {
@@ -1520,6 +1524,20 @@ func (t *Table) abovePending(g *rowGap, upper string, epoch uint64) {
 		i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].key >= upper })
 		if i > 0 && g.from(l.entries[i-1].key) {
 			g.above(l.entries[i-1].key)
+		}
+	}
+	// The runs seal jobs took that the store does not hold at epoch: a block over one spans the
+	// keys between its rows too (the rows in the layers raised g only above the last one
+	// below upper), so g keeps only what lies above each run it meets.
+	if t.sealed == nil || len(g.lo) < codec.TablePrefixLen {
+		return
+	}
+	for _, sb := range t.sealed[vnodeOf(g.lo)] {
+		if sb.epoch < epoch || sb.epoch == epoch && epoch <= committed {
+			continue
+		}
+		if g.from(sb.last) && (upper == "" || sb.first < upper) {
+			g.above(sb.last)
 		}
 	}
 }

@@ -54,8 +54,9 @@ type Table struct {
 
 	cur    buffer   // writes of the current epoch
 	layers []*layer // flushed epochs not yet known committed, oldest first
-	// sealed are the key ranges SealJobs took whose epochs may not be committed yet.
-	sealed []sealedBlock
+	// sealed are, by vnode (nil: none), the key ranges SealJobs took whose epochs may not be
+	// committed yet.
+	sealed [][]sealedBlock
 	// blockCache holds, per vnode, the blocks point reads found last (findBlockCached).
 	blockCache map[int][]cachedBlock
 	// stagedAt is the last epoch Stage wrote into the store ahead of its commit: reads of what is
