@@ -315,9 +315,7 @@ func (s *Session) createTable(ctx context.Context, n *parser.CreateTable) (pgwir
 	// A CDC table returns once the copy is in, as CREATE MATERIALIZED VIEW
 	// does once its backfill is (background_ddl: at once). The DDL lock is
 	// released meanwhile.
-	s.eng.ddl.Unlock()
-	err = s.waitJob(ctx, rel, "table", nil)
-	s.eng.ddl.Lock()
+	err = s.eng.withoutDDLLock(func() error { return s.waitJob(ctx, rel, "table", nil) })
 	if err == nil {
 		if _, ok := s.eng.Catalog.ByID(rel.ID); !ok {
 			return nil, fmt.Errorf("create table %s: it was dropped while it copied", rel.Name)

@@ -245,3 +245,12 @@ func (e *Engine) withCoordinator(ctx context.Context, fn func(c *coordinator.Coo
 	}
 	return err
 }
+
+// withoutDDLLock runs fn with the DDL lock, which the caller holds, released, and takes it
+// again before returning, a panic in fn included: the caller's deferred unlock would
+// otherwise unlock an unlocked mutex, a fatal error no recover catches.
+func (e *Engine) withoutDDLLock(fn func() error) error {
+	e.ddl.Unlock()
+	defer e.ddl.Lock()
+	return fn()
+}

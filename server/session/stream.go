@@ -157,9 +157,7 @@ func (s *Session) startJob(ctx context.Context, rel *catalog.Relation, root plan
 	// Blocking DDL: return when the backfill has fed every existing row.
 	// Other DDL (an ALTER, a DROP) and the engine's recovery need not wait
 	// for it: the DDL lock is released meanwhile.
-	s.eng.ddl.Unlock()
-	err := s.waitJob(ctx, rel, noun, wait)
-	s.eng.ddl.Lock()
+	err := s.eng.withoutDDLLock(func() error { return s.waitJob(ctx, rel, noun, wait) })
 	if err == nil {
 		if _, ok := s.eng.Catalog.ByID(rel.ID); !ok {
 			return nil, fmt.Errorf("create %s %s: it was dropped while it backfilled", noun, rel.Name)
