@@ -308,7 +308,7 @@ func (e *localAggExec) passThrough(c *types.Chunk) bool {
 			}
 		}
 	}
-	// The partials and the weight are integers, never NULL.
+	// The partials and the weight are integers, never NULL, zero until set.
 	for j := k; j < len(out.Cols); j++ {
 		out.Cols[j].I64 = out.Cols[j].I64[:rows]
 		out.Cols[j].Nulls = out.Cols[j].Nulls[:rows]
@@ -325,15 +325,10 @@ func (e *localAggExec) passThrough(c *types.Chunk) bool {
 		}
 		weight[r] = sign
 		for _, f := range e.aggs {
-			cnt := out.Cols[k+f.col].I64
 			if !f.counts(c, i) {
-				cnt[r] = 0
-				if f.sum {
-					out.Cols[k+f.col+1].I64[r] = 0
-				}
 				continue
 			}
-			cnt[r] = sign
+			out.Cols[k+f.col].I64[r] = sign
 			if f.sum {
 				out.Cols[k+f.col+1].I64[r] = sign * c.Cols[f.arg].I64[i]
 			}

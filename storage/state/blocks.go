@@ -1187,10 +1187,10 @@ func (t *Table) TakeFresh(epoch uint64) *SealJob {
 		if end-start >= minBlockRows && t.inFreeRange(first, last, epoch) {
 			j.free[v] = append(j.free[v], keyGap{first, last})
 		}
-		j.noBlockFrom[rows[start].vnode] = t.blockFrom[rows[start].vnode]
+		j.noBlockFrom[v] = t.blockFrom[v]
 		// Its rows may be written as rows, and a block over them spans the keys between them
 		// too: no gap keeps any of the range.
-		t.narrowGapsSpan(int(rows[start].vnode), first, last)
+		t.narrowGapsSpan(int(v), first, last)
 		start = end
 	}
 	// Every fresh row may be written as a row, or into a block ending at it: the bounds rise
@@ -1616,23 +1616,10 @@ func (t *Table) addKeyGap(v int, lo, hi string, epoch uint64) {
 	t.keyGaps[v] = slices.Insert(gs, i, g)
 }
 
-// narrowKeyGaps takes key, a row key the table writes, out of vnode v's key
-// gaps: a gap holding it keeps only what lies above it (its lo rises, so the
-// gaps stay sorted and apart).
-func (t *Table) narrowKeyGaps(v int, key string) {
-	i := t.keyGapAt(v, key)
-	if i < 0 {
-		return
-	}
-	gs := t.keyGaps[v]
-	if g := &gs[i]; g.covers(key) && !g.above(key) {
-		t.keyGaps[v] = slices.Delete(gs, i, i+1)
-	}
-}
-
 // narrowGapsSpan takes [first, last] (keys of vnode v: a seal job's run, whose rows it writes
-// as rows, or as blocks that span the keys between them too) out of the vnode's row gap and key
-// gaps: a gap that meets it keeps only what lies above last.
+// as rows, or as blocks that span the keys between them too; or one key, narrowGaps) out of the
+// vnode's row gap and key gaps: a gap that meets it keeps only what lies above last (its lo
+// rises, so the key gaps stay sorted and apart).
 func (t *Table) narrowGapsSpan(v int, first, last string) {
 	if g, ok := t.rowGaps[v]; ok && g.from(last) && (g.hi == "" || first < g.hi) {
 		if !g.above(last) {
@@ -2106,16 +2093,7 @@ func (t *Table) wrote(key string, block bool) {
 // narrowGaps takes key, a row key of vnode v the table writes (or may write
 // as a row), out of the vnode's gaps: a row key at or below it may be stored
 // now, so a gap holding it keeps only what lies above it.
-func (t *Table) narrowGaps(v int, key string) {
-	t.narrowKeyGaps(v, key)
-	if g, ok := t.rowGaps[v]; ok && g.covers(key) {
-		if !g.above(key) {
-			delete(t.rowGaps, v)
-		} else {
-			t.rowGaps[v] = g
-		}
-	}
-}
+func (t *Table) narrowGaps(v int, key string) { t.narrowGapsSpan(v, key, key) }
 
 // scanEach calls fn with every key and value of kv in [lower, upper) at
 // epoch (valid during the call only).

@@ -33,7 +33,7 @@ func TestKeyGapsSortedApart(t *testing.T) {
 			}
 		} else {
 			k := rng.IntN(1100)
-			tbl.narrowKeyGaps(v, key(k))
+			tbl.narrowGaps(v, key(k))
 			written[k] = true
 		}
 		var gs []rowGap
