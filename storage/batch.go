@@ -91,6 +91,12 @@ func (b *Batch) Entry(i int) (key, value []byte, del bool) {
 	return key, b.buf[e.valOff : e.valOff+e.valLen : e.valOff+e.valLen], false
 }
 
+// Key returns entry i's key (Entry's first result).
+func (b *Batch) Key(i int) []byte {
+	e := &b.entries[i]
+	return b.buf[e.keyOff : e.keyOff+e.keyLen : e.keyOff+e.keyLen]
+}
+
 // Normalize sorts the entries by key and drops all but the last write of each key. KV implementations
 // call it in Commit; callers need not. A batch written as a few runs of ascending keys (each state
 // table's writes in key order, one table after another) is merged rather than sorted.

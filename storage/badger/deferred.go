@@ -334,20 +334,31 @@ func (s *Store) deferredGet(key []byte, epoch uint64, dst []byte) (_ []byte, ok,
 // before, whose search then finds its nodes in the CPU's caches, and brings a key's versions
 // together.
 func loadMerged(l *bdg.KVLoader, commits []deferredCommit, discard uint64) error {
-	m := newMerger(commits)
 	kv := &pb.KV{}
+	return mergeWindow(commits, discard, func(c *mergeCursor, epoch uint64) error {
+		key, value, del := c.batch.Entry(c.pos)
+		kv.Key, kv.Value, kv.Meta, kv.Version = key, value, nil, epoch
+		if del {
+			kv.Value, kv.Meta = nil, deleteMeta
+		}
+		if err := l.Set(kv); err != nil {
+			return fmt.Errorf("write entry %d at %d: %w", c.pos, epoch, err)
+		}
+		return nil
+	})
+}
+
+// mergeWindow calls fn with each of the commits' entries that loadMerged hands over, in key
+// order, each with its commit's epoch.
+func mergeWindow(commits []deferredCommit, discard uint64, fn func(c *mergeCursor, epoch uint64) error) error {
+	m := newMerger(commits, supersededByNext(commits, discard))
 	var last []byte  // the key of the last version handed over
 	covered := false // a version of last at or below discard was handed over
 	for c := m.top(); c != nil; c = m.pop() {
 		epoch := commits[c.commit].epoch
 		if same := bytes.Equal(c.key, last); !same || !covered {
-			key, value, del := c.batch.Entry(c.pos)
-			kv.Key, kv.Value, kv.Meta, kv.Version = key, value, nil, epoch
-			if del {
-				kv.Value, kv.Meta = nil, deleteMeta
-			}
-			if err := l.Set(kv); err != nil {
-				return fmt.Errorf("write entry %d at %d: %w", c.pos, epoch, err)
+			if err := fn(c, epoch); err != nil {
+				return err
 			}
 			last, covered = c.key, epoch <= discard
 		}
@@ -355,11 +366,52 @@ func loadMerged(l *bdg.KVLoader, commits []deferredCommit, discard uint64) error
 	return nil
 }
 
+// supersededByNext returns, for each commit but the last, a bit set of its entries whose key
+// the next commit writes too, when that commit is at or below discard (nil for the others):
+// loadMerged would leave them out. A state that every commit rewrites (a GROUP BY view's
+// rows) is most of a window's entries; a merge of two sorted batches finds them for about a
+// comparison each, and the window's merge then plays its matches (a full key comparison each,
+// every commit's version of the key tied on its head) only for the entries it hands over.
+func supersededByNext(commits []deferredCommit, discard uint64) [][]uint64 {
+	var sets [][]uint64
+	for i := 0; i+1 < len(commits); i++ {
+		if commits[i+1].epoch > discard {
+			break // epochs ascend: so are the later ones
+		}
+		a, b := commits[i].batch, commits[i+1].batch
+		var set []uint64
+		for x, y := 0, 0; x < a.Len() && y < b.Len(); {
+			switch c := bytes.Compare(a.Key(x), b.Key(y)); {
+			case c < 0:
+				x++
+			case c > 0:
+				y++
+			default:
+				if set == nil {
+					set = make([]uint64, (a.Len()+63)/64)
+				}
+				set[x/64] |= 1 << (x % 64)
+				x++
+				y++
+			}
+		}
+		if set != nil {
+			if sets == nil {
+				sets = make([][]uint64, len(commits))
+			}
+			sets[i] = set
+		}
+	}
+	return sets
+}
+
 // mergeCursor is a commit's batch's place in loadMerged: its entry pos, whose key is key
-// (head: its first 8 bytes, big endian, zeros past its end); done past its last entry.
+// (head: its first 8 bytes, big endian, zeros past its end); done past its last entry. It
+// skips the entries in skip (supersededByNext).
 type mergeCursor struct {
 	commit, pos int
 	batch       *storage.Batch
+	skip        []uint64
 	key         []byte
 	head        uint64
 	done        bool
@@ -368,6 +420,9 @@ type mergeCursor struct {
 // next moves c to its next entry.
 func (c *mergeCursor) next() {
 	c.pos++
+	for c.skip != nil && c.pos < c.batch.Len() && c.skip[c.pos/64]&(1<<(c.pos%64)) != 0 {
+		c.pos++
+	}
 	if c.pos >= c.batch.Len() {
 		c.done = true
 		return
@@ -391,11 +446,14 @@ type merger struct {
 	winner int
 }
 
-func newMerger(commits []deferredCommit) *merger {
+func newMerger(commits []deferredCommit, skip [][]uint64) *merger {
 	k := len(commits)
 	m := &merger{c: make([]mergeCursor, k), tree: make([]int, k)}
 	for i := range commits {
 		m.c[i] = mergeCursor{commit: i, batch: commits[i].batch, pos: -1}
+		if skip != nil {
+			m.c[i].skip = skip[i]
+		}
 		m.c[i].next()
 	}
 	m.winner = m.build(1)
