@@ -202,6 +202,9 @@ func (e *dmlExec) writeStreaming(ctx context.Context, tbl *state.Table) error {
 		if len(in.Cols) < len(e.rel.Columns) {
 			return types.Errorf(types.ErrInternal, "%s: input has %d columns, table %d", e.rel.Name, len(in.Cols), len(e.rel.Columns))
 		}
+		if lw, ok := e.w.(interface{ setLast(bool) }); ok {
+			lw.setLast(len(e.returning) == 0 && inputDone(e.in))
+		}
 		written, err := e.w.write(ctx, e.env, tbl, e.rel, in)
 		if err != nil {
 			return err
@@ -218,6 +221,13 @@ func (e *dmlExec) writeStreaming(ctx context.Context, tbl *state.Table) error {
 		e.written = types.NewChunk(e.in.Schema(), 0)
 	}
 	return nil
+}
+
+// inputDone reports whether in has yielded its last chunk (an input that
+// cannot tell: false).
+func inputDone(in Executor) bool {
+	d, ok := in.(interface{ done() bool })
+	return ok && d.done()
 }
 
 // next yields the next chunk of RETURNING rows, io.EOF after the last.

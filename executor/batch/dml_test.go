@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tributary/tributary/catalog"
@@ -238,4 +239,112 @@ func TestHiddenRowID(t *testing.T) {
 		Columns: []catalog.Column{{Name: "x", Type: types.TInt64}, {Name: catalog.RowIDColumn, Type: types.TInt64, Hidden: true}}}
 	db.mustExec(&plan.Insert{Table: rel, Input: values(t, "I I\n5 1\n5 2\nNULL 3")})
 	expectSet(t, db.scan(rel), "5 1\n5 2\nNULL 3")
+}
+
+// TestInsertSendEarly: a large INSERT (its new keys go as blocks) hands its rows to the
+// streaming jobs (TableSet.SendEarly) once every row is checked and before any is written, on
+// its last chunk and only when no RETURNING follows; a statement that fails a check (a key
+// stored, a key twice in one chunk or in two, NOT NULL) never hands them over and writes
+// nothing.
+func TestInsertSendEarly(t *testing.T) {
+	db, rel := newDB(t), testTable()
+	rowsText := func(from, n int, edit func(i int) string) string {
+		var b strings.Builder
+		b.WriteString("I T I")
+		for i := from; i < from+n; i++ {
+			line := fmt.Sprintf("%d r%d %d", i, i, i%7)
+			if edit != nil {
+				if e := edit(i); e != "" {
+					line = e
+				}
+			}
+			b.WriteString("\n" + line)
+		}
+		return b.String()
+	}
+	// run executes an INSERT of text with a SendEarly hook and returns how many times it
+	// was called and, at each call, the changes handed over and the rows already written.
+	run := func(text string, returning bool) (calls, sent, pending int, err error) {
+		t.Helper()
+		env := db.env()
+		env.Tables.CaptureChanges()
+		env.Tables.SetSendEarly(func() error {
+			calls++
+			for _, c := range env.Tables.TakeChanges() {
+				sent += c.Len()
+			}
+			tbl, err := env.Tables.Table(rel)
+			if err != nil {
+				return err
+			}
+			pending += tbl.PendingRows()
+			return nil
+		})
+		ins := &plan.Insert{Table: rel, Input: values(t, text)}
+		if returning {
+			ins.Returning, ins.RetOut = []expr.Expr{col(0, types.TInt64)}, fields(types.TInt64)
+		}
+		x, _, err := BuildDML(env, ins, nil, 0)
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		if _, err = collect(t, x); err != nil {
+			return calls, sent, pending, err
+		}
+		db.commit(env)
+		return calls, sent, pending, nil
+	}
+	if calls, sent, pending, err := run(rowsText(0, 600, nil), false); err != nil || calls != 1 || sent != 600 || pending != 0 {
+		t.Fatalf("600 rows: %d calls, %d rows sent, %d written before, %v", calls, sent, pending, err)
+	}
+	// Two chunks: handed over once, after the second is checked; the first chunk's rows
+	// are written by then.
+	if calls, sent, pending, err := run(rowsText(1000, 2000, nil), false); err != nil || calls != 1 || sent != 2000 || pending != types.DefaultChunkSize {
+		t.Fatalf("2000 rows: %d calls, %d rows sent, %d written before, %v", calls, sent, pending, err)
+	}
+	if calls, _, _, err := run(rowsText(5000, 600, nil), true); err != nil || calls != 0 {
+		t.Fatalf("600 rows with RETURNING: %d calls, %v", calls, err)
+	}
+	for _, c := range []struct {
+		name string
+		text string
+		kind error
+	}{
+		{"a stored key", rowsText(10000, 600, func(i int) string {
+			if i == 10599 {
+				return "599 x 1"
+			}
+			return ""
+		}), types.ErrUniqueViolation},
+		{"a key twice in a chunk", rowsText(10000, 600, func(i int) string {
+			if i == 10550 {
+				return "10030 x 1"
+			}
+			return ""
+		}), types.ErrUniqueViolation},
+		{"a key in two chunks", rowsText(10000, 2000, func(i int) string {
+			if i == 11900 {
+				return "10010 x 1"
+			}
+			return ""
+		}), types.ErrUniqueViolation},
+		{"NULL in the last row", rowsText(10000, 600, func(i int) string {
+			if i == 10599 {
+				return "10599 NULL 1"
+			}
+			return ""
+		}), types.ErrNotNullViolation},
+	} {
+		calls, _, _, err := run(c.text, false)
+		expectKind(t, err, c.kind)
+		if calls != 0 {
+			t.Errorf("%s: the rows were handed over", c.name)
+		}
+	}
+	got := db.scan(rel)
+	if len(got) != 600+2000+600 {
+		t.Fatalf("%d rows stored, want %d", len(got), 600+2000+600)
+	}
+	expectRows(t, db.scan(rel, lit(1999)), "1999 r1999 4")
+	expectRows(t, db.scan(rel, lit(10000)), "")
 }

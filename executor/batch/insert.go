@@ -1,8 +1,10 @@
 package batch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync/atomic"
 
@@ -23,7 +25,17 @@ type insertWriter struct {
 	touched map[string]bool
 	written int    // rows this statement wrote
 	run     uint32 // the statement's run of fresh rows (0: none yet)
+	// last says the chunk being written is the statement's last input and no
+	// RETURNING follows (dmlExec): nothing after its checks can fail, so its
+	// rows may go to the table's streaming jobs before they are written
+	// (writeFresh).
+	last bool
+	seen keySet // writeFresh: the keys of a block's rows checked so far
 }
+
+// setLast is dmlExec's word that the next chunk is the statement's last
+// and no RETURNING follows.
+func (w *insertWriter) setLast(last bool) { w.last = last }
 
 // insertRuns numbers statements' runs of fresh rows: a block holds one run's
 // rows, so two statements' keys in one epoch make blocks of their own, which
@@ -53,6 +65,9 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 	fresh := w.written+rows.Len() >= freshRows
 	if fresh && w.run == 0 {
 		w.run = insertRuns.Add(1) | 1<<31 // apart from 0 (unnamed) and most RunTags
+	}
+	if fresh && rel.OnConflict == "" {
+		return w.writeFresh(ctx, env, tbl, rel, rows)
 	}
 	recorded := 0 // rows before it are in the captured changes (plain inserts, recorded a block at a time)
 	for i := 0; i < rows.Len(); i++ {
@@ -85,15 +100,9 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 			if err := probe.check(env, tbl, rel, row, i); err != nil {
 				return nil, err
 			}
-			// The table holds no row with its key: in a table with blocks,
-			// in a large statement, it goes with the epoch's other new keys
-			// as blocks.
-			if fresh {
-				err = tbl.InsertFreshKeyed(probe.key(i), row, w.run)
-			} else {
-				err = tbl.InsertKeyed(probe.key(i), row)
-			}
-			if err != nil {
+			// The table holds no row with its key (a large statement's
+			// rows go as blocks: writeFresh).
+			if err := tbl.InsertKeyed(probe.key(i), row); err != nil {
 				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
 			}
 			w.written++
@@ -126,6 +135,107 @@ func (w *insertWriter) write(ctx context.Context, env *Env, tbl *state.Table, re
 		return out, nil
 	}
 	return rows, nil
+}
+
+// writeFresh is write of a large statement's rows, whose new keys go as
+// blocks (freshRows), a block of rows at a time in two passes: the first
+// checks each row (NOT NULL, no row with its key in the table's pending
+// writes or in the store, none among the block's rows before it), the second
+// writes them. After the first pass over the statement's last chunk the rows
+// go to the table's streaming jobs (TableSet.SendEarly): the jobs' actors
+// work on them while the second pass encodes and writes them into the
+// table, which cannot fail. The block's own keys are checked in a set of
+// its own (keySet), not through the table's pending writes: a row is put
+// there only once the whole block is checked.
+func (w *insertWriter) writeFresh(ctx context.Context, env *Env, tbl *state.Table, rel *catalog.Relation, rows *types.Chunk) (*types.Chunk, error) {
+	nc := len(rel.Columns)
+	var (
+		row   []types.Datum
+		probe keyProbe
+	)
+	for from := 0; from < rows.Len(); from += types.DefaultChunkSize {
+		to := min(from+types.DefaultChunkSize, rows.Len())
+		if err := checkCtx(ctx); err != nil {
+			return nil, err
+		}
+		// The input is all read (or never reads this table): what this
+		// statement wrote may move to storage (TableSet.MaybeSpill).
+		if err := env.Tables.MaybeSpill(); err != nil {
+			return nil, err
+		}
+		if err := probe.load(ctx, env, tbl, rel, rows, from, to); err != nil {
+			return nil, err
+		}
+		w.seen.reset(to - from)
+		for i := from; i < to; i++ {
+			row = rows.Row(i, row)[:nc]
+			if err := checkNotNull(rel, row); err != nil {
+				return nil, err
+			}
+			if err := probe.check(env, tbl, rel, row, i); err != nil {
+				return nil, err
+			}
+			if w.seen.add(probe.keys, i-from) {
+				return nil, uniqueViolation(rel, row)
+			}
+		}
+		env.Tables.recordInserts(rel, rows, from, to)
+		if w.last && to == rows.Len() {
+			if err := env.Tables.SendEarly(); err != nil {
+				return nil, err
+			}
+		}
+		for i := from; i < to; i++ {
+			row = rows.Row(i, row)[:nc]
+			if err := tbl.InsertFreshKeyed(probe.key(i), row, w.run); err != nil {
+				return nil, errorf("insert into %s: %w", rel.QualifiedName(), err)
+			}
+			w.written++
+		}
+	}
+	return rows, nil
+}
+
+// keySet is a set of a block's row keys by their position, for the
+// duplicates among them: an open-addressing table of positions, twice the
+// block's size.
+type keySet struct {
+	seed  maphash.Seed
+	slots []int32 // a position, or -1
+}
+
+// reset empties the set for a block of n keys.
+func (s *keySet) reset(n int) {
+	if s.seed == (maphash.Seed{}) {
+		s.seed = maphash.MakeSeed()
+	}
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(s.slots) < size {
+		s.slots = make([]int32, size)
+	}
+	s.slots = s.slots[:size]
+	for i := range s.slots {
+		s.slots[i] = -1
+	}
+}
+
+// add adds keys[i] and reports whether a key before it was equal (it is not
+// added then).
+func (s *keySet) add(keys [][]byte, i int) (dup bool) {
+	mask := uint64(len(s.slots) - 1)
+	for j := maphash.Bytes(s.seed, keys[i]) & mask; ; j = (j + 1) & mask {
+		k := s.slots[j]
+		if k < 0 {
+			s.slots[j] = int32(i)
+			return false
+		}
+		if bytes.Equal(keys[k], keys[i]) {
+			return true
+		}
+	}
 }
 
 // writeOnConflict is write under INSERT ... ON CONFLICT: a row whose key

@@ -31,6 +31,8 @@ type TableSet struct {
 	// spill, when set, is called by MaybeSpill once spillRows writes are pending.
 	spill     func() error
 	spillRows int
+	// sendEarly, when set, takes the changes captured so far (SendEarly).
+	sendEarly func() error
 	// extra holds raw writes (a sequence's reserved values) that commit with
 	// the rows (Put).
 	extra storage.Batch
@@ -40,6 +42,23 @@ type TableSet struct {
 // (nil fn: never). A DML statement's writer calls MaybeSpill between chunks,
 // so its owner can move the writes out of memory (Stage) as they grow.
 func (s *TableSet) SetSpill(rows int, fn func() error) { s.spill, s.spillRows = fn, rows }
+
+// SetSendEarly lets a statement's writer hand the changes captured so far to
+// fn (nil: never) once nothing it does after can fail (SendEarly): the
+// coordinator sends them to the tables' streaming jobs then, and fails the
+// epoch if the statement fails after all.
+func (s *TableSet) SetSendEarly(fn func() error) { s.sendEarly = fn }
+
+// SendEarly hands the captured changes to the function SetSendEarly set, if
+// any. A DML statement's writer calls it when the rest of the statement is
+// writes that cannot fail, so that the jobs work on the changes while it
+// writes them into the tables.
+func (s *TableSet) SendEarly() error {
+	if s.sendEarly == nil {
+		return nil
+	}
+	return s.sendEarly()
+}
 
 // MaybeSpill calls the spill function set by SetSpill when enough writes are pending.
 func (s *TableSet) MaybeSpill() error {

@@ -30,6 +30,9 @@ func newValues(env *Env, n *plan.Values) *valuesExec {
 
 func (e *valuesExec) Schema() []types.T { return e.ts }
 
+// done reports whether Next has yielded the last rows (inputDone).
+func (e *valuesExec) done() bool { return e.pos >= e.node.NumRows() }
+
 func (e *valuesExec) Next(ctx context.Context) (*types.Chunk, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err

@@ -60,7 +60,13 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 		staged = true
 		return nil
 	})
+	sentEarly := false
+	tables.SetSendEarly(func() error {
+		sentEarly = true
+		return c.sendChangesLocked(tables)
+	})
 	err := c.underLock(func() error { return fn(tables, c.kv.CommittedEpoch()) })
+	tables.SetSendEarly(nil)
 	tables.SetSpill(0, nil)
 	if gcPercent != -2 {
 		debug.SetGCPercent(gcPercent)
@@ -68,14 +74,16 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 	if err != nil {
 		tables.Discard()
 		c.mu.Unlock()
-		if staged {
-			// Part of the statement is in the store at epoch and its
+		if staged || sentEarly {
+			// Part of the statement is in the store at epoch or its
 			// changes went to the streaming jobs: the epoch cannot commit
 			// without it. Fail the epoch; recovery rebuilds the jobs from the
 			// last committed epoch, the store drops what was staged at the
 			// next commit, and the epoch's other statements are retried.
+			// (A statement sends its changes early only when nothing after
+			// can fail but a panic or a broken invariant.)
 			c.failOnce.Do(func() { close(c.failedCh) })
-			c.fail(epoch, fmt.Errorf("%w: a statement that had staged its writes in epoch %d failed: %v", ErrRecovering, epoch, err))
+			c.fail(epoch, fmt.Errorf("%w: a statement whose writes in epoch %d were staged or sent to the streaming jobs failed: %v", ErrRecovering, epoch, err))
 		}
 		return err
 	}

@@ -356,3 +356,60 @@ func TestRoundPanic(t *testing.T) {
 		})
 	}
 }
+
+// TestSendEarly: a large INSERT's rows reach the streaming job through the early hand-off
+// (batch.TableSet.SendEarly) and commit with the table's; a statement that fails after handing
+// its changes over fails the coordinator (the jobs hold them), as a staged one does: it gets
+// its error, the next statement ErrRecovering, and neither statement's rows are committed.
+func TestSendEarly(t *testing.T) {
+	stores(t, func(t *testing.T, kv storage.KV) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c := New(kv, Config{BarrierInterval: time.Minute, Parallelism: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		c.AddTable(tbl.ID, tbl.ColumnTypes())
+		if err := c.AddJob(ctx, mv.ID, copyJob(), JobOptions{Parallelism: 2, BackfillRate: -1}); err != nil {
+			t.Fatal(err)
+		}
+		c.Start()
+		defer c.Stop()
+		rows := make([][2]int64, 700)
+		for i := range rows {
+			rows[i] = [2]int64{int64(i), int64(10 * i)}
+		}
+		if err := insert(ctx, c, rows...); err != nil {
+			t.Fatal(err)
+		}
+		if got := mvRows(t, c); len(got) != 700 || got[699] != 6990 {
+			t.Fatalf("the job has %d rows after a 700-row INSERT (row 699: %d)", len(got), got[699])
+		}
+		bug := errors.New("a bug after the hand-off")
+		err := c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
+			env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
+			ins := &plan.Insert{Table: tbl, Input: &plan.Values{Rows: [][]expr.Expr{{expr.Literal(types.DInt(1000), types.TInt64), expr.Literal(types.DInt(1), types.TInt64)}}, Out: fields(tbl)}}
+			x, _, err := batch.BuildDML(env, ins, nil, 0)
+			if err != nil {
+				return err
+			}
+			defer x.Close()
+			if _, err := x.Next(ctx); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if err := tables.SendEarly(); err != nil {
+				return err
+			}
+			return bug
+		})
+		if !errors.Is(err, bug) {
+			t.Fatalf("the statement returned %v", err)
+		}
+		if c.Failed() == nil {
+			t.Fatal("the coordinator did not fail after a statement that had sent its changes failed")
+		}
+		if err := insert(ctx, c, [2]int64{2000, 1}); !errors.Is(err, ErrRecovering) {
+			t.Fatalf("the statement after returned %v, want ErrRecovering", err)
+		}
+		if got := relRows(t, c, tbl); len(got) != 700 {
+			t.Fatalf("the table has %d rows committed, want 700", len(got))
+		}
+	})
+}
