@@ -82,8 +82,12 @@ func (c *Coordinator) DML(ctx context.Context, fn func(tables *batch.TableSet, s
 			// next commit, and the epoch's other statements are retried.
 			// (A statement sends its changes early only when nothing after
 			// can fail but a panic or a broken invariant.)
+			what := "had staged its writes"
+			if !staged {
+				what = "had sent its changes to the streaming jobs"
+			}
 			c.failOnce.Do(func() { close(c.failedCh) })
-			c.fail(epoch, fmt.Errorf("%w: a statement whose writes in epoch %d were staged or sent to the streaming jobs failed: %v", ErrRecovering, epoch, err))
+			c.fail(epoch, fmt.Errorf("%w: a statement that %s in epoch %d failed: %v", ErrRecovering, what, epoch, err))
 		}
 		return err
 	}
