@@ -437,9 +437,6 @@ func (c *Coordinator) inject() (_ *round, err error) {
 		b.Mutation = stream.Mutations(c.mu.pending)
 	}
 	c.mu.pending = nil
-	// A connector's fresh rows: finish writes them (as blocks) into the
-	// epoch's batch, off c.mu.
-	seal := c.mu.tables.TakeFresh(prev)
 	// The epoch takes the open batch's memory (no copy of its writes); the
 	// next epoch's writes go into the batch an earlier epoch committed.
 	writes := new(storage.Batch)
@@ -485,6 +482,11 @@ func (c *Coordinator) inject() (_ *round, err error) {
 		delete(c.mu.roots, id)
 		delete(c.mu.actors, id)
 	}
+	// The tables' fresh rows of the epoch (a large INSERT's, a connector's):
+	// finish writes them (as blocks) into the epoch's batch, off c.mu. Taken
+	// after the barrier went out, so that the actors flush the epoch while
+	// they are gathered; still under c.mu, so that no later write joins them.
+	seal := c.mu.tables.TakeFresh(prev)
 	c.mu.Unlock()
 	locked = false
 	return &round{b: b, prev: prev, injected: injected, expect: expect, writes: writes, seal: seal, stagedRows: stagedRows}, nil
