@@ -1255,8 +1255,31 @@ func (j *SealJob) Write(b *storage.Batch) {
 			b.Put([]byte(r.key), r.value)
 		}
 	}
+	// A vnode's blocks go into the batch after its rows, whose keys sort before them: the
+	// job's writes are then one run of ascending keys, which the batch's Normalize merges
+	// with the epoch's other writes instead of sorting them all (a vnode's one-row runs
+	// between its blocks made as many runs as there were of them).
+	var blocks [][]freshRow // the vnode's parts that go as blocks, in key order
+	vnode := -1
+	putBlocks := func() {
+		for _, part := range blocks {
+			j.pks, j.values = j.pks[:0], j.values[:0]
+			for _, r := range part {
+				j.pks = append(j.pks, r.key[codec.TablePrefixLen:])
+				j.values = append(j.values, r.value)
+			}
+			last := part[len(part)-1].key
+			j.keyBuf = appendBlockKey(j.keyBuf[:0], []byte(last[:codec.TablePrefixLen]), []byte(last[codec.TablePrefixLen:]))
+			j.valBuf = appendBlock(j.valBuf[:0], j.epoch, j.pks, j.values)
+			b.Put(j.keyBuf, j.valBuf)
+		}
+		blocks = blocks[:0]
+	}
 	for len(rows) > 0 {
-		prefix := rows[0].key[:codec.TablePrefixLen]
+		if v := int(rows[0].vnode); v != vnode {
+			putBlocks()
+			vnode = v
+		}
 		n := 1
 		for n < len(rows) && sameRun(&rows[n], &rows[0]) {
 			n++
@@ -1292,17 +1315,11 @@ func (j *SealJob) Write(b *storage.Batch) {
 				asRows(part)
 				continue
 			}
-			j.pks, j.values = j.pks[:0], j.values[:0]
-			for _, r := range part {
-				j.pks = append(j.pks, r.key[codec.TablePrefixLen:])
-				j.values = append(j.values, r.value)
-			}
-			j.keyBuf = appendBlockKey(j.keyBuf[:0], []byte(prefix), []byte(last[codec.TablePrefixLen:]))
-			j.valBuf = appendBlock(j.valBuf[:0], j.epoch, j.pks, j.values)
-			b.Put(j.keyBuf, j.valBuf)
+			blocks = append(blocks, part)
 			j.gaps.took(first, last)
 		}
 	}
+	putBlocks()
 	asRows(j.asRows)
 	j.rows, j.asRows = nil, nil
 }
