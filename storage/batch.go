@@ -91,6 +91,19 @@ func (b *Batch) Entry(i int) (key, value []byte, del bool) {
 	return key, b.buf[e.valOff : e.valOff+e.valLen : e.valOff+e.valLen], false
 }
 
+// Append adds src's writes to b, in src's order.
+func (b *Batch) Append(src *Batch) {
+	b.Grow(len(src.buf), len(src.entries))
+	for i := range src.entries {
+		k, v, del := src.Entry(i)
+		if del {
+			b.Delete(k)
+		} else {
+			b.Put(k, v)
+		}
+	}
+}
+
 // Key returns entry i's key (Entry's first result).
 func (b *Batch) Key(i int) []byte {
 	e := &b.entries[i]

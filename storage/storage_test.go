@@ -262,3 +262,30 @@ func TestBatchCopyFrom(t *testing.T) {
 		t.Fatalf("entry 1: %q=%q del=%v", k, v, del)
 	}
 }
+
+// TestBatchAppend: Append adds another batch's writes after the batch's own, deletes
+// included, copying them (the source's later writes do not show).
+func TestBatchAppend(t *testing.T) {
+	var src, dst Batch
+	dst.Put([]byte("c"), []byte("0"))
+	src.Put([]byte("b"), []byte("1"))
+	src.Delete([]byte("a"))
+	dst.Append(&src)
+	src.Reset()
+	src.Put([]byte("b"), []byte("garbage"))
+	want := []struct {
+		k, v string
+		del  bool
+	}{{"c", "0", false}, {"b", "1", false}, {"a", "", true}}
+	if dst.Len() != len(want) {
+		t.Fatalf("%d entries, want %d", dst.Len(), len(want))
+	}
+	for i, w := range want {
+		if k, v, del := dst.Entry(i); string(k) != w.k || string(v) != w.v || del != w.del {
+			t.Fatalf("entry %d: %q=%q del=%v, want %q=%q del=%v", i, k, v, del, w.k, w.v, w.del)
+		}
+	}
+	if got := dst.Key(2); string(got) != "a" {
+		t.Fatalf("Key(2) = %q", got)
+	}
+}

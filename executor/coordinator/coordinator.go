@@ -626,7 +626,7 @@ func (c *Coordinator) collect(b *stream.Barrier, expect map[stream.ActorID]bool,
 				// (a copy's seal writes megabytes into it every epoch).
 				*writes = *r.Writes
 			default:
-				appendBatch(writes, r.Writes)
+				writes.Append(r.Writes)
 			}
 		}
 	}

@@ -141,7 +141,7 @@ func (c *Coordinator) spillRows() int {
 func (c *Coordinator) stageLocked(ctx context.Context, epoch uint64, tables *batch.TableSet, first bool) error {
 	b := new(storage.Batch)
 	if first {
-		appendBatch(b, &c.mu.batch)
+		b.Append(&c.mu.batch)
 		c.mu.batch.Reset()
 	}
 	tables.Stage(epoch, b)
@@ -264,7 +264,7 @@ func (c *Coordinator) WriteSinkRows(ctx context.Context, rel *catalog.Relation, 
 	}
 	epoch := c.mu.epoch
 	tables.Flush(epoch, &c.mu.batch)
-	appendBatch(&c.mu.batch, extra)
+	c.mu.batch.Append(extra)
 	delete(c.mu.fresh, rel.ID)
 	for id, changes := range tables.TakeChanges() {
 		if id != rel.ID {
@@ -297,18 +297,7 @@ func (c *Coordinator) Write(ctx context.Context, fn func(snapshot, epoch uint64,
 		c.mu.Unlock()
 		return 0, err
 	}
-	appendBatch(&c.mu.batch, &local)
+	c.mu.batch.Append(&local)
 	c.mu.Unlock()
 	return epoch, c.commitEpoch(ctx, epoch)
-}
-
-func appendBatch(dst, src *storage.Batch) {
-	for i := 0; i < src.Len(); i++ {
-		k, v, del := src.Entry(i)
-		if del {
-			dst.Delete(k)
-		} else {
-			dst.Put(k, v)
-		}
-	}
 }

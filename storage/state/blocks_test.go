@@ -953,7 +953,7 @@ func TestSealWritesAscending(t *testing.T) {
 		if blocks < 2 || rows < 2 {
 			t.Fatalf("%d blocks and %d rows written: the runs should leave rows between blocks", blocks, rows)
 		}
-		appendAll(b, sealed)
+		b.Append(sealed)
 		if err := kv.Commit(ctx, 1, b); err != nil {
 			t.Fatal(err)
 		}
@@ -964,16 +964,4 @@ func TestSealWritesAscending(t *testing.T) {
 			}
 		}
 	})
-}
-
-// appendAll appends src's writes to dst.
-func appendAll(dst, src *storage.Batch) {
-	for i := 0; i < src.Len(); i++ {
-		k, v, del := src.Entry(i)
-		if del {
-			dst.Delete(k)
-		} else {
-			dst.Put(k, v)
-		}
-	}
 }
