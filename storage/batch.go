@@ -84,7 +84,7 @@ func (b *Batch) Reset() {
 // point into the batch and stay valid until the next Put, Delete or Reset.
 func (b *Batch) Entry(i int) (key, value []byte, del bool) {
 	e := &b.entries[i]
-	key = b.buf[e.keyOff : e.keyOff+e.keyLen : e.keyOff+e.keyLen]
+	key = b.Key(i)
 	if e.del {
 		return key, nil, true
 	}

@@ -248,17 +248,16 @@ func TestHiddenRowID(t *testing.T) {
 // nothing.
 func TestInsertSendEarly(t *testing.T) {
 	db, rel := newDB(t), testTable()
-	rowsText := func(from, n int, edit func(i int) string) string {
+	// rowsText is rows from..from+n-1, row at given as line instead (at < 0: none).
+	rowsText := func(from, n, at int, line string) string {
 		var b strings.Builder
 		b.WriteString("I T I")
 		for i := from; i < from+n; i++ {
-			line := fmt.Sprintf("%d r%d %d", i, i, i%7)
-			if edit != nil {
-				if e := edit(i); e != "" {
-					line = e
-				}
+			if i == at {
+				b.WriteString("\n" + line)
+				continue
 			}
-			b.WriteString("\n" + line)
+			fmt.Fprintf(&b, "\n%d r%d %d", i, i, i%7)
 		}
 		return b.String()
 	}
@@ -294,15 +293,15 @@ func TestInsertSendEarly(t *testing.T) {
 		db.commit(env)
 		return calls, sent, pending, nil
 	}
-	if calls, sent, pending, err := run(rowsText(0, 600, nil), false); err != nil || calls != 1 || sent != 600 || pending != 0 {
+	if calls, sent, pending, err := run(rowsText(0, 600, -1, ""), false); err != nil || calls != 1 || sent != 600 || pending != 0 {
 		t.Fatalf("600 rows: %d calls, %d rows sent, %d written before, %v", calls, sent, pending, err)
 	}
 	// Two chunks: handed over once, after the second is checked; the first chunk's rows
 	// are written by then.
-	if calls, sent, pending, err := run(rowsText(1000, 2000, nil), false); err != nil || calls != 1 || sent != 2000 || pending != types.DefaultChunkSize {
+	if calls, sent, pending, err := run(rowsText(1000, 2000, -1, ""), false); err != nil || calls != 1 || sent != 2000 || pending != types.DefaultChunkSize {
 		t.Fatalf("2000 rows: %d calls, %d rows sent, %d written before, %v", calls, sent, pending, err)
 	}
-	if calls, _, _, err := run(rowsText(5000, 600, nil), true); err != nil || calls != 0 {
+	if calls, _, _, err := run(rowsText(5000, 600, -1, ""), true); err != nil || calls != 0 {
 		t.Fatalf("600 rows with RETURNING: %d calls, %v", calls, err)
 	}
 	for _, c := range []struct {
@@ -310,30 +309,10 @@ func TestInsertSendEarly(t *testing.T) {
 		text string
 		kind error
 	}{
-		{"a stored key", rowsText(10000, 600, func(i int) string {
-			if i == 10599 {
-				return "599 x 1"
-			}
-			return ""
-		}), types.ErrUniqueViolation},
-		{"a key twice in a chunk", rowsText(10000, 600, func(i int) string {
-			if i == 10550 {
-				return "10030 x 1"
-			}
-			return ""
-		}), types.ErrUniqueViolation},
-		{"a key in two chunks", rowsText(10000, 2000, func(i int) string {
-			if i == 11900 {
-				return "10010 x 1"
-			}
-			return ""
-		}), types.ErrUniqueViolation},
-		{"NULL in the last row", rowsText(10000, 600, func(i int) string {
-			if i == 10599 {
-				return "10599 NULL 1"
-			}
-			return ""
-		}), types.ErrNotNullViolation},
+		{"a stored key", rowsText(10000, 600, 10599, "599 x 1"), types.ErrUniqueViolation},
+		{"a key twice in a chunk", rowsText(10000, 600, 10550, "10030 x 1"), types.ErrUniqueViolation},
+		{"a key in two chunks", rowsText(10000, 2000, 11900, "10010 x 1"), types.ErrUniqueViolation},
+		{"NULL in the last row", rowsText(10000, 600, 10599, "10599 NULL 1"), types.ErrNotNullViolation},
 	} {
 		calls, _, _, err := run(c.text, false)
 		expectKind(t, err, c.kind)

@@ -50,27 +50,37 @@ func copyJob() plan.StreamNode {
 
 // insert runs INSERT INTO t VALUES (id, v)... through the coordinator's DML path.
 func insert(ctx context.Context, c *Coordinator, rows ...[2]int64) error {
+	ins := insertStmt(rows...)
+	return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
+		return runInsert(ctx, c, ins, tables, snapshot)
+	})
+}
+
+// insertStmt is the INSERT of rows (id, v) into tbl.
+func insertStmt(rows ...[2]int64) *plan.Insert {
 	vals := make([][]expr.Expr, len(rows))
 	for i, r := range rows {
 		vals[i] = []expr.Expr{expr.Literal(types.DInt(r[0]), types.TInt64), expr.Literal(types.DInt(r[1]), types.TInt64)}
 	}
-	ins := &plan.Insert{Table: tbl, Input: &plan.Values{Rows: vals, Out: fields(tbl)}}
-	return c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
-		env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
-		x, _, err := batch.BuildDML(env, ins, nil, 0)
-		if err != nil {
+	return &plan.Insert{Table: tbl, Input: &plan.Values{Rows: vals, Out: fields(tbl)}}
+}
+
+// runInsert runs ins as a statement's work in c.DML: on tables, reading at snapshot.
+func runInsert(ctx context.Context, c *Coordinator, ins *plan.Insert, tables *batch.TableSet, snapshot uint64) error {
+	env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
+	x, _, err := batch.BuildDML(env, ins, nil, 0)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	for {
+		if _, err := x.Next(ctx); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
 			return err
 		}
-		defer x.Close()
-		for {
-			if _, err := x.Next(ctx); err != nil {
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				return err
-			}
-		}
-	})
+	}
 }
 
 // mvRows reads the MV's rows at the committed epoch.

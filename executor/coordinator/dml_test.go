@@ -16,7 +16,6 @@ import (
 	"github.com/tributary/tributary/catalog"
 	"github.com/tributary/tributary/executor/batch"
 	"github.com/tributary/tributary/planner/plan"
-	"github.com/tributary/tributary/sql/expr"
 	"github.com/tributary/tributary/sql/types"
 	"github.com/tributary/tributary/storage"
 	"github.com/tributary/tributary/storage/badger"
@@ -225,20 +224,13 @@ func TestStatementPanic(t *testing.T) {
 		if err := insert(ctx, c, [2]int64{1, 10}); err != nil {
 			t.Fatal(err)
 		}
-		vals := [][]expr.Expr{{expr.Literal(types.DInt(2), types.TInt64), expr.Literal(types.DInt(20), types.TInt64)}}
-		ins := &plan.Insert{Table: tbl, Input: &plan.Values{Rows: vals, Out: fields(tbl)}}
+		ins := insertStmt([2]int64{2, 20})
 		statement := func(tables *batch.TableSet, snapshot uint64) error {
-			env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
-			x, _, err := batch.BuildDML(env, ins, nil, 0)
-			if err != nil {
-				return err
-			}
-			defer x.Close()
-			if _, err := x.Next(ctx); err != nil && !errors.Is(err, io.EOF) {
+			if err := runInsert(ctx, c, ins, tables, snapshot); err != nil {
 				return err
 			}
 			var rows []int
-			_ = rows[len(vals)] // the bug: an index out of range
+			_ = rows[len(ins.Input.(*plan.Values).Rows)] // the bug: an index out of range
 			return nil
 		}
 		err := func() (err error) {
@@ -384,14 +376,7 @@ func TestSendEarly(t *testing.T) {
 		}
 		bug := errors.New("a bug after the hand-off")
 		err := c.DML(ctx, func(tables *batch.TableSet, snapshot uint64) error {
-			env := &batch.Env{Store: c.kv, Epoch: snapshot, Tables: tables}
-			ins := &plan.Insert{Table: tbl, Input: &plan.Values{Rows: [][]expr.Expr{{expr.Literal(types.DInt(1000), types.TInt64), expr.Literal(types.DInt(1), types.TInt64)}}, Out: fields(tbl)}}
-			x, _, err := batch.BuildDML(env, ins, nil, 0)
-			if err != nil {
-				return err
-			}
-			defer x.Close()
-			if _, err := x.Next(ctx); err != nil && !errors.Is(err, io.EOF) {
+			if err := runInsert(ctx, c, insertStmt([2]int64{1000, 1}), tables, snapshot); err != nil {
 				return err
 			}
 			if err := tables.SendEarly(); err != nil {

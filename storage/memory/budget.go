@@ -99,8 +99,9 @@ func (b *Budget) Add(name string, budget, used func() int64) {
 }
 
 // Hold registers a consumer that does not shrink by itself (rw_memory lists it as Add does):
-// several times an interval (trimsPerCheck) Watch calls trim with its budget, which brings what the consumer holds back
-// under the budget when it is over, and reports what it held before and after.
+// several times an interval (trimsPerCheck) Watch calls trim with its budget, which brings
+// what the consumer holds back under the budget when it is over, and reports what it held
+// before and after.
 func (b *Budget) Hold(name string, budget int64, used func() int64, trim func(budget int64) (before, after int64, err error)) {
 	b.Add(name, func() int64 { return budget }, used)
 	b.mu.Lock()
