@@ -179,10 +179,14 @@ type Store struct {
 		entries int
 		bytes   int
 		pause   int // commits not to defer (reads had to write the deferred ones)
-		// seq counts the commits asked to wait (deferrable); forcedAt is seq at the last read
-		// that had to write the waiting ones, forced whether there was one.
-		seq, forcedAt uint64
-		forced        bool
+		// seq counts the commits asked to wait (deferrable); forced holds seq at the last
+		// pauseReads-1 reads that had to write the waiting ones (n of them so far; next: the
+		// oldest's place).
+		seq    uint64
+		forced struct {
+			at      [pauseReads - 1]uint64
+			n, next int
+		}
 		// index finds a key's newest version in a long window (built by the first point
 		// read that needs it, then kept up by each commit; nil again when the window goes).
 		index map[uint64]uint64

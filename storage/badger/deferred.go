@@ -24,10 +24,11 @@ import (
 // memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
 // barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Sync or
 // Close writes them first, or maxDeferred of them are waiting. When reads had to write them
-// twice within 2*maxDeferred commits, commits stop waiting for the next maxDeferred commits:
-// reads that follow every commit (scans, many sessions) gain nothing from the wait and would
-// write the batches while holding up the next statements; a lone read (a new view's backfill,
-// a query now and then) pauses nothing. A crash loses nothing: they are in the commit log,
+// pauseReads times within 2*maxDeferred commits, commits stop waiting for the next maxDeferred
+// commits: reads that follow every commit (scans, many sessions) gain nothing from the wait and
+// would write the batches while holding up the next statements; a lone read (a query now and
+// then) or a few in a row (a new view's backfill and the first statements after it) pause
+// nothing. A crash loses nothing: they are in the commit log,
 // which replays them at the next Open (a partial write of them included: the same versions
 // again).
 
@@ -36,6 +37,16 @@ const (
 	maxDeferred        = 64
 	maxDeferredEntries = 4096
 )
+
+// pauseReads is how many reads that had to write the deferred commits, within 2*maxDeferred
+// commits, pause them. Two were too few: a new view's backfill makes three at consecutive
+// commits (its read of the table's snapshot, its readers' vnode by vnode, its catch-up on the
+// changes since), the first INSERT after it a fourth (its key check learns the table's
+// blocks), and the pause then cost the 64 statements after CREATE MATERIALIZED VIEW twice
+// their time: each went into Badger on its own, the view's rows included, before it
+// returned. Reads that follow every commit lose little to the wait: each writes one commit,
+// as the commit would have.
+const pauseReads = 8
 
 // With NoSync every commit that goes through the commit log waits, whatever its size, in a
 // window of at most maxWindowCommits commits or windowBytes of batches (maxWindowBytes, or a
@@ -205,14 +216,16 @@ func (s *Store) applyDeferredFor(epoch uint64) error {
 		return storage.ErrClosed
 	}
 	if len(s.deferMu.commits) > 0 {
-		// Reads this frequent (another one had to write them within the last 2*maxDeferred
-		// commits) pause the windows; a lone read (a new view's backfill, a query now and
-		// then) leaves them be: 64 commits written straight into Badger cost a lone session
-		// 1-3 ms each.
-		if s.deferMu.forced && s.deferMu.seq-s.deferMu.forcedAt <= 2*maxDeferred {
+		// Reads this frequent (pauseReads of them had to write them within the last
+		// 2*maxDeferred commits) pause the windows; a lone read or a few leave them be: 64
+		// commits written straight into Badger cost a lone session 1-3 ms each.
+		f := &s.deferMu.forced
+		if f.n == len(f.at) && s.deferMu.seq-f.at[f.next] <= 2*maxDeferred {
 			s.deferMu.pause = maxDeferred
 		}
-		s.deferMu.forced, s.deferMu.forcedAt = true, s.deferMu.seq
+		f.at[f.next] = s.deferMu.seq
+		f.next = (f.next + 1) % len(f.at)
+		f.n = min(f.n+1, len(f.at))
 	}
 	return s.applyDeferredLocked()
 }
