@@ -26,10 +26,10 @@ import (
 // with the simple protocol, as pgx does for a statement without arguments) or, in the
 // prepared mode, $n parameters bound to one prepared statement. Both systems run with fsync
 // off (Tributary: --fsync=false) unless --fsync is given. The goal is Tributary at least
-// PostgreSQL's plain-table rate, with and without the view. PostgreSQL's own rate moves with
-// the shared machine's phase (±25% between runs): --rounds N runs the whole comparison N times,
-// PostgreSQL's cases then Tributary's in each round, each ratio against the same round's
-// PostgreSQL, and sums up each case's ratios over the rounds.
+// PostgreSQL's plain-table rate, with and without the view. Each client count and mode runs
+// PostgreSQL's plain table, then Tributary's tables right after, each ratio against that run:
+// either system's rate moves with the shared machine's phase (±30% within minutes). --rounds N
+// runs the whole comparison N times and sums up each case's ratios over the rounds.
 
 // ingestResult is one run: a system, a table kind, a client count and a statement mode.
 type ingestResult struct {
@@ -61,7 +61,7 @@ func (c ingestCase) String() string { return fmt.Sprintf("%s-%d-%s", c.table, c.
 func ingestMain(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	seconds := fs.Float64("seconds", 5, "measured seconds per run")
-	rounds := fs.Int("rounds", 1, "run the whole comparison this many times, PostgreSQL's cases then Tributary's in each, each ratio against its own round's PostgreSQL")
+	rounds := fs.Int("rounds", 1, "run the whole comparison this many times, each ratio against PostgreSQL's run just before it")
 	stmtRows := fs.Int("stmt-rows", 1000, "rows per INSERT statement")
 	clientList := fs.String("clients", "1,8", "connection counts; a comma-separated list runs each")
 	tableList := fs.String("tables", "plain,view", "plain (t alone) and/or view (t with one GROUP BY k materialized view)")
@@ -158,65 +158,30 @@ type ingestOptions struct {
 	profileDir, traceDir string
 }
 
-// ingestRound runs one round: PostgreSQL's cases (plain table; unless !o.pg) on a fresh
-// cluster, then Tributary's, each on a fresh server, their ratios against this round's
-// PostgreSQL. It returns the results and PostgreSQL's version.
+// ingestRound runs one round: for each client count and mode, PostgreSQL's plain table (unless
+// !o.pg) on a fresh cluster, stopped and removed, then Tributary's tables, each on a fresh
+// server, their ratios against that PostgreSQL run: each comparison's runs follow one another
+// within about 20 s, so that the shared machine's phase, which moves either system's rate by
+// ±30% within minutes, weighs on both alike. It returns the results and PostgreSQL's version.
 func ingestRound(ctx context.Context, e *env, o ingestOptions, round int) (results []ingestResult, pgVersion string, err error) {
-	pgRate := map[string]float64{} // by clients and mode
-	pgKey := func(clients int, mode string) string { return fmt.Sprintf("%d-%s", clients, mode) }
-	if o.pg {
-		settings := pgSettings
-		if o.fsync {
-			settings = append(settings[:len(settings):len(settings)], "fsync=on")
-		}
-		cluster, version, lerr := launchPostgres(ctx, e, settings, "fsync")
-		if lerr != nil {
-			return nil, "", lerr
-		}
-		pgVersion = version
-		pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
-		stopped := false
-		defer func() {
-			if stopped {
-				return
-			}
-			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
-				err = stopErr
-			}
-		}()
-		// PostgreSQL has no incrementally maintained view: its plain-table rate is the goal.
-		for _, n := range o.clients {
-			for _, mode := range o.modes {
-				fmt.Fprintf(os.Stderr, "bench: round %d: postgres, plain, %d clients, %s\n", round, n, mode)
-				r, err := runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, o.stmtRows, o.measure, pgCPU)
-				if err != nil {
-					return nil, "", fmt.Errorf("postgres %d clients %s: %w", n, mode, err)
-				}
-				pgRate[pgKey(n, mode)] = r.PerSec
-				results = append(results, r)
-			}
-		}
-		// Stopped, and its files written out and removed, before Tributary's runs: its
-		// background work on the rows it took (autovacuum, checkpoints) and the kernel's
-		// writeback of its gigabytes of dirty pages would take their CPU and disk.
-		stopped = true
-		if err := cluster.Stop(); err != nil {
-			return nil, "", fmt.Errorf("stop postgres: %w", err)
-		}
-		if err := e.clearPostgres(cluster); err != nil {
-			return nil, "", err
-		}
-	}
-	for _, table := range o.tables {
-		for _, n := range o.clients {
-			for _, mode := range o.modes {
-				c := ingestCase{table, n, mode}
-				r, err := ingestTributary(ctx, e, o, c, round)
+	for _, n := range o.clients {
+		for _, mode := range o.modes {
+			pgRate := 0.0
+			if o.pg {
+				r, version, err := ingestPostgres(ctx, e, o, n, mode, round)
 				if err != nil {
 					return nil, "", err
 				}
-				if pg := pgRate[pgKey(n, mode)]; pg > 0 {
-					r.RatioVsPG = r.PerSec / pg
+				pgVersion, pgRate = version, r.PerSec
+				results = append(results, r)
+			}
+			for _, table := range o.tables {
+				r, err := ingestTributary(ctx, e, o, ingestCase{table, n, mode}, round)
+				if err != nil {
+					return nil, "", err
+				}
+				if pgRate > 0 {
+					r.RatioVsPG = r.PerSec / pgRate
 				}
 				results = append(results, r)
 			}
@@ -226,6 +191,43 @@ func ingestRound(ctx context.Context, e *env, o ingestOptions, round int) (resul
 		results[i].Round = round
 	}
 	return results, pgVersion, nil
+}
+
+// ingestPostgres runs PostgreSQL's plain-table case (it has no incrementally maintained view:
+// its plain-table rate is the goal) with n clients in mode on a fresh cluster, which it stops
+// and removes after: its background work on the rows it took (autovacuum, checkpoints) and the
+// kernel's writeback of its gigabytes of dirty pages would take Tributary's CPU and disk.
+func ingestPostgres(ctx context.Context, e *env, o ingestOptions, n int, mode string, round int) (r ingestResult, version string, err error) {
+	settings := pgSettings
+	if o.fsync {
+		settings = append(settings[:len(settings):len(settings)], "fsync=on")
+	}
+	cluster, version, err := launchPostgres(ctx, e, settings, "fsync")
+	if err != nil {
+		return r, "", err
+	}
+	stopped := false
+	defer func() {
+		if stopped {
+			return
+		}
+		if stopErr := cluster.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	pgCPU := func() (float64, error) { return postmasterCPU(cluster.DataDir) }
+	fmt.Fprintf(os.Stderr, "bench: round %d: postgres, plain, %d clients, %s\n", round, n, mode)
+	if r, err = runIngest(ctx, cluster.DSN(), "postgres", ingestCase{"plain", n, mode}, o.stmtRows, o.measure, pgCPU); err != nil {
+		return r, "", fmt.Errorf("postgres %d clients %s: %w", n, mode, err)
+	}
+	stopped = true
+	if err := cluster.Stop(); err != nil {
+		return r, "", fmt.Errorf("stop postgres: %w", err)
+	}
+	if err := e.clearPostgres(cluster); err != nil {
+		return r, "", err
+	}
+	return r, version, nil
 }
 
 // ingestTributary runs case c on a fresh server (a profile and a trace of it when asked: the
@@ -272,7 +274,7 @@ func ingestTributary(ctx context.Context, e *env, o ingestOptions, c ingestCase,
 }
 
 // ingestSummary is one Tributary case over every round: its ratios to PostgreSQL (each against
-// its own round's) and its rows/s.
+// PostgreSQL's run just before it) and its rows/s.
 type ingestSummary struct {
 	Table     string    `json:"table"`
 	Clients   int       `json:"clients"`
@@ -352,7 +354,7 @@ func printIngest(out io.Writer, results []ingestResult, stmtRows int, seconds fl
 	if rounds < 2 || len(sums) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nover %d rounds, each ratio against its own round's PostgreSQL:\n", rounds)
+	fmt.Fprintf(out, "\nover %d rounds, each ratio against PostgreSQL's run just before it:\n", rounds)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "table\tclients\tmode\tratios by round\tmin\tmedian\tmax\tmedian rows/s\t")
 	for _, m := range sums {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,5 +80,42 @@ func TestSummarizeIngest(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("summary:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestIngestRoundOrder: a round runs, for each client count and mode, PostgreSQL's plain table
+// and then Tributary's tables, each Tributary ratio against that PostgreSQL run.
+func TestIngestRoundOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers and PostgreSQL clusters")
+	}
+	if _, err := pgtest.BinDir(); err != nil {
+		t.Skipf("pgtest: %v", err)
+	}
+	var out bytes.Buffer
+	err := ingestMain(context.Background(), []string{"--server-bin", testserver.Build(t), "--seconds", "0.2",
+		"--stmt-rows", "50", "--clients", "1,2", "--modes", "prepared", "--json", "--timeout", "2m"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Results []ingestResult }
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	pgRate := 0.0
+	for _, r := range got.Results {
+		order = append(order, fmt.Sprintf("%s-%s-%d", r.System, r.Table, r.Clients))
+		if r.System == "postgres" {
+			pgRate = r.PerSec
+			continue
+		}
+		if want := r.PerSec / pgRate; r.RatioVsPG != want {
+			t.Errorf("%s %s %d clients: ratio %.3f, want %.3f against the PostgreSQL run before it", r.System, r.Table, r.Clients, r.RatioVsPG, want)
+		}
+	}
+	want := []string{"postgres-plain-1", "tributary-plain-1", "tributary-view-1", "postgres-plain-2", "tributary-plain-2", "tributary-view-2"}
+	if !slices.Equal(order, want) {
+		t.Errorf("runs %v, want %v", order, want)
 	}
 }
