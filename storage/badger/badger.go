@@ -408,20 +408,55 @@ func (s *Store) replay(recs []redoRecord, logger *slog.Logger) error {
 	return nil
 }
 
-// checkpointLocked makes every write so far durable in Badger's own files and starts the commit
-// log over (its records are then redundant). The caller holds commitMu, or is Open.
+// checkpointLocked starts the commit log over when it is full. The caller holds commitMu, or is
+// Open. With NoSync the next generation takes the log's other half (switchHalf), once the
+// records there, two generations old, are in Badger; else every write so far is made durable
+// in Badger's own files, and the log's records are then redundant.
 func (s *Store) checkpointLocked() error {
+	if s.noSync && s.wal == nil {
+		if s.redo.prevStart != 0 {
+			if err := s.inBadger(s.redo.prevLast); err != nil {
+				return err
+			}
+		}
+		return s.redo.switchHalf()
+	}
 	if err := s.applyDeferred(); err != nil { // the log's records of them are about to go
 		return err
 	}
-	// With NoSync the records' batches are in Badger's memory-mapped write-ahead files (the
-	// caller holds commitMu: no write is applying), which a killed process does not lose.
 	if s.wal != nil {
 		if err := s.wal.sync(true); err != nil {
 			return err
 		}
 	}
 	return s.redo.reset(s.redo.gen + 1)
+}
+
+// inBadger waits until Badger's files hold every commit up to epoch: its watermark (the
+// committed epoch written with each write into Badger, in epoch order) reaches it once the
+// sealed window's write ends, or else the deferred commits are written now. The caller holds
+// commitMu: no other commit is applying.
+func (s *Store) inBadger(epoch uint64) error {
+	for try := 0; ; try++ {
+		committed, _, err := s.readMeta()
+		if err != nil {
+			return fmt.Errorf("commit log checkpoint: %w", err)
+		}
+		if committed >= epoch {
+			return nil
+		}
+		switch try {
+		case 0:
+			err = s.waitWindow()
+		case 1:
+			err = s.applyDeferred()
+		default:
+			return fmt.Errorf("commit log checkpoint: Badger's committed epoch %d is below %d, the last of the records to overwrite", committed, epoch)
+		}
+		if err != nil {
+			return fmt.Errorf("commit log checkpoint: %w", err)
+		}
+	}
 }
 
 func encodeMeta(committed, discard uint64) []byte {
@@ -1068,7 +1103,7 @@ func (s *Store) writeDurably(epoch, discard uint64, b *storage.Batch, rolledBack
 	}
 	rec := s.redo.encode(epoch, discard, b)
 	if !s.redo.fits(len(rec)) {
-		// The log is full: a checkpoint (Badger's files synced) starts it over.
+		// The log is full: a checkpoint starts it over.
 		if err := s.checkpointLocked(); err != nil {
 			return err
 		}

@@ -22,8 +22,8 @@ import (
 // client's commit measured about 40 µs faster without them. The batches wait in memory, in epoch order, until a read at or above the first
 // of their epochs needs them (a point read at or below the committed epoch looks them up in
 // memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
-// barrier loop commits an empty epoch every interval) or the commit log's checkpoint, Sync or
-// Close writes them first, or maxDeferred of them are waiting. When reads had to write them
+// barrier loop commits an empty epoch every interval) or the commit log's checkpoint (but with
+// NoSync: the log's halves, redo.go), Sync or Close writes them first, or maxDeferred of them are waiting. When reads had to write them
 // pauseReads times within 2*maxDeferred commits, commits stop waiting for the next maxDeferred
 // commits: reads that follow every commit (scans, many sessions) gain nothing from the wait and
 // would write the batches while holding up the next statements; a lone read (a query now and
@@ -133,8 +133,9 @@ func (s *Store) indexLocked(i int) {
 	}
 }
 
-// windowBytes is the most a window's batches hold before it is sealed: at most a quarter of
-// the commit log's size (redoNoSyncMaxSize), so that a checkpoint waits for one window at most.
+// windowBytes is the most a window's batches hold before it is sealed: at most half of a half
+// of the commit log (redoNoSyncHalf), so that the windows of a generation's records are sealed,
+// and written, before the generation after next overwrites them (switchHalf).
 func (s *Store) windowBytes() int {
 	return int(min(maxWindowBytes, s.sizes.MemTableSize/4))
 }
