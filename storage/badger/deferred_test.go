@@ -402,55 +402,6 @@ func TestNoSyncWindow(t *testing.T) {
 	}
 }
 
-// TestNoSyncWindowCheckpoint: with NoSync the commit log starts over once it holds
-// redoNoSyncMaxSize of records, after every logged commit is in Badger (the sealed window's
-// write waited for, the open one written): a kill right after the second such checkpoint loses
-// none of the commits before or after it.
-func TestNoSyncWindowCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	s := openNoSync(t, dir)
-	defer func() { _ = s.Close() }()
-	ctx := context.Background()
-	const keys, valueSize = 256, 2 << 10 // 512 KiB a commit
-	value := make([]byte, valueSize)
-	// Commits until the log has started over twice; the kill comes right after the second
-	// checkpoint, while the commits logged before it still wait in the window.
-	gen, restarts, commits := s.redo.gen, 0, 0
-	for restarts < 2 {
-		if commits > 4*int(redoNoSyncMaxSize/(keys*valueSize)) {
-			t.Fatal("the commit log never started over")
-		}
-		commits++
-		var b storage.Batch
-		for i := range keys {
-			b.Put(fmt.Appendf(nil, "k%04d-%03d", commits, i), value)
-		}
-		if err := s.Commit(ctx, uint64(commits), &b); err != nil {
-			t.Fatal(err)
-		}
-		if s.redo.gen != gen {
-			gen, restarts = s.redo.gen, restarts+1
-		}
-	}
-	dieForTest(t, s)
-	s = openNoSync(t, dir)
-	it, err := s.Scan(ctx, nil, nil, s.CommittedEpoch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for it.Next() == nil {
-		if len(it.Value()) != valueSize {
-			t.Fatalf("%s holds %d bytes", it.Key(), len(it.Value()))
-		}
-		n++
-	}
-	it.Close()
-	if n != commits*keys {
-		t.Fatalf("%d keys after the kill, want %d", n, commits*keys)
-	}
-}
-
 // TestMerger: the commit window's merge (loadMerged's tournament tree) yields every entry of
 // any number of sorted batches once, in key order, a key's newer commit first; keys of all
 // lengths (shorter than the 8 bytes compared at once included) and empty batches.
