@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
@@ -738,5 +739,33 @@ func TestNoSyncLogHalvesOverwrite(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	if n := countKeys(t, s, "k", 6); n != 6 {
 		t.Fatalf("%d keys after the kill, want 6", n)
+	}
+}
+
+// TestCommitLogHeaderChecked: a header whose previous generation would be generation 0, or
+// whose records would start inside the header, is damage.
+func TestCommitLogHeaderChecked(t *testing.T) {
+	for _, h := range []redoHeader{
+		{gen: 1, start: redoHeaderSize, prevStart: redoHeaderSize + redoNoSyncHalf},
+		{gen: 3, start: 16, prevStart: redoHeaderSize},
+		{gen: 3, start: redoHeaderSize, prevStart: 16},
+		{gen: 0, start: redoHeaderSize},
+	} {
+		dir := t.TempDir()
+		r, _, err := openRedo(dir, false, true, true, func(string, ...any) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.writeHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		_ = r.close()
+		var de *DamageError
+		if r, _, err := openRedo(dir, true, true, true, func(string, ...any) {}); !errors.As(err, &de) {
+			if err == nil {
+				_ = r.close()
+			}
+			t.Errorf("header %+v: open gave %v, want damage", h, err)
+		}
 	}
 }

@@ -60,10 +60,11 @@ var (
 //
 // At Open, records of the current generation (and of the previous one, with NoSync) above
 // Badger's committed epoch are written into Badger again (replay): they are the commits an
-// operating-system crash (NoSync: a killed process) took from Badger's unsynced files. Records are recognised by their generation and checksum; space past the
-// last one is zeros or an older generation's records. A torn last record (a crash during its
-// write, never acknowledged) ends the log; a damaged record followed by a readable one is
-// damage, refused like a damaged write-ahead file.
+// operating-system crash (NoSync: a killed process) took from Badger's unsynced files.
+// Records are recognised by their generation and checksum; space past the last one is zeros
+// or an older generation's records. A torn last record (a crash during its write, never
+// acknowledged) ends the log; a damaged record followed by a readable one is damage, refused
+// like a damaged write-ahead file.
 //
 // The file grows by redoGrowStep of written zeros at a time, synced once: writing into
 // allocated space then needs no metadata update at each commit's sync.
@@ -143,7 +144,7 @@ func openRedo(dir string, existing, acceptTail, noSync bool, warn func(msg strin
 		return nil, nil, fmt.Errorf("read commit log header: %w", err)
 	}
 	h, ok := parseRedoHeader(hdr)
-	if !ok || h.start < redoHeaderSize || h.prevStart != 0 && h.prevStart < redoHeaderSize || h.gen < 1 {
+	if !ok || h.gen < 1 || h.start < redoHeaderSize || h.prevStart != 0 && (h.prevStart < redoHeaderSize || h.gen < 2) {
 		f.Close()
 		return nil, nil, damaged(path, "the header is damaged; restore the data directory from a backup")
 	}
