@@ -413,7 +413,7 @@ func (s *Store) replay(recs []redoRecord, logger *slog.Logger) error {
 // records there, two generations old, are in Badger; else every write so far is made durable
 // in Badger's own files, and the log's records are then redundant.
 func (s *Store) checkpointLocked() error {
-	if s.noSync && s.wal == nil {
+	if s.noSync {
 		if s.redo.prevStart != 0 {
 			if err := s.inBadger(s.redo.prevLast); err != nil {
 				return err

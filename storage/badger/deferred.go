@@ -19,18 +19,18 @@ import (
 // (deferred; with NoSync every commit does: the windows below). Each of Badger's writes is a
 // round of hand-offs between goroutines (its write queue, its writer, the waiting committer);
 // on a small VM every hand-off that wakes an idle vCPU costs tens of microseconds, and a lone
-// client's commit measured about 40 µs faster without them. The batches wait in memory, in epoch order, until a read at or above the first
-// of their epochs needs them (a point read at or below the committed epoch looks them up in
-// memory instead: deferredGet), a commit that cannot wait (a big, staged or empty one: the
-// barrier loop commits an empty epoch every interval) or the commit log's checkpoint (but with
-// NoSync: the log's halves, redo.go), Sync or Close writes them first, or maxDeferred of them are waiting. When reads had to write them
+// client's commit measured about 40 µs faster without them. The batches wait in memory, in
+// epoch order, until a read at or above the first of their epochs needs them (a point read at
+// or below the committed epoch looks them up in memory instead: deferredGet), a commit that
+// cannot wait (a big, staged or empty one: the barrier loop commits an empty epoch every
+// interval) or the commit log's checkpoint (but with NoSync: the log's halves, redo.go), Sync
+// or Close writes them first, or maxDeferred of them are waiting. When reads had to write them
 // pauseReads times within 2*maxDeferred commits, commits stop waiting for the next maxDeferred
 // commits: reads that follow every commit (scans, many sessions) gain nothing from the wait and
 // would write the batches while holding up the next statements; a lone read (a query now and
 // then) or a few in a row (a new view's backfill and the first statements after it) pause
-// nothing. A crash loses nothing: they are in the commit log,
-// which replays them at the next Open (a partial write of them included: the same versions
-// again).
+// nothing. A crash loses nothing: they are in the commit log, which replays them at the next
+// Open (a partial write of them included: the same versions again).
 
 // maxDeferred and maxDeferredEntries bound the batches (and their entries) waiting.
 const (
